@@ -1,0 +1,282 @@
+import type { ServerOptions } from "node:http";
+import { hasBody, readBody } from "./body.js";
+import { runChain, type ChainOwner, type Handler } from "./chain.js";
+import type { Address, Engine } from "./engines/engine.js";
+import { NodeEngine } from "./engines/node.js";
+import { HttpError, errorBody, statusOf } from "./errors.js";
+import { CogRequest, decodeParam, type Params, type RequestSettings } from "./request.js";
+import type { CogResponse } from "./response.js";
+import { Router, joinPaths, prefixCoverage, prefixMatcher, type Match } from "./router.js";
+import { Scope, type Layer, type Registry } from "./scope.js";
+import { inject, type InjectOptions, type InjectResponse } from "./testing.js";
+
+export interface CogOptions {
+  /** Largest request body accepted, in bytes; larger ones get 413. Default 1 MiB. */
+  bodyLimit?: number;
+  /** Believe X-Forwarded-For for `req.ip`: `true` for any proxy, N for N proxies in front. Default false. */
+  trustProxy?: boolean | number;
+  /** Log errors that become 5xx responses (to stderr). Default true. */
+  logErrors?: boolean;
+  /** Options passed to `http.createServer` (timeouts, header limits…). */
+  server?: ServerOptions;
+}
+
+export type ErrorHandler = (err: unknown, req: CogRequest, res: CogResponse) => unknown;
+export type NotFoundHandler = (req: CogRequest, res: CogResponse) => unknown;
+
+/** One registered route, compiled: its whole middleware + handler chain, decided at registration. */
+interface Route {
+  readonly handlers: Handler[];
+  readonly paramNames: string[];
+}
+
+const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * The application: register routes and middleware, then `listen`.
+ *
+ * Each route's chain (the middleware that applies to it, then its handlers) is
+ * built when the route is registered, so a request costs one router lookup and
+ * the calls themselves. `use` applies to the routes registered after it, as in
+ * Express; it also runs for requests that match no route (before the 404/405).
+ */
+export class Cog extends Scope implements ChainOwner {
+  private readonly router = new Router<Route>();
+  private readonly settings: RequestSettings;
+  private readonly bodyLimit: number;
+  private readonly logErrors: boolean;
+  private readonly serverOptions: ServerOptions;
+  private errorHandler: ErrorHandler | null = null;
+  private notFoundHandler: NotFoundHandler | null = null;
+  /** Middleware for requests that match no route, rebuilt when `use` adds some. */
+  private fallbackLayers: Handler[] | null = null;
+  private engine: Engine | null = null;
+  private closing = false;
+  private order = 0;
+
+  constructor(options: CogOptions = {}) {
+    const registry: Registry = {
+      addRoute: (scope, method, path, handlers) => this.addRoute(scope, method, path, handlers),
+      nextOrder: () => this.order++,
+      layersChanged: () => {
+        this.fallbackLayers = null;
+      },
+    };
+    super(registry, "/", null);
+    const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+    if (!Number.isInteger(bodyLimit) || bodyLimit < 0) throw new RangeError(`bodyLimit must be a whole number of bytes, got ${bodyLimit}`);
+    this.bodyLimit = bodyLimit;
+    this.settings = { trustProxy: options.trustProxy ?? false };
+    this.logErrors = options.logErrors ?? true;
+    this.serverOptions = options.server ?? {};
+  }
+
+  /** Replaces the default error response (JSON `{statusCode, error, message}`). */
+  onError(handler: ErrorHandler): this {
+    this.errorHandler = handler;
+    return this;
+  }
+
+  /** Replaces the default 404 response. */
+  notFound(handler: NotFoundHandler): this {
+    this.notFoundHandler = handler;
+    return this;
+  }
+
+  /**
+   * Starts serving. Resolves with the address once listening (port 0 picks a
+   * free port); the callback, if given, is called then too.
+   */
+  listen(port = 3000, host?: string | (() => void), callback?: () => void): Promise<Address> {
+    if (typeof host === "function") {
+      callback = host;
+      host = undefined;
+    }
+    if (this.engine !== null) return Promise.reject(new Error("This app is already listening; create another Cog to serve twice"));
+    const engine = new NodeEngine(this.dispatch, this.serverOptions);
+    this.engine = engine;
+    this.closing = false;
+    const listening = engine.listen(port, host);
+    return listening.then((address) => {
+      callback?.();
+      return address;
+    });
+  }
+
+  /** The underlying `http.Server` once listening (for upgrades, or tuning timeouts). */
+  get server(): NodeEngine["server"] | undefined {
+    return this.engine instanceof NodeEngine ? this.engine.server : undefined;
+  }
+
+  /**
+   * Stops accepting connections, lets in-flight requests finish (new requests
+   * on open connections get 503), and resolves when all is closed. Connections
+   * still busy after `drainMs` are cut.
+   */
+  async close(drainMs = 10_000): Promise<void> {
+    const engine = this.engine;
+    if (engine === null) return;
+    this.closing = true;
+    await engine.close(drainMs);
+    this.engine = null;
+  }
+
+  /** Answers a request without a socket, for tests: `await app.inject({ method: "GET", url: "/" })`. */
+  inject(options: InjectOptions | string): Promise<InjectResponse> {
+    return inject(this.dispatch, options);
+  }
+
+  /** The entry point for every request, bound so engines can call it directly. */
+  readonly dispatch = (req: CogRequest, res: CogResponse): void => {
+    req.settings = this.settings;
+    if (this.closing) return this.refuseWhileClosing(req, res);
+    const url = req.url!;
+    const q = url.indexOf("?");
+    const path = q === -1 ? url : url.slice(0, q);
+    req.path = path;
+    const match = this.router.find(req.method!, path);
+    if (match === null || match.data === null) return this.unmatched(req, res, match);
+    const route = match.data;
+    if (match.values !== null) {
+      try {
+        req.params = buildParams(route.paramNames, match.values);
+      } catch (err) {
+        return this.fail(err, req, res);
+      }
+    }
+    if (hasBody(req)) return this.receive(req, res, route.handlers);
+    runChain(route.handlers, req, res, this);
+  };
+
+  /** Buffers the body (within the limit) before the chain runs, so `req.body` can be read synchronously. */
+  private receive(req: CogRequest, res: CogResponse, handlers: Handler[]): void {
+    readBody(req, this.bodyLimit, (err, body) => {
+      if (err !== null) {
+        // The rest of the body is never read: close the connection after answering.
+        res.shouldKeepAlive = false;
+        return this.fail(err, req, res);
+      }
+      req.rawBody = body!;
+      // Tell Express-style body parsers that the body was already consumed.
+      (req as { _body?: boolean })._body = true;
+      runChain(handlers, req, res, this);
+    });
+  }
+
+  private unmatched(req: CogRequest, res: CogResponse, match: Match<Route> | null): void {
+    const final: Handler =
+      match === null
+        ? () => this.fallThrough(req, res)
+        : req.method === "OPTIONS"
+          ? () => {
+              res.set("allow", match.allow);
+              res.send(undefined, 204);
+            }
+          : () => this.fail(new HttpError(405, `Method ${req.method} is not allowed on ${req.path}; allowed: ${match.allow}`, { headers: { allow: match.allow } }), req, res);
+    runChain([...this.fallbackChain(), final], req, res, this);
+  }
+
+  private refuseWhileClosing(req: CogRequest, res: CogResponse): void {
+    res.shouldKeepAlive = false;
+    res.set("connection", "close");
+    this.fail(new HttpError(503, "The server is shutting down; retry on a new connection"), req, res);
+  }
+
+  /** Every `use` middleware, each limited at run time to its prefix, in registration order. */
+  private fallbackChain(): Handler[] {
+    if (this.fallbackLayers === null) {
+      const layers: Layer[] = [];
+      collectLayers(this, layers);
+      layers.sort((a, b) => a.order - b.order);
+      this.fallbackLayers = layers.map((layer) => guard(layer, prefixMatcher(layer.prefix)));
+    }
+    return this.fallbackLayers;
+  }
+
+  private addRoute(scope: Scope, method: string, path: string, handlers: Handler[]): void {
+    const pattern = joinPaths(scope.prefix, path);
+    const chain: Handler[] = [];
+    const scopes: Scope[] = [];
+    for (let s: Scope | null = scope; s !== null; s = s.parent) scopes.unshift(s);
+    for (const s of scopes) {
+      for (const layer of s.layers) {
+        const coverage = prefixCoverage(layer.prefix, pattern);
+        if (coverage === "all") chain.push(layer.handler);
+        else if (coverage === "some") chain.push(guard(layer, prefixMatcher(layer.prefix)));
+      }
+    }
+    chain.push(...handlers);
+    const route: Route = { handlers: chain, paramNames: [] };
+    route.paramNames.push(...this.router.add(method, pattern, route));
+  }
+
+  /** Turns any error into a response, whatever state the response is in. */
+  fail(err: unknown, req: CogRequest, res: CogResponse): void {
+    if (res.writableEnded || res.destroyed) {
+      // Already answered (e.g. a handler threw after sending): nothing to send, but don't hide it.
+      this.log(err);
+      return;
+    }
+    if (res.headersSent) {
+      // Half a response is out; the only honest signal left is to cut the connection.
+      this.log(err);
+      res.destroy();
+      return;
+    }
+    res.resetHeaders();
+    if (this.errorHandler !== null) {
+      try {
+        const result = this.errorHandler(err, req, res) as PromiseLike<unknown> | undefined;
+        if (result !== undefined && result !== null && typeof result.then === "function") {
+          result.then(undefined, (e: unknown) => this.defaultError(e, res));
+        }
+        return;
+      } catch (handlerErr) {
+        this.log(handlerErr);
+        if (res.headersSent) return void res.destroy();
+        res.resetHeaders();
+      }
+    }
+    this.defaultError(err, res);
+  }
+
+  fallThrough(req: CogRequest, res: CogResponse): void {
+    if (this.notFoundHandler !== null) {
+      runChain([this.notFoundHandler as Handler], req, res, { fail: (e, rq, rs) => this.fail(e, rq, rs), fallThrough: () => this.defaultNotFound(req, res) });
+      return;
+    }
+    this.defaultNotFound(req, res);
+  }
+
+  private defaultNotFound(req: CogRequest, res: CogResponse): void {
+    this.fail(new HttpError(404, `Route ${req.method} ${req.path} not found`), req, res);
+  }
+
+  private defaultError(err: unknown, res: CogResponse): void {
+    if (res.headersSent) return void res.destroy();
+    const status = statusOf(err);
+    if (status >= 500) this.log(err);
+    if (err instanceof HttpError && err.headers !== undefined) res.set(err.headers);
+    res.json(errorBody(status, err), status);
+  }
+
+  private log(err: unknown): void {
+    if (this.logErrors) console.error(err);
+  }
+}
+
+function collectLayers(scope: Scope, into: Layer[]): void {
+  into.push(...scope.layers);
+  for (const child of scope.children) collectLayers(child, into);
+}
+
+function guard(layer: Layer, applies: (path: string) => boolean): Handler {
+  const handler = layer.handler;
+  return (req, res, next) => (applies(req.path) ? handler(req, res, next) : next());
+}
+
+function buildParams(names: readonly string[], values: readonly string[]): Params {
+  const params: Params = {};
+  for (let i = 0; i < names.length; i++) params[names[i]!] = decodeParam(values[i]!);
+  return params;
+}

@@ -1,0 +1,48 @@
+import { STATUS_CODES } from "node:http";
+
+/**
+ * An error that carries the HTTP status to answer with. Throw it (or pass it to
+ * `next`) from any handler or middleware: the message is sent to the client
+ * for 4xx statuses, while 5xx statuses send only the status text so that
+ * internals never leak.
+ */
+export class HttpError extends Error {
+  readonly status: number;
+  /** Extra response headers, e.g. `Allow` on a 405. */
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(status: number, message?: string, options?: { cause?: unknown; headers?: Record<string, string> }) {
+    if (!Number.isInteger(status) || status < 400 || status > 599) {
+      throw new RangeError(`HttpError status must be an integer from 400 to 599, got ${status}`);
+    }
+    super(message ?? STATUS_CODES[status] ?? "Error", options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "HttpError";
+    this.status = status;
+    this.headers = options?.headers;
+  }
+
+  /** Whether the message is safe to show to the client. */
+  get expose(): boolean {
+    return this.status < 500;
+  }
+}
+
+/**
+ * The status an error maps to: HttpError's own, or `status`/`statusCode` on
+ * errors thrown by Express-style libraries (http-errors, body-parser), else 500.
+ */
+export function statusOf(err: unknown): number {
+  if (err instanceof HttpError) return err.status;
+  if (err !== null && typeof err === "object") {
+    const status = (err as { status?: unknown; statusCode?: unknown }).status ?? (err as { statusCode?: unknown }).statusCode;
+    if (typeof status === "number" && Number.isInteger(status) && status >= 400 && status <= 599) return status;
+  }
+  return 500;
+}
+
+/** The JSON body of an error response, shaped like Fastify's. */
+export function errorBody(status: number, err: unknown): { statusCode: number; error: string; message: string } {
+  const error = STATUS_CODES[status] ?? "Error";
+  const exposed = status < 500 && err instanceof Error && err.message !== "" ? err.message : error;
+  return { statusCode: status, error, message: exposed };
+}

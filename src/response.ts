@@ -1,0 +1,176 @@
+import { ServerResponse, validateHeaderName, validateHeaderValue } from "node:http";
+import { pipeline, type Readable } from "node:stream";
+import { stringifySetCookie } from "cookie";
+import type { CogRequest } from "./request.js";
+
+export type HeaderValue = string | number | readonly string[];
+
+export interface CookieOptions {
+  /** Defaults to `/`, so the cookie is sent back on every path. */
+  path?: string;
+  domain?: string;
+  /** Lifetime in seconds (as in the Set-Cookie attribute, unlike Express's milliseconds). */
+  maxAge?: number;
+  expires?: Date;
+  httpOnly?: boolean;
+  secure?: boolean;
+  sameSite?: boolean | "lax" | "strict" | "none";
+  partitioned?: boolean;
+  priority?: "low" | "medium" | "high";
+}
+
+const TEXT = "text/plain; charset=utf-8";
+const HTML = "text/html; charset=utf-8";
+const JSON_TYPE = "application/json; charset=utf-8";
+const BINARY = "application/octet-stream";
+const EXPIRED = new Date(0);
+const BODY_HEADERS = ["content-type", "content-length", "content-encoding", "content-language", "content-range", "etag", "last-modified"];
+
+/**
+ * The response handed to handlers. On the node engine it *is* Node's
+ * ServerResponse, so Express-style middleware that calls `setHeader` works.
+ *
+ * Headers set through `res.set` are collected in one object and written with
+ * a single `writeHead` when the body is sent: cheaper than Node's per-call
+ * `setHeader` bookkeeping. Headers that middleware put in Node's own store
+ * are merged by `writeHead` itself.
+ */
+export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResponse<Req> {
+  /** Headers set with `res.set`, by lower-case name; null until the first one. */
+  declare private pending: Record<string, HeaderValue> | null;
+
+  constructor(req: Req) {
+    super(req);
+    CogResponse.init(this);
+  }
+
+  /** Gives a response Cog's fields (see CogRequest.init). */
+  static init(res: CogResponse): void {
+    res.pending = null;
+  }
+
+  /** Sets the status code; chainable: `res.status(201).json(user)`. */
+  status(code: number): this {
+    this.statusCode = code;
+    return this;
+  }
+
+  /**
+   * Sets a header (or several from an object); chainable. A name or value that
+   * is not valid HTTP, such as a value containing CR or LF, throws right here,
+   * so a bad header becomes a 500 for this request and can't split the response.
+   */
+  set(name: string | Record<string, HeaderValue>, value?: HeaderValue): this {
+    if (typeof name === "object") {
+      for (const key of Object.keys(name)) this.set(key, name[key]!);
+      return this;
+    }
+    if (value === undefined) throw new TypeError(`res.set("${name}") needs a value`);
+    validateHeaderName(name);
+    validateHeaderValue(name, value as string);
+    (this.pending ??= Object.create(null) as Record<string, HeaderValue>)[name.toLowerCase()] = value;
+    return this;
+  }
+
+  /** A header set on this response, whether by `res.set` or by middleware's `setHeader`. */
+  get(name: string): HeaderValue | undefined {
+    const key = name.toLowerCase();
+    return this.pending?.[key] ?? this.getHeader(key);
+  }
+
+  /** Adds a value to a header that may repeat (Set-Cookie, Vary, Link). */
+  append(name: string, value: string): this {
+    const current = this.get(name);
+    const list = current === undefined ? [value] : Array.isArray(current) ? [...current, value] : [String(current), value];
+    return this.set(name, list);
+  }
+
+  /**
+   * Sends the body and ends the response, with Content-Type (unless already
+   * set) and Content-Length always right:
+   * string -> text/plain, Buffer -> application/octet-stream, a Readable is
+   * piped, null/undefined -> empty, anything else -> JSON.
+   */
+  send(body?: unknown, status?: number): this {
+    if (status !== undefined) this.statusCode = status;
+    if (typeof body === "string") return this.finish(body, TEXT);
+    if (body === undefined || body === null) return this.finish("", TEXT);
+    if (Buffer.isBuffer(body)) return this.finish(body, BINARY);
+    if (isReadable(body)) return this.stream(body);
+    if (body instanceof Uint8Array) return this.finish(Buffer.from(body.buffer, body.byteOffset, body.byteLength), BINARY);
+    return this.finish(JSON.stringify(body), JSON_TYPE);
+  }
+
+  /** Sends a value as JSON. */
+  json(value: unknown, status?: number): this {
+    if (status !== undefined) this.statusCode = status;
+    return this.finish(JSON.stringify(value) ?? "null", JSON_TYPE);
+  }
+
+  /** Sends an HTML string. */
+  html(markup: string, status?: number): this {
+    if (status !== undefined) this.statusCode = status;
+    return this.finish(markup, HTML);
+  }
+
+  /** Redirects to `url` (302 Found unless told otherwise). */
+  redirect(url: string, status = 302): this {
+    this.set("location", url);
+    this.statusCode = status;
+    return this.finish(`Redirecting to ${url}`, TEXT);
+  }
+
+  /** Adds a Set-Cookie header. Invalid names, values or attributes throw (and so answer 500). */
+  setCookie(name: string, value: string, options?: CookieOptions): this {
+    const cookie = stringifySetCookie({ path: "/", ...options, name, value });
+    return this.append("set-cookie", cookie);
+  }
+
+  /** Tells the client to drop a cookie; pass the same path/domain it was set with. */
+  clearCookie(name: string, options?: Omit<CookieOptions, "maxAge" | "expires">): this {
+    return this.setCookie(name, "", { ...options, expires: EXPIRED, maxAge: undefined });
+  }
+
+  /**
+   * Forgets the headers that described the body being replaced, when an error
+   * response takes its place. Others stay (CORS or X-Powered-By headers belong
+   * on error responses too); none can be invalid, as `set` checks each one.
+   */
+  resetHeaders(): void {
+    for (const name of BODY_HEADERS) {
+      if (this.pending !== null) delete this.pending[name];
+      this.removeHeader(name);
+    }
+  }
+
+  private finish(body: string | Buffer, type: string): this {
+    const headers = this.pending ?? (Object.create(null) as Record<string, HeaderValue>);
+    const status = this.statusCode;
+    if (status === 204 || status === 304 || (status >= 100 && status < 200)) {
+      // These statuses have no body, so they must not describe one either.
+      delete headers["content-type"];
+      delete headers["content-length"];
+      this.writeHead(status, headers as Record<string, string>);
+      this.end();
+      return this;
+    }
+    if (headers["content-type"] === undefined && !this.hasHeader("content-type")) headers["content-type"] = type;
+    headers["content-length"] = typeof body === "string" ? Buffer.byteLength(body) : body.length;
+    this.writeHead(status, headers as Record<string, string>);
+    this.end(body);
+    return this;
+  }
+
+  private stream(body: Readable): this {
+    const headers = this.pending ?? (Object.create(null) as Record<string, HeaderValue>);
+    if (headers["content-type"] === undefined && !this.hasHeader("content-type")) headers["content-type"] = BINARY;
+    this.writeHead(this.statusCode, headers as Record<string, string>);
+    // pipeline destroys both sides on error, so a failing stream ends the connection instead of hanging it.
+    pipeline(body, this, () => {});
+    return this;
+  }
+}
+
+function isReadable(value: unknown): value is Readable {
+  return typeof (value as Readable).pipe === "function" && typeof (value as Readable).on === "function";
+}

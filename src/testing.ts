@@ -1,0 +1,46 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { InjectOptions, Response as InjectResponse } from "light-my-request";
+import { CogRequest } from "./request.js";
+import { CogResponse } from "./response.js";
+import type { Dispatch } from "./engines/engine.js";
+
+export type { InjectOptions, InjectResponse };
+
+type Inject = typeof import("light-my-request").inject;
+let loading: Promise<Inject> | null = null;
+
+/**
+ * Answers a request in memory (light-my-request's fake request/response),
+ * running the same dispatch as a real server. Loaded on first use, so apps
+ * that never inject never load it.
+ */
+export async function inject(dispatch: Dispatch, options: InjectOptions | string): Promise<InjectResponse> {
+  loading ??= import("light-my-request").then((module) => module.inject);
+  const run = await loading;
+  return run((req: IncomingMessage, res: ServerResponse) => {
+    const request = adopt(req, CogRequest);
+    CogRequest.init(request);
+    const response = adopt(res, CogResponse);
+    CogResponse.init(response);
+    dispatch(request, response);
+  }, options);
+}
+
+/**
+ * Gives light-my-request's objects Cog's helpers. Changing an object's
+ * prototype is slow in V8, which is acceptable here (tests only) and is why
+ * the real engine constructs Cog's classes instead.
+ */
+function adopt<T extends object>(target: object, Class: new (...args: never[]) => T): T {
+  const own = Object.getPrototypeOf(target) as object;
+  let proto = adopted.get(own);
+  if (proto === undefined) {
+    proto = Object.create(own) as object;
+    Object.defineProperties(proto, Object.getOwnPropertyDescriptors(Class.prototype));
+    adopted.set(own, proto);
+  }
+  Object.setPrototypeOf(target, proto);
+  return target as T;
+}
+
+const adopted = new WeakMap<object, object>();
