@@ -1,0 +1,61 @@
+import { connect } from "node:net";
+import { Cog, type CogOptions } from "../src/index.js";
+
+export interface Served {
+  app: Cog;
+  port: number;
+  /** `http://127.0.0.1:PORT` */
+  base: string;
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+}
+
+/** Builds an app, listens on a free port, and closes it when the test ends. */
+export async function serve(
+  t: { after(fn: () => unknown): void },
+  define: (app: Cog) => void,
+  options: CogOptions = {},
+): Promise<Served> {
+  const app = new Cog({ logErrors: false, ...options });
+  define(app);
+  const { port } = await app.listen(0, "127.0.0.1");
+  t.after(() => app.close(100));
+  const base = `http://127.0.0.1:${port}`;
+  return { app, port, base, fetch: (path, init) => fetch(base + path, init) };
+}
+
+/**
+ * Sends raw bytes over a real socket and returns everything the server wrote
+ * until it closed the connection or went quiet for `quietMs`.
+ */
+export function raw(port: number, bytes: string | Buffer | Array<string | Buffer>, quietMs = 300): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1");
+    const chunks: Buffer[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    const done = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(Buffer.concat(chunks).toString("latin1"));
+    };
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(done, quietMs);
+    };
+    socket.on("data", (chunk) => {
+      chunks.push(chunk);
+      arm();
+    });
+    socket.on("end", done);
+    socket.on("close", done);
+    socket.on("error", (err: NodeJS.ErrnoException) => (err.code === "ECONNRESET" ? done() : reject(err)));
+    socket.on("connect", () => {
+      for (const part of Array.isArray(bytes) ? bytes : [bytes]) socket.write(part);
+      arm();
+    });
+  });
+}
+
+/** The status codes of every response in a raw HTTP/1.1 byte stream, in order. */
+export function statuses(text: string): number[] {
+  return [...text.matchAll(/HTTP\/1\.[01] (\d{3})/g)].map((m) => Number(m[1]));
+}

@@ -1,0 +1,129 @@
+import assert from "node:assert/strict";
+import { connect } from "node:net";
+import { describe, test } from "node:test";
+import { Cog } from "../src/index.js";
+import { raw, serve, statuses } from "./helpers.js";
+
+describe("listen and close", () => {
+  test("listen resolves with the address and calls the callback", async () => {
+    const app = new Cog();
+    app.get("/", (_req, res) => res.send("up"));
+    let called = false;
+    const address = await app.listen(0, "127.0.0.1", () => (called = true));
+    assert.equal(called, true);
+    assert.equal(address.host, "127.0.0.1");
+    assert.ok(address.port > 0);
+    assert.ok(app.server?.listening);
+    assert.equal(await (await fetch(`http://127.0.0.1:${address.port}/`)).text(), "up");
+    await app.close();
+    await assert.rejects(fetch(`http://127.0.0.1:${address.port}/`));
+    await app.close(); // closing twice is harmless
+  });
+
+  test("listen(port, callback) and a busy port rejects", async () => {
+    const first = new Cog();
+    const { port } = await first.listen(0, () => {});
+    const second = new Cog();
+    await assert.rejects(second.listen(port), /EADDRINUSE/);
+    await assert.rejects(first.listen(0), /already listening/);
+    await first.close();
+  });
+
+  test("close lets in-flight requests finish, and refuses new requests on open connections with 503", async () => {
+    const app = new Cog({ logErrors: false });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    app.get("/slow", async (_req, res) => {
+      await gate;
+      res.send("finished");
+    });
+    app.get("/fast", (_req, res) => res.send("fast"));
+    const { port } = await app.listen(0, "127.0.0.1");
+    const inFlight = fetch(`http://127.0.0.1:${port}/slow`).then((r) => r.text());
+    await new Promise((r) => setTimeout(r, 30));
+    let closed = false;
+    const closing = app.close().then(() => (closed = true));
+    await new Promise((r) => setTimeout(r, 30));
+    assert.equal(closed, false, "close waits for the in-flight request");
+    release();
+    assert.equal(await inFlight, "finished");
+    await closing;
+    assert.equal(closed, true);
+  });
+
+  test("a request arriving on an open connection during close gets 503 and Connection: close", async () => {
+    const app = new Cog({ logErrors: false });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    app.get("/slow", async (_req, res) => {
+      await gate;
+      res.send("done");
+    });
+    const { port } = await app.listen(0, "127.0.0.1");
+    const socket = connect(port, "127.0.0.1");
+    let received = "";
+    socket.on("data", (chunk) => (received += chunk));
+    const ended = new Promise((r) => socket.on("close", r));
+    socket.write("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+    await new Promise((r) => setTimeout(r, 30));
+    const closing = app.close();
+    // Sent after close began, on the connection still busy with /slow.
+    socket.write("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+    await new Promise((r) => setTimeout(r, 30));
+    release();
+    await closing;
+    await ended;
+    assert.deepEqual(statuses(received), [200, 503]);
+    assert.match(received.slice(received.indexOf("HTTP/1.1 503")), /Connection: close/i);
+  });
+
+  test("close cuts connections still busy after the drain deadline", async () => {
+    const app = new Cog();
+    app.get("/forever", () => new Promise(() => {}));
+    const { port } = await app.listen(0, "127.0.0.1");
+    const hung = fetch(`http://127.0.0.1:${port}/forever`).then(
+      () => "answered",
+      () => "cut",
+    );
+    await new Promise((r) => setTimeout(r, 30));
+    const started = Date.now();
+    await app.close(100);
+    assert.ok(Date.now() - started < 2000);
+    assert.equal(await hung, "cut");
+  });
+});
+
+describe("inject", () => {
+  test("answers without a socket, through the same routes, middleware and errors", async () => {
+    const app = new Cog({ logErrors: false });
+    app.use((_req, res, next) => {
+      res.set("x-powered-by", "Cog");
+      next();
+    });
+    app.get("/users/:id", (req, res) => res.json({ id: req.params.id, q: req.query.q, c: req.cookies.c }));
+    app.post("/echo", (req, res) => res.send(req.body));
+    app.get("/boom", () => {
+      throw new Error("boom");
+    });
+    let res = await app.inject({ method: "GET", url: "/users/5?q=x", headers: { cookie: "c=1" } });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers["x-powered-by"], "Cog");
+    assert.deepEqual(res.json(), { id: "5", q: "x", c: "1" });
+    res = await app.inject({ method: "POST", url: "/echo", headers: { "content-type": "application/json" }, payload: '{"a":1}' });
+    assert.deepEqual(res.json(), { a: 1 });
+    res = await app.inject({ method: "POST", url: "/echo", headers: { "content-type": "application/json" }, payload: "{bad" });
+    assert.equal(res.statusCode, 400);
+    assert.equal((await app.inject("/boom")).statusCode, 500);
+    assert.equal((await app.inject("/missing")).statusCode, 404);
+    assert.equal(app.server, undefined, "no server was started");
+  });
+});
+
+describe("serve helper sanity", () => {
+  test("each app gets its own port", async (t) => {
+    const a = await serve(t, (app) => app.get("/", (_req, res) => res.send("a")));
+    const b = await serve(t, (app) => app.get("/", (_req, res) => res.send("b")));
+    assert.notEqual(a.port, b.port);
+    assert.equal(await (await b.fetch("/")).text(), "b");
+  });
+});

@@ -1,0 +1,142 @@
+import assert from "node:assert/strict";
+import { Readable } from "node:stream";
+import { describe, test } from "node:test";
+import { raw, serve } from "./helpers.js";
+
+describe("response helpers", () => {
+  test("send picks the type by value and Content-Length is always right", async (t) => {
+    const { fetch } = await serve(t, (app) => {
+      app.get("/text", (_req, res) => res.send("héllo ✓"));
+      app.get("/object", (_req, res) => res.send({ a: "é" }));
+      app.get("/array", (_req, res) => res.send([1, 2]));
+      app.get("/number", (_req, res) => res.send(42));
+      app.get("/buffer", (_req, res) => res.send(Buffer.from([1, 2, 3])));
+      app.get("/bytes", (_req, res) => res.send(new Uint8Array([9, 8])));
+      app.get("/empty", (_req, res) => res.send());
+      app.get("/typed", (_req, res) => res.set("Content-Type", "text/csv").send("a,b"));
+    });
+    const check = async (path: string, type: string, body: string | number[]) => {
+      const res = await fetch(path);
+      assert.equal(res.headers.get("content-type"), type, path);
+      const bytes = Buffer.from(await res.arrayBuffer());
+      assert.equal(res.headers.get("content-length"), String(bytes.length), path);
+      if (typeof body === "string") assert.equal(bytes.toString("utf8"), body, path);
+      else assert.deepEqual([...bytes], body, path);
+    };
+    await check("/text", "text/plain; charset=utf-8", "héllo ✓");
+    await check("/object", "application/json; charset=utf-8", '{"a":"é"}');
+    await check("/array", "application/json; charset=utf-8", "[1,2]");
+    await check("/number", "application/json; charset=utf-8", "42");
+    await check("/buffer", "application/octet-stream", [1, 2, 3]);
+    await check("/bytes", "application/octet-stream", [9, 8]);
+    await check("/empty", "text/plain; charset=utf-8", "");
+    await check("/typed", "text/csv", "a,b");
+  });
+
+  test("status, json, html, and the status argument of send", async (t) => {
+    const { fetch } = await serve(t, (app) => {
+      app.get("/created", (_req, res) => res.status(201).json({ id: 1 }));
+      app.get("/json-status", (_req, res) => res.json({ ok: false }, 422));
+      app.get("/json-undefined", (_req, res) => res.json(undefined));
+      app.get("/html", (_req, res) => res.html("<p>hi</p>", 202));
+      app.get("/send-status", (_req, res) => res.send("nope", 403));
+      app.get("/no-content", (_req, res) => res.set("content-type", "text/plain").send("dropped", 204));
+    });
+    let res = await fetch("/created");
+    assert.equal(res.status, 201);
+    assert.deepEqual(await res.json(), { id: 1 });
+    res = await fetch("/json-status");
+    assert.equal(res.status, 422);
+    assert.equal(await (await fetch("/json-undefined")).text(), "null");
+    res = await fetch("/html");
+    assert.equal(res.status, 202);
+    assert.equal(res.headers.get("content-type"), "text/html; charset=utf-8");
+    assert.equal((await fetch("/send-status")).status, 403);
+    res = await fetch("/no-content");
+    assert.equal(res.status, 204);
+    assert.equal(res.headers.get("content-length"), null);
+    assert.equal(res.headers.get("content-type"), null);
+    assert.equal(await res.text(), "");
+  });
+
+  test("set/get/append headers, from res.set or from Node's setHeader", async (t) => {
+    const { fetch } = await serve(t, (app) => {
+      app.get("/h", (_req, res) => {
+        res.setHeader("X-Node", "n");
+        res.set({ "X-Many": "m", "X-Num": 5 });
+        res.append("Vary", "Origin").append("Vary", "Accept");
+        res.send(`${res.get("x-node")} ${res.get("X-MANY")} ${res.get("x-num")} ${res.get("x-none")}`);
+      });
+    });
+    const res = await fetch("/h");
+    assert.equal(await res.text(), "n m 5 undefined");
+    assert.equal(res.headers.get("x-node"), "n");
+    assert.equal(res.headers.get("x-num"), "5");
+    assert.equal(res.headers.get("vary"), "Origin, Accept");
+  });
+
+  test("set refuses invalid names and missing values", async (t) => {
+    const { fetch } = await serve(t, (app) => {
+      app.get("/name", (_req, res) => res.set("bad name", "x").send("x"));
+      app.get("/value", (_req, res) => res.set("x-a", undefined as unknown as string).send("x"));
+    });
+    assert.equal((await fetch("/name")).status, 500);
+    assert.equal((await fetch("/value")).status, 500);
+  });
+
+  test("redirect sets Location and the status", async (t) => {
+    const { fetch } = await serve(t, (app) => {
+      app.get("/old", (_req, res) => res.redirect("/new"));
+      app.get("/moved", (_req, res) => res.redirect("https://example.com/x", 301));
+    });
+    let res = await fetch("/old", { redirect: "manual" });
+    assert.equal(res.status, 302);
+    assert.equal(res.headers.get("location"), "/new");
+    res = await fetch("/moved", { redirect: "manual" });
+    assert.equal(res.status, 301);
+    assert.equal(res.headers.get("location"), "https://example.com/x");
+  });
+
+  test("setCookie writes every attribute; clearCookie expires it; several cookies stay separate", async (t) => {
+    const expires = new Date("2030-01-02T03:04:05Z");
+    const { fetch } = await serve(t, (app) => {
+      app.get("/c", (_req, res) => {
+        res.setCookie("plain", "a b");
+        res.setCookie("full", "v", { httpOnly: true, secure: true, sameSite: "strict", maxAge: 60, expires, domain: "example.com", path: "/app" });
+        res.clearCookie("old", { path: "/app" });
+        res.send("ok");
+      });
+      app.get("/bad", (_req, res) => res.setCookie("bad;name", "v").send("x"));
+    });
+    const res = await fetch("/c");
+    assert.deepEqual(res.headers.getSetCookie(), [
+      "plain=a%20b; Path=/",
+      "full=v; Max-Age=60; Domain=example.com; Path=/app; Expires=Wed, 02 Jan 2030 03:04:05 GMT; HttpOnly; Secure; SameSite=Strict",
+      "old=; Path=/app; Expires=Thu, 01 Jan 1970 00:00:00 GMT",
+    ]);
+    assert.equal((await fetch("/bad")).status, 500);
+  });
+
+  test("a Readable is piped", async (t) => {
+    const { fetch } = await serve(t, (app) => {
+      app.get("/stream", (_req, res) => res.set("content-type", "text/plain").send(Readable.from(["a", "b", "c"])));
+      app.get("/bytes", (_req, res) => res.send(Readable.from([Buffer.from("xyz")])));
+    });
+    const res = await fetch("/stream");
+    assert.equal(res.headers.get("content-type"), "text/plain");
+    assert.equal(await res.text(), "abc");
+    const bytes = await fetch("/bytes");
+    assert.equal(bytes.headers.get("content-type"), "application/octet-stream");
+    assert.equal(await bytes.text(), "xyz");
+  });
+
+  test("responses on the wire are exactly what was asked for", async (t) => {
+    const { port } = await serve(t, (app) => app.get("/", (_req, res) => res.set("X-Powered-By", "Cog").send("Hello from Cog!")));
+    const text = await raw(port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert.match(text, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(text, /\r\nx-powered-by: Cog\r\n/);
+    assert.match(text, /\r\ncontent-length: 15\r\n/);
+    assert.doesNotMatch(text, /transfer-encoding/i);
+    assert.ok(text.endsWith("\r\n\r\nHello from Cog!"));
+  });
+});
