@@ -1,0 +1,50 @@
+// Cog: the seed's app (examples/seed-app.ts) plus the contract's three extra routes.
+import { Cog } from "../../dist/index.js";
+import { htmlPage } from "../lib/contract.mjs";
+
+const NAME = "cog";
+const app = new Cog();
+
+app.use("*", (_req, res, next) => {
+  res.set("X-Powered-By", NAME);
+  next();
+});
+
+app.get("/", (_req, res) => {
+  res.send(`Hello from ${NAME}!`);
+});
+
+app.get("/very/deeply/nested/route/hello/there/admin/dashboard/ping", (_req, res) => {
+  res.send("Pong!");
+});
+
+app.get("/hello", (req, res) => {
+  const { name } = req.query;
+  res.send(`Hello, ${name || "user"}!`);
+});
+
+app.group("/admin", (admin) => {
+  admin.get("/", (req, res) => {
+    const { token } = req.cookies;
+    if (token === "my_token_12345") {
+      res.clearCookie("token");
+      return res.send({ message: "Secret info" });
+    }
+    res.send("Unauthenticated", 403);
+  });
+
+  admin.get("/set-token", (_req, res) => {
+    res.setCookie("token", "my_token_12345");
+    res.send("Token set!");
+  });
+});
+
+app.post("/parse-body", (req, res) => {
+  res.send(req.body);
+});
+
+app.get("/json", (_req, res) => res.json({ hello: "world" }));
+app.get("/api", (req, res) => res.send(`Hey ${req.query.name} ${req.query.lastname}`));
+app.get("/html", (_req, res) => res.html(htmlPage()));
+
+app.listen(Number(process.env.PORT), "127.0.0.1", () => console.log("ready"));

@@ -1,0 +1,31 @@
+// Who is measured. Each contender is one server file in bench/contenders/ that
+// implements the route contract (lib/contract.mjs); `engine` names the bare
+// server it is compared with, which does the same work by hand.
+
+export const CONTENDERS = [
+  { name: "node-http", engine: "node", file: "node-http.mjs", bare: true, about: "bare node:http, hand-written: the ceiling on this engine" },
+  { name: "cog", engine: "node", file: "cog.mjs", about: "this repo (dist/), the seed's app" },
+  { name: "fastify", engine: "node", file: "fastify.mjs", package: "fastify", about: "with @fastify/cookie" },
+  { name: "hono", engine: "node", file: "hono.mjs", package: "hono", about: "on @hono/node-server" },
+  { name: "express", engine: "node", file: "express.mjs", package: "express", about: "with cookie-parser and express.json" },
+  { name: "koa", engine: "node", file: "koa.mjs", package: "koa", about: "with @koa/router and @koa/bodyparser" },
+  { name: "h3", engine: "node", file: "h3.mjs", package: "h3", about: "on srvx (node:http)" },
+  { name: "polka", engine: "node", file: "polka.mjs", package: "polka", about: "with body-parser" },
+  { name: "uws", engine: "uws", file: "uws.mjs", bare: true, package: "uWebSockets.js", about: "bare uWebSockets.js, hand-written: the ceiling on this engine" },
+  { name: "hyper-express", engine: "uws", file: "hyper-express.mjs", package: "hyper-express", about: "on uWebSockets.js" },
+  { name: "ultimate-express", engine: "uws", file: "ultimate-express.mjs", package: "ultimate-express", about: "Express API on uWebSockets.js" },
+  { name: "bun", engine: "bun", runtime: "bun", file: "bun.mjs", bare: true, about: "bare Bun.serve, hand-written" },
+  { name: "hono-bun", engine: "bun", runtime: "bun", file: "hono-bun.mjs", package: "hono", about: "Hono on Bun.serve" },
+  { name: "elysia-bun", engine: "bun", runtime: "bun", file: "elysia-bun.mjs", package: "elysia", about: "Elysia on Bun" },
+];
+
+export function contenderByName(name) {
+  const found = CONTENDERS.find((c) => c.name === name);
+  if (!found) throw new Error(`Unknown contender "${name}"; known: ${CONTENDERS.map((c) => c.name).join(", ")}`);
+  return found;
+}
+
+/** The bare server a contender's figures are divided by. */
+export function baselineOf(contender) {
+  return CONTENDERS.find((c) => c.engine === contender.engine && c.bare);
+}

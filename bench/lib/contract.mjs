@@ -1,0 +1,43 @@
+// The route contract every contender implements, and the shared pieces of work
+// (the HTML page) so that each app does exactly the same job.
+
+export const TOKEN = "my_token_12345";
+/** The cookie header the seed's benchmark sends on every GET. */
+export const SEED_COOKIE = "sessionId=abc123; otherCookie=value";
+export const DEEP_PATH = "/very/deeply/nested/route/hello/there/admin/dashboard/ping";
+
+const ROWS = Array.from({ length: 8 }, (_, i) => `<li>Item ${i + 1}: a line of text that pads the page like real markup does</li>`).join("");
+
+/**
+ * HyperExpress's scenario: a small HTML page (about 1 KB) carrying a fresh
+ * timestamp, so nothing can be cached between requests.
+ */
+export function htmlPage() {
+  return `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Benchmark page</title></head><body><h1>Hello from the benchmark</h1><p>Rendered at ${Date.now()}</p><ul>${ROWS}</ul><footer>The end.</footer></body></html>`;
+}
+
+/** The request every route of the contract is timed with, and what a correct answer looks like. */
+export const ROUTES = [
+  { id: "root", method: "GET", path: "/", headers: { cookie: SEED_COOKIE }, status: 200, type: /^text\/plain/, body: (name) => `Hello from ${name}!` },
+  { id: "deep", method: "GET", path: DEEP_PATH, headers: { cookie: SEED_COOKIE }, status: 200, type: /^text\/plain/, body: () => "Pong!" },
+  { id: "query", method: "GET", path: "/hello?name=John", headers: { cookie: SEED_COOKIE }, status: 200, type: /^text\/plain/, body: () => "Hello, John!" },
+  // As in the seed: its cookie has no token, so /admin answers 403 on purpose.
+  { id: "admin", method: "GET", path: "/admin", headers: { cookie: SEED_COOKIE }, status: 403, type: /^text\/plain/, body: () => "Unauthenticated" },
+  { id: "set-token", method: "GET", path: "/admin/set-token", headers: { cookie: SEED_COOKIE }, status: 200, type: /^text\/plain/, body: () => "Token set!", setCookie: /^token=my_token_12345; Path=\//i },
+  { id: "parse-body", method: "POST", path: "/parse-body", headers: { "content-type": "application/json" }, payload: JSON.stringify({ message: "Hello!" }), status: 200, type: /^application\/json/, json: { message: "Hello!" } },
+  { id: "json", method: "GET", path: "/json", headers: {}, status: 200, type: /^application\/json/, json: { hello: "world" } },
+  { id: "api", method: "GET", path: "/api?name=A&lastname=B", headers: {}, status: 200, type: /^text\/plain/, body: () => "Hey A B" },
+  { id: "html", method: "GET", path: "/html", headers: {}, status: 200, type: /^text\/html/, body: () => /^<!DOCTYPE html>.*Rendered at \d{13}.*<\/html>$/s },
+];
+
+/** Requests that are not timed but must be answered right (the other branch of /admin). */
+export const EXTRA_CHECKS = [
+  { id: "admin-authenticated", method: "GET", path: "/admin", headers: { cookie: `token=${TOKEN}` }, status: 200, type: /^application\/json/, json: { message: "Secret info" }, setCookie: /^token=;.*(Expires=Thu, 01 Jan 1970|Max-Age=0)/i },
+  { id: "hello-default", method: "GET", path: "/hello", headers: {}, status: 200, type: /^text\/plain/, body: () => "Hello, user!" },
+];
+
+export function routeById(id) {
+  const route = ROUTES.find((r) => r.id === id);
+  if (!route) throw new Error(`Unknown route "${id}"; known: ${ROUTES.map((r) => r.id).join(", ")}`);
+  return route;
+}

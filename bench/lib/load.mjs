@@ -1,0 +1,124 @@
+// Runs one load-generator measurement against a URL and returns its figures in
+// one shape, whichever tool made them. The generator runs pinned to its own
+// core, and its CPU use is sampled so the report can say when it, rather than
+// the server, was the limit.
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { cpuSeconds, pin } from "./proc.mjs";
+
+const require = createRequire(import.meta.url);
+
+/**
+ * @param {object} o
+ * @param {"autocannon"|"wrk"} o.tool
+ * @param {string} o.url
+ * @param {string} o.method
+ * @param {Record<string,string>} o.headers
+ * @param {string} [o.body]
+ * @param {number} o.connections
+ * @param {number} o.pipelining
+ * @param {number} o.duration seconds
+ * @param {string|null} o.cpu core list for taskset, or null
+ */
+export async function measure(o) {
+  const { command, args, parse } = o.tool === "wrk" ? wrkCommand(o) : autocannonCommand(o);
+  const child = spawn(...pin(o.cpu, command, args), { stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => (stdout += d));
+  child.stderr.on("data", (d) => (stderr += d));
+  const startCpu = cpuSeconds(child.pid);
+  let lastCpu = startCpu;
+  // Sample the generator's CPU while it runs (its /proc entry is gone once it exits).
+  const timer = setInterval(() => {
+    const now = cpuSeconds(child.pid);
+    if (now !== null) lastCpu = now;
+  }, 200);
+  const started = process.hrtime.bigint();
+  const code = await new Promise((resolve) => child.on("close", resolve));
+  clearInterval(timer);
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  if (code !== 0) throw new Error(`${o.tool} exited with ${code}: ${stderr.trim() || stdout.trim()}`);
+  const result = parse(stdout);
+  result.generatorCpu = startCpu === null || lastCpu === null ? null : (lastCpu - startCpu) / seconds;
+  return result;
+}
+
+function autocannonCommand(o) {
+  const bin = require.resolve("autocannon/autocannon.js");
+  const args = [bin, "--json", "-c", String(o.connections), "-p", String(o.pipelining), "-d", String(o.duration), "-m", o.method];
+  for (const [k, v] of Object.entries(o.headers)) args.push("-H", `${k}=${v}`);
+  if (o.body !== undefined) args.push("-b", o.body);
+  args.push(o.url);
+  return {
+    command: process.execPath,
+    args,
+    parse(stdout) {
+      const r = JSON.parse(stdout);
+      const statuses = {};
+      for (const [code, stat] of Object.entries(r.statusCodeStats ?? {})) statuses[code] = stat.count;
+      return {
+        requests: r.requests.total,
+        rps: r.requests.total / r.duration,
+        bytesPerSec: r.throughput.total / r.duration,
+        latencyAvg: r.latency.average,
+        latencyP99: r.latency.p99,
+        errors: r.errors,
+        timeouts: r.timeouts,
+        resets: r.resets ?? 0,
+        statuses,
+      };
+    },
+  };
+}
+
+function wrkCommand(o) {
+  const dir = mkdtempSync(join(tmpdir(), "cog-bench-"));
+  const script = join(dir, "request.lua");
+  const lua = [
+    `wrk.method = ${luaString(o.method)}`,
+    o.body === undefined ? "" : `wrk.body = ${luaString(o.body)}`,
+    ...Object.entries(o.headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
+    "local batch",
+    "init = function(args)",
+    `  local list = {}`,
+    `  for i = 1, ${o.pipelining} do list[i] = wrk.format() end`,
+    "  batch = table.concat(list)",
+    "end",
+    "request = function() return batch end",
+    "done = function(summary, latency, requests)",
+    "  local e = summary.errors",
+    '  io.write(string.format("\\nRESULT %d %d %d %d %d %d %d %d %.3f %.3f\\n", summary.requests, summary.bytes, summary.duration, e.connect, e.read, e.write, e.status, e.timeout, latency.mean / 1000, latency:percentile(99) / 1000))',
+    "end",
+  ].join("\n");
+  writeFileSync(script, lua);
+  return {
+    command: "wrk",
+    args: ["-t1", `-c${o.connections}`, `-d${o.duration}s`, "--timeout", "10s", "-s", script, o.url],
+    parse(stdout) {
+      const line = stdout.split("\n").find((l) => l.startsWith("RESULT "));
+      if (!line) throw new Error(`wrk printed no result:\n${stdout}`);
+      const [requests, bytes, micros, connect, read, write, status, timeout, latencyAvg, latencyP99] = line.slice(7).split(" ").map(Number);
+      const seconds = micros / 1e6;
+      return {
+        requests,
+        rps: requests / seconds,
+        bytesPerSec: bytes / seconds,
+        latencyAvg,
+        latencyP99,
+        errors: connect + read + write,
+        timeouts: timeout,
+        resets: 0,
+        // wrk only counts answers outside 2xx/3xx.
+        statuses: { "non-2xx/3xx": status },
+      };
+    },
+  };
+}
+
+function luaString(s) {
+  return JSON.stringify(String(s));
+}

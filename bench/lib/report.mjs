@@ -1,0 +1,158 @@
+// Turns raw measurements into medians, ratios and a markdown report.
+import { CONTENDERS } from "./contenders.mjs";
+import { routeById } from "./contract.mjs";
+
+const GENERATOR_BOUND = 0.95;
+
+export function median(values) {
+  const v = values.filter((x) => typeof x === "number" && Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return null;
+  const mid = Math.floor(v.length / 2);
+  return v.length % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+/** Answers that were not what the route should give (the seed's /admin answers 403 on purpose). */
+export function unexpectedAnswers(measurement) {
+  const expected = routeById(measurement.route).status;
+  const statuses = measurement.statuses ?? {};
+  if ("non-2xx/3xx" in statuses) {
+    const odd = statuses["non-2xx/3xx"];
+    return expected < 400 ? odd : measurement.requests - odd;
+  }
+  let matching = 0;
+  let all = 0;
+  for (const [code, count] of Object.entries(statuses)) {
+    all += count;
+    if (Number(code) === expected) matching += count;
+  }
+  return all - matching;
+}
+
+/**
+ * One row per scenario × route × contender: medians over the measured rounds,
+ * totals of errors, and the ratio to the bare server of the same engine.
+ */
+export function summarize(results) {
+  const rows = [];
+  const groups = new Map();
+  for (const m of results.measurements) {
+    const key = `${m.scenario}\u0000${m.route}\u0000${m.contender}`;
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(m);
+  }
+  for (const list of groups.values()) {
+    const ok = list.filter((m) => !m.failed);
+    const { scenario, route, contender } = list[0];
+    rows.push({
+      scenario,
+      route,
+      contender,
+      rounds: ok.length,
+      failedRounds: list.length - ok.length,
+      rps: median(ok.map((m) => m.rps)),
+      latencyAvg: median(ok.map((m) => m.latencyAvg)),
+      latencyP99: median(ok.map((m) => m.latencyP99)),
+      bytesPerSec: median(ok.map((m) => m.bytesPerSec)),
+      errors: ok.reduce((n, m) => n + m.errors + m.timeouts + (m.resets ?? 0), 0),
+      unexpected: ok.reduce((n, m) => n + unexpectedAnswers(m), 0),
+      peakRss: Math.max(0, ...ok.map((m) => m.serverPeakRss ?? 0)),
+      serverCpu: median(ok.map((m) => m.serverCpu)),
+      cpuMicrosPerRequest: median(ok.map((m) => (m.serverCpuSeconds != null && m.requests > 0 ? (m.serverCpuSeconds / m.requests) * 1e6 : null))),
+      generatorCpu: median(ok.map((m) => m.generatorCpu)),
+    });
+  }
+  const engineOf = (name) => results.contenders.find((c) => c.name === name)?.engine ?? CONTENDERS.find((c) => c.name === name)?.engine;
+  for (const row of rows) {
+    const bareName = CONTENDERS.find((c) => c.bare && c.engine === engineOf(row.contender))?.name;
+    const bare = rows.find((r) => r.scenario === row.scenario && r.route === row.route && r.contender === bareName);
+    row.baseline = bare ? bareName : null;
+    row.ratio = bare && bare.rps && row.rps !== null ? row.rps / bare.rps : null;
+    const nodeBare = rows.find((r) => r.scenario === row.scenario && r.route === row.route && r.contender === "node-http");
+    row.ratioToNode = nodeBare && nodeBare.rps && row.rps !== null ? row.rps / nodeBare.rps : null;
+    row.generatorBound = row.generatorCpu !== null && row.generatorCpu >= GENERATOR_BOUND;
+  }
+  return rows;
+}
+
+const fmt = {
+  int: (n) => (n === null ? "–" : Math.round(n).toLocaleString("en-US")),
+  fixed: (n, d = 2) => (n === null ? "–" : n.toFixed(d)),
+  ratio: (n) => (n === null ? "–" : `${n.toFixed(2)}×`),
+  mb: (n) => (n === null || n === 0 ? "–" : (n / 2 ** 20).toFixed(0)),
+  mbps: (n) => (n === null ? "–" : (n / 2 ** 20).toFixed(1)),
+  pct: (n) => (n === null ? "–" : `${Math.round(n * 100)}%`),
+};
+
+function routeLabel(id) {
+  const r = routeById(id);
+  const path = r.path.length > 28 ? `${r.path.slice(0, 25)}…` : r.path;
+  return `${r.method === "GET" ? "" : `${r.method} `}\`${path}\``;
+}
+
+export function buildReport(results, chartFiles = []) {
+  const rows = summarize(results);
+  const { meta } = results;
+  const order = results.contenders.map((c) => c.name);
+  const out = [];
+  out.push("# Cog benchmark report", "");
+  out.push(`- **Machine:** ${meta.machine}`);
+  out.push(`- **Node (servers):** ${meta.node}`);
+  out.push(`- **Load generator:** ${meta.tool}${meta.connectionsOverride ? `, ${meta.connectionsOverride} connections everywhere` : ""}`);
+  out.push(`- **Method:** ${meta.pinning}; one warm-up round of ${meta.warmup} s, then ${meta.rounds} measured round(s) of ${meta.duration === "seed durations" ? "each seed's duration" : `${meta.duration} s`} per route, contenders interleaved (order rotated each round); figures are medians over rounds.`);
+  out.push(`- **Command:** \`${meta.command}\``);
+  out.push(`- **Run:** ${meta.date}`);
+  out.push("");
+  out.push("Every contender passed the same conformance check (status, body, content type, cookies, pipelining) before it was timed; see `bench/lib/contract.mjs`. " +
+    "`× bare` divides requests/s by the hand-written server on the same engine (node-http for node:http frameworks, uws for uWebSockets.js ones, bun for Bun).", "");
+
+  // Headline: every contender × route as a multiple of the bare engine.
+  const routeKeys = results.scenarios.flatMap((s) => s.routes.map((r) => ({ scenario: s.id, route: r })));
+  out.push("## Headline: requests/s, as a multiple of the bare server", "");
+  out.push(`| contender | ${routeKeys.map((k) => `${routeLabel(k.route)}`).join(" | ")} |`);
+  out.push(`| :-- | ${routeKeys.map(() => "--:").join(" | ")} |`);
+  for (const name of order) {
+    const cells = routeKeys.map((k) => {
+      const row = rows.find((r) => r.scenario === k.scenario && r.route === k.route && r.contender === name);
+      if (!row) return "–";
+      return `${fmt.int(row.rps)} (${fmt.ratio(row.ratio)})${row.generatorBound ? "†" : ""}`;
+    });
+    out.push(`| ${name === "cog" ? "**cog**" : name} | ${cells.join(" | ")} |`);
+  }
+  out.push("");
+  if (rows.some((r) => r.generatorBound)) {
+    out.push("† the load generator used a whole core during this measurement: the figure is the generator's ceiling as much as the server's. Compare such servers with `--tool wrk` or by CPU per request.", "");
+  }
+
+  for (const scenario of results.scenarios) {
+    out.push(`## ${scenario.title}`, "");
+    out.push(`Seed: ${scenario.source}. Here: ${meta.connectionsOverride ?? scenario.connections} connections, ${scenario.pipelining} pipelined.`, "");
+    out.push("| route | contender | version | req/s | × bare | latency avg (ms) | p99 (ms) | throughput (MiB/s) | errors | unexpected status | peak RSS (MiB) | server CPU | CPU µs/req |");
+    out.push("| :-- | :-- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |");
+    for (const route of scenario.routes) {
+      const list = rows.filter((r) => r.scenario === scenario.id && r.route === route).sort((a, b) => (b.rps ?? 0) - (a.rps ?? 0));
+      list.forEach((row, i) => {
+        const version = results.contenders.find((c) => c.name === row.contender)?.version ?? "";
+        out.push(
+          `| ${i === 0 ? routeLabel(route) : ""} | ${row.contender === "cog" ? "**cog**" : row.contender} | ${version} | ${fmt.int(row.rps)}${row.generatorBound ? "†" : ""} | ${fmt.ratio(row.ratio)} | ${fmt.fixed(row.latencyAvg)} | ${fmt.fixed(row.latencyP99)} | ${fmt.mbps(row.bytesPerSec)} | ${row.errors} | ${row.unexpected} | ${fmt.mb(row.peakRss)} | ${fmt.pct(row.serverCpu)} | ${fmt.fixed(row.cpuMicrosPerRequest, 1)} |`,
+        );
+      });
+    }
+    out.push("");
+  }
+
+  if (results.skipped.length > 0) {
+    out.push("## Not measured", "");
+    for (const s of results.skipped) out.push(`- **${s.name}**: ${s.reason}`);
+    out.push("");
+  }
+
+  if (chartFiles.length > 0) {
+    out.push("## Charts", "");
+    for (const file of chartFiles) out.push(`![${file}](${file})`, "");
+  }
+
+  out.push("## Contenders", "");
+  for (const c of results.contenders) out.push(`- **${c.name}** ${c.version} — ${c.about}`);
+  out.push("");
+  return out.join("\n");
+}

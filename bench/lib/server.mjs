@@ -1,0 +1,90 @@
+// Starts a contender's server in its own process, pinned to the server core,
+// and samples its memory and CPU while it serves.
+import { spawn } from "node:child_process";
+import { cpuSeconds, pin, rssBytes } from "./proc.mjs";
+
+const READY_TIMEOUT_MS = 20_000;
+
+/**
+ * @returns {Promise<{pid:number, port:number, stop():Promise<void>, sampler():Sampler}>}
+ * Rejects with the server's own output when it fails to start, so the runner can print why.
+ */
+export function startServer({ runtime, file, port, cpu, env = {} }) {
+  const child = spawn(...pin(cpu, runtime, [file]), {
+    env: { ...process.env, ...env, PORT: String(port), NODE_ENV: "production" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => fail(new Error(`no "ready" within ${READY_TIMEOUT_MS / 1000}s`)), READY_TIMEOUT_MS);
+    const fail = (err) => {
+      clearTimeout(timer);
+      child.kill("SIGKILL");
+      reject(new Error(`${err.message}${output.trim() ? `\n${output.trim().split("\n").slice(-6).join("\n")}` : ""}`));
+    };
+    const onData = (chunk) => {
+      output += chunk;
+      if (/^ready$/m.test(output)) {
+        clearTimeout(timer);
+        child.stdout.off("data", onData);
+        child.stderr.off("data", onData);
+        // Keep draining output so a chatty server never blocks on a full pipe.
+        child.stdout.resume();
+        child.stderr.resume();
+        resolve({
+          pid: child.pid,
+          port,
+          stop: () => stop(child),
+          sampler: () => new Sampler(child.pid),
+        });
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.on("exit", (code, signal) => fail(new Error(`exited (${signal ?? code}) before it was ready`)));
+    child.on("error", fail);
+  });
+}
+
+function stop(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill("SIGKILL"), 3000);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+/** Samples a process's RSS and CPU every `everyMs` until stopped. */
+export class Sampler {
+  constructor(pid, everyMs = 250) {
+    this.pid = pid;
+    this.series = [];
+    this.startCpu = cpuSeconds(pid);
+    this.started = process.hrtime.bigint();
+    this.timer = setInterval(() => this.sample(), everyMs);
+    this.sample();
+  }
+
+  sample() {
+    const rss = rssBytes(this.pid);
+    if (rss !== null) this.series.push({ t: Number(process.hrtime.bigint() - this.started) / 1e9, rss });
+  }
+
+  /** Stops sampling: peak RSS, mean CPU use (1.0 = one core), and the RSS series. */
+  stop() {
+    clearInterval(this.timer);
+    this.sample();
+    const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
+    const endCpu = cpuSeconds(this.pid);
+    return {
+      peakRss: Math.max(0, ...this.series.map((s) => s.rss)),
+      cpu: endCpu === null || this.startCpu === null ? null : (endCpu - this.startCpu) / seconds,
+      cpuSeconds: endCpu === null || this.startCpu === null ? null : endCpu - this.startCpu,
+      series: this.series,
+    };
+  }
+}

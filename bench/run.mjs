@@ -1,0 +1,244 @@
+#!/usr/bin/env node
+// `npm run bench` — reproduces the seeds' experiments side by side.
+//
+//   npm run bench                      every scenario, every contender that installs
+//   npm run bench -- --quick           a short version (under 2 minutes)
+//   npm run bench -- --node 24         servers on Node 24 LTS (installed from npm)
+//   npm run bench -- --tool wrk        wrk instead of autocannon (it saturates later)
+//   npm run bench -- --contenders cog,node-http,fastify --scenarios seed,hello
+//
+// Method: servers on core 0, the load generator on core 1 (taskset), a warm-up
+// round, then contenders interleaved over several rounds; medians and ratios.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { arch, cpus, platform, release, totalmem } from "node:os";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { nodeBinary } from "../scripts/node-binary.mjs";
+import { bunBinary } from "./lib/bun.mjs";
+import { writeCharts } from "./lib/charts.mjs";
+import { checkConformance } from "./lib/conformance.mjs";
+import { CONTENDERS, contenderByName } from "./lib/contenders.mjs";
+import { routeById } from "./lib/contract.mjs";
+import { measure } from "./lib/load.mjs";
+import { hasTaskset } from "./lib/proc.mjs";
+import { buildReport } from "./lib/report.mjs";
+import { SCENARIOS } from "./lib/scenarios.mjs";
+import { startServer } from "./lib/server.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, "..");
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    node: { type: "string" },
+    tool: { type: "string", default: "autocannon" },
+    contenders: { type: "string" },
+    scenarios: { type: "string" },
+    routes: { type: "string" },
+    rounds: { type: "string" },
+    duration: { type: "string" },
+    warmup: { type: "string" },
+    connections: { type: "string" },
+    "seed-durations": { type: "boolean", default: false },
+    out: { type: "string" },
+    help: { type: "boolean", default: false },
+  },
+});
+
+if (flags.help) {
+  console.log(`Usage: npm run bench -- [options]
+  --quick               short run: 1 round of 1 s, one route per scenario (under 2 minutes)
+  --node MAJOR          run the servers on that Node major (e.g. 24), installed from npm
+  --tool NAME           autocannon (default, as in the seeds) or wrk (saturates later)
+  --contenders a,b      only these (${CONTENDERS.map((c) => c.name).join(", ")})
+  --scenarios a,b       only these (${SCENARIOS.map((s) => s.id).join(", ")})
+  --routes a,b          only these route ids within the scenarios
+  --rounds N            measured rounds per route (default 5), after one warm-up round
+  --duration S          seconds per measurement (default 5)
+  --warmup S            seconds per warm-up measurement (default 2)
+  --connections N       override every scenario's connection count
+  --seed-durations      use each seed's own duration (10/40/30/10 s) instead of --duration
+  --out DIR             where report.md, results.json and charts/ go (default bench/results/<time>)`);
+  process.exit(0);
+}
+
+const quick = flags.quick;
+const settings = {
+  tool: flags.tool,
+  rounds: Number(flags.rounds ?? (quick ? 1 : 5)),
+  duration: Number(flags.duration ?? (quick ? 1 : 5)),
+  warmup: Number(flags.warmup ?? (quick ? 1 : 2)),
+  seedDurations: flags["seed-durations"],
+  connections: flags.connections === undefined ? null : Number(flags.connections),
+};
+if (!["autocannon", "wrk"].includes(settings.tool)) fatal(`--tool must be autocannon or wrk, got "${settings.tool}"`);
+if (settings.tool === "wrk" && !commandExists("wrk")) fatal("--tool wrk needs wrk on PATH (Debian/Ubuntu: apt-get install wrk)");
+for (const key of ["rounds", "duration", "warmup"]) {
+  if (!(settings[key] > 0)) fatal(`--${key} must be a positive number`);
+}
+
+const scenarios = (flags.scenarios ? flags.scenarios.split(",").map((id) => SCENARIOS.find((s) => s.id === id) ?? fatal(`Unknown scenario "${id}"; known: ${SCENARIOS.map((s) => s.id).join(", ")}`)) : SCENARIOS).map((s) => {
+  let routes = s.routes;
+  if (flags.routes) routes = routes.filter((r) => flags.routes.split(",").includes(r));
+  else if (quick) routes = routes.slice(0, 1);
+  return { ...s, routes };
+}).filter((s) => s.routes.length > 0);
+if (scenarios.length === 0) fatal("No route left to measure: check --scenarios and --routes");
+for (const s of scenarios) for (const r of s.routes) routeById(r);
+
+const wanted = flags.contenders ? flags.contenders.split(",").map(contenderByName) : CONTENDERS;
+const outDir = resolve(flags.out ?? join(here, "results", new Date().toISOString().replace(/[:.]/g, "-")));
+const SERVER_CPU = "0";
+const LOAD_CPU = "1";
+const pinning = hasTaskset() && cpus().length >= 2;
+
+const nodePath = flags.node ? nodeBinary(flags.node) : process.execPath;
+const nodeVersion = flags.node ? execVersion(nodePath) : process.version;
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
+
+async function main() {
+  if (!existsSync(join(root, "dist", "index.js"))) fatal("dist/ is missing: run `npm install` (it builds Cog) or `npm run build` first");
+  console.log(`Cog benchmark: ${wanted.length} contenders, ${scenarios.reduce((n, s) => n + s.routes.length, 0)} routes, ${settings.rounds} round(s) of ${settings.seedDurations ? "the seeds' durations" : `${settings.duration}s`}, ${settings.tool}, servers on Node ${nodeVersion}`);
+  if (!pinning) console.log("Note: taskset or a second core is missing, so server and load generator share cores; figures will be noisier.");
+
+  // 1. Start every contender and check it answers the contract before timing anything.
+  const running = [];
+  const skipped = [];
+  let port = 40100;
+  for (const contender of wanted) {
+    const runtime = contender.runtime === "bun" ? bunBinary() : { path: nodePath };
+    if (runtime.path === null) {
+      skipped.push({ name: contender.name, reason: runtime.reason });
+      console.log(`  skip ${contender.name}: ${runtime.reason}`);
+      continue;
+    }
+    try {
+      const server = await startServer({ runtime: runtime.path, file: join(here, "contenders", contender.file), port: port++, cpu: pinning ? SERVER_CPU : null });
+      const problems = await checkConformance(contender.name, server.port);
+      if (problems.length > 0) {
+        await server.stop();
+        skipped.push({ name: contender.name, reason: `failed the conformance check: ${problems.join("; ")}` });
+        console.log(`  skip ${contender.name}: failed the conformance check:\n    ${problems.join("\n    ")}`);
+        continue;
+      }
+      running.push({ contender, server, version: packageVersion(contender, runtime) });
+      console.log(`  ok   ${contender.name} conforms (pid ${server.pid}, port ${server.port})`);
+    } catch (err) {
+      const reason = err.message.split("\n").filter(Boolean).slice(-3).join(" / ");
+      skipped.push({ name: contender.name, reason: `could not start: ${reason}` });
+      console.log(`  skip ${contender.name}: could not start: ${err.message.replace(/\n/g, "\n    ")}`);
+    }
+  }
+  if (running.length === 0) fatal("No contender could run.");
+
+  // 2. Measure: per route, a warm-up round, then rounds with the order rotated each time.
+  const measurements = [];
+  const plan = scenarios.flatMap((s) => s.routes.map((r) => ({ scenario: s, route: routeById(r) })));
+  const total = plan.length * running.length * (settings.rounds + 1);
+  const durationOf = (s) => (settings.seedDurations ? s.seedDuration : settings.duration);
+  let done = 0;
+  const startedAt = Date.now();
+  try {
+    for (const { scenario, route } of plan) {
+      const connections = settings.connections ?? scenario.connections;
+      for (let round = 0; round <= settings.rounds; round++) {
+        const warm = round === 0;
+        const order = rotate(running, round);
+        for (const { contender, server } of order) {
+          done++;
+          const sampler = server.sampler();
+          const result = await measure({
+            tool: settings.tool,
+            url: `http://127.0.0.1:${server.port}${route.path}`,
+            method: route.method,
+            headers: route.headers,
+            body: route.payload,
+            connections,
+            pipelining: scenario.pipelining,
+            duration: warm ? settings.warmup : durationOf(scenario),
+            cpu: pinning ? LOAD_CPU : null,
+          }).catch((err) => ({ failed: err.message }));
+          const usage = sampler.stop();
+          progress(done, total, startedAt, `${scenario.id}/${route.id} ${warm ? "warm-up" : `round ${round}/${settings.rounds}`} ${contender.name}`, result);
+          if (warm) continue;
+          measurements.push({ scenario: scenario.id, route: route.id, contender: contender.name, round, ...result, serverPeakRss: usage.peakRss, serverCpu: usage.cpu, serverCpuSeconds: usage.cpuSeconds, rssSeries: usage.series });
+        }
+      }
+    }
+  } finally {
+    await Promise.all(running.map(({ server }) => server.stop()));
+  }
+
+  // 3. Report.
+  const meta = {
+    date: new Date().toISOString(),
+    machine: `${platform()} ${arch()} ${release()} | ${cpus().length} × ${cpus()[0]?.model.trim()} | ${Math.round(totalmem() / 2 ** 30)} GiB`,
+    node: nodeVersion,
+    tool: settings.tool,
+    rounds: settings.rounds,
+    duration: settings.seedDurations ? "seed durations" : settings.duration,
+    warmup: settings.warmup,
+    pinning: pinning ? `servers on CPU ${SERVER_CPU}, load generator on CPU ${LOAD_CPU} (taskset)` : "none (taskset or a second core missing)",
+    command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
+    connectionsOverride: settings.connections,
+  };
+  const contenders = running.map(({ contender, version }) => ({ name: contender.name, engine: contender.engine, version, about: contender.about }));
+  const results = { meta, scenarios, contenders, skipped, measurements };
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, "results.json"), JSON.stringify(results, null, 1));
+  const charts = await writeCharts(results, join(outDir, "charts"));
+  writeFileSync(join(outDir, "report.md"), buildReport(results, charts.map((c) => relative(outDir, c))));
+  console.log(`\nReport: ${relative(process.cwd(), join(outDir, "report.md"))} (charts in ${relative(process.cwd(), join(outDir, "charts"))}/)`);
+}
+
+function rotate(list, by) {
+  const k = by % list.length;
+  return [...list.slice(k), ...list.slice(0, k)];
+}
+
+function progress(done, total, startedAt, label, result) {
+  const elapsed = (Date.now() - startedAt) / 1000;
+  const eta = done < total ? ` · ~${Math.ceil(((elapsed / done) * (total - done)) / 60)} min left` : "";
+  const figure = result.failed ? `FAILED: ${result.failed.split("\n")[0]}` : `${Math.round(result.rps).toLocaleString("en-US")} req/s${result.errors + result.timeouts > 0 ? `, ${result.errors} errors, ${result.timeouts} timeouts` : ""}`;
+  console.log(`[${String(done).padStart(String(total).length)}/${total}${eta}] ${label}: ${figure}`);
+}
+
+function packageVersion(contender, runtime) {
+  if (contender.bare) return contender.engine === "node" ? nodeVersion : contender.engine === "bun" ? runtime.version : packageJsonVersion("uWebSockets.js");
+  if (contender.name === "cog") return packageJsonVersion(null);
+  return packageJsonVersion(contender.package);
+}
+
+function packageJsonVersion(name) {
+  try {
+    const path = name === null ? join(root, "package.json") : join(root, "node_modules", name, "package.json");
+    return JSON.parse(readFileSync(path, "utf8")).version;
+  } catch {
+    return "?";
+  }
+}
+
+function execVersion(binary) {
+  return execFileSync(binary, ["--version"], { encoding: "utf8" }).trim();
+}
+
+function commandExists(command) {
+  try {
+    execFileSync(command, ["--version"], { stdio: "ignore" });
+    return true;
+  } catch (err) {
+    return err.code !== "ENOENT";
+  }
+}
+
+function fatal(message) {
+  console.error(`bench: ${message}`);
+  process.exit(2);
+}
