@@ -133,7 +133,6 @@ export class Cog extends Scope implements ChainOwner {
     const url = req.url!;
     const q = url.indexOf("?");
     const path = q === -1 ? url : url.slice(0, q);
-    req.path = path;
     const match = this.router.find(req.method!, path);
     if (match === null || match.data === null) return this.unmatched(req, res, match);
     const route = match.data;

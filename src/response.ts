@@ -56,9 +56,10 @@ export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResp
   }
 
   /**
-   * Sets a header (or several from an object); chainable. A name or value that
-   * is not valid HTTP, such as a value containing CR or LF, throws right here,
-   * so a bad header becomes a 500 for this request and can't split the response.
+   * Sets a header (or several from an object); chainable. Names and values are
+   * checked once, by Node, when the response is written: a value containing CR
+   * or LF then throws from `send`, the bad header is dropped, and the request
+   * gets a 500 instead of a split response.
    */
   set(name: string | Record<string, HeaderValue>, value?: HeaderValue): this {
     if (typeof name === "object") {
@@ -66,9 +67,11 @@ export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResp
       return this;
     }
     if (value === undefined) throw new TypeError(`res.set("${name}") needs a value`);
-    validateHeaderName(name);
-    validateHeaderValue(name, value as string);
-    (this.pending ??= Object.create(null) as Record<string, HeaderValue>)[name.toLowerCase()] = value;
+    const key = name.toLowerCase();
+    // A plain object (not Object.create(null), which V8 keeps in slow dictionary mode):
+    // writeHead walks it with for-in on every response. "__proto__" is the one key it can't hold.
+    if (key === "__proto__") throw new TypeError('"__proto__" is not a usable header name');
+    (this.pending ??= {})[key] = value;
     return this;
   }
 
@@ -134,7 +137,7 @@ export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResp
   /**
    * Forgets the headers that described the body being replaced, when an error
    * response takes its place. Others stay (CORS or X-Powered-By headers belong
-   * on error responses too); none can be invalid, as `set` checks each one.
+   * on error responses too); an invalid one was already dropped by `writeHeaders`.
    */
   resetHeaders(): void {
     for (const name of BODY_HEADERS) {
@@ -144,27 +147,44 @@ export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResp
   }
 
   private finish(body: string | Buffer, type: string): this {
-    const headers = this.pending ?? (Object.create(null) as Record<string, HeaderValue>);
+    const headers = this.pending ?? {};
     const status = this.statusCode;
     if (status === 204 || status === 304 || (status >= 100 && status < 200)) {
       // These statuses have no body, so they must not describe one either.
       delete headers["content-type"];
       delete headers["content-length"];
-      this.writeHead(status, headers as Record<string, string>);
+      this.writeHeaders(status, headers);
       this.end();
       return this;
     }
     if (headers["content-type"] === undefined && !this.hasHeader("content-type")) headers["content-type"] = type;
     headers["content-length"] = typeof body === "string" ? Buffer.byteLength(body) : body.length;
-    this.writeHead(status, headers as Record<string, string>);
+    this.writeHeaders(status, headers);
     this.end(body);
     return this;
   }
 
+  /** writeHead, which validates every header; on a bad one, forget it so the error response can go out. */
+  private writeHeaders(status: number, headers: Record<string, HeaderValue>): void {
+    try {
+      this.writeHead(status, headers as Record<string, string>);
+    } catch (err) {
+      for (const name of Object.keys(headers)) {
+        try {
+          validateHeaderName(name);
+          validateHeaderValue(name, headers[name] as string);
+        } catch {
+          delete headers[name];
+        }
+      }
+      throw err;
+    }
+  }
+
   private stream(body: Readable): this {
-    const headers = this.pending ?? (Object.create(null) as Record<string, HeaderValue>);
+    const headers = this.pending ?? {};
     if (headers["content-type"] === undefined && !this.hasHeader("content-type")) headers["content-type"] = BINARY;
-    this.writeHead(this.statusCode, headers as Record<string, string>);
+    this.writeHeaders(this.statusCode, headers);
     // pipeline destroys both sides on error, so a failing stream ends the connection instead of hanging it.
     pipeline(body, this, () => {});
     return this;

@@ -18,12 +18,12 @@ export interface Match<T> {
 
 /** Every route registered at one path pattern, by method. */
 class PathEntry<T> {
-  readonly byMethod: Record<string, T> = Object.create(null);
+  private readonly byMethod = new Map<string, T>();
   /** Methods given explicitly (HEAD is implied by GET unless registered itself). */
   private readonly explicit = new Set<string>();
   allow = "";
   /** Precomputed answers for static paths, so a static hit allocates nothing. */
-  readonly staticMatches: Record<string, Match<T>> = Object.create(null);
+  readonly staticMatches = new Map<string, Match<T>>();
   notAllowed: Match<T> = { data: null, allow: "", values: null };
 
   add(method: string, data: T, pattern: string): void {
@@ -31,20 +31,18 @@ class PathEntry<T> {
       throw new Error(`Route ${method === "*" ? "ALL" : method} ${pattern} is registered twice; register it once with all its handlers`);
     }
     this.explicit.add(method);
-    this.byMethod[method] = data;
-    if (method === "GET" && !this.explicit.has("HEAD")) this.byMethod.HEAD = data;
-    const methods = new Set(Object.keys(this.byMethod));
+    this.byMethod.set(method, data);
+    if (method === "GET" && !this.explicit.has("HEAD")) this.byMethod.set("HEAD", data);
+    const methods = new Set(this.byMethod.keys());
     methods.delete("*");
     methods.add("OPTIONS");
     this.allow = this.explicit.has("*") ? "" : [...methods].sort().join(", ");
-    for (const m of Object.keys(this.byMethod)) {
-      this.staticMatches[m] = { data: this.byMethod[m]!, allow: this.allow, values: null };
-    }
+    for (const [m, routeData] of this.byMethod) this.staticMatches.set(m, { data: routeData, allow: this.allow, values: null });
     this.notAllowed = { data: null, allow: this.allow, values: null };
   }
 
   route(method: string): T | undefined {
-    return this.byMethod[method] ?? this.byMethod["*"];
+    return this.byMethod.get(method) ?? this.byMethod.get("*");
   }
 }
 
@@ -101,7 +99,7 @@ export class Router<T> {
       entry = this.staticPaths.get(path.slice(0, -1));
     }
     if (entry !== undefined) {
-      const hit = entry.staticMatches[method] ?? entry.staticMatches["*"];
+      const hit = entry.staticMatches.get(method) ?? entry.staticMatches.get("*");
       if (hit !== undefined) return hit;
       // A dynamic route may still serve this method (GET /users/me static, DELETE /users/:id).
       const dynamic = this.findDynamic(method, path);

@@ -1,0 +1,97 @@
+#!/usr/bin/env node
+// Instructions per request, counted by valgrind's callgrind: a repeatable A/B
+// signal (to well under 1%) for the userland cost of one request, where
+// wall-clock rounds on this machine vary by 10-30%. It ignores kernel time and
+// cache effects, so confirm a win in `npm run bench` rounds too.
+//
+//   node bench/instructions.mjs --contenders node-http,cog --routes root,json [--requests 20000]
+import { execFileSync, spawn } from "node:child_process";
+import { readdirSync, readFileSync, rmSync, mkdtempSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { contenderByName } from "./lib/contenders.mjs";
+import { routeById } from "./lib/contract.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const require = createRequire(import.meta.url);
+const { values: flags } = parseArgs({
+  options: {
+    contenders: { type: "string", default: "node-http,cog" },
+    routes: { type: "string", default: "root,deep,query,admin,set-token,parse-body,json,api,html" },
+    requests: { type: "string", default: "20000" },
+    warmup: { type: "string", default: "30000" },
+  },
+});
+const N = Number(flags.requests);
+
+function run(command, args) {
+  return execFileSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+}
+
+function load(port, route, amount) {
+  const args = [require.resolve("autocannon/autocannon.js"), "-c", "10", "-a", String(amount), "-m", route.method, "--json"];
+  for (const [k, v] of Object.entries(route.headers)) args.push("-H", `${k}=${v}`);
+  if (route.payload) args.push("-b", route.payload);
+  args.push(`http://127.0.0.1:${port}${route.path}`);
+  const result = JSON.parse(run(process.execPath, args));
+  if (result.errors > 0 || result.requests.total < amount) throw new Error(`load failed: ${result.errors} errors, ${result.requests.total}/${amount} answered`);
+}
+
+async function countFor(contender, routes, port) {
+  const dir = mkdtempSync(join(tmpdir(), "cog-callgrind-"));
+  const child = spawn("valgrind", ["--tool=callgrind", "--instr-atstart=no", "--smc-check=all-non-file", `--callgrind-out-file=${dir}/cg.%p`, process.execPath, join(here, "contenders", contender.file)], {
+    env: { ...process.env, PORT: String(port), NODE_ENV: "production" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (d) => (output += d));
+  child.stderr.on("data", (d) => (output += d));
+  await new Promise((resolve, reject) => {
+    const timer = setInterval(() => /^ready$/m.test(output) && (clearInterval(timer), resolve()), 100);
+    child.on("exit", () => reject(new Error(`server exited:\n${output}`)));
+  });
+  const counts = {};
+  try {
+    for (const id of routes) {
+      const route = routeById(id);
+      load(port, route, Number(flags.warmup));
+      run("callgrind_control", ["-z", String(child.pid)]);
+      run("callgrind_control", ["-i", "on", String(child.pid)]);
+      load(port, route, N);
+      // Dump before switching instrumentation off: switching off first leaves an empty dump.
+      run("callgrind_control", ["-d", String(child.pid)]);
+      let total = 0;
+      // The dump is written by the server process itself: wait until it is there.
+      for (let tries = 0; total === 0 && tries < 100; tries++) {
+        await new Promise((r) => setTimeout(r, 100));
+        for (const file of readdirSync(dir)) {
+          const line = /^summary: (\d+)/m.exec(readFileSync(join(dir, file), "utf8"));
+          if (line) {
+            total += Number(line[1]);
+            rmSync(join(dir, file));
+          }
+        }
+      }
+      run("callgrind_control", ["-i", "off", String(child.pid)]);
+      counts[id] = total / N;
+      console.log(`${contender.name.padEnd(12)} ${id.padEnd(11)} ${Math.round(counts[id]).toLocaleString("en-US").padStart(9)} instructions/request`);
+    }
+  } finally {
+    child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return counts;
+}
+
+const routes = flags.routes.split(",");
+const all = {};
+let port = 40900;
+for (const name of flags.contenders.split(",")) all[name] = await countFor(contenderByName(name), routes, port++);
+const [base, ...others] = Object.keys(all);
+console.log(`\nratio to ${base} (lower is cheaper):`);
+for (const name of others) {
+  console.log(`${name.padEnd(12)} ${routes.map((r) => `${r} ${(all[name][r] / all[base][r]).toFixed(3)}`).join("  ")}`);
+}
