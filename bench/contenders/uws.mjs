@@ -1,0 +1,63 @@
+// The baseline for uWebSockets.js: a tight hand-written server doing the
+// contract's work with the same parsers Cog uses (fast-querystring, cookie).
+import { parseCookie, stringifySetCookie } from "cookie";
+import { parse as parseQuery } from "fast-querystring";
+import { DEEP_PATH, TOKEN, htmlPage } from "../lib/contract.mjs";
+import { requireNativeUws } from "./uws-native.mjs";
+
+const uWS = requireNativeUws();
+const NAME = "uws";
+const TEXT = "text/plain; charset=utf-8";
+const JSON_TYPE = "application/json; charset=utf-8";
+const SET_TOKEN = stringifySetCookie({ name: "token", value: TOKEN, path: "/" });
+const CLEAR_TOKEN = stringifySetCookie({ name: "token", value: "", path: "/", expires: new Date(0) });
+
+function send(res, status, type, body, cookie) {
+  if (status !== "200 OK") res.writeStatus(status);
+  res.writeHeader("x-powered-by", NAME).writeHeader("content-type", type);
+  if (cookie !== undefined) res.writeHeader("set-cookie", cookie);
+  res.end(body);
+}
+
+const app = uWS.App();
+app.get("/", (res) => send(res, "200 OK", TEXT, `Hello from ${NAME}!`));
+app.get(DEEP_PATH, (res) => send(res, "200 OK", TEXT, "Pong!"));
+app.get("/hello", (res, req) => send(res, "200 OK", TEXT, `Hello, ${parseQuery(req.getQuery() ?? "").name || "user"}!`));
+app.get("/admin", (res, req) => {
+  const header = req.getHeader("cookie");
+  const cookies = header === "" ? {} : parseCookie(header);
+  if (cookies.token === TOKEN) return send(res, "200 OK", JSON_TYPE, JSON.stringify({ message: "Secret info" }), CLEAR_TOKEN);
+  send(res, "403 Forbidden", TEXT, "Unauthenticated");
+});
+app.get("/admin/set-token", (res) => send(res, "200 OK", TEXT, "Token set!", SET_TOKEN));
+app.get("/json", (res) => send(res, "200 OK", JSON_TYPE, JSON.stringify({ hello: "world" })));
+app.get("/api", (res, req) => {
+  const { name, lastname } = parseQuery(req.getQuery() ?? "");
+  send(res, "200 OK", TEXT, `Hey ${name} ${lastname}`);
+});
+app.get("/html", (res) => send(res, "200 OK", "text/html; charset=utf-8", htmlPage()));
+app.post("/parse-body", (res) => {
+  const chunks = [];
+  let aborted = false;
+  res.onAborted(() => (aborted = true));
+  res.onData((chunk, isLast) => {
+    // uWS reuses the chunk's memory after this callback: copy it.
+    chunks.push(Buffer.from(chunk.slice(0)));
+    if (!isLast || aborted) return;
+    let body;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString());
+    } catch {
+      return res.cork(() => send(res, "400 Bad Request", TEXT, "Bad JSON"));
+    }
+    res.cork(() => send(res, "200 OK", JSON_TYPE, JSON.stringify(body)));
+  });
+});
+app.any("/*", (res) => send(res, "404 Not Found", TEXT, "Not Found"));
+app.listen("127.0.0.1", Number(process.env.PORT), (socket) => {
+  if (!socket) {
+    console.error(`uws could not listen on port ${process.env.PORT}`);
+    process.exit(1);
+  }
+  console.log("ready");
+});
