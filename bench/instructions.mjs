@@ -4,7 +4,7 @@
 // wall-clock rounds on this machine vary by 10-30%. It ignores kernel time and
 // cache effects, so confirm a win in `npm run bench` rounds too.
 //
-//   node bench/instructions.mjs --contenders node-http,cog --routes root,json [--requests 20000]
+//   node bench/instructions.mjs --contenders node-http,cog --routes root,json [--requests 20000] [--node 24]
 import { execFileSync, spawn } from "node:child_process";
 import { readdirSync, readFileSync, rmSync, mkdtempSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { nodeBinary } from "../scripts/node-binary.mjs";
 import { contenderByName } from "./lib/contenders.mjs";
 import { routeById } from "./lib/contract.mjs";
 
@@ -23,8 +24,10 @@ const { values: flags } = parseArgs({
     routes: { type: "string", default: "root,deep,query,admin,set-token,parse-body,json,api,html" },
     requests: { type: "string", default: "20000" },
     warmup: { type: "string", default: "30000" },
+    node: { type: "string" },
   },
 });
+const nodePath = flags.node ? nodeBinary(flags.node) : process.execPath;
 const N = Number(flags.requests);
 
 function run(command, args) {
@@ -42,7 +45,7 @@ function load(port, route, amount) {
 
 async function countFor(contender, routes, port) {
   const dir = mkdtempSync(join(tmpdir(), "cog-callgrind-"));
-  const child = spawn("valgrind", ["--tool=callgrind", "--instr-atstart=no", "--smc-check=all-non-file", `--callgrind-out-file=${dir}/cg.%p`, process.execPath, join(here, "contenders", contender.file)], {
+  const child = spawn("valgrind", ["--tool=callgrind", "--instr-atstart=no", "--smc-check=all-non-file", `--callgrind-out-file=${dir}/cg.%p`, nodePath, join(here, "contenders", contender.file)], {
     env: { ...process.env, PORT: String(port), NODE_ENV: "production" },
     stdio: ["ignore", "pipe", "pipe"],
   });

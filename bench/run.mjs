@@ -121,7 +121,7 @@ async function main() {
     }
     try {
       const server = await startServer({ runtime: runtime.path, file: join(here, "contenders", contender.file), port: port++, cpu: pinning ? SERVER_CPU : null });
-      const problems = await checkConformance(contender.name, server.port);
+      const problems = await checkConformance(contender.name, server.port, contender.capabilities ?? []);
       if (problems.length > 0) {
         await server.stop();
         skipped.push({ name: contender.name, reason: `failed the conformance check: ${problems.join("; ")}` });
@@ -140,17 +140,19 @@ async function main() {
 
   // 2. Measure: per route, a warm-up round, then rounds with the order rotated each time.
   const measurements = [];
-  const plan = scenarios.flatMap((s) => s.routes.map((r) => ({ scenario: s, route: routeById(r) })));
-  const total = plan.length * running.length * (settings.rounds + 1);
+  // A scenario that needs an optional part of the contract runs only with the contenders that implement it.
+  const takingPart = (scenario) => running.filter(({ contender }) => scenario.needs === undefined || (contender.capabilities ?? []).includes(scenario.needs));
+  const plan = scenarios.flatMap((s) => s.routes.map((r) => ({ scenario: s, route: routeById(r), servers: takingPart(s) }))).filter((p) => p.servers.length > 0);
+  const total = plan.reduce((n, p) => n + p.servers.length * (settings.rounds + 1), 0);
   const durationOf = (s) => (settings.seedDurations ? s.seedDuration : settings.duration);
   let done = 0;
   const startedAt = Date.now();
   try {
-    for (const { scenario, route } of plan) {
+    for (const { scenario, route, servers } of plan) {
       const connections = settings.connections ?? scenario.connections;
       for (let round = 0; round <= settings.rounds; round++) {
         const warm = round === 0;
-        const order = rotate(running, round);
+        const order = rotate(servers, round);
         for (const { contender, server } of order) {
           done++;
           const sampler = server.sampler();

@@ -8,7 +8,7 @@ export type Next = (err?: unknown) => void;
  * A handler or middleware, Express-style. It may be sync or async: a thrown
  * error, a rejected promise and `next(err)` all reach the app's error handler.
  */
-export type Handler<Req extends CogRequest = CogRequest, Res extends CogResponse = CogResponse> = (
+export type Handler<Req = CogRequest, Res = CogResponse> = (
   req: Req,
   res: Res,
   next: Next,

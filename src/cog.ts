@@ -7,6 +7,9 @@ import { HttpError, errorBody, statusOf } from "./errors.js";
 import { CogRequest, decodeParam, type Params, type RequestSettings } from "./request.js";
 import type { CogResponse } from "./response.js";
 import { Router, joinPaths, prefixCoverage, prefixMatcher, type Match } from "./router.js";
+import { compileSerializers, compileValidation, type Serializer } from "./schema/compile.js";
+import { buildOpenApi, type OpenApiInfo, type RouteInfo } from "./schema/openapi.js";
+import type { RouteOptions } from "./schema/types.js";
 import { Scope, type Layer, type Registry } from "./scope.js";
 import { inject, type InjectOptions, type InjectResponse } from "./testing.js";
 
@@ -28,6 +31,7 @@ export type NotFoundHandler = (req: CogRequest, res: CogResponse) => unknown;
 interface Route {
   readonly handlers: Handler[];
   readonly paramNames: string[];
+  readonly serializers: Map<number, Serializer> | null;
 }
 
 const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -51,12 +55,13 @@ export class Cog extends Scope implements ChainOwner {
   /** Middleware for requests that match no route, rebuilt when `use` adds some. */
   private fallbackLayers: Handler[] | null = null;
   private engine: Engine | null = null;
+  private readonly routes: RouteInfo[] = [];
   private closing = false;
   private order = 0;
 
   constructor(options: CogOptions = {}) {
     const registry: Registry = {
-      addRoute: (scope, method, path, handlers) => this.addRoute(scope, method, path, handlers),
+      addRoute: (scope, method, path, handlers, options) => this.addRoute(scope, method, path, handlers, options),
       nextOrder: () => this.order++,
       layersChanged: () => {
         this.fallbackLayers = null;
@@ -136,6 +141,7 @@ export class Cog extends Scope implements ChainOwner {
     const match = this.router.find(req.method!, path);
     if (match === null || match.data === null) return this.unmatched(req, res, match);
     const route = match.data;
+    if (route.serializers !== null) res.serializers = route.serializers;
     if (match.values !== null) {
       try {
         req.params = buildParams(route.paramNames, match.values);
@@ -192,8 +198,9 @@ export class Cog extends Scope implements ChainOwner {
     return this.fallbackLayers;
   }
 
-  private addRoute(scope: Scope, method: string, path: string, handlers: Handler[]): void {
+  private addRoute(scope: Scope, method: string, path: string, handlers: Handler[], options: RouteOptions | undefined): void {
     const pattern = joinPaths(scope.prefix, path);
+    const where = `${method === "*" ? "ALL" : method} ${pattern}`;
     const chain: Handler[] = [];
     const scopes: Scope[] = [];
     for (let s: Scope | null = scope; s !== null; s = s.parent) scopes.unshift(s);
@@ -204,9 +211,21 @@ export class Cog extends Scope implements ChainOwner {
         else if (coverage === "some") chain.push(guard(layer, prefixMatcher(layer.prefix)));
       }
     }
+    const schema = options?.schema;
+    const validate = schema === undefined ? null : compileValidation(schema, where);
+    if (validate !== null) chain.push(validate);
     chain.push(...handlers);
-    const route: Route = { handlers: chain, paramNames: [] };
+    const route: Route = { handlers: chain, paramNames: [], serializers: schema === undefined ? null : compileSerializers(schema.response, where) };
     route.paramNames.push(...this.router.add(method, pattern, route));
+    this.routes.push({ method, pattern, paramNames: route.paramNames, schema });
+  }
+
+  /**
+   * An OpenAPI 3.1 document describing every route: methods, paths, params,
+   * schemas and statuses. Serve it with `app.get("/openapi.json", (_req, res) => res.json(app.openapi()))`.
+   */
+  openapi(info: OpenApiInfo = { title: "Cog API", version: "1.0.0" }): Record<string, unknown> {
+    return buildOpenApi(this.routes, info);
   }
 
   /** Turns any error into a response, whatever state the response is in. */

@@ -10,8 +10,10 @@ export class HttpError extends Error {
   readonly status: number;
   /** Extra response headers, e.g. `Allow` on a 405. */
   readonly headers: Record<string, string> | undefined;
+  /** Extra fields for the JSON error body (4xx only), e.g. `validation` on a schema failure. */
+  readonly data: Record<string, unknown> | undefined;
 
-  constructor(status: number, message?: string, options?: { cause?: unknown; headers?: Record<string, string> }) {
+  constructor(status: number, message?: string, options?: { cause?: unknown; headers?: Record<string, string>; data?: Record<string, unknown> }) {
     if (!Number.isInteger(status) || status < 400 || status > 599) {
       throw new RangeError(`HttpError status must be an integer from 400 to 599, got ${status}`);
     }
@@ -19,6 +21,7 @@ export class HttpError extends Error {
     this.name = "HttpError";
     this.status = status;
     this.headers = options?.headers;
+    this.data = options?.data;
   }
 
   /** Whether the message is safe to show to the client. */
@@ -41,8 +44,10 @@ export function statusOf(err: unknown): number {
 }
 
 /** The JSON body of an error response, shaped like Fastify's. */
-export function errorBody(status: number, err: unknown): { statusCode: number; error: string; message: string } {
+export function errorBody(status: number, err: unknown): Record<string, unknown> {
   const error = STATUS_CODES[status] ?? "Error";
   const exposed = status < 500 && err instanceof Error && err.message !== "" ? err.message : error;
-  return { statusCode: status, error, message: exposed };
+  const body: Record<string, unknown> = { statusCode: status, error, message: exposed };
+  if (status < 500 && err instanceof HttpError && err.data !== undefined) Object.assign(body, err.data);
+  return body;
 }

@@ -2,6 +2,7 @@ import { ServerResponse, validateHeaderName, validateHeaderValue } from "node:ht
 import { pipeline, type Readable } from "node:stream";
 import { stringifySetCookie } from "cookie";
 import type { CogRequest } from "./request.js";
+import type { Serializer } from "./schema/compile.js";
 
 export type HeaderValue = string | number | readonly string[];
 
@@ -38,6 +39,8 @@ const BODY_HEADERS = ["content-type", "content-length", "content-encoding", "con
 export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResponse<Req> {
   /** Headers set with `res.set`, by lower-case name; null until the first one. */
   declare private pending: Record<string, HeaderValue> | null;
+  /** The route's compiled response serializers by status, when it declared response schemas. */
+  declare serializers: Map<number, Serializer> | null;
 
   constructor(req: Req) {
     super(req);
@@ -47,6 +50,7 @@ export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResp
   /** Gives a response Cog's fields (see CogRequest.init). */
   static init(res: CogResponse): void {
     res.pending = null;
+    res.serializers = null;
   }
 
   /** Sets the status code; chainable: `res.status(201).json(user)`. */
@@ -101,13 +105,18 @@ export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResp
     if (Buffer.isBuffer(body)) return this.finish(body, BINARY);
     if (isReadable(body)) return this.stream(body);
     if (body instanceof Uint8Array) return this.finish(Buffer.from(body.buffer, body.byteOffset, body.byteLength), BINARY);
-    return this.finish(JSON.stringify(body), JSON_TYPE);
+    return this.finish(this.serialize(body), JSON_TYPE);
   }
 
-  /** Sends a value as JSON. */
+  /** Sends a value as JSON (through the route's response schema for this status, if it has one). */
   json(value: unknown, status?: number): this {
     if (status !== undefined) this.statusCode = status;
-    return this.finish(JSON.stringify(value) ?? "null", JSON_TYPE);
+    return this.finish(this.serialize(value), JSON_TYPE);
+  }
+
+  private serialize(value: unknown): string {
+    const serializer = this.serializers?.get(this.statusCode);
+    return serializer === undefined ? (JSON.stringify(value) ?? "null") : serializer(value);
   }
 
   /** Sends an HTML string. */

@@ -1,5 +1,17 @@
 import type { Handler } from "./chain.js";
 import { joinPaths, normalizePattern } from "./router.js";
+import type { RouteOptions, RouteSchema, SchemaRequest, SchemaResponse } from "./schema/types.js";
+
+/**
+ * A route-registering method: `(path, ...handlers)`, or `(path, { schema }, ...handlers)`
+ * whose handlers see `req.body`, `req.query`, `req.params` and `res.json` typed from the schema.
+ */
+export interface AddRoute<This> {
+  <const S extends RouteSchema>(path: string, options: RouteOptions<S>, ...handlers: Array<Handler<SchemaRequest<S>, SchemaResponse<S>>>): This;
+  (path: string, ...handlers: Handler[]): This;
+}
+
+type RouteArgs = Array<Handler | RouteOptions>;
 
 /** A middleware registered with `use`, and the path prefix it is limited to ("/" for all). */
 export interface Layer {
@@ -11,7 +23,7 @@ export interface Layer {
 
 /** Where a scope sends what it registers: the app. */
 export interface Registry {
-  addRoute(scope: Scope, method: string, path: string, handlers: Handler[]): void;
+  addRoute(scope: Scope, method: string, path: string, handlers: Handler[], options: RouteOptions | undefined): void;
   nextOrder(): number;
   layersChanged(): void;
 }
@@ -50,31 +62,15 @@ export class Scope {
     return this;
   }
 
-  get(path: string, ...handlers: Handler[]): this {
-    return this.route("GET", path, handlers);
-  }
-  post(path: string, ...handlers: Handler[]): this {
-    return this.route("POST", path, handlers);
-  }
-  put(path: string, ...handlers: Handler[]): this {
-    return this.route("PUT", path, handlers);
-  }
-  patch(path: string, ...handlers: Handler[]): this {
-    return this.route("PATCH", path, handlers);
-  }
-  delete(path: string, ...handlers: Handler[]): this {
-    return this.route("DELETE", path, handlers);
-  }
-  head(path: string, ...handlers: Handler[]): this {
-    return this.route("HEAD", path, handlers);
-  }
-  options(path: string, ...handlers: Handler[]): this {
-    return this.route("OPTIONS", path, handlers);
-  }
+  readonly get: AddRoute<this> = (path: string, ...args: RouteArgs) => this.route("GET", path, args);
+  readonly post: AddRoute<this> = (path: string, ...args: RouteArgs) => this.route("POST", path, args);
+  readonly put: AddRoute<this> = (path: string, ...args: RouteArgs) => this.route("PUT", path, args);
+  readonly patch: AddRoute<this> = (path: string, ...args: RouteArgs) => this.route("PATCH", path, args);
+  readonly delete: AddRoute<this> = (path: string, ...args: RouteArgs) => this.route("DELETE", path, args);
+  readonly head: AddRoute<this> = (path: string, ...args: RouteArgs) => this.route("HEAD", path, args);
+  readonly options: AddRoute<this> = (path: string, ...args: RouteArgs) => this.route("OPTIONS", path, args);
   /** Every method on this path. */
-  all(path: string, ...handlers: Handler[]): this {
-    return this.route("*", path, handlers);
-  }
+  readonly all: AddRoute<this> = (path: string, ...args: RouteArgs) => this.route("*", path, args);
 
   /** Routes under a common prefix with middleware of their own: `app.group("/admin", (admin) => …)`. */
   group(prefix: string, define: (group: Scope) => void): this {
@@ -84,10 +80,13 @@ export class Scope {
     return this;
   }
 
-  protected route(method: string, path: string, handlers: Handler[]): this {
+  protected route(method: string, path: string, args: RouteArgs): this {
+    const first = args[0];
+    const options = typeof first === "object" && first !== null ? (first as RouteOptions) : undefined;
+    const handlers = (options === undefined ? args : args.slice(1)) as Handler[];
     if (handlers.length === 0) throw new TypeError(`Route ${method} ${path} needs at least one handler`);
     for (const handler of handlers) assertHandler(handler, `${method} ${path}`);
-    this.registry.addRoute(this, method, path, handlers);
+    this.registry.addRoute(this, method, path, handlers, options);
     return this;
   }
 }

@@ -1,6 +1,7 @@
 // Cog: the seed's app (examples/seed-app.ts) plus the contract's three extra routes.
 import { Cog } from "../../dist/index.js";
 import { htmlPage } from "../lib/contract.mjs";
+import { ORDER_SCHEMA, SUMMARY_SCHEMA, summarize } from "../lib/validation.mjs";
 
 const NAME = "cog";
 const app = new Cog();
@@ -46,5 +47,6 @@ app.post("/parse-body", (req, res) => {
 app.get("/json", (_req, res) => res.json({ hello: "world" }));
 app.get("/api", (req, res) => res.send(`Hey ${req.query.name} ${req.query.lastname}`));
 app.get("/html", (_req, res) => res.html(htmlPage()));
+app.post("/validate", { schema: { body: ORDER_SCHEMA, response: { 200: SUMMARY_SCHEMA } } }, (req, res) => res.json(summarize(req.body)));
 
 app.listen(Number(process.env.PORT), "127.0.0.1", () => console.log("ready"));

@@ -3,7 +3,7 @@
 import cookieParser from "cookie-parser";
 import { htmlPage } from "../lib/contract.mjs";
 
-export function buildExpressApp(express, NAME) {
+export function buildExpressApp(express, NAME, { validation } = {}) {
   const app = express();
   app.disable("x-powered-by");
   app.disable("etag");
@@ -37,5 +37,13 @@ export function buildExpressApp(express, NAME) {
   app.get("/json", (_req, res) => res.json({ hello: "world" }));
   app.get("/api", (req, res) => res.type("text").send(`Hey ${req.query.name} ${req.query.lastname}`));
   app.get("/html", (_req, res) => res.type("html").send(htmlPage()));
+  if (validation) {
+    const { Order, summarize } = validation;
+    app.post("/validate", (req, res) => {
+      const result = Order.safeParse(req.body);
+      if (!result.success) return res.status(400).json({ issues: result.error.issues });
+      res.json(summarize(result.data));
+    });
+  }
   return app;
 }

@@ -2,6 +2,7 @@
 import cookie from "@fastify/cookie";
 import Fastify from "fastify";
 import { htmlPage } from "../lib/contract.mjs";
+import { ORDER_SCHEMA, SUMMARY_SCHEMA, summarize } from "../lib/validation.mjs";
 
 const NAME = "fastify";
 const app = Fastify({ logger: false });
@@ -34,6 +35,7 @@ app.post("/parse-body", (req, reply) => reply.send(req.body));
 app.get("/json", (_req, reply) => reply.send({ hello: "world" }));
 app.get("/api", (req, reply) => reply.send(`Hey ${req.query.name} ${req.query.lastname}`));
 app.get("/html", (_req, reply) => reply.type("text/html; charset=utf-8").send(htmlPage()));
+app.post("/validate", { schema: { body: ORDER_SCHEMA, response: { 200: SUMMARY_SCHEMA } } }, (req, reply) => reply.send(summarize(req.body)));
 
 await app.listen({ port: Number(process.env.PORT), host: "127.0.0.1" });
 console.log("ready");

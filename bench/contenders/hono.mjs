@@ -2,7 +2,10 @@
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { zValidator } from "@hono/zod-validator";
 import { htmlPage } from "../lib/contract.mjs";
+import { summarize } from "../lib/validation.mjs";
+import { Order } from "../lib/validation-zod.mjs";
 
 const NAME = "hono";
 const app = new Hono();
@@ -30,5 +33,6 @@ app.post("/parse-body", async (c) => c.json(await c.req.json()));
 app.get("/json", (c) => c.json({ hello: "world" }));
 app.get("/api", (c) => c.text(`Hey ${c.req.query("name")} ${c.req.query("lastname")}`));
 app.get("/html", (c) => c.html(htmlPage()));
+app.post("/validate", zValidator("json", Order), (c) => c.json(summarize(c.req.valid("json"))));
 
 serve({ fetch: app.fetch, hostname: "127.0.0.1", port: Number(process.env.PORT) }, () => console.log("ready"));

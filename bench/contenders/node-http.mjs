@@ -1,15 +1,22 @@
 // The baseline: a tight hand-written node:http server doing the contract's work
 // with the same parsers Cog uses (fast-querystring, cookie), and nothing else.
 import { createServer } from "node:http";
+import Ajv from "ajv";
+import addFormats from "ajv-formats";
 import { parseCookie, stringifySetCookie } from "cookie";
 import { parse as parseQuery } from "fast-querystring";
 import { DEEP_PATH, TOKEN, htmlPage } from "../lib/contract.mjs";
+import { ORDER_SCHEMA, summarize } from "../lib/validation.mjs";
 
 const NAME = "node-http";
 const TEXT = "text/plain; charset=utf-8";
 const JSON_TYPE = "application/json; charset=utf-8";
 const SET_TOKEN = stringifySetCookie({ name: "token", value: TOKEN, path: "/" });
 const CLEAR_TOKEN = stringifySetCookie({ name: "token", value: "", path: "/", expires: new Date(0) });
+// The same ajv settings Cog uses for bodies.
+const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true });
+addFormats(ajv);
+const validateOrder = ajv.compile(ORDER_SCHEMA);
 
 function send(res, status, type, body, cookie) {
   const headers = { "x-powered-by": NAME, "content-type": type, "content-length": Buffer.byteLength(body) };
@@ -48,7 +55,7 @@ const server = createServer((req, res) => {
       case "/html":
         return send(res, 200, "text/html; charset=utf-8", htmlPage());
     }
-  } else if (req.method === "POST" && path === "/parse-body") {
+  } else if (req.method === "POST" && (path === "/parse-body" || path === "/validate")) {
     const chunks = [];
     req.on("data", (chunk) => chunks.push(chunk));
     req.on("end", () => {
@@ -58,7 +65,9 @@ const server = createServer((req, res) => {
       } catch {
         return send(res, 400, TEXT, "Bad JSON");
       }
-      send(res, 200, JSON_TYPE, JSON.stringify(body));
+      if (path === "/parse-body") return send(res, 200, JSON_TYPE, JSON.stringify(body));
+      if (!validateOrder(body)) return send(res, 400, JSON_TYPE, JSON.stringify({ errors: validateOrder.errors }));
+      send(res, 200, JSON_TYPE, JSON.stringify(summarize(body)));
     });
     return;
   }

@@ -3,10 +3,14 @@
 import { connect } from "node:net";
 import { EXTRA_CHECKS, ROUTES } from "./contract.mjs";
 
-/** Returns the list of problems; an empty list means the contender conforms. */
-export async function checkConformance(name, port) {
+/**
+ * Returns the list of problems; an empty list means the contender conforms.
+ * `capabilities` names the optional parts of the contract it implements (e.g. "validation").
+ */
+export async function checkConformance(name, port, capabilities = []) {
   const problems = [];
   for (const route of [...ROUTES, ...EXTRA_CHECKS]) {
+    if (route.needs !== undefined && !capabilities.includes(route.needs)) continue;
     try {
       const res = await fetch(`http://127.0.0.1:${port}${route.path}`, { method: route.method, headers: route.headers, body: route.payload });
       const text = await res.text();

@@ -1,13 +1,15 @@
 // Who is measured. Each contender is one server file in bench/contenders/ that
 // implements the route contract (lib/contract.mjs); `engine` names the bare
-// server it is compared with, which does the same work by hand.
+// server it is compared with, which does the same work by hand; `capabilities`
+// names the optional parts of the contract it implements (scenarios that need
+// one are run only with those contenders).
 
 export const CONTENDERS = [
-  { name: "node-http", engine: "node", file: "node-http.mjs", bare: true, about: "bare node:http, hand-written: the ceiling on this engine" },
-  { name: "cog", engine: "node", file: "cog.mjs", about: "this repo (dist/), the seed's app" },
-  { name: "fastify", engine: "node", file: "fastify.mjs", package: "fastify", about: "with @fastify/cookie" },
-  { name: "hono", engine: "node", file: "hono.mjs", package: "hono", about: "on @hono/node-server" },
-  { name: "express", engine: "node", file: "express.mjs", package: "express", about: "with cookie-parser and express.json" },
+  { name: "node-http", engine: "node", capabilities: ["validation"], file: "node-http.mjs", bare: true, about: "bare node:http, hand-written: the ceiling on this engine; ajv for validation" },
+  { name: "cog", engine: "node", capabilities: ["validation"], file: "cog.mjs", about: "this repo (dist/), the seed's app; route schemas for validation" },
+  { name: "fastify", engine: "node", capabilities: ["validation"], file: "fastify.mjs", package: "fastify", about: "with @fastify/cookie; its own ajv + fast-json-stringify for validation" },
+  { name: "hono", engine: "node", capabilities: ["validation"], file: "hono.mjs", package: "hono", about: "on @hono/node-server; @hono/zod-validator for validation" },
+  { name: "express", engine: "node", capabilities: ["validation"], file: "express.mjs", package: "express", about: "with cookie-parser and express.json; zod for validation" },
   { name: "koa", engine: "node", file: "koa.mjs", package: "koa", about: "with @koa/router and @koa/bodyparser" },
   { name: "h3", engine: "node", file: "h3.mjs", package: "h3", about: "on srvx (node:http)" },
   { name: "polka", engine: "node", file: "polka.mjs", package: "polka", about: "with body-parser" },

@@ -1,5 +1,6 @@
 // The route contract every contender implements, and the shared pieces of work
 // (the HTML page) so that each app does exactly the same job.
+import { INVALID_BODY, ORDER, VALID_BODY, summarize } from "./validation.mjs";
 
 export const TOKEN = "my_token_12345";
 /** The cookie header the seed's benchmark sends on every GET. */
@@ -28,12 +29,15 @@ export const ROUTES = [
   { id: "json", method: "GET", path: "/json", headers: {}, status: 200, type: /^application\/json/, json: { hello: "world" } },
   { id: "api", method: "GET", path: "/api?name=A&lastname=B", headers: {}, status: 200, type: /^text\/plain/, body: () => "Hey A B" },
   { id: "html", method: "GET", path: "/html", headers: {}, status: 200, type: /^text\/html/, body: () => /^<!DOCTYPE html>.*Rendered at \d{13}.*<\/html>$/s },
+  // Only for contenders with `validation: true` (lib/contenders.mjs): the schema scenario.
+  { id: "validate", needs: "validation", method: "POST", path: "/validate", headers: { "content-type": "application/json" }, payload: VALID_BODY, status: 200, type: /^application\/json/, json: summarize(ORDER) },
 ];
 
 /** Requests that are not timed but must be answered right (the other branch of /admin). */
 export const EXTRA_CHECKS = [
   { id: "admin-authenticated", method: "GET", path: "/admin", headers: { cookie: `token=${TOKEN}` }, status: 200, type: /^application\/json/, json: { message: "Secret info" }, setCookie: /^token=;.*(Expires=Thu, 01 Jan 1970|Max-Age=0)/i },
   { id: "hello-default", method: "GET", path: "/hello", headers: {}, status: 200, type: /^text\/plain/, body: () => "Hello, user!" },
+  { id: "validate-invalid", needs: "validation", method: "POST", path: "/validate", headers: { "content-type": "application/json" }, payload: INVALID_BODY, status: 400, type: /^application\/json/, body: () => /./ },
 ];
 
 export function routeById(id) {

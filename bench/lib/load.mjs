@@ -108,7 +108,8 @@ function wrkCommand(o) {
         rps: requests / seconds,
         bytesPerSec: bytes / seconds,
         latencyAvg,
-        latencyP99,
+        // wrk's histogram can come back empty under pipelining: unknown, not zero.
+        latencyP99: latencyP99 > 0 ? latencyP99 : null,
         errors: connect + read + write,
         timeouts: timeout,
         resets: 0,

@@ -36,4 +36,14 @@ export const SCENARIOS = [
     pipelining: 1,
     seedDuration: 10,
   },
+  {
+    id: "validation",
+    title: "Validation and serialization (a ~1 KB nested order)",
+    source: "after mion's headline (seed 001): validate a nested body, answer through a response schema",
+    routes: ["validate"],
+    needs: "validation",
+    connections: 100,
+    pipelining: 1,
+    seedDuration: 10,
+  },
 ];

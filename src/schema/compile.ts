@@ -1,0 +1,198 @@
+import { createRequire } from "node:module";
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import type { Ajv as AjvInstance, ErrorObject, ValidateFunction } from "ajv";
+import type { Handler } from "../chain.js";
+import { HttpError } from "../errors.js";
+import type { CogRequest } from "../request.js";
+import type { JsonSchema, RouteSchema, Schema } from "./types.js";
+
+// ajv and fast-json-stringify are loaded on the first route that declares a JSON Schema,
+// so apps without schemas never pay for loading them.
+const require = createRequire(import.meta.url);
+
+type Location = "params" | "query" | "headers" | "body";
+const LOCATIONS: readonly Location[] = ["params", "query", "headers", "body"];
+
+/** One failing field of a request, as listed in the 400 answer. */
+export interface ValidationIssue {
+  in: Location;
+  /** JSON Pointer to the field, e.g. `/items/0/price`; `/` for the whole value. */
+  path: string;
+  message: string;
+}
+
+export type Serializer = (value: unknown) => string;
+
+export function isStandardSchema(schema: unknown): schema is StandardSchemaV1 {
+  return typeof schema === "object" && schema !== null && "~standard" in schema;
+}
+
+let plainAjv: AjvInstance | null = null;
+let coercingAjv: AjvInstance | null = null;
+
+/**
+ * Bodies are validated as sent; params, query and headers arrive as strings,
+ * so their validator coerces to the declared types (`?limit=5` -> 5, and a
+ * single value to an array where an array is declared), as Fastify does.
+ */
+function ajvFor(location: Location): AjvInstance {
+  const coerce = location !== "body";
+  const existing = coerce ? coercingAjv : plainAjv;
+  if (existing !== null) return existing;
+  const AjvClass = (require("ajv") as typeof import("ajv")).default;
+  const addFormats = (require("ajv-formats") as typeof import("ajv-formats")).default;
+  // allErrors lists every failing field; the body limit bounds how much work that can be.
+  const ajv = new AjvClass({ allErrors: true, strict: false, useDefaults: true, coerceTypes: coerce ? "array" : false });
+  addFormats(ajv);
+  if (coerce) coercingAjv = ajv;
+  else plainAjv = ajv;
+  return ajv;
+}
+
+interface Validator {
+  readonly location: Location;
+  readonly json: ValidateFunction | null;
+  readonly standard: StandardSchemaV1 | null;
+}
+
+/**
+ * Builds, at registration, the middleware that checks a route's params,
+ * query, headers and body. A request that fails gets 400 listing each failing
+ * field; the handler is not called. Standard Schema outputs replace the input
+ * (so transforms apply); JSON Schema coercion happens in place.
+ */
+export function compileValidation(schema: RouteSchema, where: string): Handler | null {
+  const validators: Validator[] = [];
+  for (const location of LOCATIONS) {
+    const part = schema[location];
+    if (part === undefined) continue;
+    if (isStandardSchema(part)) {
+      validators.push({ location, json: null, standard: part });
+    } else {
+      validators.push({ location, json: compileJson(part, location, where), standard: null });
+    }
+  }
+  if (validators.length === 0) return null;
+
+  return function validateRequest(req, _res, next) {
+    let issues: ValidationIssue[] | null = null;
+    let waiting: Array<Promise<void>> | null = null;
+    const apply = (location: Location, result: StandardSchemaV1.Result<unknown>) => {
+      if (result.issues !== undefined) (issues ??= []).push(...standardIssues(result.issues, location));
+      else write(req, location, result.value);
+    };
+    for (const v of validators) {
+      const value = read(req, v.location);
+      if (v.json !== null) {
+        if (!v.json(value)) (issues ??= []).push(...ajvIssues(v.json.errors ?? [], v.location));
+        continue;
+      }
+      const result = v.standard!["~standard"].validate(value);
+      if (result instanceof Promise) (waiting ??= []).push(result.then((r) => apply(v.location, r)));
+      else apply(v.location, result);
+    }
+    const finish = () => {
+      if (issues !== null) throw validationError(issues);
+      next();
+    };
+    if (waiting !== null) return Promise.all(waiting).then(finish);
+    finish();
+  };
+}
+
+function compileJson(schema: JsonSchema, location: Location, where: string): ValidateFunction {
+  try {
+    return ajvFor(location).compile(schema);
+  } catch (err) {
+    throw new Error(`Route ${where}: the ${location} schema does not compile: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+function read(req: CogRequest, location: Location): unknown {
+  switch (location) {
+    case "params":
+      return req.params;
+    case "query":
+      return req.query;
+    case "headers":
+      return req.headers;
+    case "body":
+      return req.body;
+  }
+}
+
+function write(req: CogRequest, location: Location, value: unknown): void {
+  switch (location) {
+    case "params":
+      req.params = value as CogRequest["params"];
+      break;
+    case "query":
+      req.query = value as CogRequest["query"];
+      break;
+    case "headers":
+      req.headers = value as CogRequest["headers"];
+      break;
+    case "body":
+      req.body = value;
+      break;
+  }
+}
+
+function ajvIssues(errors: readonly ErrorObject[], location: Location): ValidationIssue[] {
+  return errors.map((e) => {
+    const missing = e.keyword === "required" ? `/${(e.params as { missingProperty: string }).missingProperty}` : "";
+    const path = `${e.instancePath}${missing}` || "/";
+    return { in: location, path, message: e.message ?? "is invalid" };
+  });
+}
+
+function standardIssues(issues: readonly StandardSchemaV1.Issue[], location: Location): ValidationIssue[] {
+  return issues.map((issue) => {
+    const segments = (issue.path ?? []).map((p) => String(typeof p === "object" ? p.key : p).replace(/~/g, "~0").replace(/\//g, "~1"));
+    return { in: location, path: segments.length === 0 ? "/" : `/${segments.join("/")}`, message: issue.message };
+  });
+}
+
+function validationError(issues: ValidationIssue[]): HttpError {
+  const first = issues[0]!;
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
+  return new HttpError(400, `Invalid ${first.in}: ${first.path} ${first.message}${more}`, { data: { validation: issues } });
+}
+
+/**
+ * Builds, at registration, a serializer per response status. A JSON Schema
+ * compiles with fast-json-stringify, which writes only the declared fields, so
+ * a handler can't leak a field it forgot to remove. A Standard Schema checks
+ * (and strips, where the library does) the value, then JSON.stringify writes it.
+ */
+export function compileSerializers(response: RouteSchema["response"], where: string): Map<number, Serializer> | null {
+  if (response === undefined) return null;
+  const serializers = new Map<number, Serializer>();
+  for (const [key, schema] of Object.entries(response) as Array<[string, Schema]>) {
+    const status = Number(key);
+    if (!Number.isInteger(status) || status < 100 || status > 599) throw new Error(`Route ${where}: response schema key "${key}" is not an HTTP status`);
+    serializers.set(status, isStandardSchema(schema) ? standardSerializer(schema, where, status) : jsonSerializer(schema, where, status));
+  }
+  return serializers;
+}
+
+function jsonSerializer(schema: JsonSchema, where: string, status: number): Serializer {
+  const build = require("fast-json-stringify") as typeof import("fast-json-stringify").default;
+  try {
+    return build(schema as unknown as Parameters<typeof build>[0]) as Serializer;
+  } catch (err) {
+    throw new Error(`Route ${where}: the ${status} response schema does not compile: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+function standardSerializer(schema: StandardSchemaV1, where: string, status: number): Serializer {
+  return (value) => {
+    const result = schema["~standard"].validate(value);
+    if (result instanceof Promise) throw new Error(`Route ${where}: the ${status} response schema validates asynchronously; response schemas must be synchronous`);
+    if (result.issues !== undefined) {
+      const issue = result.issues[0]!;
+      throw new Error(`Route ${where}: the ${status} response does not match its schema: ${issue.message}`);
+    }
+    return JSON.stringify(result.value);
+  };
+}

@@ -1,0 +1,55 @@
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import type { CogRequest } from "../request.js";
+import type { CogResponse } from "../response.js";
+
+/** A JSON Schema object (TypeBox's `Type.*` builds these). */
+export type JsonSchema = { readonly [keyword: string]: unknown };
+
+/** Either kind of schema a route accepts: JSON Schema, or any Standard Schema (zod 4, valibot, arktype…). */
+export type Schema = JsonSchema | StandardSchemaV1;
+
+/** What a route may declare; each part is checked before the handler runs. */
+export interface RouteSchema {
+  params?: Schema;
+  query?: Schema;
+  headers?: Schema;
+  body?: Schema;
+  /** Response bodies by status: a JSON Schema compiles a serializer that writes only the declared fields. */
+  response?: { readonly [status: number]: Schema };
+  /** For the OpenAPI document. */
+  summary?: string;
+  description?: string;
+  tags?: readonly string[];
+}
+
+/** Options given between a route's path and its handlers: `app.post("/x", { schema }, handler)`. */
+export interface RouteOptions<S extends RouteSchema = RouteSchema> {
+  schema?: S;
+}
+
+/** The TypeScript type a schema describes: Standard Schema's output, TypeBox's static type, else unknown. */
+export type Infer<S> = S extends StandardSchemaV1<unknown, infer Output>
+  ? Output
+  : S extends { readonly static: infer Static }
+    ? Static
+    : unknown;
+
+type Part<S, K extends string, Fallback> = S extends { readonly [P in K]: infer T } ? Infer<T> : Fallback;
+
+/** The request a schema'd route's handlers see: body, query, params and headers typed from the schema. */
+export type SchemaRequest<S extends RouteSchema> = Omit<CogRequest, "body" | "query" | "params"> & {
+  body: Part<S, "body", CogRequest["body"]>;
+  query: Part<S, "query", CogRequest["query"]>;
+  params: Part<S, "params", CogRequest["params"]>;
+};
+
+/** Any body one of the route's response schemas allows. */
+type ResponseBody<S extends RouteSchema> = S extends { readonly response: infer R } ? { [K in keyof R]: Infer<R[K]> }[keyof R] : unknown;
+
+/** The response a schema'd route's handlers see: `json`/`send` only take what the response schemas allow. */
+export type SchemaResponse<S extends RouteSchema> = S extends { readonly response: object }
+  ? Omit<CogResponse, "json" | "send"> & {
+      json(value: ResponseBody<S>, status?: number): SchemaResponse<S>;
+      send(body?: ResponseBody<S> | string | Buffer | NodeJS.ReadableStream | null, status?: number): SchemaResponse<S>;
+    }
+  : CogResponse;

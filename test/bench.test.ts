@@ -1,0 +1,130 @@
+// The benchmark suite's own machinery: the conformance gate and the report builder.
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { describe, test } from "node:test";
+// @ts-expect-error -- plain ESM modules without type declarations
+import { renderSvg } from "../bench/lib/charts.mjs";
+// @ts-expect-error -- plain ESM modules without type declarations
+import { checkConformance } from "../bench/lib/conformance.mjs";
+// @ts-expect-error -- plain ESM modules without type declarations
+import { buildReport, median, summarize, unexpectedAnswers } from "../bench/lib/report.mjs";
+// @ts-expect-error -- plain ESM modules without type declarations
+import { startServer } from "../bench/lib/server.mjs";
+
+describe("conformance check", () => {
+  test("passes the bare node:http contender and names what a wrong one gets wrong", async (t) => {
+    const server = await startServer({ runtime: process.execPath, file: "bench/contenders/node-http.mjs", port: 40890, cpu: null });
+    t.after(() => server.stop());
+    assert.deepEqual(await checkConformance("node-http", server.port), []);
+    const problems: string[] = await checkConformance("impostor", server.port);
+    assert.ok(problems.some((p) => p.includes('X-Powered-By is "node-http", expected "impostor"')));
+  });
+
+  test("refuses a server that answers wrongly", async (t) => {
+    const bad = createServer((req, res) => {
+      res.setHeader("x-powered-by", "bad");
+      if (req.url === "/json") return res.end('{"hello":"wrong"}');
+      res.statusCode = 500;
+      res.end("nope");
+    });
+    await new Promise<void>((r) => bad.listen(0, "127.0.0.1", r));
+    t.after(() => bad.close());
+    const problems: string[] = await checkConformance("bad", (bad.address() as AddressInfo).port);
+    assert.ok(problems.some((p) => p.startsWith("GET / (root): status 500, expected 200")));
+    assert.ok(problems.some((p) => p.includes("GET /json (json): Content-Type")));
+    assert.ok(problems.some((p) => p.includes('GET /json (json): body {"hello":"wrong"}')));
+    assert.ok(problems.some((p) => p.includes("Set-Cookie")));
+  });
+
+  test("a server that never says ready is reported with its output", async () => {
+    await assert.rejects(
+      startServer({ runtime: process.execPath, file: "test/fixtures/crashing-server.mjs", port: 40891, cpu: null }),
+      /exited \(1\) before it was ready[^]*the database is down/,
+    );
+  });
+});
+
+describe("report builder", () => {
+  const measurement = (contender: string, route: string, rps: number, extra: Record<string, unknown> = {}) => ({
+    scenario: "seed",
+    route,
+    contender,
+    round: 1,
+    requests: rps * 5,
+    rps,
+    bytesPerSec: rps * 100,
+    latencyAvg: 1000 / rps,
+    latencyP99: 5000 / rps,
+    errors: 0,
+    timeouts: 0,
+    resets: 0,
+    statuses: { [route === "admin" ? "403" : "200"]: rps * 5 },
+    serverPeakRss: 50 * 2 ** 20,
+    serverCpu: 0.99,
+    serverCpuSeconds: 5,
+    generatorCpu: 0.5,
+    rssSeries: [
+      { t: 0, rss: 40 * 2 ** 20 },
+      { t: 1, rss: 50 * 2 ** 20 },
+    ],
+    ...extra,
+  });
+  const results = {
+    meta: { date: "2026-01-01T00:00:00Z", machine: "test machine", node: "v20.0.0", tool: "autocannon", rounds: 3, duration: 5, warmup: 2, pinning: "servers on CPU 0", command: "npm run bench", connectionsOverride: null },
+    scenarios: [{ id: "seed", title: "Cog's six routes", source: "seed 000", routes: ["root", "admin"], connections: 800, pipelining: 1 }],
+    contenders: [
+      { name: "node-http", engine: "node", version: "v20.0.0", about: "bare" },
+      { name: "cog", engine: "node", version: "0.1.0", about: "this repo" },
+    ],
+    skipped: [{ name: "uws", reason: "no native build for this Node" }],
+    measurements: [
+      measurement("node-http", "root", 100),
+      measurement("node-http", "root", 120),
+      measurement("node-http", "root", 110),
+      measurement("cog", "root", 99),
+      measurement("cog", "root", 130, { generatorCpu: 0.99 }),
+      measurement("cog", "root", 105, { generatorCpu: 0.99, errors: 2, timeouts: 1 }),
+      measurement("node-http", "admin", 50),
+      measurement("cog", "admin", 60, { statuses: { "403": 290, "500": 10 } }),
+    ],
+  };
+
+  test("medians, ratios to the bare server, errors and unexpected statuses", () => {
+    assert.equal(median([3, 1, 2]), 2);
+    assert.equal(median([4, 1, 2, 3]), 2.5);
+    assert.equal(median([]), null);
+    const rows = summarize(results);
+    const cogRoot = rows.find((r: { contender: string; route: string }) => r.contender === "cog" && r.route === "root");
+    assert.equal(cogRoot.rps, 105);
+    assert.equal(cogRoot.ratio, 105 / 110);
+    assert.equal(cogRoot.errors, 3);
+    assert.equal(cogRoot.generatorBound, true, "the generator used a whole core in most rounds");
+    assert.equal(cogRoot.cpuMicrosPerRequest, (5 / (105 * 5)) * 1e6);
+    const cogAdmin = rows.find((r: { contender: string; route: string }) => r.contender === "cog" && r.route === "admin");
+    assert.equal(cogAdmin.unexpected, 10, "403 is what /admin should answer; only the 500s are unexpected");
+    assert.equal(unexpectedAnswers({ route: "root", requests: 100, statuses: { "non-2xx/3xx": 4 } }), 4);
+    assert.equal(unexpectedAnswers({ route: "admin", requests: 100, statuses: { "non-2xx/3xx": 100 } }), 0);
+  });
+
+  test("the markdown states the method and gives every contender a row, skipped ones a reason", () => {
+    const report: string = buildReport(results, ["charts/requests.svg"]);
+    assert.match(report, /\*\*Machine:\*\* test machine/);
+    assert.match(report, /\*\*Command:\*\* `npm run bench`/);
+    assert.match(report, /\| \*\*cog\*\* \| 105 \(0\.95×\)† \| 60 \(1\.20×\) \|/);
+    assert.match(report, /\| node-http \| 110 \(1\.00×\) \| 50 \(1\.00×\) \|/);
+    assert.match(report, /- \*\*uws\*\*: no native build for this Node/);
+    assert.match(report, /!\[charts\/requests\.svg\]\(charts\/requests\.svg\)/);
+    assert.match(report, /† the load generator used a whole core/);
+  });
+
+  test("charts render to SVG without a browser", async () => {
+    const svg: string = await renderSvg({
+      data: { values: [{ a: "x", b: 1 }] },
+      mark: "bar",
+      encoding: { x: { field: "a", type: "nominal" }, y: { field: "b", type: "quantitative" } },
+    });
+    assert.match(svg, /^<svg[^>]*>/);
+    assert.match(svg, /<\/svg>$/);
+  });
+});

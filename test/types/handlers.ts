@@ -1,0 +1,72 @@
+// Type tests: checked by `tsc -p test/tsconfig.json` (part of `npm test`), never run.
+// Each @ts-expect-error line must fail to type-check, or tsc reports the unused directive.
+import { Type } from "@sinclair/typebox";
+import { z } from "zod";
+import { Cog, HttpError, type CogRequest, type CogResponse, type Handler } from "../../src/index.js";
+
+const app = new Cog();
+
+// Plain routes: req and res are Cog's own types.
+app.get("/plain/:id", (req, res, next) => {
+  const id: string | undefined = req.params.id;
+  const q: string | string[] | undefined = req.query.q;
+  const token: string | undefined = req.cookies.token;
+  if (!id) return next(new HttpError(400));
+  res.status(200).set("x-id", id).send({ id, q, token });
+});
+
+// TypeBox: body, query and params are typed from the schema, and so is the response.
+app.post(
+  "/users/:id",
+  {
+    schema: {
+      params: Type.Object({ id: Type.Integer() }),
+      query: Type.Object({ verbose: Type.Optional(Type.Boolean()) }),
+      body: Type.Object({ name: Type.String(), age: Type.Number() }),
+      response: { 200: Type.Object({ id: Type.Integer(), name: Type.String() }) },
+    },
+  },
+  (req, res) => {
+    const id: number = req.params.id;
+    const verbose: boolean | undefined = req.query.verbose;
+    const name: string = req.body.name;
+    // @ts-expect-error -- age is a number
+    const age: string = req.body.age;
+    // @ts-expect-error -- not declared in the body schema
+    void req.body.email;
+    void verbose;
+    void age;
+    res.json({ id, name });
+    // @ts-expect-error -- the response schema has no such shape
+    res.json({ id: "x", name });
+  },
+);
+
+// zod 4 through Standard Schema: the output type (after coercion) is what the handler sees.
+app.post("/orders", { schema: { body: z.object({ qty: z.coerce.number(), note: z.string().optional() }) } }, (req, res) => {
+  const qty: number = req.body.qty;
+  const note: string | undefined = req.body.note;
+  // @ts-expect-error -- qty is a number after coercion
+  const wrong: string = req.body.qty;
+  void wrong;
+  res.send({ qty, note });
+});
+
+// Groups take the same forms.
+app.group("/admin", (admin) => {
+  admin.get("/stats", { schema: { query: Type.Object({ days: Type.Integer() }) } }, (req, res) => {
+    const days: number = req.query.days;
+    res.json({ days });
+  });
+});
+
+// Express-style middleware types fit `use`.
+const logger: Handler = (req: CogRequest, _res: CogResponse, next) => {
+  void req.path;
+  next();
+};
+app.use(logger);
+app.use("/api", (_req, _res, next) => next());
+
+// @ts-expect-error -- a handler is a function
+app.get("/nope", 42);
