@@ -162,8 +162,7 @@ export class Cog extends Scope implements ChainOwner {
         return this.fail(err, req, res);
       }
       req.rawBody = body!;
-      // Tell Express-style body parsers that the body was already consumed.
-      (req as { _body?: boolean })._body = true;
+      req._body = true;
       runChain(handlers, req, res, this);
     });
   }

@@ -38,19 +38,16 @@ const BODY_HEADERS = ["content-type", "content-length", "content-encoding", "con
  */
 export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResponse<Req> {
   /** Headers set with `res.set`, by lower-case name; null until the first one. */
-  declare private pending: Record<string, HeaderValue> | null;
+  private pending: Record<string, HeaderValue> | null = null;
   /** The route's compiled response serializers by status, when it declared response schemas. */
-  declare serializers: Map<number, Serializer> | null;
+  serializers: Map<number, Serializer> | null = null;
+  /** Whether anything used Node's own header store (`setHeader`), which `send` then has to consult. */
+  private nodeHeaders = false;
 
-  constructor(req: Req) {
-    super(req);
-    CogResponse.init(this);
-  }
-
-  /** Gives a response Cog's fields (see CogRequest.init). */
-  static init(res: CogResponse): void {
-    res.pending = null;
-    res.serializers = null;
+  /** Node's setHeader, noted so that `send` only asks Node's store when something is in it. */
+  override setHeader(name: string, value: number | string | readonly string[]): this {
+    this.nodeHeaders = true;
+    return super.setHeader(name, value);
   }
 
   /** Sets the status code; chainable: `res.status(201).json(user)`. */
@@ -71,7 +68,7 @@ export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResp
       return this;
     }
     if (value === undefined) throw new TypeError(`res.set("${name}") needs a value`);
-    const key = name.toLowerCase();
+    const key = lowerCase(name);
     // A plain object (not Object.create(null), which V8 keeps in slow dictionary mode):
     // writeHead walks it with for-in on every response. "__proto__" is the one key it can't hold.
     if (key === "__proto__") throw new TypeError('"__proto__" is not a usable header name');
@@ -81,7 +78,7 @@ export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResp
 
   /** A header set on this response, whether by `res.set` or by middleware's `setHeader`. */
   get(name: string): HeaderValue | undefined {
-    const key = name.toLowerCase();
+    const key = lowerCase(name);
     return this.pending?.[key] ?? this.getHeader(key);
   }
 
@@ -166,7 +163,7 @@ export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResp
       this.end();
       return this;
     }
-    if (headers["content-type"] === undefined && !this.hasHeader("content-type")) headers["content-type"] = type;
+    if (headers["content-type"] === undefined && !(this.nodeHeaders && this.hasHeader("content-type"))) headers["content-type"] = type;
     headers["content-length"] = typeof body === "string" ? Buffer.byteLength(body) : body.length;
     this.writeHeaders(status, headers);
     this.end(body);
@@ -192,12 +189,27 @@ export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResp
 
   private stream(body: Readable): this {
     const headers = this.pending ?? {};
-    if (headers["content-type"] === undefined && !this.hasHeader("content-type")) headers["content-type"] = BINARY;
+    if (headers["content-type"] === undefined && !(this.nodeHeaders && this.hasHeader("content-type"))) headers["content-type"] = BINARY;
     this.writeHeaders(this.statusCode, headers);
     // pipeline destroys both sides on error, so a failing stream ends the connection instead of hanging it.
     pipeline(body, this, () => {});
     return this;
   }
+}
+
+/**
+ * Header names are nearly always the same few literals: remember their lower
+ * case instead of allocating a new string per response (bounded, so arbitrary
+ * names can't grow it without limit).
+ */
+const LOWER_CASE = new Map<string, string>();
+function lowerCase(name: string): string {
+  let lower = LOWER_CASE.get(name);
+  if (lower === undefined) {
+    lower = name.toLowerCase();
+    if (LOWER_CASE.size < 1000) LOWER_CASE.set(name, lower);
+  }
+  return lower;
 }
 
 function isReadable(value: unknown): value is Readable {

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { IncomingMessage, ServerResponse } from "node:http";
 import type { InjectOptions, Response as InjectResponse } from "light-my-request";
 import { CogRequest } from "./request.js";
 import { CogResponse } from "./response.js";
@@ -17,13 +17,7 @@ let loading: Promise<Inject> | null = null;
 export async function inject(dispatch: Dispatch, options: InjectOptions | string): Promise<InjectResponse> {
   loading ??= import("light-my-request").then((module) => module.inject);
   const run = await loading;
-  return run((req: IncomingMessage, res: ServerResponse) => {
-    const request = adopt(req, CogRequest);
-    CogRequest.init(request);
-    const response = adopt(res, CogResponse);
-    CogResponse.init(response);
-    dispatch(request, response);
-  }, options);
+  return run((req: IncomingMessage, res: ServerResponse) => dispatch(adopt(req, CogRequest, requestFields), adopt(res, CogResponse, responseFields)), options);
 }
 
 /**
@@ -31,7 +25,7 @@ export async function inject(dispatch: Dispatch, options: InjectOptions | string
  * prototype is slow in V8, which is acceptable here (tests only) and is why
  * the real engine constructs Cog's classes instead.
  */
-function adopt<T extends object>(target: object, Class: new (...args: never[]) => T): T {
+function adopt<T extends object>(target: object, Class: new (...args: never[]) => T, fields: () => object): T {
   const own = Object.getPrototypeOf(target) as object;
   let proto = adopted.get(own);
   if (proto === undefined) {
@@ -40,7 +34,24 @@ function adopt<T extends object>(target: object, Class: new (...args: never[]) =
     adopted.set(own, proto);
   }
   Object.setPrototypeOf(target, proto);
+  // The class fields, which only the constructor sets: copy fresh defaults.
+  Object.assign(target, fields());
   return target as T;
 }
 
 const adopted = new WeakMap<object, object>();
+
+/**
+ * Cog's own fields and their defaults, read off an instance so the list lives
+ * in one place (the class). Node's constructors accept a missing socket.
+ */
+function ownFields(instance: object, base: object): () => object {
+  const names = Object.keys(instance).filter((name) => !Object.hasOwn(base, name));
+  return () => Object.fromEntries(names.map((name) => [name, (instance as Record<string, unknown>)[name]]));
+}
+
+const fakeRequest = { method: "GET", httpVersionMajor: 1, httpVersionMinor: 1, headers: {} } as unknown as IncomingMessage;
+let requestDefaults: (() => object) | null = null;
+let responseDefaults: (() => object) | null = null;
+const requestFields = () => (requestDefaults ??= ownFields(new CogRequest(undefined as never), new IncomingMessage(undefined as never)))();
+const responseFields = () => (responseDefaults ??= ownFields(new CogResponse(fakeRequest as CogRequest), new ServerResponse(fakeRequest)))();

@@ -6,8 +6,7 @@ import { DEEP_PATH, TOKEN, htmlPage } from "../lib/contract.mjs";
 const NAME = "bun";
 const TEXT = "text/plain; charset=utf-8";
 const JSON_TYPE = "application/json; charset=utf-8";
-const SET_TOKEN = stringifySetCookie({ name: "token", value: TOKEN, path: "/" });
-const CLEAR_TOKEN = stringifySetCookie({ name: "token", value: "", path: "/", expires: new Date(0) });
+const EXPIRED = new Date(0);
 
 const reply = (status, type, body, cookie) => {
   const headers = { "x-powered-by": NAME, "content-type": type };
@@ -35,11 +34,14 @@ Bun.serve({
       case "/admin": {
         const header = req.headers.get("cookie");
         const cookies = header ? parseCookie(header) : {};
-        if (cookies.token === TOKEN) return reply(200, JSON_TYPE, JSON.stringify({ message: "Secret info" }), CLEAR_TOKEN);
+        if (cookies.token === TOKEN) {
+          const clear = stringifySetCookie({ name: "token", value: "", path: "/", expires: EXPIRED });
+          return reply(200, JSON_TYPE, JSON.stringify({ message: "Secret info" }), clear);
+        }
         return reply(403, TEXT, "Unauthenticated");
       }
       case "/admin/set-token":
-        return reply(200, TEXT, "Token set!", SET_TOKEN);
+        return reply(200, TEXT, "Token set!", stringifySetCookie({ name: "token", value: TOKEN, path: "/" }));
       case "/json":
         return reply(200, JSON_TYPE, JSON.stringify({ hello: "world" }));
       case "/api": {

@@ -11,8 +11,7 @@ import { ORDER_SCHEMA, summarize } from "../lib/validation.mjs";
 const NAME = "node-http";
 const TEXT = "text/plain; charset=utf-8";
 const JSON_TYPE = "application/json; charset=utf-8";
-const SET_TOKEN = stringifySetCookie({ name: "token", value: TOKEN, path: "/" });
-const CLEAR_TOKEN = stringifySetCookie({ name: "token", value: "", path: "/", expires: new Date(0) });
+const EXPIRED = new Date(0);
 // The same ajv settings Cog uses for bodies.
 const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true });
 addFormats(ajv);
@@ -41,11 +40,15 @@ const server = createServer((req, res) => {
       case "/admin": {
         const header = req.headers.cookie;
         const cookies = header === undefined ? {} : parseCookie(header);
-        if (cookies.token === TOKEN) return send(res, 200, JSON_TYPE, JSON.stringify({ message: "Secret info" }), CLEAR_TOKEN);
+        if (cookies.token === TOKEN) {
+          const clear = stringifySetCookie({ name: "token", value: "", path: "/", expires: EXPIRED });
+          return send(res, 200, JSON_TYPE, JSON.stringify({ message: "Secret info" }), clear);
+        }
         return send(res, 403, TEXT, "Unauthenticated");
       }
       case "/admin/set-token":
-        return send(res, 200, TEXT, "Token set!", SET_TOKEN);
+        // Serialized per request, as every framework does.
+        return send(res, 200, TEXT, "Token set!", stringifySetCookie({ name: "token", value: TOKEN, path: "/" }));
       case "/json":
         return send(res, 200, JSON_TYPE, JSON.stringify({ hello: "world" }));
       case "/api": {

@@ -9,8 +9,7 @@ const uWS = requireNativeUws();
 const NAME = "uws";
 const TEXT = "text/plain; charset=utf-8";
 const JSON_TYPE = "application/json; charset=utf-8";
-const SET_TOKEN = stringifySetCookie({ name: "token", value: TOKEN, path: "/" });
-const CLEAR_TOKEN = stringifySetCookie({ name: "token", value: "", path: "/", expires: new Date(0) });
+const EXPIRED = new Date(0);
 
 function send(res, status, type, body, cookie) {
   if (status !== "200 OK") res.writeStatus(status);
@@ -26,10 +25,13 @@ app.get("/hello", (res, req) => send(res, "200 OK", TEXT, `Hello, ${parseQuery(r
 app.get("/admin", (res, req) => {
   const header = req.getHeader("cookie");
   const cookies = header === "" ? {} : parseCookie(header);
-  if (cookies.token === TOKEN) return send(res, "200 OK", JSON_TYPE, JSON.stringify({ message: "Secret info" }), CLEAR_TOKEN);
+  if (cookies.token === TOKEN) {
+    const clear = stringifySetCookie({ name: "token", value: "", path: "/", expires: EXPIRED });
+    return send(res, "200 OK", JSON_TYPE, JSON.stringify({ message: "Secret info" }), clear);
+  }
   send(res, "403 Forbidden", TEXT, "Unauthenticated");
 });
-app.get("/admin/set-token", (res) => send(res, "200 OK", TEXT, "Token set!", SET_TOKEN));
+app.get("/admin/set-token", (res) => send(res, "200 OK", TEXT, "Token set!", stringifySetCookie({ name: "token", value: TOKEN, path: "/" })));
 app.get("/json", (res) => send(res, "200 OK", JSON_TYPE, JSON.stringify({ hello: "world" })));
 app.get("/api", (res, req) => {
   const { name, lastname } = parseQuery(req.getQuery() ?? "");
