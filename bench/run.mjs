@@ -50,7 +50,7 @@ const { values: flags } = parseArgs({
 
 if (flags.help) {
   console.log(`Usage: npm run bench -- [options]
-  --quick               short run: 1 round of 1 s, one route per scenario (under 2 minutes)
+  --quick               smoke test: 1 round of 1 s, no warm-up, one route per scenario (under 2 minutes)
   --node MAJOR          run the servers on that Node major (e.g. 24), installed from npm
   --tool NAME           autocannon (default, as in the seeds) or wrk (saturates later)
   --contenders a,b      only these (${CONTENDERS.map((c) => c.name).join(", ")})
@@ -58,7 +58,7 @@ if (flags.help) {
   --routes a,b          only these route ids within the scenarios
   --rounds N            measured rounds per route (default 5), after one warm-up round
   --duration S          seconds per measurement (default 5)
-  --warmup S            seconds per warm-up measurement (default 2)
+  --warmup S            seconds per warm-up measurement (default 2; 0: no warm-up round)
   --connections N       override every scenario's connection count
   --seed-durations      use each seed's own duration (10/40/30/10 s) instead of --duration
   --out DIR             where report.md, results.json and charts/ go (default bench/results/<time>)`);
@@ -70,15 +70,17 @@ const settings = {
   tool: flags.tool,
   rounds: Number(flags.rounds ?? (quick ? 1 : 5)),
   duration: Number(flags.duration ?? (quick ? 1 : 5)),
-  warmup: Number(flags.warmup ?? (quick ? 1 : 2)),
+  // --quick skips the warm-up round to stay under two minutes; it is a smoke test, not a measurement.
+  warmup: Number(flags.warmup ?? (quick ? 0 : 2)),
   seedDurations: flags["seed-durations"],
   connections: flags.connections === undefined ? null : Number(flags.connections),
 };
 if (!["autocannon", "wrk"].includes(settings.tool)) fatal(`--tool must be autocannon or wrk, got "${settings.tool}"`);
 if (settings.tool === "wrk" && !commandExists("wrk")) fatal("--tool wrk needs wrk on PATH (Debian/Ubuntu: apt-get install wrk)");
-for (const key of ["rounds", "duration", "warmup"]) {
+for (const key of ["rounds", "duration"]) {
   if (!(settings[key] > 0)) fatal(`--${key} must be a positive number`);
 }
+if (!(settings.warmup >= 0)) fatal("--warmup must be 0 (no warm-up round) or a positive number");
 
 const scenarios = (flags.scenarios ? flags.scenarios.split(",").map((id) => SCENARIOS.find((s) => s.id === id) ?? fatal(`Unknown scenario "${id}"; known: ${SCENARIOS.map((s) => s.id).join(", ")}`)) : SCENARIOS).map((s) => {
   let routes = s.routes;
@@ -143,14 +145,15 @@ async function main() {
   // A scenario that needs an optional part of the contract runs only with the contenders that implement it.
   const takingPart = (scenario) => running.filter(({ contender }) => scenario.needs === undefined || (contender.capabilities ?? []).includes(scenario.needs));
   const plan = scenarios.flatMap((s) => s.routes.map((r) => ({ scenario: s, route: routeById(r), servers: takingPart(s) }))).filter((p) => p.servers.length > 0);
-  const total = plan.reduce((n, p) => n + p.servers.length * (settings.rounds + 1), 0);
+  const firstRound = settings.warmup > 0 ? 0 : 1;
+  const total = plan.reduce((n, p) => n + p.servers.length * (settings.rounds + 1 - firstRound), 0);
   const durationOf = (s) => (settings.seedDurations ? s.seedDuration : settings.duration);
   let done = 0;
   const startedAt = Date.now();
   try {
     for (const { scenario, route, servers } of plan) {
       const connections = settings.connections ?? scenario.connections;
-      for (let round = 0; round <= settings.rounds; round++) {
+      for (let round = firstRound; round <= settings.rounds; round++) {
         const warm = round === 0;
         const order = rotate(servers, round);
         for (const { contender, server } of order) {

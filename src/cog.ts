@@ -101,11 +101,17 @@ export class Cog extends Scope implements ChainOwner {
     const engine = new NodeEngine(this.dispatch, this.serverOptions);
     this.engine = engine;
     this.closing = false;
-    const listening = engine.listen(port, host);
-    return listening.then((address) => {
-      callback?.();
-      return address;
-    });
+    return engine.listen(port, host).then(
+      (address) => {
+        callback?.();
+        return address;
+      },
+      (err: unknown) => {
+        // Nothing is listening: let a later listen() try again.
+        this.engine = null;
+        throw err;
+      },
+    );
   }
 
   /** The underlying `http.Server` once listening (for upgrades, or tuning timeouts). */

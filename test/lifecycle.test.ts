@@ -27,6 +27,9 @@ describe("listen and close", () => {
     await assert.rejects(second.listen(port), /EADDRINUSE/);
     await assert.rejects(first.listen(0), /already listening/);
     await first.close();
+    const retried = await second.listen(port, "127.0.0.1");
+    assert.equal(retried.port, port, "a failed listen leaves the app free to listen again");
+    await second.close();
   });
 
   test("close lets in-flight requests finish, and refuses new requests on open connections with 503", async () => {

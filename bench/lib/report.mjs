@@ -98,7 +98,7 @@ export function buildReport(results, chartFiles = []) {
   out.push(`- **Machine:** ${meta.machine}`);
   out.push(`- **Node (servers):** ${meta.node}`);
   out.push(`- **Load generator:** ${meta.tool}${meta.connectionsOverride ? `, ${meta.connectionsOverride} connections everywhere` : ""}`);
-  out.push(`- **Method:** ${meta.pinning}; one warm-up round of ${meta.warmup} s, then ${meta.rounds} measured round(s) of ${meta.duration === "seed durations" ? "each seed's duration" : `${meta.duration} s`} per route, contenders interleaved (order rotated each round); figures are medians over rounds.`);
+  out.push(`- **Method:** ${meta.pinning}; ${meta.warmup > 0 ? `one warm-up round of ${meta.warmup} s` : "no warm-up round"}, then ${meta.rounds} measured round(s) of ${meta.duration === "seed durations" ? "each seed's duration" : `${meta.duration} s`} per route, contenders interleaved (order rotated each round); figures are medians over rounds.`);
   out.push(`- **Command:** \`${meta.command}\``);
   out.push(`- **Run:** ${meta.date}`);
   out.push("");

@@ -27,31 +27,36 @@ export function isStandardSchema(schema: unknown): schema is StandardSchemaV1 {
   return typeof schema === "object" && schema !== null && "~standard" in schema;
 }
 
-let plainAjv: AjvInstance | null = null;
-let coercingAjv: AjvInstance | null = null;
+const ajvInstances = new Map<string, AjvInstance>();
 
 /**
  * Bodies are validated as sent; params, query and headers arrive as strings,
  * so their validator coerces to the declared types (`?limit=5` -> 5, and a
  * single value to an array where an array is declared), as Fastify does.
+ * `allErrors` validators list every failing field; they only run once the
+ * fast one (which stops at the first failure) has refused a request, so valid
+ * requests never pay for them, and the body limit bounds what invalid ones cost.
  */
-function ajvFor(location: Location): AjvInstance {
+function ajvFor(location: Location, allErrors: boolean): AjvInstance {
   const coerce = location !== "body";
-  const existing = coerce ? coercingAjv : plainAjv;
-  if (existing !== null) return existing;
-  const AjvClass = (require("ajv") as typeof import("ajv")).default;
-  const addFormats = (require("ajv-formats") as typeof import("ajv-formats")).default;
-  // allErrors lists every failing field; the body limit bounds how much work that can be.
-  const ajv = new AjvClass({ allErrors: true, strict: false, useDefaults: true, coerceTypes: coerce ? "array" : false });
-  addFormats(ajv);
-  if (coerce) coercingAjv = ajv;
-  else plainAjv = ajv;
+  const key = `${coerce}/${allErrors}`;
+  let ajv = ajvInstances.get(key);
+  if (ajv === undefined) {
+    const AjvClass = (require("ajv") as typeof import("ajv")).default;
+    const addFormats = (require("ajv-formats") as typeof import("ajv-formats")).default;
+    ajv = new AjvClass({ allErrors, strict: false, useDefaults: true, coerceTypes: coerce ? "array" : false });
+    addFormats(ajv);
+    ajvInstances.set(key, ajv);
+  }
   return ajv;
 }
 
 interface Validator {
   readonly location: Location;
+  /** Stops at the first failure: the one every request runs. */
   readonly json: ValidateFunction | null;
+  /** Lists every failure: run only to explain a refusal. */
+  readonly jsonAll: ValidateFunction | null;
   readonly standard: StandardSchemaV1 | null;
 }
 
@@ -67,9 +72,9 @@ export function compileValidation(schema: RouteSchema, where: string): Handler |
     const part = schema[location];
     if (part === undefined) continue;
     if (isStandardSchema(part)) {
-      validators.push({ location, json: null, standard: part });
+      validators.push({ location, json: null, jsonAll: null, standard: part });
     } else {
-      validators.push({ location, json: compileJson(part, location, where), standard: null });
+      validators.push({ location, json: compileJson(part, location, where, false), jsonAll: compileJson(part, location, where, true), standard: null });
     }
   }
   if (validators.length === 0) return null;
@@ -84,7 +89,10 @@ export function compileValidation(schema: RouteSchema, where: string): Handler |
     for (const v of validators) {
       const value = read(req, v.location);
       if (v.json !== null) {
-        if (!v.json(value)) (issues ??= []).push(...ajvIssues(v.json.errors ?? [], v.location));
+        if (!v.json(value)) {
+          v.jsonAll!(value);
+          (issues ??= []).push(...ajvIssues(v.jsonAll!.errors ?? [], v.location));
+        }
         continue;
       }
       const result = v.standard!["~standard"].validate(value);
@@ -100,9 +108,9 @@ export function compileValidation(schema: RouteSchema, where: string): Handler |
   };
 }
 
-function compileJson(schema: JsonSchema, location: Location, where: string): ValidateFunction {
+function compileJson(schema: JsonSchema, location: Location, where: string, allErrors: boolean): ValidateFunction {
   try {
-    return ajvFor(location).compile(schema);
+    return ajvFor(location, allErrors).compile(schema);
   } catch (err) {
     throw new Error(`Route ${where}: the ${location} schema does not compile: ${(err as Error).message}`, { cause: err });
   }
