@@ -163,11 +163,16 @@ export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResp
       this.end();
       return this;
     }
-    if (headers["content-type"] === undefined && !(this.nodeHeaders && this.hasHeader("content-type"))) headers["content-type"] = type;
+    this.defaultType(headers, type);
     headers["content-length"] = typeof body === "string" ? Buffer.byteLength(body) : body.length;
     this.writeHeaders(status, headers);
     this.end(body);
     return this;
+  }
+
+  /** Sets Content-Type to `type` unless one was set already, by `res.set` or by Node's `setHeader`. */
+  private defaultType(headers: Record<string, HeaderValue>, type: string): void {
+    if (headers["content-type"] === undefined && !(this.nodeHeaders && this.hasHeader("content-type"))) headers["content-type"] = type;
   }
 
   /** writeHead, which validates every header; on a bad one, forget it so the error response can go out. */
@@ -189,7 +194,7 @@ export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResp
 
   private stream(body: Readable): this {
     const headers = this.pending ?? {};
-    if (headers["content-type"] === undefined && !(this.nodeHeaders && this.hasHeader("content-type"))) headers["content-type"] = BINARY;
+    this.defaultType(headers, BINARY);
     this.writeHeaders(this.statusCode, headers);
     // pipeline destroys both sides on error, so a failing stream ends the connection instead of hanging it.
     pipeline(body, this, () => {});
