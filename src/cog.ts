@@ -1,5 +1,5 @@
 import type { ServerOptions } from "node:http";
-import { hasBody, readBody } from "./body.js";
+import { bodyLength, NO_BODY, readBody } from "./body.js";
 import { runChain, type ChainOwner, type Handler } from "./chain.js";
 import type { Address, Engine } from "./engines/engine.js";
 import { NodeEngine } from "./engines/node.js";
@@ -155,13 +155,14 @@ export class Cog extends Scope implements ChainOwner {
         return this.fail(err, req, res);
       }
     }
-    if (hasBody(req)) return this.receive(req, res, route.handlers);
+    const length = bodyLength(req);
+    if (length !== NO_BODY) return this.receive(req, res, route.handlers, length);
     runChain(route.handlers, req, res, this);
   };
 
   /** Buffers the body (within the limit) before the chain runs, so `req.body` can be read synchronously. */
-  private receive(req: CogRequest, res: CogResponse, handlers: Handler[]): void {
-    readBody(req, this.bodyLimit, (err, body) => {
+  private receive(req: CogRequest, res: CogResponse, handlers: Handler[], length: number): void {
+    readBody(req, length, this.bodyLimit, (err, body) => {
       if (err !== null) {
         // The rest of the body is never read: close the connection after answering.
         res.shouldKeepAlive = false;

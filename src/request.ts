@@ -1,7 +1,7 @@
 import { IncomingMessage } from "node:http";
 import { parseCookie } from "cookie";
 import { parse as parseQueryString } from "fast-querystring";
-import { parseBody } from "./body.js";
+import { parseBody, rawHeader } from "./body.js";
 import { HttpError } from "./errors.js";
 
 export type Query = Record<string, string | string[] | undefined>;
@@ -89,7 +89,7 @@ export class CogRequest extends IncomingMessage {
    */
   get body(): any {
     if (this.cachedBody === UNSET) {
-      this.cachedBody = this.rawBody === undefined ? undefined : parseBody(this.rawBody, this.headers["content-type"]);
+      this.cachedBody = this.rawBody === undefined ? undefined : parseBody(this.rawBody, rawHeader(this, "content-type"));
     }
     return this.cachedBody;
   }

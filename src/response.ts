@@ -79,14 +79,19 @@ export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResp
   /** A header set on this response, whether by `res.set` or by middleware's `setHeader`. */
   get(name: string): HeaderValue | undefined {
     const key = lowerCase(name);
-    return this.pending?.[key] ?? this.getHeader(key);
+    const value = this.pending?.[key];
+    return value !== undefined || !this.nodeHeaders ? value : this.getHeader(key);
   }
 
-  /** Adds a value to a header that may repeat (Set-Cookie, Vary, Link). */
+  /**
+   * Adds a value to a header that may repeat (Set-Cookie, Vary, Link). The
+   * first value stays a plain string (one header line either way, and Node
+   * writes a string faster than a one-element list).
+   */
   append(name: string, value: string): this {
     const current = this.get(name);
-    const list = current === undefined ? [value] : Array.isArray(current) ? [...current, value] : [String(current), value];
-    return this.set(name, list);
+    const next = current === undefined ? value : Array.isArray(current) ? [...current, value] : [String(current), value];
+    return this.set(name, next);
   }
 
   /**
@@ -131,7 +136,7 @@ export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResp
 
   /** Adds a Set-Cookie header. Invalid names, values or attributes throw (and so answer 500). */
   setCookie(name: string, value: string, options?: CookieOptions): this {
-    const cookie = stringifySetCookie({ path: "/", ...options, name, value });
+    const cookie = stringifySetCookie(options === undefined ? { name, value, path: "/" } : { path: "/", ...options, name, value });
     return this.append("set-cookie", cookie);
   }
 
