@@ -4,34 +4,6 @@ import { parse as parseQueryString } from "fast-querystring";
 import secureJson from "secure-json-parse";
 import { HttpError } from "./errors.js";
 
-/** What `bodyLength` returns for a request without a body, and for a chunked one. */
-export const NO_BODY = -1;
-export const CHUNKED = -2;
-
-/**
- * The body the request announces (RFC 9112 §6.3): its declared Content-Length,
- * CHUNKED for Transfer-Encoding, NO_BODY for neither or a length of 0.
- * Reads `rawHeaders` rather than `headers`: Node builds the `headers` object
- * lazily, and a route that never reads a header should not pay for building
- * it (measured: ~4% of a small GET's instructions). Node has already refused
- * malformed or conflicting lengths and CL+TE with a 400.
- */
-export function bodyLength(req: IncomingMessage): number {
-  const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    if (name.length === 14) {
-      if (name.toLowerCase() === "content-length") {
-        const length = Number(raw[i + 1]);
-        return length > 0 ? length : NO_BODY;
-      }
-    } else if (name.length === 17 && name.toLowerCase() === "transfer-encoding") {
-      return CHUNKED;
-    }
-  }
-  return NO_BODY;
-}
-
 /** The first value of a request header, by lower-case name, without building `req.headers`. */
 export function rawHeader(req: IncomingMessage, lowerName: string): string | undefined {
   const raw = req.rawHeaders;
@@ -86,33 +58,84 @@ function tooLarge(limit: number): HttpError {
 
 const JSON_OPTIONS = { protoAction: "error", constructorAction: "error" } as const;
 
+/** The per-app limits body parsing needs. */
+export interface ParseLimits {
+  readonly maxFields: number;
+  readonly maxJsonDepth: number;
+}
+
 /**
- * Turns a buffered body into a value by its Content-Type: JSON (safe against
- * prototype poisoning), urlencoded forms, text, or the raw Buffer for anything
- * else. Called lazily, on the first read of `req.body`.
+ * Turns a buffered body into a value by its Content-Type, parsed as a media
+ * type (any case, whitespace and parameters): JSON (safe against prototype
+ * poisoning, nesting capped), urlencoded forms (field count capped), text, or
+ * the raw Buffer for anything else. A Content-Type that does not parse is a
+ * 400: guessing would let a variant skip the parser a schema expects.
+ * Called lazily, on the first read of `req.body`.
  */
-export function parseBody(raw: Buffer, header: string | undefined): unknown {
+export function parseBody(raw: Buffer, header: string | undefined, limits: ParseLimits): unknown {
   // Fast path for the exact header nearly every JSON client sends.
-  if (header === "application/json") return parseJson(raw);
+  if (header === "application/json") return parseJson(raw, limits.maxJsonDepth);
   if (header === undefined) return raw;
   const { type, parameters } = contentType.safeParse(header);
+  if (type === "") throw new HttpError(400, `Malformed Content-Type header "${header}"; send a media type such as application/json`);
   const charset = parameters.charset?.toLowerCase();
   const textual = type === "application/json" || type.endsWith("+json") || type === "application/x-www-form-urlencoded" || type.startsWith("text/");
   if (textual && charset !== undefined && charset !== "utf-8" && charset !== "utf8" && charset !== "us-ascii") {
     throw new HttpError(415, `Unsupported charset "${charset}": send the body as utf-8`);
   }
-  if (type === "application/json" || type.endsWith("+json")) return parseJson(raw);
-  if (type === "application/x-www-form-urlencoded") return parseQueryString(raw.toString("utf8"));
+  if (type === "application/json" || type.endsWith("+json")) return parseJson(raw, limits.maxJsonDepth);
+  if (type === "application/x-www-form-urlencoded") {
+    const form = raw.toString("utf8");
+    if (countFields(form, limits.maxFields) > limits.maxFields) {
+      throw new HttpError(413, `Form has more than ${limits.maxFields} fields; raise the maxFields option to accept it`);
+    }
+    return parseQueryString(form);
+  }
   if (type.startsWith("text/")) return raw.toString("utf8");
   return raw;
 }
 
-function parseJson(raw: Buffer): unknown {
+/** The number of "&"-separated fields in a query string or form, counting no further than `max + 1`. */
+export function countFields(text: string, max: number): number {
+  let count = 1;
+  for (let i = text.indexOf("&"); i !== -1 && count <= max; i = text.indexOf("&", i + 1)) count++;
+  return count;
+}
+
+function parseJson(raw: Buffer, maxDepth: number): unknown {
   if (raw.length === 0) throw new HttpError(400, "Body is empty but Content-Type is application/json; send a JSON value");
+  // Each level of nesting takes two bytes at least, so a short body can't be too deep: skip the scan.
+  if (raw.length > maxDepth * 2 && jsonDepthExceeds(raw, maxDepth)) {
+    throw new HttpError(400, `JSON body is nested deeper than ${maxDepth} levels; raise the maxJsonDepth option to accept it`);
+  }
   try {
     return secureJson.parse(raw.toString("utf8"), null, JSON_OPTIONS);
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     throw new HttpError(400, `Invalid JSON body: ${reason}`, { cause: err });
   }
+}
+
+/**
+ * Whether arrays/objects nest deeper than `max`, brackets inside strings
+ * ignored. Deep nesting parses fine but overflows the stack of whatever walks
+ * the value next (JSON.stringify, a validator, the handler).
+ */
+function jsonDepthExceeds(raw: Buffer, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i]!;
+    if (inString) {
+      if (c === 0x5c /* \ */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) {
+      depth--;
+    }
+  }
+  return false;
 }

@@ -1,9 +1,11 @@
 import type { ServerOptions } from "node:http";
-import { bodyLength, NO_BODY, readBody } from "./body.js";
+import { readBody } from "./body.js";
 import { runChain, type ChainOwner, type Handler } from "./chain.js";
 import type { Address, Engine } from "./engines/engine.js";
 import { NodeEngine } from "./engines/node.js";
 import { HttpError, errorBody, statusOf } from "./errors.js";
+import { inspectHead, NO_BODY } from "./head.js";
+import { resolveLimits, type Limits } from "./limits.js";
 import { CogRequest, decodeParam, type Params, type RequestSettings } from "./request.js";
 import type { CogResponse } from "./response.js";
 import { Router, joinPaths, prefixCoverage, prefixMatcher, type Match } from "./router.js";
@@ -13,14 +15,20 @@ import type { RouteOptions } from "./schema/types.js";
 import { Scope, type Layer, type Registry } from "./scope.js";
 import { inject, type InjectOptions, type InjectResponse } from "./testing.js";
 
-export interface CogOptions {
-  /** Largest request body accepted, in bytes; larger ones get 413. Default 1 MiB. */
-  bodyLimit?: number;
+/** Every limit and timeout is an option; see `Limits` for what each means and README for the defaults. */
+export interface CogOptions extends Partial<Limits> {
+  /**
+   * Refuse requests a correct origin server must reject but Node lets through
+   * (HTTP versions other than 1.0/1.1, duplicate or malformed Host,
+   * Transfer-Encoding on HTTP/1.0, conflicting Content-Length, dot segments).
+   * Default true.
+   */
+  strict?: boolean;
   /** Believe X-Forwarded-For for `req.ip`: `true` for any proxy, N for N proxies in front. Default false. */
   trustProxy?: boolean | number;
   /** Log errors that become 5xx responses (to stderr). Default true. */
   logErrors?: boolean;
-  /** Options passed to `http.createServer` (timeouts, header limits…). */
+  /** Further options for `http.createServer`; they override those Cog derives from its limits. */
   server?: ServerOptions;
 }
 
@@ -34,8 +42,6 @@ interface Route {
   readonly serializers: Map<number, Serializer> | null;
 }
 
-const DEFAULT_BODY_LIMIT = 1024 * 1024;
-
 /**
  * The application: register routes and middleware, then `listen`.
  *
@@ -47,7 +53,8 @@ const DEFAULT_BODY_LIMIT = 1024 * 1024;
 export class Cog extends Scope implements ChainOwner {
   private readonly router = new Router<Route>();
   private readonly settings: RequestSettings;
-  private readonly bodyLimit: number;
+  private readonly limits: Limits;
+  private readonly strict: boolean;
   private readonly logErrors: boolean;
   private readonly serverOptions: ServerOptions;
   private errorHandler: ErrorHandler | null = null;
@@ -68,10 +75,9 @@ export class Cog extends Scope implements ChainOwner {
       },
     };
     super(registry, "/", null);
-    const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
-    if (!Number.isInteger(bodyLimit) || bodyLimit < 0) throw new RangeError(`bodyLimit must be a whole number of bytes, got ${bodyLimit}`);
-    this.bodyLimit = bodyLimit;
-    this.settings = { trustProxy: options.trustProxy ?? false };
+    this.limits = resolveLimits(options);
+    this.strict = options.strict ?? true;
+    this.settings = { trustProxy: options.trustProxy ?? false, maxFields: this.limits.maxFields, maxJsonDepth: this.limits.maxJsonDepth };
     this.logErrors = options.logErrors ?? true;
     this.serverOptions = options.server ?? {};
   }
@@ -98,7 +104,7 @@ export class Cog extends Scope implements ChainOwner {
       host = undefined;
     }
     if (this.engine !== null) return Promise.reject(new Error("This app is already listening; create another Cog to serve twice"));
-    const engine = new NodeEngine(this.dispatch, this.serverOptions);
+    const engine = new NodeEngine(this.dispatch, this.limits, this.serverOptions);
     this.engine = engine;
     this.closing = false;
     return engine.listen(port, host).then(
@@ -141,6 +147,14 @@ export class Cog extends Scope implements ChainOwner {
   readonly dispatch = (req: CogRequest, res: CogResponse): void => {
     req.settings = this.settings;
     if (this.closing) return this.refuseWhileClosing(req, res);
+    let length: number;
+    try {
+      length = inspectHead(req, this.limits, this.strict);
+    } catch (err) {
+      // The request broke a rule of HTTP or a limit: answer it, then close rather than guess what follows.
+      res.shouldKeepAlive = false;
+      return this.fail(err, req, res);
+    }
     const url = req.url!;
     const q = url.indexOf("?");
     const path = q === -1 ? url : url.slice(0, q);
@@ -150,19 +164,18 @@ export class Cog extends Scope implements ChainOwner {
     if (route.serializers !== null) res.serializers = route.serializers;
     if (match.values !== null) {
       try {
-        req.params = buildParams(route.paramNames, match.values);
+        req.params = buildParams(route.paramNames, match.values, this.limits.maxParamLength);
       } catch (err) {
         return this.fail(err, req, res);
       }
     }
-    const length = bodyLength(req);
     if (length !== NO_BODY) return this.receive(req, res, route.handlers, length);
     runChain(route.handlers, req, res, this);
   };
 
   /** Buffers the body (within the limit) before the chain runs, so `req.body` can be read synchronously. */
   private receive(req: CogRequest, res: CogResponse, handlers: Handler[], length: number): void {
-    readBody(req, length, this.bodyLimit, (err, body) => {
+    readBody(req, length, this.limits.bodyLimit, (err, body) => {
       if (err !== null) {
         // The rest of the body is never read: close the connection after answering.
         res.shouldKeepAlive = false;
@@ -299,8 +312,14 @@ function guard(layer: Layer, applies: (path: string) => boolean): Handler {
   return (req, res, next) => (applies(req.path) ? handler(req, res, next) : next());
 }
 
-function buildParams(names: readonly string[], values: readonly string[]): Params {
+function buildParams(names: readonly string[], values: readonly string[], maxLength: number): Params {
   const params: Params = {};
-  for (let i = 0; i < names.length; i++) params[names[i]!] = decodeParam(values[i]!);
+  for (let i = 0; i < names.length; i++) {
+    const value = values[i]!;
+    if (value.length > maxLength) {
+      throw new HttpError(414, `Route param "${names[i]}" is longer than ${maxLength} characters; raise the maxParamLength option to accept it`);
+    }
+    params[names[i]!] = decodeParam(value);
+  }
   return params;
 }

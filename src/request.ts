@@ -1,8 +1,9 @@
 import { IncomingMessage } from "node:http";
 import { parseCookie } from "cookie";
 import { parse as parseQueryString } from "fast-querystring";
-import { parseBody, rawHeader } from "./body.js";
+import { countFields, parseBody, rawHeader } from "./body.js";
 import { HttpError } from "./errors.js";
+import { DEFAULT_LIMITS } from "./limits.js";
 
 export type Query = Record<string, string | string[] | undefined>;
 export type Cookies = Record<string, string | undefined>;
@@ -16,9 +17,13 @@ const UNSET: unique symbol = Symbol("unset");
 export interface RequestSettings {
   /** Trust X-Forwarded-For: true for any hop, a number for that many proxies in front. */
   readonly trustProxy: boolean | number;
+  /** Most fields accepted in a query string or an urlencoded body. */
+  readonly maxFields: number;
+  /** Deepest nesting accepted in a JSON body. */
+  readonly maxJsonDepth: number;
 }
 
-const DEFAULT_SETTINGS: RequestSettings = { trustProxy: false };
+const DEFAULT_SETTINGS: RequestSettings = { trustProxy: false, maxFields: DEFAULT_LIMITS.maxFields, maxJsonDepth: DEFAULT_LIMITS.maxJsonDepth };
 
 /**
  * The request handed to handlers. On the node engine it *is* Node's
@@ -57,12 +62,23 @@ export class CogRequest extends IncomingMessage {
     this.cachedPath = path;
   }
 
-  /** The query string as an object; a repeated key gives an array. Never throws. */
+  /**
+   * The query string as an object; a repeated key gives an array. Keys are
+   * never nested (`a[b]=1` is the key "a[b]"), so there is no depth to abuse.
+   * More than `maxFields` fields throw an HttpError(414).
+   */
   get query(): Query {
     if (this.cachedQuery === undefined) {
       const url = this.url ?? "";
       const q = url.indexOf("?");
-      this.cachedQuery = q === -1 ? Object.create(null) : (parseQueryString(url.slice(q + 1)) as Query);
+      if (q === -1) {
+        this.cachedQuery = Object.create(null);
+      } else {
+        const search = url.slice(q + 1);
+        const max = this.settings.maxFields;
+        if (countFields(search, max) > max) throw new HttpError(414, `Query string has more than ${max} fields; raise the maxFields option to accept it`);
+        this.cachedQuery = parseQueryString(search) as Query;
+      }
     }
     return this.cachedQuery!;
   }
@@ -89,7 +105,7 @@ export class CogRequest extends IncomingMessage {
    */
   get body(): any {
     if (this.cachedBody === UNSET) {
-      this.cachedBody = this.rawBody === undefined ? undefined : parseBody(this.rawBody, rawHeader(this, "content-type"));
+      this.cachedBody = this.rawBody === undefined ? undefined : parseBody(this.rawBody, rawHeader(this, "content-type"), this.settings);
     }
     return this.cachedBody;
   }

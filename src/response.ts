@@ -1,6 +1,8 @@
 import { ServerResponse, validateHeaderName, validateHeaderValue } from "node:http";
 import { pipeline, type Readable } from "node:stream";
 import { stringifySetCookie } from "cookie";
+import encodeUrl from "encodeurl";
+import { HttpError } from "./errors.js";
 import type { CogRequest } from "./request.js";
 import type { Serializer } from "./schema/compile.js";
 
@@ -25,6 +27,8 @@ const HTML = "text/html; charset=utf-8";
 const JSON_TYPE = "application/json; charset=utf-8";
 const BINARY = "application/octet-stream";
 const EXPIRED = new Date(0);
+// Browsers treat "\\" as "/", so "/\\evil.example" leaves the site just as "//evil.example" does.
+const PROTOCOL_RELATIVE = /^[/\\]{2}/;
 const BODY_HEADERS = ["content-type", "content-length", "content-encoding", "content-language", "content-range", "etag", "last-modified"];
 
 /**
@@ -127,16 +131,26 @@ export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResp
     return this.finish(markup, HTML);
   }
 
-  /** Redirects to `url` (302 Found unless told otherwise). */
+  /**
+   * Redirects to `url` (302 Found unless told otherwise). The location is
+   * percent-encoded (so CR/LF or spaces can't break the header), and a
+   * protocol-relative one (`//host`, `/\\host`), which browsers read as
+   * another site, is refused with a 400: an open redirect is nearly always
+   * user input (`?next=//evil.example`) reaching this call.
+   */
   redirect(url: string, status = 302): this {
-    this.set("location", url);
+    const location = encodeUrl(url);
+    if (PROTOCOL_RELATIVE.test(location)) {
+      throw new HttpError(400, `Refusing to redirect to the protocol-relative location "${location}"; redirect to a path or an absolute URL`);
+    }
+    this.set("location", location);
     this.statusCode = status;
-    return this.finish(`Redirecting to ${url}`, TEXT);
+    return this.finish(`Redirecting to ${location}`, TEXT);
   }
 
   /** Adds a Set-Cookie header. Invalid names, values or attributes throw (and so answer 500). */
   setCookie(name: string, value: string, options?: CookieOptions): this {
-    const cookie = stringifySetCookie(options === undefined ? { name, value, path: "/" } : { path: "/", ...options, name, value });
+    const cookie = stringifySetCookie(options === undefined ? { name, value, path: "/" } : { ...options, name, value, path: options.path ?? "/" });
     return this.append("set-cookie", cookie);
   }
 

@@ -3,17 +3,21 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { test } from "node:test";
+import { after, before, test } from "node:test";
+import autocannon from "autocannon";
 
 const base = "http://127.0.0.1:3000";
 const cookie = "sessionId=abc123; otherCookie=value";
 
-test("the seed app answers its six routes as its code says", async (t) => {
-  const child = spawn(process.execPath, ["--import", "tsx", "examples/seed-app.ts"], { stdio: ["ignore", "pipe", "inherit"] });
-  t.after(() => child.kill());
-  const [line] = await once(child.stdout, "data");
+let child: ReturnType<typeof spawn>;
+before(async () => {
+  child = spawn(process.execPath, ["--import", "tsx", "examples/seed-app.ts"], { stdio: ["ignore", "pipe", "inherit"] });
+  const [line] = await once(child.stdout!, "data");
   assert.match(String(line), /Listening on 127\.0\.0\.1:3000/);
+});
+after(() => child.kill());
 
+test("the seed app answers its six routes as its code says", async () => {
   const get = (path: string, headers: Record<string, string> = { cookie }) => fetch(base + path, { headers });
 
   let res = await get("/");
@@ -48,4 +52,34 @@ test("the seed app answers its six routes as its code says", async (t) => {
   assert.equal(res.status, 200);
   assert.equal(res.headers.get("content-type"), "application/json; charset=utf-8");
   assert.deepEqual(await res.json(), { message: "Hello!" });
+});
+
+// The seeds' heaviest shape is 2500 connections x 4 pipelined; CI runs 256 x 4 for 5 s,
+// COG_LOAD=full runs the seeds' own figures. Every request must be answered, and with a 2xx.
+const full = process.env.COG_LOAD === "full";
+test(`under ${full ? "2500" : "256"} connections x 4 pipelined on all six routes: no error, timeout, reset or non-2xx`, { timeout: 120_000 }, async () => {
+  const result = await autocannon({
+    url: base,
+    connections: full ? 2500 : 256,
+    pipelining: 4,
+    duration: full ? 20 : 5,
+    // Each connection cycles through the six routes; /admin with the token, so it answers 200.
+    requests: [
+      { method: "GET", path: "/", headers: { cookie } },
+      { method: "GET", path: "/very/deeply/nested/route/hello/there/admin/dashboard/ping", headers: { cookie } },
+      { method: "GET", path: "/hello?name=John", headers: { cookie } },
+      { method: "GET", path: "/admin", headers: { cookie: "token=my_token_12345" } },
+      { method: "GET", path: "/admin/set-token", headers: { cookie } },
+      { method: "POST", path: "/parse-body", headers: { "content-type": "application/json" }, body: JSON.stringify({ message: "Hello!" }) },
+    ],
+  });
+  const answered = result.requests.total;
+  console.log(`# load: ${answered} requests, ${result.errors} errors, ${result.timeouts} timeouts, ${result.resets} resets, ${result.non2xx} non-2xx`);
+  assert.ok(answered > 1000, `only ${answered} requests answered`);
+  assert.equal(result.errors, 0);
+  assert.equal(result.timeouts, 0);
+  assert.equal(result.resets, 0);
+  assert.equal(result.non2xx, 0);
+  // And the server is still there, answering.
+  assert.equal(await (await fetch(base + "/")).text(), "Hello from Cog!");
 });

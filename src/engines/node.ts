@@ -1,5 +1,6 @@
 import { createServer, type Server, type ServerOptions } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
+import type { Limits } from "../limits.js";
 import { CogRequest } from "../request.js";
 import { CogResponse } from "../response.js";
 import type { Address, Dispatch, Engine } from "./engine.js";
@@ -12,8 +13,25 @@ import type { Address, Dispatch, Engine } from "./engine.js";
 export class NodeEngine implements Engine {
   readonly server: Server<typeof CogRequest, typeof CogResponse>;
 
-  constructor(dispatch: Dispatch, options: ServerOptions = {}) {
-    this.server = createServer({ ...options, IncomingMessage: CogRequest, ServerResponse: CogResponse }, dispatch);
+  constructor(dispatch: Dispatch, limits: Limits, options: ServerOptions = {}) {
+    this.server = createServer(
+      {
+        headersTimeout: limits.headersTimeout,
+        requestTimeout: limits.requestTimeout,
+        keepAliveTimeout: limits.keepAliveTimeout,
+        connectionsCheckingInterval: limits.timeoutCheckInterval,
+        maxHeaderSize: limits.maxHeaderSize,
+        requireHostHeader: true,
+        ...options,
+        IncomingMessage: CogRequest,
+        ServerResponse: CogResponse,
+      },
+      dispatch,
+    );
+    // Node silently drops headers past maxHeadersCount; keep one more than the limit so Cog sees the excess and answers 431.
+    this.server.maxHeadersCount = limits.maxHeaders + 1;
+    // Without a listener Node destroys a CONNECT request's socket unanswered; a server that is not a proxy says so.
+    this.server.on("connect", refuseConnect);
   }
 
   listen(port: number, host: string | undefined): Promise<Address> {
@@ -44,4 +62,11 @@ export class NodeEngine implements Engine {
       server.closeIdleConnections();
     });
   }
+}
+
+/** RFC 9110 §15.6.2: a method the server does not implement gets 501. The socket is ours now, errors included. */
+function refuseConnect(_req: unknown, socket: Socket): void {
+  const body = "CONNECT is not supported: this server is not a proxy";
+  socket.on("error", () => socket.destroy());
+  socket.end(`HTTP/1.1 501 Not Implemented\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
 }

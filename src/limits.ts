@@ -1,0 +1,60 @@
+/**
+ * The limits and timeouts every request must fit in, with their defaults.
+ * Node's own defaults suit a server behind a careful proxy; these suit one
+ * that meets the internet (README, "Limits and defaults", compares them).
+ */
+export interface Limits {
+  /** Largest request body, in bytes (413). */
+  readonly bodyLimit: number;
+  /** Largest request head (request line + headers), in bytes (431). */
+  readonly maxHeaderSize: number;
+  /** Most header lines in a request (431). */
+  readonly maxHeaders: number;
+  /** Longest request target (path + query), in characters (414). */
+  readonly maxUrlLength: number;
+  /** Longest value of one route param, in characters (414). */
+  readonly maxParamLength: number;
+  /** Most fields in a query string (414) or an urlencoded body (413). */
+  readonly maxFields: number;
+  /** Deepest nesting of arrays/objects in a JSON body (400). */
+  readonly maxJsonDepth: number;
+  /** Time a client has to send the whole request head, in ms (408, then closed). */
+  readonly headersTimeout: number;
+  /** Time a client has to send the whole request, body included, in ms (408, then closed). */
+  readonly requestTimeout: number;
+  /** How long an idle keep-alive connection stays open, in ms. */
+  readonly keepAliveTimeout: number;
+  /** How often the header and request timeouts are checked, in ms. */
+  readonly timeoutCheckInterval: number;
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  bodyLimit: 1024 * 1024,
+  maxHeaderSize: 16 * 1024,
+  maxHeaders: 100,
+  maxUrlLength: 8 * 1024,
+  maxParamLength: 500,
+  maxFields: 1000,
+  maxJsonDepth: 64,
+  headersTimeout: 15_000,
+  requestTimeout: 30_000,
+  keepAliveTimeout: 5_000,
+  timeoutCheckInterval: 2_000,
+};
+
+/** The defaults with the user's overrides, each checked, so a typo fails at `new Cog()` rather than in production. */
+export function resolveLimits(options: Partial<Record<keyof Limits, unknown>>): Limits {
+  const limits: Record<string, number> = { ...DEFAULT_LIMITS };
+  for (const key of Object.keys(DEFAULT_LIMITS) as (keyof Limits)[]) {
+    const value = options[key];
+    if (value === undefined) continue;
+    if (typeof value !== "number" || !Number.isInteger(value) || value < 0) {
+      throw new RangeError(`${key} must be a whole number >= 0, got ${String(value)}`);
+    }
+    limits[key] = value;
+  }
+  if (limits.headersTimeout! > limits.requestTimeout! && limits.requestTimeout !== 0) {
+    throw new RangeError(`headersTimeout (${limits.headersTimeout}) must not exceed requestTimeout (${limits.requestTimeout})`);
+  }
+  return limits as unknown as Limits;
+}
