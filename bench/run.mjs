@@ -113,7 +113,8 @@ async function main() {
   // 1. Start every contender and check it answers the contract before timing anything.
   const running = [];
   const skipped = [];
-  let port = 40100;
+  // Below Linux's ephemeral range (32768-60999), so no client socket can be holding one of these ports.
+  let port = 20100;
   for (const contender of wanted) {
     const runtime = contender.runtime === "bun" ? bunBinary() : { path: nodePath };
     if (runtime.path === null) {

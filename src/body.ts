@@ -5,7 +5,7 @@ import secureJson from "secure-json-parse";
 import { HttpError } from "./errors.js";
 
 /** The first value of a request header, by lower-case name, without building `req.headers`. */
-export function rawHeader(req: IncomingMessage, lowerName: string): string | undefined {
+export function rawHeader(req: { rawHeaders: readonly string[] }, lowerName: string): string | undefined {
   const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
@@ -52,7 +52,7 @@ export function readBody(req: IncomingMessage, length: number, limit: number, do
   });
 }
 
-function tooLarge(limit: number): HttpError {
+export function tooLarge(limit: number): HttpError {
   return new HttpError(413, `Request body is larger than the limit of ${limit} bytes; raise the bodyLimit option to accept it`);
 }
 

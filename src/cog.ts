@@ -1,8 +1,8 @@
 import type { ServerOptions } from "node:http";
-import { readBody } from "./body.js";
 import { runChain, type ChainOwner, type Handler } from "./chain.js";
 import type { Address, Engine } from "./engines/engine.js";
 import { NodeEngine } from "./engines/node.js";
+import { UwsEngine } from "./engines/uws.js";
 import { HttpError, errorBody, statusOf } from "./errors.js";
 import { inspectHead, NO_BODY } from "./head.js";
 import { resolveLimits, type Limits } from "./limits.js";
@@ -17,6 +17,12 @@ import { inject, type InjectOptions, type InjectResponse } from "./testing.js";
 
 /** Every limit and timeout is an option; see `Limits` for what each means and README for the defaults. */
 export interface CogOptions extends Partial<Limits> {
+  /**
+   * What serves HTTP: "node" (node:http, the default) or "uws" (uWebSockets.js,
+   * an optional peer dependency loaded only then; `listen` fails with what to
+   * install if no native build loads). Handlers don't change.
+   */
+  engine?: "node" | "uws";
   /**
    * Refuse requests a correct origin server must reject but Node lets through
    * (HTTP versions other than 1.0/1.1, duplicate or malformed Host,
@@ -55,6 +61,7 @@ export class Cog extends Scope implements ChainOwner {
   private readonly settings: RequestSettings;
   private readonly limits: Limits;
   private readonly strict: boolean;
+  private readonly engineName: "node" | "uws";
   private readonly logErrors: boolean;
   private readonly serverOptions: ServerOptions;
   private errorHandler: ErrorHandler | null = null;
@@ -77,6 +84,8 @@ export class Cog extends Scope implements ChainOwner {
     super(registry, "/", null);
     this.limits = resolveLimits(options);
     this.strict = options.strict ?? true;
+    this.engineName = options.engine ?? "node";
+    if (this.engineName !== "node" && this.engineName !== "uws") throw new RangeError(`engine must be "node" or "uws", got ${String(this.engineName)}`);
     this.settings = { trustProxy: options.trustProxy ?? false, maxFields: this.limits.maxFields, maxJsonDepth: this.limits.maxJsonDepth };
     this.logErrors = options.logErrors ?? true;
     this.serverOptions = options.server ?? {};
@@ -104,7 +113,7 @@ export class Cog extends Scope implements ChainOwner {
       host = undefined;
     }
     if (this.engine !== null) return Promise.reject(new Error("This app is already listening; create another Cog to serve twice"));
-    const engine = new NodeEngine(this.dispatch, this.limits, this.serverOptions);
+    const engine = this.engineName === "uws" ? new UwsEngine(this.dispatch, this.limits) : new NodeEngine(this.dispatch, this.limits, this.serverOptions);
     this.engine = engine;
     this.closing = false;
     return engine.listen(port, host).then(
@@ -175,7 +184,7 @@ export class Cog extends Scope implements ChainOwner {
 
   /** Buffers the body (within the limit) before the chain runs, so `req.body` can be read synchronously. */
   private receive(req: CogRequest, res: CogResponse, handlers: Handler[], length: number): void {
-    readBody(req, length, this.limits.bodyLimit, (err, body) => {
+    req.receiveBody(length, this.limits.bodyLimit, (err, body) => {
       if (err !== null) {
         // The rest of the body is never read: close the connection after answering.
         res.shouldKeepAlive = false;

@@ -1,6 +1,6 @@
-import type { IncomingMessage } from "node:http";
 import { HttpError } from "./errors.js";
 import type { Limits } from "./limits.js";
+import type { EngineRequest } from "./request.js";
 
 /** What `inspectHead` returns for a request without a body, and for a chunked one. */
 export const NO_BODY = -1;
@@ -33,10 +33,13 @@ let lastGoodHost = "";
  * `headers`: Node builds the `headers` object lazily, and a route that never
  * reads a header should not pay for building it (~4% of a small GET).
  */
-export function inspectHead(req: IncomingMessage, limits: Limits, strict: boolean): number {
+export function inspectHead(req: EngineRequest, limits: Limits, strict: boolean): number {
   const raw = req.rawHeaders;
   if (raw.length > limits.maxHeaders * 2) {
     throw new HttpError(431, `Too many headers (the limit is ${limits.maxHeaders}); raise the maxHeaders option to accept more`);
+  }
+  if (req.headBytes !== undefined && req.headBytes > limits.maxHeaderSize) {
+    throw new HttpError(431, `Request head is larger than ${limits.maxHeaderSize} bytes; raise the maxHeaderSize option to accept it`);
   }
   const url = req.url!;
   if (url.length > limits.maxUrlLength) {
@@ -49,10 +52,14 @@ export function inspectHead(req: IncomingMessage, limits: Limits, strict: boolea
     const name = raw[i]!;
     if (name.length === 14) {
       if (!named(name, "content-length", "Content-Length")) continue;
-      // Node has refused duplicates, lists and anything but digits already.
+      // Node refuses duplicates itself; not every engine does, and two lengths are how requests get smuggled.
+      if (declared !== undefined) throw badRequest("More than one Content-Length header");
       declared = raw[i + 1];
     } else if (name.length === 17) {
-      if (named(name, "transfer-encoding", "Transfer-Encoding")) chunked = true;
+      if (!named(name, "transfer-encoding", "Transfer-Encoding")) continue;
+      // RFC 9112 §6.3: chunked must be the final coding, or the body's end can't be known.
+      if (!/(?:^|,)[ \t]*chunked[ \t]*$/i.test(raw[i + 1]!)) throw badRequest(`Transfer-Encoding "${raw[i + 1]}" does not end with chunked`);
+      chunked = true;
     } else if (name.length === 4 && strict && named(name, "host", "Host")) {
       hosts++;
       if (hosts > 1) throw badRequest("More than one Host header");
@@ -69,13 +76,13 @@ export function inspectHead(req: IncomingMessage, limits: Limits, strict: boolea
   return length > 0 ? length : NO_BODY;
 }
 
-function checkRequestLine(req: IncomingMessage, url: string, chunked: boolean): void {
+function checkRequestLine(req: EngineRequest, url: string, chunked: boolean): void {
   const major = req.httpVersionMajor;
   const minor = req.httpVersionMinor;
   // Node reports a request line without a version as HTTP/0.9.
   if (major === 0 && minor === 9) throw badRequest("The request line has no HTTP version; send HTTP/1.1");
   if (major !== 1 || (minor !== 0 && minor !== 1)) {
-    throw new HttpError(505, `HTTP version ${req.httpVersion} is not supported; use HTTP/1.1`);
+    throw new HttpError(505, `HTTP version ${major}.${minor} is not supported; use HTTP/1.1`);
   }
   if (chunked && minor === 0) throw badRequest("Transfer-Encoding is not allowed in HTTP/1.0");
   if (url.charCodeAt(0) !== 47 /* "/" */) {

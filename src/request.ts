@@ -1,7 +1,7 @@
-import { IncomingMessage } from "node:http";
+import { IncomingMessage, type IncomingHttpHeaders } from "node:http";
 import { parseCookie } from "cookie";
 import { parse as parseQueryString } from "fast-querystring";
-import { countFields, parseBody, rawHeader } from "./body.js";
+import { countFields, parseBody, rawHeader, readBody } from "./body.js";
 import { HttpError } from "./errors.js";
 import { DEFAULT_LIMITS } from "./limits.js";
 
@@ -25,15 +25,32 @@ export interface RequestSettings {
 
 const DEFAULT_SETTINGS: RequestSettings = { trustProxy: false, maxFields: DEFAULT_LIMITS.maxFields, maxJsonDepth: DEFAULT_LIMITS.maxJsonDepth };
 
+/** What the helpers need from an engine's own request object. */
+export interface EngineRequest {
+  url?: string | undefined;
+  method?: string | undefined;
+  headers: IncomingHttpHeaders;
+  rawHeaders: string[];
+  httpVersionMajor: number;
+  httpVersionMinor: number;
+  /** The size of the request head, for engines whose parser does not enforce maxHeaderSize itself. */
+  headBytes?: number;
+}
+
+/** Called once the body is buffered, or with the error (413) that refused it. */
+export type BodyCallback = (err: HttpError | null, body: Buffer | null) => void;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type EngineRequestClass = abstract new (...args: any[]) => EngineRequest;
+
 /**
- * The request handed to handlers. On the node engine it *is* Node's
- * IncomingMessage (a subclass given to `http.createServer`), so Express-style
- * middleware works unchanged and no wrapper is allocated.
- *
- * Every helper parses lazily, on first read, and caches: a route that never
- * reads cookies never parses them.
+ * Cog's request helpers, added to an engine's request class: on the node
+ * engine that is Node's IncomingMessage, on uWebSockets.js a small class of
+ * Cog's own. Every helper parses lazily, on first read, and caches: a route
+ * that never reads cookies never parses them.
  */
-export class CogRequest extends IncomingMessage {
+export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) {
+  abstract class RequestHelpers extends Base {
   // Fields are class fields, so V8 reserves room for them inside the object
   // (fields added later, outside the constructor, cost an extra allocation).
   /** Route params: `/users/:id` gives `req.params.id`; a trailing `*` gives `req.params["*"]`. */
@@ -44,10 +61,21 @@ export class CogRequest extends IncomingMessage {
   rawBody: Buffer | undefined = undefined;
   /** Express body parsers skip a request whose `_body` is true; Cog sets it once it has read the body. */
   _body = false;
-  private cachedPath: string | undefined = undefined;
-  private cachedQuery: Query | undefined = undefined;
-  private cachedCookies: Cookies | undefined = undefined;
-  private cachedBody: unknown = UNSET;
+  /** @internal */ cachedPath: string | undefined = undefined;
+  /** @internal */ cachedQuery: Query | undefined = undefined;
+  /** @internal */ cachedCookies: Cookies | undefined = undefined;
+  /** @internal */ cachedBody: unknown = UNSET;
+
+  /** The client's address as the engine sees it (the peer of the TCP connection). */
+  abstract get remoteAddress(): string | undefined;
+
+  /**
+   * Buffers the body the request announced (`length` bytes, or CHUNKED),
+   * refusing more than `limit`; `done` is called at most once, and never if
+   * the client goes away mid-body.
+   * @internal
+   */
+  abstract receiveBody(length: number, limit: number, done: BodyCallback): void;
 
   /** The path without the query string, as sent (not decoded). */
   get path(): string {
@@ -127,7 +155,7 @@ export class CogRequest extends IncomingMessage {
    * back (the proxies closest to us appear last).
    */
   get ip(): string | undefined {
-    const remote = this.socket?.remoteAddress;
+    const remote = this.remoteAddress;
     const trust = this.settings.trustProxy;
     if (trust === false || trust === 0) return remote;
     const header = this.get("x-forwarded-for");
@@ -138,7 +166,25 @@ export class CogRequest extends IncomingMessage {
     return hops[Math.max(0, hops.length - trust)];
   }
 }
+  return RequestHelpers;
+}
 
+/**
+ * The request handed to handlers. On the node engine it *is* Node's
+ * IncomingMessage (a subclass given to `http.createServer`), so Express-style
+ * middleware works unchanged and no wrapper is allocated. On other engines
+ * the object has the same helpers but is not a Node stream.
+ */
+export class CogRequest extends withRequestHelpers(IncomingMessage) {
+  get remoteAddress(): string | undefined {
+    return this.socket?.remoteAddress;
+  }
+
+  /** @internal */
+  receiveBody(length: number, limit: number, done: BodyCallback): void {
+    readBody(this, length, limit, done);
+  }
+}
 
 /** Decodes param values; a malformed escape is the client's mistake, hence 400. */
 export function decodeParam(value: string): string {

@@ -1,9 +1,8 @@
-import { ServerResponse, validateHeaderName, validateHeaderValue } from "node:http";
+import { ServerResponse, validateHeaderName, validateHeaderValue, type OutgoingHttpHeaders } from "node:http";
 import { pipeline, type Readable } from "node:stream";
 import { stringifySetCookie } from "cookie";
 import encodeUrl from "encodeurl";
 import { HttpError } from "./errors.js";
-import type { CogRequest } from "./request.js";
 import type { Serializer } from "./schema/compile.js";
 
 export type HeaderValue = string | number | readonly string[];
@@ -31,24 +30,45 @@ const EXPIRED = new Date(0);
 const PROTOCOL_RELATIVE = /^[/\\]{2}/;
 const BODY_HEADERS = ["content-type", "content-length", "content-encoding", "content-language", "content-range", "etag", "last-modified"];
 
+/** What the helpers need from an engine's own response object (Node's ServerResponse has all of it). */
+export interface EngineResponse {
+  statusCode: number;
+  readonly headersSent: boolean;
+  readonly writableEnded: boolean;
+  readonly destroyed: boolean;
+  shouldKeepAlive: boolean;
+  setHeader(name: string, value: number | string | readonly string[]): this;
+  getHeader(name: string): number | string | string[] | undefined;
+  hasHeader(name: string): boolean;
+  removeHeader(name: string): void;
+  writeHead(status: number, headers: OutgoingHttpHeaders): this;
+  end(body?: string | Buffer): this;
+  destroy(err?: Error): this;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type EngineResponseClass = abstract new (...args: any[]) => EngineResponse;
+
 /**
- * The response handed to handlers. On the node engine it *is* Node's
- * ServerResponse, so Express-style middleware that calls `setHeader` works.
+ * Cog's response helpers, added to an engine's response class (Node's
+ * ServerResponse, or uWebSockets.js's small class of Cog's own).
  *
  * Headers set through `res.set` are collected in one object and written with
  * a single `writeHead` when the body is sent: cheaper than Node's per-call
  * `setHeader` bookkeeping. Headers that middleware put in Node's own store
  * are merged by `writeHead` itself.
  */
-export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResponse<Req> {
+export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base) {
+  abstract class ResponseHelpers extends Base {
   /** Headers set with `res.set`, by lower-case name; null until the first one. */
-  private pending: Record<string, HeaderValue> | null = null;
+  /** @internal */ pending: Record<string, HeaderValue> | null = null;
   /** The route's compiled response serializers by status, when it declared response schemas. */
   serializers: Map<number, Serializer> | null = null;
   /** Whether anything used Node's own header store (`setHeader`), which `send` then has to consult. */
-  private nodeHeaders = false;
+  /** @internal */ nodeHeaders = false;
 
   /** Node's setHeader, noted so that `send` only asks Node's store when something is in it. */
+  /** @internal */
   override setHeader(name: string, value: number | string | readonly string[]): this {
     this.nodeHeaders = true;
     return super.setHeader(name, value);
@@ -120,7 +140,7 @@ export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResp
     return this.finish(this.serialize(value), JSON_TYPE);
   }
 
-  private serialize(value: unknown): string {
+  /** @internal */ serialize(value: unknown): string {
     const serializer = this.serializers?.get(this.statusCode);
     return serializer === undefined ? (JSON.stringify(value) ?? "null") : serializer(value);
   }
@@ -171,7 +191,7 @@ export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResp
     }
   }
 
-  private finish(body: string | Buffer, type: string): this {
+  /** @internal */ finish(body: string | Buffer, type: string): this {
     const headers = this.pending ?? {};
     const status = this.statusCode;
     if (status === 204 || status === 304 || (status >= 100 && status < 200)) {
@@ -190,14 +210,14 @@ export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResp
   }
 
   /** Sets Content-Type to `type` unless one was set already, by `res.set` or by Node's `setHeader`. */
-  private defaultType(headers: Record<string, HeaderValue>, type: string): void {
+  /** @internal */ defaultType(headers: Record<string, HeaderValue>, type: string): void {
     if (headers["content-type"] === undefined && !(this.nodeHeaders && this.hasHeader("content-type"))) headers["content-type"] = type;
   }
 
   /** writeHead, which validates every header; on a bad one, forget it so the error response can go out. */
-  private writeHeaders(status: number, headers: Record<string, HeaderValue>): void {
+  /** @internal */ writeHeaders(status: number, headers: Record<string, HeaderValue>): void {
     try {
-      this.writeHead(status, headers as Record<string, string>);
+      this.writeHead(status, headers as OutgoingHttpHeaders);
     } catch (err) {
       for (const name of Object.keys(headers)) {
         try {
@@ -211,13 +231,34 @@ export class CogResponse<Req extends CogRequest = CogRequest> extends ServerResp
     }
   }
 
-  private stream(body: Readable): this {
+  /** @internal */ stream(body: Readable): this {
     const headers = this.pending ?? {};
     this.defaultType(headers, BINARY);
     this.writeHeaders(this.statusCode, headers);
+    this.pipeFrom(body);
+    return this;
+  }
+
+  /**
+   * Writes a stream as the body (headers already written), with backpressure,
+   * cutting the connection if the stream fails.
+   * @internal
+   */
+  abstract pipeFrom(body: Readable): void;
+  }
+  return ResponseHelpers;
+}
+
+/**
+ * The response handed to handlers. On the node engine it *is* Node's
+ * ServerResponse, so Express-style middleware that calls `setHeader` works.
+ * On other engines the object has the same helpers but is not a Node stream.
+ */
+export class CogResponse extends withResponseHelpers(ServerResponse) {
+  /** @internal */
+  pipeFrom(body: Readable): void {
     // pipeline destroys both sides on error, so a failing stream ends the connection instead of hanging it.
     pipeline(body, this, () => {});
-    return this;
   }
 }
 

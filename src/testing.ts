@@ -17,7 +17,7 @@ let loading: Promise<Inject> | null = null;
 export async function inject(dispatch: Dispatch, options: InjectOptions | string): Promise<InjectResponse> {
   loading ??= import("light-my-request").then((module) => module.inject);
   const run = await loading;
-  return run((req: IncomingMessage, res: ServerResponse) => dispatch(adopt(req, CogRequest, requestFields), adopt(res, CogResponse, responseFields)), options);
+  return run((req: IncomingMessage, res: ServerResponse) => dispatch(adopt(req, CogRequest, IncomingMessage, requestFields), adopt(res, CogResponse, ServerResponse, responseFields)), options);
 }
 
 /**
@@ -25,12 +25,19 @@ export async function inject(dispatch: Dispatch, options: InjectOptions | string
  * prototype is slow in V8, which is acceptable here (tests only) and is why
  * the real engine constructs Cog's classes instead.
  */
-function adopt<T extends object>(target: object, Class: new (...args: never[]) => T, fields: () => object): T {
+function adopt<T extends object>(target: object, Class: new (...args: never[]) => T, Base: abstract new (...args: never[]) => object, fields: () => object): T {
   const own = Object.getPrototypeOf(target) as object;
   let proto = adopted.get(own);
   if (proto === undefined) {
     proto = Object.create(own) as object;
-    Object.defineProperties(proto, Object.getOwnPropertyDescriptors(Class.prototype));
+    // Cog's members live on the prototypes between its class and Node's (the helpers mixin, then the
+    // class): copy them base-most first, so a subclass's member wins.
+    const chain: object[] = [];
+    for (let p = Class.prototype as object; p !== Base.prototype; p = Object.getPrototypeOf(p) as object) chain.unshift(p);
+    for (const p of chain) {
+      const { constructor: _, ...members } = Object.getOwnPropertyDescriptors(p);
+      Object.defineProperties(proto, members);
+    }
     adopted.set(own, proto);
   }
   Object.setPrototypeOf(target, proto);

@@ -9,13 +9,19 @@ export interface Served {
   fetch(path: string, init?: RequestInit): Promise<Response>;
 }
 
+/** The engine the integration tests run on: `COG_ENGINE=uws npm test` runs them all on uWebSockets.js. */
+export const engine = (process.env.COG_ENGINE ?? "node") as "node" | "uws";
+
+/** For tests of what only the node engine has (Node's stream objects, http.Server): the reason to skip them elsewhere. */
+export const nodeOnly = engine === "node" ? false : "node engine only: needs Node's own request/response streams or http.Server";
+
 /** Builds an app, listens on a free port, and closes it when the test ends. */
 export async function serve(
   t: { after(fn: () => unknown): void },
   define: (app: Cog) => void,
   options: CogOptions = {},
 ): Promise<Served> {
-  const app = new Cog({ logErrors: false, ...options });
+  const app = new Cog({ logErrors: false, engine, ...options });
   define(app);
   const { port } = await app.listen(0, "127.0.0.1");
   t.after(() => app.close(100));
@@ -54,6 +60,12 @@ export function raw(port: number, bytes: string | Buffer | Array<string | Buffer
     });
   });
 }
+
+/**
+ * How a malformed request is refused: node:http answers with a status; uWebSockets.js's parser
+ * closes the connection without one. Either way nothing reaches a handler.
+ */
+export const refusesByClosing = engine === "uws";
 
 /** The status codes of every response in a raw HTTP/1.1 byte stream, in order. */
 export function statuses(text: string): number[] {

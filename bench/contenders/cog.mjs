@@ -1,10 +1,11 @@
-// Cog: the seed's app (examples/seed-app.ts) plus the contract's three extra routes.
+// Cog: the seed's app (examples/seed-app.ts) plus the contract's three extra routes,
+// on the node engine, or on uWebSockets.js when started as cog-uws (cog-uws.mjs).
 import { Cog } from "../../dist/index.js";
 import { htmlPage } from "../lib/contract.mjs";
 import { ORDER_SCHEMA, SUMMARY_SCHEMA, summarize } from "../lib/validation.mjs";
 
-const NAME = "cog";
-const app = new Cog();
+const NAME = process.env.COG_CONTENDER ?? "cog";
+const app = new Cog({ engine: NAME === "cog-uws" ? "uws" : "node" });
 
 app.use("*", (_req, res, next) => {
   res.set("X-Powered-By", NAME);

@@ -14,6 +14,7 @@ export const CONTENDERS = [
   { name: "h3", engine: "node", file: "h3.mjs", package: "h3", about: "on srvx (node:http)" },
   { name: "polka", engine: "node", file: "polka.mjs", package: "polka", about: "with body-parser" },
   { name: "uws", engine: "uws", file: "uws.mjs", bare: true, package: "uWebSockets.js", about: "bare uWebSockets.js, hand-written: the ceiling on this engine" },
+  { name: "cog-uws", engine: "uws", file: "cog-uws.mjs", about: "this repo (dist/), the same app as cog with engine: \"uws\"" },
   { name: "hyper-express", engine: "uws", file: "hyper-express.mjs", package: "hyper-express", about: "on uWebSockets.js" },
   { name: "ultimate-express", engine: "uws", file: "ultimate-express.mjs", package: "ultimate-express", about: "Express API on uWebSockets.js" },
   { name: "bun", engine: "bun", runtime: "bun", file: "bun.mjs", bare: true, about: "bare Bun.serve, hand-written" },

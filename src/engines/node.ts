@@ -1,4 +1,4 @@
-import { createServer, type Server, type ServerOptions } from "node:http";
+import { createServer, ServerResponse, type RequestListener, type Server, type ServerOptions } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Limits } from "../limits.js";
 import { CogRequest } from "../request.js";
@@ -11,7 +11,7 @@ import type { Address, Dispatch, Engine } from "./engine.js";
  * ServerResponse objects.
  */
 export class NodeEngine implements Engine {
-  readonly server: Server<typeof CogRequest, typeof CogResponse>;
+  readonly server: Server;
 
   constructor(dispatch: Dispatch, limits: Limits, options: ServerOptions = {}) {
     this.server = createServer(
@@ -24,9 +24,10 @@ export class NodeEngine implements Engine {
         requireHostHeader: true,
         ...options,
         IncomingMessage: CogRequest,
-        ServerResponse: CogResponse,
+        // Node's typings want a ServerResponse class exactly; CogResponse is one, with more.
+        ServerResponse: CogResponse as unknown as typeof ServerResponse,
       },
-      dispatch,
+      dispatch as unknown as RequestListener,
     );
     // Node silently drops headers past maxHeadersCount; keep one more than the limit so Cog sees the excess and answers 431.
     this.server.maxHeadersCount = limits.maxHeaders + 1;

@@ -1,0 +1,105 @@
+import type { IncomingHttpHeaders } from "node:http";
+import { tooLarge } from "../body.js";
+import { withRequestHelpers, type BodyCallback } from "../request.js";
+import type { UwsHttpRequest, UwsHttpResponse } from "./uws-load.js";
+
+/**
+ * What Cog's request helpers need, read off a uWebSockets.js request. uWS's
+ * request object dies when its handler returns, so the method, URL and
+ * headers are copied while it lives (async handlers read them later).
+ */
+class UwsRequestBase {
+  readonly method: string;
+  readonly url: string;
+  readonly rawHeaders: string[] = [];
+  // uWS serves HTTP/1.1 only (this build drops HTTP/1.0 requests unanswered).
+  readonly httpVersionMajor = 1;
+  readonly httpVersionMinor = 1;
+  /** @internal */ cachedHeaders: IncomingHttpHeaders | null = null;
+  /** The request head's size (uWS's own limit is a build setting, so Cog checks maxHeaderSize). */
+  headBytes: number;
+  /** @internal The client sent `Connection: close`. */
+  wantsClose = false;
+
+  constructor(req: UwsHttpRequest) {
+    this.method = req.getCaseSensitiveMethod?.() ?? req.getMethod().toUpperCase();
+    const query = req.getQuery();
+    this.url = query ? `${req.getUrl()}?${query}` : req.getUrl();
+    const raw = this.rawHeaders;
+    // Request line, then "name: value\r\n" per header.
+    let bytes = this.method.length + this.url.length + 12;
+    req.forEach((key, value) => {
+      raw.push(key, value);
+      bytes += key.length + value.length + 4;
+      // uWS keeps the connection open even when the client asked to close it.
+      if (key === "connection" && value.toLowerCase() === "close") this.wantsClose = true;
+    });
+    this.headBytes = bytes;
+  }
+
+  /** Node's shape: lower-case names, repeats joined with ", " (cookies with "; ", Set-Cookie as a list). */
+  get headers(): IncomingHttpHeaders {
+    if (this.cachedHeaders === null) {
+      const headers: Record<string, string | string[]> = {};
+      const raw = this.rawHeaders;
+      for (let i = 0; i < raw.length; i += 2) {
+        const name = raw[i]!;
+        const value = raw[i + 1]!;
+        const seen = headers[name];
+        if (name === "__proto__") continue;
+        if (seen === undefined) headers[name] = name === "set-cookie" ? [value] : value;
+        else if (Array.isArray(seen)) seen.push(value);
+        else headers[name] = `${seen}${name === "cookie" ? "; " : ", "}${value}`;
+      }
+      this.cachedHeaders = headers;
+    }
+    return this.cachedHeaders;
+  }
+  set headers(headers: IncomingHttpHeaders) {
+    this.cachedHeaders = headers;
+  }
+}
+
+/** A request on the uws engine: Cog's helpers over uWS's request and response. */
+export class UwsRequest extends withRequestHelpers(UwsRequestBase) {
+  /** @internal */ readonly res: UwsHttpResponse;
+  /** @internal */ address: string | undefined = undefined;
+  /** @internal Set by the response once uWS's response object may no longer be touched. */
+  gone = false;
+
+  constructor(req: UwsHttpRequest, res: UwsHttpResponse) {
+    super(req);
+    this.res = res;
+  }
+
+  get remoteAddress(): string | undefined {
+    if (this.address === undefined && !this.gone) this.address = Buffer.from(this.res.getRemoteAddressAsText()).toString();
+    return this.address;
+  }
+
+  /** @internal */
+  receiveBody(length: number, limit: number, done: BodyCallback): void {
+    if (length > limit) {
+      done(tooLarge(limit), null);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let finished = false;
+    // uWS reuses the chunk's memory once this callback returns: copy what is kept.
+    this.res.onData((chunk, isLast) => {
+      if (finished) return;
+      received += chunk.byteLength;
+      if (received > limit) {
+        finished = true;
+        done(tooLarge(limit), null);
+        return;
+      }
+      if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk)));
+      if (isLast) {
+        finished = true;
+        done(null, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
+      }
+    });
+  }
+}

@@ -1,0 +1,87 @@
+import type { Limits } from "../limits.js";
+import type { CogRequest } from "../request.js";
+import type { CogResponse } from "../response.js";
+import type { Address, Dispatch, Engine } from "./engine.js";
+import { loadUws } from "./uws-load.js";
+import { UwsRequest } from "./uws-request.js";
+import { UwsResponse } from "./uws-response.js";
+
+/**
+ * The uWebSockets.js engine: the same app and handlers, on uWS's C++ HTTP
+ * server. Its request and response carry every Cog helper but are not Node
+ * streams, so middleware that needs Node's own objects (express.json,
+ * morgan…) is node-engine-only. uWS is loaded when `listen` is called, never
+ * before, and only as a native build (see uws-load.ts).
+ */
+export class UwsEngine implements Engine {
+  private listenSocket: unknown = null;
+  private uwsClose: ((socket: unknown) => void) | null = null;
+  /** Responses not yet finished, so `close` can wait for them and cut the stragglers. */
+  private readonly inFlight = new Set<UwsResponse>();
+  private idle: (() => void) | null = null;
+
+  constructor(
+    private readonly dispatch: Dispatch,
+    private readonly limits: Limits,
+  ) {}
+
+  listen(port: number, host: string | undefined): Promise<Address> {
+    let uws;
+    try {
+      uws = loadUws(this.limits);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const app = uws.App();
+    const inFlight = this.inFlight;
+    const onDone = (res: unknown) => {
+      inFlight.delete(res as UwsResponse);
+      if (inFlight.size === 0) this.idle?.();
+    };
+    app.any("/*", (raw, req) => {
+      const request = new UwsRequest(req, raw);
+      const response = new UwsResponse(raw, request, onDone);
+      inFlight.add(response);
+      try {
+        // Handlers are typed with the node engine's classes; these carry the same helpers (see above).
+        this.dispatch(request as unknown as CogRequest, response as unknown as CogResponse);
+      } catch (err) {
+        // dispatch answers its own errors; anything escaping it must not reach uWS, which would abort.
+        console.error(err);
+        response.destroy();
+      }
+    });
+    const bind = host ?? "0.0.0.0";
+    return new Promise((resolve, reject) => {
+      app.listen(bind, port, (socket) => {
+        if (!socket) return reject(new Error(`engine "uws" could not listen on ${bind}:${port}: the port is in use or not allowed`));
+        this.listenSocket = socket;
+        this.uwsClose = uws.us_listen_socket_close;
+        resolve({ host: bind, port: uws.us_socket_local_port(socket) });
+      });
+    });
+  }
+
+  /**
+   * Stops accepting, waits for in-flight responses (requests arriving on open
+   * connections meanwhile get the app's 503 and `Connection: close`), and cuts
+   * what is still busy after `drainMs`. uWS has no handle on idle keep-alive
+   * connections: they close at its idle timeout (10 s) or on their next request.
+   */
+  close(drainMs: number): Promise<void> {
+    if (this.listenSocket === null) return Promise.resolve();
+    this.uwsClose!(this.listenSocket);
+    this.listenSocket = null;
+    if (this.inFlight.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const deadline = setTimeout(() => {
+        for (const res of [...this.inFlight]) res.destroy();
+      }, drainMs);
+      this.idle = () => {
+        clearTimeout(deadline);
+        this.idle = null;
+        resolve();
+      };
+    });
+  }
+}
