@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { soak } from "../scripts/soak.mjs";
 
-test("a soak of keep-alive requests with connection churn: heap flat, descriptors back to baseline, no errors", { timeout: 120_000 }, async () => {
+test("a soak of keep-alive requests with connection churn: heap flat, descriptors back to baseline, no errors", { timeout: 900_000 }, async () => {
   const report = await soak({ requests: Number(process.env.COG_SOAK_REQUESTS ?? 60_000), samples: 12 });
   console.log(`# soak: ${JSON.stringify(report)}`);
   assert.equal(report.errors, 0);
