@@ -17,10 +17,6 @@ import autocannon from "autocannon";
 
 const self = fileURLToPath(import.meta.url);
 
-if (process.argv[1] === self) {
-  if (process.argv[2] === "--serve") await serve();
-  else await main();
-}
 
 async function main() {
   const { values } = parseArgs({ options: { requests: { type: "string", default: "1000000" }, samples: { type: "string", default: "30" } } });
@@ -133,4 +129,10 @@ function median(values) {
 
 function mb(bytes) {
   return Number((bytes / 2 ** 20).toFixed(2));
+}
+
+// Last, so every constant above is initialised when this file runs as a script.
+if (process.argv[1] === self) {
+  if (process.argv[2] === "--serve") await serve();
+  else await main();
 }

@@ -39,7 +39,9 @@ export class NodeEngine implements Engine {
     return new Promise((resolve, reject) => {
       const onError = (err: Error) => reject(err);
       this.server.once("error", onError);
-      this.server.listen(port, host, () => {
+      // Node's default backlog (511) drops SYNs when thousands of clients connect at once (the seeds'
+      // 2500-connection runs); the kernel caps this at net.core.somaxconn.
+      this.server.listen({ port, host, backlog: 4096 }, () => {
         this.server.removeListener("error", onError);
         const address = this.server.address() as AddressInfo;
         resolve({ host: address.address, port: address.port });
