@@ -9,6 +9,13 @@ type StoredValue = number | string | readonly string[];
 // uWS writes these itself (Content-Length from the body it is given, Date on every response);
 // Connection is its close flag. Writing them again would duplicate them.
 const ENGINE_HEADERS = new Set(["content-length", "date", "connection", "transfer-encoding"]);
+/** "200 OK" and friends, built once per status. */
+const STATUS_LINES = new Map<number, string>();
+function statusLine(status: number): string {
+  let line = STATUS_LINES.get(status);
+  if (line === undefined) STATUS_LINES.set(status, (line = `${status} ${STATUS_CODES[status] ?? "Unknown"}`));
+  return line;
+}
 const NO_BODY_STATUS = (status: number) => status === 204 || status === 304 || (status >= 100 && status < 200);
 
 /**
@@ -34,6 +41,8 @@ class UwsResponseBase {
   readonly onDone: (res: UwsResponseBase) => void;
   /** @internal Whether a piped stream has begun the body (status and headers are out). */
   streaming = false;
+  /** @internal True while uWS's handler runs: uWS has corked the socket already, so writes need no cork(). */
+  corked = true;
   /** @internal What to stop when the client goes away (a stream being piped). */
   onAbort: (() => void) | null = null;
 
@@ -41,7 +50,15 @@ class UwsResponseBase {
     this.raw = raw;
     this.request = request;
     this.onDone = onDone;
-    raw.onAborted(() => {
+  }
+
+  /**
+   * Called by the engine when its handler returns with this response unfinished (an async handler,
+   * a body still arriving): uWS requires an abort handler then, and only then.
+   * @internal
+   */
+  watchAbort(): void {
+    this.raw.onAborted(() => {
       this.destroyed = true;
       this.onAbort?.();
       this.done();
@@ -85,26 +102,30 @@ class UwsResponseBase {
     this.writableEnded = true;
     this.headersSent = true;
     if (this.destroyed) return this;
-    const raw = this.raw;
-    raw.cork(() => {
-      if (this.streaming) {
-        // The status and headers went out with the first chunk: this ends the chunked body.
-        raw.end(body ?? "", this.closing());
-        return;
-      }
-      const length = this.writeStatusAndHeaders();
-      const close = this.closing();
-      if (this.request.method === "HEAD" || NO_BODY_STATUS(this.statusCode)) {
-        // uWS would send a HEAD response's body, and its endWithoutBody(length, close) stalls the
-        // connection: write the length as a header and end without a body, keeping the connection.
-        if (length !== undefined && !NO_BODY_STATUS(this.statusCode)) raw.writeHeader("content-length", String(length));
-        raw.endWithoutBody();
-      } else {
-        raw.end(body ?? "", close);
-      }
-    });
+    if (this.corked) this.flush(body);
+    else this.raw.cork(() => this.flush(body));
     this.done();
     return this;
+  }
+
+  /** @internal Writes the whole response (or ends a streamed one); the socket must be corked. */
+  flush(body: string | Buffer | undefined): void {
+    const raw = this.raw;
+    if (this.streaming) {
+      // The status and headers went out with the first chunk: this ends the chunked body.
+      raw.end(body ?? "", this.closing());
+      return;
+    }
+    const length = this.writeStatusAndHeaders();
+    const close = this.closing();
+    if (this.request.method === "HEAD" || NO_BODY_STATUS(this.statusCode)) {
+      // uWS would send a HEAD response's body, and its endWithoutBody(length, close) stalls the
+      // connection: write the length as a header and end without a body, keeping the connection.
+      if (length !== undefined && !NO_BODY_STATUS(this.statusCode)) raw.writeHeader("content-length", String(length));
+      raw.endWithoutBody();
+    } else {
+      raw.end(body ?? "", close);
+    }
   }
 
   destroy(): this {
@@ -118,7 +139,7 @@ class UwsResponseBase {
   /** @internal Writes the status line and headers; returns the Content-Length Cog computed, if any. */
   writeStatusAndHeaders(): number | undefined {
     const raw = this.raw;
-    raw.writeStatus(`${this.statusCode} ${STATUS_CODES[this.statusCode] ?? "Unknown"}`);
+    raw.writeStatus(statusLine(this.statusCode));
     let length: number | undefined;
     const write = (name: string, value: StoredValue | undefined) => {
       if (value === undefined) return;

@@ -50,6 +50,9 @@ export class UwsEngine implements Engine {
         console.error(err);
         response.destroy();
       }
+      // From here on uWS no longer corks for us, and an unfinished response needs an abort handler.
+      response.corked = false;
+      if (!request.gone) response.watchAbort();
     });
     const bind = host ?? "0.0.0.0";
     return new Promise((resolve, reject) => {
