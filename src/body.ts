@@ -3,6 +3,7 @@ import contentType from "fast-content-type-parse";
 import { parse as parseQueryString } from "fast-querystring";
 import secureJson from "secure-json-parse";
 import { HttpError } from "./errors.js";
+import type { BodyCallback } from "./request.js";
 
 /** The first value of a request header, by lower-case name, without building `req.headers`. */
 export function rawHeader(req: { rawHeaders: readonly string[] }, lowerName: string): string | undefined {
@@ -15,44 +16,69 @@ export function rawHeader(req: { rawHeaders: readonly string[] }, lowerName: str
 }
 
 /**
- * Buffers the request body, refusing more than `limit` bytes: a declared
- * Content-Length over the limit is refused before reading anything, and a
- * chunked body that grows past it stops being read at that point (the caller
- * answers 413 and closes the connection rather than draining the rest).
- * `done` is called at most once; never if the client goes away mid-body.
+ * Collects a request body's chunks, refusing more than `limit` bytes: a
+ * declared Content-Length over the limit is refused before anything is read,
+ * and a chunked body that grows past it stops being collected at that point
+ * (the caller answers 413 and closes the connection rather than draining the
+ * rest). `done` is called at most once; never if the client goes away
+ * (`abandon`). Every engine's body reader feeds one of these.
  */
-export function readBody(req: IncomingMessage, length: number, limit: number, done: (err: HttpError | null, body: Buffer | null) => void): void {
-  if (length > limit) {
-    done(tooLarge(limit), null);
-    return;
+export class BodyCollector {
+  private readonly chunks: Buffer[] = [];
+  private received = 0;
+  /** Set once `done` was called or the client went away: later chunks are ignored. */
+  finished = false;
+
+  constructor(
+    length: number,
+    private readonly limit: number,
+    private readonly done: BodyCallback,
+  ) {
+    if (length > limit) this.refuse();
   }
-  const chunks: Buffer[] = [];
-  let received = 0;
-  let finished = false;
-  req.on("data", (chunk: Buffer) => {
-    if (finished) return;
-    if (received + chunk.length > limit) {
-      finished = true;
-      req.pause();
-      done(tooLarge(limit), null);
-      return;
-    }
-    chunks.push(chunk);
-    received += chunk.length;
-  });
-  req.on("end", () => {
-    if (finished) return;
-    finished = true;
-    done(null, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
-  });
-  // The client went away (Node reports it as an "aborted" error): nobody is left to answer,
-  // so the chain never runs. The listener also keeps the error from being thrown.
-  req.on("error", () => {
-    finished = true;
-  });
+
+  /** Takes a chunk the caller may keep (engines whose buffers are reused must copy first). */
+  add(chunk: Buffer): void {
+    if (this.finished) return;
+    if (this.received + chunk.length > this.limit) return this.refuse();
+    if (chunk.length > 0) this.chunks.push(chunk);
+    this.received += chunk.length;
+  }
+
+  /** The body is complete. */
+  end(): void {
+    if (this.finished) return;
+    this.finished = true;
+    const chunks = this.chunks;
+    this.done(null, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.received));
+  }
+
+  /** The client went away: nobody is left to answer, so the chain never runs. */
+  abandon(): void {
+    this.finished = true;
+  }
+
+  private refuse(): void {
+    this.finished = true;
+    this.done(tooLarge(this.limit), null);
+  }
 }
 
-export function tooLarge(limit: number): HttpError {
+/** The node engine's body reader: Node's request stream into a BodyCollector. */
+export function readBody(req: IncomingMessage, length: number, limit: number, done: BodyCallback): void {
+  const body = new BodyCollector(length, limit, done);
+  if (body.finished) return;
+  req.on("data", (chunk: Buffer) => {
+    body.add(chunk);
+    // Over the limit: stop reading; the connection is closed after the 413.
+    if (body.finished) req.pause();
+  });
+  req.on("end", () => body.end());
+  // Node reports a vanished client as an "aborted" error; the listener also keeps it from being thrown.
+  req.on("error", () => body.abandon());
+}
+
+function tooLarge(limit: number): HttpError {
   return new HttpError(413, `Request body is larger than the limit of ${limit} bytes; raise the bodyLimit option to accept it`);
 }
 

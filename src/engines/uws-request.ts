@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { tooLarge } from "../body.js";
+import { BodyCollector } from "../body.js";
 import { withRequestHelpers, type BodyCallback } from "../request.js";
 import type { UwsHttpRequest, UwsHttpResponse } from "./uws-load.js";
 
@@ -79,27 +79,12 @@ export class UwsRequest extends withRequestHelpers(UwsRequestBase) {
 
   /** @internal */
   receiveBody(length: number, limit: number, done: BodyCallback): void {
-    if (length > limit) {
-      done(tooLarge(limit), null);
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let received = 0;
-    let finished = false;
-    // uWS reuses the chunk's memory once this callback returns: copy what is kept.
+    const body = new BodyCollector(length, limit, done);
+    if (body.finished) return;
     this.res.onData((chunk, isLast) => {
-      if (finished) return;
-      received += chunk.byteLength;
-      if (received > limit) {
-        finished = true;
-        done(tooLarge(limit), null);
-        return;
-      }
-      if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk)));
-      if (isLast) {
-        finished = true;
-        done(null, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
-      }
+      // uWS reuses the chunk's memory once this callback returns: copy what is kept.
+      body.add(Buffer.from(new Uint8Array(chunk)));
+      if (isLast) body.end();
     });
   }
 }
