@@ -21,8 +21,9 @@ function run(engine, files) {
 }
 
 function uwsLoads() {
-  const probe = spawnSync(process.execPath, ["--input-type=module", "-e", 'import { loadUws } from "./dist/engines/uws-load.js"; import { DEFAULT_LIMITS } from "./dist/limits.js"; loadUws(DEFAULT_LIMITS);'], { encoding: "utf8" });
-  return { ok: probe.status === 0, reason: probe.stderr.split("\n").find((l) => l.includes("engine")) ?? probe.stderr.trim() };
+  const script = 'import { loadUws } from "./dist/engines/uws-load.js"; import { DEFAULT_LIMITS } from "./dist/limits.js"; try { loadUws(DEFAULT_LIMITS); } catch (err) { console.error(err.message); process.exit(1); }';
+  const probe = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+  return { ok: probe.status === 0, reason: probe.stderr.trim().split("\n").pop() };
 }
 
 let failed = run("node", all);
