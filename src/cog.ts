@@ -34,7 +34,7 @@ export interface CogOptions extends Partial<Limits> {
   trustProxy?: boolean | number;
   /** Log errors that become 5xx responses (to stderr). Default true. */
   logErrors?: boolean;
-  /** Further options for `http.createServer`; they override those Cog derives from its limits. */
+  /** Further options for `http.createServer` (node engine only); they override those Cog derives from its limits. */
   server?: ServerOptions;
 }
 
