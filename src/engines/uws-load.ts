@@ -8,9 +8,17 @@ export interface UwsModule {
   us_socket_local_port(socket: unknown): number;
 }
 export interface UwsApp {
-  any(pattern: string, handler: (res: UwsHttpResponse, req: UwsHttpRequest) => void): UwsApp;
+  any(pattern: string, handler: UwsHandler): UwsApp;
+  get(pattern: string, handler: UwsHandler): UwsApp;
+  post(pattern: string, handler: UwsHandler): UwsApp;
+  put(pattern: string, handler: UwsHandler): UwsApp;
+  del(pattern: string, handler: UwsHandler): UwsApp;
+  patch(pattern: string, handler: UwsHandler): UwsApp;
+  head(pattern: string, handler: UwsHandler): UwsApp;
+  options(pattern: string, handler: UwsHandler): UwsApp;
   listen(host: string, port: number, cb: (socket: unknown) => void): UwsApp;
 }
+export type UwsHandler = (res: UwsHttpResponse, req: UwsHttpRequest) => void;
 export interface UwsHttpRequest {
   getUrl(): string;
   getQuery(): string | undefined;

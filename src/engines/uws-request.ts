@@ -8,6 +8,17 @@ import type { UwsHttpRequest, UwsHttpResponse } from "./uws-load.js";
  * request object dies when its handler returns, so the method, URL and
  * headers are copied while it lives (async handlers read them later).
  */
+/** The request whose headers `collect` is copying (one module-level function: no closure per request). */
+let collecting: UwsRequestBase;
+function collect(key: string, value: string): void {
+  const req = collecting;
+  req.rawHeaders.push(key, value);
+  // "name: value\r\n"
+  req.headBytes += key.length + value.length + 4;
+  // uWS keeps the connection open even when the client asked to close it.
+  if (key === "connection" && value.toLowerCase() === "close") req.wantsClose = true;
+}
+
 class UwsRequestBase {
   readonly method: string;
   readonly url: string;
@@ -17,24 +28,18 @@ class UwsRequestBase {
   readonly httpVersionMinor = 1;
   /** @internal */ cachedHeaders: IncomingHttpHeaders | null = null;
   /** The request head's size (uWS's own limit is a build setting, so Cog checks maxHeaderSize). */
-  headBytes: number;
+  headBytes = 0;
   /** @internal The client sent `Connection: close`. */
   wantsClose = false;
 
-  constructor(req: UwsHttpRequest) {
-    this.method = req.getCaseSensitiveMethod?.() ?? req.getMethod().toUpperCase();
+  constructor(req: UwsHttpRequest, method: string | undefined) {
+    this.method = method ?? req.getCaseSensitiveMethod?.() ?? req.getMethod().toUpperCase();
     const query = req.getQuery();
-    this.url = query ? `${req.getUrl()}?${query}` : req.getUrl();
-    const raw = this.rawHeaders;
-    // Request line, then "name: value\r\n" per header.
-    let bytes = this.method.length + this.url.length + 12;
-    req.forEach((key, value) => {
-      raw.push(key, value);
-      bytes += key.length + value.length + 4;
-      // uWS keeps the connection open even when the client asked to close it.
-      if (key === "connection" && value.toLowerCase() === "close") this.wantsClose = true;
-    });
-    this.headBytes = bytes;
+    this.url = query === undefined ? req.getUrl() : `${req.getUrl()}?${query}`;
+    collecting = this;
+    req.forEach(collect);
+    // Request line ("GET " + url + " HTTP/1.1\r\n") plus what collect counted.
+    this.headBytes += this.method.length + this.url.length + 12;
   }
 
   /** Node's shape: lower-case names, repeats joined with ", " (cookies with "; ", Set-Cookie as a list). */
@@ -67,8 +72,8 @@ export class UwsRequest extends withRequestHelpers(UwsRequestBase) {
   /** @internal Set by the response once uWS's response object may no longer be touched. */
   gone = false;
 
-  constructor(req: UwsHttpRequest, res: UwsHttpResponse) {
-    super(req);
+  constructor(req: UwsHttpRequest, res: UwsHttpResponse, method: string | undefined) {
+    super(req, method);
     this.res = res;
   }
 

@@ -16,6 +16,20 @@ function statusLine(status: number): string {
   if (line === undefined) STATUS_LINES.set(status, (line = `${status} ${STATUS_CODES[status] ?? "Unknown"}`));
   return line;
 }
+/** Header names already validated: nearly always the same few literals, so each is checked once (bounded). */
+const GOOD_NAMES = new Set<string>();
+/** Node's rule for header values: no CR, LF, NUL or other control characters except tab. */
+const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+
+/** Throws Node's own errors (ERR_INVALID_HTTP_TOKEN, ERR_INVALID_CHAR…) for a header Node would refuse. */
+function checkHeader(name: string, value: StoredValue | undefined): void {
+  if (!GOOD_NAMES.has(name)) {
+    validateHeaderName(name);
+    if (GOOD_NAMES.size < 1000) GOOD_NAMES.add(name);
+  }
+  if (typeof value === "string" ? BAD_VALUE.test(value) : typeof value !== "number") validateHeaderValue(name, value as string);
+}
+
 const NO_BODY_STATUS = (status: number) => status === 204 || status === 304 || (status >= 100 && status < 200);
 
 /**
@@ -66,8 +80,7 @@ class UwsResponseBase {
   }
 
   setHeader(name: string, value: StoredValue): this {
-    validateHeaderName(name);
-    validateHeaderValue(name, value as string);
+    checkHeader(name, value);
     (this.store ??= new Map()).set(name.toLowerCase(), value);
     return this;
   }
@@ -87,10 +100,7 @@ class UwsResponseBase {
   /** Validates every header, as Node's writeHead does, and keeps them until the body is written. */
   writeHead(status: number, headers: OutgoingHttpHeaders): this {
     if (this.headersSent) throw new Error("Cannot write headers after they are sent to the client");
-    for (const name in headers) {
-      validateHeaderName(name);
-      validateHeaderValue(name, headers[name] as string);
-    }
+    for (const name in headers) checkHeader(name, headers[name] as StoredValue | undefined);
     this.statusCode = status;
     this.head = headers;
     this.headersSent = true;
@@ -117,14 +127,15 @@ class UwsResponseBase {
       return;
     }
     const length = this.writeStatusAndHeaders();
-    const close = this.closing();
     if (this.request.method === "HEAD" || NO_BODY_STATUS(this.statusCode)) {
       // uWS would send a HEAD response's body, and its endWithoutBody(length, close) stalls the
       // connection: write the length as a header and end without a body, keeping the connection.
-      if (length !== undefined && !NO_BODY_STATUS(this.statusCode)) raw.writeHeader("content-length", String(length));
+      const reported = length ?? (body === undefined ? undefined : typeof body === "string" ? Buffer.byteLength(body) : body.length);
+      if (reported !== undefined && !NO_BODY_STATUS(this.statusCode)) raw.writeHeader("content-length", String(reported));
       raw.endWithoutBody();
     } else {
-      raw.end(body ?? "", close);
+      // uWS writes Content-Length from the body itself.
+      raw.end(body ?? "", this.closing());
     }
   }
 
@@ -136,27 +147,36 @@ class UwsResponseBase {
     return this;
   }
 
-  /** @internal Writes the status line and headers; returns the Content-Length Cog computed, if any. */
+  /** @internal Writes the status line and headers; returns the Content-Length the app set, if any. */
   writeStatusAndHeaders(): number | undefined {
-    const raw = this.raw;
-    raw.writeStatus(statusLine(this.statusCode));
+    // uWS writes "200 OK" unless told otherwise.
+    if (this.statusCode !== 200) this.raw.writeStatus(statusLine(this.statusCode));
     let length: number | undefined;
-    const write = (name: string, value: StoredValue | undefined) => {
-      if (value === undefined) return;
-      if (ENGINE_HEADERS.has(name)) {
-        if (name === "content-length") length = Number(value);
-        else if (name === "connection" && String(value).toLowerCase() === "close") this.shouldKeepAlive = false;
-        return;
-      }
-      if (typeof value === "object") for (const v of value) raw.writeHeader(name, v);
-      else raw.writeHeader(name, String(value));
-    };
     const head = this.head;
     if (this.store !== null) {
-      for (const [name, value] of this.store) if (head === null || head[name] === undefined) write(name, value);
+      for (const [name, value] of this.store) {
+        if (head === null || head[name] === undefined) length = this.writeHeader(name, value) ?? length;
+      }
     }
-    if (head !== null) for (const name in head) write(name.toLowerCase(), head[name] as StoredValue | undefined);
+    if (head !== null) {
+      for (const name in head) {
+        const value = head[name] as StoredValue | undefined;
+        if (value !== undefined) length = this.writeHeader(name.toLowerCase(), value) ?? length;
+      }
+    }
     return length;
+  }
+
+  /** @internal Writes one header, unless uWS writes it itself; returns its value if it is Content-Length. */
+  writeHeader(name: string, value: StoredValue): number | undefined {
+    if (ENGINE_HEADERS.has(name)) {
+      if (name === "content-length") return Number(value);
+      if (name === "connection" && String(value).toLowerCase() === "close") this.shouldKeepAlive = false;
+      return undefined;
+    }
+    if (typeof value === "object") for (const v of value) this.raw.writeHeader(name, v);
+    else this.raw.writeHeader(name, typeof value === "string" ? value : String(value));
+    return undefined;
   }
 
   /** @internal Whether the connection ends with this response: Cog decided so, or the client asked. */
@@ -174,6 +194,20 @@ class UwsResponseBase {
 
 /** A response on the uws engine: Cog's helpers over uWS's response. */
 export class UwsResponse extends withResponseHelpers(UwsResponseBase) {
+  /**
+   * As the helpers' finish, without counting the body's bytes: uWS writes
+   * Content-Length from the body it is given.
+   * @internal
+   */
+  override finish(body: string | Buffer, type: string): this {
+    if (NO_BODY_STATUS(this.statusCode)) return super.finish(body, type);
+    const headers = this.pending ?? {};
+    this.defaultType(headers, type);
+    this.writeHeaders(this.statusCode, headers);
+    this.end(body);
+    return this;
+  }
+
   /**
    * Streams `body` with backpressure: a write uWS can't take yet pauses the stream until `onWritable`.
    * @internal

@@ -2,7 +2,7 @@ import type { Limits } from "../limits.js";
 import type { CogRequest } from "../request.js";
 import type { CogResponse } from "../response.js";
 import type { Address, Dispatch, Engine } from "./engine.js";
-import { loadUws } from "./uws-load.js";
+import { loadUws, type UwsHttpRequest, type UwsHttpResponse } from "./uws-load.js";
 import { UwsRequest } from "./uws-request.js";
 import { UwsResponse } from "./uws-response.js";
 
@@ -35,13 +35,11 @@ export class UwsEngine implements Engine {
     const app = uws.App();
     const inFlight = this.inFlight;
     const onDone = (res: unknown) => {
-      inFlight.delete(res as UwsResponse);
-      if (inFlight.size === 0) this.idle?.();
+      if (inFlight.size !== 0 && inFlight.delete(res as UwsResponse) && inFlight.size === 0) this.idle?.();
     };
-    app.any("/*", (raw, req) => {
-      const request = new UwsRequest(req, raw);
+    const serve = (method: string | undefined) => (raw: UwsHttpResponse, req: UwsHttpRequest) => {
+      const request = new UwsRequest(req, raw, method);
       const response = new UwsResponse(raw, request, onDone);
-      inFlight.add(response);
       try {
         // Handlers are typed with the node engine's classes; these carry the same helpers (see above).
         this.dispatch(request as unknown as CogRequest, response as unknown as CogResponse);
@@ -51,9 +49,18 @@ export class UwsEngine implements Engine {
         response.destroy();
       }
       // From here on uWS no longer corks for us, and an unfinished response needs an abort handler.
+      // Only unfinished responses are tracked for close(): nothing else can run while this handler does.
       response.corked = false;
-      if (!request.gone) response.watchAbort();
-    });
+      if (!request.gone) {
+        inFlight.add(response);
+        response.watchAbort();
+      }
+    };
+    // One handler per common method, so the method is known without asking uWS (each call into
+    // uWS costs about as much as a small handler). uWS matches these case-sensitively; any
+    // other method reaches `any`, which asks.
+    app.get("/*", serve("GET")).post("/*", serve("POST")).put("/*", serve("PUT")).del("/*", serve("DELETE"));
+    app.patch("/*", serve("PATCH")).head("/*", serve("HEAD")).options("/*", serve("OPTIONS")).any("/*", serve(undefined));
     const bind = host ?? "0.0.0.0";
     return new Promise((resolve, reject) => {
       app.listen(bind, port, (socket) => {
