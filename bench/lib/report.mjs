@@ -44,6 +44,7 @@ export function summarize(results) {
     const ok = list.filter((m) => !m.failed);
     const { scenario, route, contender } = list[0];
     rows.push({
+      measured: ok,
       scenario,
       route,
       contender,
@@ -66,12 +67,27 @@ export function summarize(results) {
     const bareName = CONTENDERS.find((c) => c.bare && c.engine === engineOf(row.contender))?.name;
     const bare = rows.find((r) => r.scenario === row.scenario && r.route === row.route && r.contender === bareName);
     row.baseline = bare ? bareName : null;
-    row.ratio = bare && bare.rps && row.rps !== null ? row.rps / bare.rps : null;
+    row.ratio = pairedRatio(row, bare);
     const nodeBare = rows.find((r) => r.scenario === row.scenario && r.route === row.route && r.contender === "node-http");
-    row.ratioToNode = nodeBare && nodeBare.rps && row.rps !== null ? row.rps / nodeBare.rps : null;
+    row.ratioToNode = pairedRatio(row, nodeBare);
     row.generatorBound = row.generatorCpu !== null && row.generatorCpu >= GENERATOR_BOUND;
   }
+  for (const row of rows) delete row.measured;
   return rows;
+}
+
+/**
+ * A contender's requests/s over the baseline's: the median of the ratios
+ * within each round. A round times every contender back to back, so a slow
+ * stretch of the machine (this one's speed drifts 10-30% over minutes) weighs
+ * on both sides of a ratio instead of on whichever contender it fell on.
+ * Without rounds in common, the ratio of the medians.
+ */
+export function pairedRatio(row, base) {
+  if (!base || row.rps === null || !base.rps) return null;
+  const baseByRound = new Map(base.measured.map((m) => [m.round, m.rps]));
+  const ratios = row.measured.filter((m) => m.round !== undefined && baseByRound.get(m.round) > 0).map((m) => m.rps / baseByRound.get(m.round));
+  return ratios.length > 0 ? median(ratios) : row.rps / base.rps;
 }
 
 const fmt = {
@@ -98,7 +114,7 @@ export function buildReport(results, chartFiles = []) {
   out.push(`- **Machine:** ${meta.machine}`);
   out.push(`- **Node (servers):** ${meta.node}`);
   out.push(`- **Load generator:** ${meta.tool}${meta.connectionsOverride ? `, ${meta.connectionsOverride} connections everywhere` : ""}`);
-  out.push(`- **Method:** ${meta.pinning}; ${meta.warmup > 0 ? `one warm-up round of ${meta.warmup} s` : "no warm-up round"}, then ${meta.rounds} measured round(s) of ${meta.duration === "seed durations" ? "each seed's duration" : `${meta.duration} s`} per route, contenders interleaved (order rotated each round); figures are medians over rounds.`);
+  out.push(`- **Method:** ${meta.pinning}; ${meta.warmup > 0 ? `one warm-up round of ${meta.warmup} s` : "no warm-up round"}, then ${meta.rounds} measured round(s) of ${meta.duration === "seed durations" ? "each seed's duration" : `${meta.duration} s`} per route, contenders interleaved (order rotated each round); figures are medians over rounds, and \`× bare\` is the median of the per-round ratios (each round times every contender back to back, so the machine's drift weighs on both sides).`);
   out.push(`- **Command:** \`${meta.command}\``);
   out.push(`- **Run:** ${meta.date}`);
   out.push("");
