@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 // `npm test` (after the build and type checks): the whole suite on the node
-// engine, then the integration tests again on uWebSockets.js when a native
-// build of it loads on this Node. Where none does (e.g. Node 24 with the build
-// this repo installs), test/uws-engine.test.ts still checks that asking for it
-// fails with an error that says what to install.
+// engine, then the integration tests again on Cog's native engine (when its
+// addon was built at install) and on uWebSockets.js (when a native build of it
+// loads on this Node). An engine that can't run here is skipped with the
+// reason in one line; COG_NATIVE_REQUIRED=1 (CI) makes a missing native
+// engine a failure. test/*-engine.test.ts check the errors users get instead.
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 
 // Files with no server in them, or that run a fixed engine themselves: once is enough.
-const ENGINE_INDEPENDENT = new Set(["bench.test.ts", "router.test.ts", "seed-app.test.ts", "leaks.test.ts", "uws-engine.test.ts"]);
+const ENGINE_INDEPENDENT = new Set(["bench.test.ts", "router.test.ts", "seed-app.test.ts", "leaks.test.ts", "uws-engine.test.ts", "native-engine.test.ts"]);
 const all = readdirSync("test").filter((f) => f.endsWith(".test.ts")).sort();
 
 function run(engine, files) {
@@ -20,13 +21,30 @@ function run(engine, files) {
   return result.status ?? 1;
 }
 
-function uwsLoads() {
-  const script = 'import { loadUws } from "./dist/engines/uws-load.js"; import { DEFAULT_LIMITS } from "./dist/limits.js"; try { loadUws(DEFAULT_LIMITS); } catch (err) { console.error(err.message); process.exit(1); }';
+/** Whether an engine loads here, asked in a child process (so this one never loads it). */
+function loads(script) {
   const probe = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
   return { ok: probe.status === 0, reason: probe.stderr.trim().split("\n").pop() };
 }
+const uwsLoads = () => loads('import { loadUws } from "./dist/engines/uws-load.js"; import { DEFAULT_LIMITS } from "./dist/limits.js"; try { loadUws(DEFAULT_LIMITS); } catch (err) { console.error(err.message); process.exit(1); }');
+const nativeLoads = () => loads('import { loadNative } from "./dist/engines/native-load.js"; try { loadNative(); } catch (err) { console.error(err.message); process.exit(1); }');
 
-let failed = run("node", all);
+let failed = 0;
+// The native engine's framing crate has its own unit and property tests (Rust), run where cargo is.
+if (spawnSync("cargo", ["--version"], { stdio: "ignore" }).status === 0) {
+  console.log("\n# native/framing: cargo test (unit and property tests of the request framing)");
+  failed ||= spawnSync("cargo", ["test", "--release", "--quiet", "--manifest-path", "native/Cargo.toml", "-p", "cog-framing"], { stdio: "inherit" }).status ?? 1;
+}
+failed ||= run("node", all);
+const native = nativeLoads();
+if (native.ok) {
+  failed ||= run("native", all.filter((f) => !ENGINE_INDEPENDENT.has(f)));
+} else if (process.env.COG_NATIVE_REQUIRED === "1") {
+  console.log(`\n# engine: native is required (COG_NATIVE_REQUIRED=1) but does not load: ${native.reason}`);
+  failed = 1;
+} else {
+  console.log(`\n# engine: native skipped on Node ${process.version}: ${native.reason}`);
+}
 const uws = uwsLoads();
 if (uws.ok) {
   failed ||= run("uws", all.filter((f) => !ENGINE_INDEPENDENT.has(f)));

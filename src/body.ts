@@ -78,7 +78,7 @@ export function readBody(req: IncomingMessage, length: number, limit: number, do
   req.on("error", () => body.abandon());
 }
 
-function tooLarge(limit: number): HttpError {
+export function tooLarge(limit: number): HttpError {
   return new HttpError(413, `Request body is larger than the limit of ${limit} bytes; raise the bodyLimit option to accept it`);
 }
 

@@ -2,6 +2,8 @@ import type { ServerOptions } from "node:http";
 import { runChain, type ChainOwner, type Handler } from "./chain.js";
 import type { Address, Engine } from "./engines/engine.js";
 import { NodeEngine } from "./engines/node.js";
+import { NativeEngine } from "./engines/native.js";
+import { loadNative } from "./engines/native-load.js";
 import { UwsEngine } from "./engines/uws.js";
 import { HttpError, errorBody, statusOf } from "./errors.js";
 import { inspectHead, NO_BODY } from "./head.js";
@@ -16,13 +18,19 @@ import { Scope, type Layer, type Registry } from "./scope.js";
 import { inject, type InjectOptions, type InjectResponse } from "./testing.js";
 
 /** Every limit and timeout is an option; see `Limits` for what each means and README for the defaults. */
+export type EngineName = "node" | "native" | "auto" | "uws";
+const ENGINES: readonly EngineName[] = ["node", "native", "auto", "uws"];
+
 export interface CogOptions extends Partial<Limits> {
   /**
-   * What serves HTTP: "node" (node:http, the default) or "uws" (uWebSockets.js,
-   * an optional peer dependency loaded only then; `listen` fails with what to
-   * install if no native build loads). Handlers don't change.
+   * What serves HTTP (handlers don't change):
+   * - "node": node:http, the default;
+   * - "native": Cog's own engine in Rust (a Node-API addon built at install when Rust is present);
+   * - "auto": "native" where its addon loads, else "node";
+   * - "uws": uWebSockets.js, an optional peer dependency.
+   * `listen` fails with what to install when "native" or "uws" can't load.
    */
-  engine?: "node" | "uws";
+  engine?: EngineName;
   /**
    * Refuse requests a correct origin server must reject but Node lets through
    * (HTTP versions other than 1.0/1.1, duplicate or malformed Host,
@@ -61,7 +69,7 @@ export class Cog extends Scope implements ChainOwner {
   private readonly settings: RequestSettings;
   private readonly limits: Limits;
   private readonly strict: boolean;
-  private readonly engineName: "node" | "uws";
+  private readonly engineName: EngineName;
   private readonly logErrors: boolean;
   private readonly serverOptions: ServerOptions;
   private errorHandler: ErrorHandler | null = null;
@@ -85,7 +93,7 @@ export class Cog extends Scope implements ChainOwner {
     this.limits = resolveLimits(options);
     this.strict = options.strict ?? true;
     this.engineName = options.engine ?? "node";
-    if (this.engineName !== "node" && this.engineName !== "uws") throw new RangeError(`engine must be "node" or "uws", got ${String(this.engineName)}`);
+    if (!ENGINES.includes(this.engineName)) throw new RangeError(`engine must be one of ${ENGINES.map((e) => `"${e}"`).join(", ")}; got ${String(this.engineName)}`);
     this.settings = { trustProxy: options.trustProxy ?? false, maxFields: this.limits.maxFields, maxJsonDepth: this.limits.maxJsonDepth };
     this.logErrors = options.logErrors ?? true;
     this.serverOptions = options.server ?? {};
@@ -113,7 +121,7 @@ export class Cog extends Scope implements ChainOwner {
       host = undefined;
     }
     if (this.engine !== null) return Promise.reject(new Error("This app is already listening; create another Cog to serve twice"));
-    const engine = this.engineName === "uws" ? new UwsEngine(this.dispatch, this.limits) : new NodeEngine(this.dispatch, this.limits, this.serverOptions);
+    const engine = this.createEngine();
     this.engine = engine;
     this.closing = false;
     return engine.listen(port, host).then(
@@ -127,6 +135,20 @@ export class Cog extends Scope implements ChainOwner {
         throw err;
       },
     );
+  }
+
+  private createEngine(): Engine {
+    switch (this.engineName) {
+      case "uws":
+        return new UwsEngine(this.dispatch, this.limits);
+      case "native":
+        return new NativeEngine(this.dispatch, this.limits);
+      case "auto":
+        if (nativeLoads()) return new NativeEngine(this.dispatch, this.limits);
+        return new NodeEngine(this.dispatch, this.limits, this.serverOptions);
+      default:
+        return new NodeEngine(this.dispatch, this.limits, this.serverOptions);
+    }
   }
 
   /** The underlying `http.Server` once listening (for upgrades, or tuning timeouts). */
@@ -331,4 +353,14 @@ function buildParams(names: readonly string[], values: readonly string[], maxLen
     params[names[i]!] = decodeParam(value);
   }
   return params;
+}
+
+/** Whether the native engine can run here (for engine: "auto"). */
+function nativeLoads(): boolean {
+  try {
+    loadNative();
+    return true;
+  } catch {
+    return false;
+  }
 }

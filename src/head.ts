@@ -60,8 +60,9 @@ export function inspectHead(req: EngineRequest, limits: Limits, strict: boolean)
       // RFC 9112 §6.3: chunked must be the final coding, or the body's end can't be known.
       if (!/(?:^|,)[ \t]*chunked[ \t]*$/i.test(raw[i + 1]!)) throw badRequest(`Transfer-Encoding "${raw[i + 1]}" does not end with chunked`);
       chunked = true;
-    } else if (name.length === 4 && strict && named(name, "host", "Host")) {
+    } else if (name.length === 4 && named(name, "host", "Host")) {
       hosts++;
+      if (!strict) continue;
       if (hosts > 1) throw badRequest("More than one Host header");
       const host = raw[i + 1]!;
       if (host !== lastGoodHost) {
@@ -70,6 +71,8 @@ export function inspectHead(req: EngineRequest, limits: Limits, strict: boolean)
       }
     }
   }
+  // RFC 9112 3.2 (node:http refuses it itself; engines whose parsers don't leave it to this line).
+  if (hosts === 0 && req.httpVersionMinor === 1) throw badRequest("An HTTP/1.1 request needs a Host header");
   if (strict) checkRequestLine(req, url, chunked);
   if (chunked) return CHUNKED;
   const length = declared === undefined ? 0 : Number(declared);

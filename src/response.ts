@@ -37,6 +37,8 @@ export interface EngineResponse {
   readonly writableEnded: boolean;
   readonly destroyed: boolean;
   shouldKeepAlive: boolean;
+  /** The engine writes Content-Length from the body it is given (Node's ServerResponse needs it set). */
+  readonly framesBody?: boolean;
   setHeader(name: string, value: number | string | readonly string[]): this;
   getHeader(name: string): number | string | string[] | undefined;
   hasHeader(name: string): boolean;
@@ -203,7 +205,7 @@ export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base
       return this;
     }
     this.defaultType(headers, type);
-    headers["content-length"] = typeof body === "string" ? Buffer.byteLength(body) : body.length;
+    if (this.framesBody !== true) headers["content-length"] = typeof body === "string" ? Buffer.byteLength(body) : body.length;
     this.writeHeaders(status, headers);
     this.end(body);
     return this;

@@ -9,8 +9,8 @@ export interface Served {
   fetch(path: string, init?: RequestInit): Promise<Response>;
 }
 
-/** The engine the integration tests run on: `COG_ENGINE=uws npm test` runs them all on uWebSockets.js. */
-export const engine = (process.env.COG_ENGINE ?? "node") as "node" | "uws";
+/** The engine the integration tests run on: `COG_ENGINE=uws` (or `native`) runs them on that engine. */
+export const engine = (process.env.COG_ENGINE ?? "node") as "node" | "uws" | "native";
 
 /** For tests of what only the node engine has (Node's stream objects, http.Server): the reason to skip them elsewhere. */
 export const nodeOnly = engine === "node" ? false : "node engine only: needs Node's own request/response streams or http.Server";

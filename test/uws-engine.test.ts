@@ -30,5 +30,5 @@ test("asking for uws without a native build fails at listen, saying why and what
 });
 
 test("an unknown engine is refused at construction", () => {
-  assert.throws(() => new Cog({ engine: "bun" as "node" }), /engine must be "node" or "uws", got bun/);
+  assert.throws(() => new Cog({ engine: "bun" as "node" }), /engine must be one of "node", "native", "auto", "uws"; got bun/);
 });

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { BodyCollector } from "../body.js";
 import { withRequestHelpers, type BodyCallback } from "../request.js";
+import { headersFromRaw } from "./raw-headers.js";
 import type { UwsHttpRequest, UwsHttpResponse } from "./uws-load.js";
 
 /**
@@ -42,23 +43,9 @@ class UwsRequestBase {
     this.headBytes += this.method.length + this.url.length + 12;
   }
 
-  /** Node's shape: lower-case names, repeats joined with ", " (cookies with "; ", Set-Cookie as a list). */
+  /** Node's shape, built on first read. */
   get headers(): IncomingHttpHeaders {
-    if (this.cachedHeaders === null) {
-      const headers: Record<string, string | string[]> = {};
-      const raw = this.rawHeaders;
-      for (let i = 0; i < raw.length; i += 2) {
-        const name = raw[i]!;
-        const value = raw[i + 1]!;
-        const seen = headers[name];
-        if (name === "__proto__") continue;
-        if (seen === undefined) headers[name] = name === "set-cookie" ? [value] : value;
-        else if (Array.isArray(seen)) seen.push(value);
-        else headers[name] = `${seen}${name === "cookie" ? "; " : ", "}${value}`;
-      }
-      this.cachedHeaders = headers;
-    }
-    return this.cachedHeaders;
+    return (this.cachedHeaders ??= headersFromRaw(this.rawHeaders));
   }
   set headers(headers: IncomingHttpHeaders) {
     this.cachedHeaders = headers;

@@ -9,8 +9,14 @@ const MAX_TRAILERS: usize = 16 * 1024;
 enum State {
     /// Reading the chunk-size hex digits.
     Size,
-    /// After `;`: an extension, up to CR.
-    Extension,
+    /// Chunk extensions (`;name=value`, the value a token or a quoted string), as llhttp reads them.
+    ExtStart,
+    ExtName,
+    ExtValueStart,
+    ExtValue,
+    ExtQuoted,
+    ExtEscape,
+    ExtQuotedEnd,
     /// CR seen after the size line: LF must follow.
     SizeLf,
     /// Reading `remaining` bytes of chunk data.
@@ -35,11 +41,13 @@ pub struct ChunkedDecoder {
     remaining: u64,
     extension_bytes: usize,
     trailer_bytes: usize,
+    /// The trailer line being read: it must be a field line (`name: value`), as node:http requires.
+    line: Vec<u8>,
 }
 
 impl Default for ChunkedDecoder {
     fn default() -> Self {
-        ChunkedDecoder { state: State::Size, size: 0, digits: 0, remaining: 0, extension_bytes: 0, trailer_bytes: 0 }
+        ChunkedDecoder { state: State::Size, size: 0, digits: 0, remaining: 0, extension_bytes: 0, trailer_bytes: 0, line: Vec::new() }
     }
 }
 
@@ -77,20 +85,17 @@ impl ChunkedDecoder {
                         }
                         self.size = (self.size << 4) | u64::from(hex(b));
                     }
-                    b';' if self.digits > 0 => self.state = State::Extension,
+                    b';' if self.digits > 0 => self.state = State::ExtStart,
                     b'\r' if self.digits > 0 => self.state = State::SizeLf,
                     _ => return Err(Refusal::bad("Invalid chunk size")),
                 },
-                State::Extension => match b {
-                    b'\r' => self.state = State::SizeLf,
-                    b'\t' | 0x20..=0x7e | 0x80..=0xff => {
-                        self.extension_bytes += 1;
-                        if self.extension_bytes > MAX_EXTENSIONS {
-                            return Err(Refusal { status: 413, message: "Chunk extensions too large" });
-                        }
+                State::ExtStart | State::ExtName | State::ExtValueStart | State::ExtValue | State::ExtQuoted | State::ExtEscape | State::ExtQuotedEnd => {
+                    self.extension_bytes += 1;
+                    if self.extension_bytes > MAX_EXTENSIONS {
+                        return Err(Refusal { status: 413, message: "Chunk extensions too large" });
                     }
-                    _ => return Err(Refusal::bad("Invalid chunk extension")),
-                },
+                    self.state = extension(self.state, b).ok_or(Refusal::bad("Invalid chunk extension"))?;
+                }
                 State::SizeLf => {
                     if b != b'\n' {
                         return Err(Refusal::bad("Invalid chunk size line"));
@@ -123,9 +128,10 @@ impl ChunkedDecoder {
                     self.state = if b == b'\r' { State::TrailerLf } else { self.trailer_byte(b)? };
                 }
                 State::TrailerLf => {
-                    if b != b'\n' {
+                    if b != b'\n' || !is_field_line(&self.line) {
                         return Err(Refusal::bad("Invalid trailer line"));
                     }
+                    self.line.clear();
                     self.state = State::TrailerStart;
                 }
                 State::EndLf => {
@@ -149,8 +155,41 @@ impl ChunkedDecoder {
         if self.trailer_bytes > MAX_TRAILERS {
             return Err(Refusal { status: 431, message: "Trailers too large" });
         }
+        self.line.push(b);
         Ok(State::Trailer)
     }
+}
+
+/// `token ":" value`, no space before the colon, and not a framing field (RFC 9110 6.5.1: a
+/// trailer can't change how the message was delimited; node:http refuses these too).
+fn is_field_line(line: &[u8]) -> bool {
+    match line.iter().position(|&b| b == b':') {
+        Some(colon) => {
+            let name = &line[..colon];
+            crate::is_token(name) && !name.eq_ignore_ascii_case(b"transfer-encoding") && !name.eq_ignore_ascii_case(b"content-length")
+        }
+        None => false,
+    }
+}
+
+/// The next state inside chunk extensions, or None for a byte that can't be there.
+fn extension(state: State, b: u8) -> Option<State> {
+    let token = crate::is_token(&[b]);
+    Some(match (state, b) {
+        (State::ExtStart, b'=') => State::ExtValueStart,
+        (State::ExtStart, _) if token => State::ExtName,
+        (State::ExtName, _) if token => State::ExtName,
+        (State::ExtName, b'=') => State::ExtValueStart,
+        (State::ExtValueStart, b'"') => State::ExtQuoted,
+        (State::ExtValueStart | State::ExtValue, _) if token => State::ExtValue,
+        (State::ExtQuoted, b'"') => State::ExtQuotedEnd,
+        (State::ExtQuoted, b'\\') => State::ExtEscape,
+        (State::ExtQuoted, b'\t' | 0x20..=0x7e) => State::ExtQuoted,
+        (State::ExtEscape, b'\t' | 0x20..=0x7e) => State::ExtQuoted,
+        (State::ExtName | State::ExtValueStart | State::ExtValue | State::ExtQuotedEnd, b';') => State::ExtStart,
+        (State::ExtName | State::ExtValueStart | State::ExtValue | State::ExtQuotedEnd, b'\r') => State::SizeLf,
+        _ => return None,
+    })
 }
 
 fn hex(b: u8) -> u8 {
@@ -183,10 +222,20 @@ mod tests {
 
     #[test]
     fn refuses_malformed_framing() {
-        for bad in [&b"5 \r\nhello\r\n0\r\n\r\n"[..], b"-5\r\n", b"0x5\r\n", b"5\nhello", b"5\r\nhelloXX\r\n", b"\r\n", b"5\r\nhello\r\n0\r\n\r\r"] {
+        for bad in [&b"5 \r\nhello\r\n0\r\n\r\n"[..], b"0\r\n5\r\n\r\n", b"0\r\nX : 1\r\n\r\n", b"0\r\nContent-Length: 5\r\n\r\n", b"0\r\nTransfer-Encoding: chunked\r\n\r\n", b"-5\r\n", b"0x5\r\n", b"5\nhello", b"5\r\nhelloXX\r\n", b"\r\n", b"5\r\nhello\r\n0\r\n\r\r"] {
             assert!(decode_all(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
         }
         assert!(decode_all(b"11111111111111111\r\n").is_err(), "more than 16 hex digits");
+    }
+
+    #[test]
+    fn extensions_as_node_reads_them() {
+        for good in [";a", ";a=", ";a=b", ";a=\"b c\"", ";a=b;c", ";a;b=c", ";=b", ";a=\"b\\\"c\""] {
+            assert!(decode_all(format!("1{good}\r\na\r\n0\r\n\r\n").as_bytes()).is_ok(), "{good:?}");
+        }
+        for bad in [";", "; a=b", ";a =b", ";a= b", ";a=b c", ";a\t", ";a=\"x", ";a;"] {
+            assert!(decode_all(format!("1{bad}\r\na\r\n0\r\n\r\n").as_bytes()).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -37,15 +37,44 @@ pub struct Head {
     pub expect_continue: bool,
 }
 
+/// The methods node:http's parser knows (`http.METHODS`, the same on Node 20 and 24), sorted.
+/// Anything else, lower-case spellings included, is refused with 400 there, and so here.
+const METHODS: [&str; 35] = [
+    "ACL", "BIND", "CHECKOUT", "CONNECT", "COPY", "DELETE", "GET", "HEAD", "LINK", "LOCK", "M-SEARCH", "MERGE", "MKACTIVITY", "MKCALENDAR", "MKCOL", "MOVE", "NOTIFY", "OPTIONS",
+    "PATCH", "POST", "PROPFIND", "PROPPATCH", "PURGE", "PUT", "QUERY", "REBIND", "REPORT", "SEARCH", "SOURCE", "SUBSCRIBE", "TRACE", "UNBIND", "UNLINK", "UNLOCK", "UNSUBSCRIBE",
+];
+
 /// Parses one request head from the start of `buf`.
 ///
 /// `Ok(None)`: the head is not complete yet (read more). `Err`: refuse with that status and close.
+/// Empty lines before the request line are skipped, as RFC 9112 2.2 allows and node:http does.
 pub fn parse_head(buf: &[u8], limits: &Limits) -> Result<Option<Head>, Refusal> {
+    let skip = buf.iter().take_while(|&&b| b == b'\r' || b == b'\n').count();
+    if skip > 0 {
+        if skip == buf.len() {
+            return if skip > limits.max_head { Err(Refusal { status: 431, message: "Request head too large" }) } else { Ok(None) };
+        }
+        return Ok(parse_head(&buf[skip..], limits)?.map(|head| head.shifted(skip)));
+    }
+    if let Some(found) = parse_spaced_line(buf, limits) {
+        return found;
+    }
     let mut slots = vec![httparse::EMPTY_HEADER; limits.max_headers];
     let mut req = httparse::Request::new(&mut slots);
     let len = match req.parse(buf) {
         Ok(httparse::Status::Complete(len)) => len,
         Ok(httparse::Status::Partial) => {
+            // node:http refuses a method it doesn't know as soon as its first wrong byte arrives.
+            let word_end = buf.iter().position(|&b| b == b' ');
+            let word = &buf[..word_end.unwrap_or(buf.len())];
+            let known = match word_end {
+                Some(_) => METHODS.iter().any(|m| m.as_bytes() == word),
+                None => METHODS.iter().any(|m| m.as_bytes().starts_with(word)),
+            };
+            if !known {
+                return Err(Refusal::bad("Unknown method"));
+            }
+            check_partial(buf)?;
             return if buf.len() > limits.max_head { Err(Refusal { status: 431, message: "Request head too large" }) } else { Ok(None) };
         }
         Err(httparse::Error::TooManyHeaders) => return Err(Refusal { status: 431, message: "Too many headers" }),
@@ -60,6 +89,16 @@ pub fn parse_head(buf: &[u8], limits: &Limits) -> Result<Option<Head>, Refusal> 
     let method = range_of(buf, req.method.unwrap_or("").as_bytes());
     let target = range_of(buf, req.path.unwrap_or("").as_bytes());
 
+    if METHODS.binary_search(&req.method.unwrap_or("")).is_err() {
+        return Err(Refusal::bad("Unknown method"));
+    }
+    if req.method == Some("CONNECT") {
+        // Tunnels are a proxy's business; node:http answers an origin's CONNECT the same way.
+        return Err(Refusal { status: 501, message: "CONNECT is not supported by this server" });
+    }
+    if !is_request_target(req.path.unwrap_or("").as_bytes()) {
+        return Err(Refusal::bad("Invalid request target"));
+    }
     let mut headers = Vec::with_capacity(req.headers.len());
     let mut length: Option<u64> = None;
     let mut codings: Option<Vec<u8>> = None;
@@ -70,6 +109,11 @@ pub fn parse_head(buf: &[u8], limits: &Limits) -> Result<Option<Head>, Refusal> 
         let name = h.name.as_bytes();
         let value = h.value;
         headers.push((range_of(buf, name), range_of(buf, value)));
+        let framing_header = name.eq_ignore_ascii_case(b"content-length") || name.eq_ignore_ascii_case(b"transfer-encoding");
+        if framing_header && ends_with_tab(buf, value) {
+            // node:http refuses a tab after these two values (a space it takes): so must we, to agree on framing.
+            return Err(Refusal::bad("Invalid framing header value"));
+        }
         if name.eq_ignore_ascii_case(b"content-length") {
             if length.is_some() {
                 return Err(Refusal::bad("More than one Content-Length header"));
@@ -119,6 +163,79 @@ pub fn parse_head(buf: &[u8], limits: &Limits) -> Result<Option<Head>, Refusal> 
     Ok(Some(Head { len, method, target, minor, headers, framing, keep_alive, expect_continue }))
 }
 
+/// node:http takes several spaces between the method, the target and the version; httparse one.
+/// A request line with runs of spaces is parsed from a copy with single spaces, and the ranges
+/// moved back onto `buf`. None: the line has no such run (parse as usual).
+fn parse_spaced_line(buf: &[u8], limits: &Limits) -> Option<Result<Option<Head>, Refusal>> {
+    let line_end = buf.iter().position(|&b| b == b'\n').unwrap_or(buf.len());
+    let line = &buf[..line_end];
+    let first = line.iter().position(|&b| b == b' ')?;
+    let run1 = line[first..].iter().take_while(|&&b| b == b' ').count();
+    let target_start = first + run1;
+    let target_len = line[target_start..].iter().position(|&b| b == b' ').unwrap_or(line.len() - target_start);
+    let second = target_start + target_len;
+    let run2 = line[second..].iter().take_while(|&&b| b == b' ').count();
+    if run1 <= 1 && run2 <= 1 {
+        return None;
+    }
+    if line_end == buf.len() {
+        // Not a whole line yet.
+        return Some(if buf.len() > limits.max_head { Err(Refusal { status: 431, message: "Request head too large" }) } else { Ok(None) });
+    }
+    let mut copy = Vec::with_capacity(buf.len());
+    copy.extend_from_slice(&buf[..first + 1]);
+    copy.extend_from_slice(&buf[target_start..second]);
+    copy.push(b' ');
+    copy.extend_from_slice(&buf[(second + run2).min(buf.len())..]);
+    let (d1, d2) = (run1 - 1, run1 - 1 + run2.saturating_sub(1));
+    Some(parse_head(&copy, limits).map(|found| {
+        found.map(|mut head| {
+            head.len += d2;
+            head.target = head.target.start + d1..head.target.end + d1;
+            for (name, value) in head.headers.iter_mut() {
+                *name = name.start + d2..name.end + d2;
+                *value = value.start + d2..value.end + d2;
+            }
+            head
+        })
+    }))
+}
+
+/// Whether a header value (as httparse returned it) is followed by a tab before its line ends.
+fn ends_with_tab(buf: &[u8], value: &[u8]) -> bool {
+    let end = value.as_ptr() as usize - buf.as_ptr() as usize + value.len();
+    buf[end..].iter().take_while(|&&b| b != b'\r' && b != b'\n').any(|&b| b == b'\t') || value.last() == Some(&b'\t')
+}
+
+/// The targets node:http's parser takes: a path, `*`, or an absolute URL (`scheme://…`).
+/// (CONNECT's authority form never gets here: it is refused before.)
+fn is_request_target(target: &[u8]) -> bool {
+    match target.first() {
+        Some(b'/') => true,
+        Some(b'*') => target.len() == 1,
+        Some(first) if first.is_ascii_alphabetic() => {
+            let scheme = target.iter().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')).count();
+            target[scheme..].starts_with(b"://")
+        }
+        _ => false,
+    }
+}
+
+impl Head {
+    /// The same head found `by` bytes further into the buffer.
+    fn shifted(mut self, by: usize) -> Head {
+        let shift = |r: &Range<usize>| r.start + by..r.end + by;
+        self.len += by;
+        self.method = shift(&self.method);
+        self.target = shift(&self.target);
+        for (name, value) in self.headers.iter_mut() {
+            *name = shift(name);
+            *value = shift(value);
+        }
+        self
+    }
+}
+
 /// `1*DIGIT`, as Node accepts it: no sign, no spaces inside, no hex, no overflow.
 fn parse_length(value: &[u8]) -> Result<u64, Refusal> {
     if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
@@ -146,13 +263,29 @@ fn check_line_endings(head: &[u8]) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// A request line with a well-formed version other than 1.0/1.1 gets 505; anything else is malformed.
+/// What is wrong in a head that is not complete yet: node:http refuses at the first bad byte,
+/// and a client that never finishes its head must not be able to hide one.
+fn check_partial(buf: &[u8]) -> Result<(), Refusal> {
+    // A final CR may yet be followed by its LF.
+    let whole = if buf.last() == Some(&b'\r') { &buf[..buf.len() - 1] } else { buf };
+    check_line_endings(whole)?;
+    if let Some(line_end) = buf.iter().position(|&b| b == b'\r' || b == b'\n') {
+        let mut words = buf[..line_end].split(|&b| b == b' ').filter(|w| !w.is_empty());
+        let (_method, target) = (words.next(), words.next());
+        if target.is_some_and(|t| !is_request_target(t)) {
+            return Err(Refusal::bad("Invalid request target"));
+        }
+    }
+    Ok(())
+}
+
+/// llhttp takes HTTP/2.0 (which Cog then answers 505, as node:http apps do); any other version
+/// but 1.0 and 1.1 is malformed there, and so here.
 fn version_refusal(buf: &[u8]) -> Refusal {
     let line_end = buf.iter().position(|&b| b == b'\r' || b == b'\n').unwrap_or(buf.len());
     let line = &buf[..line_end];
     let version = line.rsplit(|&b| b == b' ').next().unwrap_or(b"");
-    let well_formed = version.len() == 8 && version.starts_with(b"HTTP/") && version[5].is_ascii_digit() && version[6] == b'.' && version[7].is_ascii_digit();
-    if well_formed && line.iter().filter(|&&b| b == b' ').count() == 2 {
+    if version == b"HTTP/2.0" && line.iter().filter(|&&b| b == b' ').count() == 2 {
         Refusal { status: 505, message: "HTTP version not supported; use HTTP/1.1" }
     } else {
         Refusal::bad("Malformed request line")
@@ -180,7 +313,12 @@ mod tests {
 
     const LIMITS: Limits = Limits { max_head: 16 * 1024, max_headers: 128 };
 
+    /// Parses `raw`, adding a Host line after the request line if it has none.
     fn parse(raw: &str) -> Result<Option<Head>, Refusal> {
+        let raw = match raw.find("\r\n") {
+            Some(end) if !raw.contains("Host:") => format!("{}\r\nHost: x{}", &raw[..end], &raw[end..]),
+            _ => raw.to_string(),
+        };
         parse_head(raw.as_bytes(), &LIMITS)
     }
     fn status(raw: &str) -> u16 {
@@ -190,7 +328,7 @@ mod tests {
     #[test]
     fn a_simple_get() {
         let raw = "GET /a?b=1 HTTP/1.1\r\nHost: x\r\nCookie: t=1\r\n\r\nNEXT";
-        let head = parse(raw).unwrap().unwrap();
+        let head = parse_head(raw.as_bytes(), &LIMITS).unwrap().unwrap();
         assert_eq!(&raw[head.method.clone()], "GET");
         assert_eq!(&raw[head.target.clone()], "/a?b=1");
         assert_eq!(head.len, raw.len() - 4);
@@ -241,13 +379,63 @@ mod tests {
     #[test]
     fn versions_and_connection() {
         assert_eq!(status("GET / HTTP/2.0\r\n\r\n"), 505);
-        assert_eq!(status("GET / HTTP/1.2\r\n\r\n"), 505);
+        assert_eq!(status("GET / HTTP/1.2\r\n\r\n"), 400);
+        assert_eq!(status("GET / HTTP/0.1\r\n\r\n"), 400);
+        assert_eq!(status("GET / HTTP/3.0\r\n\r\n"), 400);
+        assert_eq!(parse_head(b"GET :/n HTTP/1.1\r\nHo", &LIMITS).unwrap_err().status, 400, "a bad target, head unfinished");
+        assert_eq!(parse_head(b"GET / HTTP/1.1\r\nHost: a\n", &LIMITS).unwrap_err().status, 400, "a bare LF, head unfinished");
+        // A missing Host is not a framing error: the request is whole, and Cog answers it 400 (as node:http does).
+        assert!(parse_head(b"GET / HTTP/1.1\r\n\r\n", &LIMITS).unwrap().is_some());
+        assert_eq!(status("CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n"), 501);
         assert_eq!(status("GET /\r\n\r\n"), 400);
         let old = parse("GET / HTTP/1.0\r\n\r\n").unwrap().unwrap();
         assert_eq!(old.minor, 0);
         assert!(!old.keep_alive);
         assert!(parse("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n").unwrap().unwrap().keep_alive);
         assert!(!parse("GET / HTTP/1.1\r\nConnection: Close\r\n\r\n").unwrap().unwrap().keep_alive);
+    }
+
+    #[test]
+    fn spaces_and_tabs_as_node_takes_them() {
+        let raw = "GET   /x  HTTP/1.1\r\nHost: a\r\n\r\n";
+        let head = parse_head(raw.as_bytes(), &LIMITS).unwrap().unwrap();
+        assert_eq!(&raw[head.method.clone()], "GET");
+        assert_eq!(&raw[head.target.clone()], "/x");
+        assert_eq!(&raw[head.headers[0].1.clone()], "a");
+        assert_eq!(head.len, raw.len());
+        assert!(parse_head(b"GET  /x HT", &LIMITS).unwrap().is_none());
+        assert_eq!(status("GET / HTTP/1.1 \r\n\r\n"), 400);
+        assert_eq!(status("GET\t/ HTTP/1.1\r\n\r\n"), 400);
+        assert_eq!(status("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\t\r\n\r\n"), 400);
+        assert_eq!(status("POST / HTTP/1.1\r\nContent-Length: 3\t\r\n\r\n"), 400);
+        assert_eq!(parse("POST / HTTP/1.1\r\nContent-Length: 3 \r\n\r\n").unwrap().unwrap().framing, Framing::Length(3));
+        assert_eq!(status("POST / HTTP/1.1\r\nTransfer-Encoding: chunked,\r\n\r\n"), 400);
+    }
+
+    #[test]
+    fn request_targets() {
+        for good in ["/", "/a?b", "*", "http://a/b", "HTTPS://a"] {
+            assert!(parse(&format!("OPTIONS {good} HTTP/1.1\r\n\r\n")).unwrap().is_some(), "{good}");
+        }
+        for bad in ["+/c", "a/b", "**", "http:/a", "%2F"] {
+            assert_eq!(status(&format!("GET {bad} HTTP/1.1\r\n\r\n")), 400, "{bad}");
+        }
+    }
+
+    #[test]
+    fn methods_and_leading_blank_lines() {
+        assert_eq!(status("get / HTTP/1.1\r\n\r\n"), 400);
+        assert_eq!(status("FOO / HTTP/1.1\r\n\r\n"), 400);
+        let raw = "\r\n\rPURGE /x HTTP/1.1\r\nHost: a\r\n\r\n";
+        let head = parse_head(raw.as_bytes(), &LIMITS).unwrap().unwrap();
+        assert_eq!(&raw[head.method.clone()], "PURGE");
+        assert_eq!(&raw[head.target.clone()], "/x");
+        assert_eq!(&raw[head.headers[0].1.clone()], "a");
+        assert_eq!(head.len, raw.len());
+        assert!(parse_head(b"\r\n", &LIMITS).unwrap().is_none());
+        assert!(parse_head(b"PR", &LIMITS).unwrap().is_none(), "a prefix of PROPFIND");
+        assert_eq!(parse_head(b"5", &LIMITS).unwrap_err().status, 400);
+        assert_eq!(parse_head(b"GETS /", &LIMITS).unwrap_err().status, 400);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! HTTP/1.1 request framing for Cog's native engine.
+//! HTTP/1.1 framing for Cog's native engine: request heads and bodies in, response heads out.
 //!
 //! Framing is where HTTP servers get attacked: two parties that disagree on
 //! where a request ends let a second request be smuggled inside the first.
@@ -14,6 +14,7 @@
 
 mod chunked;
 mod head;
+pub mod response;
 
 pub use chunked::ChunkedDecoder;
 pub use head::{parse_head, Framing, Head, Limits};

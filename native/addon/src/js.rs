@@ -1,0 +1,151 @@
+//! Calls into JavaScript. One `napi_make_callback` per batch (so promise jobs and
+//! `process.nextTick` callbacks run once, after the batch, as they do after a Node I/O
+//! callback) into a native trampoline that calls the app's handler once per request.
+
+use crate::server::with_state;
+use napi::sys;
+use std::cell::RefCell;
+use std::ffi::c_void;
+use std::ptr;
+
+/// What a server keeps of JavaScript: the env and the functions it calls.
+pub struct ServerJs {
+    pub env: sys::napi_env,
+    pub uv_loop: *mut crate::uv::uv_loop_t,
+    /// `(id, method, url, body, flags)` for each request.
+    pub on_request: sys::napi_ref,
+    /// `(kind, id)` for aborts and drains.
+    pub on_event: sys::napi_ref,
+    trampoline: sys::napi_ref,
+    async_context: sys::napi_async_context,
+}
+
+pub enum Call {
+    Request { id: u64, method: Vec<u8>, url: Vec<u8>, body: Option<Vec<u8>>, flags: u32 },
+    Event { kind: u32, id: u64 },
+}
+
+thread_local! {
+    /// The batch the trampoline is about to deliver (set just before `napi_make_callback`).
+    static PENDING: RefCell<Vec<(usize, Vec<Call>)>> = const { RefCell::new(Vec::new()) };
+}
+
+impl ServerJs {
+    /// # Safety
+    /// `env` must be the current env and the two values functions.
+    pub unsafe fn new(env: sys::napi_env, on_request: sys::napi_value, on_event: sys::napi_value) -> Result<ServerJs, String> {
+        let mut uv_loop = ptr::null_mut();
+        check(sys::napi_get_uv_event_loop(env, &mut uv_loop), "napi_get_uv_event_loop")?;
+        let mut request_ref = ptr::null_mut();
+        let mut event_ref = ptr::null_mut();
+        check(sys::napi_create_reference(env, on_request, 1, &mut request_ref), "napi_create_reference")?;
+        check(sys::napi_create_reference(env, on_event, 1, &mut event_ref), "napi_create_reference")?;
+        let mut function = ptr::null_mut();
+        let name = "cogNativeBatch";
+        check(sys::napi_create_function(env, name.as_ptr() as *const _, name.len(), Some(trampoline), ptr::null_mut(), &mut function), "napi_create_function")?;
+        let mut trampoline_ref = ptr::null_mut();
+        check(sys::napi_create_reference(env, function, 1, &mut trampoline_ref), "napi_create_reference")?;
+        let mut resource = ptr::null_mut();
+        check(sys::napi_create_object(env, &mut resource), "napi_create_object")?;
+        let mut resource_name = ptr::null_mut();
+        let label = "CogNativeRequest";
+        check(sys::napi_create_string_utf8(env, label.as_ptr() as *const _, label.len(), &mut resource_name), "napi_create_string_utf8")?;
+        let mut async_context = ptr::null_mut();
+        check(sys::napi_async_init(env, resource, resource_name, &mut async_context), "napi_async_init")?;
+        Ok(ServerJs { env, uv_loop: uv_loop as *mut _, on_request: request_ref, on_event: event_ref, trampoline: trampoline_ref, async_context })
+    }
+
+    /// Drops the references (the server is gone).
+    pub unsafe fn release(self) {
+        sys::napi_delete_reference(self.env, self.on_request);
+        sys::napi_delete_reference(self.env, self.on_event);
+        sys::napi_delete_reference(self.env, self.trampoline);
+        sys::napi_async_destroy(self.env, self.async_context);
+    }
+}
+
+fn check(status: sys::napi_status, what: &str) -> Result<(), String> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(format!("{what} failed ({status})"))
+    }
+}
+
+/// Delivers `calls` to the server's JavaScript, from the event loop (never from inside JavaScript).
+pub fn call(server: usize, calls: Vec<Call>) {
+    let Some((env, trampoline, async_context)) = with_state(|s| s.server(server).map(|s| (s.js.env, s.js.trampoline, s.js.async_context))) else { return };
+    PENDING.with(|p| p.borrow_mut().push((server, calls)));
+    unsafe {
+        let mut scope = ptr::null_mut();
+        sys::napi_open_handle_scope(env, &mut scope);
+        let mut function = ptr::null_mut();
+        let mut global = ptr::null_mut();
+        sys::napi_get_reference_value(env, trampoline, &mut function);
+        sys::napi_get_global(env, &mut global);
+        let mut result = ptr::null_mut();
+        let status = sys::napi_make_callback(env, async_context, global, function, 0, ptr::null(), &mut result);
+        if status != sys::Status::napi_ok {
+            report_exception(env);
+        }
+        sys::napi_close_handle_scope(env, scope);
+    }
+}
+
+/// The handler runs inside Cog's engine code, which catches what a handler throws; an exception
+/// reaching here is a bug in that code: print it rather than let it take the process down.
+unsafe fn report_exception(env: sys::napi_env) {
+    let mut pending = false;
+    sys::napi_is_exception_pending(env, &mut pending);
+    if pending {
+        let mut error = ptr::null_mut();
+        sys::napi_get_and_clear_last_exception(env, &mut error);
+        eprintln!("cog native engine: an exception escaped the request handler");
+    }
+}
+
+unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_info) -> sys::napi_value {
+    let batches = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
+    for (server, calls) in batches {
+        let Some((on_request, on_event)) = with_state(|s| s.server(server).map(|s| (s.js.on_request, s.js.on_event))) else { continue };
+        let mut request_fn = ptr::null_mut();
+        let mut event_fn = ptr::null_mut();
+        let mut undefined = ptr::null_mut();
+        sys::napi_get_reference_value(env, on_request, &mut request_fn);
+        sys::napi_get_reference_value(env, on_event, &mut event_fn);
+        sys::napi_get_undefined(env, &mut undefined);
+        for call in calls {
+            let mut scope = ptr::null_mut();
+            sys::napi_open_handle_scope(env, &mut scope);
+            let mut result = ptr::null_mut();
+            let status = match call {
+                Call::Request { id, method, url, body, flags } => {
+                    let mut args = [ptr::null_mut(); 5];
+                    sys::napi_create_double(env, id as f64, &mut args[0]);
+                    sys::napi_create_string_latin1(env, method.as_ptr() as *const _, method.len(), &mut args[1]);
+                    sys::napi_create_string_latin1(env, url.as_ptr() as *const _, url.len(), &mut args[2]);
+                    match body {
+                        Some(body) => {
+                            let mut data = ptr::null_mut();
+                            sys::napi_create_buffer_copy(env, body.len(), body.as_ptr() as *const c_void, &mut data, &mut args[3]);
+                        }
+                        None => args[3] = undefined,
+                    }
+                    sys::napi_create_uint32(env, flags, &mut args[4]);
+                    sys::napi_call_function(env, undefined, request_fn, 5, args.as_ptr(), &mut result)
+                }
+                Call::Event { kind, id } => {
+                    let mut args = [ptr::null_mut(); 2];
+                    sys::napi_create_uint32(env, kind, &mut args[0]);
+                    sys::napi_create_double(env, id as f64, &mut args[1]);
+                    sys::napi_call_function(env, undefined, event_fn, 2, args.as_ptr(), &mut result)
+                }
+            };
+            if status != sys::Status::napi_ok {
+                report_exception(env);
+            }
+            sys::napi_close_handle_scope(env, scope);
+        }
+    }
+    ptr::null_mut()
+}

@@ -1,0 +1,902 @@
+//! Listening sockets and connections, driven by libuv poll handles on Node's own loop.
+//!
+//! Everything runs on the JavaScript thread: libuv calls `on_listen`/`on_conn` when a socket is
+//! ready; complete requests are handed to JavaScript in one batch per read (see `js.rs`); the
+//! answers come back through `respond`/`stream_*` and are written in request order, corked
+//! until the batch ends. State lives in one thread-local `State`, never borrowed across a call
+//! into JavaScript (JavaScript calls back into it).
+
+use crate::js::{self, Call};
+use crate::uv::*;
+use cog_framing::response::{refusal, write_head, BodyFraming, HeadOptions};
+use cog_framing::{parse_head, ChunkedDecoder, Framing, Head, Limits};
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::ops::Range;
+use std::os::raw::{c_int, c_void};
+
+/// Past this many unsent bytes on a connection, stop reading from it (and tell streams to wait).
+const HIGH_WATER: usize = 256 * 1024;
+/// Most bytes read from one connection per readiness event, so one client can't starve others.
+const READ_BUDGET: usize = 256 * 1024;
+
+pub const FLAG_HTTP11: u32 = 1;
+pub const FLAG_TOO_LARGE: u32 = 2;
+pub const EVENT_ABORT: u32 = 1;
+pub const EVENT_DRAIN: u32 = 2;
+
+pub struct Settings {
+    pub head: Limits,
+    pub body_limit: u64,
+    pub headers_timeout: u64,
+    pub request_timeout: u64,
+    pub keep_alive_timeout: u64,
+    pub check_interval: u64,
+}
+
+pub struct Server {
+    pub js: js::ServerJs,
+    listen_fd: c_int,
+    listen_poll: *mut uv_handle_t,
+    timer: *mut uv_handle_t,
+    kick: *mut uv_handle_t,
+    kick_armed: bool,
+    pub settings: Settings,
+    /// Events for JavaScript raised outside a batch (an abort found while answering), sent soon.
+    pub deferred: Vec<Call>,
+    stopped: bool,
+}
+
+struct BodyState {
+    id: u64,
+    framing: Framing,
+    remaining: u64,
+    decoder: ChunkedDecoder,
+    buf: Vec<u8>,
+}
+
+struct Conn {
+    server: usize,
+    fd: c_int,
+    poll: *mut uv_handle_t,
+    gen: u32,
+    remote: String,
+    inbuf: Vec<u8>,
+    out: Vec<u8>,
+    out_pos: usize,
+    /// Requests handed to JavaScript whose responses are not fully queued yet, in arrival order.
+    queue: VecDeque<u64>,
+    body: Option<BodyState>,
+    in_batch: bool,
+    /// Parse nothing more: a request asked to close, was refused, or the peer ended.
+    no_more_requests: bool,
+    /// Close once the queue is empty and the output written.
+    close_when_done: bool,
+    /// The client ended its side: answer what arrived whole, then close.
+    peer_ended: bool,
+    polling: c_int,
+    head_started: Option<u64>,
+    body_started: u64,
+    idle_since: u64,
+}
+
+enum ReqState {
+    Waiting,
+    Streaming,
+    Finished,
+}
+
+pub struct Req {
+    conn: usize,
+    gen: u32,
+    head: Vec<u8>,
+    method: Range<usize>,
+    target: Range<usize>,
+    headers: Vec<(Range<usize>, Range<usize>)>,
+    minor: u8,
+    keep_alive: bool,
+    is_head: bool,
+    /// The response's bytes while an earlier response on the connection is unfinished.
+    held: Vec<u8>,
+    /// Bytes that go out once this response is finished (the engine's answer to a refused request behind it).
+    after: Vec<u8>,
+    state: ReqState,
+    wants_drain: bool,
+}
+
+#[derive(Default)]
+pub struct State {
+    servers: Vec<Option<Server>>,
+    conns: Vec<Option<Conn>>,
+    free_conns: Vec<usize>,
+    next_gen: u32,
+    pub reqs: HashMap<u64, Req>,
+    next_id: u64,
+}
+
+thread_local! {
+    static STATE: RefCell<State> = RefCell::new(State::default());
+}
+
+/// Runs `f` with the state borrowed; `f` must not call into JavaScript.
+pub fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
+    STATE.with(|s| f(&mut s.borrow_mut()))
+}
+
+fn now(server: &Server) -> u64 {
+    unsafe { uv_now(server.js.uv_loop) }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Listening
+
+pub fn listen(js: js::ServerJs, host: &str, port: u16, settings: Settings) -> Result<(usize, u16), String> {
+    let addr = resolve(host, port)?;
+    let fd = unsafe { open_listener(&addr) }.map_err(|e| format!("could not listen on {host}:{port}: {e}"))?;
+    let bound = unsafe { local_port(fd) };
+    let uv_loop = js.uv_loop;
+    let listen_poll = alloc_handle(UV_POLL);
+    let timer = alloc_handle(UV_TIMER);
+    let kick = alloc_handle(UV_TIMER);
+    let interval = settings.check_interval.max(1);
+    let id = with_state(|s| {
+        let id = s.servers.iter().position(Option::is_none).unwrap_or_else(|| {
+            s.servers.push(None);
+            s.servers.len() - 1
+        });
+        s.servers[id] = Some(Server { js, listen_fd: fd, listen_poll, timer, kick, kick_armed: false, settings, deferred: Vec::new(), stopped: false });
+        id
+    });
+    unsafe {
+        uv_poll_init(uv_loop, listen_poll, fd);
+        uv_handle_set_data(listen_poll, id as *mut c_void);
+        uv_poll_start(listen_poll, UV_READABLE, on_listen);
+        uv_timer_init(uv_loop, timer);
+        uv_handle_set_data(timer, id as *mut c_void);
+        uv_timer_start(timer, on_timer, interval, interval);
+        uv_unref(timer);
+        uv_timer_init(uv_loop, kick);
+        uv_handle_set_data(kick, id as *mut c_void);
+        uv_unref(kick);
+    }
+    Ok((id, bound))
+}
+
+fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
+    (host, port).to_socket_addrs().map_err(|e| format!("could not resolve \"{host}\": {e}"))?.next().ok_or_else(|| format!("\"{host}\" has no address"))
+}
+
+unsafe fn open_listener(addr: &SocketAddr) -> Result<c_int, std::io::Error> {
+    let family = if addr.is_ipv6() { libc::AF_INET6 } else { libc::AF_INET };
+    let fd = libc::socket(family, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0);
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let one: c_int = 1;
+    libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, &one as *const c_int as *const c_void, 4);
+    if addr.is_ipv6() {
+        // "::" serves IPv4 clients too, as Node's default does.
+        let zero: c_int = 0;
+        libc::setsockopt(fd, libc::IPPROTO_IPV6, libc::IPV6_V6ONLY, &zero as *const c_int as *const c_void, 4);
+    }
+    let (storage, len) = sockaddr_of(addr);
+    if libc::bind(fd, &storage as *const libc::sockaddr_storage as *const libc::sockaddr, len) != 0 || libc::listen(fd, 4096) != 0 {
+        let err = std::io::Error::last_os_error();
+        libc::close(fd);
+        return Err(err);
+    }
+    Ok(fd)
+}
+
+fn sockaddr_of(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    match addr {
+        SocketAddr::V4(a) => {
+            let sin = unsafe { &mut *(&mut storage as *mut libc::sockaddr_storage as *mut libc::sockaddr_in) };
+            sin.sin_family = libc::AF_INET as libc::sa_family_t;
+            sin.sin_port = a.port().to_be();
+            sin.sin_addr = libc::in_addr { s_addr: u32::from_ne_bytes(a.ip().octets()) };
+            (storage, std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t)
+        }
+        SocketAddr::V6(a) => {
+            let sin6 = unsafe { &mut *(&mut storage as *mut libc::sockaddr_storage as *mut libc::sockaddr_in6) };
+            sin6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+            sin6.sin6_port = a.port().to_be();
+            sin6.sin6_addr = libc::in6_addr { s6_addr: a.ip().octets() };
+            (storage, std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t)
+        }
+    }
+}
+
+unsafe fn local_port(fd: c_int) -> u16 {
+    let mut storage: libc::sockaddr_storage = std::mem::zeroed();
+    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    libc::getsockname(fd, &mut storage as *mut _ as *mut libc::sockaddr, &mut len);
+    match storage.ss_family as c_int {
+        libc::AF_INET => u16::from_be((*(&storage as *const _ as *const libc::sockaddr_in)).sin_port),
+        _ => u16::from_be((*(&storage as *const _ as *const libc::sockaddr_in6)).sin6_port),
+    }
+}
+
+fn remote_text(storage: &libc::sockaddr_storage) -> String {
+    unsafe {
+        match storage.ss_family as c_int {
+            libc::AF_INET => {
+                let sin = &*(storage as *const _ as *const libc::sockaddr_in);
+                std::net::Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)).to_string()
+            }
+            libc::AF_INET6 => {
+                let sin6 = &*(storage as *const _ as *const libc::sockaddr_in6);
+                let ip = std::net::Ipv6Addr::from(sin6.sin6_addr.s6_addr);
+                // Node reports an IPv4 client of a dual-stack socket as "::ffff:1.2.3.4"; so do we.
+                ip.to_string()
+            }
+            _ => String::new(),
+        }
+    }
+}
+
+/// Stops accepting; idle connections close now, busy ones once their responses are written.
+pub fn stop_listening(id: usize) {
+    let calls = with_state(|s| {
+        let Some(server) = s.servers.get_mut(id).and_then(Option::as_mut) else { return Vec::new() };
+        if server.stopped {
+            return Vec::new();
+        }
+        server.stopped = true;
+        unsafe { close_fd_handle(server.listen_poll, server.listen_fd) };
+        let keys: Vec<usize> = s.conn_keys(id);
+        let mut aborted = Vec::new();
+        for key in keys {
+            // Requests still arriving on busy connections are parsed: the app answers them 503.
+            let conn = s.conns[key].as_mut().unwrap();
+            conn.close_when_done = true;
+            if conn.queue.is_empty() && conn.body.is_none() && conn.inbuf.is_empty() {
+                aborted.extend(s.close_conn(key));
+            }
+        }
+        aborted
+    });
+    debug_assert!(calls.is_empty());
+}
+
+/// Cuts every connection of the server; returns the ids of the requests that were in flight.
+pub fn destroy_connections(id: usize) -> Vec<u64> {
+    with_state(|s| {
+        let mut ids = Vec::new();
+        for key in s.conn_keys(id) {
+            ids.extend(s.close_conn(key).into_iter().map(|c| match c {
+                Call::Event { id, .. } => id,
+                Call::Request { id, .. } => id,
+            }));
+        }
+        ids
+    })
+}
+
+/// Releases the server's timers and JavaScript references (after stop_listening and the drain).
+pub fn dispose(id: usize) -> Option<js::ServerJs> {
+    with_state(|s| {
+        let server = s.servers.get_mut(id)?.take()?;
+        unsafe {
+            uv_timer_stop(server.timer);
+            uv_close(server.timer, Some(free_handle));
+            uv_timer_stop(server.kick);
+            uv_close(server.kick, Some(free_handle));
+        }
+        Some(server.js)
+    })
+}
+
+unsafe fn close_fd_handle(handle: *mut uv_handle_t, fd: c_int) {
+    // uv_close stops polling and drops the descriptor from libuv's epoll set at once, so the
+    // descriptor can be closed now (a port is free again as soon as close() returns); the
+    // handle's memory is freed once libuv is done with it.
+    uv_close(handle, Some(free_handle));
+    libc::close(fd);
+}
+
+unsafe extern "C" fn on_listen(handle: *mut uv_handle_t, status: c_int, _events: c_int) {
+    if status < 0 {
+        return;
+    }
+    let id = uv_handle_get_data(handle) as usize;
+    with_state(|s| s.accept_all(id));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Connections
+
+unsafe extern "C" fn on_conn(handle: *mut uv_handle_t, status: c_int, events: c_int) {
+    let key = uv_handle_get_data(handle) as usize;
+    let (server, mut calls, mut resume) = with_state(|s| {
+        if s.conns.get(key).and_then(Option::as_ref).is_none() {
+            return (usize::MAX, Vec::new(), false);
+        }
+        let server = s.conns[key].as_ref().unwrap().server;
+        if status < 0 {
+            return (server, s.close_conn(key), false);
+        }
+        let mut calls = Vec::new();
+        let mut resume = false;
+        if events & UV_WRITABLE != 0 {
+            let (more, drained) = s.flush(key);
+            calls.extend(drained);
+            resume = more;
+        }
+        if events & (UV_READABLE | UV_DISCONNECT) != 0 {
+            calls.extend(s.read(key));
+            resume = true;
+        }
+        (server, calls, resume)
+    });
+    if server == usize::MAX {
+        return;
+    }
+    // Parse and hand requests over until the input is used up or backpressure stops it.
+    while resume {
+        let batch = with_state(|s| s.parse(key));
+        calls.extend(batch);
+        let any_request = calls.iter().any(|c| matches!(c, Call::Request { .. }));
+        if !calls.is_empty() {
+            js::call(server, std::mem::take(&mut calls));
+        }
+        let (drained, more) = with_state(|s| s.end_batch(key));
+        calls.extend(drained);
+        resume = more && any_request;
+    }
+    if !calls.is_empty() {
+        js::call(server, calls);
+    }
+}
+
+unsafe extern "C" fn on_timer(handle: *mut uv_handle_t) {
+    let id = uv_handle_get_data(handle) as usize;
+    let calls = with_state(|s| s.sweep(id));
+    if !calls.is_empty() {
+        js::call(id, calls);
+    }
+}
+
+unsafe extern "C" fn on_kick(handle: *mut uv_handle_t) {
+    let id = uv_handle_get_data(handle) as usize;
+    let calls = with_state(|s| match s.servers.get_mut(id).and_then(Option::as_mut) {
+        Some(server) => {
+            server.kick_armed = false;
+            std::mem::take(&mut server.deferred)
+        }
+        None => Vec::new(),
+    });
+    if !calls.is_empty() {
+        js::call(id, calls);
+    }
+}
+
+impl State {
+    pub fn server(&self, id: usize) -> Option<&Server> {
+        self.servers.get(id).and_then(Option::as_ref)
+    }
+
+    fn conn_keys(&self, server: usize) -> Vec<usize> {
+        self.conns.iter().enumerate().filter(|(_, c)| c.as_ref().is_some_and(|c| c.server == server)).map(|(k, _)| k).collect()
+    }
+
+    fn accept_all(&mut self, id: usize) {
+        let Some(server) = self.server(id) else { return };
+        let (listen_fd, uv_loop, now) = (server.listen_fd, server.js.uv_loop, now(server));
+        loop {
+            let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+            let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            let fd = unsafe { libc::accept4(listen_fd, &mut storage as *mut _ as *mut libc::sockaddr, &mut len, libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC) };
+            if fd < 0 {
+                return; // EAGAIN, or an error on a connection that went away: try again on the next event.
+            }
+            let one: c_int = 1;
+            unsafe { libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, &one as *const c_int as *const c_void, 4) };
+            let poll = alloc_handle(UV_POLL);
+            self.next_gen = self.next_gen.wrapping_add(1);
+            let conn = Conn {
+                server: id,
+                fd,
+                poll,
+                gen: self.next_gen,
+                remote: remote_text(&storage),
+                inbuf: Vec::new(),
+                out: Vec::new(),
+                out_pos: 0,
+                queue: VecDeque::new(),
+                body: None,
+                in_batch: false,
+                no_more_requests: false,
+                close_when_done: false,
+                peer_ended: false,
+                polling: UV_READABLE | UV_DISCONNECT,
+                head_started: None,
+                body_started: 0,
+                idle_since: now,
+            };
+            let key = match self.free_conns.pop() {
+                Some(key) => {
+                    self.conns[key] = Some(conn);
+                    key
+                }
+                None => {
+                    self.conns.push(Some(conn));
+                    self.conns.len() - 1
+                }
+            };
+            unsafe {
+                uv_poll_init(uv_loop, poll, fd);
+                uv_handle_set_data(poll, key as *mut c_void);
+                uv_poll_start(poll, UV_READABLE | UV_DISCONNECT, on_conn);
+            }
+        }
+    }
+
+    /// Reads what the socket has (up to the budget). On end of input, no more requests are parsed.
+    fn read(&mut self, key: usize) -> Vec<Call> {
+        let conn = self.conns[key].as_mut().unwrap();
+        if conn.no_more_requests && conn.body.is_none() {
+            // Nothing more will be parsed: drop input (a client still sending after a refusal).
+            let mut scratch = [0u8; 16 * 1024];
+            let n = unsafe { libc::read(conn.fd, scratch.as_mut_ptr() as *mut c_void, scratch.len()) };
+            return if n == 0 || (n < 0 && !would_block()) { self.peer_gone(key) } else { Vec::new() };
+        }
+        let mut total = 0;
+        while total < READ_BUDGET {
+            conn.inbuf.reserve(64 * 1024);
+            let spare = conn.inbuf.capacity() - conn.inbuf.len();
+            let n = unsafe { libc::read(conn.fd, conn.inbuf.as_mut_ptr().add(conn.inbuf.len()) as *mut c_void, spare) };
+            if n > 0 {
+                unsafe { conn.inbuf.set_len(conn.inbuf.len() + n as usize) };
+                total += n as usize;
+                if (n as usize) < spare {
+                    break;
+                }
+            } else if n == 0 {
+                conn.peer_ended = true;
+                conn.close_when_done = true;
+                break;
+            } else if would_block() {
+                break;
+            } else {
+                return self.close_conn(key);
+            }
+        }
+        Vec::new()
+    }
+
+    /// The peer closed while nothing more is to be parsed: finish what is queued, then close.
+    fn peer_gone(&mut self, key: usize) -> Vec<Call> {
+        let conn = self.conns[key].as_mut().unwrap();
+        conn.close_when_done = true;
+        conn.peer_ended = true;
+        if conn.queue.is_empty() {
+            return self.close_conn(key);
+        }
+        self.set_polling(key, 0);
+        Vec::new()
+    }
+
+    /// Parses complete requests out of the input; returns them for JavaScript.
+    fn parse(&mut self, key: usize) -> Vec<Call> {
+        let mut calls = Vec::new();
+        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return calls };
+        let server = self.servers[conn.server].as_ref().unwrap();
+        let now = now(server);
+        let limits = server.settings.head;
+        let body_limit = server.settings.body_limit;
+        conn.in_batch = true;
+        let mut used = 0;
+        loop {
+            if conn.out.len() - conn.out_pos > HIGH_WATER {
+                break; // Backpressure: parse more once the client has read what it was sent.
+            }
+            if let Some(body) = conn.body.as_mut() {
+                let input = &conn.inbuf[used..];
+                let result = match body.framing {
+                    Framing::Length(_) => {
+                        let take = (body.remaining.min(input.len() as u64)) as usize;
+                        body.buf.extend_from_slice(&input[..take]);
+                        body.remaining -= take as u64;
+                        Ok((take, body.remaining == 0))
+                    }
+                    _ => body.decoder.decode(input, &mut body.buf).map(|n| (n, body.decoder.is_done())),
+                };
+                match result {
+                    Ok((n, done)) => {
+                        used += n;
+                        let too_large = body.buf.len() as u64 > body_limit;
+                        if too_large || done {
+                            let body = conn.body.take().unwrap();
+                            let req = self.reqs.get(&body.id).unwrap();
+                            let flags = if req.minor >= 1 { FLAG_HTTP11 } else { 0 } | if too_large { FLAG_TOO_LARGE } else { 0 };
+                            if too_large {
+                                conn.no_more_requests = true;
+                            }
+                            calls.push(request_call(body.id, req, Some(body.buf).filter(|_| !too_large), flags));
+                            conn.queue.push_back(body.id);
+                            if too_large {
+                                break;
+                            }
+                            continue;
+                        }
+                        break; // The body needs more input.
+                    }
+                    Err(refused) => {
+                        let id = body.id;
+                        conn.body = None;
+                        self.reqs.remove(&id);
+                        conn.no_more_requests = true;
+                        conn.close_when_done = true;
+                        conn.out.extend_from_slice(&refusal(refused.status, refused.message));
+                        break;
+                    }
+                }
+            }
+            if conn.no_more_requests || used == conn.inbuf.len() {
+                break;
+            }
+            match parse_head(&conn.inbuf[used..], &limits) {
+                Ok(None) => {
+                    conn.head_started.get_or_insert(now);
+                    break;
+                }
+                Err(refused) => {
+                    conn.no_more_requests = true;
+                    conn.close_when_done = true;
+                    // Answered in order: after whatever is still being answered on this connection.
+                    Self::queue_bytes(&mut self.reqs, conn, refusal(refused.status, refused.message));
+                    used = conn.inbuf.len();
+                    break;
+                }
+                Ok(Some(head)) => {
+                    conn.head_started = None;
+                    let start = used;
+                    used += head.len;
+                    self.next_id += 1;
+                    let id = self.next_id;
+                    let req = new_req(key, conn.gen, &conn.inbuf[start..start + head.len], &head);
+                    if !head.keep_alive {
+                        conn.no_more_requests = true;
+                    }
+                    match head.framing {
+                        Framing::None => {
+                            calls.push(request_call(id, &req, None, if req.minor >= 1 { FLAG_HTTP11 } else { 0 }));
+                            conn.queue.push_back(id);
+                        }
+                        Framing::Length(n) if n > body_limit => {
+                            // Refused without reading the body: the connection closes after the answer.
+                            conn.no_more_requests = true;
+                            calls.push(request_call(id, &req, None, FLAG_TOO_LARGE | if req.minor >= 1 { FLAG_HTTP11 } else { 0 }));
+                            conn.queue.push_back(id);
+                        }
+                        framing => {
+                            if head.expect_continue {
+                                conn.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+                            }
+                            let remaining = if let Framing::Length(n) = framing { n } else { 0 };
+                            conn.body = Some(BodyState { id, framing, remaining, decoder: ChunkedDecoder::new(), buf: Vec::new() });
+                            conn.body_started = now;
+                        }
+                    }
+                    self.reqs.insert(id, req);
+                }
+            }
+        }
+        conn.inbuf.drain(..used);
+        if conn.peer_ended {
+            // What is left can never complete: a partial head, or a body cut short.
+            conn.no_more_requests = true;
+            conn.inbuf.clear();
+            conn.head_started = None;
+            if let Some(body) = conn.body.take() {
+                self.reqs.remove(&body.id);
+            }
+        }
+        calls
+    }
+
+    /// After a batch: write what it produced; returns drain events and whether to parse again.
+    fn end_batch(&mut self, key: usize) -> (Vec<Call>, bool) {
+        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (Vec::new(), false) };
+        conn.in_batch = false;
+        let (more, calls) = self.flush(key);
+        let more = more && self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| !c.inbuf.is_empty() && !c.no_more_requests);
+        (calls, more)
+    }
+
+    /// Writes pending output. Returns whether parsing may resume, and drain events for streams.
+    fn flush(&mut self, key: usize) -> (bool, Vec<Call>) {
+        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (false, Vec::new()) };
+        while conn.out_pos < conn.out.len() {
+            let rest = &conn.out[conn.out_pos..];
+            let n = unsafe { libc::write(conn.fd, rest.as_ptr() as *const c_void, rest.len()) };
+            if n > 0 {
+                conn.out_pos += n as usize;
+            } else if n < 0 && would_block() {
+                break;
+            } else {
+                return (false, self.close_conn(key));
+            }
+        }
+        if conn.out_pos == conn.out.len() {
+            conn.out.clear();
+            conn.out_pos = 0;
+        } else if conn.out_pos > HIGH_WATER {
+            conn.out.drain(..conn.out_pos);
+            conn.out_pos = 0;
+        }
+        let pending = conn.out.len() - conn.out_pos;
+        if pending == 0 && conn.close_when_done && conn.queue.is_empty() && conn.body.is_none() {
+            return (false, self.close_conn(key));
+        }
+        let mut calls = Vec::new();
+        if pending <= HIGH_WATER {
+            for id in conn.queue.iter() {
+                if let Some(req) = self.reqs.get_mut(id) {
+                    if req.wants_drain {
+                        req.wants_drain = false;
+                        calls.push(Call::Event { kind: EVENT_DRAIN, id: *id });
+                    }
+                }
+            }
+        }
+        let reading = if conn.peer_ended || (conn.no_more_requests && conn.body.is_none() && conn.close_when_done) { 0 } else { UV_READABLE | UV_DISCONNECT };
+        let events = if pending > 0 { UV_WRITABLE | if pending > HIGH_WATER { 0 } else { reading } } else { reading };
+        self.set_polling(key, events);
+        (pending <= HIGH_WATER, calls)
+    }
+
+    fn set_polling(&mut self, key: usize, events: c_int) {
+        let conn = self.conns[key].as_mut().unwrap();
+        if conn.polling == events {
+            return;
+        }
+        conn.polling = events;
+        unsafe {
+            if events == 0 {
+                uv_poll_stop(conn.poll);
+            } else {
+                uv_poll_start(conn.poll, events, on_conn);
+            }
+        }
+    }
+
+    /// Closes the connection; returns abort events for requests JavaScript still holds.
+    fn close_conn(&mut self, key: usize) -> Vec<Call> {
+        let Some(conn) = self.conns.get_mut(key).and_then(Option::take) else { return Vec::new() };
+        self.free_conns.push(key);
+        unsafe { close_fd_handle(conn.poll, conn.fd) };
+        let mut calls = Vec::new();
+        if let Some(body) = conn.body {
+            self.reqs.remove(&body.id);
+        }
+        for id in conn.queue {
+            if let Some(req) = self.reqs.remove(&id) {
+                if !matches!(req.state, ReqState::Finished) {
+                    calls.push(Call::Event { kind: EVENT_ABORT, id });
+                }
+            }
+        }
+        calls
+    }
+
+    /// Appends a complete response for the connection, in order: straight to the output when
+    /// nothing before it is unanswered, else held on the last unanswered request.
+    fn queue_bytes(reqs: &mut HashMap<u64, Req>, conn: &mut Conn, bytes: Vec<u8>) {
+        match conn.queue.back().and_then(|id| reqs.get_mut(id)) {
+            Some(last) => last.after.extend_from_slice(&bytes),
+            None => conn.out.extend_from_slice(&bytes),
+        }
+    }
+
+    /// The timeout sweep: slow heads and bodies get 408, idle keep-alive connections close.
+    fn sweep(&mut self, id: usize) -> Vec<Call> {
+        let Some(server) = self.server(id) else { return Vec::new() };
+        let now = now(server);
+        let (headers_timeout, request_timeout, keep_alive_timeout, stopped) = (server.settings.headers_timeout, server.settings.request_timeout, server.settings.keep_alive_timeout, server.stopped);
+        let mut calls = Vec::new();
+        for key in self.conn_keys(id) {
+            let conn = self.conns[key].as_mut().unwrap();
+            let slow_head = conn.head_started.is_some_and(|t| now.saturating_sub(t) >= headers_timeout);
+            let slow_body = conn.body.is_some() && now.saturating_sub(conn.body_started) >= request_timeout;
+            if slow_head || slow_body {
+                if conn.queue.is_empty() {
+                    conn.out.extend_from_slice(&refusal(408, "The request took too long to arrive"));
+                    let _ = unsafe { libc::write(conn.fd, conn.out.as_ptr() as *const c_void, conn.out.len()) };
+                }
+                calls.extend(self.close_conn(key));
+                continue;
+            }
+            let idle = conn.queue.is_empty() && conn.body.is_none() && conn.inbuf.is_empty() && conn.out.is_empty();
+            if idle {
+                if conn.head_started.is_none() && (stopped || now.saturating_sub(conn.idle_since) >= keep_alive_timeout) {
+                    calls.extend(self.close_conn(key));
+                }
+            } else {
+                conn.idle_since = now;
+            }
+        }
+        calls
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Responses, called from JavaScript
+
+    fn writable_req(&mut self, id: u64) -> Option<(&mut Req, &mut Conn)> {
+        let req = self.reqs.get_mut(&id)?;
+        let conn = self.conns.get_mut(req.conn)?.as_mut()?;
+        if conn.gen != req.gen {
+            return None;
+        }
+        Some((req, conn))
+    }
+
+    /// A whole response. Returns false when the client is gone.
+    pub fn respond(&mut self, id: u64, status: u16, headers: &[String], body: &[u8], close: bool) -> Result<bool, String> {
+        let Some((req, conn)) = self.writable_req(id) else { return Ok(false) };
+        let no_body = status < 200 || status == 204 || status == 304;
+        let framing = if no_body { BodyFraming::NoBody } else { BodyFraming::Length(body.len()) };
+        let mut bytes = Vec::with_capacity(128 + headers.iter().map(String::len).sum::<usize>() + body.len());
+        let close = write_head(&mut bytes, &HeadOptions { status, headers, framing, minor: req.minor, close: close || !req.keep_alive, head_request: req.is_head })?;
+        if !no_body && !req.is_head {
+            bytes.extend_from_slice(body);
+        }
+        if close {
+            conn.no_more_requests = true;
+            conn.close_when_done = true;
+        }
+        req.state = ReqState::Finished;
+        let key = req.conn;
+        self.append(key, id, bytes);
+        Ok(true)
+    }
+
+    /// Starts a streamed response (chunked on HTTP/1.1).
+    pub fn stream_start(&mut self, id: u64, status: u16, headers: &[String], close: bool) -> Result<bool, String> {
+        let Some((req, conn)) = self.writable_req(id) else { return Ok(false) };
+        let mut bytes = Vec::with_capacity(256);
+        let framing = if req.is_head { BodyFraming::NoBody } else { BodyFraming::Stream };
+        let close = write_head(&mut bytes, &HeadOptions { status, headers, framing, minor: req.minor, close: close || !req.keep_alive, head_request: req.is_head })?;
+        if close {
+            conn.no_more_requests = true;
+            conn.close_when_done = true;
+        }
+        req.state = ReqState::Streaming;
+        let key = req.conn;
+        self.append(key, id, bytes);
+        Ok(true)
+    }
+
+    /// A piece of a streamed body. Returns false when the caller should wait for a drain event
+    /// (or the client is gone: then an abort event follows).
+    pub fn stream_write(&mut self, id: u64, chunk: &[u8]) -> bool {
+        let Some((req, _)) = self.writable_req(id) else { return false };
+        if chunk.is_empty() || req.is_head {
+            return true;
+        }
+        let mut bytes = Vec::with_capacity(chunk.len() + 16);
+        if req.minor >= 1 {
+            bytes.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+            bytes.extend_from_slice(chunk);
+            bytes.extend_from_slice(b"\r\n");
+        } else {
+            bytes.extend_from_slice(chunk);
+        }
+        let key = req.conn;
+        self.append(key, id, bytes);
+        let Some((req, conn)) = self.writable_req(id) else { return false };
+        let pending = conn.out.len() - conn.out_pos + req.held.len();
+        if pending > HIGH_WATER {
+            req.wants_drain = true;
+            return false;
+        }
+        true
+    }
+
+    pub fn stream_end(&mut self, id: u64) -> bool {
+        let Some((req, _)) = self.writable_req(id) else { return false };
+        req.state = ReqState::Finished;
+        let last: &[u8] = if req.minor >= 1 && !req.is_head { b"0\r\n\r\n" } else { b"" };
+        let key = req.conn;
+        self.append(key, id, last.to_vec());
+        true
+    }
+
+    /// Adds response bytes for request `id`; moves every response now complete at the head of the
+    /// connection's queue to its output; writes now unless a batch is being answered (then the
+    /// batch's end writes everything at once).
+    fn append(&mut self, key: usize, id: u64, bytes: Vec<u8>) {
+        let conn = self.conns[key].as_mut().unwrap();
+        if conn.queue.front() == Some(&id) {
+            conn.out.extend_from_slice(&bytes);
+        } else if let Some(req) = self.reqs.get_mut(&id) {
+            req.held.extend_from_slice(&bytes);
+        }
+        while let Some(&front) = conn.queue.front() {
+            let req = self.reqs.get_mut(&front).unwrap();
+            if !req.held.is_empty() {
+                conn.out.extend_from_slice(&req.held);
+                req.held = Vec::new();
+            }
+            if !matches!(req.state, ReqState::Finished) {
+                break;
+            }
+            conn.queue.pop_front();
+            let done = self.reqs.remove(&front).unwrap();
+            conn.out.extend_from_slice(&done.after);
+        }
+        if !conn.in_batch {
+            let (_, calls) = self.flush(key);
+            if !calls.is_empty() {
+                let server = self.conns.get(key).and_then(Option::as_ref).map(|c| c.server);
+                if let Some(server) = server {
+                    self.defer(server, calls);
+                }
+            }
+        }
+    }
+
+    /// Queues events for JavaScript to be delivered from the loop, not from inside a call.
+    fn defer(&mut self, server: usize, calls: Vec<Call>) {
+        let Some(s) = self.servers.get_mut(server).and_then(Option::as_mut) else { return };
+        s.deferred.extend(calls);
+        if !s.kick_armed {
+            s.kick_armed = true;
+            unsafe { uv_timer_start(s.kick, on_kick, 0, 0) };
+        }
+    }
+
+    pub fn headers(&self, id: u64) -> Option<Vec<(&[u8], &[u8])>> {
+        let req = self.reqs.get(&id)?;
+        Some(req.headers.iter().map(|(n, v)| (&req.head[n.clone()], &req.head[v.clone()])).collect())
+    }
+
+    pub fn remote_address(&self, id: u64) -> Option<&str> {
+        let req = self.reqs.get(&id)?;
+        let conn = self.conns.get(req.conn)?.as_ref()?;
+        (conn.gen == req.gen).then_some(conn.remote.as_str())
+    }
+
+    /// Cuts the connection of a request (a failed stream, a destroyed response); the other
+    /// requests on it are told they were aborted, from the loop.
+    pub fn destroy(&mut self, id: u64) {
+        let Some(req) = self.reqs.get(&id) else { return };
+        let key = req.conn;
+        let Some(server) = self.conns.get(key).and_then(Option::as_ref).filter(|c| c.gen == req.gen).map(|c| c.server) else { return };
+        let calls: Vec<Call> = self.close_conn(key).into_iter().filter(|c| !matches!(c, Call::Event { id: other, .. } if *other == id)).collect();
+        if !calls.is_empty() {
+            self.defer(server, calls);
+        }
+    }
+}
+
+fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &Head) -> Req {
+    let method = &head_bytes[head.method.clone()];
+    Req {
+        conn: key,
+        gen,
+        head: head_bytes.to_vec(),
+        method: head.method.clone(),
+        target: head.target.clone(),
+        headers: head.headers.clone(),
+        minor: head.minor,
+        keep_alive: head.keep_alive,
+        is_head: method == b"HEAD",
+        held: Vec::new(),
+        after: Vec::new(),
+        state: ReqState::Waiting,
+        wants_drain: false,
+    }
+}
+
+fn request_call(id: u64, req: &Req, body: Option<Vec<u8>>, flags: u32) -> Call {
+    Call::Request { id, method: req.head[req.method.clone()].to_vec(), url: req.head[req.target.clone()].to_vec(), body, flags }
+}
+
+fn would_block() -> bool {
+    let err = std::io::Error::last_os_error().raw_os_error();
+    err == Some(libc::EAGAIN) || err == Some(libc::EWOULDBLOCK) || err == Some(libc::EINTR)
+}

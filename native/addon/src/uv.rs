@@ -1,0 +1,51 @@
+//! The few libuv functions the engine uses, resolved from the `node` binary when the addon loads
+//! (Node exports libuv's API). Handles are allocated by size (`uv_handle_size`), so no libuv
+//! struct layout is compiled in: only the enum values below, stable across libuv 1.x.
+#![allow(non_camel_case_types)]
+
+use std::os::raw::{c_int, c_uint, c_void};
+
+pub enum uv_loop_t {}
+pub enum uv_handle_t {}
+
+pub type uv_poll_cb = unsafe extern "C" fn(handle: *mut uv_handle_t, status: c_int, events: c_int);
+pub type uv_timer_cb = unsafe extern "C" fn(handle: *mut uv_handle_t);
+pub type uv_close_cb = unsafe extern "C" fn(handle: *mut uv_handle_t);
+
+/// `uv_handle_type` values (libuv 1.x).
+pub const UV_POLL: c_int = 8;
+pub const UV_TIMER: c_int = 13;
+
+/// `uv_poll_event` flags.
+pub const UV_READABLE: c_int = 1;
+pub const UV_WRITABLE: c_int = 2;
+pub const UV_DISCONNECT: c_int = 4;
+
+extern "C" {
+    pub fn uv_version() -> c_uint;
+    pub fn uv_handle_size(kind: c_int) -> usize;
+    pub fn uv_handle_set_data(handle: *mut uv_handle_t, data: *mut c_void);
+    pub fn uv_handle_get_data(handle: *const uv_handle_t) -> *mut c_void;
+    pub fn uv_close(handle: *mut uv_handle_t, cb: Option<uv_close_cb>);
+    pub fn uv_unref(handle: *mut uv_handle_t);
+    pub fn uv_now(lp: *const uv_loop_t) -> u64;
+
+    pub fn uv_poll_init(lp: *mut uv_loop_t, handle: *mut uv_handle_t, fd: c_int) -> c_int;
+    pub fn uv_poll_start(handle: *mut uv_handle_t, events: c_int, cb: uv_poll_cb) -> c_int;
+    pub fn uv_poll_stop(handle: *mut uv_handle_t) -> c_int;
+
+    pub fn uv_timer_init(lp: *mut uv_loop_t, handle: *mut uv_handle_t) -> c_int;
+    pub fn uv_timer_start(handle: *mut uv_handle_t, cb: uv_timer_cb, timeout: u64, repeat: u64) -> c_int;
+    pub fn uv_timer_stop(handle: *mut uv_handle_t) -> c_int;
+}
+
+/// Allocates an uninitialised handle of `kind`; freed by `free_handle` from its close callback.
+pub fn alloc_handle(kind: c_int) -> *mut uv_handle_t {
+    // SAFETY: uv_handle_size is a pure lookup; calloc gives zeroed memory of that size.
+    unsafe { libc::calloc(1, uv_handle_size(kind)) as *mut uv_handle_t }
+}
+
+/// A close callback that frees what `alloc_handle` allocated.
+pub unsafe extern "C" fn free_handle(handle: *mut uv_handle_t) {
+    libc::free(handle as *mut c_void);
+}

@@ -1,0 +1,228 @@
+//! Response heads: status line, the app's headers (validated again here: a CR or LF must never
+//! reach the wire), Date, Content-Length or chunked framing, and Connection.
+
+use crate::{is_field_value, is_token};
+use std::cell::RefCell;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// How the body after the head is framed.
+pub enum BodyFraming {
+    /// A whole body of this many bytes (also what a HEAD response reports).
+    Length(usize),
+    /// A streamed body: chunked on HTTP/1.1, ended by closing on HTTP/1.0.
+    Stream,
+    /// 1xx, 204 and 304 have no body and describe none.
+    NoBody,
+}
+
+pub struct HeadOptions<'a> {
+    pub status: u16,
+    /// Alternating names and values.
+    pub headers: &'a [String],
+    pub framing: BodyFraming,
+    /// The request's minor version (0 for HTTP/1.0).
+    pub minor: u8,
+    pub close: bool,
+    /// The body is left out but its length reported (HEAD).
+    pub head_request: bool,
+}
+
+/// Writes the head into `out`. Returns whether the connection must close after this response
+/// (the app or client asked, or a stream on HTTP/1.0 can only end by closing).
+pub fn write_head(out: &mut Vec<u8>, o: &HeadOptions) -> Result<bool, String> {
+    let mut close = o.close;
+    out.extend_from_slice(b"HTTP/1.1 ");
+    out.extend_from_slice(o.status.to_string().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(reason(o.status).as_bytes());
+    out.extend_from_slice(b"\r\n");
+    let mut has_date = false;
+    let mut app_length: Option<&str> = None;
+    for pair in o.headers.chunks_exact(2) {
+        let (name, value) = (pair[0].as_str(), pair[1].as_str());
+        if !is_token(name.as_bytes()) {
+            return Err(format!("Invalid header name \"{name}\""));
+        }
+        if !is_field_value(value.as_bytes()) {
+            return Err(format!("Invalid character in header \"{name}\""));
+        }
+        // Framing headers are the engine's to write: the app's could disagree with the body.
+        if name.eq_ignore_ascii_case("content-length") {
+            app_length = Some(value);
+            continue;
+        }
+        if name.eq_ignore_ascii_case("transfer-encoding") {
+            continue;
+        }
+        if name.eq_ignore_ascii_case("connection") {
+            close |= value.split(',').any(|t| t.trim().eq_ignore_ascii_case("close"));
+            continue;
+        }
+        has_date |= name.eq_ignore_ascii_case("date");
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    if !has_date {
+        out.extend_from_slice(b"Date: ");
+        with_date(|d| out.extend_from_slice(d));
+        out.extend_from_slice(b"\r\n");
+    }
+    match o.framing {
+        BodyFraming::Length(n) => {
+            out.extend_from_slice(b"Content-Length: ");
+            // A HEAD answer reports the length the app declared, if it declared one without a body.
+            let reported = match app_length {
+                Some(v) if o.head_request && n == 0 => v.to_string(),
+                _ => n.to_string(),
+            };
+            out.extend_from_slice(reported.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        BodyFraming::Stream if o.minor >= 1 => out.extend_from_slice(b"Transfer-Encoding: chunked\r\n"),
+        BodyFraming::Stream => close = true,
+        BodyFraming::NoBody => {}
+    }
+    if close {
+        out.extend_from_slice(b"Connection: close\r\n");
+    } else if o.minor == 0 {
+        out.extend_from_slice(b"Connection: keep-alive\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    Ok(close)
+}
+
+/// The status codes Node knows, with its phrases; others get "Unknown".
+pub fn reason(status: u16) -> &'static str {
+    match status {
+        100 => "Continue",
+        101 => "Switching Protocols",
+        102 => "Processing",
+        103 => "Early Hints",
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        203 => "Non-Authoritative Information",
+        204 => "No Content",
+        205 => "Reset Content",
+        206 => "Partial Content",
+        207 => "Multi-Status",
+        208 => "Already Reported",
+        226 => "IM Used",
+        300 => "Multiple Choices",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        304 => "Not Modified",
+        305 => "Use Proxy",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        402 => "Payment Required",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        406 => "Not Acceptable",
+        407 => "Proxy Authentication Required",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        410 => "Gone",
+        411 => "Length Required",
+        412 => "Precondition Failed",
+        413 => "Payload Too Large",
+        414 => "URI Too Long",
+        415 => "Unsupported Media Type",
+        416 => "Range Not Satisfiable",
+        417 => "Expectation Failed",
+        418 => "I'm a Teapot",
+        421 => "Misdirected Request",
+        422 => "Unprocessable Entity",
+        423 => "Locked",
+        424 => "Failed Dependency",
+        425 => "Too Early",
+        426 => "Upgrade Required",
+        428 => "Precondition Required",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        451 => "Unavailable For Legal Reasons",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        505 => "HTTP Version Not Supported",
+        506 => "Variant Also Negotiates",
+        507 => "Insufficient Storage",
+        508 => "Loop Detected",
+        509 => "Bandwidth Limit Exceeded",
+        510 => "Not Extended",
+        511 => "Network Authentication Required",
+        _ => "Unknown",
+    }
+}
+
+/// A whole response the engine writes itself (a refused request), closing the connection.
+pub fn refusal(status: u16, message: &str) -> Vec<u8> {
+    let body = format!("{{\"statusCode\":{status},\"error\":\"{}\",\"message\":\"{}\"}}", reason(status), message.replace('"', "'"));
+    let mut out = Vec::with_capacity(160 + body.len());
+    let headers = ["content-type".to_string(), "application/json; charset=utf-8".to_string()];
+    let options = HeadOptions { status, headers: &headers, framing: BodyFraming::Length(body.len()), minor: 1, close: true, head_request: false };
+    write_head(&mut out, &options).expect("constant headers are valid");
+    out.extend_from_slice(body.as_bytes());
+    out
+}
+
+thread_local! {
+    /// The Date header's value, formatted once per second.
+    static DATE: RefCell<(u64, Vec<u8>)> = const { RefCell::new((u64::MAX, Vec::new())) };
+}
+
+fn with_date(f: impl FnOnce(&[u8])) {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    DATE.with(|cell| {
+        let mut cache = cell.borrow_mut();
+        if cache.0 != now {
+            *cache = (now, http_date(now).into_bytes());
+        }
+        f(&cache.1);
+    });
+}
+
+/// IMF-fixdate (RFC 9110 5.6.7): "Sun, 06 Nov 1994 08:49:37 GMT".
+fn http_date(secs: u64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{}, {:02} {} {} {:02}:{:02}:{:02} GMT",
+        DAYS[(days % 7) as usize],
+        day,
+        MONTHS[(month - 1) as usize],
+        year,
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn formats_http_dates() {
+        assert_eq!(super::http_date(784_111_777), "Sun, 06 Nov 1994 08:49:37 GMT");
+        assert_eq!(super::http_date(1_795_330_207), "Sun, 22 Nov 2026 06:50:07 GMT");
+    }
+}

@@ -1,0 +1,81 @@
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+
+/** The addon's exports (native/addon/src/lib.rs). */
+export interface NativeAddon {
+  uvVersion(): number;
+  listen(options: NativeListenOptions, onRequest: NativeRequestHandler, onEvent: (kind: number, id: number) => void): [number, number];
+  stopListening(server: number): void;
+  destroyConnections(server: number): number[];
+  dispose(server: number): void;
+  headers(id: number): string[];
+  remoteAddress(id: number): string | null;
+  respond(id: number, status: number, headers: string[], body: string | Buffer, close: boolean): boolean;
+  streamStart(id: number, status: number, headers: string[], close: boolean): boolean;
+  streamWrite(id: number, chunk: string | Buffer): boolean;
+  streamEnd(id: number): boolean;
+  destroy(id: number): void;
+}
+export interface NativeListenOptions {
+  host: string;
+  port: number;
+  maxHeaderSize: number;
+  maxHeaders: number;
+  bodyLimit: number;
+  headersTimeout: number;
+  requestTimeout: number;
+  keepAliveTimeout: number;
+  timeoutCheckInterval: number;
+}
+export type NativeRequestHandler = (id: number, method: string, url: string, body: Buffer | undefined, flags: number) => void;
+
+/** Flags and events shared with the addon (native/addon/src/server.rs). */
+export const FLAG_HTTP11 = 1;
+export const FLAG_TOO_LARGE = 2;
+export const EVENT_ABORT = 1;
+export const EVENT_DRAIN = 2;
+
+const BUILD =
+  'Build it with Rust installed (https://rustup.rs): npm rebuild cog-http (in this repository: node scripts/build-native.mjs), or use engine: "node" (or engine: "auto", which falls back to it).';
+
+let loaded: NativeAddon | null = null;
+
+/** Where the addon may be: a per-platform package (how releases ship it), then a local build. */
+function candidates(): string[] {
+  const libc = process.platform === "linux" ? (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime ? "-gnu" : "-musl" : "";
+  return [`@cog-http/native-${process.platform}-${process.arch}${libc}`, new URL("../../native/cog-native.node", import.meta.url).pathname];
+}
+
+/**
+ * Loads Cog's native engine, or throws an error that says why it can't run here: it needs
+ * Node itself (Bun and Deno export no usable libuv), libuv 1.x (whose ABI the addon uses),
+ * and a built addon.
+ */
+export function loadNative(): NativeAddon {
+  if (loaded !== null) return loaded;
+  const versions = process.versions as Record<string, string | undefined>;
+  if (versions.bun !== undefined || versions.deno !== undefined || "Deno" in globalThis) {
+    throw new Error(`engine "native" runs on Node.js only (it drives Node's own libuv loop); this is ${versions.bun !== undefined ? "Bun" : "Deno"}. Use engine: "node".`);
+  }
+  const require = createRequire(import.meta.url);
+  const where = `Node ${process.version} (${process.platform}-${process.arch})`;
+  let addon: NativeAddon | null = null;
+  const failures: string[] = [];
+  for (const candidate of candidates()) {
+    if (candidate.startsWith("/") && !existsSync(candidate)) continue;
+    try {
+      addon = require(candidate) as NativeAddon;
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") failures.push((err as Error).message.split("\n")[0]!);
+    }
+  }
+  if (addon === null) {
+    const why = failures.length > 0 ? `it failed to load: ${failures.join("; ")}` : "it is not built for this platform";
+    throw new Error(`engine "native" is not available on ${where}: ${why}. ${BUILD}`);
+  }
+  const major = addon.uvVersion() >>> 16;
+  if (major !== 1) throw new Error(`engine "native" needs libuv 1.x, and ${where} has libuv ${major}.x. Use engine: "node".`);
+  loaded = addon;
+  return addon;
+}

@@ -1,0 +1,20 @@
+import type { IncomingHttpHeaders } from "node:http";
+
+/**
+ * Node's `req.headers` shape from `rawHeaders` (engines other than node:http
+ * build it on first read): lower-case names, repeats joined with ", "
+ * (cookies with "; "), Set-Cookie always a list.
+ */
+export function headersFromRaw(raw: readonly string[]): IncomingHttpHeaders {
+  const headers: Record<string, string | string[]> = {};
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    const value = raw[i + 1]!;
+    const seen = headers[name];
+    if (name === "__proto__") continue;
+    if (seen === undefined) headers[name] = name === "set-cookie" ? [value] : value;
+    else if (Array.isArray(seen)) seen.push(value);
+    else headers[name] = `${seen}${name === "cookie" ? "; " : ", "}${value}`;
+  }
+  return headers;
+}

@@ -1,0 +1,235 @@
+// The native engine: how it loads (and how it refuses to), and differential tests of its
+// framing against node:http's. Node's parser (llhttp) is the oracle: the bytes a client sends
+// the native engine and the bytes llhttp is fed must get the same verdict — the same requests
+// accepted, with the same method, URL, headers and body, and the same refusal.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { cpSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import fc from "fast-check";
+import { Cog } from "../src/index.js";
+import { raw } from "./helpers.js";
+import { loadNative } from "../src/engines/native-load.js";
+import { DEFAULT_LIMITS } from "../src/limits.js";
+
+const nativeSkip = (() => {
+  try {
+    loadNative();
+    return false;
+  } catch (err) {
+    return (err as Error).message;
+  }
+})();
+const runs = Number(process.env.COG_FUZZ_RUNS ?? 500);
+
+test("an app that doesn't ask for the native engine never loads it", () => {
+  // In a process of its own: this file loads the addon for the tests below.
+  const script = `
+    import { createRequire } from "node:module";
+    import { Cog } from "./dist/index.js";
+    const app = new Cog();
+    app.get("/", (_req, res) => res.send("ok"));
+    const { port } = await app.listen(0, "127.0.0.1");
+    const text = await (await fetch("http://127.0.0.1:" + port + "/")).text();
+    await app.close();
+    const loaded = Object.keys(createRequire(import.meta.url).cache).filter((path) => path.endsWith(".node"));
+    console.log(JSON.stringify({ text, loaded }));`;
+  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+  assert.deepEqual(JSON.parse(out), { text: "ok", loaded: [] });
+});
+
+describe("without the addon", () => {
+  // A copy of the built package with no native/ beside it: what a user without Rust has.
+  let dir = "";
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "cog-no-native-"));
+    cpSync("dist", join(dir, "dist"), { recursive: true });
+    symlinkSync(join(process.cwd(), "node_modules"), join(dir, "node_modules"));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('engine "native" fails at listen, saying why and how to build it', async () => {
+    const { Cog: Bare } = (await import(join(dir, "dist", "index.js"))) as typeof import("../src/index.js");
+    const app = new Bare({ engine: "native" });
+    await assert.rejects(app.listen(0, "127.0.0.1"), (err: Error) => {
+      assert.match(err.message, /engine "native" is not available on Node v\d+/);
+      assert.match(err.message, /rustup\.rs/);
+      assert.match(err.message, /engine: "node"/);
+      return true;
+    });
+  });
+
+  test('engine "auto" falls back to node:http', async () => {
+    const { Cog: Bare } = (await import(join(dir, "dist", "index.js"))) as typeof import("../src/index.js");
+    const app = new Bare({ engine: "auto" });
+    app.get("/", (_req, res) => res.send("served"));
+    const { port } = await app.listen(0, "127.0.0.1");
+    assert.ok(app.server, "the node engine's http.Server");
+    assert.equal(await (await fetch(`http://127.0.0.1:${port}/`)).text(), "served");
+    await app.close();
+  });
+});
+
+test('engine "auto" picks the native engine where it loads', { skip: nativeSkip }, async () => {
+  const app = new Cog({ engine: "auto" });
+  app.get("/", (_req, res) => res.send("served"));
+  const { port } = await app.listen(0, "127.0.0.1");
+  assert.equal(app.server, undefined, "no http.Server: the native engine serves");
+  assert.equal(await (await fetch(`http://127.0.0.1:${port}/`)).text(), "served");
+  await app.close();
+});
+
+/** What a parser made of a byte stream: the requests it accepted, whole, and its refusal if any. */
+interface Verdict {
+  accepted: Array<{ method: string; url: string; headers: string[]; body: string }>;
+  refused: number | null;
+}
+
+/**
+ * node:http's own parser (llhttp, through Node's `_http_common` module) on `bytes`, with what
+ * node:http and Cog then do about what it accepts: HTTP/2.0 and 0.9 requests get 505 and 400,
+ * CONNECT 501, an Expect other than 100-continue 417, Transfer-Encoding on HTTP/1.0 400, and
+ * nothing is read after a request that closes the connection.
+ */
+function llhttp(bytes: string): Verdict {
+  const { HTTPParser, methods } = createRequire(import.meta.url)("_http_common");
+  const parser = new HTTPParser();
+  parser.initialize(HTTPParser.REQUEST, {}, DEFAULT_LIMITS.maxHeaderSize, 0);
+  const verdict: Verdict = { accepted: [], refused: null };
+  let current: { method: string; url: string; headers: string[]; body: string; version: string; keepAlive: boolean } | null = null;
+  let early: string[] = [];
+  let closed = false;
+  parser[HTTPParser.kOnHeaders] = (headers: string[]) => early.push(...headers);
+  // node:http hands a request to Cog when its head is complete: Cog's refusals happen then.
+  parser[HTTPParser.kOnHeadersComplete] = (major: number, minor: number, headers: string[] | undefined, method: number, url: string, _s: unknown, _m: unknown, _u: unknown, keepAlive: boolean) => {
+    current = { method: methods[method], url: url ?? "", headers: [...early, ...(headers ?? [])], body: "", version: `${major}.${minor}`, keepAlive };
+    early = [];
+    if (verdict.refused !== null || closed) return;
+    const named = (name: string) => current!.headers.findIndex((h, i) => i % 2 === 0 && h.toLowerCase() === name);
+    const expect = named("expect");
+    if (current.version === "2.0") verdict.refused = 505;
+    else if (current.version === "0.9") verdict.refused = 400;
+    else if (current.method === "CONNECT") verdict.refused = 501;
+    else if (current.version === "1.0" && named("transfer-encoding") !== -1) verdict.refused = 400; // Cog's strict rule
+    else if (expect !== -1 && current.headers[expect + 1]!.trim().toLowerCase() !== "100-continue") verdict.refused = 417;
+  };
+  parser[HTTPParser.kOnBody] = (chunk: Buffer) => (current!.body += chunk.toString("latin1"));
+  parser[HTTPParser.kOnMessageComplete] = () => {
+    const { version: _, keepAlive, ...request } = current!;
+    if (verdict.refused !== null || closed) return;
+    verdict.accepted.push(request);
+    closed = !keepAlive;
+  };
+  const result = parser.execute(Buffer.from(bytes, "latin1"));
+  if (result instanceof Error && verdict.refused === null && !closed) {
+    verdict.refused = (result as NodeJS.ErrnoException).code === "HPE_HEADER_OVERFLOW" ? 431 : 400;
+  }
+  return verdict;
+}
+
+describe("differential framing: native engine vs node:http's parser", { skip: nativeSkip }, () => {
+  // The native engine on its own (no Cog app in between): what it accepted, and what it refused.
+  const accepted: Verdict["accepted"] = [];
+  let addon: ReturnType<typeof loadNative>;
+  let server = -1;
+  let port = 0;
+  before(() => {
+    addon = loadNative();
+    const onRequest = (id: number, method: string, url: string, body: Buffer | undefined) => {
+      accepted.push({ method, url, headers: addon.headers(id), body: body?.toString("latin1") ?? "" });
+      addon.respond(id, 200, [], "ok", false);
+    };
+    const limits = DEFAULT_LIMITS;
+    [server, port] = addon.listen(
+      { host: "127.0.0.1", port: 0, maxHeaderSize: limits.maxHeaderSize, maxHeaders: 2000, bodyLimit: limits.bodyLimit, headersTimeout: 5000, requestTimeout: 5000, keepAliveTimeout: 5000, timeoutCheckInterval: 1000 },
+      onRequest,
+      () => {},
+    );
+  });
+  after(() => {
+    addon.stopListening(server);
+    addon.destroyConnections(server);
+    addon.dispose(server);
+  });
+
+  async function compare(bytes: string | string[]): Promise<void> {
+    accepted.length = 0;
+    const wire = await raw(port, bytes, 100);
+    const refusals = [...wire.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1])).filter((status) => status >= 400);
+    const native: Verdict = { accepted: [...accepted], refused: refusals.at(-1) ?? null };
+    const expected = llhttp(Array.isArray(bytes) ? bytes.join("") : bytes);
+    assert.deepEqual(native, expected, `verdicts differ for ${JSON.stringify(bytes).slice(0, 300)}\nwire: ${JSON.stringify(wire).slice(0, 300)}`);
+  }
+
+  const H = "Host: a\r\n";
+  const cases: Record<string, string | string[]> = {
+    "a plain GET": `GET /x?y=1 HTTP/1.1\r\n${H}\r\n`,
+    "a POST with Content-Length": `POST /p HTTP/1.1\r\n${H}Content-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello`,
+    "a chunked POST with extensions and trailers": `POST /p HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n5;a=b\r\nhello\r\n6\r\n world\r\n0\r\nX-T: 1\r\n\r\n`,
+    "three pipelined requests": `GET /1 HTTP/1.1\r\n${H}\r\nPOST /2 HTTP/1.1\r\n${H}Content-Length: 2\r\n\r\nhiGET /3 HTTP/1.1\r\n${H}\r\n`,
+    "a request split byte by byte": [...`POST /s HTTP/1.1\r\n${H}Content-Length: 3\r\n\r\nabc`],
+    "Content-Length with a sign": `POST / HTTP/1.1\r\n${H}Content-Length: +3\r\n\r\nabcGET /smuggled HTTP/1.1\r\n${H}\r\n`,
+    "Content-Length in hex": `POST / HTTP/1.1\r\n${H}Content-Length: 0x3\r\n\r\nabc`,
+    "two equal Content-Lengths": `POST / HTTP/1.1\r\n${H}Content-Length: 3\r\nContent-Length: 3\r\n\r\nabc`,
+    "two different Content-Lengths": `POST / HTTP/1.1\r\n${H}Content-Length: 3\r\nContent-Length: 4\r\n\r\nabcd`,
+    "Content-Length and Transfer-Encoding": `POST / HTTP/1.1\r\n${H}Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n`,
+    "Transfer-Encoding not ending in chunked": `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked, gzip\r\n\r\n3\r\nabc\r\n0\r\n\r\n`,
+    "Transfer-Encoding gzip then chunked": `POST / HTTP/1.1\r\n${H}Transfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n`,
+    "Transfer-Encoding on HTTP/1.0": `POST / HTTP/1.0\r\n${H}Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n`,
+    "a chunk size with a space": `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n3 \r\nabc\r\n0\r\n\r\n`,
+    "a negative chunk size": `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n-3\r\nabc\r\n0\r\n\r\n`,
+    "chunk data longer than its size": `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n3\r\nabcd\r\n0\r\n\r\n`,
+    "a chunk size line ended by a bare LF": `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n3\nabc\r\n0\r\n\r\n`,
+    "chunk extensions, quoted and bare": `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n3;a=b;c="d e"\r\nabc\r\n0\r\n\r\n`,
+    "an empty chunk extension": `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n3;\r\nabc\r\n0\r\n\r\n`,
+    "Content-Length in the trailers": `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nContent-Length: 9\r\n\r\n`,
+    "a tab after chunked": `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked\t\r\n\r\n3\r\nabc\r\n0\r\n\r\n`,
+    "spaces around the target": `GET   /x  HTTP/1.1\r\n${H}\r\n`,
+    "a huge chunk size": `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\nfffffffffffffffff\r\nabc\r\n0\r\n\r\n`,
+    "header lines ended by bare LFs": `GET / HTTP/1.1\n${H.replace("\r\n", "\n")}\n`,
+    "a bare CR in a header": `GET / HTTP/1.1\r\n${H}X: a\rb\r\n\r\n`,
+    "a NUL in a header value": `GET / HTTP/1.1\r\n${H}X: a\u0000b\r\n\r\n`,
+    "obs-fold": `GET / HTTP/1.1\r\n${H}X: a\r\n b\r\n\r\n`,
+    "a space before the colon": `GET / HTTP/1.1\r\n${H}X : a\r\n\r\n`,
+    "a header name with a space": `GET / HTTP/1.1\r\n${H}Bad Name: a\r\n\r\n`,
+    "no Host on HTTP/1.1": "GET / HTTP/1.1\r\n\r\n",
+    "HTTP/1.0 without Host": "GET / HTTP/1.0\r\n\r\n",
+    "HTTP/1.2": `GET / HTTP/1.2\r\n${H}\r\n`,
+    "HTTP/2.0 in a request line": `GET / HTTP/2.0\r\n${H}\r\n`,
+    "a lower-case method": `get / HTTP/1.1\r\n${H}\r\n`,
+    "an unusual method": `PURGE /x HTTP/1.1\r\n${H}\r\n`,
+    "leading blank line": `\r\nGET / HTTP/1.1\r\n${H}\r\n`,
+    "Connection: close then another request": `GET /1 HTTP/1.1\r\n${H}Connection: close\r\n\r\nGET /2 HTTP/1.1\r\n${H}\r\n`,
+    "HTTP/1.0 keep-alive": `GET /1 HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /2 HTTP/1.0\r\n\r\n`,
+    "a body cut short": `POST / HTTP/1.1\r\n${H}Content-Length: 10\r\n\r\nabc`,
+  };
+  for (const [name, bytes] of Object.entries(cases)) {
+    test(name, () => compare(bytes));
+  }
+
+  test("mutations of valid requests get the same verdict", async () => {
+    const base = [
+      `POST /m?q=1 HTTP/1.1\r\n${H}Content-Length: 5\r\nX-A: b\r\n\r\nhelloGET /n HTTP/1.1\r\n${H}\r\n`,
+      `POST /c HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\nGET /n HTTP/1.1\r\n${H}\r\n`,
+    ];
+    const alphabet = ["\r", "\n", "\r\n", " ", "\t", ":", "0", "5", "a", "\u0000", ";", "-", "+", ",", "chunked", "Content-Length: 1\r\n", "Transfer-Encoding: chunked\r\n"];
+    const mutation = fc.record({
+      base: fc.constantFrom(...base),
+      edits: fc.array(fc.record({ at: fc.nat(), remove: fc.nat({ max: 3 }), insert: fc.constantFrom(...alphabet) }), { minLength: 1, maxLength: 3 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(mutation, async ({ base, edits }) => {
+        let bytes = base;
+        for (const e of edits) {
+          const at = e.at % (bytes.length + 1);
+          bytes = bytes.slice(0, at) + e.insert + bytes.slice(at + e.remove);
+        }
+        await compare(bytes);
+      }),
+      { numRuns: Math.max(50, Math.round(runs / 5)) },
+    );
+  });
+});
