@@ -40,7 +40,7 @@ function load(port, route, amount) {
   if (route.payload) args.push("-b", route.payload);
   args.push(`http://127.0.0.1:${port}${route.path}`);
   const result = JSON.parse(run(process.execPath, args));
-  if (result.errors > 0 || result.requests.total < amount) throw new Error(`load failed: ${result.errors} errors, ${result.requests.total}/${amount} answered`);
+  if (result.errors > 0 || result.requests.total < amount) throw new Error(`load failed: ${result.errors} errors (${result.timeouts} timeouts, ${result.resets ?? 0} resets), ${result.requests.total}/${amount} answered`);
 }
 
 async function countFor(contender, routes, port) {

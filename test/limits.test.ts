@@ -92,6 +92,22 @@ describe("timeouts", () => {
     assert.ok(Date.now() - started < 1_500);
   });
 
+  test("a connection in steady use outlives keepAliveTimeout: it counts from the last request", { skip: uwsTimeouts }, async (t) => {
+    const { port } = await serve(t, (app) => app.get("/", (_req, res) => res.send("up")), quick);
+    const socket = connect(port, "127.0.0.1");
+    t.after(() => socket.destroy());
+    await once(socket, "connect");
+    let closed = false;
+    socket.on("close", () => (closed = true));
+    // 12 requests 100 ms apart: 1.2 s on one connection, four times the keep-alive timeout.
+    for (let i = 0; i < 12; i++) {
+      socket.write("GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+      await once(socket, "data");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(closed, false);
+  });
+
   test("oversized head, URL, body and nesting each get their 4xx, never a 5xx", async (t) => {
     const { port } = await serve(t, (app) => app.post("/", (req, res) => res.json(req.body)), { bodyLimit: 1000 });
     const answers = await Promise.all([

@@ -1,6 +1,7 @@
 // Who is measured. Each contender is one server file in bench/contenders/ that
 // implements the route contract (lib/contract.mjs); `engine` names the bare
-// server it is compared with, which does the same work by hand; `capabilities`
+// server it is compared with, which does the same work by hand (or `baseline`
+// names another one); `capabilities`
 // names the optional parts of the contract it implements (scenarios that need
 // one are run only with those contenders).
 
@@ -15,6 +16,7 @@ export const CONTENDERS = [
   { name: "polka", engine: "node", file: "polka.mjs", package: "polka", about: "with body-parser" },
   { name: "uws", engine: "uws", file: "uws.mjs", bare: true, package: "uWebSockets.js", about: "bare uWebSockets.js, hand-written: the ceiling on this engine" },
   { name: "cog-uws", engine: "uws", file: "cog-uws.mjs", about: "this repo (dist/), the same app as cog with engine: \"uws\"" },
+  { name: "cog-native", engine: "native", baseline: "uws", file: "cog-native.mjs", about: "this repo (dist/), the same app as cog with engine: \"native\" (Cog's Rust engine); compared with bare uWebSockets.js, the speed it aims at" },
   { name: "hyper-express", engine: "uws", file: "hyper-express.mjs", package: "hyper-express", about: "on uWebSockets.js" },
   { name: "ultimate-express", engine: "uws", file: "ultimate-express.mjs", package: "ultimate-express", about: "Express API on uWebSockets.js" },
   { name: "bun", engine: "bun", runtime: "bun", file: "bun.mjs", bare: true, about: "bare Bun.serve, hand-written" },
@@ -26,9 +28,4 @@ export function contenderByName(name) {
   const found = CONTENDERS.find((c) => c.name === name);
   if (!found) throw new Error(`Unknown contender "${name}"; known: ${CONTENDERS.map((c) => c.name).join(", ")}`);
   return found;
-}
-
-/** The bare server a contender's figures are divided by. */
-export function baselineOf(contender) {
-  return CONTENDERS.find((c) => c.engine === contender.engine && c.bare);
 }

@@ -64,7 +64,8 @@ export function summarize(results) {
   }
   const engineOf = (name) => results.contenders.find((c) => c.name === name)?.engine ?? CONTENDERS.find((c) => c.name === name)?.engine;
   for (const row of rows) {
-    const bareName = CONTENDERS.find((c) => c.bare && c.engine === engineOf(row.contender))?.name;
+    const known = CONTENDERS.find((c) => c.name === row.contender);
+    const bareName = known?.baseline ?? CONTENDERS.find((c) => c.bare && c.engine === engineOf(row.contender))?.name;
     const bare = rows.find((r) => r.scenario === row.scenario && r.route === row.route && r.contender === bareName);
     row.baseline = bare ? bareName : null;
     row.ratio = pairedRatio(row, bare);
@@ -119,7 +120,7 @@ export function buildReport(results, chartFiles = []) {
   out.push(`- **Run:** ${meta.date}`);
   out.push("");
   out.push("Every contender passed the same conformance check (status, body, content type, cookies, pipelining) before it was timed; see `bench/lib/contract.mjs`. " +
-    "`× bare` divides requests/s by the hand-written server on the same engine (node-http for node:http frameworks, uws for uWebSockets.js ones, bun for Bun).", "");
+    "`× bare` divides requests/s by the hand-written server on the same engine (node-http for node:http frameworks, uws for uWebSockets.js ones and for Cog's native engine, bun for Bun).", "");
 
   // Headline: every contender × route as a multiple of the bare engine.
   const routeKeys = results.scenarios.flatMap((s) => s.routes.map((r) => ({ scenario: s.id, route: r })));

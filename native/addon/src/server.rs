@@ -443,6 +443,8 @@ impl State {
             let n = unsafe { libc::read(conn.fd, scratch.as_mut_ptr() as *mut c_void, scratch.len()) };
             return if n == 0 || (n < 0 && !would_block()) { self.peer_gone(key) } else { Vec::new() };
         }
+        // Activity: the keep-alive timeout counts from the last request, not from the last sweep.
+        conn.idle_since = unsafe { uv_now(self.servers[conn.server].as_ref().unwrap().js.uv_loop) };
         let mut total = 0;
         while total < READ_BUDGET {
             conn.inbuf.reserve(64 * 1024);
