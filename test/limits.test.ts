@@ -92,7 +92,7 @@ describe("timeouts", () => {
     assert.ok(Date.now() - started < 1_500);
   });
 
-  test("a connection in steady use outlives keepAliveTimeout: it counts from the last request", { skip: uwsTimeouts }, async (t) => {
+  test("a connection in steady use outlives keepAliveTimeout: it counts from the last request", { skip: uwsTimeouts, timeout: 10_000 }, async (t) => {
     const { port } = await serve(t, (app) => app.get("/", (_req, res) => res.send("up")), quick);
     const socket = connect(port, "127.0.0.1");
     t.after(() => socket.destroy());
