@@ -142,9 +142,9 @@ export class Cog extends Scope implements ChainOwner {
       case "uws":
         return new UwsEngine(this.dispatch, this.limits);
       case "native":
-        return new NativeEngine(this.dispatch, this.limits);
+        return new NativeEngine(this.dispatch, this.limits, this.strict);
       case "auto":
-        if (nativeLoads()) return new NativeEngine(this.dispatch, this.limits);
+        if (nativeLoads()) return new NativeEngine(this.dispatch, this.limits, this.strict);
         return new NodeEngine(this.dispatch, this.limits, this.serverOptions);
       default:
         return new NodeEngine(this.dispatch, this.limits, this.serverOptions);
@@ -180,7 +180,7 @@ export class Cog extends Scope implements ChainOwner {
     if (this.closing) return this.refuseWhileClosing(req, res);
     let length: number;
     try {
-      length = inspectHead(req, this.limits, this.strict);
+      length = req.checkedHead?.() ?? inspectHead(req, this.limits, this.strict);
     } catch (err) {
       // The request broke a rule of HTTP or a limit: answer it, then close rather than guess what follows.
       res.shouldKeepAlive = false;

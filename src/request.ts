@@ -35,6 +35,11 @@ export interface EngineRequest {
   httpVersionMinor: number;
   /** The size of the request head, for engines whose parser does not enforce maxHeaderSize itself. */
   headBytes?: number;
+  /**
+   * For engines that apply Cog's head rules themselves (src/head.ts on the others): the body's
+   * length (or NO_BODY), or a throw of the HttpError that refuses the request.
+   */
+  checkedHead?(): number;
 }
 
 /** Called once the body is buffered, or with the error (413) that refused it. */
@@ -117,7 +122,7 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
   /** Cookies by name. Never throws: a malformed percent-encoding leaves the raw value. */
   get cookies(): Cookies {
     if (this.cachedCookies === undefined) {
-      const header = this.headers.cookie;
+      const header = this.headerValue("cookie");
       this.cachedCookies = header === undefined ? Object.create(null) : parseCookie(header);
     }
     return this.cachedCookies!;
@@ -140,6 +145,16 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
   /** Assignable, so Express body parsers and users' own middleware can set it. */
   set body(body: unknown) {
     this.cachedBody = body;
+  }
+
+  /**
+   * One header's value by lower-case name, repeats joined as Node joins them. Engines that keep
+   * headers natively answer it without building `headers`.
+   * @internal
+   */
+  headerValue(name: string): string | undefined {
+    const value = this.headers[name];
+    return Array.isArray(value) ? value.join(", ") : value;
   }
 
   /** A header's value by case-insensitive name (`Referer` and `Referrer` are one). */

@@ -9,9 +9,11 @@ export interface NativeAddon {
   destroyConnections(server: number): number[];
   dispose(server: number): void;
   headers(id: number): string[];
+  header(id: number, name: string): string | null;
   remoteAddress(id: number): string | null;
-  respond(id: number, status: number, headers: string[], body: string | Buffer, close: boolean): boolean;
-  streamStart(id: number, status: number, headers: string[], close: boolean): boolean;
+  /** `block`: the header lines; `flags`: RESPONSE_CLOSE, RESPONSE_HAS_DATE; `declared`: the app's Content-Length or -1. */
+  respond(id: number, status: number, block: string, body: string | Buffer, flags: number, declared: number): boolean;
+  streamStart(id: number, status: number, block: string, flags: number): boolean;
   streamWrite(id: number, chunk: string | Buffer): boolean;
   streamEnd(id: number): boolean;
   destroy(id: number): void;
@@ -21,17 +23,23 @@ export interface NativeListenOptions {
   port: number;
   maxHeaderSize: number;
   maxHeaders: number;
+  maxUrlLength: number;
+  strict: boolean;
   bodyLimit: number;
   headersTimeout: number;
   requestTimeout: number;
   keepAliveTimeout: number;
   timeoutCheckInterval: number;
 }
-export type NativeRequestHandler = (id: number, method: string, url: string, body: Buffer | undefined, flags: number) => void;
+export type NativeRequestHandler = (id: number, method: string, url: string, body: Buffer | undefined, flags: number, problem: string | undefined) => void;
 
 /** Flags and events shared with the addon (native/addon/src/server.rs). */
 export const FLAG_HTTP11 = 1;
 export const FLAG_TOO_LARGE = 2;
+/** The request broke one of Cog's head rules (checked by the engine); the status is `flags >>> 16`. */
+export const FLAG_REFUSED = 4;
+export const RESPONSE_CLOSE = 1;
+export const RESPONSE_HAS_DATE = 2;
 export const EVENT_ABORT = 1;
 export const EVENT_DRAIN = 2;
 

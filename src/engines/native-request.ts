@@ -1,13 +1,16 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { tooLarge } from "../body.js";
+import { HttpError } from "../errors.js";
+import { NO_BODY } from "../head.js";
 import { withRequestHelpers, type BodyCallback } from "../request.js";
-import { FLAG_HTTP11, FLAG_TOO_LARGE, type NativeAddon } from "./native-load.js";
+import { FLAG_HTTP11, FLAG_REFUSED, FLAG_TOO_LARGE, type NativeAddon } from "./native-load.js";
 import { headersFromRaw } from "./raw-headers.js";
 
 /**
  * What Cog's request helpers need, from the native engine. The engine has
- * parsed and framed the request (and buffered its body, within the limit)
- * before JavaScript sees it; header lines are fetched on first read.
+ * parsed and framed the request, applied Cog's head rules, and buffered its
+ * body (within the limit) before JavaScript sees it; header lines are
+ * fetched on first read, all of them or (cookies) just the one.
  */
 class NativeRequestBase {
   readonly httpVersionMajor = 1;
@@ -22,8 +25,21 @@ class NativeRequestBase {
     public url: string,
     /** @internal */ readonly flags: number,
     /** @internal */ readonly received: Buffer | undefined,
+    /** @internal Why the engine refused the request (FLAG_REFUSED). */
+    readonly problem: string | undefined,
   ) {
     this.httpVersionMinor = flags & FLAG_HTTP11;
+  }
+
+  /**
+   * The engine applied Cog's head rules already: what it found is thrown from here, and the
+   * body (if any) is in hand.
+   * @internal
+   */
+  checkedHead(): number {
+    const flags = this.flags;
+    if ((flags & FLAG_REFUSED) !== 0) throw new HttpError(flags >>> 16, this.problem ?? "Bad request");
+    return this.received !== undefined || (flags & FLAG_TOO_LARGE) !== 0 ? 1 : NO_BODY;
   }
 
   get rawHeaders(): string[] {
@@ -47,6 +63,12 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
   get remoteAddress(): string | undefined {
     if (this.address === undefined && !this.gone) this.address = this.addon.remoteAddress(this.id) ?? undefined;
     return this.address;
+  }
+
+  /** @internal One header from the engine, unless they were all fetched already. */
+  override headerValue(name: string): string | undefined {
+    if (this.cachedHeaders !== null || this.gone) return super.headerValue(name);
+    return this.addon.header(this.id, name) ?? undefined;
   }
 
   /** @internal The body arrived with the request; the engine stopped reading past the limit. */

@@ -1,7 +1,7 @@
 import type { Readable } from "node:stream";
 import { withResponseHelpers } from "../response.js";
 import { BufferedResponse } from "./buffered-response.js";
-import type { NativeAddon } from "./native-load.js";
+import { RESPONSE_CLOSE, RESPONSE_HAS_DATE, type NativeAddon } from "./native-load.js";
 import type { NativeRequest } from "./native-request.js";
 
 /** What Cog's response helpers need, over the native engine: the whole response goes in one call. */
@@ -26,14 +26,19 @@ class NativeResponseBase extends BufferedResponse {
       addon.streamEnd(request.id);
       return;
     }
-    addon.respond(request.id, this.statusCode, this.headerList(), body ?? "", !this.shouldKeepAlive);
+    const head = this.headBlock();
+    addon.respond(request.id, this.statusCode, head.block, body ?? "", head.flags, head.declared);
   }
 
-  /** @internal `[name, value, …]`, as the engine takes them (it writes Content-Length, Date and Connection). */
-  headerList(): string[] {
-    const list: string[] = [];
-    this.eachHeader(pushHeader, list);
-    return list;
+  /**
+   * The headers as the engine takes them: `name: value\r\n` lines, with Content-Length,
+   * Transfer-Encoding and Connection left to the engine (it frames the body; "close" becomes a flag).
+   * @internal
+   */
+  headBlock(): HeadBlock {
+    const head: HeadBlock = { block: "", flags: this.shouldKeepAlive ? 0 : RESPONSE_CLOSE, declared: -1 };
+    this.eachHeader(addHeader, head);
+    return head;
   }
 
   /** @internal */
@@ -49,8 +54,26 @@ class NativeResponseBase extends BufferedResponse {
   }
 }
 
-function pushHeader(list: string[], name: string, value: string): void {
-  list.push(name, value);
+interface HeadBlock {
+  block: string;
+  flags: number;
+  declared: number;
+}
+
+function addHeader(head: HeadBlock, name: string, value: string): void {
+  switch (name) {
+    case "content-length":
+      head.declared = Number(value);
+      return;
+    case "transfer-encoding":
+      return;
+    case "connection":
+      if (value.toLowerCase() === "close") head.flags |= RESPONSE_CLOSE;
+      return;
+    case "date":
+      head.flags |= RESPONSE_HAS_DATE;
+  }
+  head.block += `${name}: ${value}\r\n`;
 }
 
 /** A response on the native engine. */
@@ -62,7 +85,8 @@ export class NativeResponse extends withResponseHelpers(NativeResponseBase) {
   pipeFrom(body: Readable): void {
     const { addon, request } = this;
     this.headersSent = true;
-    addon.streamStart(request.id, this.statusCode, this.headerList(), !this.shouldKeepAlive);
+    const head = this.headBlock();
+    addon.streamStart(request.id, this.statusCode, head.block, head.flags);
     this.streaming = true;
     this.onAbort = () => body.destroy();
     this.onDrain = () => body.resume();

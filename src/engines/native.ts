@@ -24,6 +24,7 @@ export class NativeEngine implements Engine {
   constructor(
     private readonly dispatch: Dispatch,
     private readonly limits: Limits,
+    private readonly strict: boolean,
   ) {}
 
   listen(port: number, host: string | undefined): Promise<Address> {
@@ -36,8 +37,9 @@ export class NativeEngine implements Engine {
           host: bind,
           port,
           maxHeaderSize: limits.maxHeaderSize,
-          // The parser's own bound; Cog answers past `maxHeaders` itself, with a message.
-          maxHeaders: limits.maxHeaders + 1,
+          maxHeaders: limits.maxHeaders,
+          maxUrlLength: limits.maxUrlLength,
+          strict: this.strict,
           bodyLimit: limits.bodyLimit,
           headersTimeout: limits.headersTimeout,
           requestTimeout: limits.requestTimeout,
@@ -59,8 +61,8 @@ export class NativeEngine implements Engine {
     if (inFlight.size !== 0 && inFlight.delete((res as NativeResponse).request.id) && inFlight.size === 0) this.idle?.();
   };
 
-  private readonly onRequest = (id: number, method: string, url: string, body: Buffer | undefined, flags: number): void => {
-    const request = new NativeRequest(this.addon!, id, method, url, flags, body);
+  private readonly onRequest = (id: number, method: string, url: string, body: Buffer | undefined, flags: number, problem: string | undefined): void => {
+    const request = new NativeRequest(this.addon!, id, method, url, flags, body, problem);
     const response = new NativeResponse(this.addon!, request, this.onDone);
     try {
       // Handlers are typed with the node engine's classes; these carry the same helpers.

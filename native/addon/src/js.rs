@@ -12,7 +12,7 @@ use std::ptr;
 pub struct ServerJs {
     pub env: sys::napi_env,
     pub uv_loop: *mut crate::uv::uv_loop_t,
-    /// `(id, method, url, body, flags)` for each request.
+    /// `(id, method, url, body, flags, problem)` for each request.
     pub on_request: sys::napi_ref,
     /// `(kind, id)` for aborts and drains.
     pub on_event: sys::napi_ref,
@@ -21,7 +21,8 @@ pub struct ServerJs {
 }
 
 pub enum Call {
-    Request { id: u64, method: Vec<u8>, url: Vec<u8>, body: Option<Vec<u8>>, flags: u32 },
+    /// A request for the app (its method and URL are read from the engine's record when delivered).
+    Request { id: u64, body: Option<Vec<u8>>, flags: u32, problem: Option<String> },
     Event { kind: u32, id: u64 },
 }
 
@@ -119,11 +120,21 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
             sys::napi_open_handle_scope(env, &mut scope);
             let mut result = ptr::null_mut();
             let status = match call {
-                Call::Request { id, method, url, body, flags } => {
-                    let mut args = [ptr::null_mut(); 5];
+                Call::Request { id, body, flags, problem } => {
+                    let mut args = [ptr::null_mut(); 6];
                     sys::napi_create_double(env, id as f64, &mut args[0]);
-                    sys::napi_create_string_latin1(env, method.as_ptr() as *const _, method.len(), &mut args[1]);
-                    sys::napi_create_string_latin1(env, url.as_ptr() as *const _, url.len(), &mut args[2]);
+                    let alive = with_state(|s| match s.request_line(id) {
+                        Some((method, url)) => {
+                            sys::napi_create_string_latin1(env, method.as_ptr() as *const _, method.len(), &mut args[1]);
+                            sys::napi_create_string_latin1(env, url.as_ptr() as *const _, url.len(), &mut args[2]);
+                            true
+                        }
+                        None => false,
+                    });
+                    if !alive {
+                        sys::napi_close_handle_scope(env, scope);
+                        continue;
+                    }
                     match body {
                         Some(body) => {
                             let mut data = ptr::null_mut();
@@ -132,7 +143,13 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
                         None => args[3] = undefined,
                     }
                     sys::napi_create_uint32(env, flags, &mut args[4]);
-                    sys::napi_call_function(env, undefined, request_fn, 5, args.as_ptr(), &mut result)
+                    match problem {
+                        Some(message) => {
+                            sys::napi_create_string_utf8(env, message.as_ptr() as *const _, message.len(), &mut args[5]);
+                        }
+                        None => args[5] = undefined,
+                    }
+                    sys::napi_call_function(env, undefined, request_fn, 6, args.as_ptr(), &mut result)
                 }
                 Call::Event { kind, id } => {
                     let mut args = [ptr::null_mut(); 2];

@@ -7,7 +7,7 @@ mod server;
 mod uv;
 
 use napi::bindgen_prelude::*;
-use napi::{Env, JsFunction, NapiRaw};
+use napi::{Env, JsFunction, JsString, JsUnknown, NapiRaw};
 use napi_derive::napi;
 use server::{with_state, Settings};
 
@@ -17,6 +17,8 @@ pub struct ListenOptions {
     pub port: u32,
     pub max_header_size: u32,
     pub max_headers: u32,
+    pub max_url_length: u32,
+    pub strict: bool,
     pub body_limit: f64,
     pub headers_timeout: u32,
     pub request_timeout: u32,
@@ -35,7 +37,9 @@ pub fn uv_version() -> u32 {
 pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event: JsFunction) -> Result<Vec<u32>> {
     let js = unsafe { js::ServerJs::new(env.raw(), on_request.raw(), on_event.raw()) }.map_err(Error::from_reason)?;
     let settings = Settings {
-        head: cog_framing::Limits { max_head: options.max_header_size as usize, max_headers: options.max_headers as usize },
+        // The parser's own bound sits one past Cog's, so Cog's 431 (with its message) answers first.
+        head: cog_framing::Limits { max_head: options.max_header_size as usize, max_headers: options.max_headers as usize + 1 },
+        rules: cog_framing::rules::Rules { max_headers: options.max_headers as usize, max_url_length: options.max_url_length as usize, strict: options.strict },
         body_limit: options.body_limit as u64,
         headers_timeout: u64::from(options.headers_timeout),
         request_timeout: u64::from(options.request_timeout),
@@ -80,19 +84,88 @@ pub fn remote_address(id: f64) -> Option<String> {
     with_state(|s| s.remote_address(id as u64).map(str::to_string))
 }
 
-/// A whole response; false when the client is gone.
+/// Response flags from JavaScript.
+const CLOSE: u32 = 1;
+const HAS_DATE: u32 = 2;
+
+/// A whole response; false when the client is gone. `block` holds the app's header lines
+/// (`name: value\r\n`, latin1); `declared` the Content-Length the app set, or -1.
 #[napi]
-pub fn respond(id: f64, status: u32, headers: Vec<String>, body: Either<String, Buffer>, close: bool) -> Result<bool> {
-    let bytes: &[u8] = match &body {
-        Either::A(text) => text.as_bytes(),
-        Either::B(buffer) => buffer.as_ref(),
-    };
-    with_state(|s| s.respond(id as u64, status as u16, &headers, bytes, close)).map_err(Error::from_reason)
+pub fn respond(env: Env, id: f64, status: u32, block: JsString, body: JsUnknown, flags: u32, declared: f64) -> Result<bool> {
+    let env = env.raw();
+    let block = latin1_of(env, &block)?;
+    let answer = server::Answer { status: status as u16, block: &block, has_date: flags & HAS_DATE != 0, declared_length: (declared >= 0.0).then_some(declared as u64), close: flags & CLOSE != 0 };
+    let body = unsafe { BodyValue::of(env, body.raw()) }?;
+    with_state(|s| s.respond(id as u64, &answer, body.len(), |out| unsafe { body.append_to(env, out) })).map_err(Error::from_reason)
 }
 
 #[napi]
-pub fn stream_start(id: f64, status: u32, headers: Vec<String>, close: bool) -> Result<bool> {
-    with_state(|s| s.stream_start(id as u64, status as u16, &headers, close)).map_err(Error::from_reason)
+pub fn stream_start(env: Env, id: f64, status: u32, block: JsString, flags: u32) -> Result<bool> {
+    let block = latin1_of(env.raw(), &block)?;
+    let answer = server::Answer { status: status as u16, block: &block, has_date: flags & HAS_DATE != 0, declared_length: None, close: flags & CLOSE != 0 };
+    with_state(|s| s.stream_start(id as u64, &answer)).map_err(Error::from_reason)
+}
+
+/// The value of one request header (the first of that name), without building them all.
+#[napi]
+pub fn header(id: f64, name: String) -> Option<Latin1> {
+    with_state(|s| s.header(id as u64, name.as_bytes()).map(Latin1))
+}
+
+/// A JavaScript string's latin1 bytes (how Node writes header strings).
+fn latin1_of(env: napi::sys::napi_env, value: &JsString) -> Result<Vec<u8>> {
+    let mut len = 0usize;
+    unsafe {
+        napi::sys::napi_get_value_string_latin1(env, value.raw(), std::ptr::null_mut(), 0, &mut len);
+        let mut bytes = Vec::with_capacity(len + 1);
+        let mut written = 0usize;
+        napi::sys::napi_get_value_string_latin1(env, value.raw(), bytes.as_mut_ptr() as *mut _, len + 1, &mut written);
+        bytes.set_len(written);
+        Ok(bytes)
+    }
+}
+
+/// A response body from JavaScript: a string (written as UTF-8, straight into the output) or
+/// bytes (a Buffer), known by length before the head is written.
+enum BodyValue {
+    Utf8 { value: napi::sys::napi_value, len: usize },
+    Bytes { data: *const u8, len: usize },
+}
+
+impl BodyValue {
+    unsafe fn of(env: napi::sys::napi_env, value: napi::sys::napi_value) -> Result<BodyValue> {
+        let mut kind = 0;
+        napi::sys::napi_typeof(env, value, &mut kind);
+        if kind == napi::sys::ValueType::napi_string {
+            let mut len = 0usize;
+            napi::sys::napi_get_value_string_utf8(env, value, std::ptr::null_mut(), 0, &mut len);
+            return Ok(BodyValue::Utf8 { value, len });
+        }
+        let mut data = std::ptr::null_mut();
+        let mut len = 0usize;
+        if napi::sys::napi_get_buffer_info(env, value, &mut data, &mut len) != napi::sys::Status::napi_ok {
+            return Err(Error::from_reason("a response body must be a string or a Buffer"));
+        }
+        Ok(BodyValue::Bytes { data: data as *const u8, len })
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            BodyValue::Utf8 { len, .. } | BodyValue::Bytes { len, .. } => *len,
+        }
+    }
+
+    unsafe fn append_to(&self, env: napi::sys::napi_env, out: &mut Vec<u8>) {
+        match *self {
+            BodyValue::Utf8 { value, len } => {
+                out.reserve(len + 1);
+                let mut written = 0usize;
+                napi::sys::napi_get_value_string_utf8(env, value, out.as_mut_ptr().add(out.len()) as *mut _, len + 1, &mut written);
+                out.set_len(out.len() + written);
+            }
+            BodyValue::Bytes { data, len } => out.extend_from_slice(std::slice::from_raw_parts(data, len)),
+        }
+    }
 }
 
 /// Returns false when the stream should pause until a drain event (or the client is gone).

@@ -9,6 +9,7 @@
 use crate::js::{self, Call};
 use crate::uv::*;
 use cog_framing::response::{refusal, write_head, BodyFraming, HeadOptions};
+use cog_framing::rules::{self, Rules};
 use cog_framing::{parse_head, ChunkedDecoder, Framing, Head, Limits};
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
@@ -23,11 +24,14 @@ const READ_BUDGET: usize = 256 * 1024;
 
 pub const FLAG_HTTP11: u32 = 1;
 pub const FLAG_TOO_LARGE: u32 = 2;
+/// The request broke one of Cog's rules: the status is in the high 16 bits, the message is passed along.
+pub const FLAG_REFUSED: u32 = 4;
 pub const EVENT_ABORT: u32 = 1;
 pub const EVENT_DRAIN: u32 = 2;
 
 pub struct Settings {
     pub head: Limits,
+    pub rules: Rules,
     pub body_limit: u64,
     pub headers_timeout: u64,
     pub request_timeout: u64,
@@ -93,6 +97,8 @@ pub struct Req {
     head: Vec<u8>,
     method: Range<usize>,
     target: Range<usize>,
+    /// The path an absolute-form target names, when it is not the target itself.
+    path: Option<Vec<u8>>,
     headers: Vec<(Range<usize>, Range<usize>)>,
     minor: u8,
     keep_alive: bool,
@@ -267,8 +273,7 @@ pub fn destroy_connections(id: usize) -> Vec<u64> {
         let mut ids = Vec::new();
         for key in s.conn_keys(id) {
             ids.extend(s.close_conn(key).into_iter().map(|c| match c {
-                Call::Event { id, .. } => id,
-                Call::Request { id, .. } => id,
+                Call::Event { id, .. } | Call::Request { id, .. } => id,
             }));
         }
         ids
@@ -488,6 +493,7 @@ impl State {
         let server = self.servers[conn.server].as_ref().unwrap();
         let now = now(server);
         let limits = server.settings.head;
+        let rules = server.settings.rules;
         let body_limit = server.settings.body_limit;
         conn.in_batch = true;
         let mut used = 0;
@@ -559,9 +565,23 @@ impl State {
                     used += head.len;
                     self.next_id += 1;
                     let id = self.next_id;
-                    let req = new_req(key, conn.gen, &conn.inbuf[start..start + head.len], &head);
+                    let mut req = new_req(key, conn.gen, &conn.inbuf[start..start + head.len], &head);
                     if !head.keep_alive {
                         conn.no_more_requests = true;
+                    }
+                    let checked = rules::check(&head, &conn.inbuf[start..start + head.len], &rules);
+                    if let Ok(Some(path)) = &checked {
+                        let path = &req.head[path.clone()];
+                        req.path = Some(if path.first() == Some(&b'/') { path.to_vec() } else { [b"/", path].concat() });
+                    }
+                    let http11 = if req.minor >= 1 { FLAG_HTTP11 } else { 0 };
+                    if let Err(problem) = checked {
+                        // Cog answers it (through the app's error handler) and closes: the body is never read.
+                        conn.no_more_requests = true;
+                        calls.push(Call::Request { id, body: None, flags: http11 | FLAG_REFUSED | (u32::from(problem.status) << 16), problem: Some(problem.message) });
+                        conn.queue.push_back(id);
+                        self.reqs.insert(id, req);
+                        continue;
                     }
                     match head.framing {
                         Framing::None => {
@@ -736,40 +756,70 @@ impl State {
         Some((req, conn))
     }
 
-    /// A whole response. Returns false when the client is gone.
-    pub fn respond(&mut self, id: u64, status: u16, headers: &[String], body: &[u8], close: bool) -> Result<bool, String> {
-        let Some((req, conn)) = self.writable_req(id) else { return Ok(false) };
-        let no_body = status < 200 || status == 204 || status == 304;
-        let framing = if no_body { BodyFraming::NoBody } else { BodyFraming::Length(body.len()) };
-        let mut bytes = Vec::with_capacity(128 + headers.iter().map(String::len).sum::<usize>() + body.len());
-        let close = write_head(&mut bytes, &HeadOptions { status, headers, framing, minor: req.minor, close: close || !req.keep_alive, head_request: req.is_head })?;
-        if !no_body && !req.is_head {
-            bytes.extend_from_slice(body);
-        }
-        if close {
-            conn.no_more_requests = true;
-            conn.close_when_done = true;
-        }
-        req.state = ReqState::Finished;
-        let key = req.conn;
-        self.append(key, id, bytes);
+    /// A whole response: the head (see `Answer`), then the body `write_body` appends (`body_len`
+    /// bytes). Written straight into the connection's output when no earlier response is pending.
+    /// Returns false when the client is gone.
+    pub fn respond(&mut self, id: u64, answer: &Answer, body_len: usize, write_body: impl FnOnce(&mut Vec<u8>)) -> Result<bool, String> {
+        let Some((req, _)) = self.writable_req(id) else { return Ok(false) };
+        let no_body = answer.status < 200 || answer.status == 204 || answer.status == 304;
+        let framing = if no_body { BodyFraming::NoBody } else { BodyFraming::Length(body_len) };
+        let (is_head, key) = (req.is_head, req.conn);
+        let close = self.write_to(id, |out, req| {
+            let close = write_head(out, &answer.options(req, framing))?;
+            if !no_body && !is_head {
+                write_body(out);
+            }
+            Ok(close)
+        })?;
+        self.finish(key, id, close, true);
         Ok(true)
     }
 
     /// Starts a streamed response (chunked on HTTP/1.1).
-    pub fn stream_start(&mut self, id: u64, status: u16, headers: &[String], close: bool) -> Result<bool, String> {
-        let Some((req, conn)) = self.writable_req(id) else { return Ok(false) };
-        let mut bytes = Vec::with_capacity(256);
+    pub fn stream_start(&mut self, id: u64, answer: &Answer) -> Result<bool, String> {
+        let Some((req, _)) = self.writable_req(id) else { return Ok(false) };
         let framing = if req.is_head { BodyFraming::NoBody } else { BodyFraming::Stream };
-        let close = write_head(&mut bytes, &HeadOptions { status, headers, framing, minor: req.minor, close: close || !req.keep_alive, head_request: req.is_head })?;
+        let key = req.conn;
+        let close = self.write_to(id, |out, req| write_head(out, &answer.options(req, framing)))?;
+        self.finish(key, id, close, false);
+        Ok(true)
+    }
+
+    /// Appends bytes for request `id` where they belong: the connection's output if it is the
+    /// oldest unanswered request there, else held on it until the earlier ones are answered.
+    fn write_to<R>(&mut self, id: u64, write: impl FnOnce(&mut Vec<u8>, &Req) -> Result<R, String>) -> Result<R, String> {
+        let req = self.reqs.get_mut(&id).unwrap();
+        let conn = self.conns[req.conn].as_mut().unwrap();
+        if conn.queue.front() == Some(&id) && req.held.is_empty() {
+            let mark = conn.out.len();
+            let result = write(&mut conn.out, req);
+            if result.is_err() {
+                conn.out.truncate(mark);
+            }
+            result
+        } else {
+            let mut held = std::mem::take(&mut req.held);
+            let mark = held.len();
+            let result = write(&mut held, req);
+            if result.is_err() {
+                held.truncate(mark);
+            }
+            req.held = held;
+            result
+        }
+    }
+
+    /// After a response's head (and maybe its body) was written: note a close, mark it finished
+    /// (whole responses), move what is complete to the output, and write unless a batch is on.
+    fn finish(&mut self, key: usize, id: u64, close: bool, whole: bool) {
+        let conn = self.conns[key].as_mut().unwrap();
         if close {
             conn.no_more_requests = true;
             conn.close_when_done = true;
         }
-        req.state = ReqState::Streaming;
-        let key = req.conn;
-        self.append(key, id, bytes);
-        Ok(true)
+        let req = self.reqs.get_mut(&id).unwrap();
+        req.state = if whole { ReqState::Finished } else { ReqState::Streaming };
+        self.advance(key);
     }
 
     /// A piece of a streamed body. Returns false when the caller should wait for a drain event
@@ -807,16 +857,19 @@ impl State {
         true
     }
 
-    /// Adds response bytes for request `id`; moves every response now complete at the head of the
-    /// connection's queue to its output; writes now unless a batch is being answered (then the
-    /// batch's end writes everything at once).
+    /// Adds response bytes for request `id`, then `advance`s.
     fn append(&mut self, key: usize, id: u64, bytes: Vec<u8>) {
+        let _ = self.write_to(id, |out, _| {
+            out.extend_from_slice(&bytes);
+            Ok(())
+        });
+        self.advance(key);
+    }
+
+    /// Moves every response now complete at the head of the connection's queue to its output;
+    /// writes now unless a batch is being answered (then the batch's end writes it all at once).
+    fn advance(&mut self, key: usize) {
         let conn = self.conns[key].as_mut().unwrap();
-        if conn.queue.front() == Some(&id) {
-            conn.out.extend_from_slice(&bytes);
-        } else if let Some(req) = self.reqs.get_mut(&id) {
-            req.held.extend_from_slice(&bytes);
-        }
         while let Some(&front) = conn.queue.front() {
             let req = self.reqs.get_mut(&front).unwrap();
             if !req.held.is_empty() {
@@ -851,6 +904,33 @@ impl State {
         }
     }
 
+    /// The method and the URL the app sees (the path of an absolute-form target).
+    pub fn request_line(&self, id: u64) -> Option<(&[u8], &[u8])> {
+        let req = self.reqs.get(&id)?;
+        Some((&req.head[req.method.clone()], req.path.as_deref().unwrap_or(&req.head[req.target.clone()])))
+    }
+
+    /// The value of the header named `name` (case-insensitive), repeats joined as Node joins
+    /// them (cookies with "; ", others with ", ").
+    pub fn header(&self, id: u64, name: &[u8]) -> Option<Vec<u8>> {
+        let req = self.reqs.get(&id)?;
+        let separator: &[u8] = if name.eq_ignore_ascii_case(b"cookie") { b"; " } else { b", " };
+        let mut joined: Option<Vec<u8>> = None;
+        for (n, v) in &req.headers {
+            if req.head[n.clone()].eq_ignore_ascii_case(name) {
+                let value = &req.head[v.clone()];
+                match joined.as_mut() {
+                    Some(all) => {
+                        all.extend_from_slice(separator);
+                        all.extend_from_slice(value);
+                    }
+                    None => joined = Some(value.to_vec()),
+                }
+            }
+        }
+        joined
+    }
+
     pub fn headers(&self, id: u64) -> Option<Vec<(&[u8], &[u8])>> {
         let req = self.reqs.get(&id)?;
         Some(req.headers.iter().map(|(n, v)| (&req.head[n.clone()], &req.head[v.clone()])).collect())
@@ -875,6 +955,30 @@ impl State {
     }
 }
 
+/// What the app answered, for the response head.
+pub struct Answer<'a> {
+    pub status: u16,
+    pub block: &'a [u8],
+    pub has_date: bool,
+    pub declared_length: Option<u64>,
+    pub close: bool,
+}
+
+impl Answer<'_> {
+    fn options(&self, req: &Req, framing: BodyFraming) -> HeadOptions<'_> {
+        HeadOptions {
+            status: self.status,
+            block: self.block,
+            has_date: self.has_date,
+            declared_length: self.declared_length,
+            framing,
+            minor: req.minor,
+            close: self.close || !req.keep_alive,
+            head_request: req.is_head,
+        }
+    }
+}
+
 fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &Head) -> Req {
     let method = &head_bytes[head.method.clone()];
     Req {
@@ -883,6 +987,7 @@ fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &Head) -> Req {
         head: head_bytes.to_vec(),
         method: head.method.clone(),
         target: head.target.clone(),
+        path: None,
         headers: head.headers.clone(),
         minor: head.minor,
         keep_alive: head.keep_alive,
@@ -895,7 +1000,8 @@ fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &Head) -> Req {
 }
 
 fn request_call(id: u64, req: &Req, body: Option<Vec<u8>>, flags: u32) -> Call {
-    Call::Request { id, method: req.head[req.method.clone()].to_vec(), url: req.head[req.target.clone()].to_vec(), body, flags }
+    let _ = req;
+    Call::Request { id, body, flags, problem: None }
 }
 
 fn would_block() -> bool {

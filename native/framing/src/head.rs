@@ -1,4 +1,5 @@
 use crate::Refusal;
+use std::mem::MaybeUninit;
 use std::ops::Range;
 
 /// The limits a head is parsed under (the app's options).
@@ -59,9 +60,17 @@ pub fn parse_head(buf: &[u8], limits: &Limits) -> Result<Option<Head>, Refusal> 
     if let Some(found) = parse_spaced_line(buf, limits) {
         return found;
     }
-    let mut slots = vec![httparse::EMPTY_HEADER; limits.max_headers];
-    let mut req = httparse::Request::new(&mut slots);
-    let len = match req.parse(buf) {
+    // Header slots on the stack for the usual limits (no allocation, no zeroing per request).
+    let mut stack: [MaybeUninit<httparse::Header>; 128] = [const { MaybeUninit::uninit() }; 128];
+    let mut heap: Vec<MaybeUninit<httparse::Header>> = Vec::new();
+    let slots: &mut [MaybeUninit<httparse::Header>] = if limits.max_headers <= stack.len() {
+        &mut stack[..limits.max_headers]
+    } else {
+        heap.resize_with(limits.max_headers, MaybeUninit::uninit);
+        &mut heap
+    };
+    let mut req = httparse::Request::new(&mut []);
+    let len = match req.parse_with_uninit_headers(buf, slots) {
         Ok(httparse::Status::Complete(len)) => len,
         Ok(httparse::Status::Partial) => {
             // node:http refuses a method it doesn't know as soon as its first wrong byte arrives.

@@ -15,6 +15,7 @@
 mod chunked;
 mod head;
 pub mod response;
+pub mod rules;
 
 pub use chunked::ChunkedDecoder;
 pub use head::{parse_head, Framing, Head, Limits};

@@ -17,8 +17,13 @@ pub enum BodyFraming {
 
 pub struct HeadOptions<'a> {
     pub status: u16,
-    /// Alternating names and values.
-    pub headers: &'a [String],
+    /// The app's headers as `name: value\r\n` lines (latin1, as Node writes header strings),
+    /// without Content-Length, Transfer-Encoding or Connection: those are the engine's to write.
+    pub block: &'a [u8],
+    /// The block has a Date line (else the engine adds one).
+    pub has_date: bool,
+    /// The Content-Length the app declared, reported by a HEAD answer that has no body.
+    pub declared_length: Option<u64>,
     pub framing: BodyFraming,
     /// The request's minor version (0 for HTTP/1.0).
     pub minor: u8,
@@ -28,56 +33,33 @@ pub struct HeadOptions<'a> {
 }
 
 /// Writes the head into `out`. Returns whether the connection must close after this response
-/// (the app or client asked, or a stream on HTTP/1.0 can only end by closing).
+/// (the app or client asked, or a stream on HTTP/1.0 can only end by closing). Refuses a block
+/// that isn't well-formed header lines: nothing the app set may split the response.
 pub fn write_head(out: &mut Vec<u8>, o: &HeadOptions) -> Result<bool, String> {
+    if !is_header_block(o.block) {
+        return Err("Invalid header line in the response".to_string());
+    }
     let mut close = o.close;
     out.extend_from_slice(b"HTTP/1.1 ");
     out.extend_from_slice(o.status.to_string().as_bytes());
     out.push(b' ');
     out.extend_from_slice(reason(o.status).as_bytes());
     out.extend_from_slice(b"\r\n");
-    let mut has_date = false;
-    let mut app_length: Option<&str> = None;
-    for pair in o.headers.chunks_exact(2) {
-        let (name, value) = (pair[0].as_str(), pair[1].as_str());
-        if !is_token(name.as_bytes()) {
-            return Err(format!("Invalid header name \"{name}\""));
-        }
-        if !is_field_value(value.as_bytes()) {
-            return Err(format!("Invalid character in header \"{name}\""));
-        }
-        // Framing headers are the engine's to write: the app's could disagree with the body.
-        if name.eq_ignore_ascii_case("content-length") {
-            app_length = Some(value);
-            continue;
-        }
-        if name.eq_ignore_ascii_case("transfer-encoding") {
-            continue;
-        }
-        if name.eq_ignore_ascii_case("connection") {
-            close |= value.split(',').any(|t| t.trim().eq_ignore_ascii_case("close"));
-            continue;
-        }
-        has_date |= name.eq_ignore_ascii_case("date");
-        out.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(value.as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
-    if !has_date {
+    out.extend_from_slice(o.block);
+    if !o.has_date {
         out.extend_from_slice(b"Date: ");
         with_date(|d| out.extend_from_slice(d));
         out.extend_from_slice(b"\r\n");
     }
     match o.framing {
         BodyFraming::Length(n) => {
-            out.extend_from_slice(b"Content-Length: ");
             // A HEAD answer reports the length the app declared, if it declared one without a body.
-            let reported = match app_length {
-                Some(v) if o.head_request && n == 0 => v.to_string(),
-                _ => n.to_string(),
+            let reported = match o.declared_length {
+                Some(declared) if o.head_request && n == 0 => declared,
+                _ => n as u64,
             };
-            out.extend_from_slice(reported.as_bytes());
+            out.extend_from_slice(b"Content-Length: ");
+            out.extend_from_slice(reported.to_string().as_bytes());
             out.extend_from_slice(b"\r\n");
         }
         BodyFraming::Stream if o.minor >= 1 => out.extend_from_slice(b"Transfer-Encoding: chunked\r\n"),
@@ -91,6 +73,22 @@ pub fn write_head(out: &mut Vec<u8>, o: &HeadOptions) -> Result<bool, String> {
     }
     out.extend_from_slice(b"\r\n");
     Ok(close)
+}
+
+/// `name: value\r\n` lines: a token, a colon and a space, a value without control characters
+/// but tab, each line ended by CRLF.
+pub fn is_header_block(block: &[u8]) -> bool {
+    let mut rest = block;
+    while !rest.is_empty() {
+        let Some(end) = rest.windows(2).position(|w| w == b"\r\n") else { return false };
+        let line = &rest[..end];
+        let Some(colon) = line.iter().position(|&b| b == b':') else { return false };
+        if !is_token(&line[..colon]) || line.get(colon + 1) != Some(&b' ') || !is_field_value(&line[colon + 2..]) {
+            return false;
+        }
+        rest = &rest[end + 2..];
+    }
+    true
 }
 
 /// The status codes Node knows, with its phrases; others get "Unknown".
@@ -167,8 +165,8 @@ pub fn reason(status: u16) -> &'static str {
 pub fn refusal(status: u16, message: &str) -> Vec<u8> {
     let body = format!("{{\"statusCode\":{status},\"error\":\"{}\",\"message\":\"{}\"}}", reason(status), message.replace('"', "'"));
     let mut out = Vec::with_capacity(160 + body.len());
-    let headers = ["content-type".to_string(), "application/json; charset=utf-8".to_string()];
-    let options = HeadOptions { status, headers: &headers, framing: BodyFraming::Length(body.len()), minor: 1, close: true, head_request: false };
+    let block = b"content-type: application/json; charset=utf-8\r\n";
+    let options = HeadOptions { status, block, has_date: false, declared_length: None, framing: BodyFraming::Length(body.len()), minor: 1, close: true, head_request: false };
     write_head(&mut out, &options).expect("constant headers are valid");
     out.extend_from_slice(body.as_bytes());
     out
@@ -220,6 +218,15 @@ fn http_date(secs: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn header_blocks() {
+        assert!(super::is_header_block(b""));
+        assert!(super::is_header_block(b"a: b\r\nx-y: \tz\r\n"));
+        for bad in [&b"a: b"[..], b"a: b\nc: d\r\n", b"a b: c\r\n", b"a:b\r\n", b"a: b\rc\r\n", b": b\r\n"] {
+            assert!(!super::is_header_block(bad), "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
     #[test]
     fn formats_http_dates() {
         assert_eq!(super::http_date(784_111_777), "Sun, 06 Nov 1994 08:49:37 GMT");
