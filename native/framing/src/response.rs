@@ -1,7 +1,6 @@
 //! Response heads: status line, the app's headers (validated again here: a CR or LF must never
 //! reach the wire), Date, Content-Length or chunked framing, and Connection.
 
-use crate::{is_field_value, is_token};
 use std::cell::RefCell;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -41,7 +40,7 @@ pub fn write_head(out: &mut Vec<u8>, o: &HeadOptions) -> Result<bool, String> {
     }
     let mut close = o.close;
     out.extend_from_slice(b"HTTP/1.1 ");
-    out.extend_from_slice(o.status.to_string().as_bytes());
+    push_number(out, u64::from(o.status));
     out.push(b' ');
     out.extend_from_slice(reason(o.status).as_bytes());
     out.extend_from_slice(b"\r\n");
@@ -59,7 +58,7 @@ pub fn write_head(out: &mut Vec<u8>, o: &HeadOptions) -> Result<bool, String> {
                 _ => n as u64,
             };
             out.extend_from_slice(b"Content-Length: ");
-            out.extend_from_slice(reported.to_string().as_bytes());
+            push_number(out, reported);
             out.extend_from_slice(b"\r\n");
         }
         BodyFraming::Stream if o.minor >= 1 => out.extend_from_slice(b"Transfer-Encoding: chunked\r\n"),
@@ -76,19 +75,54 @@ pub fn write_head(out: &mut Vec<u8>, o: &HeadOptions) -> Result<bool, String> {
 }
 
 /// `name: value\r\n` lines: a token, a colon and a space, a value without control characters
-/// but tab, each line ended by CRLF.
+/// but tab, each line ended by CRLF. One pass over the bytes.
 pub fn is_header_block(block: &[u8]) -> bool {
-    let mut rest = block;
-    while !rest.is_empty() {
-        let Some(end) = rest.windows(2).position(|w| w == b"\r\n") else { return false };
-        let line = &rest[..end];
-        let Some(colon) = line.iter().position(|&b| b == b':') else { return false };
-        if !is_token(&line[..colon]) || line.get(colon + 1) != Some(&b' ') || !is_field_value(&line[colon + 2..]) {
+    let mut i = 0;
+    while i < block.len() {
+        let start = i;
+        while i < block.len() && TOKEN[block[i] as usize] {
+            i += 1;
+        }
+        if i == start || block.get(i) != Some(&b':') || block.get(i + 1) != Some(&b' ') {
             return false;
         }
-        rest = &rest[end + 2..];
+        i += 2;
+        while i < block.len() && (block[i] == b'\t' || (block[i] >= 0x20 && block[i] != 0x7f)) {
+            i += 1;
+        }
+        if block.get(i) != Some(&b'\r') || block.get(i + 1) != Some(&b'\n') {
+            return false;
+        }
+        i += 2;
     }
     true
+}
+
+/// Token characters (RFC 9110), by byte.
+static TOKEN: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~');
+        b += 1;
+    }
+    table
+};
+
+/// Appends `n` in decimal, without allocating.
+fn push_number(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
 }
 
 /// The status codes Node knows, with its phrases; others get "Unknown".
