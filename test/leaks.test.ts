@@ -4,16 +4,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { RSS_SETTLED, soak } from "../scripts/soak.mjs";
-import { loadNative } from "../src/engines/native-load.js";
+import { nativeSkip } from "./helpers.js";
 
-const nativeSkip = (() => {
-  try {
-    loadNative();
-    return false;
-  } catch (err) {
-    return (err as Error).message;
-  }
-})();
 
 for (const engine of ["node", "native"] as const) {
   test(`engine ${engine}: a soak of keep-alive requests with connection churn: heap flat, descriptors back to baseline, no errors`, { timeout: 900_000, skip: engine === "native" && nativeSkip }, async () => {

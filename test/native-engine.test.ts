@@ -11,18 +11,10 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import fc from "fast-check";
 import { Cog } from "../src/index.js";
-import { raw } from "./helpers.js";
+import { nativeSkip, raw } from "./helpers.js";
 import { FLAG_REFUSED, loadNative, RESPONSE_CLOSE } from "../src/engines/native-load.js";
 import { DEFAULT_LIMITS } from "../src/limits.js";
 
-const nativeSkip = (() => {
-  try {
-    loadNative();
-    return false;
-  } catch (err) {
-    return (err as Error).message;
-  }
-})();
 const runs = Number(process.env.COG_FUZZ_RUNS ?? 500);
 
 test("an app that doesn't ask for the native engine never loads it", () => {
