@@ -17,10 +17,10 @@ import type { RouteOptions } from "./schema/types.js";
 import { Scope, type Layer, type Registry } from "./scope.js";
 import { inject, type InjectOptions, type InjectResponse } from "./testing.js";
 
-/** Every limit and timeout is an option; see `Limits` for what each means and README for the defaults. */
 export type EngineName = "node" | "native" | "auto" | "uws";
 const ENGINES: readonly EngineName[] = ["node", "native", "auto", "uws"];
 
+/** Every limit and timeout is an option; see `Limits` for what each means and README for the defaults. */
 export interface CogOptions extends Partial<Limits> {
   /**
    * What serves HTTP (handlers don't change):

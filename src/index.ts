@@ -1,4 +1,4 @@
-export { Cog, type CogOptions, type ErrorHandler, type NotFoundHandler } from "./cog.js";
+export { Cog, type CogOptions, type EngineName, type ErrorHandler, type NotFoundHandler } from "./cog.js";
 export { Scope as Group, type AddRoute } from "./scope.js";
 export { CogRequest, type Query, type Cookies, type Params } from "./request.js";
 export { CogResponse, type CookieOptions, type HeaderValue } from "./response.js";
