@@ -298,8 +298,12 @@ pub fn destroy_connections(id: usize) -> Vec<u64> {
 }
 
 /// Releases the server's timers and JavaScript references (after stop_listening and the drain).
+/// Connections still open are cut first: none may outlive the server it reads its limits from.
 pub fn dispose(id: usize) -> Option<js::ServerJs> {
     with_state(|s| {
+        for key in s.conn_keys(id) {
+            s.close_conn(key);
+        }
         let server = s.servers.get_mut(id)?.take()?;
         unsafe {
             uv_timer_stop(server.timer);
