@@ -115,9 +115,8 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
         sys::napi_get_reference_value(env, on_request, &mut request_fn);
         sys::napi_get_reference_value(env, on_event, &mut event_fn);
         sys::napi_get_undefined(env, &mut undefined);
+        // One handle scope for the whole batch (`call` opened it): values die when the batch ends.
         for call in calls {
-            let mut scope = ptr::null_mut();
-            sys::napi_open_handle_scope(env, &mut scope);
             let mut result = ptr::null_mut();
             let status = match call {
                 Call::Request { id, body, flags, problem } => {
@@ -132,7 +131,6 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
                         None => false,
                     });
                     if !alive {
-                        sys::napi_close_handle_scope(env, scope);
                         continue;
                     }
                     match body {
@@ -161,7 +159,6 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
             if status != sys::Status::napi_ok {
                 report_exception(env);
             }
-            sys::napi_close_handle_scope(env, scope);
         }
     }
     ptr::null_mut()
