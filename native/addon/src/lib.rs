@@ -94,7 +94,7 @@ const HAS_DATE: u32 = 2;
 pub fn respond(env: Env, id: f64, status: u32, block: JsString, body: JsUnknown, flags: u32, declared: f64) -> Result<bool> {
     let env = env.raw();
     let block = latin1_of(env, &block)?;
-    let answer = server::Answer { status: status as u16, block: &block, has_date: flags & HAS_DATE != 0, declared_length: (declared >= 0.0).then_some(declared as u64), close: flags & CLOSE != 0 };
+    let answer = cog_framing::response::AppHead { status: status as u16, block: &block, has_date: flags & HAS_DATE != 0, declared_length: (declared >= 0.0).then_some(declared as u64), close: flags & CLOSE != 0 };
     let body = unsafe { BodyValue::of(env, body.raw()) }?;
     with_state(|s| s.respond(id as u64, &answer, body.len(), |out| unsafe { body.append_to(env, out) })).map_err(Error::from_reason)
 }
@@ -102,7 +102,7 @@ pub fn respond(env: Env, id: f64, status: u32, block: JsString, body: JsUnknown,
 #[napi]
 pub fn stream_start(env: Env, id: f64, status: u32, block: JsString, flags: u32) -> Result<bool> {
     let block = latin1_of(env.raw(), &block)?;
-    let answer = server::Answer { status: status as u16, block: &block, has_date: flags & HAS_DATE != 0, declared_length: None, close: flags & CLOSE != 0 };
+    let answer = cog_framing::response::AppHead { status: status as u16, block: &block, has_date: flags & HAS_DATE != 0, declared_length: None, close: flags & CLOSE != 0 };
     with_state(|s| s.stream_start(id as u64, &answer)).map_err(Error::from_reason)
 }
 

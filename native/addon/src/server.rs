@@ -8,7 +8,7 @@
 
 use crate::js::{self, Call};
 use crate::uv::*;
-use cog_framing::response::{refusal, write_head, BodyFraming, HeadOptions};
+use cog_framing::response::{refusal, write_head, AppHead, BodyFraming, HeadOptions};
 use cog_framing::rules::{self, Rules};
 use cog_framing::{parse_head, ChunkedDecoder, Framing, Head, Limits};
 use std::cell::RefCell;
@@ -777,16 +777,16 @@ impl State {
         Some((req, conn))
     }
 
-    /// A whole response: the head (see `Answer`), then the body `write_body` appends (`body_len`
+    /// A whole response: the head (see `AppHead`), then the body `write_body` appends (`body_len`
     /// bytes). Written straight into the connection's output when no earlier response is pending.
     /// Returns false when the client is gone.
-    pub fn respond(&mut self, id: u64, answer: &Answer, body_len: usize, write_body: impl FnOnce(&mut Vec<u8>)) -> Result<bool, String> {
+    pub fn respond(&mut self, id: u64, answer: &AppHead, body_len: usize, write_body: impl FnOnce(&mut Vec<u8>)) -> Result<bool, String> {
         let Some((req, _)) = self.writable_req(id) else { return Ok(false) };
         let no_body = answer.status < 200 || answer.status == 204 || answer.status == 304;
         let framing = if no_body { BodyFraming::NoBody } else { BodyFraming::Length(body_len) };
         let (is_head, key) = (req.is_head, req.conn);
         let close = self.write_to(id, |out, req| {
-            let close = write_head(out, &answer.options(req, framing))?;
+            let close = write_head(out, &head_options(answer, req, framing))?;
             if !no_body && !is_head {
                 write_body(out);
             }
@@ -797,11 +797,11 @@ impl State {
     }
 
     /// Starts a streamed response (chunked on HTTP/1.1).
-    pub fn stream_start(&mut self, id: u64, answer: &Answer) -> Result<bool, String> {
+    pub fn stream_start(&mut self, id: u64, answer: &AppHead) -> Result<bool, String> {
         let Some((req, _)) = self.writable_req(id) else { return Ok(false) };
         let framing = if req.is_head { BodyFraming::NoBody } else { BodyFraming::Stream };
         let key = req.conn;
-        let close = self.write_to(id, |out, req| write_head(out, &answer.options(req, framing)))?;
+        let close = self.write_to(id, |out, req| write_head(out, &head_options(answer, req, framing)))?;
         self.finish(key, id, close, false);
         Ok(true)
     }
@@ -976,28 +976,9 @@ impl State {
     }
 }
 
-/// What the app answered, for the response head.
-pub struct Answer<'a> {
-    pub status: u16,
-    pub block: &'a [u8],
-    pub has_date: bool,
-    pub declared_length: Option<u64>,
-    pub close: bool,
-}
-
-impl Answer<'_> {
-    fn options(&self, req: &Req, framing: BodyFraming) -> HeadOptions<'_> {
-        HeadOptions {
-            status: self.status,
-            block: self.block,
-            has_date: self.has_date,
-            declared_length: self.declared_length,
-            framing,
-            minor: req.minor,
-            close: self.close || !req.keep_alive,
-            head_request: req.is_head,
-        }
-    }
+/// The head options for the app's answer to `req`.
+fn head_options<'a>(app: &'a AppHead<'a>, req: &Req, framing: BodyFraming) -> HeadOptions<'a> {
+    HeadOptions { app, framing, minor: req.minor, request_close: !req.keep_alive, head_request: req.is_head }
 }
 
 fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &Head) -> Req {

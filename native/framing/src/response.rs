@@ -14,7 +14,8 @@ pub enum BodyFraming {
     NoBody,
 }
 
-pub struct HeadOptions<'a> {
+/// What the app answered, for the head: its status and header lines.
+pub struct AppHead<'a> {
     pub status: u16,
     /// The app's headers as `name: value\r\n` lines (latin1, as Node writes header strings),
     /// without Content-Length, Transfer-Encoding or Connection: those are the engine's to write.
@@ -23,10 +24,17 @@ pub struct HeadOptions<'a> {
     pub has_date: bool,
     /// The Content-Length the app declared, reported by a HEAD answer that has no body.
     pub declared_length: Option<u64>,
+    /// The app asked to close the connection after this response.
+    pub close: bool,
+}
+
+pub struct HeadOptions<'a> {
+    pub app: &'a AppHead<'a>,
     pub framing: BodyFraming,
     /// The request's minor version (0 for HTTP/1.0).
     pub minor: u8,
-    pub close: bool,
+    /// The request asked to close the connection (or is HTTP/1.0 without keep-alive).
+    pub request_close: bool,
     /// The body is left out but its length reported (HEAD).
     pub head_request: bool,
 }
@@ -35,17 +43,18 @@ pub struct HeadOptions<'a> {
 /// (the app or client asked, or a stream on HTTP/1.0 can only end by closing). Refuses a block
 /// that isn't well-formed header lines: nothing the app set may split the response.
 pub fn write_head(out: &mut Vec<u8>, o: &HeadOptions) -> Result<bool, String> {
-    if !is_header_block(o.block) {
+    let app = o.app;
+    if !is_header_block(app.block) {
         return Err("Invalid header line in the response".to_string());
     }
-    let mut close = o.close;
+    let mut close = app.close || o.request_close;
     out.extend_from_slice(b"HTTP/1.1 ");
-    push_number(out, u64::from(o.status));
+    push_number(out, u64::from(app.status));
     out.push(b' ');
-    out.extend_from_slice(reason(o.status).as_bytes());
+    out.extend_from_slice(reason(app.status).as_bytes());
     out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(o.block);
-    if !o.has_date {
+    out.extend_from_slice(app.block);
+    if !app.has_date {
         out.extend_from_slice(b"Date: ");
         with_date(|d| out.extend_from_slice(d));
         out.extend_from_slice(b"\r\n");
@@ -53,7 +62,7 @@ pub fn write_head(out: &mut Vec<u8>, o: &HeadOptions) -> Result<bool, String> {
     match o.framing {
         BodyFraming::Length(n) => {
             // A HEAD answer reports the length the app declared, if it declared one without a body.
-            let reported = match o.declared_length {
+            let reported = match app.declared_length {
                 Some(declared) if o.head_request && n == 0 => declared,
                 _ => n as u64,
             };
@@ -199,8 +208,8 @@ pub fn reason(status: u16) -> &'static str {
 pub fn refusal(status: u16, message: &str) -> Vec<u8> {
     let body = format!("{{\"statusCode\":{status},\"error\":\"{}\",\"message\":\"{}\"}}", reason(status), message.replace('"', "'"));
     let mut out = Vec::with_capacity(160 + body.len());
-    let block = b"content-type: application/json; charset=utf-8\r\n";
-    let options = HeadOptions { status, block, has_date: false, declared_length: None, framing: BodyFraming::Length(body.len()), minor: 1, close: true, head_request: false };
+    let app = AppHead { status, block: b"content-type: application/json; charset=utf-8\r\n", has_date: false, declared_length: None, close: true };
+    let options = HeadOptions { app: &app, framing: BodyFraming::Length(body.len()), minor: 1, request_close: false, head_request: false };
     write_head(&mut out, &options).expect("constant headers are valid");
     out.extend_from_slice(body.as_bytes());
     out
