@@ -3,7 +3,7 @@ import { runChain, type ChainOwner, type Handler } from "./chain.js";
 import type { Address, Engine } from "./engines/engine.js";
 import { NodeEngine } from "./engines/node.js";
 import { NativeEngine } from "./engines/native.js";
-import { loadNative } from "./engines/native-load.js";
+import { nativeUnavailable } from "./engines/native-load.js";
 import { UwsEngine } from "./engines/uws.js";
 import { HttpError, errorBody, statusOf } from "./errors.js";
 import { inspectHead, NO_BODY } from "./head.js";
@@ -144,7 +144,7 @@ export class Cog extends Scope implements ChainOwner {
       case "native":
         return new NativeEngine(this.dispatch, this.limits, this.strict);
       case "auto":
-        if (nativeLoads()) return new NativeEngine(this.dispatch, this.limits, this.strict);
+        if (nativeUnavailable() === null) return new NativeEngine(this.dispatch, this.limits, this.strict);
         return new NodeEngine(this.dispatch, this.limits, this.serverOptions);
       default:
         return new NodeEngine(this.dispatch, this.limits, this.serverOptions);
@@ -353,14 +353,4 @@ function buildParams(names: readonly string[], values: readonly string[], maxLen
     params[names[i]!] = decodeParam(value);
   }
   return params;
-}
-
-/** Whether the native engine can run here (for engine: "auto"). */
-function nativeLoads(): boolean {
-  try {
-    loadNative();
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -1,6 +1,6 @@
 import { connect } from "node:net";
 import { Cog, type CogOptions } from "../src/index.js";
-import { loadNative } from "../src/engines/native-load.js";
+import { nativeUnavailable } from "../src/engines/native-load.js";
 
 export interface Served {
   app: Cog;
@@ -14,14 +14,7 @@ export interface Served {
 export const engine = (process.env.COG_ENGINE ?? "node") as "node" | "uws" | "native";
 
 /** Why the native engine can't run here (its addon isn't built, say), or false when it can: a `skip` value. */
-export const nativeSkip: string | false = (() => {
-  try {
-    loadNative();
-    return false;
-  } catch (err) {
-    return (err as Error).message;
-  }
-})();
+export const nativeSkip: string | false = nativeUnavailable() ?? false;
 
 /** For tests of what only the node engine has (Node's stream objects, http.Server): the reason to skip them elsewhere. */
 export const nodeOnly = engine === "node" ? false : "node engine only: needs Node's own request/response streams or http.Server";

@@ -87,3 +87,13 @@ export function loadNative(): NativeAddon {
   loaded = addon;
   return addon;
 }
+
+/** Why the native engine can't run here, or null when it can (for engine: "auto", and tests). */
+export function nativeUnavailable(): string | null {
+  try {
+    loadNative();
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}

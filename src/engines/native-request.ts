@@ -1,10 +1,9 @@
-import type { IncomingHttpHeaders } from "node:http";
 import { tooLarge } from "../body.js";
 import { HttpError } from "../errors.js";
 import { NO_BODY } from "../head.js";
 import { withRequestHelpers, type BodyCallback } from "../request.js";
 import { FLAG_HTTP11, FLAG_REFUSED, FLAG_TOO_LARGE, type NativeAddon } from "./native-load.js";
-import { headersFromRaw } from "./raw-headers.js";
+import { DetachedHeaders } from "./raw-headers.js";
 
 /**
  * What Cog's request helpers need, from the native engine. The engine has
@@ -12,11 +11,10 @@ import { headersFromRaw } from "./raw-headers.js";
  * body (within the limit) before JavaScript sees it; header lines are
  * fetched on first read, all of them or (cookies) just the one.
  */
-class NativeRequestBase {
+class NativeRequestBase extends DetachedHeaders {
   readonly httpVersionMajor = 1;
   readonly httpVersionMinor: number;
   /** @internal */ cachedRaw: string[] | null = null;
-  /** @internal */ cachedHeaders: IncomingHttpHeaders | null = null;
 
   constructor(
     /** @internal */ readonly addon: NativeAddon,
@@ -28,6 +26,7 @@ class NativeRequestBase {
     /** @internal Why the engine refused the request (FLAG_REFUSED). */
     readonly problem: string | undefined,
   ) {
+    super();
     this.httpVersionMinor = flags & FLAG_HTTP11;
   }
 
@@ -46,12 +45,6 @@ class NativeRequestBase {
     return (this.cachedRaw ??= this.addon.headers(this.id));
   }
 
-  get headers(): IncomingHttpHeaders {
-    return (this.cachedHeaders ??= headersFromRaw(this.rawHeaders));
-  }
-  set headers(headers: IncomingHttpHeaders) {
-    this.cachedHeaders = headers;
-  }
 }
 
 /** A request on the native engine. */

@@ -1,7 +1,6 @@
-import type { IncomingHttpHeaders } from "node:http";
 import { BodyCollector } from "../body.js";
 import { withRequestHelpers, type BodyCallback } from "../request.js";
-import { headersFromRaw } from "./raw-headers.js";
+import { DetachedHeaders } from "./raw-headers.js";
 import type { UwsHttpRequest, UwsHttpResponse } from "./uws-load.js";
 
 /**
@@ -20,20 +19,20 @@ function collect(key: string, value: string): void {
   if (key === "connection" && value.toLowerCase() === "close") req.wantsClose = true;
 }
 
-class UwsRequestBase {
+class UwsRequestBase extends DetachedHeaders {
   readonly method: string;
   readonly url: string;
   readonly rawHeaders: string[] = [];
   // uWS serves HTTP/1.1 only (this build drops HTTP/1.0 requests unanswered).
   readonly httpVersionMajor = 1;
   readonly httpVersionMinor = 1;
-  /** @internal */ cachedHeaders: IncomingHttpHeaders | null = null;
   /** The request head's size (uWS's own limit is a build setting, so Cog checks maxHeaderSize). */
   headBytes = 0;
   /** @internal The client sent `Connection: close`. */
   wantsClose = false;
 
   constructor(req: UwsHttpRequest, method: string | undefined) {
+    super();
     this.method = method ?? req.getCaseSensitiveMethod?.() ?? req.getMethod().toUpperCase();
     const query = req.getQuery();
     this.url = query === undefined ? req.getUrl() : `${req.getUrl()}?${query}`;
@@ -43,13 +42,6 @@ class UwsRequestBase {
     this.headBytes += this.method.length + this.url.length + 12;
   }
 
-  /** Node's shape, built on first read. */
-  get headers(): IncomingHttpHeaders {
-    return (this.cachedHeaders ??= headersFromRaw(this.rawHeaders));
-  }
-  set headers(headers: IncomingHttpHeaders) {
-    this.cachedHeaders = headers;
-  }
 }
 
 /** A request on the uws engine: Cog's helpers over uWS's request and response. */
