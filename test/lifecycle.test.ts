@@ -80,6 +80,32 @@ describe("listen and close", () => {
     assert.match(received.slice(received.indexOf("HTTP/1.1 503")), /Connection: close/i);
   });
 
+  // On Linux with Node 22.12+ the node engine listens with several reuse-port sockets (see
+  // src/engines/node-acceptors.ts); the kernel spreads connections over them. Whichever accepted a
+  // connection, close() must wait for it, and answer on it.
+  test("close waits for every busy connection, on a burst of 64, and each one is answered", async () => {
+    const app = new Cog({ engine });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let arrived = 0;
+    app.get("/slow", async (_req, res) => {
+      arrived++;
+      await gate;
+      res.send("finished");
+    });
+    const { port } = await app.listen(0, "127.0.0.1");
+    const replies = Array.from({ length: 64 }, () => raw(port, "GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 5_000));
+    while (arrived < 64) await new Promise((r) => setTimeout(r, 10));
+    let closed = false;
+    const closing = app.close().then(() => (closed = true));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(closed, false, "close waits while any connection is busy");
+    release();
+    for (const reply of await Promise.all(replies)) assert.deepEqual(statuses(reply), [200]);
+    await closing;
+    await assert.rejects(fetch(`http://127.0.0.1:${port}/slow`), "no listening socket is left open");
+  });
+
   test("close cuts connections still busy after the drain deadline", async () => {
     const app = new Cog({ engine });
     app.get("/forever", () => new Promise(() => {}));

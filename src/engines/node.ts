@@ -1,9 +1,10 @@
 import { createServer, ServerResponse, type RequestListener, type Server, type ServerOptions } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { AddressInfo, Server as NetServer, Socket } from "node:net";
 import type { Limits } from "../limits.js";
 import { CogRequest } from "../request.js";
 import { CogResponse } from "../response.js";
 import type { Address, Dispatch, Engine } from "./engine.js";
+import { ACCEPTORS, ensurePortFree, openAcceptors } from "./node-acceptors.js";
 
 /**
  * The default engine: Node's own HTTP server, handed Cog's request and
@@ -12,6 +13,8 @@ import type { Address, Dispatch, Engine } from "./engine.js";
  */
 export class NodeEngine implements Engine {
   readonly server: Server;
+  /** More listening sockets on the same port (see node-acceptors.ts); closed with the server. */
+  private acceptors: NetServer[] = [];
 
   constructor(dispatch: Dispatch, limits: Limits, options: ServerOptions = {}) {
     this.server = createServer(
@@ -35,35 +38,45 @@ export class NodeEngine implements Engine {
     this.server.on("connect", refuseConnect);
   }
 
-  listen(port: number, host: string | undefined): Promise<Address> {
-    return new Promise((resolve, reject) => {
-      const onError = (err: Error) => reject(err);
-      this.server.once("error", onError);
+  async listen(port: number, host: string | undefined): Promise<Address> {
+    if (ACCEPTORS > 1) await ensurePortFree(port, host);
+    await new Promise<void>((resolve, reject) => {
+      this.server.once("error", reject);
       // Node's default backlog (511) drops SYNs when thousands of clients connect at once (the seeds'
       // 2500-connection runs); the kernel caps this at net.core.somaxconn.
-      this.server.listen({ port, host, backlog: 4096 }, () => {
-        this.server.removeListener("error", onError);
-        const address = this.server.address() as AddressInfo;
-        resolve({ host: address.address, port: address.port });
+      const reusePort = ACCEPTORS > 1;
+      this.server.listen({ port, host, backlog: 4096, ...(reusePort && { reusePort }) }, () => {
+        this.server.removeListener("error", reject);
+        resolve();
       });
     });
+    const address = this.server.address() as AddressInfo;
+    try {
+      this.acceptors = await openAcceptors(this.server, address.port, host, ACCEPTORS);
+    } catch (err) {
+      this.server.close();
+      throw err;
+    }
+    return { host: address.address, port: address.port };
   }
 
-  close(drainMs: number): Promise<void> {
+  async close(drainMs: number): Promise<void> {
     const server = this.server;
-    if (!server.listening) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      // In-flight requests finish; their keep-alive connections are closed as they go idle.
-      const idleSweep = setInterval(() => server.closeIdleConnections(), 50);
-      const deadline = setTimeout(() => server.closeAllConnections(), drainMs);
-      server.close((err) => {
-        clearInterval(idleSweep);
-        clearTimeout(deadline);
-        if (err) reject(err);
-        else resolve();
-      });
-      server.closeIdleConnections();
-    });
+    if (!server.listening) return;
+    // Each listener calls back once the connections it accepted are gone.
+    const listeners: NetServer[] = [server, ...this.acceptors];
+    this.acceptors = [];
+    // In-flight requests finish; their keep-alive connections are closed as they go idle.
+    const idleSweep = setInterval(() => server.closeIdleConnections(), 50);
+    const deadline = setTimeout(() => server.closeAllConnections(), drainMs);
+    const closed = listeners.map((l) => new Promise<void>((resolve, reject) => l.close((err) => (err ? reject(err) : resolve()))));
+    server.closeIdleConnections();
+    try {
+      await Promise.all(closed);
+    } finally {
+      clearInterval(idleSweep);
+      clearTimeout(deadline);
+    }
   }
 }
 
