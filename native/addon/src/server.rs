@@ -1,7 +1,8 @@
 //! Listening sockets and connections, driven by libuv poll handles on Node's own loop.
 //!
 //! Everything runs on the JavaScript thread: libuv calls `on_listen`/`on_conn` when a socket is
-//! ready; complete requests are handed to JavaScript in one batch per read (see `js.rs`); the
+//! ready; complete requests wait for the end of the loop's poll phase (`on_check`), where one
+//! call into JavaScript delivers those of every connection that was ready (see `js.rs`); the
 //! answers come back through `respond`/`stream_*` and are written in request order, corked
 //! until the batch ends. State lives in one thread-local `State`, never borrowed across a call
 //! into JavaScript (JavaScript calls back into it).
@@ -46,6 +47,14 @@ pub struct Server {
     timer: *mut uv_handle_t,
     kick: *mut uv_handle_t,
     kick_armed: bool,
+    /// Runs after the poll phase while `batch` or `touched` hold anything.
+    check: *mut uv_handle_t,
+    check_armed: bool,
+    /// Calls for JavaScript gathered during the poll phase, delivered together by `on_check`.
+    batch: Vec<Call>,
+    /// Connections parsed during the poll phase, to write out after the batch: (key, generation,
+    /// whether the parse found a request, so that another parse may find more).
+    touched: Vec<(usize, u32, bool)>,
     pub settings: Settings,
     /// Events for JavaScript raised outside a batch (an abort found while answering), sent soon.
     pub deferred: Vec<Call>,
@@ -165,13 +174,14 @@ pub fn listen(js: js::ServerJs, host: &str, port: u16, settings: Settings) -> Re
     let listen_poll = alloc_handle(UV_POLL);
     let timer = alloc_handle(UV_TIMER);
     let kick = alloc_handle(UV_TIMER);
+    let check = alloc_handle(UV_CHECK);
     let interval = settings.check_interval.max(1);
     let id = with_state(|s| {
         let id = s.servers.iter().position(Option::is_none).unwrap_or_else(|| {
             s.servers.push(None);
             s.servers.len() - 1
         });
-        s.servers[id] = Some(Server { js, listen_fd: fd, listen_poll, timer, kick, kick_armed: false, settings, deferred: Vec::new(), stopped: false });
+        s.servers[id] = Some(Server { js, listen_fd: fd, listen_poll, timer, kick, kick_armed: false, check, check_armed: false, batch: Vec::new(), touched: Vec::new(), settings, deferred: Vec::new(), stopped: false });
         id
     });
     unsafe {
@@ -185,6 +195,9 @@ pub fn listen(js: js::ServerJs, host: &str, port: u16, settings: Settings) -> Re
         uv_timer_init(uv_loop, kick);
         uv_handle_set_data(kick, id as *mut c_void);
         uv_unref(kick);
+        uv_check_init(uv_loop, check);
+        uv_handle_set_data(check, id as *mut c_void);
+        uv_unref(check);
     }
     Ok((id, bound))
 }
@@ -310,6 +323,8 @@ pub fn dispose(id: usize) -> Option<js::ServerJs> {
             uv_close(server.timer, Some(free_handle));
             uv_timer_stop(server.kick);
             uv_close(server.kick, Some(free_handle));
+            uv_check_stop(server.check);
+            uv_close(server.check, Some(free_handle));
         }
         Some(server.js)
     })
@@ -336,13 +351,12 @@ unsafe extern "C" fn on_listen(handle: *mut uv_handle_t, status: c_int, _events:
 
 unsafe extern "C" fn on_conn(handle: *mut uv_handle_t, status: c_int, events: c_int) {
     let key = uv_handle_get_data(handle) as usize;
-    let (server, mut calls, mut resume) = with_state(|s| {
-        if s.conns.get(key).and_then(Option::as_ref).is_none() {
-            return (usize::MAX, Vec::new(), false);
-        }
-        let server = s.conns[key].as_ref().unwrap().server;
+    with_state(|s| {
+        let Some(conn) = s.conns.get(key).and_then(Option::as_ref) else { return };
+        let (server, gen) = (conn.server, conn.gen);
         if status < 0 {
-            return (server, s.close_conn(key), false);
+            let calls = s.close_conn(key);
+            return s.schedule(server, calls, None);
         }
         let mut calls = Vec::new();
         let mut resume = false;
@@ -355,25 +369,42 @@ unsafe extern "C" fn on_conn(handle: *mut uv_handle_t, status: c_int, events: c_
             calls.extend(s.read(key));
             resume = true;
         }
-        (server, calls, resume)
+        // The requests wait for the end of the poll phase: one call into JavaScript then serves
+        // every connection that was ready, instead of one call each.
+        let touched = if resume && s.is_conn(key, gen) { Some(s.parse_into(key, gen, &mut calls)) } else { None };
+        s.schedule(server, calls, touched);
     });
-    if server == usize::MAX {
-        return;
-    }
-    // Parse and hand requests over until the input is used up or backpressure stops it.
-    while resume {
-        let batch = with_state(|s| s.parse(key));
-        calls.extend(batch);
-        let any_request = calls.iter().any(|c| matches!(c, Call::Request { .. }));
+}
+
+/// After the poll phase: delivers the batch to JavaScript, writes what it answered, and parses
+/// what waited behind backpressure, until nothing is left.
+unsafe extern "C" fn on_check(handle: *mut uv_handle_t) {
+    let id = uv_handle_get_data(handle) as usize;
+    loop {
+        let Some((calls, touched)) = with_state(|s| {
+            let server = s.servers.get_mut(id).and_then(Option::as_mut)?;
+            if server.batch.is_empty() && server.touched.is_empty() {
+                server.check_armed = false;
+                unsafe { uv_check_stop(server.check) };
+                return None;
+            }
+            Some((std::mem::take(&mut server.batch), std::mem::take(&mut server.touched)))
+        }) else {
+            return;
+        };
         if !calls.is_empty() {
-            js::call(server, std::mem::take(&mut calls));
+            js::call(id, calls);
         }
-        let (drained, more) = with_state(|s| s.end_batch(key));
-        calls.extend(drained);
-        resume = more && any_request;
-    }
-    if !calls.is_empty() {
-        js::call(server, calls);
+        with_state(|s| {
+            for (key, gen, found_request) in touched {
+                if !s.is_conn(key, gen) {
+                    continue;
+                }
+                let (mut calls, more) = s.end_batch(key);
+                let again = if more && found_request { Some(s.parse_into(key, gen, &mut calls)) } else { None };
+                s.schedule(id, calls, again);
+            }
+        });
     }
 }
 
@@ -402,6 +433,33 @@ unsafe extern "C" fn on_kick(handle: *mut uv_handle_t) {
 impl State {
     pub fn server(&self, id: usize) -> Option<&Server> {
         self.servers.get(id).and_then(Option::as_ref)
+    }
+
+    /// Whether `key` still holds the connection of that generation (not closed, not reused).
+    fn is_conn(&self, key: usize, gen: u32) -> bool {
+        self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| c.gen == gen)
+    }
+
+    /// Parses the connection's input into `calls`; returns what `touched` records of it.
+    fn parse_into(&mut self, key: usize, gen: u32, calls: &mut Vec<Call>) -> (usize, u32, bool) {
+        let parsed = self.parse(key);
+        let found_request = parsed.iter().any(|c| matches!(c, Call::Request { .. }));
+        calls.extend(parsed);
+        (key, gen, found_request)
+    }
+
+    /// Queues calls (and a parsed connection) for the end of the poll phase.
+    fn schedule(&mut self, id: usize, calls: Vec<Call>, touched: Option<(usize, u32, bool)>) {
+        let Some(server) = self.servers.get_mut(id).and_then(Option::as_mut) else { return };
+        if calls.is_empty() && touched.is_none() {
+            return;
+        }
+        server.batch.extend(calls);
+        server.touched.extend(touched);
+        if !server.check_armed {
+            server.check_armed = true;
+            unsafe { uv_check_start(server.check, on_check) };
+        }
     }
 
     fn conn_keys(&self, server: usize) -> Vec<usize> {

@@ -10,9 +10,11 @@ pub enum uv_handle_t {}
 
 pub type uv_poll_cb = unsafe extern "C" fn(handle: *mut uv_handle_t, status: c_int, events: c_int);
 pub type uv_timer_cb = unsafe extern "C" fn(handle: *mut uv_handle_t);
+pub type uv_check_cb = unsafe extern "C" fn(handle: *mut uv_handle_t);
 pub type uv_close_cb = unsafe extern "C" fn(handle: *mut uv_handle_t);
 
 /// `uv_handle_type` values (libuv 1.x).
+pub const UV_CHECK: c_int = 2;
 pub const UV_POLL: c_int = 8;
 pub const UV_TIMER: c_int = 13;
 
@@ -37,6 +39,10 @@ extern "C" {
     pub fn uv_timer_init(lp: *mut uv_loop_t, handle: *mut uv_handle_t) -> c_int;
     pub fn uv_timer_start(handle: *mut uv_handle_t, cb: uv_timer_cb, timeout: u64, repeat: u64) -> c_int;
     pub fn uv_timer_stop(handle: *mut uv_handle_t) -> c_int;
+
+    pub fn uv_check_init(lp: *mut uv_loop_t, handle: *mut uv_handle_t) -> c_int;
+    pub fn uv_check_start(handle: *mut uv_handle_t, cb: uv_check_cb) -> c_int;
+    pub fn uv_check_stop(handle: *mut uv_handle_t) -> c_int;
 }
 
 /// Allocates an uninitialised handle of `kind`; freed by `free_handle` from its close callback.

@@ -259,15 +259,15 @@ fn parse_length(value: &[u8]) -> Result<u64, Refusal> {
 /// httparse tolerates a bare LF as a line end (RFC 9112 allows that leniency); Node does not,
 /// and two parsers that disagree on line ends disagree on where headers end.
 fn check_line_endings(head: &[u8]) -> Result<(), Refusal> {
-    let mut prev = 0u8;
-    for (i, &b) in head.iter().enumerate() {
-        match b {
-            b'\n' if prev != b'\r' => return Err(Refusal::bad("Bare LF in request head")),
+    // memchr3 jumps (SIMD) between the few bytes that matter: a byte-by-byte loop cost more than
+    // httparse's whole parse.
+    for i in memchr::memchr3_iter(b'\r', b'\n', 0, head) {
+        match head[i] {
+            b'\n' if i == 0 || head[i - 1] != b'\r' => return Err(Refusal::bad("Bare LF in request head")),
             b'\r' if head.get(i + 1) != Some(&b'\n') => return Err(Refusal::bad("Bare CR in request head")),
             0 => return Err(Refusal::bad("NUL in request head")),
             _ => {}
         }
-        prev = b;
     }
     Ok(())
 }
