@@ -30,10 +30,10 @@ const uwsLoads = () => loads('import { loadUws } from "./dist/engines/uws-load.j
 const nativeLoads = () => loads('import { loadNative } from "./dist/engines/native-load.js"; try { loadNative(); } catch (err) { console.error(err.message); process.exit(1); }');
 
 let failed = 0;
-// The native engine's framing crate has its own unit and property tests (Rust), run where cargo is.
+// The native engine's crates have their own unit and property tests (Rust), run where cargo is.
 if (spawnSync("cargo", ["--version"], { stdio: "ignore" }).status === 0) {
-  console.log("\n# native/framing: cargo test (unit and property tests of the request framing)");
-  failed ||= spawnSync("cargo", ["test", "--release", "--quiet", "--manifest-path", "native/Cargo.toml", "-p", "cog-framing"], { stdio: "inherit" }).status ?? 1;
+  console.log("\n# native: cargo test (the request framing's unit and property tests, the addon's own)");
+  failed ||= spawnSync("cargo", ["test", "--release", "--quiet", "--manifest-path", "native/Cargo.toml", "--workspace"], { stdio: "inherit" }).status ?? 1;
 }
 failed ||= run("node", all);
 const native = nativeLoads();

@@ -270,7 +270,7 @@ export class CogResponse extends withResponseHelpers(ServerResponse) {
  * names can't grow it without limit).
  */
 const LOWER_CASE = new Map<string, string>();
-function lowerCase(name: string): string {
+export function lowerCase(name: string): string {
   let lower = LOWER_CASE.get(name);
   if (lower === undefined) {
     lower = name.toLowerCase();

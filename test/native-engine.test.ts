@@ -4,6 +4,7 @@
 // accepted, with the same method, URL, headers and body, and the same refusal.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { METHODS } from "node:http";
 import { cpSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -12,7 +13,7 @@ import { after, before, describe, test } from "node:test";
 import fc from "fast-check";
 import { Cog } from "../src/index.js";
 import { nativeSkip, raw } from "./helpers.js";
-import { FLAG_REFUSED, loadNative, RESPONSE_CLOSE } from "../src/engines/native-load.js";
+import { FLAG_REFUSED, loadNative, methodNames, RESPONSE_CLOSE } from "../src/engines/native-load.js";
 import { DEFAULT_LIMITS } from "../src/limits.js";
 
 const runs = Number(process.env.COG_FUZZ_RUNS ?? 500);
@@ -74,6 +75,13 @@ test('engine "auto" picks the native engine where it loads', { skip: nativeSkip 
   await app.close();
 });
 
+test("the engine takes exactly node:http's methods, and hands requests Node's own method strings", { skip: nativeSkip }, () => {
+  const addon = loadNative();
+  assert.deepEqual(addon.methods(), [...METHODS]);
+  const names = methodNames(addon);
+  for (let i = 0; i < names.length; i++) assert.ok(Object.is(names[i], METHODS[i]));
+});
+
 /** What a parser made of a byte stream: the requests it accepted, whole, and its refusal if any. */
 interface Verdict {
   accepted: Array<{ method: string; url: string; headers: string[]; body: string }>;
@@ -132,10 +140,11 @@ describe("differential framing: native engine vs node:http's parser", { skip: na
   let port = 0;
   before(() => {
     addon = loadNative();
-    const onRequest = (id: number, method: string, url: string, body: Buffer | undefined, flags: number) => {
+    const methods = methodNames(addon);
+    const onRequest = (id: number, method: number, url: string, body: Buffer | undefined, flags: number) => {
       // A request the engine refused by Cog's rules comes with its status: answer it, as Cog would.
       if ((flags & FLAG_REFUSED) !== 0) return addon.respond(id, flags >>> 16, "", "refused", RESPONSE_CLOSE, -1);
-      accepted.push({ method, url, headers: addon.headers(id), body: body?.toString("latin1") ?? "" });
+      accepted.push({ method: methods[method]!, url, headers: addon.headers(id), body: body?.toString("latin1") ?? "" });
       addon.respond(id, 200, "", "ok", 0, -1);
     };
     const limits = DEFAULT_LIMITS;

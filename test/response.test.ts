@@ -33,6 +33,17 @@ describe("response helpers", () => {
     await check("/typed", "text/csv", "a,b");
   });
 
+  test("text bodies are UTF-8 byte for byte as Node writes them: astral characters, lone surrogates, long strings", async (t) => {
+    const texts = ["emoji 😀 𝄞 日本語", "a\ud800b\udc00c\ud83d", "x".repeat(70_000) + "é", "é".repeat(3000)];
+    const { fetch } = await serve(t, (app) => {
+      app.get("/:n", (req, res) => res.send(texts[Number(req.params.n)]));
+    });
+    for (const [n, text] of texts.entries()) {
+      const bytes = Buffer.from(await (await fetch(`/${n}`)).arrayBuffer());
+      assert.ok(bytes.equals(Buffer.from(text, "utf8")), `text ${n}`);
+    }
+  });
+
   test("status, json, html, and the status argument of send", async (t) => {
     const { fetch } = await serve(t, (app) => {
       app.get("/created", (_req, res) => res.status(201).json({ id: 1 }));

@@ -1,11 +1,22 @@
 import { validateHeaderName, validateHeaderValue, type OutgoingHttpHeaders } from "node:http";
+import { lowerCase } from "../response.js";
 
 export type StoredValue = number | string | readonly string[];
 
 /** Header names already validated: nearly always the same few literals, so each is checked once (bounded). */
 const GOOD_NAMES = new Set<string>();
-/** Node's rule for header values: no CR, LF, NUL or other control characters except tab. */
-const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+/**
+ * Node's rule for header values: no CR, LF, NUL or other control characters except tab, nothing
+ * past latin1. A loop rather than a regular expression: this runs for every header of every
+ * response, and the loop costs a third of the regular expression's call.
+ */
+function isFieldValue(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x20 ? c !== 0x09 : c === 0x7f || c > 0xff) return false;
+  }
+  return true;
+}
 
 /** Throws Node's own errors (ERR_INVALID_HTTP_TOKEN, ERR_INVALID_CHAR…) for a header Node would refuse. */
 function checkHeader(name: string, value: StoredValue | undefined): void {
@@ -13,7 +24,7 @@ function checkHeader(name: string, value: StoredValue | undefined): void {
     validateHeaderName(name);
     if (GOOD_NAMES.size < 1000) GOOD_NAMES.add(name);
   }
-  if (typeof value === "string" ? BAD_VALUE.test(value) : typeof value !== "number") validateHeaderValue(name, value as string);
+  if (typeof value === "string" ? !isFieldValue(value) : typeof value !== "number") validateHeaderValue(name, value as string);
 }
 
 export const NO_BODY_STATUS = (status: number) => status === 204 || status === 304 || (status >= 100 && status < 200);
@@ -110,7 +121,7 @@ export abstract class BufferedResponse {
     if (head !== null) {
       for (const name in head) {
         const value = head[name] as StoredValue | undefined;
-        if (value !== undefined) eachValue(to, name.toLowerCase(), value, write);
+        if (value !== undefined) eachValue(to, lowerCase(name), value, write);
       }
     }
   }

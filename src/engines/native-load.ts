@@ -1,9 +1,12 @@
 import { existsSync } from "node:fs";
+import { METHODS } from "node:http";
 import { createRequire } from "node:module";
 
 /** The addon's exports (native/addon/src/lib.rs). */
 export interface NativeAddon {
   uvVersion(): number;
+  /** The methods the engine accepts; `onRequest` gets a method as its place in this list. */
+  methods(): string[];
   listen(options: NativeListenOptions, onRequest: NativeRequestHandler, onEvent: (kind: number, id: number) => void): [number, number];
   stopListening(server: number): void;
   destroyConnections(server: number): number[];
@@ -31,7 +34,7 @@ export interface NativeListenOptions {
   keepAliveTimeout: number;
   timeoutCheckInterval: number;
 }
-export type NativeRequestHandler = (id: number, method: string, url: string, body: Buffer | undefined, flags: number, problem: string | undefined) => void;
+export type NativeRequestHandler = (id: number, method: number, url: string, body: Buffer | undefined, flags: number, problem: string | undefined) => void;
 
 /** Flags and events shared with the addon (native/addon/src/server.rs). */
 export const FLAG_HTTP11 = 1;
@@ -96,4 +99,12 @@ export function nativeUnavailable(): string | null {
   } catch (err) {
     return (err as Error).message;
   }
+}
+
+/**
+ * The addon's methods as strings, by number, each Node's own `http.METHODS` string where it has
+ * it: one string per method for every request, which the app compares as cheaply as a literal.
+ */
+export function methodNames(addon: NativeAddon): string[] {
+  return addon.methods().map((name) => METHODS.find((known) => known === name) ?? name);
 }

@@ -2,7 +2,7 @@ import type { Limits } from "../limits.js";
 import type { CogRequest } from "../request.js";
 import type { CogResponse } from "../response.js";
 import type { Address, Dispatch, Engine } from "./engine.js";
-import { EVENT_ABORT, loadNative, type NativeAddon } from "./native-load.js";
+import { EVENT_ABORT, loadNative, methodNames, type NativeAddon } from "./native-load.js";
 import { NativeRequest } from "./native-request.js";
 import { NativeResponse } from "./native-response.js";
 
@@ -17,6 +17,8 @@ import { NativeResponse } from "./native-response.js";
 export class NativeEngine implements Engine {
   private addon: NativeAddon | null = null;
   private server = -1;
+  /** Method names by the number the engine passes. */
+  private methods: string[] = [];
   /** Responses the app has not finished, by request id: for abort and drain events, and `close`. */
   private readonly inFlight = new Map<number, NativeResponse>();
   private idle: (() => void) | null = null;
@@ -30,6 +32,7 @@ export class NativeEngine implements Engine {
   listen(port: number, host: string | undefined): Promise<Address> {
     try {
       const addon = (this.addon = loadNative());
+      this.methods = methodNames(addon);
       const limits = this.limits;
       const bind = host ?? "::";
       const [server, bound] = addon.listen(
@@ -61,8 +64,8 @@ export class NativeEngine implements Engine {
     if (inFlight.size !== 0 && inFlight.delete((res as NativeResponse).request.id) && inFlight.size === 0) this.idle?.();
   };
 
-  private readonly onRequest = (id: number, method: string, url: string, body: Buffer | undefined, flags: number, problem: string | undefined): void => {
-    const request = new NativeRequest(this.addon!, id, method, url, flags, body, problem);
+  private readonly onRequest = (id: number, method: number, url: string, body: Buffer | undefined, flags: number, problem: string | undefined): void => {
+    const request = new NativeRequest(this.addon!, id, this.methods[method]!, url, flags, body, problem);
     const response = new NativeResponse(this.addon!, request, this.onDone);
     try {
       // Handlers are typed with the node engine's classes; these carry the same helpers.

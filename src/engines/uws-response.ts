@@ -47,6 +47,8 @@ class UwsResponseBase extends BufferedResponse {
 
   /** @internal */
   flush(body: string | Buffer | undefined): void {
+    // uWS encodes a lone surrogate on its own; Node (and the other engines) write U+FFFD for it.
+    if (typeof body === "string" && !body.isWellFormed()) body = body.toWellFormed();
     if (this.corked) this.writeAll(body);
     else this.raw.cork(() => this.writeAll(body));
   }

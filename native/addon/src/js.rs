@@ -12,7 +12,7 @@ use std::ptr;
 pub struct ServerJs {
     pub env: sys::napi_env,
     pub uv_loop: *mut crate::uv::uv_loop_t,
-    /// `(id, method, url, body, flags, problem)` for each request.
+    /// `(id, method, url, body, flags, problem)` for each request (`method` indexes `METHODS`).
     pub on_request: sys::napi_ref,
     /// `(kind, id)` for aborts and drains.
     pub on_event: sys::napi_ref,
@@ -124,7 +124,8 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
                     sys::napi_create_double(env, id as f64, &mut args[0]);
                     let alive = with_state(|s| match s.request_line(id) {
                         Some((method, url)) => {
-                            sys::napi_create_string_latin1(env, method.as_ptr() as *const _, method.len(), &mut args[1]);
+                            // A number: JavaScript holds the method names (see `methods`), one string each.
+                            sys::napi_create_uint32(env, method as u32, &mut args[1]);
                             sys::napi_create_string_latin1(env, url.as_ptr() as *const _, url.len(), &mut args[2]);
                             true
                         }

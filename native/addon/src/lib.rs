@@ -4,12 +4,15 @@
 
 mod js;
 mod server;
+mod text;
 mod uv;
 
 use napi::bindgen_prelude::*;
 use napi::{Env, JsFunction, JsString, JsUnknown, NapiRaw};
 use napi_derive::napi;
+use cog_framing::response::{AppHead, HeaderBlock};
 use server::{with_state, Settings};
+use std::cell::RefCell;
 
 #[napi(object)]
 pub struct ListenOptions {
@@ -30,6 +33,12 @@ pub struct ListenOptions {
 #[napi]
 pub fn uv_version() -> u32 {
     unsafe { uv::uv_version() }
+}
+
+/// The methods the engine accepts, in the order of the numbers `onRequest` gets for them.
+#[napi]
+pub fn methods() -> Vec<&'static str> {
+    cog_framing::METHODS.to_vec()
 }
 
 /// Starts a server; returns `[serverId, port]`.
@@ -88,84 +97,66 @@ pub fn remote_address(id: f64) -> Option<String> {
 const CLOSE: u32 = 1;
 const HAS_DATE: u32 = 2;
 
+/// Buffers reused from one response to the next (see `text.rs`).
+#[derive(Default)]
+struct Scratch {
+    block: Vec<u8>,
+    body: Vec<u8>,
+    units: Vec<u16>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
 /// A whole response; false when the client is gone. `block` holds the app's header lines
-/// (`name: value\r\n`, latin1); `declared` the Content-Length the app set, or -1.
+/// (`name: value\r\n`, latin1); `body` is a string (sent as UTF-8) or a Buffer; `declared`
+/// the Content-Length the app set, or -1.
 #[napi]
 pub fn respond(env: Env, id: f64, status: u32, block: JsString, body: JsUnknown, flags: u32, declared: f64) -> Result<bool> {
     let env = env.raw();
-    let block = latin1_of(env, &block)?;
-    let answer = cog_framing::response::AppHead { status: status as u16, block: &block, has_date: flags & HAS_DATE != 0, declared_length: (declared >= 0.0).then_some(declared as u64), close: flags & CLOSE != 0 };
-    let body = unsafe { BodyValue::of(env, body.raw()) }?;
-    with_state(|s| s.respond(id as u64, &answer, body.len(), |out| unsafe { body.append_to(env, out) })).map_err(Error::from_reason)
+    SCRATCH.with(|scratch| {
+        let scratch = &mut *scratch.borrow_mut();
+        unsafe { text::latin1_into(env, block.raw(), &mut scratch.block) };
+        let block = HeaderBlock::new(&scratch.block).map_err(Error::from_reason)?;
+        let answer = AppHead { status: status as u16, block, has_date: flags & HAS_DATE != 0, declared_length: (declared >= 0.0).then_some(declared as u64), close: flags & CLOSE != 0 };
+        let body = unsafe { body_bytes(env, body.raw(), &mut scratch.units, &mut scratch.body) }?;
+        let sent = with_state(|s| s.respond(id as u64, &answer, body.len(), |out| out.extend_from_slice(body)));
+        text::trim(&mut scratch.body);
+        text::trim(&mut scratch.units);
+        Ok(sent)
+    })
+}
+
+/// A response body's bytes: a string's UTF-8 (written into `out`), or a Buffer's own bytes.
+unsafe fn body_bytes<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value, units: &mut Vec<u16>, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+    let mut kind = 0;
+    napi::sys::napi_typeof(env, value, &mut kind);
+    if kind == napi::sys::ValueType::napi_string {
+        text::utf8_into(env, value, units, out);
+        return Ok(out);
+    }
+    let mut data = std::ptr::null_mut();
+    let mut len = 0usize;
+    if napi::sys::napi_get_buffer_info(env, value, &mut data, &mut len) != napi::sys::Status::napi_ok {
+        return Err(Error::from_reason("a response body must be a string or a Buffer"));
+    }
+    Ok(if len == 0 { &[] } else { std::slice::from_raw_parts(data as *const u8, len) })
 }
 
 #[napi]
 pub fn stream_start(env: Env, id: f64, status: u32, block: JsString, flags: u32) -> Result<bool> {
-    let block = latin1_of(env.raw(), &block)?;
-    let answer = cog_framing::response::AppHead { status: status as u16, block: &block, has_date: flags & HAS_DATE != 0, declared_length: None, close: flags & CLOSE != 0 };
-    with_state(|s| s.stream_start(id as u64, &answer)).map_err(Error::from_reason)
+    let mut bytes = Vec::new();
+    unsafe { text::latin1_into(env.raw(), block.raw(), &mut bytes) };
+    let block = HeaderBlock::new(&bytes).map_err(Error::from_reason)?;
+    let answer = AppHead { status: status as u16, block, has_date: flags & HAS_DATE != 0, declared_length: None, close: flags & CLOSE != 0 };
+    Ok(with_state(|s| s.stream_start(id as u64, &answer)))
 }
 
 /// The value of one request header (the first of that name), without building them all.
 #[napi]
 pub fn header(id: f64, name: String) -> Option<Latin1> {
     with_state(|s| s.header(id as u64, name.as_bytes()).map(Latin1))
-}
-
-/// A JavaScript string's latin1 bytes (how Node writes header strings).
-fn latin1_of(env: napi::sys::napi_env, value: &JsString) -> Result<Vec<u8>> {
-    let mut len = 0usize;
-    unsafe {
-        napi::sys::napi_get_value_string_latin1(env, value.raw(), std::ptr::null_mut(), 0, &mut len);
-        let mut bytes = Vec::with_capacity(len + 1);
-        let mut written = 0usize;
-        napi::sys::napi_get_value_string_latin1(env, value.raw(), bytes.as_mut_ptr() as *mut _, len + 1, &mut written);
-        bytes.set_len(written);
-        Ok(bytes)
-    }
-}
-
-/// A response body from JavaScript: a string (written as UTF-8, straight into the output) or
-/// bytes (a Buffer), known by length before the head is written.
-enum BodyValue {
-    Utf8 { value: napi::sys::napi_value, len: usize },
-    Bytes { data: *const u8, len: usize },
-}
-
-impl BodyValue {
-    unsafe fn of(env: napi::sys::napi_env, value: napi::sys::napi_value) -> Result<BodyValue> {
-        let mut kind = 0;
-        napi::sys::napi_typeof(env, value, &mut kind);
-        if kind == napi::sys::ValueType::napi_string {
-            let mut len = 0usize;
-            napi::sys::napi_get_value_string_utf8(env, value, std::ptr::null_mut(), 0, &mut len);
-            return Ok(BodyValue::Utf8 { value, len });
-        }
-        let mut data = std::ptr::null_mut();
-        let mut len = 0usize;
-        if napi::sys::napi_get_buffer_info(env, value, &mut data, &mut len) != napi::sys::Status::napi_ok {
-            return Err(Error::from_reason("a response body must be a string or a Buffer"));
-        }
-        Ok(BodyValue::Bytes { data: data as *const u8, len })
-    }
-
-    fn len(&self) -> usize {
-        match self {
-            BodyValue::Utf8 { len, .. } | BodyValue::Bytes { len, .. } => *len,
-        }
-    }
-
-    unsafe fn append_to(&self, env: napi::sys::napi_env, out: &mut Vec<u8>) {
-        match *self {
-            BodyValue::Utf8 { value, len } => {
-                out.reserve(len + 1);
-                let mut written = 0usize;
-                napi::sys::napi_get_value_string_utf8(env, value, out.as_mut_ptr().add(out.len()) as *mut _, len + 1, &mut written);
-                out.set_len(out.len() + written);
-            }
-            BodyValue::Bytes { data, len } => out.extend_from_slice(std::slice::from_raw_parts(data, len)),
-        }
-    }
 }
 
 /// Returns false when the stream should pause until a drain event (or the client is gone).

@@ -104,7 +104,7 @@ pub struct Req {
     conn: usize,
     gen: u32,
     head: Vec<u8>,
-    method: Range<usize>,
+    method_index: usize,
     target: Range<usize>,
     /// The path an absolute-form target names, when it is not the target itself.
     path: Option<Vec<u8>>,
@@ -838,51 +838,42 @@ impl State {
     /// A whole response: the head (see `AppHead`), then the body `write_body` appends (`body_len`
     /// bytes). Written straight into the connection's output when no earlier response is pending.
     /// Returns false when the client is gone.
-    pub fn respond(&mut self, id: u64, answer: &AppHead, body_len: usize, write_body: impl FnOnce(&mut Vec<u8>)) -> Result<bool, String> {
-        let Some((req, _)) = self.writable_req(id) else { return Ok(false) };
+    pub fn respond(&mut self, id: u64, answer: &AppHead, body_len: usize, write_body: impl FnOnce(&mut Vec<u8>)) -> bool {
+        let Some((req, _)) = self.writable_req(id) else { return false };
         let no_body = answer.status < 200 || answer.status == 204 || answer.status == 304;
         let framing = if no_body { BodyFraming::NoBody } else { BodyFraming::Length(body_len) };
         let (is_head, key) = (req.is_head, req.conn);
         let close = self.write_to(id, |out, req| {
-            let close = write_head(out, &head_options(answer, req, framing))?;
+            let close = write_head(out, &head_options(answer, req, framing));
             if !no_body && !is_head {
                 write_body(out);
             }
-            Ok(close)
-        })?;
+            close
+        });
         self.finish(key, id, close, true);
-        Ok(true)
+        true
     }
 
     /// Starts a streamed response (chunked on HTTP/1.1).
-    pub fn stream_start(&mut self, id: u64, answer: &AppHead) -> Result<bool, String> {
-        let Some((req, _)) = self.writable_req(id) else { return Ok(false) };
+    pub fn stream_start(&mut self, id: u64, answer: &AppHead) -> bool {
+        let Some((req, _)) = self.writable_req(id) else { return false };
         let framing = if req.is_head { BodyFraming::NoBody } else { BodyFraming::Stream };
         let key = req.conn;
-        let close = self.write_to(id, |out, req| write_head(out, &head_options(answer, req, framing)))?;
+        let close = self.write_to(id, |out, req| write_head(out, &head_options(answer, req, framing)));
         self.finish(key, id, close, false);
-        Ok(true)
+        true
     }
 
     /// Appends bytes for request `id` where they belong: the connection's output if it is the
     /// oldest unanswered request there, else held on it until the earlier ones are answered.
-    fn write_to<R>(&mut self, id: u64, write: impl FnOnce(&mut Vec<u8>, &Req) -> Result<R, String>) -> Result<R, String> {
+    fn write_to<R>(&mut self, id: u64, write: impl FnOnce(&mut Vec<u8>, &Req) -> R) -> R {
         let req = self.reqs.get_mut(&id).unwrap();
         let conn = self.conns[req.conn].as_mut().unwrap();
         if conn.queue.front() == Some(&id) && req.held.is_empty() {
-            let mark = conn.out.len();
-            let result = write(&mut conn.out, req);
-            if result.is_err() {
-                conn.out.truncate(mark);
-            }
-            result
+            write(&mut conn.out, req)
         } else {
             let mut held = std::mem::take(&mut req.held);
-            let mark = held.len();
             let result = write(&mut held, req);
-            if result.is_err() {
-                held.truncate(mark);
-            }
             req.held = held;
             result
         }
@@ -938,10 +929,7 @@ impl State {
 
     /// Adds response bytes for request `id`, then `advance`s.
     fn append(&mut self, key: usize, id: u64, bytes: Vec<u8>) {
-        let _ = self.write_to(id, |out, _| {
-            out.extend_from_slice(&bytes);
-            Ok(())
-        });
+        self.write_to(id, |out, _| out.extend_from_slice(&bytes));
         self.advance(key);
     }
 
@@ -983,10 +971,10 @@ impl State {
         }
     }
 
-    /// The method and the URL the app sees (the path of an absolute-form target).
-    pub fn request_line(&self, id: u64) -> Option<(&[u8], &[u8])> {
+    /// The method (its place in `METHODS`) and the URL the app sees (the path of an absolute-form target).
+    pub fn request_line(&self, id: u64) -> Option<(usize, &[u8])> {
         let req = self.reqs.get(&id)?;
-        Some((&req.head[req.method.clone()], req.path.as_deref().unwrap_or(&req.head[req.target.clone()])))
+        Some((req.method_index, req.path.as_deref().unwrap_or(&req.head[req.target.clone()])))
     }
 
     /// The value of the header named `name` (case-insensitive), repeats joined as Node joins
@@ -1045,7 +1033,7 @@ fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &Head) -> Req {
         conn: key,
         gen,
         head: head_bytes.to_vec(),
-        method: head.method.clone(),
+        method_index: head.method_index,
         target: head.target.clone(),
         path: None,
         headers: head.headers.clone(),

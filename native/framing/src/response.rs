@@ -14,12 +14,31 @@ pub enum BodyFraming {
     NoBody,
 }
 
+/// The app's headers as `name: value\r\n` lines (latin1, as Node writes header strings),
+/// without Content-Length, Transfer-Encoding or Connection: those are the engine's to write.
+/// Only made by `HeaderBlock::new`, which refuses anything that isn't well-formed header lines,
+/// so nothing the app set can split a response, and a block kept for reuse is checked once.
+#[derive(Debug, Clone, Copy)]
+pub struct HeaderBlock<'a>(&'a [u8]);
+
+impl<'a> HeaderBlock<'a> {
+    pub fn new(bytes: &'a [u8]) -> Result<HeaderBlock<'a>, &'static str> {
+        if is_header_block(bytes) {
+            Ok(HeaderBlock(bytes))
+        } else {
+            Err("Invalid header line in the response")
+        }
+    }
+
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.0
+    }
+}
+
 /// What the app answered, for the head: its status and header lines.
 pub struct AppHead<'a> {
     pub status: u16,
-    /// The app's headers as `name: value\r\n` lines (latin1, as Node writes header strings),
-    /// without Content-Length, Transfer-Encoding or Connection: those are the engine's to write.
-    pub block: &'a [u8],
+    pub block: HeaderBlock<'a>,
     /// The block has a Date line (else the engine adds one).
     pub has_date: bool,
     /// The Content-Length the app declared, reported by a HEAD answer that has no body.
@@ -40,20 +59,16 @@ pub struct HeadOptions<'a> {
 }
 
 /// Writes the head into `out`. Returns whether the connection must close after this response
-/// (the app or client asked, or a stream on HTTP/1.0 can only end by closing). Refuses a block
-/// that isn't well-formed header lines: nothing the app set may split the response.
-pub fn write_head(out: &mut Vec<u8>, o: &HeadOptions) -> Result<bool, String> {
+/// (the app or client asked, or a stream on HTTP/1.0 can only end by closing).
+pub fn write_head(out: &mut Vec<u8>, o: &HeadOptions) -> bool {
     let app = o.app;
-    if !is_header_block(app.block) {
-        return Err("Invalid header line in the response".to_string());
-    }
     let mut close = app.close || o.request_close;
     out.extend_from_slice(b"HTTP/1.1 ");
     push_number(out, u64::from(app.status));
     out.push(b' ');
     out.extend_from_slice(reason(app.status).as_bytes());
     out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(app.block);
+    out.extend_from_slice(app.block.as_bytes());
     if !app.has_date {
         out.extend_from_slice(b"Date: ");
         with_date(|d| out.extend_from_slice(d));
@@ -80,12 +95,12 @@ pub fn write_head(out: &mut Vec<u8>, o: &HeadOptions) -> Result<bool, String> {
         out.extend_from_slice(b"Connection: keep-alive\r\n");
     }
     out.extend_from_slice(b"\r\n");
-    Ok(close)
+    close
 }
 
 /// `name: value\r\n` lines: a token, a colon and a space, a value without control characters
 /// but tab, each line ended by CRLF. One pass over the bytes.
-pub fn is_header_block(block: &[u8]) -> bool {
+fn is_header_block(block: &[u8]) -> bool {
     let mut i = 0;
     while i < block.len() {
         let start = i;
@@ -208,9 +223,10 @@ pub fn reason(status: u16) -> &'static str {
 pub fn refusal(status: u16, message: &str) -> Vec<u8> {
     let body = format!("{{\"statusCode\":{status},\"error\":\"{}\",\"message\":\"{}\"}}", reason(status), message.replace('"', "'"));
     let mut out = Vec::with_capacity(160 + body.len());
-    let app = AppHead { status, block: b"content-type: application/json; charset=utf-8\r\n", has_date: false, declared_length: None, close: true };
+    let block = HeaderBlock::new(b"content-type: application/json; charset=utf-8\r\n").expect("constant headers are valid");
+    let app = AppHead { status, block, has_date: false, declared_length: None, close: true };
     let options = HeadOptions { app: &app, framing: BodyFraming::Length(body.len()), minor: 1, request_close: false, head_request: false };
-    write_head(&mut out, &options).expect("constant headers are valid");
+    write_head(&mut out, &options);
     out.extend_from_slice(body.as_bytes());
     out
 }
