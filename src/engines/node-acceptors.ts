@@ -1,5 +1,5 @@
 import { createServer as createNetServer, type Server as NetServer } from "node:net";
-import type { Server } from "node:http";
+import type { Server, ServerOptions } from "node:http";
 
 /**
  * Extra listening sockets on the server's port, so that accepting keeps pace with a busy loop.
@@ -23,18 +23,24 @@ export function reusePortSupported(): boolean {
   return major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
 }
 
-/** Opens `count - 1` more listeners on `port` that hand their connections to `server`. */
-export async function openAcceptors(server: Server, port: number, host: string | undefined, count: number): Promise<NetServer[]> {
+/**
+ * Opens `count - 1` more listeners on `port` that hand their connections to `server`, with the
+ * socket settings http.Server gives its own (`options` are the server's). `server.maxConnections`
+ * counts only the server's own listener.
+ */
+export async function openAcceptors(server: Server, options: ServerOptions, port: number, host: string | undefined, count: number): Promise<NetServer[]> {
   const acceptors: NetServer[] = [];
+  const sockets = { allowHalfOpen: true, noDelay: options.noDelay ?? true, keepAlive: options.keepAlive, keepAliveInitialDelay: options.keepAliveInitialDelay };
   try {
     for (let i = 1; i < count; i++) {
-      // The same socket settings http.Server gives its own connections.
-      const acceptor = createNetServer({ allowHalfOpen: true, noDelay: true }, (socket) => server.emit("connection", socket));
+      const acceptor = createNetServer(sockets, (socket) => server.emit("connection", socket));
       acceptors.push(acceptor);
       await new Promise<void>((resolve, reject) => {
         acceptor.once("error", reject);
         acceptor.listen({ port, host, backlog: 4096, reusePort: true } as Parameters<NetServer["listen"]>[0], () => {
           acceptor.removeListener("error", reject);
+          // An accept that fails later (out of descriptors) is the server's error, as on its own listener.
+          acceptor.on("error", (err) => server.emit("error", err));
           resolve();
         });
       });

@@ -13,10 +13,12 @@ import { ACCEPTORS, ensurePortFree, openAcceptors } from "./node-acceptors.js";
  */
 export class NodeEngine implements Engine {
   readonly server: Server;
+  private readonly options: ServerOptions;
   /** More listening sockets on the same port (see node-acceptors.ts); closed with the server. */
   private acceptors: NetServer[] = [];
 
   constructor(dispatch: Dispatch, limits: Limits, options: ServerOptions = {}) {
+    this.options = options;
     this.server = createServer(
       {
         headersTimeout: limits.headersTimeout,
@@ -52,7 +54,7 @@ export class NodeEngine implements Engine {
     });
     const address = this.server.address() as AddressInfo;
     try {
-      this.acceptors = await openAcceptors(this.server, address.port, host, ACCEPTORS);
+      this.acceptors = await openAcceptors(this.server, this.options, address.port, host, ACCEPTORS);
     } catch (err) {
       this.server.close();
       throw err;
