@@ -638,17 +638,17 @@ impl State {
                     used = conn.inbuf.len();
                     break;
                 }
-                Ok(Some(head)) => {
+                Ok(Some(mut head)) => {
                     conn.head_started = None;
                     let start = used;
                     used += head.len;
                     self.next_id += 1;
                     let id = self.next_id;
-                    let mut req = new_req(key, conn.gen, &conn.inbuf[start..start + head.len], &head);
+                    let checked = rules::check(&head, &conn.inbuf[start..start + head.len], &rules);
+                    let mut req = new_req(key, conn.gen, &conn.inbuf[start..start + head.len], &mut head);
                     if !head.keep_alive {
                         conn.no_more_requests = true;
                     }
-                    let checked = rules::check(&head, &conn.inbuf[start..start + head.len], &rules);
                     if let Ok(Some(path)) = &checked {
                         let path = &req.head[path.clone()];
                         req.path = Some(if path.first() == Some(&b'/') { path.to_vec() } else { [b"/", path].concat() });
@@ -1027,7 +1027,8 @@ fn head_options<'a>(app: &'a AppHead<'a>, req: &Req, framing: BodyFraming) -> He
     HeadOptions { app, framing, minor: req.minor, request_close: !req.keep_alive, head_request: req.is_head }
 }
 
-fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &Head) -> Req {
+/// The engine's record of a request; takes the head's header list (the rules have read it).
+fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &mut Head) -> Req {
     let method = &head_bytes[head.method.clone()];
     Req {
         conn: key,
@@ -1036,7 +1037,7 @@ fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &Head) -> Req {
         method_index: head.method_index,
         target: head.target.clone(),
         path: None,
-        headers: head.headers.clone(),
+        headers: std::mem::take(&mut head.headers),
         minor: head.minor,
         keep_alive: head.keep_alive,
         is_head: method == b"HEAD",
