@@ -17,7 +17,7 @@ import type { Server, ServerOptions } from "node:http";
 // Measured on one core with the seeds' 2500 x 4 burst: 1 listener left ~1k client timeouts, 8 and 16 none.
 export const ACCEPTORS = reusePortSupported() ? 8 : 1;
 
-export function reusePortSupported(): boolean {
+function reusePortSupported(): boolean {
   if (process.platform !== "linux") return false;
   const [major, minor] = process.versions.node.split(".").map(Number);
   return major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);

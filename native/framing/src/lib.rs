@@ -34,15 +34,19 @@ impl Refusal {
     }
 }
 
-/// RFC 9110 token characters (header names, methods).
-pub fn is_token(bytes: &[u8]) -> bool {
-    !bytes.is_empty()
-        && bytes.iter().all(|&b| {
-            b.is_ascii_alphanumeric() || matches!(b, b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~')
-        })
-}
+/// RFC 9110 token characters (header names, methods), by byte.
+pub(crate) static TOKEN: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~');
+        b += 1;
+    }
+    table
+};
 
-/// A header value Node would write: no control characters but tab (so no CR/LF to split a response).
-pub fn is_field_value(bytes: &[u8]) -> bool {
-    bytes.iter().all(|&b| b == b'\t' || (b >= 0x20 && b != 0x7f))
+/// A non-empty run of token characters.
+pub fn is_token(bytes: &[u8]) -> bool {
+    !bytes.is_empty() && bytes.iter().all(|&b| TOKEN[b as usize])
 }

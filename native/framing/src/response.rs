@@ -104,7 +104,7 @@ fn is_header_block(block: &[u8]) -> bool {
     let mut i = 0;
     while i < block.len() {
         let start = i;
-        while i < block.len() && TOKEN[block[i] as usize] {
+        while i < block.len() && crate::TOKEN[block[i] as usize] {
             i += 1;
         }
         if i == start || block.get(i) != Some(&b':') || block.get(i + 1) != Some(&b' ') {
@@ -121,18 +121,6 @@ fn is_header_block(block: &[u8]) -> bool {
     }
     true
 }
-
-/// Token characters (RFC 9110), by byte.
-static TOKEN: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~');
-        b += 1;
-    }
-    table
-};
 
 /// Appends `n` in decimal, without allocating.
 fn push_number(out: &mut Vec<u8>, mut n: u64) {
