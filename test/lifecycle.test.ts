@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { connect } from "node:net";
 import { describe, test } from "node:test";
+import { readFileSync } from "node:fs";
 import { Cog } from "../src/index.js";
-import { engine, raw, serve, statuses } from "./helpers.js";
+import { engine, nativeSkip, raw, serve, statuses } from "./helpers.js";
 
 describe("listen and close", () => {
   test("listen resolves with the address and calls the callback", async () => {
@@ -80,9 +81,20 @@ describe("listen and close", () => {
     assert.match(received.slice(received.indexOf("HTTP/1.1 503")), /Connection: close/i);
   });
 
-  // On Linux with Node 22.12+ the node engine listens with several reuse-port sockets (see
-  // src/engines/node-acceptors.ts); the kernel spreads connections over them. Whichever accepted a
+  // On Linux the node engine listens with several reuse-port sockets (Node 22.12+ opens them, and
+  // Cog's addon on older Nodes: see src/engines/node-acceptors.ts); the kernel spreads connections over them. Whichever accepted a
   // connection, close() must wait for it, and answer on it.
+  test("on Linux the node engine listens with 32 reuse-port sockets on its port, and closes them all", { skip: engine !== "node" || process.platform !== "linux" || nativeSkip !== false }, async () => {
+    const app = new Cog({ engine });
+    app.get("/", (_req, res) => res.send("up"));
+    const { port } = await app.listen(0, "127.0.0.1");
+    assert.equal(listeningSockets(port), 32);
+    const answers = await Promise.all(Array.from({ length: 32 }, () => raw(port, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")));
+    for (const answer of answers) assert.deepEqual(statuses(answer), [200]);
+    await app.close();
+    assert.equal(listeningSockets(port), 0);
+  });
+
   test("close waits for every busy connection, on a burst of 64, and each one is answered", async () => {
     const app = new Cog({ engine });
     let release!: () => void;
@@ -156,3 +168,13 @@ describe("serve helper sanity", () => {
     assert.equal(await (await b.fetch("/")).text(), "b");
   });
 });
+
+/** IPv4 sockets listening on `port`, from the kernel's own table (state 0A is LISTEN). */
+function listeningSockets(port: number): number {
+  const local = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+  return readFileSync("/proc/net/tcp", "utf8")
+    .split("\n")
+    .slice(1)
+    .map((line) => line.trim().split(/\s+/))
+    .filter((fields) => fields[1]?.endsWith(local) && fields[3] === "0A").length;
+}

@@ -1,8 +1,10 @@
-import { createServer as createNetServer, type Server as NetServer } from "node:net";
+import cluster from "node:cluster";
+import { createServer as createNetServer, type ListenOptions, type Server as NetServer } from "node:net";
 import type { Server, ServerOptions } from "node:http";
+import { nativeUnavailable, loadNative } from "./native-load.js";
 
 /**
- * Extra listening sockets on the server's port, so that accepting keeps pace with a busy loop.
+ * Several listening sockets on the server's port, so that accepting keeps pace with a busy loop.
  *
  * Why: in the libuv of Node 20 and later (libuv/libuv#3696) a listening socket accepts one connection per
  * readiness event. Under load one loop iteration walks about a thousand ready sockets, so a
@@ -10,46 +12,89 @@ import type { Server, ServerOptions } from "node:http";
  * times out while the server is busy with the others. With SO_REUSEPORT the kernel spreads new
  * connections over several listening sockets, each accepting one per iteration.
  *
- * Only where Node offers `reusePort` (Linux, Node 22.12+ and 23.1+); elsewhere a single
- * listener is all there is. The kernel admits only the same user into a reuse-port group, and
- * `ensurePortFree` keeps a second Cog from silently joining the group of a first one.
+ * Node offers `reusePort` on Linux from 22.12 and 23.1. On an older Node (20) Cog's native addon,
+ * where it is built, opens the sockets and Node listens on their descriptors. Elsewhere, and in
+ * cluster workers (whose primary owns the port), one listener is all there is. The kernel admits
+ * only the same user into a reuse-port group, and `ensurePortFree` keeps a second Cog from
+ * silently joining the group of a first one.
  */
-// Measured on one core with the seeds' 2500 x 4 burst: 1 listener left ~1k client timeouts, 8 and 16 none.
-export const ACCEPTORS = reusePortSupported() ? 8 : 1;
+// Measured on one core with the seeds' 2500 x 4 burst (client timeouts): Node 24, 1 listener ~1k, 8 none;
+// Node 20, whose loop iterations are longer, 8 600-2,500, 16 8, 32 none. Idle listeners cost nothing per request.
+const ACCEPTORS = 32;
+/** Node's default backlog (511) drops SYNs when thousands of clients connect at once; the kernel caps this at net.core.somaxconn. */
+const BACKLOG = 4096;
 
-function reusePortSupported(): boolean {
-  if (process.platform !== "linux") return false;
-  const [major, minor] = process.versions.node.split(".").map(Number);
-  return major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
+/** Where reuse-port listeners come from here: Node itself, Cog's addon, or nowhere. */
+type ReusePort = "node" | "addon" | null;
+let source: ReusePort | undefined;
+
+function reusePortSource(): ReusePort {
+  if (source !== undefined) return source;
+  const [major, minor] = process.versions.node.split(".").map(Number) as [number, number];
+  const nodeHasIt = major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
+  if (process.platform !== "linux" || cluster.isWorker) source = null;
+  else if (nodeHasIt) source = "node";
+  else source = nativeUnavailable() === null ? "addon" : null;
+  return source;
 }
 
 /**
- * Opens `count - 1` more listeners on `port` that hand their connections to `server`, with the
- * socket settings http.Server gives its own (`options` are the server's). `server.maxConnections`
- * counts only the server's own listener.
+ * Makes `server` listen on `port`, plus the extra acceptors that hand their connections to it,
+ * with the socket settings http.Server gives its own (`options` are the server's). Returns the
+ * acceptors, which the caller closes with the server. `server.maxConnections` counts only the
+ * server's own listener.
  */
-export async function openAcceptors(server: Server, options: ServerOptions, port: number, host: string | undefined, count: number): Promise<NetServer[]> {
+export async function listenWithAcceptors(server: Server, options: ServerOptions, port: number, host: string | undefined): Promise<NetServer[]> {
+  const reusePort = reusePortSource();
+  if (reusePort !== null) await ensurePortFree(port, host);
+  await listenOn(server, listenOptions(reusePort, port, host));
+  if (reusePort === null) return [];
+  const bound = (server.address() as { port: number }).port;
   const acceptors: NetServer[] = [];
   const sockets = { allowHalfOpen: true, noDelay: options.noDelay ?? true, keepAlive: options.keepAlive, keepAliveInitialDelay: options.keepAliveInitialDelay };
   try {
-    for (let i = 1; i < count; i++) {
+    for (let i = 1; i < ACCEPTORS; i++) {
       const acceptor = createNetServer(sockets, (socket) => server.emit("connection", socket));
       acceptors.push(acceptor);
-      await new Promise<void>((resolve, reject) => {
-        acceptor.once("error", reject);
-        acceptor.listen({ port, host, backlog: 4096, reusePort: true } as Parameters<NetServer["listen"]>[0], () => {
-          acceptor.removeListener("error", reject);
-          // An accept that fails later (out of descriptors) is the server's error, as on its own listener.
-          acceptor.on("error", (err) => server.emit("error", err));
-          resolve();
-        });
-      });
+      await listenOn(acceptor, listenOptions(reusePort, bound, host));
+      // An accept that fails later (out of descriptors) is the server's error, as on its own listener.
+      acceptor.on("error", (err) => server.emit("error", err));
     }
   } catch (err) {
+    server.close();
     for (const acceptor of acceptors) acceptor.close();
     throw err;
   }
   return acceptors;
+}
+
+/** Where a listener listens: an address, or the descriptor of a socket the addon opened. */
+type Listening = ListenOptions | { fd: number; backlog: number };
+
+function listenOptions(reusePort: ReusePort, port: number, host: string | undefined): Listening {
+  if (reusePort === "addon") return { fd: addonListener(port, host), backlog: BACKLOG };
+  return { port, host, backlog: BACKLOG, ...(reusePort === "node" && { reusePort: true }) };
+}
+
+/** A reuse-port socket from Cog's addon; like Node, no host means "::" (IPv4 too), or 0.0.0.0 where there is no IPv6. */
+function addonListener(port: number, host: string | undefined): number {
+  const addon = loadNative();
+  if (host !== undefined) return addon.reusePortListener(host, port);
+  try {
+    return addon.reusePortListener("::", port);
+  } catch {
+    return addon.reusePortListener("0.0.0.0", port);
+  }
+}
+
+function listenOn(server: NetServer, options: Listening): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options as ListenOptions, () => {
+      server.removeListener("error", reject);
+      resolve();
+    });
+  });
 }
 
 /**
@@ -57,7 +102,7 @@ export async function openAcceptors(server: Server, options: ServerOptions, port
  * reuse-port group) fails here with EADDRINUSE, as it would without acceptors, instead of the
  * kernel quietly sharing the port between two apps.
  */
-export function ensurePortFree(port: number, host: string | undefined): Promise<void> {
+function ensurePortFree(port: number, host: string | undefined): Promise<void> {
   if (port === 0) return Promise.resolve(); // the kernel picks a free one
   return new Promise((resolve, reject) => {
     const probe = createNetServer();

@@ -4,7 +4,7 @@ import type { Limits } from "../limits.js";
 import { CogRequest } from "../request.js";
 import { CogResponse } from "../response.js";
 import type { Address, Dispatch, Engine } from "./engine.js";
-import { ACCEPTORS, ensurePortFree, openAcceptors } from "./node-acceptors.js";
+import { listenWithAcceptors } from "./node-acceptors.js";
 
 /**
  * The default engine: Node's own HTTP server, handed Cog's request and
@@ -41,24 +41,8 @@ export class NodeEngine implements Engine {
   }
 
   async listen(port: number, host: string | undefined): Promise<Address> {
-    if (ACCEPTORS > 1) await ensurePortFree(port, host);
-    await new Promise<void>((resolve, reject) => {
-      this.server.once("error", reject);
-      // Node's default backlog (511) drops SYNs when thousands of clients connect at once (the seeds'
-      // 2500-connection runs); the kernel caps this at net.core.somaxconn.
-      const reusePort = ACCEPTORS > 1;
-      this.server.listen({ port, host, backlog: 4096, ...(reusePort && { reusePort }) }, () => {
-        this.server.removeListener("error", reject);
-        resolve();
-      });
-    });
+    this.acceptors = await listenWithAcceptors(this.server, this.options, port, host);
     const address = this.server.address() as AddressInfo;
-    try {
-      this.acceptors = await openAcceptors(this.server, this.options, address.port, host, ACCEPTORS);
-    } catch (err) {
-      this.server.close();
-      throw err;
-    }
     return { host: address.address, port: address.port };
   }
 

@@ -3,6 +3,7 @@
 //! `js.rs` calls into JavaScript, and the `cog-framing` crate parses and frames.
 
 mod js;
+mod listener;
 mod server;
 mod text;
 mod uv;
@@ -60,6 +61,15 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
         Ok((id, port)) => Ok(vec![id as u32, u32::from(port)]),
         Err(message) => Err(Error::from_reason(message)),
     }
+}
+
+/// Opens a listening socket that other sockets of this process may share (SO_REUSEPORT) and
+/// returns its descriptor, for `net.Server.listen({ fd })`: the node engine's extra acceptors on a
+/// Node without `reusePort` (before 22.12). The caller owns the descriptor.
+#[napi]
+pub fn reuse_port_listener(host: String, port: u32) -> Result<u32> {
+    let port = u16::try_from(port).map_err(|_| Error::from_reason(format!("port {port} is out of range")))?;
+    listener::open(&host, port, true).map(|(fd, _)| fd as u32).map_err(Error::from_reason)
 }
 
 /// Stops accepting; idle connections close, busy ones after their last response.

@@ -8,13 +8,13 @@
 //! into JavaScript (JavaScript calls back into it).
 
 use crate::js::{self, Call};
+use crate::listener;
 use crate::uv::*;
 use cog_framing::response::{refusal, write_head, AppHead, BodyFraming, HeadOptions};
 use cog_framing::rules::{self, Rules};
 use cog_framing::{parse_head, ChunkedDecoder, Framing, Head, Limits};
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::ops::Range;
 use std::os::raw::{c_int, c_void};
 
@@ -167,9 +167,7 @@ fn now(server: &Server) -> u64 {
 // Listening
 
 pub fn listen(js: js::ServerJs, host: &str, port: u16, settings: Settings) -> Result<(usize, u16), String> {
-    let addr = resolve(host, port)?;
-    let fd = unsafe { open_listener(&addr) }.map_err(|e| format!("could not listen on {host}:{port}: {e}"))?;
-    let bound = unsafe { local_port(fd) };
+    let (fd, bound) = listener::open(host, port, false)?;
     let uv_loop = js.uv_loop;
     let listen_poll = alloc_handle(UV_POLL);
     let timer = alloc_handle(UV_TIMER);
@@ -200,62 +198,6 @@ pub fn listen(js: js::ServerJs, host: &str, port: u16, settings: Settings) -> Re
         uv_unref(check);
     }
     Ok((id, bound))
-}
-
-fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
-    (host, port).to_socket_addrs().map_err(|e| format!("could not resolve \"{host}\": {e}"))?.next().ok_or_else(|| format!("\"{host}\" has no address"))
-}
-
-unsafe fn open_listener(addr: &SocketAddr) -> Result<c_int, std::io::Error> {
-    let family = if addr.is_ipv6() { libc::AF_INET6 } else { libc::AF_INET };
-    let fd = libc::socket(family, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0);
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    let one: c_int = 1;
-    libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, &one as *const c_int as *const c_void, 4);
-    if addr.is_ipv6() {
-        // "::" serves IPv4 clients too, as Node's default does.
-        let zero: c_int = 0;
-        libc::setsockopt(fd, libc::IPPROTO_IPV6, libc::IPV6_V6ONLY, &zero as *const c_int as *const c_void, 4);
-    }
-    let (storage, len) = sockaddr_of(addr);
-    if libc::bind(fd, &storage as *const libc::sockaddr_storage as *const libc::sockaddr, len) != 0 || libc::listen(fd, 4096) != 0 {
-        let err = std::io::Error::last_os_error();
-        libc::close(fd);
-        return Err(err);
-    }
-    Ok(fd)
-}
-
-fn sockaddr_of(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
-    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    match addr {
-        SocketAddr::V4(a) => {
-            let sin = unsafe { &mut *(&mut storage as *mut libc::sockaddr_storage as *mut libc::sockaddr_in) };
-            sin.sin_family = libc::AF_INET as libc::sa_family_t;
-            sin.sin_port = a.port().to_be();
-            sin.sin_addr = libc::in_addr { s_addr: u32::from_ne_bytes(a.ip().octets()) };
-            (storage, std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t)
-        }
-        SocketAddr::V6(a) => {
-            let sin6 = unsafe { &mut *(&mut storage as *mut libc::sockaddr_storage as *mut libc::sockaddr_in6) };
-            sin6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
-            sin6.sin6_port = a.port().to_be();
-            sin6.sin6_addr = libc::in6_addr { s6_addr: a.ip().octets() };
-            (storage, std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t)
-        }
-    }
-}
-
-unsafe fn local_port(fd: c_int) -> u16 {
-    let mut storage: libc::sockaddr_storage = std::mem::zeroed();
-    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-    libc::getsockname(fd, &mut storage as *mut _ as *mut libc::sockaddr, &mut len);
-    match storage.ss_family as c_int {
-        libc::AF_INET => u16::from_be((*(&storage as *const _ as *const libc::sockaddr_in)).sin_port),
-        _ => u16::from_be((*(&storage as *const _ as *const libc::sockaddr_in6)).sin6_port),
-    }
 }
 
 fn remote_text(storage: &libc::sockaddr_storage) -> String {

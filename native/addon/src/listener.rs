@@ -1,0 +1,81 @@
+//! Listening sockets: the native engine's own, and reuse-port ones for the node engine on a Node
+//! that can't open them itself (see `src/engines/node-acceptors.ts`).
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::os::raw::{c_int, c_void};
+
+/// Backlog of every listener: Node's default (511) drops SYNs when thousands of clients connect
+/// at once; the kernel caps it at net.core.somaxconn.
+pub const BACKLOG: c_int = 4096;
+
+/// Opens a non-blocking listening socket on `host:port`; returns it with the port it got (port 0
+/// picks one). With `reuse_port`, other sockets of this user may join the port (SO_REUSEPORT) and
+/// the kernel spreads new connections over them.
+pub fn open(host: &str, port: u16, reuse_port: bool) -> Result<(c_int, u16), String> {
+    let addr = resolve(host, port)?;
+    let fd = unsafe { open_socket(&addr, reuse_port) }.map_err(|e| format!("could not listen on {host}:{port}: {e}"))?;
+    Ok((fd, unsafe { local_port(fd) }))
+}
+
+fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
+    (host, port).to_socket_addrs().map_err(|e| format!("could not resolve \"{host}\": {e}"))?.next().ok_or_else(|| format!("\"{host}\" has no address"))
+}
+
+unsafe fn open_socket(addr: &SocketAddr, reuse_port: bool) -> Result<c_int, std::io::Error> {
+    let family = if addr.is_ipv6() { libc::AF_INET6 } else { libc::AF_INET };
+    let fd = libc::socket(family, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0);
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    set_option(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1);
+    if reuse_port && set_option(fd, libc::SOL_SOCKET, libc::SO_REUSEPORT, 1) != 0 {
+        let err = std::io::Error::last_os_error();
+        libc::close(fd);
+        return Err(err);
+    }
+    if addr.is_ipv6() {
+        // "::" serves IPv4 clients too, as Node's default does.
+        set_option(fd, libc::IPPROTO_IPV6, libc::IPV6_V6ONLY, 0);
+    }
+    let (storage, len) = sockaddr_of(addr);
+    if libc::bind(fd, &storage as *const libc::sockaddr_storage as *const libc::sockaddr, len) != 0 || libc::listen(fd, BACKLOG) != 0 {
+        let err = std::io::Error::last_os_error();
+        libc::close(fd);
+        return Err(err);
+    }
+    Ok(fd)
+}
+
+unsafe fn set_option(fd: c_int, level: c_int, name: c_int, value: c_int) -> c_int {
+    libc::setsockopt(fd, level, name, &value as *const c_int as *const c_void, std::mem::size_of::<c_int>() as libc::socklen_t)
+}
+
+fn sockaddr_of(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    match addr {
+        SocketAddr::V4(a) => {
+            let sin = unsafe { &mut *(&mut storage as *mut libc::sockaddr_storage as *mut libc::sockaddr_in) };
+            sin.sin_family = libc::AF_INET as libc::sa_family_t;
+            sin.sin_port = a.port().to_be();
+            sin.sin_addr = libc::in_addr { s_addr: u32::from_ne_bytes(a.ip().octets()) };
+            (storage, std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t)
+        }
+        SocketAddr::V6(a) => {
+            let sin6 = unsafe { &mut *(&mut storage as *mut libc::sockaddr_storage as *mut libc::sockaddr_in6) };
+            sin6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+            sin6.sin6_port = a.port().to_be();
+            sin6.sin6_addr = libc::in6_addr { s6_addr: a.ip().octets() };
+            (storage, std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t)
+        }
+    }
+}
+
+unsafe fn local_port(fd: c_int) -> u16 {
+    let mut storage: libc::sockaddr_storage = std::mem::zeroed();
+    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    libc::getsockname(fd, &mut storage as *mut _ as *mut libc::sockaddr, &mut len);
+    match storage.ss_family as c_int {
+        libc::AF_INET => u16::from_be((*(&storage as *const _ as *const libc::sockaddr_in)).sin_port),
+        _ => u16::from_be((*(&storage as *const _ as *const libc::sockaddr_in6)).sin6_port),
+    }
+}
