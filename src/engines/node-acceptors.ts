@@ -19,7 +19,8 @@ import { nativeUnavailable, loadNative } from "./native-load.js";
  * silently joining the group of a first one.
  */
 // Measured on one core with the seeds' 2500 x 4 burst (client timeouts): Node 24, 1 listener ~1k, 8 none;
-// Node 20, whose loop iterations are longer, 8 600-2,500, 16 8, 32 none. Idle listeners cost nothing per request.
+// Node 20, whose loop iterations are longer, 8 600-2,500, 16 8, 32 none. Whether connections handed over
+// from 31 extra listeners cost anything per request is not settled: a Node 24 A/B (1 vs 32) was inside the noise.
 const ACCEPTORS = 32;
 /** Node's default backlog (511) drops SYNs when thousands of clients connect at once; the kernel caps this at net.core.somaxconn. */
 const BACKLOG = 4096;
