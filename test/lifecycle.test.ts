@@ -81,9 +81,9 @@ describe("listen and close", () => {
     assert.match(received.slice(received.indexOf("HTTP/1.1 503")), /Connection: close/i);
   });
 
-  // On Linux the node engine listens with several reuse-port sockets (Node 22.12+ opens them, and
-  // Cog's addon on older Nodes: see src/engines/node-acceptors.ts); the kernel spreads connections over them. Whichever accepted a
-  // connection, close() must wait for it, and answer on it.
+  // On Linux the node engine listens with several reuse-port sockets (Node 22.12+ opens them, Cog's
+  // addon on older Nodes: see src/engines/node-acceptors.ts); the kernel spreads connections over
+  // them. Whichever accepted a connection, close() must wait for it, and answer on it.
   test("on Linux the node engine listens with 32 reuse-port sockets on its port, and closes them all", { skip: engine !== "node" || process.platform !== "linux" || nativeSkip !== false }, async () => {
     const app = new Cog({ engine });
     app.get("/", (_req, res) => res.send("up"));

@@ -15,6 +15,7 @@ import { Cog } from "../src/index.js";
 import { nativeSkip, raw } from "./helpers.js";
 import { FLAG_REFUSED, loadNative, methodNames, RESPONSE_CLOSE } from "../src/engines/native-load.js";
 import { DEFAULT_LIMITS } from "../src/limits.js";
+import { nodeHasReusePort } from "../src/engines/node-acceptors.js";
 
 const runs = Number(process.env.COG_FUZZ_RUNS ?? 500);
 
@@ -32,9 +33,7 @@ test("an app that doesn't ask for the native engine loads it only for its listen
     console.log(JSON.stringify({ text, loaded }));`;
   const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
   // Node 22.12+ opens reuse-port sockets itself; on Linux before that the addon opens them (src/engines/node-acceptors.ts).
-  const [major, minor] = process.versions.node.split(".").map(Number) as [number, number];
-  const nodeHasReusePort = major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
-  const expected = process.platform === "linux" && !nodeHasReusePort && nativeSkip === false ? [resolve("native/cog-native.node")] : [];
+  const expected = process.platform === "linux" && !nodeHasReusePort() && nativeSkip === false ? [resolve("native/cog-native.node")] : [];
   assert.deepEqual(JSON.parse(out), { text: "ok", loaded: expected });
 });
 

@@ -29,12 +29,16 @@ const BACKLOG = 4096;
 type ReusePort = "node" | "addon" | null;
 let source: ReusePort | undefined;
 
+/** Whether this Node's `listen` takes `reusePort` (added in 22.12 and 23.1; honoured on Linux). */
+export function nodeHasReusePort(): boolean {
+  const [major, minor] = process.versions.node.split(".").map(Number) as [number, number];
+  return major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
+}
+
 function reusePortSource(): ReusePort {
   if (source !== undefined) return source;
-  const [major, minor] = process.versions.node.split(".").map(Number) as [number, number];
-  const nodeHasIt = major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
   if (process.platform !== "linux" || cluster.isWorker) source = null;
-  else if (nodeHasIt) source = "node";
+  else if (nodeHasReusePort()) source = "node";
   else source = nativeUnavailable() === null ? "addon" : null;
   return source;
 }

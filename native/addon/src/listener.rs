@@ -1,4 +1,4 @@
-//! Listening sockets: the native engine's own, and reuse-port ones for the node engine on a Node
+//! Listening sockets (and their socket options): the native engine's own, and reuse-port ones for the node engine on a Node
 //! that can't open them itself (see `src/engines/node-acceptors.ts`).
 
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -46,7 +46,8 @@ unsafe fn open_socket(addr: &SocketAddr, reuse_port: bool) -> Result<c_int, std:
     Ok(fd)
 }
 
-unsafe fn set_option(fd: c_int, level: c_int, name: c_int, value: c_int) -> c_int {
+/// setsockopt with an integer value; returns its status.
+pub unsafe fn set_option(fd: c_int, level: c_int, name: c_int, value: c_int) -> c_int {
     libc::setsockopt(fd, level, name, &value as *const c_int as *const c_void, std::mem::size_of::<c_int>() as libc::socklen_t)
 }
 

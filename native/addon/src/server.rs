@@ -418,8 +418,7 @@ impl State {
             if fd < 0 {
                 return; // EAGAIN, or an error on a connection that went away: try again on the next event.
             }
-            let one: c_int = 1;
-            unsafe { libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, &one as *const c_int as *const c_void, 4) };
+            unsafe { listener::set_option(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1) };
             let poll = alloc_handle(UV_POLL);
             self.next_gen = self.next_gen.wrapping_add(1);
             let conn = Conn {
