@@ -6,6 +6,7 @@
 //   npm run bench -- --node 24         servers on Node 24 LTS (installed from npm)
 //   npm run bench -- --tool wrk        wrk instead of autocannon (it saturates later)
 //   npm run bench -- --contenders cog,node-http,fastify --scenarios seed,hello
+//   npm run bench -- --paired          each contender timed at the same moment as its bare server
 //
 // Method: servers on core 0, the load generator on core 1 (taskset), a warm-up
 // round, then contenders interleaved over several rounds; medians and ratios.
@@ -19,7 +20,7 @@ import { nodeBinary } from "../scripts/node-binary.mjs";
 import { bunBinary } from "./lib/bun.mjs";
 import { writeCharts } from "./lib/charts.mjs";
 import { checkConformance } from "./lib/conformance.mjs";
-import { CONTENDERS, contenderByName } from "./lib/contenders.mjs";
+import { CONTENDERS, baselineOf, contenderByName } from "./lib/contenders.mjs";
 import { routeById } from "./lib/contract.mjs";
 import { measure } from "./lib/load.mjs";
 import { hasTaskset } from "./lib/proc.mjs";
@@ -43,6 +44,7 @@ const { values: flags } = parseArgs({
     warmup: { type: "string" },
     connections: { type: "string" },
     "seed-durations": { type: "boolean", default: false },
+    paired: { type: "boolean", default: false },
     out: { type: "string" },
     help: { type: "boolean", default: false },
   },
@@ -61,6 +63,8 @@ if (flags.help) {
   --warmup S            seconds per warm-up measurement (default 2; 0: no warm-up round)
   --connections N       override every scenario's connection count
   --seed-durations      use each seed's own duration (10/40/30/10 s) instead of --duration
+  --paired              time each contender at the same moment as its bare server, both sharing
+                        the server core (req/s are then half a core's; × bare is the sharper figure)
   --out DIR             where report.md, results.json and charts/ go (default bench/results/<time>)`);
   process.exit(0);
 }
@@ -74,6 +78,7 @@ const settings = {
   warmup: Number(flags.warmup ?? (quick ? 0 : 2)),
   seedDurations: flags["seed-durations"],
   connections: flags.connections === undefined ? null : Number(flags.connections),
+  paired: flags.paired,
 };
 if (!["autocannon", "wrk"].includes(settings.tool)) fatal(`--tool must be autocannon or wrk, got "${settings.tool}"`);
 if (settings.tool === "wrk" && !commandExists("wrk")) fatal("--tool wrk needs wrk on PATH (Debian/Ubuntu: apt-get install wrk)");
@@ -147,34 +152,48 @@ async function main() {
   const takingPart = (scenario) => running.filter(({ contender }) => scenario.needs === undefined || (contender.capabilities ?? []).includes(scenario.needs));
   const plan = scenarios.flatMap((s) => s.routes.map((r) => ({ scenario: s, route: routeById(r), servers: takingPart(s) }))).filter((p) => p.servers.length > 0);
   const firstRound = settings.warmup > 0 ? 0 : 1;
-  const total = plan.reduce((n, p) => n + p.servers.length * (settings.rounds + 1 - firstRound), 0);
+  // Sequential: one measurement per contender per round. Paired: one per contender that has a bare
+  // server to share the core with, and each such measurement times the bare server too.
+  const slotsPerRound = (servers) => (settings.paired ? servers.filter((s) => bareFor(s, servers) !== null).length : servers.length);
+  const total = plan.reduce((n, p) => n + slotsPerRound(p.servers) * (settings.rounds + 1 - firstRound), 0);
+  if (total === 0) fatal("--paired needs each contender's bare server (node-http, uws or bun) among --contenders");
   const durationOf = (s) => (settings.seedDurations ? s.seedDuration : settings.duration);
   let done = 0;
+  let pair = 0;
   const startedAt = Date.now();
   try {
     for (const { scenario, route, servers } of plan) {
-      const connections = settings.connections ?? scenario.connections;
+      const load = {
+        method: route.method,
+        headers: route.headers,
+        body: route.payload,
+        connections: settings.connections ?? scenario.connections,
+        pipelining: scenario.pipelining,
+      };
       for (let round = firstRound; round <= settings.rounds; round++) {
         const warm = round === 0;
-        const order = rotate(servers, round);
-        for (const { contender, server } of order) {
+        const duration = warm ? settings.warmup : durationOf(scenario);
+        const label = `${scenario.id}/${route.id} ${warm ? "warm-up" : `round ${round}/${settings.rounds}`}`;
+        const record = (server, timed, extra) => {
+          if (!warm) measurements.push({ scenario: scenario.id, route: route.id, contender: server.contender.name, round, ...extra, ...timed });
+        };
+        if (!settings.paired) {
+          for (const server of rotate(servers, round)) {
+            done++;
+            const timed = await timeServer(server, route, load, duration);
+            progress(done, total, startedAt, `${label} ${server.contender.name}`, timed);
+            record(server, timed, {});
+          }
+          continue;
+        }
+        for (const server of rotate(servers.filter((s) => bareFor(s, servers) !== null), round)) {
           done++;
-          const sampler = server.sampler();
-          const result = await measure({
-            tool: settings.tool,
-            url: `http://127.0.0.1:${server.port}${route.path}`,
-            method: route.method,
-            headers: route.headers,
-            body: route.payload,
-            connections,
-            pipelining: scenario.pipelining,
-            duration: warm ? settings.warmup : durationOf(scenario),
-            cpu: pinning ? LOAD_CPU : null,
-          }).catch((err) => ({ failed: err.message }));
-          const usage = sampler.stop();
-          progress(done, total, startedAt, `${scenario.id}/${route.id} ${warm ? "warm-up" : `round ${round}/${settings.rounds}`} ${contender.name}`, result);
-          if (warm) continue;
-          measurements.push({ scenario: scenario.id, route: route.id, contender: contender.name, round, ...result, serverPeakRss: usage.peakRss, serverCpu: usage.cpu, serverCpuSeconds: usage.cpuSeconds, rssSeries: usage.series });
+          const bare = bareFor(server, servers);
+          const [bareTimed, timed] = await Promise.all([timeServer(bare, route, load, duration), timeServer(server, route, load, duration)]);
+          progress(done, total, startedAt, `${label} ${server.contender.name}`, timed, bareTimed);
+          pair++;
+          record(bare, bareTimed, { pair });
+          record(server, timed, { pair });
         }
       }
     }
@@ -194,6 +213,7 @@ async function main() {
     pinning: pinning ? `servers on CPU ${SERVER_CPU}, load generator on CPU ${LOAD_CPU} (taskset)` : "none (taskset or a second core missing)",
     command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
     connectionsOverride: settings.connections,
+    paired: settings.paired,
   };
   const contenders = running.map(({ contender, version }) => ({ name: contender.name, engine: contender.engine, version, about: contender.about }));
   const results = { meta, scenarios, contenders, skipped, measurements };
@@ -204,16 +224,38 @@ async function main() {
   console.log(`\nReport: ${relative(process.cwd(), join(outDir, "report.md"))} (charts in ${relative(process.cwd(), join(outDir, "charts"))}/)`);
 }
 
+/** One load-generator run against one server, with the server's memory and CPU sampled meanwhile. */
+async function timeServer({ server }, route, load, duration) {
+  const sampler = server.sampler();
+  const result = await measure({
+    tool: settings.tool,
+    url: `http://127.0.0.1:${server.port}${route.path}`,
+    ...load,
+    duration,
+    cpu: pinning ? LOAD_CPU : null,
+  }).catch((err) => ({ failed: err.message }));
+  const usage = sampler.stop();
+  return { ...result, serverPeakRss: usage.peakRss, serverCpu: usage.cpu, serverCpuSeconds: usage.cpuSeconds, rssSeries: usage.series };
+}
+
+/** The bare server a contender is paired with (--paired), or null for a bare server or one whose bare server is not running. */
+function bareFor({ contender }, servers) {
+  if (contender.bare) return null;
+  const name = baselineOf(contender);
+  return servers.find((s) => s.contender.name === name) ?? null;
+}
+
 function rotate(list, by) {
   const k = by % list.length;
   return [...list.slice(k), ...list.slice(0, k)];
 }
 
-function progress(done, total, startedAt, label, result) {
+function progress(done, total, startedAt, label, result, bareResult) {
   const elapsed = (Date.now() - startedAt) / 1000;
   const eta = done < total ? ` · ~${Math.ceil(((elapsed / done) * (total - done)) / 60)} min left` : "";
-  const figure = result.failed ? `FAILED: ${result.failed.split("\n")[0]}` : `${Math.round(result.rps).toLocaleString("en-US")} req/s${result.errors + result.timeouts > 0 ? `, ${result.errors} errors, ${result.timeouts} timeouts` : ""}`;
-  console.log(`[${String(done).padStart(String(total).length)}/${total}${eta}] ${label}: ${figure}`);
+  const figure = (r) => (r.failed ? `FAILED: ${r.failed.split("\n")[0]}` : `${Math.round(r.rps).toLocaleString("en-US")} req/s${r.errors + r.timeouts > 0 ? `, ${r.errors} errors, ${r.timeouts} timeouts` : ""}`);
+  const beside = bareResult === undefined ? "" : ` (bare beside it: ${figure(bareResult)})`;
+  console.log(`[${String(done).padStart(String(total).length)}/${total}${eta}] ${label}: ${figure(result)}${beside}`);
 }
 
 function packageVersion(contender, runtime) {

@@ -15,11 +15,10 @@ import { Cog } from "../src/index.js";
 import { nativeSkip, raw } from "./helpers.js";
 import { FLAG_REFUSED, loadNative, methodNames, RESPONSE_CLOSE } from "../src/engines/native-load.js";
 import { DEFAULT_LIMITS } from "../src/limits.js";
-import { nodeHasReusePort } from "../src/engines/node-acceptors.js";
 
 const runs = Number(process.env.COG_FUZZ_RUNS ?? 500);
 
-test("an app that doesn't ask for the native engine loads it only for its listening sockets, on a Node without reusePort", () => {
+test("an app that doesn't ask for the native engine loads it only to drain its accept queue, on Linux", () => {
   // In a process of its own: this file loads the addon for the tests below.
   const script = `
     import { createRequire } from "node:module";
@@ -32,8 +31,8 @@ test("an app that doesn't ask for the native engine loads it only for its listen
     const loaded = Object.keys(createRequire(import.meta.url).cache).filter((path) => path.endsWith(".node"));
     console.log(JSON.stringify({ text, loaded }));`;
   const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
-  // Node 22.12+ opens reuse-port sockets itself; on Linux before that the addon opens them (src/engines/node-acceptors.ts).
-  const expected = process.platform === "linux" && !nodeHasReusePort() && nativeSkip === false ? [resolve("native/cog-native.node")] : [];
+  // On Linux the node engine accepts queued connections through the addon (src/engines/node-accept.ts).
+  const expected = process.platform === "linux" && nativeSkip === false ? [resolve("native/cog-native.node")] : [];
   assert.deepEqual(JSON.parse(out), { text: "ok", loaded: expected });
 });
 

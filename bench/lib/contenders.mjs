@@ -29,3 +29,8 @@ export function contenderByName(name) {
   if (!found) throw new Error(`Unknown contender "${name}"; known: ${CONTENDERS.map((c) => c.name).join(", ")}`);
   return found;
 }
+
+/** The bare server a contender's `× bare` divides by: its `baseline`, or the bare server of its engine. */
+export function baselineOf(contender) {
+  return contender.baseline ?? CONTENDERS.find((c) => c.bare && c.engine === contender.engine)?.name ?? null;
+}

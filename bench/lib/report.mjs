@@ -1,5 +1,5 @@
 // Turns raw measurements into medians, ratios and a markdown report.
-import { CONTENDERS } from "./contenders.mjs";
+import { CONTENDERS, baselineOf } from "./contenders.mjs";
 import { routeById } from "./contract.mjs";
 
 const GENERATOR_BOUND = 0.95;
@@ -64,8 +64,7 @@ export function summarize(results) {
   }
   const engineOf = (name) => results.contenders.find((c) => c.name === name)?.engine ?? CONTENDERS.find((c) => c.name === name)?.engine;
   for (const row of rows) {
-    const known = CONTENDERS.find((c) => c.name === row.contender);
-    const bareName = known?.baseline ?? CONTENDERS.find((c) => c.bare && c.engine === engineOf(row.contender))?.name;
+    const bareName = baselineOf(CONTENDERS.find((c) => c.name === row.contender) ?? { engine: engineOf(row.contender) });
     const bare = rows.find((r) => r.scenario === row.scenario && r.route === row.route && r.contender === bareName);
     row.baseline = bare ? bareName : null;
     row.ratio = pairedRatio(row, bare);
@@ -79,15 +78,17 @@ export function summarize(results) {
 
 /**
  * A contender's requests/s over the baseline's: the median of the ratios
- * within each round. A round times every contender back to back, so a slow
- * stretch of the machine (this one's speed drifts 10-30% over minutes) weighs
- * on both sides of a ratio instead of on whichever contender it fell on.
- * Without rounds in common, the ratio of the medians.
+ * within each pair (--paired: both timed at the same moment) or else each
+ * round (every contender timed back to back), so a slow stretch of the
+ * machine (this one's speed drifts 10-30% over minutes) weighs on both sides
+ * of a ratio instead of on whichever contender it fell on. Without pairs or
+ * rounds in common, the ratio of the medians.
  */
 export function pairedRatio(row, base) {
   if (!base || row.rps === null || !base.rps) return null;
-  const baseByRound = new Map(base.measured.map((m) => [m.round, m.rps]));
-  const ratios = row.measured.filter((m) => m.round !== undefined && baseByRound.get(m.round) > 0).map((m) => m.rps / baseByRound.get(m.round));
+  const keyOf = (m) => m.pair ?? m.round;
+  const baseByKey = new Map(base.measured.map((m) => [keyOf(m), m.rps]));
+  const ratios = row.measured.filter((m) => keyOf(m) !== undefined && baseByKey.get(keyOf(m)) > 0).map((m) => m.rps / baseByKey.get(keyOf(m)));
   return ratios.length > 0 ? median(ratios) : row.rps / base.rps;
 }
 
@@ -115,7 +116,12 @@ export function buildReport(results, chartFiles = []) {
   out.push(`- **Machine:** ${meta.machine}`);
   out.push(`- **Node (servers):** ${meta.node}`);
   out.push(`- **Load generator:** ${meta.tool}${meta.connectionsOverride ? `, ${meta.connectionsOverride} connections everywhere` : ""}`);
-  out.push(`- **Method:** ${meta.pinning}; ${meta.warmup > 0 ? `one warm-up round of ${meta.warmup} s` : "no warm-up round"}, then ${meta.rounds} measured round(s) of ${meta.duration === "seed durations" ? "each seed's duration" : `${meta.duration} s`} per route, contenders interleaved (order rotated each round); figures are medians over rounds, and \`× bare\` is the median of the per-round ratios (each round times every contender back to back, so the machine's drift weighs on both sides).`);
+  const rounds = `${meta.warmup > 0 ? `one warm-up round of ${meta.warmup} s` : "no warm-up round"}, then ${meta.rounds} measured round(s) of ${meta.duration === "seed durations" ? "each seed's duration" : `${meta.duration} s`} per route`;
+  out.push(
+    meta.paired
+      ? `- **Method (paired):** ${meta.pinning}; ${rounds}. Each contender is timed at the same moment as its bare server, each with its own load generator: the kernel shares the server core evenly between the two, so req/s are about half what a server gets alone, and \`× bare\` is the median of the ratios within each pair (the machine's drift, which moves rounds timed one after another by 10-30%, falls on both at once). Order rotated each round; figures are medians.`
+      : `- **Method:** ${meta.pinning}; ${rounds}, contenders interleaved (order rotated each round); figures are medians over rounds, and \`× bare\` is the median of the per-round ratios (each round times every contender back to back, so the machine's drift weighs on both sides).`,
+  );
   out.push(`- **Command:** \`${meta.command}\``);
   out.push(`- **Run:** ${meta.date}`);
   out.push("");

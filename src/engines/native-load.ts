@@ -20,8 +20,8 @@ export interface NativeAddon {
   streamWrite(id: number, chunk: string | Buffer): boolean;
   streamEnd(id: number): boolean;
   destroy(id: number): void;
-  /** A listening socket's descriptor on `host:port` that others may share (SO_REUSEPORT), for the node engine's acceptors. */
-  reusePortListener(host: string, port: number): number;
+  /** Accepts up to `max` connections waiting on a listening descriptor (the node engine's; see node-accept.ts): their descriptors. */
+  acceptQueued(fd: number, max: number): number[];
 }
 export interface NativeListenOptions {
   host: string;

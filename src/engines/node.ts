@@ -1,10 +1,13 @@
 import { createServer, ServerResponse, type RequestListener, type Server, type ServerOptions } from "node:http";
-import type { AddressInfo, Server as NetServer, Socket } from "node:net";
+import type { AddressInfo, ListenOptions, Socket } from "node:net";
 import type { Limits } from "../limits.js";
 import { CogRequest } from "../request.js";
 import { CogResponse } from "../response.js";
 import type { Address, Dispatch, Engine } from "./engine.js";
-import { listenWithAcceptors } from "./node-acceptors.js";
+import { acceptQueuedConnections } from "./node-accept.js";
+
+/** Node's default backlog (511) drops SYNs when thousands of clients connect at once; the kernel caps this at net.core.somaxconn. */
+const BACKLOG = 4096;
 
 /**
  * The default engine: Node's own HTTP server, handed Cog's request and
@@ -14,8 +17,6 @@ import { listenWithAcceptors } from "./node-acceptors.js";
 export class NodeEngine implements Engine {
   readonly server: Server;
   private readonly options: ServerOptions;
-  /** More listening sockets on the same port (see node-acceptors.ts); closed with the server. */
-  private acceptors: NetServer[] = [];
 
   constructor(dispatch: Dispatch, limits: Limits, options: ServerOptions = {}) {
     this.options = options;
@@ -41,7 +42,8 @@ export class NodeEngine implements Engine {
   }
 
   async listen(port: number, host: string | undefined): Promise<Address> {
-    this.acceptors = await listenWithAcceptors(this.server, this.options, port, host);
+    await listenOn(this.server, { port, host, backlog: BACKLOG });
+    acceptQueuedConnections(this.server, this.options);
     const address = this.server.address() as AddressInfo;
     return { host: address.address, port: address.port };
   }
@@ -49,21 +51,29 @@ export class NodeEngine implements Engine {
   async close(drainMs: number): Promise<void> {
     const server = this.server;
     if (!server.listening) return;
-    // Each listener calls back once the connections it accepted are gone.
-    const listeners: NetServer[] = [server, ...this.acceptors];
-    this.acceptors = [];
     // In-flight requests finish; their keep-alive connections are closed as they go idle.
     const idleSweep = setInterval(() => server.closeIdleConnections(), 50);
     const deadline = setTimeout(() => server.closeAllConnections(), drainMs);
-    const closed = listeners.map((l) => new Promise<void>((resolve, reject) => l.close((err) => (err ? reject(err) : resolve()))));
+    // Calls back once every connection is gone.
+    const closed = new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
     server.closeIdleConnections();
     try {
-      await Promise.all(closed);
+      await closed;
     } finally {
       clearInterval(idleSweep);
       clearTimeout(deadline);
     }
   }
+}
+
+function listenOn(server: Server, options: ListenOptions): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options, () => {
+      server.removeListener("error", reject);
+      resolve();
+    });
+  });
 }
 
 /** RFC 9110 §15.6.2: a method the server does not implement gets 501. The socket is ours now, errors included. */

@@ -63,13 +63,11 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
     }
 }
 
-/// Opens a listening socket that other sockets of this process may share (SO_REUSEPORT) and
-/// returns its descriptor, for `net.Server.listen({ fd })`: the node engine's extra acceptors on a
-/// Node without `reusePort` (before 22.12). The caller owns the descriptor.
+/// Accepts what waits in a listening socket's queue (at most `max`): the node engine's
+/// connections beyond the one libuv accepts per wakeup. The caller owns the descriptors.
 #[napi]
-pub fn reuse_port_listener(host: String, port: u32) -> Result<u32> {
-    let port = u16::try_from(port).map_err(|_| Error::from_reason(format!("port {port} is out of range")))?;
-    listener::open(&host, port, true).map(|(fd, _)| fd as u32).map_err(Error::from_reason)
+pub fn accept_queued(fd: u32, max: u32) -> Vec<u32> {
+    listener::accept_queued(fd as i32, max as usize).into_iter().map(|fd| fd as u32).collect()
 }
 
 /// Stops accepting; idle connections close, busy ones after their last response.

@@ -1,5 +1,5 @@
-//! Listening sockets (and their socket options): the native engine's own, and reuse-port ones for the node engine on a Node
-//! that can't open them itself (see `src/engines/node-acceptors.ts`).
+//! Listening sockets (and their socket options): the native engine's own, and draining the node
+//! engine's accept queue (see `src/engines/node-accept.ts`).
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::os::raw::{c_int, c_void};
@@ -9,11 +9,10 @@ use std::os::raw::{c_int, c_void};
 pub const BACKLOG: c_int = 4096;
 
 /// Opens a non-blocking listening socket on `host:port`; returns it with the port it got (port 0
-/// picks one). With `reuse_port`, other sockets of this user may join the port (SO_REUSEPORT) and
-/// the kernel spreads new connections over them.
-pub fn open(host: &str, port: u16, reuse_port: bool) -> Result<(c_int, u16), String> {
+/// picks one).
+pub fn open(host: &str, port: u16) -> Result<(c_int, u16), String> {
     let addr = resolve(host, port)?;
-    let fd = unsafe { open_socket(&addr, reuse_port) }.map_err(|e| format!("could not listen on {host}:{port}: {e}"))?;
+    let fd = unsafe { open_socket(&addr) }.map_err(|e| format!("could not listen on {host}:{port}: {e}"))?;
     Ok((fd, unsafe { local_port(fd) }))
 }
 
@@ -21,18 +20,13 @@ fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
     (host, port).to_socket_addrs().map_err(|e| format!("could not resolve \"{host}\": {e}"))?.next().ok_or_else(|| format!("\"{host}\" has no address"))
 }
 
-unsafe fn open_socket(addr: &SocketAddr, reuse_port: bool) -> Result<c_int, std::io::Error> {
+unsafe fn open_socket(addr: &SocketAddr) -> Result<c_int, std::io::Error> {
     let family = if addr.is_ipv6() { libc::AF_INET6 } else { libc::AF_INET };
     let fd = libc::socket(family, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0);
     if fd < 0 {
         return Err(std::io::Error::last_os_error());
     }
     set_option(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1);
-    if reuse_port && set_option(fd, libc::SOL_SOCKET, libc::SO_REUSEPORT, 1) != 0 {
-        let err = std::io::Error::last_os_error();
-        libc::close(fd);
-        return Err(err);
-    }
     if addr.is_ipv6() {
         // "::" serves IPv4 clients too, as Node's default does.
         set_option(fd, libc::IPPROTO_IPV6, libc::IPV6_V6ONLY, 0);
@@ -44,6 +38,23 @@ unsafe fn open_socket(addr: &SocketAddr, reuse_port: bool) -> Result<c_int, std:
         return Err(err);
     }
     Ok(fd)
+}
+
+/// Accepts up to `max` connections waiting in a listening socket's queue, without blocking: the
+/// node engine drains the queue this way because libuv accepts one connection per wakeup.
+/// Each descriptor is non-blocking and close-on-exec; the caller owns them.
+pub fn accept_queued(fd: c_int, max: usize) -> Vec<c_int> {
+    let mut accepted = Vec::new();
+    while accepted.len() < max {
+        let conn = unsafe { libc::accept4(fd, std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC) };
+        if conn < 0 {
+            // EAGAIN: the queue is empty. Any other error (EMFILE, a connection reset while queued)
+            // ends this drain; libuv's own accept on the next wakeup reports what persists.
+            break;
+        }
+        accepted.push(conn);
+    }
+    accepted
 }
 
 /// setsockopt with an integer value; returns its status.

@@ -167,7 +167,7 @@ fn now(server: &Server) -> u64 {
 // Listening
 
 pub fn listen(js: js::ServerJs, host: &str, port: u16, settings: Settings) -> Result<(usize, u16), String> {
-    let (fd, bound) = listener::open(host, port, false)?;
+    let (fd, bound) = listener::open(host, port)?;
     let uv_loop = js.uv_loop;
     let listen_poll = alloc_handle(UV_POLL);
     let timer = alloc_handle(UV_TIMER);
