@@ -157,6 +157,10 @@ async function main() {
   const slotsPerRound = (servers) => (settings.paired ? servers.filter((s) => bareFor(s, servers) !== null).length : servers.length);
   const total = plan.reduce((n, p) => n + slotsPerRound(p.servers) * (settings.rounds + 1 - firstRound), 0);
   if (total === 0) fatal("--paired needs each contender's bare server (node-http, uws or bun) among --contenders");
+  if (settings.paired) {
+    const unpaired = running.filter((s) => !s.contender.bare && bareFor(s, running) === null).map((s) => s.contender.name);
+    if (unpaired.length > 0) console.log(`  note: --paired times only contenders whose bare server runs too; not timed: ${unpaired.join(", ")}`);
+  }
   const durationOf = (s) => (settings.seedDurations ? s.seedDuration : settings.duration);
   let done = 0;
   let pair = 0;
