@@ -140,14 +140,14 @@ export class Cog extends Scope implements ChainOwner {
   private createEngine(): Engine {
     switch (this.engineName) {
       case "uws":
-        return new UwsEngine(this.dispatch, this.limits);
+        return new UwsEngine(this.dispatch, this.limits, this.settings);
       case "native":
-        return new NativeEngine(this.dispatch, this.limits, this.strict);
+        return new NativeEngine(this.dispatch, this.limits, this.settings, this.strict);
       case "auto":
-        if (nativeUnavailable() === null) return new NativeEngine(this.dispatch, this.limits, this.strict);
-        return new NodeEngine(this.dispatch, this.limits, this.serverOptions);
+        if (nativeUnavailable() === null) return new NativeEngine(this.dispatch, this.limits, this.settings, this.strict);
+        return new NodeEngine(this.dispatch, this.limits, this.settings, this.serverOptions);
       default:
-        return new NodeEngine(this.dispatch, this.limits, this.serverOptions);
+        return new NodeEngine(this.dispatch, this.limits, this.settings, this.serverOptions);
     }
   }
 
@@ -171,12 +171,11 @@ export class Cog extends Scope implements ChainOwner {
 
   /** Answers a request without a socket, for tests: `await app.inject({ method: "GET", url: "/" })`. */
   inject(options: InjectOptions | string): Promise<InjectResponse> {
-    return inject(this.dispatch, options);
+    return inject(this.dispatch, this.settings, options);
   }
 
   /** The entry point for every request, bound so engines can call it directly. */
   readonly dispatch = (req: CogRequest, res: CogResponse): void => {
-    req.settings = this.settings;
     if (this.closing) return this.refuseWhileClosing(req, res);
     let length: number;
     try {

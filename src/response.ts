@@ -62,12 +62,13 @@ type EngineResponseClass = abstract new (...args: any[]) => EngineResponse;
  */
 export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base) {
   abstract class ResponseHelpers extends Base {
+  // Defaults on the prototype (below), as for requests: no per-response property definitions.
   /** Headers set with `res.set`, by lower-case name; null until the first one. */
-  /** @internal */ pending: Record<string, HeaderValue> | null = null;
+  /** @internal */ declare pending: Record<string, HeaderValue> | null;
   /** The route's compiled response serializers by status, when it declared response schemas. */
-  serializers: Map<number, Serializer> | null = null;
+  declare serializers: Map<number, Serializer> | null;
   /** Whether anything used Node's own header store (`setHeader`), which `send` then has to consult. */
-  /** @internal */ nodeHeaders = false;
+  /** @internal */ declare nodeHeaders: boolean;
 
   /** Node's setHeader, noted so that `send` only asks Node's store when something is in it. */
   /** @internal */
@@ -248,6 +249,7 @@ export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base
    */
   abstract pipeFrom(body: Readable): void;
   }
+  Object.assign(ResponseHelpers.prototype, { pending: null, serializers: null, nodeHeaders: false });
   return ResponseHelpers;
 }
 

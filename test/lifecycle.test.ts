@@ -187,6 +187,19 @@ describe("inject", () => {
     assert.equal((await app.inject("/missing")).statusCode, 404);
     assert.equal(app.server, undefined, "no server was started");
   });
+
+  test("applies each app's own options (trustProxy, maxFields)", async () => {
+    const define = (app: Cog) => app.get("/", (req, res) => res.json({ ip: req.ip, query: req.query }));
+    const strictApp = new Cog({ logErrors: false, engine, trustProxy: true, maxFields: 2 });
+    const plainApp = new Cog({ logErrors: false, engine });
+    define(strictApp);
+    define(plainApp);
+    const headers = { "x-forwarded-for": "203.0.113.9" };
+    assert.equal((await strictApp.inject({ url: "/", headers })).json().ip, "203.0.113.9");
+    assert.equal((await plainApp.inject({ url: "/", headers })).json().ip, "127.0.0.1");
+    assert.equal((await strictApp.inject("/?a=1&b=2&c=3")).statusCode, 414);
+    assert.deepEqual((await plainApp.inject("/?a=1&b=2&c=3")).json().query, { a: "1", b: "2", c: "3" });
+  });
 });
 
 describe("serve helper sanity", () => {

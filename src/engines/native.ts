@@ -1,5 +1,5 @@
 import type { Limits } from "../limits.js";
-import type { CogRequest } from "../request.js";
+import { withSettings, type CogRequest, type RequestSettings } from "../request.js";
 import type { CogResponse } from "../response.js";
 import type { Address, Dispatch, Engine } from "./engine.js";
 import { EVENT_ABORT, loadNative, methodNames, type NativeAddon } from "./native-load.js";
@@ -22,12 +22,16 @@ export class NativeEngine implements Engine {
   /** Responses the app has not finished, by request id: for abort and drain events, and `close`. */
   private readonly inFlight = new Map<number, NativeResponse>();
   private idle: (() => void) | null = null;
+  private readonly Request: typeof NativeRequest;
 
   constructor(
     private readonly dispatch: Dispatch,
     private readonly limits: Limits,
+    settings: RequestSettings,
     private readonly strict: boolean,
-  ) {}
+  ) {
+    this.Request = withSettings(NativeRequest, settings);
+  }
 
   listen(port: number, host: string | undefined): Promise<Address> {
     try {
@@ -65,7 +69,7 @@ export class NativeEngine implements Engine {
   };
 
   private readonly onRequest = (id: number, method: number, url: string, body: Buffer | undefined, flags: number, problem: string | undefined): void => {
-    const request = new NativeRequest(this.addon!, id, this.methods[method]!, url, flags, body, problem);
+    const request = new this.Request(this.addon!, id, this.methods[method]!, url, flags, body, problem);
     const response = new NativeResponse(this.addon!, request, this.onDone);
     try {
       // Handlers are typed with the node engine's classes; these carry the same helpers.

@@ -1,7 +1,7 @@
 import { createServer, ServerResponse, type RequestListener, type Server, type ServerOptions } from "node:http";
 import type { AddressInfo, ListenOptions, Socket } from "node:net";
 import type { Limits } from "../limits.js";
-import { CogRequest } from "../request.js";
+import { CogRequest, withSettings, type RequestSettings } from "../request.js";
 import { CogResponse } from "../response.js";
 import type { Address, Dispatch, Engine } from "./engine.js";
 import { acceptQueuedConnections } from "./node-accept.js";
@@ -18,7 +18,7 @@ export class NodeEngine implements Engine {
   readonly server: Server;
   private readonly options: ServerOptions;
 
-  constructor(dispatch: Dispatch, limits: Limits, options: ServerOptions = {}) {
+  constructor(dispatch: Dispatch, limits: Limits, settings: RequestSettings, options: ServerOptions = {}) {
     this.options = options;
     this.server = createServer(
       {
@@ -29,7 +29,7 @@ export class NodeEngine implements Engine {
         maxHeaderSize: limits.maxHeaderSize,
         requireHostHeader: true,
         ...options,
-        IncomingMessage: CogRequest,
+        IncomingMessage: withSettings(CogRequest, settings),
         // Node's typings want a ServerResponse class exactly; CogResponse is one, with more.
         ServerResponse: CogResponse as unknown as typeof ServerResponse,
       },

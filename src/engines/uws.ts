@@ -1,5 +1,5 @@
 import type { Limits } from "../limits.js";
-import type { CogRequest } from "../request.js";
+import { withSettings, type CogRequest, type RequestSettings } from "../request.js";
 import type { CogResponse } from "../response.js";
 import type { Address, Dispatch, Engine } from "./engine.js";
 import { loadUws, type UwsHttpRequest, type UwsHttpResponse } from "./uws-load.js";
@@ -19,11 +19,15 @@ export class UwsEngine implements Engine {
   /** Responses not yet finished, so `close` can wait for them and cut the stragglers. */
   private readonly inFlight = new Set<UwsResponse>();
   private idle: (() => void) | null = null;
+  private readonly Request: typeof UwsRequest;
 
   constructor(
     private readonly dispatch: Dispatch,
     private readonly limits: Limits,
-  ) {}
+    settings: RequestSettings,
+  ) {
+    this.Request = withSettings(UwsRequest, settings);
+  }
 
   listen(port: number, host: string | undefined): Promise<Address> {
     let uws;
@@ -38,7 +42,7 @@ export class UwsEngine implements Engine {
       if (inFlight.size !== 0 && inFlight.delete(res as UwsResponse) && inFlight.size === 0) this.idle?.();
     };
     const serve = (method: string | undefined) => (raw: UwsHttpResponse, req: UwsHttpRequest) => {
-      const request = new UwsRequest(req, raw, method);
+      const request = new this.Request(req, raw, method);
       const response = new UwsResponse(raw, request, onDone);
       try {
         // Handlers are typed with the node engine's classes; these carry the same helpers (see above).
