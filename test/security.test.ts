@@ -96,6 +96,12 @@ describe("prototype pollution", () => {
     assert.equal((await json('{"__proto__":{"polluted":1}}')).status, 400);
     assert.equal((await json('{"a":{"constructor":{"prototype":{"polluted":1}}}}')).status, 400);
     assert.equal((await json('{"a":{"\\u005f_proto__":{"polluted":1}}}')).status, 400);
+    assert.equal((await json('[{"\\u0063onstructor":{"prototype":{"polluted":1}}}]')).status, 400);
+    assert.equal((await json('\ufeff{"__proto__":{"polluted":1}}')).status, 400);
+    // The words alone, as values or inside other keys, are harmless and accepted.
+    const harmless = await json('{"protocol":"constructor","\\u0061":"__proto__"}');
+    assert.equal(harmless.status, 200);
+    assert.deepEqual(await harmless.json(), { type: "object", keys: ["protocol", "a"] });
     const form = await fetch("/body", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "__proto__[polluted]=1&__proto__=1&constructor[prototype][polluted]=1" });
     assert.equal(form.status, 200);
     assert.equal((await fetch("/query?__proto__[polluted]=1&__proto__=1&constructor[prototype][polluted]=1")).status, 200);
