@@ -21,7 +21,7 @@ export function rawHeader(req: { rawHeaders: readonly string[] }, lowerName: str
  * and a chunked body that grows past it stops being collected at that point
  * (the caller answers 413 and closes the connection rather than draining the
  * rest). `done` is called at most once; never if the client goes away
- * (the reader stops feeding it, or calls `abandon`). Every engine's body reader feeds one of these.
+ * (its reader then stops feeding it). Every engine's body reader feeds one of these.
  */
 export class BodyCollector {
   private readonly chunks: Buffer[] = [];
@@ -51,11 +51,6 @@ export class BodyCollector {
     this.finished = true;
     const chunks = this.chunks;
     this.done(null, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.received));
-  }
-
-  /** The client went away: nobody is left to answer, so the chain never runs. */
-  abandon(): void {
-    this.finished = true;
   }
 
   private refuse(): void {

@@ -1,8 +1,7 @@
 import { IncomingMessage, ServerResponse } from "node:http";
 import type { InjectOptions, Response as InjectResponse } from "light-my-request";
-import { CogRequest } from "./request.js";
+import { CogRequest, type RequestSettings } from "./request.js";
 import { CogResponse } from "./response.js";
-import type { RequestSettings } from "./request.js";
 import type { Dispatch } from "./engines/engine.js";
 
 export type { InjectOptions, InjectResponse };

@@ -34,12 +34,7 @@ describe("listen and close", () => {
 
   test("close lets in-flight requests finish, and refuses new requests on open connections with 503", async () => {
     const app = new Cog({ logErrors: false, engine });
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    app.get("/slow", async (_req, res) => {
-      await gate;
-      res.send("finished");
-    });
+    const { release } = holdRoute(app, "/slow", "finished");
     app.get("/fast", (_req, res) => res.send("fast"));
     const { port } = await app.listen(0, "127.0.0.1");
     const inFlight = fetch(`http://127.0.0.1:${port}/slow`).then((r) => r.text());
@@ -56,12 +51,7 @@ describe("listen and close", () => {
 
   test("a request arriving on an open connection during close gets 503 and Connection: close", { skip: engine === "uws" && "uWebSockets.js closes a connection on a request pipelined behind an unfinished async response" }, async () => {
     const app = new Cog({ logErrors: false, engine });
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    app.get("/slow", async (_req, res) => {
-      await gate;
-      res.send("done");
-    });
+    const { release } = holdRoute(app, "/slow", "done");
     const { port } = await app.listen(0, "127.0.0.1");
     const socket = connect(port, "127.0.0.1");
     let received = "";
@@ -86,14 +76,7 @@ describe("listen and close", () => {
   // served as Node's own are.
   test("on Linux the node engine accepts a queue of 40 connections in one go, counts them and answers each", { skip: engine !== "node" || process.platform !== "linux" || nativeSkip !== false }, async () => {
     const app = new Cog({ engine });
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let arrived = 0;
-    app.get("/", async (_req, res) => {
-      arrived++;
-      await gate;
-      res.send("up");
-    });
+    const { release, arrived } = holdRoute(app, "/", "up");
     const { port } = await app.listen(0, "127.0.0.1");
     // Connections that arrive within one synchronous run of the server's "connection" event.
     const batches: number[] = [];
@@ -105,7 +88,7 @@ describe("listen and close", () => {
     // All 40 connect before the server's loop next polls, so all 40 wait in the queue then.
     const replies = Array.from({ length: 40 }, () => raw(port, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 5_000));
     try {
-      while (arrived < 40) await new Promise((r) => setTimeout(r, 10));
+      while (arrived() < 40) await new Promise((r) => setTimeout(r, 10));
       const sizes = batches.filter((n) => n > 0);
       assert.equal(sizes.reduce((a, b) => a + b, 0), 40);
       assert.ok(sizes.length <= 2, `accepted in ${sizes.length} goes (${sizes.join(", ")}), not at once`);
@@ -126,17 +109,10 @@ describe("listen and close", () => {
 
   test("close waits for every busy connection, on a burst of 64, and each one is answered", async () => {
     const app = new Cog({ engine });
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let arrived = 0;
-    app.get("/slow", async (_req, res) => {
-      arrived++;
-      await gate;
-      res.send("finished");
-    });
+    const { release, arrived } = holdRoute(app, "/slow", "finished");
     const { port } = await app.listen(0, "127.0.0.1");
     const replies = Array.from({ length: 64 }, () => raw(port, "GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 5_000));
-    while (arrived < 64) await new Promise((r) => setTimeout(r, 10));
+    while (arrived() < 64) await new Promise((r) => setTimeout(r, 10));
     let closed = false;
     const closing = app.close().then(() => (closed = true));
     await new Promise((r) => setTimeout(r, 50));
@@ -210,3 +186,16 @@ describe("serve helper sanity", () => {
     assert.equal(await (await b.fetch("/")).text(), "b");
   });
 });
+
+/** A GET route whose handler answers `body` only once `release()` is called; `arrived()` counts the requests that reached it. */
+function holdRoute(app: Cog, path: string, body: string): { release: () => void; arrived: () => number } {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let arrived = 0;
+  app.get(path, async (_req, res) => {
+    arrived++;
+    await gate;
+    res.send(body);
+  });
+  return { release, arrived: () => arrived };
+}
