@@ -14,7 +14,7 @@ import { startServer } from "../bench/lib/server.mjs";
 
 describe("conformance check", () => {
   test("passes the bare node:http contender and names what a wrong one gets wrong", async (t) => {
-    const server = await startServer({ runtime: process.execPath, file: "bench/contenders/node-http.mjs", port: 40890, cpu: null });
+    const server = await startServer({ runtime: process.execPath, file: "bench/contenders/node-http.mjs", port: await freePort(), cpu: null });
     t.after(() => server.stop());
     assert.deepEqual(await checkConformance("node-http", server.port), []);
     const problems: string[] = await checkConformance("impostor", server.port);
@@ -39,7 +39,7 @@ describe("conformance check", () => {
 
   test("a server that never says ready is reported with its output", async () => {
     await assert.rejects(
-      startServer({ runtime: process.execPath, file: "test/fixtures/crashing-server.mjs", port: 40891, cpu: null }),
+      startServer({ runtime: process.execPath, file: "test/fixtures/crashing-server.mjs", port: await freePort(), cpu: null }),
       /exited \(1\) before it was ready[^]*the database is down/,
     );
   });
@@ -129,3 +129,15 @@ describe("report builder", () => {
     assert.match(svg, /<\/svg>$/);
   });
 });
+
+/**
+ * A port nothing listens on, from the kernel. A fixed one can collide: ports from 32768 up are
+ * also handed out to outgoing connections, of which the other test files open thousands.
+ */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((r) => probe.close(r));
+  return port;
+}
