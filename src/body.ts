@@ -10,7 +10,7 @@ export function rawHeader(req: { rawHeaders: readonly string[] }, lowerName: str
   const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
-    if (name.length === lowerName.length && name.toLowerCase() === lowerName) return raw[i + 1];
+    if (name.length === lowerName.length && (name === lowerName || name.toLowerCase() === lowerName)) return raw[i + 1];
   }
   return undefined;
 }
@@ -143,11 +143,12 @@ function parseJson(raw: Buffer, maxDepth: number): unknown {
  * Whether a JSON text could hold a `__proto__` or `constructor` key, for secure-json-parse to
  * check. JSON can escape a letter or "_" only as \uXXXX, so a text without "\u" spells any such
  * key out, and one without "proto" or "constructor" holds neither. A leading BOM goes to
- * secure-json-parse too, which strips it. Three substring scans cost less than its two regexes,
- * which try a match at every '"' of every body.
+ * secure-json-parse too, which strips it. One scan for the three costs less than its two
+ * regexes, which try a match at every '"' of every body (and than three indexOf calls).
  */
+const POISON_HINT = /\\u|proto|constructor/;
 function mayHoldPoisonKeys(text: string): boolean {
-  return text.charCodeAt(0) === 0xfeff || text.indexOf("\\u") !== -1 || text.indexOf("proto") !== -1 || text.indexOf("constructor") !== -1;
+  return text.charCodeAt(0) === 0xfeff || POISON_HINT.test(text);
 }
 
 /**
