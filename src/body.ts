@@ -143,8 +143,10 @@ function parseJson(raw: Buffer, maxDepth: number): unknown {
  * Whether a JSON text could hold a `__proto__` or `constructor` key, for secure-json-parse to
  * check. JSON can escape a letter or "_" only as \uXXXX, so a text without "\u" spells any such
  * key out, and one without "proto" or "constructor" holds neither. A leading BOM goes to
- * secure-json-parse too, which strips it. One scan for the three costs less than its two
- * regexes, which try a match at every '"' of every body (and than three indexOf calls).
+ * secure-json-parse too, which strips it. One regex test for the three hints costs a little less
+ * than three indexOf calls (about 20 ns against 26 ns on a short body, Node 20 and 24) and far
+ * less than secure-json-parse's two regexes, which made up ~3% of a small JSON POST (measured in
+ * pairs against a bare node:http server).
  */
 const POISON_HINT = /\\u|proto|constructor/;
 function mayHoldPoisonKeys(text: string): boolean {
