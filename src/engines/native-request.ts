@@ -49,9 +49,10 @@ class NativeRequestBase extends DetachedHeaders {
 
 /** A request on the native engine. */
 export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
+  // Prototype defaults (below): NativeRequestBase's is the one constructor that runs per request.
   /** @internal Set by the response once the engine has forgotten the request. */
-  gone = false;
-  /** @internal */ address: string | undefined = undefined;
+  declare gone: boolean;
+  /** @internal */ declare address: string | undefined;
 
   get remoteAddress(): string | undefined {
     if (this.address === undefined && !this.gone) this.address = this.addon.remoteAddress(this.id) ?? undefined;
@@ -70,3 +71,4 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     else done(null, this.received ?? Buffer.alloc(0));
   }
 }
+Object.assign(NativeRequest.prototype, { gone: false, address: undefined });

@@ -24,7 +24,8 @@ export function headersFromRaw(raw: readonly string[]): IncomingHttpHeaders {
  * object, built from `rawHeaders` on first read (and assignable, as Node's is).
  */
 export abstract class DetachedHeaders {
-  /** @internal */ cachedHeaders: IncomingHttpHeaders | null = null;
+  /** @internal Null until first read (a prototype default: no constructor runs for it). */
+  declare cachedHeaders: IncomingHttpHeaders | null;
   abstract readonly rawHeaders: string[];
 
   get headers(): IncomingHttpHeaders {
@@ -34,3 +35,4 @@ export abstract class DetachedHeaders {
     this.cachedHeaders = headers;
   }
 }
+DetachedHeaders.prototype.cachedHeaders = null;

@@ -24,10 +24,11 @@ class UwsResponseBase extends BufferedResponse {
   /** @internal */ readonly request: UwsRequest;
   /** @internal Called once, when uWS's response may no longer be touched. */
   readonly onDone: (res: UwsResponseBase) => void;
+  // Prototype defaults (below), so this is the one constructor of the response's class chain.
   /** @internal True while uWS's handler runs: uWS has corked the socket already, so writes need no cork(). */
-  corked = true;
+  declare corked: boolean;
   /** @internal The Content-Length the app set (a HEAD response reports it), met while writing headers. */
-  declaredLength: string | undefined = undefined;
+  declare declaredLength: string | undefined;
 
   constructor(raw: UwsHttpResponse, request: UwsRequest, onDone: (res: UwsResponseBase) => void) {
     super();
@@ -97,6 +98,8 @@ class UwsResponseBase extends BufferedResponse {
     this.onDone(this);
   }
 }
+
+Object.assign(UwsResponseBase.prototype, { corked: true, declaredLength: undefined });
 
 /** Writes one header to uWS, except those uWS writes itself (Content-Length, Date) or takes as a flag (Connection). */
 function writeHeader(res: UwsResponseBase, name: string, value: string): void {
