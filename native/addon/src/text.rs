@@ -60,6 +60,13 @@ pub fn encode_utf8(units: &[u16], out: &mut Vec<u8>) {
     out.reserve(units.len() * 3);
     let mut i = 0;
     while i < units.len() {
+        // A run of ASCII (most bodies are nothing else) is copied without the per-unit branches.
+        let ascii = units[i..].iter().take_while(|&&unit| unit < 0x80).count();
+        out.extend(units[i..i + ascii].iter().map(|&unit| unit as u8));
+        i += ascii;
+        if i == units.len() {
+            break;
+        }
         let unit = units[i];
         i += 1;
         let code = if unit < 0x80 {
