@@ -59,9 +59,6 @@ pub fn parse_head(buf: &[u8], limits: &Limits) -> Result<Option<Head>, Refusal> 
         }
         return Ok(parse_head(&buf[skip..], limits)?.map(|head| head.shifted(skip)));
     }
-    if let Some(found) = parse_spaced_line(buf, limits) {
-        return found;
-    }
     // Header slots on the stack for the usual limits (no allocation, no zeroing per request).
     let mut stack: [MaybeUninit<httparse::Header>; 128] = [const { MaybeUninit::uninit() }; 128];
     let mut heap: Vec<MaybeUninit<httparse::Header>> = Vec::new();
@@ -72,7 +69,15 @@ pub fn parse_head(buf: &[u8], limits: &Limits) -> Result<Option<Head>, Refusal> 
         &mut heap
     };
     let mut req = httparse::Request::new(&mut []);
-    let len = match req.parse_with_uninit_headers(buf, slots) {
+    let parsed = req.parse_with_uninit_headers(buf, slots);
+    if !matches!(parsed, Ok(httparse::Status::Complete(_))) {
+        // Only a request line httparse did not take can hold a run of spaces: the usual request
+        // never pays for looking.
+        if let Some(found) = parse_spaced_line(buf, limits) {
+            return found;
+        }
+    }
+    let len = match parsed {
         Ok(httparse::Status::Complete(len)) => len,
         Ok(httparse::Status::Partial) => {
             // node:http refuses a method it doesn't know as soon as its first wrong byte arrives.
