@@ -33,6 +33,25 @@ describe("response helpers", () => {
     await check("/typed", "text/csv", "a,b");
   });
 
+  test("every response carries its own header values, however many distinct ones there have been, in the order set", async (t) => {
+    // Engines may cache header lines they send again and again (the native engine does, up to a
+    // bound): 1,500 distinct values must each reach their own response, with the repeated ones.
+    const { fetch } = await serve(t, (app) => {
+      app.get("/:n", (req, res) => {
+        res.set("X-First", "same").set("X-Value", `v${req.params.n}`);
+        if (Number(req.params.n) % 2 === 0) res.set("X-Even", "yes");
+        res.send(req.params.n);
+      });
+    });
+    for (let n = 0; n < 1500; n++) {
+      const res = await fetch(`/${n}`);
+      assert.equal(res.headers.get("x-first"), "same");
+      assert.equal(res.headers.get("x-value"), `v${n}`);
+      assert.equal(res.headers.get("x-even"), n % 2 === 0 ? "yes" : null);
+      assert.equal(await res.text(), String(n));
+    }
+  });
+
   test("text bodies are UTF-8 byte for byte as Node writes them: astral characters, lone surrogates, long strings", async (t) => {
     const texts = ["emoji 😀 𝄞 日本語", "a\ud800b\udc00c\ud83d", "x".repeat(70_000) + "é", "é".repeat(3000)];
     const { fetch } = await serve(t, (app) => {
