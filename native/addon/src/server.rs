@@ -384,9 +384,9 @@ impl State {
 
     /// Parses the connection's input into `calls`; returns what `touched` records of it.
     fn parse_into(&mut self, key: usize, gen: u32, calls: &mut Vec<Call>) -> (usize, u32, bool) {
-        let parsed = self.parse(key);
-        let found_request = parsed.iter().any(|c| matches!(c, Call::Request { .. }));
-        calls.extend(parsed);
+        let start = calls.len();
+        self.parse(key, calls);
+        let found_request = calls[start..].iter().any(|c| matches!(c, Call::Request { .. }));
         (key, gen, found_request)
     }
 
@@ -396,7 +396,12 @@ impl State {
         if calls.is_empty() && touched.is_none() {
             return;
         }
-        server.batch.extend(calls);
+        // The first calls of a batch become the batch (no copy); later ones join it.
+        if server.batch.is_empty() {
+            server.batch = calls;
+        } else {
+            server.batch.extend(calls);
+        }
         server.touched.extend(touched);
         if !server.check_armed {
             server.check_armed = true;
@@ -506,10 +511,9 @@ impl State {
         Vec::new()
     }
 
-    /// Parses complete requests out of the input; returns them for JavaScript.
-    fn parse(&mut self, key: usize) -> Vec<Call> {
-        let mut calls = Vec::new();
-        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return calls };
+    /// Parses complete requests out of the input, adding them to `calls` for JavaScript.
+    fn parse(&mut self, key: usize, calls: &mut Vec<Call>) {
+        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return };
         let server = self.servers[conn.server].as_ref().unwrap();
         let now = now(server);
         let limits = server.settings.head;
@@ -637,7 +641,6 @@ impl State {
                 self.reqs.remove(&body.id);
             }
         }
-        calls
     }
 
     /// After a batch: write what it produced; returns drain events and whether to parse again.
