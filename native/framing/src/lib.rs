@@ -50,3 +50,25 @@ pub(crate) static TOKEN: [bool; 256] = {
 pub fn is_token(bytes: &[u8]) -> bool {
     !bytes.is_empty() && bytes.iter().all(|&b| TOKEN[b as usize])
 }
+
+// Word-at-a-time byte tests, for scans that run over every request or response: eight bytes
+// a step cost about a third of testing each byte. Both answer "any byte?" exactly (a borrow
+// only carries past a byte that matched), not which byte: the caller finds that byte by byte.
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The eight bytes of `buf` from `i` on, as one word, if there are eight.
+pub(crate) fn word_at(buf: &[u8], i: usize) -> Option<u64> {
+    buf.get(i..i + 8).map(|chunk| u64::from_le_bytes(chunk.try_into().unwrap()))
+}
+
+/// Nonzero when some byte of `x` equals `byte`.
+pub(crate) fn has_byte(x: u64, byte: u8) -> u64 {
+    let y = x ^ (ONES * u64::from(byte));
+    y.wrapping_sub(ONES) & !y & HIGH
+}
+
+/// Nonzero when some byte of `x` is below `n` (`n` at most 0x80).
+pub(crate) fn has_below(x: u64, n: u8) -> u64 {
+    x.wrapping_sub(ONES * u64::from(n)) & !x & HIGH
+}

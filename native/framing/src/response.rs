@@ -124,16 +124,10 @@ fn is_header_block(block: &[u8]) -> bool {
 /// obs-text (the CR ending the line, or a bad byte). Eight bytes at a time while none of them is
 /// a control character or DEL: a third of the instructions of testing each byte.
 fn value_end(block: &[u8], mut i: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    while let Some(chunk) = block.get(i..i + 8) {
-        let x = u64::from_le_bytes(chunk.try_into().unwrap());
-        // Nonzero exactly when some byte is below 0x20 (tab included: the byte loop sorts it out).
-        let control = x.wrapping_sub(ONES * 0x20) & !x & HIGH;
-        let y = x ^ (ONES * 0x7f);
-        // Nonzero exactly when some byte is 0x7f.
-        let del = y.wrapping_sub(ONES) & !y & HIGH;
-        if control | del != 0 {
+    use crate::{has_below, has_byte, word_at};
+    // A control character (tab included: the byte loop sorts it out) or DEL ends the fast part.
+    while let Some(x) = word_at(block, i) {
+        if has_below(x, 0x20) | has_byte(x, 0x7f) != 0 {
             break;
         }
         i += 8;

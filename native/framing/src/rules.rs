@@ -100,21 +100,14 @@ fn is_host(host: &[u8]) -> bool {
 /// segment). One pass, eight bytes at a time: long paths made two byte-by-byte scans cost more
 /// than the rest of the head rules.
 fn split_path(target: &[u8]) -> (&[u8], bool) {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    // Nonzero exactly when some byte of `x` equals `byte`.
-    let has = |x: u64, byte: u8| {
-        let y = x ^ (ONES * u64::from(byte));
-        y.wrapping_sub(ONES) & !y & HIGH
-    };
+    use crate::{has_byte, word_at};
     let mut suspect = false;
     let mut i = 0;
-    while let Some(chunk) = target.get(i..i + 8) {
-        let x = u64::from_le_bytes(chunk.try_into().unwrap());
-        if has(x, b'?') != 0 {
+    while let Some(x) = word_at(target, i) {
+        if has_byte(x, b'?') != 0 {
             break;
         }
-        suspect |= (has(x, b'.') | has(x, b'%')) != 0;
+        suspect |= (has_byte(x, b'.') | has_byte(x, b'%')) != 0;
         i += 8;
     }
     while i < target.len() && target[i] != b'?' {
