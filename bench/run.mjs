@@ -17,6 +17,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { nodeBinary } from "../scripts/node-binary.mjs";
+import { uwsForNode } from "../scripts/uws-binary.mjs";
 import { bunBinary } from "./lib/bun.mjs";
 import { writeCharts } from "./lib/charts.mjs";
 import { checkConformance } from "./lib/conformance.mjs";
@@ -104,6 +105,8 @@ const pinning = hasTaskset() && cpus().length >= 2;
 
 const nodePath = flags.node ? nodeBinary(flags.node) : process.execPath;
 const nodeVersion = flags.node ? execVersion(nodePath) : process.version;
+// uWebSockets.js on another Node than this one needs that Node's binary (scripts/uws-binary.mjs).
+const uwsBuild = flags.node && wanted.some((c) => c.engine === "uws" || c.baseline === "uws") ? setUpUws(flags.node) : null;
 
 main().catch((err) => {
   console.error(err);
@@ -263,9 +266,18 @@ function progress(done, total, startedAt, label, result, bareResult) {
 }
 
 function packageVersion(contender, runtime) {
-  if (contender.bare) return contender.engine === "node" ? nodeVersion : contender.engine === "bun" ? runtime.version : packageJsonVersion("uWebSockets.js");
+  if (contender.bare) return contender.engine === "node" ? nodeVersion : contender.engine === "bun" ? runtime.version : (uwsBuild?.version ?? packageJsonVersion("uWebSockets.js"));
   if (contender.name === "cog") return packageJsonVersion(null);
   return packageJsonVersion(contender.package);
+}
+
+function setUpUws(major) {
+  try {
+    return uwsForNode(major);
+  } catch (err) {
+    console.log(`Note: uWebSockets.js could not be set up for Node ${major}, so its contenders will be skipped: ${err.message.split("\n")[0]}`);
+    return null;
+  }
 }
 
 function packageJsonVersion(name) {
