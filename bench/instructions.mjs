@@ -13,6 +13,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { nodeBinary } from "../scripts/node-binary.mjs";
+import { uwsForNode } from "../scripts/uws-binary.mjs";
 import { contenderByName } from "./lib/contenders.mjs";
 import { routeById } from "./lib/contract.mjs";
 
@@ -29,6 +30,9 @@ const { values: flags } = parseArgs({
 });
 const nodePath = flags.node ? nodeBinary(flags.node) : process.execPath;
 const N = Number(flags.requests);
+const contenders = flags.contenders.split(",").map(contenderByName);
+// uWebSockets.js on another Node than this one needs that Node's binary (scripts/uws-binary.mjs).
+if (flags.node && contenders.some((c) => c.engine === "uws" || c.baseline === "uws")) uwsForNode(flags.node);
 
 function run(command, args) {
   return execFileSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
@@ -92,7 +96,7 @@ async function countFor(contender, routes, port) {
 const routes = flags.routes.split(",");
 const all = {};
 let port = 40900;
-for (const name of flags.contenders.split(",")) all[name] = await countFor(contenderByName(name), routes, port++);
+for (const contender of contenders) all[contender.name] = await countFor(contender, routes, port++);
 const [base, ...others] = Object.keys(all);
 console.log(`\nratio to ${base} (lower is cheaper):`);
 for (const name of others) {

@@ -267,7 +267,8 @@ function progress(done, total, startedAt, label, result, bareResult) {
 
 function packageVersion(contender, runtime) {
   if (contender.bare) return contender.engine === "node" ? nodeVersion : contender.engine === "bun" ? runtime.version : (uwsBuild?.version ?? packageJsonVersion("uWebSockets.js"));
-  if (contender.name === "cog") return packageJsonVersion(null);
+  // Every Cog contender runs this repository's build, whatever its engine.
+  if (contender.name === "cog" || contender.name.startsWith("cog-")) return packageJsonVersion(null);
   return packageJsonVersion(contender.package);
 }
 
