@@ -52,6 +52,15 @@ describe("response helpers", () => {
     }
   });
 
+  test("a repeated header set with latin1 values goes out as the same bytes every time, as Node writes it", async (t) => {
+    // The native engine keeps a header block it has sent and sends it by number after that: the
+    // kept copy must hold the latin1 bytes (0xE9 for "é"), not their UTF-8 encoding.
+    const { port } = await serve(t, (app) => app.get("/", (_req, res) => res.set("X-Name", "caf\u00e9").send("ok")));
+    const answer = await raw(port, "GET / HTTP/1.1\r\nHost: a\r\n\r\n".repeat(3));
+    assert.equal(answer.split("x-name: caf\u00e9\r\n").length - 1, 3, answer);
+    assert.doesNotMatch(answer, /caf\u00c3\u00a9/, "no UTF-8 bytes for the value");
+  });
+
   test("text bodies are UTF-8 byte for byte as Node writes them: astral characters, lone surrogates, long strings", async (t) => {
     const texts = ["emoji 😀 𝄞 日本語", "a\ud800b\udc00c\ud83d", "x".repeat(70_000) + "é", "é".repeat(3000)];
     const { fetch } = await serve(t, (app) => {

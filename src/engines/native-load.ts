@@ -15,7 +15,10 @@ export interface NativeAddon {
   header(id: number, name: string): string | null;
   remoteAddress(id: number): string | null;
   /** `block`: the header lines; `flags`: RESPONSE_CLOSE, RESPONSE_HAS_DATE; `declared`: the app's Content-Length or -1. */
-  respond(id: number, status: number, block: string, body: string | Buffer, flags: number, declared: number): boolean;
+  /** `block` is the header lines, or the number `keepHeaderBlock` gave for them. */
+  respond(id: number, status: number, block: string | number, body: string | Buffer, flags: number, declared: number): boolean;
+  /** Checks header lines once and keeps them; `respond` then takes the number returned. */
+  keepHeaderBlock(block: string): number;
   streamStart(id: number, status: number, block: string, flags: number): boolean;
   streamWrite(id: number, chunk: string | Buffer): boolean;
   streamEnd(id: number): boolean;

@@ -27,7 +27,8 @@ class NativeResponseBase extends BufferedResponse {
       return;
     }
     const head = this.headBlock();
-    addon.respond(request.id, this.statusCode, head.block, body ?? "", head.flags, head.declared);
+    const block = head.node !== null ? head.node.keptBy(addon) : head.block;
+    addon.respond(request.id, this.statusCode, block, body ?? "", head.flags, head.declared);
   }
 
   /**
@@ -38,7 +39,6 @@ class NativeResponseBase extends BufferedResponse {
   headBlock(): HeadBlock {
     const head: HeadBlock = { block: "", node: BLOCKS, flags: this.shouldKeepAlive ? 0 : RESPONSE_CLOSE, declared: -1 };
     this.eachHeader(addHeader, head);
-    if (head.node !== null) head.block = head.node.block;
     return head;
   }
 
@@ -56,9 +56,9 @@ class NativeResponseBase extends BufferedResponse {
 }
 
 interface HeadBlock {
-  /** The lines so far, once they are not in the cache (`node` is then null). */
+  /** The lines, when they are not in the cache (`node` is then null). */
   block: string;
-  /** The cached block of the lines so far. */
+  /** The cached block of the lines so far (all of them, once `eachHeader` is done). */
   node: BlockNode | null;
   flags: number;
   declared: number;
@@ -94,12 +94,21 @@ function addHeader(head: HeadBlock, name: string, value: string): void {
  * Header blocks already built, found by their lines in order (a trie on names and values).
  * Responses repeat the same few header sets, and finding one costs two Map lookups a line where
  * building it costs three string concatenations a line and, when the engine copies it out, a
- * walk over every piece (~1,000 instructions for two headers). Bounded in nodes and length, so
- * varying values can't grow it without limit: past the bounds, blocks are built as before.
+ * walk over every piece (~1,000 instructions for two headers). A block sent once is also kept by
+ * the engine, checked there once, and later sent as its number: copying it out and checking it
+ * again cost ~300 instructions a response. Bounded in nodes and length, so varying values can't
+ * grow it (or the engine's copies) without limit: past the bounds, blocks are built as before.
  */
 class BlockNode {
   readonly children = new Map<string, Map<string, BlockNode>>();
+  /** The engine's number for this block once it keeps it; -1 until the block is first sent. */
+  private kept = -1;
   constructor(readonly block: string) {}
+
+  keptBy(addon: NativeAddon): number {
+    if (this.kept === -1) this.kept = addon.keepHeaderBlock(this.block);
+    return this.kept;
+  }
 
   next(name: string, value: string): BlockNode | null {
     let byValue = this.children.get(name);
@@ -126,7 +135,7 @@ export class NativeResponse extends withResponseHelpers(NativeResponseBase) {
     const { addon, request } = this;
     this.headersSent = true;
     const head = this.headBlock();
-    addon.streamStart(request.id, this.statusCode, head.block, head.flags);
+    addon.streamStart(request.id, this.statusCode, head.node !== null ? head.node.block : head.block, head.flags);
     this.streaming = true;
     this.onAbort = () => body.destroy();
     this.onDrain = () => body.resume();

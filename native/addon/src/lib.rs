@@ -11,7 +11,7 @@ mod uv;
 use napi::bindgen_prelude::*;
 use napi::{Env, JsFunction, JsString, JsUnknown, NapiRaw};
 use napi_derive::napi;
-use cog_framing::response::{AppHead, HeaderBlock};
+use cog_framing::response::{AppHead, HeaderBlock, KeptHeaderBlock};
 use server::{with_state, Settings};
 use std::cell::RefCell;
 
@@ -118,21 +118,52 @@ thread_local! {
 }
 
 /// A whole response; false when the client is gone. `block` holds the app's header lines
-/// (`name: value\r\n`, latin1); `body` is a string (sent as UTF-8) or a Buffer; `declared`
-/// the Content-Length the app set, or -1.
+/// (`name: value\r\n`, latin1), or is the number `keepHeaderBlock` gave for them; `body` is a
+/// string (sent as UTF-8) or a Buffer; `declared` the Content-Length the app set, or -1.
 #[napi]
-pub fn respond(env: Env, id: f64, status: u32, block: JsString, body: JsUnknown, flags: u32, declared: f64) -> Result<bool> {
+pub fn respond(env: Env, id: f64, status: u32, block: JsUnknown, body: JsUnknown, flags: u32, declared: f64) -> Result<bool> {
     let env = env.raw();
-    SCRATCH.with(|scratch| {
-        let scratch = &mut *scratch.borrow_mut();
-        unsafe { text::latin1_into(env, block.raw(), &mut scratch.block) };
-        let block = HeaderBlock::new(&scratch.block).map_err(Error::from_reason)?;
+    KEPT.with(|kept| SCRATCH.with(|scratch| {
+        let (kept, scratch) = (&*kept.borrow(), &mut *scratch.borrow_mut());
+        let block = match unsafe { kept_index(env, block.raw()) } {
+            Some(index) => kept.get(index).ok_or_else(|| Error::from_reason("unknown kept header block"))?.block(),
+            None => {
+                unsafe { text::latin1_into(env, block.raw(), &mut scratch.block) };
+                HeaderBlock::new(&scratch.block).map_err(Error::from_reason)?
+            }
+        };
         let answer = AppHead { status: status as u16, block, has_date: flags & HAS_DATE != 0, declared_length: (declared >= 0.0).then_some(declared as u64), close: flags & CLOSE != 0 };
         let body = unsafe { body_bytes(env, body.raw(), &mut scratch.units, &mut scratch.body) }?;
         let sent = with_state(|s| s.respond(id as u64, &answer, body.len(), |out| out.extend_from_slice(body)));
         text::trim(&mut scratch.body);
         text::trim(&mut scratch.units);
         Ok(sent)
+    }))
+}
+
+/// A header block's number when it is one `keepHeaderBlock` gave (else the block is a string).
+unsafe fn kept_index(env: napi::sys::napi_env, value: napi::sys::napi_value) -> Option<usize> {
+    let mut index = 0u32;
+    (napi::sys::napi_get_value_uint32(env, value, &mut index) == napi::sys::Status::napi_ok).then_some(index as usize)
+}
+
+thread_local! {
+    /// Header blocks JavaScript sends again and again, checked once: `respond` takes their numbers.
+    static KEPT: RefCell<Vec<KeptHeaderBlock>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Checks and keeps a header block (latin1 `name: value\r\n` lines); returns the number
+/// `respond` takes in its place. JavaScript keeps a bounded set (its cache of header blocks),
+/// so this never grows past that.
+#[napi]
+pub fn keep_header_block(env: Env, block: JsString) -> Result<u32> {
+    let mut bytes = Vec::new();
+    unsafe { text::latin1_into(env.raw(), block.raw(), &mut bytes) };
+    let kept = KeptHeaderBlock::new(&bytes).map_err(Error::from_reason)?;
+    KEPT.with(|blocks| {
+        let mut blocks = blocks.borrow_mut();
+        blocks.push(kept);
+        Ok(blocks.len() as u32 - 1)
     })
 }
 

@@ -35,6 +35,21 @@ impl<'a> HeaderBlock<'a> {
     }
 }
 
+/// A header block checked once and kept, for responses that repeat the same header set: each
+/// use lends it out as a `HeaderBlock` without checking it again.
+#[derive(Debug)]
+pub struct KeptHeaderBlock(Box<[u8]>);
+
+impl KeptHeaderBlock {
+    pub fn new(bytes: &[u8]) -> Result<KeptHeaderBlock, &'static str> {
+        HeaderBlock::new(bytes).map(|block| KeptHeaderBlock(block.0.into()))
+    }
+
+    pub fn block(&self) -> HeaderBlock<'_> {
+        HeaderBlock(&self.0)
+    }
+}
+
 /// What the app answered, for the head: its status and header lines.
 pub struct AppHead<'a> {
     pub status: u16,
@@ -288,6 +303,13 @@ mod tests {
         for bad in [&b"a: b"[..], b"a: b\nc: d\r\n", b"a b: c\r\n", b"a:b\r\n", b"a: b\rc\r\n", b": b\r\n"] {
             assert!(!super::is_header_block(bad), "{:?}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn kept_blocks_are_checked_when_kept() {
+        let kept = super::KeptHeaderBlock::new(b"x-a: b\r\n").unwrap();
+        assert_eq!(kept.block().as_bytes(), b"x-a: b\r\n");
+        assert!(super::KeptHeaderBlock::new(b"x-a: b\r\nx-b: c\r\n\r\nHTTP/1.1 200 OK\r\n").is_err());
     }
 
     #[test]
