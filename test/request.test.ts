@@ -37,6 +37,19 @@ describe("request helpers", () => {
     assert.deepEqual(await res.json(), { path: "/p/7", ua: "tester", ref: "http://r/", id: "7" });
   });
 
+  test("each request sees its own headers, whatever the requests before it sent", async (t) => {
+    // The native engine reuses the buffers of finished requests: a short head after a long one
+    // must not see any of the long one's lines.
+    const { fetch } = await serve(t, (app) =>
+      app.get("/h", (req, res) => res.json(req.rawHeaders.filter((_, i, all) => all[i - (i % 2)]!.toLowerCase().startsWith("x-")))),
+    );
+    const sets = [40, 1, 12, 0, 3, 25, 2].map((n, k) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`x-h${i}`, `${k}-${"v".repeat(i * 7)}`])));
+    for (const headers of sets) {
+      const res = await fetch("/h", { headers });
+      assert.deepEqual(await res.json(), Object.entries(headers).flat());
+    }
+  });
+
   test("req.ip ignores X-Forwarded-For unless trustProxy says otherwise", async (t) => {
     const route = (app: import("../src/index.js").Cog) => app.get("/ip", (req, res) => res.send(String(req.ip)));
     const xff = { "x-forwarded-for": "203.0.113.9, 198.51.100.2, 10.0.0.1" };

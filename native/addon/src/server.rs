@@ -12,7 +12,7 @@ use crate::listener;
 use crate::uv::*;
 use cog_framing::response::{refusal, write_head, AppHead, BodyFraming, HeadOptions};
 use cog_framing::rules::{self, Rules};
-use cog_framing::{parse_head, ChunkedDecoder, Framing, Head, Limits};
+use cog_framing::{parse_head_reusing, ChunkedDecoder, Framing, Head, Limits};
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
@@ -148,6 +148,34 @@ pub struct State {
     next_gen: u32,
     pub reqs: Requests,
     next_id: u64,
+    /// The buffers of finished requests, for the next ones to fill (malloc and free cost ~150
+    /// instructions a buffer, and a request has two).
+    spare: Spare,
+}
+
+/// Buffers of finished requests, kept for reuse: a bounded number of small ones, so a burst of
+/// large heads isn't held on to.
+#[derive(Default)]
+struct Spare {
+    heads: Vec<Vec<u8>>,
+    headers: Vec<Vec<(Range<usize>, Range<usize>)>>,
+}
+
+impl Spare {
+    const MAX_KEPT: usize = 256;
+    const MAX_HEAD: usize = 2048;
+    const MAX_HEADERS: usize = 64;
+
+    fn keep(&mut self, req: Req) {
+        if req.head.capacity() <= Self::MAX_HEAD && self.heads.len() < Self::MAX_KEPT {
+            let mut head = req.head;
+            head.clear();
+            self.heads.push(head);
+        }
+        if req.headers.capacity() <= Self::MAX_HEADERS && self.headers.len() < Self::MAX_KEPT {
+            self.headers.push(req.headers);
+        }
+    }
 }
 
 thread_local! {
@@ -570,7 +598,12 @@ impl State {
             if conn.no_more_requests || used == conn.inbuf.len() {
                 break;
             }
-            match parse_head(&conn.inbuf[used..], &limits) {
+            let mut spare_headers = self.spare.headers.pop().unwrap_or_default();
+            let parsed = parse_head_reusing(&conn.inbuf[used..], &limits, &mut spare_headers);
+            if spare_headers.capacity() > 0 {
+                self.spare.headers.push(spare_headers);
+            }
+            match parsed {
                 Ok(None) => {
                     conn.head_started.get_or_insert(now);
                     break;
@@ -590,7 +623,7 @@ impl State {
                     self.next_id += 1;
                     let id = self.next_id;
                     let checked = rules::check(&head, &conn.inbuf[start..start + head.len], &rules);
-                    let mut req = new_req(key, conn.gen, &conn.inbuf[start..start + head.len], &mut head);
+                    let mut req = new_req(key, conn.gen, &conn.inbuf[start..start + head.len], &mut head, self.spare.heads.pop().unwrap_or_default());
                     if !head.keep_alive {
                         conn.no_more_requests = true;
                     }
@@ -893,6 +926,7 @@ impl State {
             conn.queue.pop_front();
             let done = self.reqs.remove(&front).unwrap();
             conn.out.extend_from_slice(&done.after);
+            self.spare.keep(done);
         }
         if !conn.in_batch {
             let (_, calls) = self.flush(key);
@@ -972,12 +1006,14 @@ fn head_options<'a>(app: &'a AppHead<'a>, req: &Req, framing: BodyFraming) -> He
 }
 
 /// The engine's record of a request; takes the head's header list (the rules have read it).
-fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &mut Head) -> Req {
+/// A request for a parsed head; `buffer` (empty) receives a copy of the head's bytes.
+fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &mut Head, mut buffer: Vec<u8>) -> Req {
     let method = &head_bytes[head.method.clone()];
+    buffer.extend_from_slice(head_bytes);
     Req {
         conn: key,
         gen,
-        head: head_bytes.to_vec(),
+        head: buffer,
         method_index: head.method_index,
         target: head.target.clone(),
         path: None,

@@ -52,12 +52,18 @@ pub const METHODS: [&str; 35] = [
 /// `Ok(None)`: the head is not complete yet (read more). `Err`: refuse with that status and close.
 /// Empty lines before the request line are skipped, as RFC 9112 2.2 allows and node:http does.
 pub fn parse_head(buf: &[u8], limits: &Limits) -> Result<Option<Head>, Refusal> {
+    parse_head_reusing(buf, limits, &mut Vec::new())
+}
+
+/// `parse_head`, with the header list of a head parsed earlier to fill again: a complete head
+/// takes it (its allocation, cleared), so a server that recycles them allocates none per request.
+pub fn parse_head_reusing(buf: &[u8], limits: &Limits, spare: &mut Vec<(Range<usize>, Range<usize>)>) -> Result<Option<Head>, Refusal> {
     let skip = buf.iter().take_while(|&&b| b == b'\r' || b == b'\n').count();
     if skip > 0 {
         if skip == buf.len() {
             return if skip > limits.max_head { Err(Refusal { status: 431, message: "Request head too large" }) } else { Ok(None) };
         }
-        return Ok(parse_head(&buf[skip..], limits)?.map(|head| head.shifted(skip)));
+        return Ok(parse_head_reusing(&buf[skip..], limits, spare)?.map(|head| head.shifted(skip)));
     }
     // Header slots on the stack for the usual limits (no allocation, no zeroing per request).
     let mut stack: [MaybeUninit<httparse::Header>; 128] = [const { MaybeUninit::uninit() }; 128];
@@ -117,7 +123,9 @@ pub fn parse_head(buf: &[u8], limits: &Limits) -> Result<Option<Head>, Refusal> 
     if !is_request_target(req.path.unwrap_or("").as_bytes()) {
         return Err(Refusal::bad("Invalid request target"));
     }
-    let mut headers = Vec::with_capacity(req.headers.len());
+    let mut headers = std::mem::take(spare);
+    headers.clear();
+    headers.reserve(req.headers.len());
     let mut length: Option<u64> = None;
     let mut codings: Option<Vec<u8>> = None;
     let mut close = false;

@@ -18,7 +18,7 @@ pub mod response;
 pub mod rules;
 
 pub use chunked::ChunkedDecoder;
-pub use head::{parse_head, Framing, Head, Limits, METHODS};
+pub use head::{parse_head, parse_head_reusing, Framing, Head, Limits, METHODS};
 
 /// Why a request was refused: the status to answer with and a message for the client.
 /// After a refusal the connection must be closed: the stream's framing can't be trusted.
