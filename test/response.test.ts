@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Readable } from "node:stream";
 import { describe, test } from "node:test";
-import { raw, serve } from "./helpers.js";
+import { engine, raw, serve } from "./helpers.js";
 
 describe("response helpers", () => {
   test("send picks the type by value and Content-Length is always right", async (t) => {
@@ -59,6 +59,20 @@ describe("response helpers", () => {
     const answer = await raw(port, "GET / HTTP/1.1\r\nHost: a\r\n\r\n".repeat(3));
     assert.equal(answer.split("x-name: caf\u00e9\r\n").length - 1, 3, answer);
     assert.doesNotMatch(answer, /caf\u00c3\u00a9/, "no UTF-8 bytes for the value");
+  });
+
+  const uwsOwnsDateAndClose = engine === "uws" && "uWebSockets.js writes its own Date, and answers the pipelined requests it has read before it closes: limits of that engine";
+  test("a Date the app sets replaces the server's, every time the same header set repeats; after Connection: close nothing more is answered", { skip: uwsOwnsDateAndClose }, async (t) => {
+    const date = "Tue, 01 Jan 2030 00:00:00 GMT";
+    const { port } = await serve(t, (app) => {
+      app.get("/dated", (_req, res) => res.set("Date", date).send("ok"));
+      app.get("/closing", (_req, res) => res.set("Connection", "close").send("bye"));
+    });
+    const answer = await raw(port, "GET /dated HTTP/1.1\r\nHost: a\r\n\r\n".repeat(3));
+    assert.equal(answer.split(/\r\ndate: /i).length - 1, 3, answer);
+    assert.equal(answer.split(`\r\ndate: ${date}\r\n`).length - 1, 3, answer);
+    const closing = await raw(port, "GET /closing HTTP/1.1\r\nHost: a\r\n\r\n".repeat(2) + "GET /dated HTTP/1.1\r\nHost: a\r\n\r\n");
+    assert.equal(closing.split("HTTP/1.1 200").length - 1, 1, "the connection closed after the first response");
   });
 
   test("text bodies are UTF-8 byte for byte as Node writes them: astral characters, lone surrogates, long strings", async (t) => {

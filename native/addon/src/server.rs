@@ -118,6 +118,8 @@ pub struct Req {
     after: Vec<u8>,
     state: ReqState,
     wants_drain: bool,
+    /// Its response closes the connection: nothing queued behind it is answered.
+    closes: bool,
 }
 
 type Requests = HashMap<u64, Req, std::hash::BuildHasherDefault<IdHasher>>;
@@ -866,6 +868,7 @@ impl State {
         }
         let req = self.reqs.get_mut(&id).unwrap();
         req.state = if whole { ReqState::Finished } else { ReqState::Streaming };
+        req.closes = close;
         self.advance(key);
     }
 
@@ -914,6 +917,7 @@ impl State {
     /// writes now unless a batch is being answered (then the batch's end writes it all at once).
     fn advance(&mut self, key: usize) {
         let conn = self.conns[key].as_mut().unwrap();
+        let mut dropped = Vec::new();
         while let Some(&front) = conn.queue.front() {
             let req = self.reqs.get_mut(&front).unwrap();
             if !req.held.is_empty() {
@@ -925,16 +929,32 @@ impl State {
             }
             conn.queue.pop_front();
             let done = self.reqs.remove(&front).unwrap();
-            conn.out.extend_from_slice(&done.after);
+            let closes = done.closes;
+            if !closes {
+                conn.out.extend_from_slice(&done.after);
+            }
             self.spare.keep(done);
+            if closes {
+                // RFC 9112 9.6: after a response that closes the connection, no later request is
+                // answered (node:http drops them too). Handlers still holding one see it aborted.
+                if let Some(body) = conn.body.take() {
+                    self.reqs.remove(&body.id);
+                }
+                for id in conn.queue.drain(..) {
+                    if self.reqs.remove(&id).is_some_and(|req| !matches!(req.state, ReqState::Finished)) {
+                        dropped.push(Call::Event { kind: EVENT_ABORT, id });
+                    }
+                }
+            }
         }
-        if !conn.in_batch {
+        let (server, in_batch) = (conn.server, conn.in_batch);
+        if !dropped.is_empty() {
+            self.defer(server, dropped);
+        }
+        if !in_batch {
             let (_, calls) = self.flush(key);
             if !calls.is_empty() {
-                let server = self.conns.get(key).and_then(Option::as_ref).map(|c| c.server);
-                if let Some(server) = server {
-                    self.defer(server, calls);
-                }
+                self.defer(server, calls);
             }
         }
     }
@@ -1025,6 +1045,7 @@ fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &mut Head, mut buffer:
         after: Vec::new(),
         state: ReqState::Waiting,
         wants_drain: false,
+        closes: false,
     }
 }
 
