@@ -140,7 +140,7 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
    */
   get body(): any {
     if (this.cachedBody === UNSET) {
-      this.cachedBody = this.rawBody === undefined ? undefined : parseBody(this.rawBody, rawHeader(this, "content-type"), this.settings);
+      this.cachedBody = this.rawBody === undefined ? undefined : parseBody(this.rawBody, this.firstHeader("content-type"), this.settings);
     }
     return this.cachedBody;
   }
@@ -157,6 +157,15 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
   headerValue(name: string): string | undefined {
     const value = this.headers[name];
     return Array.isArray(value) ? value.join(", ") : value;
+  }
+
+  /**
+   * The first value of a header by lower-case name (Node keeps only the first Content-Type),
+   * without building `headers`.
+   * @internal
+   */
+  firstHeader(name: string): string | undefined {
+    return rawHeader(this, name);
   }
 
   /** A header's value by case-insensitive name (`Referer` and `Referrer` are one). */

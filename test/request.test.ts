@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
+import { IncomingMessage } from "node:http";
 import { describe, test } from "node:test";
+import { headersFromRaw } from "../src/engines/raw-headers.js";
 import { raw, serve, statuses } from "./helpers.js";
 
 describe("request helpers", () => {
@@ -78,6 +80,25 @@ describe("request bodies", () => {
     assert.deepEqual(await post("x=1&x=2&y=%C3%A9", "application/x-www-form-urlencoded"), { type: "object", body: { x: ["1", "2"], y: "é" } });
     assert.deepEqual(await post("héllo", "text/plain"), { type: "string", body: "héllo" });
     assert.deepEqual(await post(new Uint8Array([0, 255]), "application/octet-stream"), { type: "buffer", body: "00ff" });
+  });
+
+  test("req.headers on every engine follows Node's rules for repeats: first kept, joined, or a list", () => {
+    const names = ["Age", "Authorization", "Content-Length", "Content-Type", "ETag", "Expires", "From", "Host", "If-Modified-Since", "If-Unmodified-Since", "Last-Modified", "Location",
+      "Max-Forwards", "Proxy-Authorization", "Referer", "Retry-After", "Server", "User-Agent", "Cookie", "Set-Cookie", "Accept", "X-Custom", "Vary"];
+    const raw = names.flatMap((name, i) => [name, `${i}-a`, name.toLowerCase(), `${i}-b`, name.toUpperCase(), `${i}-c`]);
+    const node = new IncomingMessage(null as never) as IncomingMessage & { _addHeaderLines(raw: string[], n: number): void };
+    node._addHeaderLines(raw, raw.length);
+    assert.deepEqual({ ...headersFromRaw(raw) }, { ...node.headers });
+  });
+
+  test("a repeated Content-Type: the first one decides, as in Node's req.headers", async (t) => {
+    const { port } = await serve(t, (app) => {
+      echo(app);
+      app.post("/header", (req, res) => res.json({ body: req.body, type: req.get("content-type") }));
+    });
+    const body = '{"a":1}';
+    const answer = await raw(port, `POST /header HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+    assert.deepEqual(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)), { body: { a: 1 }, type: "application/json" });
   });
 
   test("no body: req.body is undefined", async (t) => {

@@ -52,13 +52,14 @@ describe("response helpers", () => {
     }
   });
 
-  test("a repeated header set with latin1 values goes out as the same bytes every time, as Node writes it", async (t) => {
+  test("a repeated header set with a non-ASCII value goes out as the same bytes every time", async (t) => {
     // The native engine keeps a header block it has sent and sends it by number after that: the
-    // kept copy must hold the latin1 bytes (0xE9 for "é"), not their UTF-8 encoding.
+    // kept copy must hold latin1 bytes (0xE9 for "é"), as the engine writes header strings (and
+    // node:http does before a Buffer body). uWS, and node:http before a string body, write UTF-8.
+    const value = engine === "native" ? "caf\u00e9" : Buffer.from("caf\u00e9", "utf8").toString("latin1");
     const { port } = await serve(t, (app) => app.get("/", (_req, res) => res.set("X-Name", "caf\u00e9").send("ok")));
     const answer = await raw(port, "GET / HTTP/1.1\r\nHost: a\r\n\r\n".repeat(3));
-    assert.equal(answer.split("x-name: caf\u00e9\r\n").length - 1, 3, answer);
-    assert.doesNotMatch(answer, /caf\u00c3\u00a9/, "no UTF-8 bytes for the value");
+    assert.equal(answer.split(`x-name: ${value}\r\n`).length - 1, 3, answer);
   });
 
   const uwsOwnsDateAndClose = engine === "uws" && "uWebSockets.js writes its own Date, and answers the pipelined requests it has read before it closes: limits of that engine";

@@ -12,7 +12,8 @@ export interface NativeAddon {
   destroyConnections(server: number): number[];
   dispose(server: number): void;
   headers(id: number): string[];
-  header(id: number, name: string): string | null;
+  /** One header's value: repeats joined as Node joins them, or with `first`, the first alone. */
+  header(id: number, name: string, first?: boolean): string | null;
   remoteAddress(id: number): string | null;
   /** `block`: the header lines; `flags`: RESPONSE_CLOSE, RESPONSE_HAS_DATE; `declared`: the app's Content-Length or -1. */
   /** `block` is the header lines, or the number `keepHeaderBlock` gave for them. */

@@ -65,6 +65,12 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     return this.addon.header(this.id, name) ?? undefined;
   }
 
+  /** @internal One header's first value from the engine, unless they were all fetched already. */
+  override firstHeader(name: string): string | undefined {
+    if (this.cachedRaw !== null || this.gone) return super.firstHeader(name);
+    return this.addon.header(this.id, name, true) ?? undefined;
+  }
+
   /** @internal The body arrived with the request; the engine stopped reading past the limit. */
   receiveBody(_length: number, limit: number, done: BodyCallback): void {
     if ((this.flags & FLAG_TOO_LARGE) !== 0) done(tooLarge(limit), null);

@@ -1,9 +1,15 @@
 import type { IncomingHttpHeaders } from "node:http";
 
+/** Headers of which Node keeps the first line and drops repeats (its IncomingMessage rules). */
+const FIRST_ONLY = new Set([
+  "age", "authorization", "content-length", "content-type", "etag", "expires", "from", "host", "if-modified-since",
+  "if-unmodified-since", "last-modified", "location", "max-forwards", "proxy-authorization", "referer", "retry-after", "server", "user-agent",
+]);
+
 /**
  * Node's `req.headers` shape from `rawHeaders` (engines other than node:http
  * build it on first read): lower-case names, repeats joined with ", "
- * (cookies with "; "), Set-Cookie always a list.
+ * (cookies with "; ") except those Node keeps one of, Set-Cookie always a list.
  */
 export function headersFromRaw(raw: readonly string[]): IncomingHttpHeaders {
   const headers: Record<string, string | string[]> = {};
@@ -14,7 +20,7 @@ export function headersFromRaw(raw: readonly string[]): IncomingHttpHeaders {
     if (name === "__proto__") continue;
     if (seen === undefined) headers[name] = name === "set-cookie" ? [value] : value;
     else if (Array.isArray(seen)) seen.push(value);
-    else headers[name] = `${seen}${name === "cookie" ? "; " : ", "}${value}`;
+    else if (!FIRST_ONLY.has(name)) headers[name] = `${seen}${name === "cookie" ? "; " : ", "}${value}`;
   }
   return headers;
 }

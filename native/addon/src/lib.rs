@@ -192,10 +192,11 @@ pub fn stream_start(env: Env, id: f64, status: u32, block: JsString, flags: u32)
     Ok(with_state(|s| s.stream_start(id as u64, &answer)))
 }
 
-/// The value of one request header (the first of that name), without building them all.
+/// The value of one request header, without building them all: repeats joined as Node joins
+/// them, or with `first`, the first one alone (what Node keeps of Content-Type and the like).
 #[napi]
-pub fn header(id: f64, name: String) -> Option<Latin1> {
-    with_state(|s| s.header(id as u64, name.as_bytes()).map(Latin1))
+pub fn header(id: f64, name: String, first: Option<bool>) -> Option<Latin1> {
+    with_state(|s| s.header(id as u64, name.as_bytes(), first.unwrap_or(false)).map(Latin1))
 }
 
 /// Returns false when the stream should pause until a drain event (or the client is gone).

@@ -976,9 +976,13 @@ impl State {
     }
 
     /// The value of the header named `name` (case-insensitive), repeats joined as Node joins
-    /// them (cookies with "; ", others with ", ").
-    pub fn header(&self, id: u64, name: &[u8]) -> Option<Vec<u8>> {
+    /// them (cookies with "; ", others with ", "), or only the first one.
+    pub fn header(&self, id: u64, name: &[u8], first: bool) -> Option<Vec<u8>> {
         let req = self.reqs.get(&id)?;
+        if first {
+            let (_, value) = req.headers.iter().find(|(n, _)| req.head[n.clone()].eq_ignore_ascii_case(name))?;
+            return Some(req.head[value.clone()].to_vec());
+        }
         let separator: &[u8] = if name.eq_ignore_ascii_case(b"cookie") { b"; " } else { b", " };
         let mut joined: Option<Vec<u8>> = None;
         for (n, v) in &req.headers {
