@@ -60,10 +60,7 @@ pub fn encode_utf8(units: &[u16], out: &mut Vec<u8>) {
     out.reserve(units.len() * 3);
     let mut i = 0;
     while i < units.len() {
-        // A run of ASCII (most bodies are nothing else) is copied without the per-unit branches.
-        let ascii = units[i..].iter().take_while(|&&unit| unit < 0x80).count();
-        out.extend(units[i..i + ascii].iter().map(|&unit| unit as u8));
-        i += ascii;
+        i += copy_ascii(&units[i..], out);
         if i == units.len() {
             break;
         }
@@ -86,9 +83,51 @@ pub fn encode_utf8(units: &[u16], out: &mut Vec<u8>) {
     }
 }
 
+/// Copies the run of ASCII units that `units` starts with into `out`; returns its length. Most
+/// bodies are nothing else: eight units are tested and narrowed at once (the compiler turns both
+/// into a few vector instructions), where a unit at a time cost ~4 instructions a byte.
+fn copy_ascii(units: &[u16], out: &mut Vec<u8>) -> usize {
+    let start = out.len();
+    let spare = out.spare_capacity_mut();
+    let len = units.len().min(spare.len());
+    let (units, spare) = (&units[..len], &mut spare[..len]);
+    let mut copied = 0;
+    for (from, to) in units.chunks_exact(8).zip(spare.chunks_exact_mut(8)) {
+        let from: &[u16; 8] = from.try_into().unwrap();
+        if from.iter().fold(0, |any, &unit| any | unit) >= 0x80 {
+            break;
+        }
+        for (to, &unit) in to.iter_mut().zip(from) {
+            to.write(unit as u8);
+        }
+        copied += 8;
+    }
+    while copied < len && units[copied] < 0x80 {
+        spare[copied].write(units[copied] as u8);
+        copied += 1;
+    }
+    // SAFETY: the first `copied` bytes of the spare capacity were written just above.
+    unsafe { out.set_len(start + copied) };
+    copied
+}
+
 #[cfg(test)]
 mod tests {
     use super::encode_utf8;
+
+    /// Every length around the eight-unit steps, with a non-ASCII unit at every place (or none).
+    #[test]
+    fn ascii_runs_of_any_length_end_where_they_end() {
+        for len in 0..40 {
+            for odd in (0..len).map(Some).chain([None]) {
+                let text: String = (0..len).map(|i| if Some(i) == odd { 'é' } else { (b'a' + (i % 26) as u8) as char }).collect();
+                let units: Vec<u16> = text.encode_utf16().collect();
+                let mut out = Vec::new();
+                encode_utf8(&units, &mut out);
+                assert_eq!(out, text.as_bytes(), "{text:?}");
+            }
+        }
+    }
 
     #[test]
     fn encodes_as_rust_strings_do_and_replaces_lone_surrogates() {
