@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { nodeBinary } from "../scripts/node-binary.mjs";
 import { uwsForNode } from "../scripts/uws-binary.mjs";
-import { contenderByName } from "./lib/contenders.mjs";
+import { baselineOf, contenderByName } from "./lib/contenders.mjs";
 import { routeById } from "./lib/contract.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -32,7 +32,7 @@ const nodePath = flags.node ? nodeBinary(flags.node) : process.execPath;
 const N = Number(flags.requests);
 const contenders = flags.contenders.split(",").map(contenderByName);
 // uWebSockets.js on another Node than this one needs that Node's binary (scripts/uws-binary.mjs).
-if (flags.node && contenders.some((c) => c.engine === "uws" || c.baseline === "uws")) uwsForNode(flags.node);
+if (flags.node && contenders.some((c) => baselineOf(c) === "uws")) uwsForNode(flags.node);
 
 function run(command, args) {
   return execFileSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });

@@ -106,7 +106,7 @@ const pinning = hasTaskset() && cpus().length >= 2;
 const nodePath = flags.node ? nodeBinary(flags.node) : process.execPath;
 const nodeVersion = flags.node ? execVersion(nodePath) : process.version;
 // uWebSockets.js on another Node than this one needs that Node's binary (scripts/uws-binary.mjs).
-const uwsBuild = flags.node && wanted.some((c) => c.engine === "uws" || c.baseline === "uws") ? setUpUws(flags.node) : null;
+const uwsBuild = flags.node && wanted.some((c) => baselineOf(c) === "uws") ? setUpUws(flags.node) : null;
 
 main().catch((err) => {
   console.error(err);
