@@ -80,10 +80,17 @@ class UwsResponseBase extends BufferedResponse {
     if (!this.request.gone) this.raw.close();
   }
 
-  /** @internal Writes the status line (uWS writes "200 OK" unless told otherwise) and headers. */
+  /**
+   * @internal Writes the status line and the headers in one call into uWS: each call costs about
+   * as much as a small handler, and uWS writes the status it is given followed by CRLF, so the
+   * header lines ride along ("200 OK\r\nname: value..."). Every value passed Node's checks
+   * (no CR, LF or NUL), so the only line breaks are these.
+   */
   writeStatusAndHeaders(): void {
-    if (this.statusCode !== 200) this.raw.writeStatus(statusLine(this.statusCode));
-    this.eachHeader(writeHeader, this);
+    lines = statusLine(this.statusCode);
+    this.eachHeader(addLine, this);
+    this.raw.writeStatus(lines);
+    lines = "";
   }
 
   /** @internal Whether the connection ends with this response: Cog decided so, or the client asked. */
@@ -101,8 +108,11 @@ class UwsResponseBase extends BufferedResponse {
 
 Object.assign(UwsResponseBase.prototype, { corked: true, declaredLength: undefined });
 
-/** Writes one header to uWS, except those uWS writes itself (Content-Length, Date) or takes as a flag (Connection). */
-function writeHeader(res: UwsResponseBase, name: string, value: string): void {
+/** The status line and header lines being put together by `addLine` (module-level: no closure per response). */
+let lines = "";
+
+/** Adds one header line, except for those uWS writes itself (Content-Length, Date) or takes as a flag (Connection). */
+function addLine(res: UwsResponseBase, name: string, value: string): void {
   switch (name) {
     case "content-length":
       res.declaredLength = value;
@@ -114,7 +124,7 @@ function writeHeader(res: UwsResponseBase, name: string, value: string): void {
     case "transfer-encoding":
       return;
     default:
-      res.raw.writeHeader(name, value);
+      lines += `\r\n${name}: ${value}`;
   }
 }
 
