@@ -8,6 +8,7 @@ import type { UwsRequest } from "./uws-request.js";
 /** "200 OK" and friends, built once per status. */
 const STATUS_LINES = new Map<number, string>();
 function statusLine(status: number): string {
+  if (status === 200) return "200 OK";
   let line = STATUS_LINES.get(status);
   if (line === undefined) STATUS_LINES.set(status, (line = `${status} ${STATUS_CODES[status] ?? "Unknown"}`));
   return line;
