@@ -266,7 +266,9 @@ function progress(done, total, startedAt, label, result, bareResult) {
 }
 
 function packageVersion(contender, runtime) {
-  if (contender.bare) return contender.engine === "node" ? nodeVersion : contender.engine === "bun" ? runtime.version : (uwsBuild?.version ?? packageJsonVersion("uWebSockets.js"));
+  // uWebSockets.js for another Node comes from its own build (scripts/uws-binary.mjs), not node_modules.
+  if (contender.package === "uWebSockets.js") return uwsBuild?.version ?? packageJsonVersion("uWebSockets.js");
+  if (contender.bare) return contender.engine === "node" ? nodeVersion : runtime.version;
   // Every Cog contender runs this repository's build, whatever its engine.
   if (contender.name === "cog" || contender.name.startsWith("cog-")) return packageJsonVersion(null);
   return packageJsonVersion(contender.package);
