@@ -6,7 +6,7 @@ import { NativeEngine } from "./engines/native.js";
 import { nativeUnavailable } from "./engines/native-load.js";
 import { UwsEngine } from "./engines/uws.js";
 import { HttpError, errorBody, statusOf } from "./errors.js";
-import { inspectHead, NO_BODY } from "./head.js";
+import { inspectHead, NO_BODY, pathOf } from "./head.js";
 import { resolveLimits, type Limits } from "./limits.js";
 import { CogRequest, decodeParam, type Params, type RequestSettings } from "./request.js";
 import type { CogResponse } from "./response.js";
@@ -185,9 +185,7 @@ export class Cog extends Scope implements ChainOwner {
       res.shouldKeepAlive = false;
       return this.fail(err, req, res);
     }
-    const url = req.url!;
-    const q = url.indexOf("?");
-    const path = q === -1 ? url : url.slice(0, q);
+    const path = req.cachedPath ?? pathOf(req.url!);
     const match = this.router.find(req.method!, path);
     if (match === null || match.data === null) return this.unmatched(req, res, match);
     const route = match.data;

@@ -3,6 +3,7 @@ import { parseCookie } from "cookie";
 import { parse as parseQueryString } from "fast-querystring";
 import { countFields, parseBody, rawHeader, readBody } from "./body.js";
 import { HttpError } from "./errors.js";
+import { pathOf } from "./head.js";
 import { DEFAULT_LIMITS } from "./limits.js";
 
 export type Query = Record<string, string | string[] | undefined>;
@@ -86,11 +87,7 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
 
   /** The path without the query string, as sent (not decoded). */
   get path(): string {
-    if (this.cachedPath === undefined) {
-      const url = this.url ?? "/";
-      const q = url.indexOf("?");
-      this.cachedPath = q === -1 ? url : url.slice(0, q);
-    }
+    if (this.cachedPath === undefined) this.cachedPath = pathOf(this.url ?? "/");
     return this.cachedPath;
   }
   set path(path: string) {

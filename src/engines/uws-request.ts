@@ -41,13 +41,19 @@ class UwsRequestBase extends DetachedHeaders {
   /** @internal Set by the response once uWS's response object may no longer be touched. */
   declare gone: boolean;
   /** @internal */ declare address: string | undefined;
+  /** @internal The path without the query (request.ts); known here from the start. */
+  declare cachedPath: string | undefined;
 
   constructor(req: UwsHttpRequest, res: UwsHttpResponse, method: string | undefined) {
     super();
     this.res = res;
     this.method = method ?? req.getCaseSensitiveMethod?.() ?? req.getMethod().toUpperCase();
+    const path = req.getUrl();
     const query = req.getQuery();
-    this.url = query === undefined ? req.getUrl() : `${req.getUrl()}?${query}`;
+    this.url = query === undefined ? path : `${path}?${query}`;
+    // uWS hands the path apart from the query: routing needn't split them again. (Only an
+    // origin-form target is its own path; an absolute-form one is reduced to its path later.)
+    if (path.charCodeAt(0) === 47 /* "/" */) this.cachedPath = path;
     // Request line ("GET " + url + " HTTP/1.1\r\n"); collect adds the header lines.
     this.headBytes = this.method.length + this.url.length + 12;
     collecting = this;
