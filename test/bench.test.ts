@@ -102,6 +102,8 @@ describe("report builder", () => {
     assert.equal(cogRoot.errors, 3);
     assert.equal(cogRoot.generatorBound, true, "the generator used a whole core in most rounds");
     assert.equal(cogRoot.cpuMicrosPerRequest, (5 / (105 * 5)) * 1e6);
+    // CPU per request against the bare server's, paired the same way: 100/99, 120/130, 110/105 -> 100/99.
+    assert.ok(Math.abs(cogRoot.cpuRatio - 100 / 99) < 1e-12, `cpuRatio ${cogRoot.cpuRatio}`);
     const cogAdmin = rows.find((r: { contender: string; route: string }) => r.contender === "cog" && r.route === "admin");
     assert.equal(cogAdmin.unexpected, 10, "403 is what /admin should answer; only the 500s are unexpected");
     assert.equal(unexpectedAnswers({ route: "root", requests: 100, statuses: { "non-2xx/3xx": 4 } }), 4);

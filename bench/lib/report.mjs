@@ -58,7 +58,7 @@ export function summarize(results) {
       unexpected: ok.reduce((n, m) => n + unexpectedAnswers(m), 0),
       peakRss: Math.max(0, ...ok.map((m) => m.serverPeakRss ?? 0)),
       serverCpu: median(ok.map((m) => m.serverCpu)),
-      cpuMicrosPerRequest: median(ok.map((m) => (m.serverCpuSeconds != null && m.requests > 0 ? (m.serverCpuSeconds / m.requests) * 1e6 : null))),
+      cpuMicrosPerRequest: median(ok.map(cpuMicros)),
       generatorCpu: median(ok.map((m) => m.generatorCpu)),
     });
   }
@@ -68,6 +68,7 @@ export function summarize(results) {
     const bare = rows.find((r) => r.scenario === row.scenario && r.route === row.route && r.contender === bareName);
     row.baseline = bare ? bareName : null;
     row.ratio = pairedRatio(row, bare);
+    row.cpuRatio = pairedRatio(row, bare, cpuMicros);
     const nodeBare = rows.find((r) => r.scenario === row.scenario && r.route === row.route && r.contender === "node-http");
     row.ratioToNode = pairedRatio(row, nodeBare);
     row.generatorBound = row.generatorCpu !== null && row.generatorCpu >= GENERATOR_BOUND;
@@ -76,20 +77,29 @@ export function summarize(results) {
   return rows;
 }
 
+/** Server CPU time per request, in µs (null when the server's CPU was not sampled). */
+function cpuMicros(m) {
+  return m.serverCpuSeconds != null && m.requests > 0 ? (m.serverCpuSeconds / m.requests) * 1e6 : null;
+}
+
 /**
- * A contender's requests/s over the baseline's: the median of the ratios
+ * A contender's requests/s (or another measure) over the baseline's: the median of the ratios
  * within each pair (--paired: both timed at the same moment) or else each
  * round (every contender timed back to back), so a slow stretch of the
  * machine (this one's speed drifts 10-30% over minutes) weighs on both sides
  * of a ratio instead of on whichever contender it fell on. Without pairs or
  * rounds in common, the ratio of the medians.
  */
-export function pairedRatio(row, base) {
-  if (!base || row.rps === null || !base.rps) return null;
+export function pairedRatio(row, base, value = (m) => m.rps) {
+  if (!base) return null;
   const keyOf = (m) => m.pair ?? m.round;
-  const baseByKey = new Map(base.measured.map((m) => [keyOf(m), m.rps]));
-  const ratios = row.measured.filter((m) => keyOf(m) !== undefined && baseByKey.get(keyOf(m)) > 0).map((m) => m.rps / baseByKey.get(keyOf(m)));
-  return ratios.length > 0 ? median(ratios) : row.rps / base.rps;
+  const baseByKey = new Map(base.measured.map((m) => [keyOf(m), value(m)]));
+  const ratios = row.measured
+    .filter((m) => keyOf(m) !== undefined && value(m) !== null && baseByKey.get(keyOf(m)) > 0)
+    .map((m) => value(m) / baseByKey.get(keyOf(m)));
+  if (ratios.length > 0) return median(ratios);
+  const [mine, theirs] = [median(row.measured.map(value)), median(base.measured.map(value))];
+  return mine === null || !theirs ? null : mine / theirs;
 }
 
 const fmt = {
@@ -149,14 +159,14 @@ export function buildReport(results, chartFiles = []) {
   for (const scenario of results.scenarios) {
     out.push(`## ${scenario.title}`, "");
     out.push(`Seed: ${scenario.source}. Here: ${meta.connectionsOverride ?? scenario.connections} connections, ${scenario.pipelining} pipelined.`, "");
-    out.push("| route | contender | version | req/s | × bare | latency avg (ms) | p99 (ms) | throughput (MiB/s) | errors | unexpected status | peak RSS (MiB) | server CPU | CPU µs/req |");
-    out.push("| :-- | :-- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |");
+    out.push("| route | contender | version | req/s | × bare | latency avg (ms) | p99 (ms) | throughput (MiB/s) | errors | unexpected status | peak RSS (MiB) | server CPU | CPU µs/req | CPU/req × bare |");
+    out.push("| :-- | :-- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |");
     for (const route of scenario.routes) {
       const list = rows.filter((r) => r.scenario === scenario.id && r.route === route).sort((a, b) => (b.rps ?? 0) - (a.rps ?? 0));
       list.forEach((row, i) => {
         const version = results.contenders.find((c) => c.name === row.contender)?.version ?? "";
         out.push(
-          `| ${i === 0 ? routeLabel(route) : ""} | ${row.contender === "cog" ? "**cog**" : row.contender} | ${version} | ${fmt.int(row.rps)}${row.generatorBound ? "†" : ""} | ${fmt.ratio(row.ratio)} | ${fmt.fixed(row.latencyAvg)} | ${fmt.fixed(row.latencyP99)} | ${fmt.mbps(row.bytesPerSec)} | ${row.errors} | ${row.unexpected} | ${fmt.mb(row.peakRss)} | ${fmt.pct(row.serverCpu)} | ${fmt.fixed(row.cpuMicrosPerRequest, 1)} |`,
+          `| ${i === 0 ? routeLabel(route) : ""} | ${row.contender === "cog" ? "**cog**" : row.contender} | ${version} | ${fmt.int(row.rps)}${row.generatorBound ? "†" : ""} | ${fmt.ratio(row.ratio)} | ${fmt.fixed(row.latencyAvg)} | ${fmt.fixed(row.latencyP99)} | ${fmt.mbps(row.bytesPerSec)} | ${row.errors} | ${row.unexpected} | ${fmt.mb(row.peakRss)} | ${fmt.pct(row.serverCpu)} | ${fmt.fixed(row.cpuMicrosPerRequest, 1)} | ${fmt.fixed(row.cpuRatio)} |`,
         );
       });
     }
