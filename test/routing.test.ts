@@ -171,4 +171,16 @@ describe("routing over HTTP", () => {
     assert.deepEqual(statuses(text), [200, 200, 404, 200]);
     assert.ok(text.indexOf("slow") < text.indexOf("fast"));
   });
+
+  // Hundreds of connections ready at once: engines that read them in slices (native) must still
+  // give each connection its own answers, in order, and none to another.
+  test("300 connections pipelining at once each get their own answers in order", async (t) => {
+    const { port } = await serve(t, (app) => app.get("/c/:conn/:n", (req, res) => res.send(`<${req.params.conn}:${req.params.n}>`)));
+    const ids = Array.from({ length: 300 }, (_, i) => i);
+    const answers = await Promise.all(ids.map((i) => raw(port, [0, 1, 2, 3].map((n) => `GET /c/${i}/${n} HTTP/1.1\r\nHost: x\r\n\r\n`).join(""), 500)));
+    for (const [i, text] of answers.entries()) {
+      assert.deepEqual(statuses(text), [200, 200, 200, 200], `connection ${i}`);
+      assert.deepEqual(text.match(/<\d+:\d+>/g), [0, 1, 2, 3].map((n) => `<${i}:${n}>`), `connection ${i}`);
+    }
+  });
 });

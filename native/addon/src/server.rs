@@ -86,6 +86,8 @@ struct Conn {
     queue: VecDeque<u64>,
     body: Option<BodyState>,
     in_batch: bool,
+    /// Waiting in the server's `ready` list to be read.
+    read_queued: bool,
     /// Parse nothing more: a request asked to close, was refused, or the peer ended.
     no_more_requests: bool,
     /// Close once the queue is empty and the output written.
@@ -380,12 +382,13 @@ unsafe extern "C" fn on_listen(handle: *mut uv_handle_t, status: c_int, _events:
 
 unsafe extern "C" fn on_conn(handle: *mut uv_handle_t, status: c_int, events: c_int) {
     let key = uv_handle_get_data(handle) as usize;
-    with_state(|s| {
-        let Some(conn) = s.conns.get(key).and_then(Option::as_ref) else { return };
+    let slice_ready = with_state(|s| {
+        let Some(conn) = s.conns.get(key).and_then(Option::as_ref) else { return None };
         let (server, gen) = (conn.server, conn.gen);
         if status < 0 {
             let calls = s.close_conn(key);
-            return s.schedule(server, calls, None);
+            s.schedule(server, calls, None);
+            return None;
         }
         let mut calls = Vec::new();
         let mut resume = false;
@@ -394,14 +397,19 @@ unsafe extern "C" fn on_conn(handle: *mut uv_handle_t, status: c_int, events: c_
             calls.extend(drained);
             resume = more;
         }
+        let mut slice_ready = None;
         if events & (UV_READABLE | UV_DISCONNECT) != 0 {
-            // Read after the poll phase, with the connections ready beside it (see `on_check`).
-            s.mark_ready(server, key, gen);
+            // Read with other ready connections, a slice at a time (see `serve`).
+            slice_ready = s.mark_ready(server, key, gen).then_some(server);
             resume = false;
         }
         let touched = if resume && s.is_conn(key, gen) { Some(s.parse_into(key, gen, &mut calls)) } else { None };
         s.schedule(server, calls, touched);
+        slice_ready
     });
+    if let Some(server) = slice_ready {
+        serve(server, false);
+    }
 }
 
 /// Connections read together, then answered and written before the next are read. One call
@@ -411,20 +419,30 @@ unsafe extern "C" fn on_conn(handle: *mut uv_handle_t, status: c_int, events: c_
 /// every ready connection first and writing them all after sent the load generator's CPU an
 /// interrupt every 32 reads (the kernel hands freed packet buffers back to the CPU that made
 /// them) and cost 0.15 µs a request against uWS, which answers each connection as it reads it.
+/// A slice is served as soon as the poll phase has found it, not after the poll phase: libuv
+/// asks epoll again while it gets a full 1,024 events, and connections left unread are ready
+/// again each time (epoll reports levels); read later, they made a list of 49,151 entries, some
+/// connections waiting over a second.
 const READ_SLICE: usize = 16;
 
-/// After the poll phase: reads the ready connections a slice at a time, delivers their
-/// requests to JavaScript and writes what it answered; then parses what waited behind
-/// backpressure, until nothing is left.
+/// After the poll phase: serves what is left (see `serve`).
 unsafe extern "C" fn on_check(handle: *mut uv_handle_t) {
-    let id = uv_handle_get_data(handle) as usize;
+    serve(uv_handle_get_data(handle) as usize, true);
+}
+
+/// Reads ready connections a slice at a time, delivers their requests to JavaScript and writes
+/// what it answered, and parses what waited behind backpressure. During the poll phase only
+/// whole slices are served; the check phase (`everything`) serves the rest, until nothing is left.
+unsafe fn serve(id: usize, everything: bool) {
     loop {
         let Some((calls, touched)) = with_state(|s| {
             let server = s.servers.get_mut(id).and_then(Option::as_mut)?;
             if server.batch.is_empty() && server.touched.is_empty() {
-                if server.ready.is_empty() {
-                    server.check_armed = false;
-                    unsafe { uv_check_stop(server.check) };
+                if server.ready.len() < READ_SLICE && !(everything && !server.ready.is_empty()) {
+                    if everything {
+                        server.check_armed = false;
+                        unsafe { uv_check_stop(server.check) };
+                    }
                     return None;
                 }
                 let slice: Vec<_> = server.ready.drain(..server.ready.len().min(READ_SLICE)).collect();
@@ -517,14 +535,18 @@ impl State {
         }
     }
 
-    /// Notes a readable connection for `on_check` to read.
-    fn mark_ready(&mut self, id: usize, key: usize, gen: u32) {
-        let Some(server) = self.servers.get_mut(id).and_then(Option::as_mut) else { return };
-        server.ready.push((key, gen));
+    /// Notes a readable connection for `serve` to read; returns whether a whole slice is ready.
+    fn mark_ready(&mut self, id: usize, key: usize, gen: u32) -> bool {
+        let Some(conn) = self.conns[key].as_mut() else { return false };
+        let Some(server) = self.servers.get_mut(id).and_then(Option::as_mut) else { return false };
+        if !std::mem::replace(&mut conn.read_queued, true) {
+            server.ready.push((key, gen));
+        }
         if !server.check_armed {
             server.check_armed = true;
             unsafe { uv_check_start(server.check, on_check) };
         }
+        server.ready.len() >= READ_SLICE
     }
 
     fn conn_keys(&self, server: usize) -> Vec<usize> {
@@ -556,6 +578,7 @@ impl State {
                 queue: VecDeque::new(),
                 body: None,
                 in_batch: false,
+                read_queued: false,
                 no_more_requests: false,
                 close_when_done: false,
                 peer_ended: false,
@@ -585,6 +608,7 @@ impl State {
     /// Reads what the socket has (up to the budget). On end of input, no more requests are parsed.
     fn read(&mut self, key: usize) -> Vec<Call> {
         let conn = self.conns[key].as_mut().unwrap();
+        conn.read_queued = false;
         if conn.no_more_requests && conn.body.is_none() {
             // Nothing more will be parsed: drop input (a client still sending after a refusal).
             let mut scratch = [0u8; 16 * 1024];
