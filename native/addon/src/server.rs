@@ -1,11 +1,12 @@
 //! Listening sockets and connections, driven by libuv poll handles on Node's own loop.
 //!
 //! Everything runs on the JavaScript thread: libuv calls `on_listen`/`on_conn` when a socket is
-//! ready; complete requests wait for the end of the loop's poll phase (`on_check`), where one
-//! call into JavaScript delivers those of every connection that was ready (see `js.rs`); the
-//! answers come back through `respond`/`stream_*` and are written in request order, corked
-//! until the batch ends. State lives in one thread-local `State`, never borrowed across a call
-//! into JavaScript (JavaScript calls back into it).
+//! ready. Readable connections are read a slice at a time (`serve`: during the poll phase as soon
+//! as a slice is ready, the rest after it in `on_check`), and one call into JavaScript delivers
+//! the slice's requests (see `js.rs`); the answers come back through `respond`/`stream_*` and
+//! are written in request order, each connection's corked until JavaScript moves on to another.
+//! State lives in one thread-local `State`, never borrowed across a call into JavaScript
+//! (JavaScript calls back into it).
 
 use crate::js::{self, Call};
 use crate::listener;
@@ -52,11 +53,11 @@ pub struct Server {
     /// Runs after the poll phase while `ready`, `batch` or `touched` hold anything.
     check: *mut uv_handle_t,
     check_armed: bool,
-    /// Connections the poll phase found readable, read by `on_check` a slice at a time.
+    /// Connections the poll phase found readable, read by `serve` a slice at a time.
     ready: Vec<(usize, u32)>,
-    /// Calls for JavaScript gathered during the poll phase, delivered together by `on_check`.
+    /// Calls for JavaScript gathered since the last delivery, delivered together by `serve`.
     batch: Vec<Call>,
-    /// Connections parsed during the poll phase, to write out after the batch: (key, generation,
+    /// Connections parsed since the last delivery, to write out after it: (key, generation,
     /// whether the parse found a request, so that another parse may find more).
     touched: Vec<(usize, u32, bool)>,
     pub settings: Settings,
