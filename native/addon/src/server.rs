@@ -4,7 +4,7 @@
 //! ready. Readable connections are read a slice at a time (`serve`: during the poll phase as soon
 //! as a slice is ready, the rest after it in `on_check`), and one call into JavaScript delivers
 //! the slice's requests (see `js.rs`); the answers come back through `respond`/`stream_*` and
-//! are written in request order, each connection's corked until JavaScript moves on to another.
+//! are written in request order, corked until the slice has been answered.
 //! State lives in one thread-local `State`, never borrowed across a call into JavaScript
 //! (JavaScript calls back into it).
 
@@ -162,9 +162,6 @@ pub struct State {
     /// The buffers of finished requests, for the next ones to fill (malloc and free cost ~150
     /// instructions a buffer, and a request has two), and output buffers between writes.
     spare: Spare,
-    /// The connection a batch is answering now: its output is written when the batch moves on
-    /// to another connection (see `cork`).
-    corked: Option<(usize, u32)>,
 }
 
 /// Buffers of finished requests, kept for reuse, up to a byte budget. A count cap (256) once
@@ -179,9 +176,9 @@ struct Spare {
     /// The capacity, in bytes, of what `heads` and `headers` hold.
     bytes: usize,
     /// Output buffers of connections that wrote all they had. A connection holds one only while
-    /// it has output, and the most recently given back is taken first: under thousands of
-    /// connections the few in use stay in the CPU's cache, where a buffer kept by each
-    /// connection (2,500 x 4 KiB at 2,500 connections x 4 pipelined) was written cold every time.
+    /// it has output, so thousands of idle ones hold none (a buffer each was 10 MiB at 2,500
+    /// connections x 4 pipelined), and the most recently given back, still in the CPU's cache,
+    /// is taken first.
     outs: Vec<Vec<u8>>,
 }
 
@@ -802,9 +799,6 @@ impl State {
     fn end_batch(&mut self, key: usize) -> (Vec<Call>, bool) {
         let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (Vec::new(), false) };
         conn.in_batch = false;
-        if self.corked.is_some_and(|(corked, _)| corked == key) {
-            self.corked = None;
-        }
         let (more, calls) = self.flush(key);
         let more = more && self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| !c.inbuf.is_empty() && !c.no_more_requests);
         (calls, more)
@@ -969,7 +963,6 @@ impl State {
     /// Appends bytes for request `id` where they belong: the connection's output if it is the
     /// oldest unanswered request there, else held on it until the earlier ones are answered.
     fn write_to<R>(&mut self, id: u64, write: impl FnOnce(&mut Vec<u8>, &Req) -> R) -> R {
-        self.cork(self.reqs[&id].conn);
         let req = self.reqs.get_mut(&id).unwrap();
         let conn = self.conns[req.conn].as_mut().unwrap();
         if conn.queue.front() == Some(&id) && req.held.is_empty() {
@@ -983,29 +976,6 @@ impl State {
             req.held = held;
             result
         }
-    }
-
-    /// A batch answers its connections' requests one connection after another. When it moves on
-    /// to another connection, the previous one's answers are written at once, while they are
-    /// still in the CPU's cache (one write for all of them still), and its buffer is free for
-    /// the next. Answering thousands of connections before writing any (2,500 x 4 pipelined)
-    /// had their output fall out of the cache before the kernel copied it.
-    fn cork(&mut self, key: usize) {
-        let Some(conn) = self.conns[key].as_ref().filter(|c| c.in_batch) else { return };
-        let now = (key, conn.gen);
-        let Some((before, gen)) = self.corked.replace(now).filter(|&before| before != now) else { return };
-        let Some(conn) = self.conns[before].as_mut().filter(|c| c.gen == gen && c.in_batch) else { return };
-        while conn.out_pos < conn.out.len() {
-            let rest = &conn.out[conn.out_pos..];
-            let n = unsafe { send(conn.fd, rest) };
-            if n <= 0 {
-                // Full, or an error: the batch's end writes the rest, or closes the connection.
-                return;
-            }
-            conn.out_pos += n as usize;
-        }
-        self.spare.keep_out(std::mem::take(&mut conn.out));
-        conn.out_pos = 0;
     }
 
     /// After a response's head (and maybe its body) was written: note a close, mark it finished
