@@ -5,6 +5,7 @@ import { CogRequest, withSettings, type RequestSettings } from "../request.js";
 import { CogResponse } from "../response.js";
 import type { Address, Dispatch, Engine } from "./engine.js";
 import { acceptQueuedConnections } from "./node-accept.js";
+import { writeInSlices } from "./node-writes.js";
 
 /** Node's default backlog (511) drops SYNs when thousands of clients connect at once; the kernel caps this at net.core.somaxconn. */
 const BACKLOG = 4096;
@@ -39,6 +40,7 @@ export class NodeEngine implements Engine {
     this.server.maxHeadersCount = limits.maxHeaders + 1;
     // Without a listener Node destroys a CONNECT request's socket unanswered; a server that is not a proxy says so.
     this.server.on("connect", refuseConnect);
+    writeInSlices(this.server);
   }
 
   async listen(port: number, host: string | undefined): Promise<Address> {
