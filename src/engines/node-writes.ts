@@ -4,15 +4,16 @@ import { Socket } from "node:net";
 /**
  * Writing answers a slice at a time instead of one by one.
  *
- * Why: every write to a socket whose peer is asleep wakes that peer, and on a shared host
- * (a proxy or a load generator on the same machine, over loopback) the wakeup is paid by the
- * writing process: the kernel runs the peer's receive path and sends its CPU an interrupt.
+ * Why: every write to a socket whose peer is asleep wakes that peer, and when the peer runs on
+ * the same host (a reverse proxy, a sidecar, a load generator; over loopback) the wakeup is paid
+ * by the writing process: the kernel runs the peer's receive path and interrupts the peer's CPU.
  * Node writes each answer as soon as `res.end()` is called, so a server answering hundreds of
- * connections, one request each, wakes its peer for most answers. Measured on Node 24, 800
- * connections (`/hello`, this machine, wrk on the other core): 0.6 wakeups per request, about
- * 30% of the server's CPU in waking the peer. Held back and written together, the first answer
- * of a slice wakes the peer and the rest find it awake (0.07 wakeups a request, a quarter less
- * CPU a request). Cog's native engine serves the same way, for the same reason.
+ * connections, one request each, wakes its peer for most answers: on this project's machine
+ * (Node 24, 800 connections, `/hello`, wrk on the other core) 0.6 wakeups per request, about
+ * 30% of the server's CPU. Held back and written together, the first answer of a slice wakes
+ * the peer and the rest find it awake: 0.04 wakeups a request, and 20-40% more requests per
+ * core than Node's own writes (the README's paired bench). Cog's native engine serves in
+ * slices for the same reason.
  *
  * How: a response's `end()` corks its socket and uncorks it once the answer is buffered; on
  * the sockets of this server, that last uncork is held, and the held sockets are uncorked
@@ -20,8 +21,12 @@ import { Socket } from "node:net";
  * round of I/O brought (setImmediate), so no answer waits beyond the loop iteration that made
  * it. Destroying a socket writes what it holds first, so an answer followed by a
  * connection-closing error still reaches the client, as it does with Node's own writes.
+ *
+ * SLICE, measured in pairs against itself: 32 serves 3-5% more than 16 on one request per
+ * connection and 4-5% less with 10 pipelined (each pipelined answer waits for a slice of its
+ * own); 4 and 256 are worse for both. Browsers don't pipeline, so 32.
  */
-const SLICE = 16;
+const SLICE = 32;
 
 interface HeldSocket extends Socket {
   /** Whether this socket's final uncork is held, waiting in `held`. */
