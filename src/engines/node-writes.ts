@@ -22,9 +22,8 @@ import { Socket } from "node:net";
  * it. Destroying a socket writes what it holds first, so an answer followed by a
  * connection-closing error still reaches the client, as it does with Node's own writes.
  *
- * SLICE, measured in pairs against itself: 32 serves 3-5% more than 16 on one request per
- * connection and 4-5% less with 10 pipelined (each pipelined answer waits for a slice of its
- * own); 4 and 256 are worse for both. Browsers don't pipeline, so 32.
+ * SLICE, measured in pairs against itself with one request per connection: 32 serves 3-5% more
+ * than 16, and 4 or 256 less than either.
  */
 const SLICE = 32;
 
@@ -63,6 +62,7 @@ function uncorkInSlice(this: HeldSocket): void {
   }
 }
 
+/** Writes every held answer, then, in the ticks after, the pipelined answers those writes release. */
 function writeHeld(): void {
   const sockets = held;
   held = [];
@@ -71,23 +71,20 @@ function writeHeld(): void {
     socket.cogHeld = false;
     uncork.call(socket);
   }
+  // Node sends a pipelined request's answer only once the one before it has finished (its
+  // 'finish' comes in a tick after the write): write those released answers as a slice of their
+  // own at once rather than one per later slice, so a client's pipelined batch completes together.
+  process.nextTick(writeReleased);
 }
 
-/**
- * Writes what waits once the round's I/O has been handled. A pipelined request's answer goes
- * out only when the one before it has finished (Node's 'finish', a tick after its write), so
- * the ticks that follow a write may hold more: write those too before the loop polls again.
- */
+function writeReleased(): void {
+  if (held.length > 0) writeHeld();
+}
+
+/** Writes what waits once the round's I/O has been handled. */
 function writeHeldAtEndOfRound(): void {
   flushScheduled = false;
   writeHeld();
-  process.nextTick(writeFollowers);
-}
-
-function writeFollowers(): void {
-  if (held.length === 0) return;
-  writeHeld();
-  process.nextTick(writeFollowers);
 }
 
 function destroyAfterWriting(this: HeldSocket, err?: Error): HeldSocket {
