@@ -11,8 +11,7 @@ import { Socket } from "node:net";
  * connections, one request each, wakes its peer for most answers: on this project's machine
  * (Node 24, 800 connections, `/hello`, wrk on the other core) 0.6 wakeups per request, about
  * 30% of the server's CPU. Held back and written together, the first answer of a slice wakes
- * the peer and the rest find it awake: 0.04 wakeups a request, and 20-40% more requests per
- * core than Node's own writes (the README's paired bench). Cog's native engine serves in
+ * the peer and the rest find it awake: 0.07 wakeups a request. Cog's native engine serves in
  * slices for the same reason.
  *
  * How: a response's `end()` corks its socket and uncorks it once the answer is buffered; on
@@ -22,10 +21,11 @@ import { Socket } from "node:net";
  * it. Destroying a socket writes what it holds first, so an answer followed by a
  * connection-closing error still reaches the client, as it does with Node's own writes.
  *
- * SLICE, measured in pairs against itself with one request per connection: 32 serves 3-5% more
- * than 16, and 4 or 256 less than either.
+ * SLICE: 4 and 256 serve less than 16 in pairs against itself. 32 served 3-5% more than 16 with
+ * one request per connection there, but in the full paired bench, pipelined `/json` fell from
+ * 1.04-1.13x the bare server to 0.78-0.83x, so 16.
  */
-const SLICE = 32;
+const SLICE = 16;
 
 interface HeldSocket extends Socket {
   /** Whether this socket's final uncork is held, waiting in `held`. */
@@ -62,7 +62,6 @@ function uncorkInSlice(this: HeldSocket): void {
   }
 }
 
-/** Writes every held answer, then, in the ticks after, the pipelined answers those writes release. */
 function writeHeld(): void {
   const sockets = held;
   held = [];
@@ -71,20 +70,23 @@ function writeHeld(): void {
     socket.cogHeld = false;
     uncork.call(socket);
   }
-  // Node sends a pipelined request's answer only once the one before it has finished (its
-  // 'finish' comes in a tick after the write): write those released answers as a slice of their
-  // own at once rather than one per later slice, so a client's pipelined batch completes together.
-  process.nextTick(writeReleased);
 }
 
-function writeReleased(): void {
-  if (held.length > 0) writeHeld();
-}
-
-/** Writes what waits once the round's I/O has been handled. */
+/**
+ * Writes what waits once the round's I/O has been handled. A pipelined request's answer goes
+ * out only when the one before it has finished (Node's 'finish', a tick after its write), so
+ * the ticks that follow a write may hold more: write those too before the loop polls again.
+ */
 function writeHeldAtEndOfRound(): void {
   flushScheduled = false;
   writeHeld();
+  process.nextTick(writeFollowers);
+}
+
+function writeFollowers(): void {
+  if (held.length === 0) return;
+  writeHeld();
+  process.nextTick(writeFollowers);
 }
 
 function destroyAfterWriting(this: HeldSocket, err?: Error): HeldSocket {
