@@ -123,28 +123,45 @@ async function main() {
   const skipped = [];
   // Below Linux's ephemeral range (32768-60999), so no client socket can be holding one of these ports.
   let port = 20100;
+  const startChecked = async (contender, runtime) => {
+    const server = await startServer({ runtime: runtime.path, file: join(here, "contenders", contender.file), port: port++, cpu: pinning ? SERVER_CPU : null });
+    const problems = await checkConformance(contender.name, server.port, contender.capabilities ?? []);
+    if (problems.length > 0) {
+      await server.stop();
+      throw Object.assign(new Error(`failed the conformance check: ${problems.join("; ")}`), { problems });
+    }
+    return server;
+  };
   for (const contender of wanted) {
-    const runtime = contender.runtime === "bun" ? bunBinary() : { path: nodePath };
+    const runtime = runtimeOf(contender);
     if (runtime.path === null) {
       skipped.push({ name: contender.name, reason: runtime.reason });
       console.log(`  skip ${contender.name}: ${runtime.reason}`);
       continue;
     }
     try {
-      const server = await startServer({ runtime: runtime.path, file: join(here, "contenders", contender.file), port: port++, cpu: pinning ? SERVER_CPU : null });
-      const problems = await checkConformance(contender.name, server.port, contender.capabilities ?? []);
-      if (problems.length > 0) {
-        await server.stop();
-        skipped.push({ name: contender.name, reason: `failed the conformance check: ${problems.join("; ")}` });
-        console.log(`  skip ${contender.name}: failed the conformance check:\n    ${problems.join("\n    ")}`);
-        continue;
-      }
+      const server = await startChecked(contender, runtime);
       running.push({ contender, server, version: packageVersion(contender, runtime) });
       console.log(`  ok   ${contender.name} conforms (pid ${server.pid}, port ${server.port})`);
     } catch (err) {
-      const reason = err.message.split("\n").filter(Boolean).slice(-3).join(" / ");
-      skipped.push({ name: contender.name, reason: `could not start: ${reason}` });
-      console.log(`  skip ${contender.name}: could not start: ${err.message.replace(/\n/g, "\n    ")}`);
+      const reason = err.problems ? `failed the conformance check: ${err.problems.join("; ")}` : `could not start: ${err.message.split("\n").filter(Boolean).slice(-3).join(" / ")}`;
+      skipped.push({ name: contender.name, reason });
+      console.log(`  skip ${contender.name}: ${err.problems ? `failed the conformance check:\n    ${err.problems.join("\n    ")}` : `could not start: ${err.message.replace(/\n/g, "\n    ")}`}`);
+    }
+  }
+  // Paired, each framework gets a bare server of its own: a shared one would be busy in every pair
+  // while each framework idles through the others', and a process that idles can come back slower
+  // (V8 returns memory while idle: seen as 1.3-1.5x the CPU per request for the rest of a run).
+  if (settings.paired) {
+    for (const entry of running) {
+      const shared = bareFor(entry, running);
+      if (shared === null) continue;
+      try {
+        entry.partner = { contender: shared.contender, server: await startChecked(shared.contender, runtimeOf(shared.contender)) };
+        console.log(`  ok   ${shared.contender.name} for ${entry.contender.name}'s pairs conforms (pid ${entry.partner.server.pid}, port ${entry.partner.server.port})`);
+      } catch (err) {
+        console.log(`  note: ${entry.contender.name} shares ${shared.contender.name} with the others (its own could not start: ${err.message.split("\n")[0]})`);
+      }
     }
   }
   if (running.length === 0) fatal("No contender could run.");
@@ -205,7 +222,7 @@ async function main() {
       }
     }
   } finally {
-    await Promise.all(running.map(({ server }) => server.stop()));
+    await Promise.all(running.flatMap(({ server, partner }) => [server.stop(), partner?.server.stop()]));
   }
 
   // 3. Report.
@@ -245,11 +262,16 @@ async function timeServer({ server }, route, load, duration) {
   return { ...result, serverPeakRss: usage.peakRss, serverCpu: usage.cpu, serverCpuSeconds: usage.cpuSeconds, rssSeries: usage.series };
 }
 
-/** The bare server a contender is paired with (--paired), or null for a bare server or one whose bare server is not running. */
-function bareFor({ contender }, servers) {
-  if (contender.bare) return null;
-  const name = baselineOf(contender);
+/** The bare server a contender is paired with (--paired): its own, else the shared one; null for a bare server or one whose bare server is not running. */
+function bareFor(entry, servers) {
+  if (entry.partner !== undefined) return entry.partner;
+  if (entry.contender.bare) return null;
+  const name = baselineOf(entry.contender);
   return servers.find((s) => s.contender.name === name) ?? null;
+}
+
+function runtimeOf(contender) {
+  return contender.runtime === "bun" ? bunBinary() : { path: nodePath };
 }
 
 function rotate(list, by) {

@@ -129,7 +129,7 @@ export function buildReport(results, chartFiles = []) {
   const rounds = `${meta.warmup > 0 ? `one warm-up round of ${meta.warmup} s` : "no warm-up round"}, then ${meta.rounds} measured round(s) of ${meta.duration === "seed durations" ? "each seed's duration" : `${meta.duration} s`} per route`;
   out.push(
     meta.paired
-      ? `- **Method (paired):** ${meta.pinning}; ${rounds}. Each contender is timed at the same moment as its bare server, each with its own load generator: the kernel shares the server core evenly between the two, so req/s are about half what a server gets alone, and \`× bare\` is the median of the ratios within each pair (the machine's drift, which moves rounds timed one after another by 10-30%, falls on both at once). Order rotated each round; figures are medians.`
+      ? `- **Method (paired):** ${meta.pinning}; ${rounds}. Each contender is timed at the same moment as a bare server of its own (a process for that contender's pairs alone, so both idle while other pairs are timed), each with its own load generator: the kernel shares the server core evenly between the two, so req/s are about half what a server gets alone, and \`× bare\` is the median of the ratios within each pair (the machine's drift, which moves rounds timed one after another by 10-30%, falls on both at once). Order rotated each round; figures are medians.`
       : `- **Method:** ${meta.pinning}; ${rounds}, contenders interleaved (order rotated each round); figures are medians over rounds, and \`× bare\` is the median of the per-round ratios (each round times every contender back to back, so the machine's drift weighs on both sides).`,
   );
   out.push(`- **Command:** \`${meta.command}\``);
