@@ -41,10 +41,10 @@ let flushScheduled = false;
 export function writeInSlices(server: Server): void {
   // First among the listeners, so that nothing can have written before the socket holds.
   server.prependListener("connection", (socket: Socket) => {
-    const held = socket as HeldSocket;
-    held.cogHeld = false;
-    held.uncork = uncorkInSlice;
-    held.destroy = destroyAfterWriting;
+    const holding = socket as HeldSocket;
+    holding.cogHeld = false;
+    holding.uncork = uncorkInSlice;
+    holding.destroy = destroyAfterWriting;
   });
 }
 
