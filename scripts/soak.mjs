@@ -10,7 +10,7 @@
 //
 //   npm run soak                        1M requests (about a minute or two)
 //   npm run soak -- --requests 200000   a shorter run
-//   npm run soak -- --engine native     on another engine (node, native, uws)
+//   npm run soak -- --engine native     on another engine (node, native)
 //
 // test/leaks.test.ts runs it in short form on every `npm test`.
 import { fork } from "node:child_process";

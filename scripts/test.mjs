@@ -1,15 +1,14 @@
 #!/usr/bin/env node
 // `npm test` (after the build and type checks): the whole suite on the node
 // engine, then the integration tests again on Cog's native engine (when its
-// addon was built at install) and on uWebSockets.js (when a native build of it
-// loads on this Node). An engine that can't run here is skipped with the
+// addon was built at install). An engine that can't run here is skipped with the
 // reason in one line; COG_NATIVE_REQUIRED=1 (CI) makes a missing native
 // engine a failure. test/*-engine.test.ts check the errors users get instead.
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 
 // Files with no server in them, or that run a fixed engine themselves: once is enough.
-const ENGINE_INDEPENDENT = new Set(["bench.test.ts", "router.test.ts", "seed-app.test.ts", "leaks.test.ts", "uws-engine.test.ts", "native-engine.test.ts"]);
+const ENGINE_INDEPENDENT = new Set(["bench.test.ts", "router.test.ts", "seed-app.test.ts", "leaks.test.ts", "native-engine.test.ts"]);
 const all = readdirSync("test").filter((f) => f.endsWith(".test.ts")).sort();
 
 function run(engine, files) {
@@ -26,8 +25,7 @@ function loads(script) {
   const probe = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
   return { ok: probe.status === 0, reason: probe.stderr.trim().split("\n").pop() };
 }
-const uwsLoads = () => loads('import { loadUws } from "./dist/engines/uws-load.js"; import { DEFAULT_LIMITS } from "./dist/limits.js"; try { loadUws(DEFAULT_LIMITS); } catch (err) { console.error(err.message); process.exit(1); }');
-const nativeLoads = () => loads('import { loadNative } from "./dist/engines/native-load.js"; try { loadNative(); } catch (err) { console.error(err.message); process.exit(1); }');
+const nativeLoads = () => loads('import { loadNative } from "./dist/engines/native/load.js"; try { loadNative(); } catch (err) { console.error(err.message); process.exit(1); }');
 
 let failed = 0;
 // The native engine's crates have their own unit and property tests (Rust), run where cargo is.
@@ -44,11 +42,5 @@ if (native.ok) {
   failed = 1;
 } else {
   console.log(`\n# engine: native skipped on Node ${process.version}: ${native.reason}`);
-}
-const uws = uwsLoads();
-if (uws.ok) {
-  failed ||= run("uws", all.filter((f) => !ENGINE_INDEPENDENT.has(f)));
-} else {
-  console.log(`\n# engine: uws skipped on Node ${process.version}: ${uws.reason}`);
 }
 process.exit(failed);

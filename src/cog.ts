@@ -1,10 +1,9 @@
 import type { ServerOptions } from "node:http";
 import { runChain, type ChainOwner, type Handler } from "./chain.js";
 import type { Address, Engine } from "./engines/engine.js";
-import { NodeEngine } from "./engines/node.js";
-import { NativeEngine } from "./engines/native.js";
-import { nativeUnavailable } from "./engines/native-load.js";
-import { UwsEngine } from "./engines/uws.js";
+import { NodeEngine } from "./engines/node/engine.js";
+import { NativeEngine } from "./engines/native/engine.js";
+import { nativeUnavailable } from "./engines/native/load.js";
 import { HttpError, errorBody, statusOf } from "./errors.js";
 import { inspectHead, NO_BODY, pathOf } from "./head.js";
 import { resolveLimits, type Limits } from "./limits.js";
@@ -17,8 +16,8 @@ import type { RouteOptions } from "./schema/types.js";
 import { Scope, type Layer, type Registry } from "./scope.js";
 import { inject, type InjectOptions, type InjectResponse } from "./testing.js";
 
-export type EngineName = "node" | "native" | "auto" | "uws";
-const ENGINES: readonly EngineName[] = ["node", "native", "auto", "uws"];
+export type EngineName = "node" | "native" | "auto";
+const ENGINES: readonly EngineName[] = ["node", "native", "auto"];
 
 /** Every limit and timeout is an option; see `Limits` for what each means and README for the defaults. */
 export interface CogOptions extends Partial<Limits> {
@@ -26,9 +25,8 @@ export interface CogOptions extends Partial<Limits> {
    * What serves HTTP (handlers don't change):
    * - "node": node:http, the default;
    * - "native": Cog's own engine in Rust (a Node-API addon built at install when Rust is present);
-   * - "auto": "native" where its addon loads, else "node";
-   * - "uws": uWebSockets.js, an optional peer dependency.
-   * `listen` fails with what to install when "native" or "uws" can't load.
+   * - "auto": "native" where its addon loads, else "node".
+   * `listen` fails with what to do when "native" can't load.
    */
   engine?: EngineName;
   /**
@@ -93,6 +91,9 @@ export class Cog extends Scope implements ChainOwner {
     this.limits = resolveLimits(options);
     this.strict = options.strict ?? true;
     this.engineName = options.engine ?? "node";
+    if ((this.engineName as string) === "uws") {
+      throw new RangeError('engine "uws" was retired: use engine: "native", Cog\'s own engine, which serves what a bare uWebSockets.js server serves without its install problems (see docs/engines.md)');
+    }
     if (!ENGINES.includes(this.engineName)) throw new RangeError(`engine must be one of ${ENGINES.map((e) => `"${e}"`).join(", ")}; got ${String(this.engineName)}`);
     this.settings = { trustProxy: options.trustProxy ?? false, maxFields: this.limits.maxFields, maxJsonDepth: this.limits.maxJsonDepth };
     this.logErrors = options.logErrors ?? true;
@@ -139,8 +140,6 @@ export class Cog extends Scope implements ChainOwner {
 
   private createEngine(): Engine {
     switch (this.engineName) {
-      case "uws":
-        return new UwsEngine(this.dispatch, this.limits, this.settings);
       case "native":
         return new NativeEngine(this.dispatch, this.limits, this.settings, this.strict);
       case "auto":

@@ -1,6 +1,6 @@
 import { connect } from "node:net";
 import { Cog, type CogOptions } from "../src/index.js";
-import { nativeUnavailable } from "../src/engines/native-load.js";
+import { nativeUnavailable } from "../src/engines/native/load.js";
 
 export interface Served {
   app: Cog;
@@ -10,8 +10,8 @@ export interface Served {
   fetch(path: string, init?: RequestInit): Promise<Response>;
 }
 
-/** The engine the integration tests run on: `COG_ENGINE=uws` (or `native`) runs them on that engine. */
-export const engine = (process.env.COG_ENGINE ?? "node") as "node" | "uws" | "native";
+/** The engine the integration tests run on: `COG_ENGINE=native` runs them on Cog's native engine. */
+export const engine = (process.env.COG_ENGINE ?? "node") as "node" | "native";
 
 /** Why the native engine can't run here (its addon isn't built, say), or false when it can: a `skip` value. */
 export const nativeSkip: string | false = nativeUnavailable() ?? false;
@@ -63,26 +63,6 @@ export function raw(port: number, bytes: string | Buffer | Array<string | Buffer
       arm();
     });
   });
-}
-
-/**
- * How a malformed request is refused: node:http answers with a status; uWebSockets.js's parser
- * may refuse it before Cog sees it. Either way nothing reaches a handler.
- */
-export const refusesByClosing = engine === "uws";
-
-/**
- * Whether uWebSockets.js's own parser refused a request (uws engine only): it closes the
- * connection unanswered (v20.30) or answers with its own error page (v20.57: 400, or 505 for a
- * request line it can't read), whatever status Cog would have given.
- */
-export function refusedByUws(answer: string): boolean {
-  return refusesByClosing && (answer === "" || /^HTTP\/1\.1 [45]\d\d [^\r]*\r\n(?:[^\r]+\r\n)*\r\n<h1>[^<]*<\/h1>(?:<p>[^<]*<\/p>)?<hr><i>uWebSockets\/\d+ Server<\/i>\s*$/.test(answer));
-}
-
-/** The status a refusal was answered with: the one Cog would give when uWS's parser refused it first. */
-export function refusalStatus(answer: string, cogStatus: number): number | undefined {
-  return refusedByUws(answer) ? cogStatus : statuses(answer)[0];
 }
 
 /** The status codes of every response in a raw HTTP/1.1 byte stream, in order. */

@@ -13,7 +13,7 @@ import { after, before, describe, test } from "node:test";
 import fc from "fast-check";
 import { Cog } from "../src/index.js";
 import { nativeSkip, raw } from "./helpers.js";
-import { FLAG_REFUSED, loadNative, methodNames, RESPONSE_CLOSE } from "../src/engines/native-load.js";
+import { FLAG_REFUSED, loadNative, methodNames, RESPONSE_CLOSE } from "../src/engines/native/load.js";
 import { DEFAULT_LIMITS } from "../src/limits.js";
 
 const runs = Number(process.env.COG_FUZZ_RUNS ?? 500);
@@ -31,9 +31,14 @@ test("an app that doesn't ask for the native engine loads it only to drain its a
     const loaded = Object.keys(createRequire(import.meta.url).cache).filter((path) => path.endsWith(".node"));
     console.log(JSON.stringify({ text, loaded }));`;
   const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
-  // On Linux the node engine accepts queued connections through the addon (src/engines/node-accept.ts).
+  // On Linux the node engine accepts queued connections through the addon (src/engines/node/accept.ts).
   const expected = process.platform === "linux" && nativeSkip === false ? [resolve("native/cog-native.node")] : [];
   assert.deepEqual(JSON.parse(out), { text: "ok", loaded: expected });
+});
+
+test('the retired engine "uws" is refused at construction, pointing to "native"', () => {
+  assert.throws(() => new Cog({ engine: "uws" as "node" }), /engine "uws" was retired: use engine: "native"/);
+  assert.throws(() => new Cog({ engine: "bun" as "node" }), /engine must be one of "node", "native", "auto"; got bun/);
 });
 
 describe("without the addon", () => {

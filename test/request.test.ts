@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { IncomingMessage } from "node:http";
 import { describe, test } from "node:test";
-import { headersFromRaw } from "../src/engines/raw-headers.js";
+import { headersFromRaw } from "../src/engines/native/headers.js";
 import { raw, serve, statuses } from "./helpers.js";
 
 describe("request helpers", () => {

@@ -1,4 +1,4 @@
-// Answers are held and written a slice at a time (src/engines/node-writes.ts on the node
+// Answers are held and written a slice at a time (src/engines/node/writes.ts on the node
 // engine; the native engine serves in slices too). Whatever the batching, every answer must
 // reach its client, in order, including the last ones of a round and the one before an error.
 import assert from "node:assert/strict";

@@ -1,11 +1,11 @@
 // Cog: the seed's app (examples/seed-app.ts) plus the contract's three extra routes,
-// on the node engine, on uWebSockets.js as cog-uws, or on Cog's native engine as cog-native.
+// on the node engine, or on Cog's native engine as cog-native.
 import { Cog } from "../../dist/index.js";
 import { htmlPage } from "../lib/contract.mjs";
 import { ORDER_SCHEMA, SUMMARY_SCHEMA, summarize } from "../lib/validation.mjs";
 
 const NAME = process.env.COG_CONTENDER ?? "cog";
-const ENGINES = { "cog-uws": "uws", "cog-native": "native" };
+const ENGINES = { "cog-native": "native" };
 const app = new Cog({ engine: ENGINES[NAME] ?? "node" });
 
 app.use("*", (_req, res, next) => {

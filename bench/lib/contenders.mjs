@@ -16,7 +16,6 @@ export const CONTENDERS = [
   { name: "polka", engine: "node", file: "polka.mjs", package: "polka", about: "with body-parser" },
   { name: "uws", engine: "uws", file: "uws.mjs", bare: true, package: "uWebSockets.js", about: "bare uWebSockets.js, hand-written: the ceiling on this engine" },
   { name: "uws-reads", engine: "uws", file: "uws-reads.mjs", package: "uWebSockets.js", about: "bare uWebSockets.js that also reads each request's URL, query and headers, as any framework on it must: the ceiling for frameworks on this engine" },
-  { name: "cog-uws", engine: "uws", file: "cog-uws.mjs", about: "this repo (dist/), the same app as cog with engine: \"uws\"" },
   { name: "cog-native", engine: "native", baseline: "uws", file: "cog-native.mjs", about: "this repo (dist/), the same app as cog with engine: \"native\" (Cog's Rust engine); compared with bare uWebSockets.js, the speed it aims at" },
   { name: "hyper-express", engine: "uws", file: "hyper-express.mjs", package: "hyper-express", about: "on uWebSockets.js" },
   { name: "ultimate-express", engine: "uws", file: "ultimate-express.mjs", package: "ultimate-express", about: "Express API on uWebSockets.js" },

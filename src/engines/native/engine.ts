@@ -1,10 +1,10 @@
-import type { Limits } from "../limits.js";
-import { withSettings, type CogRequest, type RequestSettings } from "../request.js";
-import type { CogResponse } from "../response.js";
-import type { Address, Dispatch, Engine } from "./engine.js";
-import { EVENT_ABORT, loadNative, methodNames, type NativeAddon } from "./native-load.js";
-import { NativeRequest } from "./native-request.js";
-import { NativeResponse } from "./native-response.js";
+import type { Limits } from "../../limits.js";
+import { withSettings, type CogRequest, type RequestSettings } from "../../request.js";
+import type { CogResponse } from "../../response.js";
+import type { Address, Dispatch, Engine } from "../engine.js";
+import { EVENT_ABORT, loadNative, methodNames, type NativeAddon } from "./load.js";
+import { NativeRequest } from "./request.js";
+import { NativeResponse } from "./response.js";
 
 /**
  * Cog's native engine: an HTTP/1.1 server written in Rust (native/), run as

@@ -60,7 +60,7 @@ let loaded: NativeAddon | null = null;
 /** Where the addon may be: a per-platform package (how releases ship it), then a local build. */
 function candidates(): string[] {
   const libc = process.platform === "linux" ? (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime ? "-gnu" : "-musl" : "";
-  return [`@cog-http/native-${process.platform}-${process.arch}${libc}`, new URL("../../native/cog-native.node", import.meta.url).pathname];
+  return [`@cog-http/native-${process.platform}-${process.arch}${libc}`, new URL("../../../native/cog-native.node", import.meta.url).pathname];
 }
 
 /**

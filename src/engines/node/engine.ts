@@ -1,11 +1,11 @@
 import { createServer, ServerResponse, type RequestListener, type Server, type ServerOptions } from "node:http";
 import type { AddressInfo, ListenOptions, Socket } from "node:net";
-import type { Limits } from "../limits.js";
-import { CogRequest, withSettings, type RequestSettings } from "../request.js";
-import { CogResponse } from "../response.js";
-import type { Address, Dispatch, Engine } from "./engine.js";
-import { acceptQueuedConnections } from "./node-accept.js";
-import { writeInSlices } from "./node-writes.js";
+import type { Limits } from "../../limits.js";
+import { CogRequest, withSettings, type RequestSettings } from "../../request.js";
+import { CogResponse } from "../../response.js";
+import type { Address, Dispatch, Engine } from "../engine.js";
+import { acceptQueuedConnections } from "./accept.js";
+import { writeInSlices } from "./writes.js";
 
 /** Node's default backlog (511) drops SYNs when thousands of clients connect at once; the kernel caps this at net.core.somaxconn. */
 const BACKLOG = 4096;

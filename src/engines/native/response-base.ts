@@ -1,5 +1,5 @@
 import { validateHeaderName, validateHeaderValue, type OutgoingHttpHeaders } from "node:http";
-import { lowerCase } from "../response.js";
+import { lowerCase } from "../../response.js";
 
 export type StoredValue = number | string | readonly string[];
 

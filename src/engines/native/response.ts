@@ -1,9 +1,9 @@
 import type { OutgoingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
-import { withResponseHelpers } from "../response.js";
-import { BufferedResponse } from "./buffered-response.js";
-import { RESPONSE_CLOSE, RESPONSE_HAS_DATE, type NativeAddon } from "./native-load.js";
-import type { NativeRequest } from "./native-request.js";
+import { withResponseHelpers } from "../../response.js";
+import { BufferedResponse } from "./response-base.js";
+import { RESPONSE_CLOSE, RESPONSE_HAS_DATE, type NativeAddon } from "./load.js";
+import type { NativeRequest } from "./request.js";
 
 /** What Cog's response helpers need, over the native engine: the whole response goes in one call. */
 class NativeResponseBase extends BufferedResponse {

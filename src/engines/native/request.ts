@@ -1,9 +1,9 @@
-import { tooLarge } from "../body.js";
-import { HttpError } from "../errors.js";
-import { NO_BODY } from "../head.js";
-import { withRequestHelpers, type BodyCallback } from "../request.js";
-import { FLAG_HTTP11, FLAG_REFUSED, FLAG_TOO_LARGE, type NativeAddon } from "./native-load.js";
-import { DetachedHeaders } from "./raw-headers.js";
+import { tooLarge } from "../../body.js";
+import { HttpError } from "../../errors.js";
+import { NO_BODY } from "../../head.js";
+import { withRequestHelpers, type BodyCallback } from "../../request.js";
+import { FLAG_HTTP11, FLAG_REFUSED, FLAG_TOO_LARGE, type NativeAddon } from "./load.js";
+import { DetachedHeaders } from "./headers.js";
 
 /**
  * What Cog's request helpers need, from the native engine. The engine has
