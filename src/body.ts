@@ -3,7 +3,7 @@ import contentType from "fast-content-type-parse";
 import { parse as parseQueryString } from "fast-querystring";
 import secureJson from "secure-json-parse";
 import { HttpError } from "./errors.js";
-import type { BodyCallback } from "./request.js";
+import type { BodyCallback } from "./engines/engine.js";
 
 /** The first value of a request header, by lower-case name, without building `req.headers`. */
 export function rawHeader(req: { rawHeaders: readonly string[] }, lowerName: string): string | undefined {

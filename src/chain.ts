@@ -1,41 +1,42 @@
-import type { CogRequest } from "./request.js";
-import type { CogResponse } from "./response.js";
+import type { Request } from "./request.js";
+import type { Response } from "./response.js";
 
 /** Call it to run the next middleware, or with an error to skip to the error handler. */
 export type Next = (err?: unknown) => void;
 
 /**
- * A handler or middleware, Express-style. It may be sync or async: a thrown
- * error, a rejected promise and `next(err)` all reach the app's error handler.
+ * A handler or middleware, Express-style. It may be sync or async: a thrown error, a rejected
+ * promise and `next(err)` all reach the app's error handler.
  */
-export type Handler<Req = CogRequest, Res = CogResponse> = (
-  req: Req,
-  res: Res,
-  next: Next,
-) => unknown;
+export type Handler<Req = Request, Res = Response> = (req: Req, res: Res, next: Next) => unknown;
 
 /** Where a chain reports what it can't finish itself. */
 export interface ChainOwner {
-  fail(err: unknown, req: CogRequest, res: CogResponse): void;
+  fail(err: unknown, req: Request, res: Response): void;
   /** `next()` called past the last handler: nothing answered this request. */
-  fallThrough(req: CogRequest, res: CogResponse): void;
+  fallThrough(req: Request, res: Response): void;
 }
 
 /**
- * Runs `handlers` in order for one request. The chain itself is an array built
- * once per route at registration; a request costs one small `next` closure.
+ * Runs `handlers` in order for one request. The chain itself is an array built once per route
+ * at registration; each step costs one small `next` closure, which knows whether it was called
+ * already: a second call is a bug in that middleware, answered with a 500 (or logged, once the
+ * response is out) rather than running the rest of the chain twice.
  */
-export function runChain(handlers: readonly Handler[], req: CogRequest, res: CogResponse, owner: ChainOwner): void {
-  let index = 0;
-  const next: Next = (err) => {
-    if (err !== undefined && err !== null) return owner.fail(err, req, res);
-    if (index >= handlers.length) return owner.fallThrough(req, res);
-    invoke(handlers[index++]!, req, res, next, owner);
-  };
-  next();
+export function runChain(handlers: readonly Handler[], req: Request, res: Response, owner: ChainOwner): void {
+  step(handlers, 0, req, res, owner);
 }
 
-function invoke(handler: Handler, req: CogRequest, res: CogResponse, next: Next, owner: ChainOwner): void {
+function step(handlers: readonly Handler[], index: number, req: Request, res: Response, owner: ChainOwner): void {
+  if (index >= handlers.length) return owner.fallThrough(req, res);
+  const handler = handlers[index]!;
+  let called = false;
+  const next: Next = (err) => {
+    if (called) return owner.fail(new Error(`next() was called twice by the middleware ${describe(handler)}; call it once`), req, res);
+    called = true;
+    if (err !== undefined && err !== null) return owner.fail(err, req, res);
+    step(handlers, index + 1, req, res, owner);
+  };
   try {
     const result = handler(req, res, next) as PromiseLike<unknown> | undefined;
     // Only async handlers pay for a rejection handler; sync ones create no promise at all.
@@ -45,4 +46,8 @@ function invoke(handler: Handler, req: CogRequest, res: CogResponse, next: Next,
   } catch (err) {
     owner.fail(err, req, res);
   }
+}
+
+function describe(handler: Handler): string {
+  return handler.name === "" ? "(anonymous)" : `"${handler.name}"`;
 }

@@ -1,20 +1,19 @@
-import type { ServerOptions } from "node:http";
+import type { Server, ServerOptions } from "node:http";
 import { runChain, type ChainOwner, type Handler } from "./chain.js";
-import type { Address, Engine } from "./engines/engine.js";
-import { NodeEngine } from "./engines/node/engine.js";
-import { NativeEngine } from "./engines/native/engine.js";
-import { nativeUnavailable } from "./engines/native/load.js";
+import type { Address, Engine, EngineConfig, HeadVerdict } from "./engines/engine.js";
 import { HttpError, errorBody, statusOf } from "./errors.js";
-import { inspectHead, NO_BODY, pathOf } from "./head.js";
+import { NO_BODY, pathOf } from "./head.js";
 import { resolveLimits, type Limits } from "./limits.js";
-import { CogRequest, decodeParam, type Params, type RequestSettings } from "./request.js";
-import type { CogResponse } from "./response.js";
+import { REPORT, whereOf } from "./log.js";
+import { ROUTE, decodeParam, type InternalRequest, type Params, type Request, type RequestSettings } from "./request.js";
+import { SERIALIZERS, WATCH, resetForError, type InternalResponse, type Response } from "./response.js";
 import { Router, joinPaths, prefixCoverage, prefixMatcher, type Match } from "./router.js";
 import { compileSerializers, compileValidation, type Serializer } from "./schema/compile.js";
 import { buildOpenApi, type OpenApiInfo, type RouteInfo } from "./schema/openapi.js";
 import type { RouteOptions } from "./schema/types.js";
 import { Scope, type Layer, type Registry } from "./scope.js";
-import { inject, type InjectOptions, type InjectResponse } from "./testing.js";
+import { secretsOf } from "./signing.js";
+import type { InjectOptions, InjectResponse } from "./testing.js";
 
 export type EngineName = "node" | "native" | "auto";
 const ENGINES: readonly EngineName[] = ["node", "native", "auto"];
@@ -38,20 +37,24 @@ export interface CogOptions extends Partial<Limits> {
   strict?: boolean;
   /** Believe X-Forwarded-For for `req.ip`: `true` for any proxy, N for N proxies in front. Default false. */
   trustProxy?: boolean | number;
-  /** Log errors that become 5xx responses (to stderr). Default true. */
+  /** Log errors that become 5xx responses, and calls the app should not make, with method, path and route (to stderr). Default true. */
   logErrors?: boolean;
+  /** Signs cookies (`res.setCookie(name, value, { signed: true })`, read back from `req.signedCookies`); a list rotates secrets: the first signs, all are tried. */
+  secret?: string | readonly string[];
   /** Further options for `http.createServer` (node engine only); they override those Cog derives from its limits. */
   server?: ServerOptions;
 }
 
-export type ErrorHandler = (err: unknown, req: CogRequest, res: CogResponse) => unknown;
-export type NotFoundHandler = (req: CogRequest, res: CogResponse) => unknown;
+export type ErrorHandler = (err: unknown, req: Request, res: Response) => unknown;
+export type NotFoundHandler = (req: Request, res: Response) => unknown;
 
 /** One registered route, compiled: its whole middleware + handler chain, decided at registration. */
 interface Route {
   readonly handlers: Handler[];
   readonly paramNames: string[];
   readonly serializers: Map<number, Serializer> | null;
+  /** `GET /users/:id`, for log lines. */
+  readonly where: string;
 }
 
 /**
@@ -69,14 +72,18 @@ export class Cog extends Scope implements ChainOwner {
   private readonly strict: boolean;
   private readonly engineName: EngineName;
   private readonly logErrors: boolean;
-  private readonly serverOptions: ServerOptions;
+  private readonly cogOptions: CogOptions;
   private errorHandler: ErrorHandler | null = null;
   private notFoundHandler: NotFoundHandler | null = null;
   /** Middleware for requests that match no route, rebuilt when `use` adds some. */
   private fallbackLayers: Handler[] | null = null;
   private engine: Engine | null = null;
+  /** Responses whose handler has not begun to answer, by the time their handler returned (handlerTimeout). */
+  private readonly waiting = new Map<unknown, { readonly req: Request; readonly since: number }>();
+  private waitingSweep: NodeJS.Timeout | null = null;
   private readonly routes: RouteInfo[] = [];
   private closing = false;
+  private starting = false;
   private order = 0;
 
   constructor(options: CogOptions = {}) {
@@ -90,14 +97,28 @@ export class Cog extends Scope implements ChainOwner {
     super(registry, "/", null);
     this.limits = resolveLimits(options);
     this.strict = options.strict ?? true;
+    this.cogOptions = options;
     this.engineName = options.engine ?? "node";
     if ((this.engineName as string) === "uws") {
       throw new RangeError('engine "uws" was retired: use engine: "native", Cog\'s own engine, which serves what a bare uWebSockets.js server serves without its install problems (see docs/engines.md)');
     }
     if (!ENGINES.includes(this.engineName)) throw new RangeError(`engine must be one of ${ENGINES.map((e) => `"${e}"`).join(", ")}; got ${String(this.engineName)}`);
-    this.settings = { trustProxy: options.trustProxy ?? false, maxFields: this.limits.maxFields, maxJsonDepth: this.limits.maxJsonDepth };
+    const route = this.get;
+    // Express middleware reads settings with a one-argument `req.app.get(name)`: answer it rather than register a route.
+    (this as { get: unknown }).get = (path: string, ...args: unknown[]) => (args.length === 0 ? this.setting(path) : (route as (...a: unknown[]) => this)(path, ...args));
+    this.settings = { trustProxy: options.trustProxy ?? false, maxFields: this.limits.maxFields, maxJsonDepth: this.limits.maxJsonDepth, secrets: secretsOf(options.secret) };
     this.logErrors = options.logErrors ?? true;
-    this.serverOptions = options.server ?? {};
+  }
+
+  /**
+   * What Express's `app.get(name)` answers, for middleware written against Express (express-rate-limit
+   * reads "trust proxy"): "trust proxy" is the `trustProxy` option, "env" is NODE_ENV (or
+   * "development"); other names are undefined.
+   */
+  setting(name: string): unknown {
+    if (name === "trust proxy") return this.settings.trustProxy;
+    if (name === "env") return process.env.NODE_ENV ?? "development";
+    return undefined;
   }
 
   /** Replaces the default error response (JSON `{statusCode, error, message}`). */
@@ -113,46 +134,54 @@ export class Cog extends Scope implements ChainOwner {
   }
 
   /**
-   * Starts serving. Resolves with the address once listening (port 0 picks a
-   * free port); the callback, if given, is called then too.
+   * Starts serving. Resolves with the address once listening (port 0 picks a free port); the
+   * callback, if given, is called then too.
    */
   listen(port = 3000, host?: string | (() => void), callback?: () => void): Promise<Address> {
     if (typeof host === "function") {
       callback = host;
       host = undefined;
     }
-    if (this.engine !== null) return Promise.reject(new Error("This app is already listening; create another Cog to serve twice"));
-    const engine = this.createEngine();
-    this.engine = engine;
+    if (this.engine !== null || this.starting) return Promise.reject(new Error("This app is already listening; create another Cog to serve twice"));
+    this.starting = true;
     this.closing = false;
-    return engine.listen(port, host).then(
+    const started = this.createEngine().then(async (engine) => {
+      const address = await engine.listen(port, host as string | undefined);
+      this.engine = engine;
+      this.startWatch();
+      return address;
+    });
+    return started.then(
       (address) => {
+        this.starting = false;
         callback?.();
         return address;
       },
       (err: unknown) => {
         // Nothing is listening: let a later listen() try again.
-        this.engine = null;
+        this.starting = false;
         throw err;
       },
     );
   }
 
-  private createEngine(): Engine {
-    switch (this.engineName) {
-      case "native":
-        return new NativeEngine(this.dispatch, this.limits, this.settings, this.strict);
-      case "auto":
-        if (nativeUnavailable() === null) return new NativeEngine(this.dispatch, this.limits, this.settings, this.strict);
-        return new NodeEngine(this.dispatch, this.limits, this.settings, this.serverOptions);
-      default:
-        return new NodeEngine(this.dispatch, this.limits, this.settings, this.serverOptions);
-    }
+  /** The engine this app serves with, loaded on demand: an app on one engine never loads the other. */
+  private async createEngine(): Promise<Engine> {
+    const config: EngineConfig = { app: this, dispatch: this.dispatch, limits: this.limits, settings: this.settings, strict: this.strict, options: this.cogOptions };
+    let name = this.engineName;
+    if (name === "auto") name = (await import("./engines/native/load.js")).nativeUnavailable() === null ? "native" : "node";
+    if (name === "native") return new (await import("./engines/native/engine.js")).NativeEngine(config);
+    return new (await import("./engines/node/engine.js")).NodeEngine(config);
   }
 
-  /** The underlying `http.Server` once listening (for upgrades, or tuning timeouts). */
-  get server(): NodeEngine["server"] | undefined {
-    return this.engine instanceof NodeEngine ? this.engine.server : undefined;
+  /** The engine serving requests once listening ("node" or "native"; with `engine: "auto"`, the one it chose). */
+  get engineInUse(): "node" | "native" | undefined {
+    return this.engine?.name;
+  }
+
+  /** The underlying `http.Server` once listening, on the node engine only (for upgrades, or tuning timeouts). */
+  get server(): Server | undefined {
+    return this.engine?.name === "node" ? (this.engine as unknown as { server: Server }).server : undefined;
   }
 
   /**
@@ -166,29 +195,35 @@ export class Cog extends Scope implements ChainOwner {
     this.closing = true;
     await engine.close(drainMs);
     this.engine = null;
+    this.stopWatch();
   }
 
-  /** Answers a request without a socket, for tests: `await app.inject({ method: "GET", url: "/" })`. */
-  inject(options: InjectOptions | string): Promise<InjectResponse> {
-    return inject(this.dispatch, this.settings, options);
+  /**
+   * Answers a request for tests, through this app's engine: `await app.inject({ method: "GET", url: "/" })`.
+   * On the node engine it runs in memory (light-my-request); on the native engine over a
+   * loopback connection to a server of its own, so the engine's own request, response and
+   * header writing are what the test exercises.
+   */
+  async inject(options: InjectOptions | string): Promise<InjectResponse> {
+    return (await this.createEngine()).inject(options);
   }
 
-  /** The entry point for every request, bound so engines can call it directly. */
-  readonly dispatch = (req: CogRequest, res: CogResponse): void => {
+  /**
+   * The entry point for every request, bound so engines can call it directly: the engine has
+   * read the head and says what body follows, or why the request is refused.
+   */
+  readonly dispatch = (req: Request, res: Response, verdict: HeadVerdict): void => {
     if (this.closing) return this.refuseWhileClosing(req, res);
-    let length: number;
-    try {
-      length = req.checkedHead?.() ?? inspectHead(req, this.limits, this.strict);
-    } catch (err) {
+    if (typeof verdict !== "number") {
       // The request broke a rule of HTTP or a limit: answer it, then close rather than guess what follows.
       res.shouldKeepAlive = false;
-      return this.fail(err, req, res);
+      return this.fail(verdict, req, res);
     }
-    const path = req.cachedPath ?? pathOf(req.url!);
-    const match = this.router.find(req.method!, path);
+    const match = this.router.find(req.method!, pathOf(req.url!));
     if (match === null || match.data === null) return this.unmatched(req, res, match);
     const route = match.data;
-    if (route.serializers !== null) res.serializers = route.serializers;
+    (req as InternalRequest)[ROUTE] = route.where;
+    if (route.serializers !== null) (res as InternalResponse)[SERIALIZERS] = route.serializers;
     if (match.values !== null) {
       try {
         req.params = buildParams(route.paramNames, match.values, this.limits.maxParamLength);
@@ -196,12 +231,12 @@ export class Cog extends Scope implements ChainOwner {
         return this.fail(err, req, res);
       }
     }
-    if (length !== NO_BODY) return this.receive(req, res, route.handlers, length);
-    runChain(route.handlers, req, res, this);
+    if (verdict !== NO_BODY && !isMultipart(req)) return this.receive(req, res, route.handlers, verdict);
+    this.run(route.handlers, req, res);
   };
 
   /** Buffers the body (within the limit) before the chain runs, so `req.body` can be read synchronously. */
-  private receive(req: CogRequest, res: CogResponse, handlers: Handler[], length: number): void {
+  private receive(req: Request, res: Response, handlers: Handler[], length: number): void {
     req.receiveBody(length, this.limits.bodyLimit, (err, body) => {
       if (err !== null) {
         // The rest of the body is never read: close the connection after answering.
@@ -210,11 +245,47 @@ export class Cog extends Scope implements ChainOwner {
       }
       req.rawBody = body!;
       req._body = true;
-      runChain(handlers, req, res, this);
+      this.run(handlers, req, res);
     });
   }
 
-  private unmatched(req: CogRequest, res: CogResponse, match: Match<Route> | null): void {
+  /** Runs a chain; a response its handlers have not begun by the time they return is watched for handlerTimeout. */
+  private run(handlers: readonly Handler[], req: Request, res: Response): void {
+    runChain(handlers, req, res, this);
+    if (!res.headersSent && this.waitingSweep !== null && !res.writableEnded && !res.destroyed && (res as InternalResponse)[WATCH] === null) {
+      (res as InternalResponse)[WATCH] = this.waiting;
+      this.waiting.set(res, { req, since: Date.now() });
+    }
+  }
+
+  private startWatch(): void {
+    const timeout = this.limits.handlerTimeout;
+    if (timeout === 0 || this.waitingSweep !== null) return;
+    this.waitingSweep = setInterval(() => this.sweepWaiting(timeout), Math.min(1000, Math.max(10, timeout / 4)));
+    this.waitingSweep.unref();
+  }
+
+  private stopWatch(): void {
+    if (this.waitingSweep !== null) clearInterval(this.waitingSweep);
+    this.waitingSweep = null;
+  }
+
+  /** Answers 503 for each response still not begun `timeout` ms after its handler returned. */
+  private sweepWaiting(timeout: number): void {
+    const expired = Date.now() - timeout;
+    // Oldest first (a Map keeps insertion order): stop at the first that has time left.
+    for (const [key, { req, since }] of this.waiting) {
+      const res = key as InternalResponse;
+      if (since > expired) break;
+      this.waiting.delete(key);
+      res[WATCH] = null;
+      if (res.headersSent || res.writableEnded || res.destroyed) continue;
+      this[REPORT](new Error(`The handler did not answer within handlerTimeout (${timeout} ms): answered 503; answer sooner, or raise handlerTimeout`), req);
+      this.fail(new HttpError(503, "The server did not answer in time"), req, res);
+    }
+  }
+
+  private unmatched(req: Request, res: Response, match: Match<Route> | null): void {
     const final: Handler =
       match === null
         ? () => this.fallThrough(req, res)
@@ -223,11 +294,15 @@ export class Cog extends Scope implements ChainOwner {
               res.set("allow", match.allow);
               res.send(undefined, 204);
             }
-          : () => this.fail(new HttpError(405, `Method ${req.method} is not allowed on ${req.path}; allowed: ${match.allow}`, { headers: { allow: match.allow } }), req, res);
-    runChain([...this.fallbackChain(), final], req, res, this);
+          : () => {
+              // On the response before the error handler runs, so a custom one keeps it too.
+              res.set("allow", match.allow);
+              this.fail(new HttpError(405, `Method ${req.method} is not allowed on ${req.path}; allowed: ${match.allow}`, { headers: { allow: match.allow } }), req, res);
+            };
+    this.run([...this.fallbackChain(), final], req, res);
   }
 
-  private refuseWhileClosing(req: CogRequest, res: CogResponse): void {
+  private refuseWhileClosing(req: Request, res: Response): void {
     res.shouldKeepAlive = false;
     res.set("connection", "close");
     this.fail(new HttpError(503, "The server is shutting down; retry on a new connection"), req, res);
@@ -261,7 +336,7 @@ export class Cog extends Scope implements ChainOwner {
     const validate = schema === undefined ? null : compileValidation(schema, where);
     if (validate !== null) chain.push(validate);
     chain.push(...handlers);
-    const route: Route = { handlers: chain, paramNames: [], serializers: schema === undefined ? null : compileSerializers(schema.response, where) };
+    const route: Route = { handlers: chain, paramNames: [], serializers: schema === undefined ? null : compileSerializers(schema.response, where), where };
     route.paramNames.push(...this.router.add(method, pattern, route));
     this.routes.push({ method, pattern, paramNames: route.paramNames, schema });
   }
@@ -275,36 +350,36 @@ export class Cog extends Scope implements ChainOwner {
   }
 
   /** Turns any error into a response, whatever state the response is in. */
-  fail(err: unknown, req: CogRequest, res: CogResponse): void {
+  fail(err: unknown, req: Request, res: Response): void {
     if (res.writableEnded || res.destroyed) {
       // Already answered (e.g. a handler threw after sending): nothing to send, but don't hide it.
-      this.log(err);
+      this[REPORT](err, req, "after the response was sent");
       return;
     }
     if (res.headersSent) {
       // Half a response is out; the only honest signal left is to cut the connection.
-      this.log(err);
+      this[REPORT](err, req, "after the response began: the connection was cut");
       res.destroy();
       return;
     }
-    res.resetHeaders();
+    resetForError(res);
     if (this.errorHandler !== null) {
       try {
         const result = this.errorHandler(err, req, res) as PromiseLike<unknown> | undefined;
         if (result !== undefined && result !== null && typeof result.then === "function") {
-          result.then(undefined, (e: unknown) => this.defaultError(e, res));
+          result.then(undefined, (e: unknown) => this.defaultError(e, req, res));
         }
         return;
       } catch (handlerErr) {
-        this.log(handlerErr);
+        this[REPORT](handlerErr, req, "in the error handler");
         if (res.headersSent) return void res.destroy();
-        res.resetHeaders();
+        resetForError(res);
       }
     }
-    this.defaultError(err, res);
+    this.defaultError(err, req, res);
   }
 
-  fallThrough(req: CogRequest, res: CogResponse): void {
+  fallThrough(req: Request, res: Response): void {
     if (this.notFoundHandler !== null) {
       runChain([this.notFoundHandler as Handler], req, res, { fail: (e, rq, rs) => this.fail(e, rq, rs), fallThrough: () => this.defaultNotFound(req, res) });
       return;
@@ -312,26 +387,46 @@ export class Cog extends Scope implements ChainOwner {
     this.defaultNotFound(req, res);
   }
 
-  private defaultNotFound(req: CogRequest, res: CogResponse): void {
+  private defaultNotFound(req: Request, res: Response): void {
+    if (res.headersSent || res.writableEnded) {
+      // The chain went on past a handler that answered: a middleware called next() after responding.
+      this[REPORT](new Error("next() was called after the response was sent; nothing more to do"), req);
+      return;
+    }
     this.fail(new HttpError(404, `Route ${req.method} ${req.path} not found`), req, res);
   }
 
-  private defaultError(err: unknown, res: CogResponse): void {
+  /** The default error response; if even that can't be written (the response is unusable), the connection is cut. */
+  private defaultError(err: unknown, req: Request, res: Response): void {
     if (res.headersSent) return void res.destroy();
     const status = statusOf(err);
-    if (status >= 500) this.log(err);
-    if (err instanceof HttpError && err.headers !== undefined) res.set(err.headers);
-    res.json(errorBody(status, err), status);
+    if (status >= 500) this[REPORT](err, req);
+    try {
+      if (err instanceof HttpError && err.headers !== undefined) res.set(err.headers);
+      res.json(errorBody(status, err), status);
+    } catch (writeErr) {
+      this[REPORT](writeErr, req, "while answering with an error");
+      res.destroy();
+    }
   }
 
-  private log(err: unknown): void {
-    if (this.logErrors) console.error(err);
+  /** Logs an error with where it happened (method, path, route), unless `logErrors` is off. */
+  [REPORT](err: unknown, req: Request, when?: string): void {
+    if (!this.logErrors) return;
+    const where = whereOf(req);
+    console.error(`cog: ${where}${when === undefined ? "" : ` (${when})`}:`, err);
   }
 }
 
 function collectLayers(scope: Scope, into: Layer[]): void {
   into.push(...scope.layers);
   for (const child of scope.children) collectLayers(child, into);
+}
+
+/** Whether the body is multipart: left unread, as a stream, for a multipart parser (multer, busboy). */
+function isMultipart(req: Request): boolean {
+  const type = req.firstHeader("content-type");
+  return type !== undefined && type.length >= 19 && type.slice(0, 19).toLowerCase() === "multipart/form-data";
 }
 
 function guard(layer: Layer, applies: (path: string) => boolean): Handler {

@@ -1,6 +1,6 @@
 import { HttpError } from "./errors.js";
 import type { Limits } from "./limits.js";
-import type { EngineRequest } from "./request.js";
+import type { EngineRequest } from "./engines/engine.js";
 
 /** What `inspectHead` returns for a request without a body, and for a chunked one. */
 export const NO_BODY = -1;
@@ -37,9 +37,6 @@ export function inspectHead(req: EngineRequest, limits: Limits, strict: boolean)
   const raw = req.rawHeaders;
   if (raw.length > limits.maxHeaders * 2) {
     throw new HttpError(431, `Too many headers (the limit is ${limits.maxHeaders}); raise the maxHeaders option to accept more`);
-  }
-  if (req.headBytes !== undefined && req.headBytes > limits.maxHeaderSize) {
-    throw new HttpError(431, `Request head is larger than ${limits.maxHeaderSize} bytes; raise the maxHeaderSize option to accept it`);
   }
   const url = req.url!;
   if (url.length > limits.maxUrlLength) {

@@ -1,10 +1,11 @@
 export { Cog, type CogOptions, type EngineName, type ErrorHandler, type NotFoundHandler } from "./cog.js";
 export { Scope as Group, type AddRoute } from "./scope.js";
-export { CogRequest, type Query, type Cookies, type Params } from "./request.js";
-export { CogResponse, type CookieOptions, type HeaderValue } from "./response.js";
+export type { Request, CogRequest, Query, Cookies, SignedCookies, Params } from "./request.js";
+export type { Response, CogResponse, CookieOptions, HeaderValue } from "./response.js";
 export { HttpError } from "./errors.js";
 export type { Handler, Next } from "./chain.js";
-export type { Address } from "./engines/engine.js";
+export type { Address, RequestSocket } from "./engines/engine.js";
+export type { Limits } from "./limits.js";
 export type { InjectOptions, InjectResponse } from "./testing.js";
 export type { RouteSchema, RouteOptions, Schema, JsonSchema, Infer, SchemaRequest, SchemaResponse } from "./schema/types.js";
 export type { ValidationIssue } from "./schema/compile.js";

@@ -26,6 +26,12 @@ export interface Limits {
   readonly keepAliveTimeout: number;
   /** How often the header and request timeouts are checked, in ms. */
   readonly timeoutCheckInterval: number;
+  /**
+   * Time a handler has to begin its answer (a status or a first byte), in ms; past it the
+   * request gets a 503 and the route is logged. A response that has begun (a stream, SSE) is
+   * never cut by it. 0 disables it.
+   */
+  readonly handlerTimeout: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -40,6 +46,7 @@ export const DEFAULT_LIMITS: Limits = {
   requestTimeout: 30_000,
   keepAliveTimeout: 5_000,
   timeoutCheckInterval: 2_000,
+  handlerTimeout: 60_000,
 };
 
 /** The defaults with the user's overrides, each checked, so a typo fails at `new Cog()` rather than in production. */

@@ -1,13 +1,17 @@
-import { IncomingMessage, type IncomingHttpHeaders } from "node:http";
 import { parseCookie } from "cookie";
 import { parse as parseQueryString } from "fast-querystring";
-import { countFields, parseBody, rawHeader, readBody } from "./body.js";
+import { countFields, parseBody, rawHeader } from "./body.js";
+import type { Cog } from "./cog.js";
+import type { BodyCallback, EngineRequest, RequestSurface } from "./engines/engine.js";
 import { HttpError } from "./errors.js";
 import { pathOf } from "./head.js";
 import { DEFAULT_LIMITS } from "./limits.js";
+import { unsignCookies } from "./signing.js";
 
 export type Query = Record<string, string | string[] | undefined>;
 export type Cookies = Record<string, string | undefined>;
+/** Signed cookies by name: the value when its signature holds, `false` when it was tampered with. */
+export type SignedCookies = Record<string, string | false | undefined>;
 export type Params = Record<string, string>;
 
 /** Shared by every request without params; frozen so no handler can leak state into the next request. */
@@ -22,215 +26,240 @@ export interface RequestSettings {
   readonly maxFields: number;
   /** Deepest nesting accepted in a JSON body. */
   readonly maxJsonDepth: number;
+  /** Secrets that sign cookies, the first for signing, all for checking (empty: no signing). */
+  readonly secrets: readonly string[];
 }
 
-const DEFAULT_SETTINGS: RequestSettings = { trustProxy: false, maxFields: DEFAULT_LIMITS.maxFields, maxJsonDepth: DEFAULT_LIMITS.maxJsonDepth };
+const DEFAULT_SETTINGS: RequestSettings = { trustProxy: false, maxFields: DEFAULT_LIMITS.maxFields, maxJsonDepth: DEFAULT_LIMITS.maxJsonDepth, secrets: [] };
 
-/** What the helpers need from an engine's own request object. */
-export interface EngineRequest {
-  url?: string | undefined;
-  method?: string | undefined;
-  headers: IncomingHttpHeaders;
-  rawHeaders: string[];
-  httpVersionMajor: number;
-  httpVersionMinor: number;
-  /** The size of the request head, for engines whose parser does not enforce maxHeaderSize itself. */
-  headBytes?: number;
-  /**
-   * For engines that apply Cog's head rules themselves (src/head.ts on the others): the body's
-   * length (or NO_BODY), or a throw of the HttpError that refuses the request.
-   */
-  checkedHead?(): number;
+// Cog's own state on a request sits under symbols, so no middleware's property (`req.id`,
+// `req.session`, `req.user`…) can collide with it. Defaults live on the prototype (below): a
+// request that never sets one pays nothing for it.
+export const SETTINGS: unique symbol = Symbol("cog.settings");
+export const CACHED_PATH: unique symbol = Symbol("cog.path");
+export const CACHED_QUERY: unique symbol = Symbol("cog.query");
+export const CACHED_COOKIES: unique symbol = Symbol("cog.cookies");
+export const CACHED_SIGNED: unique symbol = Symbol("cog.signedCookies");
+export const CACHED_BODY: unique symbol = Symbol("cog.body");
+export const ORIGINAL_URL: unique symbol = Symbol("cog.originalUrl");
+/** The route a request matched (`GET /users/:id`), for log lines; null for unmatched requests. */
+export const ROUTE: unique symbol = Symbol("cog.route");
+
+/** Cog's state on every request, under the symbols above (kept out of the public types). */
+export interface RequestInternals {
+  [SETTINGS]: RequestSettings;
+  [CACHED_PATH]: string | undefined;
+  [CACHED_QUERY]: Query | undefined;
+  [CACHED_COOKIES]: Cookies | undefined;
+  [CACHED_SIGNED]: SignedCookies | undefined;
+  [CACHED_BODY]: unknown;
+  [ORIGINAL_URL]: string | undefined;
+  [ROUTE]: string | null;
 }
-
-/** Called once the body is buffered, or with the error (413) that refused it. */
-export type BodyCallback = (err: HttpError | null, body: Buffer | null) => void;
+type Internal = RequestInternals;
+/** A request's internal state (a cast, which V8 compiles away). */
+const own = (req: object) => req as Internal;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type EngineRequestClass = abstract new (...args: any[]) => EngineRequest;
 
 /**
- * Cog's request helpers, added to an engine's request class: on the node
- * engine that is Node's IncomingMessage, on uWebSockets.js a small class of
- * Cog's own. Every helper parses lazily, on first read, and caches: a route
- * that never reads cookies never parses them.
+ * Cog's request helpers, added to an engine's request class: on the node engine that is Node's
+ * IncomingMessage, on the native engine a class of Cog's own (src/engines/native/request.ts).
+ * Every helper parses lazily, on first read, and caches: a route that never reads cookies
+ * never parses them.
  */
 export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) {
   abstract class RequestHelpers extends Base {
-  // Each field's default lives on the prototype (below), not in a constructor: a request that
-  // never sets one pays nothing for it, where class fields cost every request eight property
-  // definitions in a constructor of its own. (The gain is small: about 0.5% of the userland
-  // instructions of a small GET on Node 20, below what paired wall-clock rounds can resolve.)
-  /** Route params: `/users/:id` gives `req.params.id`; a trailing `*` gives `req.params["*"]`. */
-  declare params: Params;
-  /** The app's settings: on the prototype of the request class each engine makes for its app (`withSettings`). */
-  declare settings: RequestSettings;
-  /** The raw body, buffered before the chain runs when the request has one. */
-  declare rawBody: Buffer | undefined;
-  /** Express body parsers skip a request whose `_body` is true; Cog sets it once it has read the body. */
-  declare _body: boolean;
-  /** @internal */ declare cachedPath: string | undefined;
-  /** @internal */ declare cachedQuery: Query | undefined;
-  /** @internal */ declare cachedCookies: Cookies | undefined;
-  /** @internal */ declare cachedBody: unknown;
+    /** Route params: `/users/:id` gives `req.params.id`; a trailing `*` gives `req.params["*"]`. */
+    declare params: Params;
+    /** The raw body, buffered before the chain runs when the request has one. */
+    declare rawBody: Buffer | undefined;
+    /** Express body parsers skip a request whose `_body` is true; Cog sets it once it has read the body. */
+    declare _body: boolean;
+    /** The path a `use("/prefix", mw)` middleware is mounted at, while it runs (Express's `req.baseUrl`); "" elsewhere. */
+    declare baseUrl: string;
+    /** The app serving this request. */
+    declare readonly app: Cog;
 
-  /** The client's address as the engine sees it (the peer of the TCP connection). */
-  abstract get remoteAddress(): string | undefined;
+    /** The client's address as the engine sees it (the peer of the TCP connection). */
+    abstract get remoteAddress(): string | undefined;
 
-  /**
-   * Buffers the body the request announced (`length` bytes, or CHUNKED),
-   * refusing more than `limit`; `done` is called at most once, and never if
-   * the client goes away mid-body.
-   * @internal
-   */
-  abstract receiveBody(length: number, limit: number, done: BodyCallback): void;
+    /**
+     * Buffers the body the request announced (`length` bytes, or CHUNKED), refusing more than
+     * `limit`; `done` is called at most once, and never if the client goes away mid-body.
+     * @internal
+     */
+    abstract receiveBody(length: number, limit: number, done: BodyCallback): void;
 
-  /** The path without the query string, as sent (not decoded). */
-  get path(): string {
-    if (this.cachedPath === undefined) this.cachedPath = pathOf(this.url ?? "/");
-    return this.cachedPath;
-  }
-  set path(path: string) {
-    this.cachedPath = path;
-  }
+    /** The path without the query string, as sent (not decoded); inside a mounted middleware, the part below its prefix. */
+    get path(): string {
+      if (own(this)[CACHED_PATH] === undefined) own(this)[CACHED_PATH] = pathOf(this.url ?? "/");
+      return own(this)[CACHED_PATH]!;
+    }
+    set path(path: string) {
+      own(this)[CACHED_PATH] = path;
+    }
 
-  /**
-   * The query string as an object; a repeated key gives an array. Keys are
-   * never nested (`a[b]=1` is the key "a[b]"), so there is no depth to abuse.
-   * More than `maxFields` fields throw an HttpError(414).
-   */
-  get query(): Query {
-    if (this.cachedQuery === undefined) {
-      const url = this.url ?? "";
-      const q = url.indexOf("?");
-      if (q === -1) {
-        this.cachedQuery = Object.create(null);
-      } else {
-        const search = url.slice(q + 1);
-        const max = this.settings.maxFields;
-        if (countFields(search, max) > max) throw new HttpError(414, `Query string has more than ${max} fields; raise the maxFields option to accept it`);
-        this.cachedQuery = parseQueryString(search) as Query;
+    /** The URL as the client sent it, whatever a mounted middleware's `req.url` says (Express's `req.originalUrl`). */
+    get originalUrl(): string {
+      return own(this)[ORIGINAL_URL] ?? this.url ?? "/";
+    }
+    set originalUrl(url: string) {
+      own(this)[ORIGINAL_URL] = url;
+    }
+
+    /**
+     * The query string as an object; a repeated key gives an array. Keys are never nested
+     * (`a[b]=1` is the key "a[b]"), so there is no depth to abuse. More than `maxFields` fields
+     * throw an HttpError(414).
+     */
+    get query(): Query {
+      if (own(this)[CACHED_QUERY] === undefined) {
+        const url = this.url ?? "";
+        const q = url.indexOf("?");
+        if (q === -1) {
+          own(this)[CACHED_QUERY] = Object.create(null);
+        } else {
+          const search = url.slice(q + 1);
+          const max = own(this)[SETTINGS].maxFields;
+          if (countFields(search, max) > max) throw new HttpError(414, `Query string has more than ${max} fields; raise the maxFields option to accept it`);
+          own(this)[CACHED_QUERY] = parseQueryString(search) as Query;
+        }
       }
+      return own(this)[CACHED_QUERY]!;
     }
-    return this.cachedQuery!;
-  }
-  set query(query: Query) {
-    this.cachedQuery = query;
-  }
-
-  /** Cookies by name. Never throws: a malformed percent-encoding leaves the raw value. */
-  get cookies(): Cookies {
-    if (this.cachedCookies === undefined) {
-      const header = this.headerValue("cookie");
-      this.cachedCookies = header === undefined ? Object.create(null) : parseCookie(header);
+    set query(query: Query) {
+      own(this)[CACHED_QUERY] = query;
     }
-    return this.cachedCookies!;
-  }
-  set cookies(cookies: Cookies) {
-    this.cachedCookies = cookies;
-  }
 
-  /**
-   * The body parsed by Content-Type: JSON, urlencoded (object), text/* (string),
-   * anything else the raw Buffer; undefined without a body. Malformed JSON throws
-   * an HttpError(400) from here, which reaches the error handler like any throw.
-   */
-  get body(): any {
-    if (this.cachedBody === UNSET) {
-      this.cachedBody = this.rawBody === undefined ? undefined : parseBody(this.rawBody, this.firstHeader("content-type"), this.settings);
+    /** Cookies by name. Never throws: a malformed percent-encoding leaves the raw value. */
+    get cookies(): Cookies {
+      if (own(this)[CACHED_COOKIES] === undefined) {
+        const header = this.headerValue("cookie");
+        own(this)[CACHED_COOKIES] = header === undefined ? Object.create(null) : parseCookie(header);
+      }
+      return own(this)[CACHED_COOKIES]!;
     }
-    return this.cachedBody;
-  }
-  /** Assignable, so Express body parsers and users' own middleware can set it. */
-  set body(body: unknown) {
-    this.cachedBody = body;
-  }
+    /** Assignable, so cookie parsers (cookie-parser) can set it. */
+    set cookies(cookies: Cookies) {
+      own(this)[CACHED_COOKIES] = cookies;
+    }
 
-  /**
-   * One header's value by lower-case name, repeats joined as Node joins them. Engines that keep
-   * headers natively answer it without building `headers`.
-   * @internal
-   */
-  headerValue(name: string): string | undefined {
-    const value = this.headers[name];
-    return Array.isArray(value) ? value.join(", ") : value;
-  }
+    /**
+     * Cookies set with `res.setCookie(name, value, { signed: true })`, checked against the app's
+     * `secret`: the value when the signature holds, `false` when it does not. Only signed cookies
+     * are listed; with no `secret`, none are.
+     */
+    get signedCookies(): SignedCookies {
+      return (own(this)[CACHED_SIGNED] ??= unsignCookies(this.cookies, own(this)[SETTINGS].secrets));
+    }
+    /** Assignable, so cookie-parser can set it. */
+    set signedCookies(cookies: SignedCookies) {
+      own(this)[CACHED_SIGNED] = cookies;
+    }
 
-  /**
-   * The first value of a header by lower-case name (Node keeps only the first Content-Type),
-   * without building `headers`.
-   * @internal
-   */
-  firstHeader(name: string): string | undefined {
-    return rawHeader(this, name);
-  }
+    /**
+     * The body parsed by Content-Type: JSON, urlencoded (object), text/* (string), anything else
+     * the raw Buffer; undefined without a body. Malformed JSON throws an HttpError(400) from
+     * here, which reaches the error handler like any throw.
+     */
+    get body(): any {
+      if (own(this)[CACHED_BODY] === UNSET) {
+        own(this)[CACHED_BODY] = this.rawBody === undefined ? undefined : parseBody(this.rawBody, this.firstHeader("content-type"), own(this)[SETTINGS]);
+      }
+      return own(this)[CACHED_BODY];
+    }
+    /** Assignable, so Express body parsers and users' own middleware can set it. */
+    set body(body: unknown) {
+      own(this)[CACHED_BODY] = body;
+    }
 
-  /** A header's value by case-insensitive name (`Referer` and `Referrer` are one). */
-  get(name: string): string | undefined {
-    const key = name.toLowerCase();
-    const value = this.headers[key === "referrer" ? "referer" : key];
-    return Array.isArray(value) ? value.join(", ") : value;
-  }
+    /**
+     * One header's value by lower-case name, repeats joined as Node joins them. Engines that keep
+     * headers natively answer it without building `headers`.
+     * @internal
+     */
+    headerValue(name: string): string | undefined {
+      const value = this.headers[name];
+      return Array.isArray(value) ? value.join(", ") : value;
+    }
 
-  /**
-   * The client's address. Only with the `trustProxy` option is X-Forwarded-For
-   * believed: `true` takes its leftmost address, a number N the address N hops
-   * back (the proxies closest to us appear last).
-   */
-  get ip(): string | undefined {
-    const remote = this.remoteAddress;
-    const trust = this.settings.trustProxy;
-    if (trust === false || trust === 0) return remote;
-    const header = this.get("x-forwarded-for");
-    if (header === undefined) return remote;
-    const hops = header.split(",").map((s) => s.trim()).filter((s) => s !== "");
-    if (hops.length === 0) return remote;
-    if (trust === true) return hops[0];
-    return hops[Math.max(0, hops.length - trust)];
+    /**
+     * The first value of a header by lower-case name (Node keeps only the first Content-Type),
+     * without building `headers`.
+     * @internal
+     */
+    firstHeader(name: string): string | undefined {
+      return rawHeader(this, name);
+    }
+
+    /** A header's value by case-insensitive name (`Referer` and `Referrer` are one). */
+    get(name: string): string | undefined {
+      const key = name.toLowerCase();
+      const value = this.headers[key === "referrer" ? "referer" : key];
+      return Array.isArray(value) ? value.join(", ") : value;
+    }
+
+    /** Express's name for `get`. */
+    header(name: string): string | undefined {
+      return this.get(name);
+    }
+
+    /**
+     * The client's address. Only with the `trustProxy` option is X-Forwarded-For believed:
+     * `true` takes its leftmost address, a number N the address N hops back (the proxies
+     * closest to us appear last).
+     */
+    get ip(): string | undefined {
+      const remote = this.remoteAddress;
+      const trust = own(this)[SETTINGS].trustProxy;
+      if (trust === false || trust === 0) return remote;
+      const header = this.get("x-forwarded-for");
+      if (header === undefined) return remote;
+      const hops = header.split(",").map((s) => s.trim()).filter((s) => s !== "");
+      if (hops.length === 0) return remote;
+      if (trust === true) return hops[0];
+      return hops[Math.max(0, hops.length - trust)];
+    }
   }
-}
-  Object.assign(RequestHelpers.prototype, REQUEST_DEFAULTS);
+  Object.assign(RequestHelpers.prototype, {
+    params: NO_PARAMS,
+    rawBody: undefined,
+    _body: false,
+    baseUrl: "",
+    [SETTINGS]: DEFAULT_SETTINGS,
+    [CACHED_PATH]: undefined,
+    [CACHED_QUERY]: undefined,
+    [CACHED_COOKIES]: undefined,
+    [CACHED_SIGNED]: undefined,
+    [CACHED_BODY]: UNSET,
+    [ORIGINAL_URL]: undefined,
+    [ROUTE]: null,
+  });
   return RequestHelpers;
 }
 
-const REQUEST_DEFAULTS = {
-  params: NO_PARAMS,
-  settings: DEFAULT_SETTINGS,
-  rawBody: undefined,
-  _body: false,
-  cachedPath: undefined,
-  cachedQuery: undefined,
-  cachedCookies: undefined,
-  cachedBody: UNSET,
-};
-
 /**
- * A subclass of an engine's request class for one app: its settings sit on the
+ * A subclass of an engine's request class for one app: the app and its settings sit on the
  * prototype, so requests carry them without a store per request.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function withSettings<Class extends abstract new (...args: any[]) => { settings: RequestSettings }>(Base: Class, settings: RequestSettings): Class {
+export function forApp<Class extends abstract new (...args: any[]) => object>(Base: Class, app: Cog, settings: RequestSettings): Class {
   abstract class AppRequest extends Base {}
-  AppRequest.prototype.settings = settings;
+  own(AppRequest.prototype)[SETTINGS] = settings;
+  Object.defineProperty(AppRequest.prototype, "app", { value: app, writable: true, configurable: true });
   return AppRequest;
 }
 
-/**
- * The request handed to handlers. On the node engine it *is* Node's
- * IncomingMessage (a subclass given to `http.createServer`), so Express-style
- * middleware works unchanged and no wrapper is allocated. On other engines
- * the object has the same helpers but is not a Node stream.
- */
-export class CogRequest extends withRequestHelpers(IncomingMessage) {
-  get remoteAddress(): string | undefined {
-    return this.socket?.remoteAddress;
-  }
+/** The request handed to handlers, on every engine: Cog's helpers over Node's IncomingMessage surface. */
+export type Request = InstanceType<ReturnType<typeof withRequestHelpers<abstract new () => RequestSurface>>>;
 
-  /** @internal */
-  receiveBody(length: number, limit: number, done: BodyCallback): void {
-    readBody(this, length, limit, done);
-  }
-}
+/** A request as Cog's own code sees it: with its internal state. @internal */
+export type InternalRequest = Request & RequestInternals;
+
+/** Older name of `Request`. */
+export type CogRequest = Request;
 
 /** Decodes param values; a malformed escape is the client's mistake, hence 400. */
 export function decodeParam(value: string): string {

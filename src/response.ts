@@ -1,9 +1,12 @@
-import { ServerResponse, validateHeaderName, validateHeaderValue, type OutgoingHttpHeaders } from "node:http";
+import { validateHeaderName, validateHeaderValue, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
 import { pipeline, type Readable } from "node:stream";
 import { stringifySetCookie } from "cookie";
 import encodeUrl from "encodeurl";
+import type { ResponseSurface } from "./engines/engine.js";
 import { HttpError } from "./errors.js";
+import { SETTINGS, type InternalRequest } from "./request.js";
 import type { Serializer } from "./schema/compile.js";
+import { signCookie } from "./signing.js";
 
 export type HeaderValue = string | number | readonly string[];
 
@@ -19,6 +22,8 @@ export interface CookieOptions {
   sameSite?: boolean | "lax" | "strict" | "none";
   partitioned?: boolean;
   priority?: "low" | "medium" | "high";
+  /** Sign the value with the app's `secret` (read it back from `req.signedCookies`). */
+  signed?: boolean;
 }
 
 const TEXT = "text/plain; charset=utf-8";
@@ -30,246 +35,298 @@ const EXPIRED = new Date(0);
 const PROTOCOL_RELATIVE = /^[/\\]{2}/;
 const BODY_HEADERS = ["content-type", "content-length", "content-encoding", "content-language", "content-range", "etag", "last-modified"];
 
-/** What the helpers need from an engine's own response object (Node's ServerResponse has all of it). */
-export interface EngineResponse {
-  statusCode: number;
-  readonly headersSent: boolean;
-  readonly writableEnded: boolean;
-  readonly destroyed: boolean;
-  shouldKeepAlive: boolean;
-  /** The engine writes Content-Length from the body it is given (Node's ServerResponse needs it set). */
-  readonly framesBody?: boolean;
-  setHeader(name: string, value: number | string | readonly string[]): this;
-  getHeader(name: string): number | string | string[] | undefined;
-  hasHeader(name: string): boolean;
-  removeHeader(name: string): void;
-  writeHead(status: number, headers: OutgoingHttpHeaders): this;
-  end(body?: string | Buffer): this;
-  destroy(err?: Error): this;
+// Cog's own state on a response sits under symbols, so no middleware's property (`res.flush`,
+// `res.locals`…) can collide with it. Defaults live on the prototype (below).
+/** Headers set with `res.set`, by lower-case name; null until the first one. */
+export const PENDING: unique symbol = Symbol("cog.pending");
+/** The route's compiled response serializers by status, when it declared response schemas. */
+export const SERIALIZERS: unique symbol = Symbol("cog.serializers");
+/** Whether anything used the engine's own header store (`setHeader`), which `send` then has to consult. */
+export const ENGINE_HEADERS: unique symbol = Symbol("cog.engineHeaders");
+/** The engine writes Content-Length from the body it is given: the helpers needn't count it (set on the engine's class). */
+export const FRAMES_BODY: unique symbol = Symbol("cog.framesBody");
+/** The watch list of the app's handlerTimeout while this response has not begun; null otherwise. */
+export const WATCH: unique symbol = Symbol("cog.watch");
+
+/** Cog's state on every response, under the symbols above (kept out of the public types). */
+export interface ResponseInternals {
+  [PENDING]: Record<string, HeaderValue> | null;
+  [SERIALIZERS]: Map<number, Serializer> | null;
+  [ENGINE_HEADERS]: boolean;
+  [FRAMES_BODY]: boolean;
+  [WATCH]: Map<unknown, unknown> | null;
 }
+type Internal = ResponseInternals;
+/** A response's internal state (a cast, which V8 compiles away). */
+const own = (res: object) => res as Internal;
+
+/** What the helpers need from an engine's response class (Node's ServerResponse has all of it). */
+export type EngineResponse = ResponseSurface & { req?: unknown };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type EngineResponseClass = abstract new (...args: any[]) => EngineResponse;
 
 /**
- * Cog's response helpers, added to an engine's response class (Node's
- * ServerResponse, or uWebSockets.js's small class of Cog's own).
+ * Cog's response helpers, added to an engine's response class (Node's ServerResponse, or the
+ * native engine's class of Cog's own).
  *
- * Headers set through `res.set` are collected in one object and written with
- * a single `writeHead` when the body is sent: cheaper than Node's per-call
- * `setHeader` bookkeeping. Headers that middleware put in Node's own store
- * are merged by `writeHead` itself.
+ * Headers set through `res.set` are collected in one object and written with a single
+ * `writeHead` when the body is sent: cheaper than Node's per-call `setHeader` bookkeeping.
+ * Headers that middleware put in the engine's own store are merged by `writeHead` itself.
  */
 export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base) {
   abstract class ResponseHelpers extends Base {
-  // Defaults on the prototype (below), as for requests: no per-response property definitions.
-  /** Headers set with `res.set`, by lower-case name; null until the first one. */
-  /** @internal */ declare pending: Record<string, HeaderValue> | null;
-  /** The route's compiled response serializers by status, when it declared response schemas. */
-  declare serializers: Map<number, Serializer> | null;
-  /** Whether anything used Node's own header store (`setHeader`), which `send` then has to consult. */
-  /** @internal */ declare nodeHeaders: boolean;
+    /** Per-request values for templates and later middleware, as in Express. */
+    declare locals: Record<string, unknown>;
 
-  /** Node's setHeader, noted so that `send` only asks Node's store when something is in it. */
-  /** @internal */
-  override setHeader(name: string, value: number | string | readonly string[]): this {
-    this.nodeHeaders = true;
-    return super.setHeader(name, value);
-  }
-
-  /** Sets the status code; chainable: `res.status(201).json(user)`. */
-  status(code: number): this {
-    this.statusCode = code;
-    return this;
-  }
-
-  /**
-   * Sets a header (or several from an object); chainable. Names and values are
-   * checked once, by Node, when the response is written: a value containing CR
-   * or LF then throws from `send`, the bad header is dropped, and the request
-   * gets a 500 instead of a split response.
-   */
-  set(name: string | Record<string, HeaderValue>, value?: HeaderValue): this {
-    if (typeof name === "object") {
-      for (const key of Object.keys(name)) this.set(key, name[key]!);
-      return this;
+    /** The engine's setHeader, noted so that `send` only asks the engine's store when something is in it. */
+    override setHeader(name: string, value: number | string | readonly string[]): this {
+      own(this)[ENGINE_HEADERS] = true;
+      return super.setHeader(name, value);
     }
-    if (value === undefined) throw new TypeError(`res.set("${name}") needs a value`);
-    const key = lowerCase(name);
-    // A plain object (not Object.create(null), which V8 keeps in slow dictionary mode):
-    // writeHead walks it with for-in on every response. "__proto__" is the one key it can't hold.
-    if (key === "__proto__") throw new TypeError('"__proto__" is not a usable header name');
-    (this.pending ??= {})[key] = value;
-    return this;
-  }
 
-  /** A header set on this response, whether by `res.set` or by middleware's `setHeader`. */
-  get(name: string): HeaderValue | undefined {
-    const key = lowerCase(name);
-    const value = this.pending?.[key];
-    return value !== undefined || !this.nodeHeaders ? value : this.getHeader(key);
-  }
-
-  /**
-   * Adds a value to a header that may repeat (Set-Cookie, Vary, Link). The
-   * first value stays a plain string (one header line either way, and Node
-   * writes a string faster than a one-element list).
-   */
-  append(name: string, value: string): this {
-    const current = this.get(name);
-    const next = current === undefined ? value : Array.isArray(current) ? [...current, value] : [String(current), value];
-    return this.set(name, next);
-  }
-
-  /**
-   * Sends the body and ends the response, with Content-Type (unless already
-   * set) and Content-Length always right:
-   * string -> text/plain, Buffer -> application/octet-stream, a Readable is
-   * piped, null/undefined -> empty, anything else -> JSON.
-   */
-  send(body?: unknown, status?: number): this {
-    if (status !== undefined) this.statusCode = status;
-    if (typeof body === "string") return this.finish(body, TEXT);
-    if (body === undefined || body === null) return this.finish("", TEXT);
-    if (Buffer.isBuffer(body)) return this.finish(body, BINARY);
-    if (isReadable(body)) return this.stream(body);
-    if (body instanceof Uint8Array) return this.finish(Buffer.from(body.buffer, body.byteOffset, body.byteLength), BINARY);
-    return this.finish(this.serialize(body), JSON_TYPE);
-  }
-
-  /** Sends a value as JSON (through the route's response schema for this status, if it has one). */
-  json(value: unknown, status?: number): this {
-    if (status !== undefined) this.statusCode = status;
-    return this.finish(this.serialize(value), JSON_TYPE);
-  }
-
-  /** @internal */ serialize(value: unknown): string {
-    const serializer = this.serializers?.get(this.statusCode);
-    return serializer === undefined ? (JSON.stringify(value) ?? "null") : serializer(value);
-  }
-
-  /** Sends an HTML string. */
-  html(markup: string, status?: number): this {
-    if (status !== undefined) this.statusCode = status;
-    return this.finish(markup, HTML);
-  }
-
-  /**
-   * Redirects to `url` (302 Found unless told otherwise). The location is
-   * percent-encoded (so CR/LF or spaces can't break the header), and a
-   * protocol-relative one (`//host`, `/\\host`), which browsers read as
-   * another site, is refused with a 400: an open redirect is nearly always
-   * user input (`?next=//evil.example`) reaching this call.
-   */
-  redirect(url: string, status = 302): this {
-    const location = encodeUrl(url);
-    if (PROTOCOL_RELATIVE.test(location)) {
-      throw new HttpError(400, `Refusing to redirect to the protocol-relative location "${location}"; redirect to a path or an absolute URL`);
-    }
-    this.set("location", location);
-    this.statusCode = status;
-    return this.finish(`Redirecting to ${location}`, TEXT);
-  }
-
-  /** Adds a Set-Cookie header. Invalid names, values or attributes throw (and so answer 500). */
-  setCookie(name: string, value: string, options?: CookieOptions): this {
-    const cookie = stringifySetCookie(options === undefined ? { name, value, path: "/" } : { ...options, name, value, path: options.path ?? "/" });
-    return this.append("set-cookie", cookie);
-  }
-
-  /** Tells the client to drop a cookie; pass the same path/domain it was set with. */
-  clearCookie(name: string, options?: Omit<CookieOptions, "maxAge" | "expires">): this {
-    return this.setCookie(name, "", { ...options, expires: EXPIRED, maxAge: undefined });
-  }
-
-  /**
-   * Forgets the headers that described the body being replaced, when an error
-   * response takes its place. Others stay (CORS or X-Powered-By headers belong
-   * on error responses too); an invalid one was already dropped by `writeHeaders`.
-   */
-  resetHeaders(): void {
-    for (const name of BODY_HEADERS) {
-      if (this.pending !== null) delete this.pending[name];
-      this.removeHeader(name);
-    }
-  }
-
-  /** @internal */ finish(body: string | Buffer, type: string): this {
-    const headers = this.pending ?? {};
-    const status = this.statusCode;
-    if (status === 204 || status === 304 || (status >= 100 && status < 200)) {
-      // These statuses have no body, so they must not describe one either.
-      delete headers["content-type"];
-      delete headers["content-length"];
-      this.writeHeaders(status, headers);
-      this.end();
-      return this;
-    }
-    this.defaultType(headers, type);
-    if (this.framesBody !== true) headers["content-length"] = typeof body === "string" ? Buffer.byteLength(body) : body.length;
-    this.writeHeaders(status, headers);
-    this.end(body);
-    return this;
-  }
-
-  /** Sets Content-Type to `type` unless one was set already, by `res.set` or by Node's `setHeader`. */
-  /** @internal */ defaultType(headers: Record<string, HeaderValue>, type: string): void {
-    if (headers["content-type"] === undefined && !(this.nodeHeaders && this.hasHeader("content-type"))) headers["content-type"] = type;
-  }
-
-  /** writeHead, which validates every header; on a bad one, forget it so the error response can go out. */
-  /** @internal */ writeHeaders(status: number, headers: Record<string, HeaderValue>): void {
-    try {
-      this.writeHead(status, headers as OutgoingHttpHeaders);
-    } catch (err) {
-      for (const name of Object.keys(headers)) {
-        try {
-          validateHeaderName(name);
-          validateHeaderValue(name, headers[name] as string);
-        } catch {
-          delete headers[name];
-        }
+    /**
+     * The engine's writeHead, with the headers set through `res.set` (which Cog's own `send`
+     * passes itself), so they go out whoever writes the head: `write`, `end`, `flushHeaders`,
+     * a piped stream or middleware.
+     */
+    override writeHead(status: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
+      const pending = own(this)[PENDING];
+      if (pending !== null && reason !== pending && headers !== pending) {
+        if (typeof reason === "string") headers = withPending(pending, headers);
+        else reason = withPending(pending, reason);
       }
-      throw err;
+      return super.writeHead(status, reason as string, headers);
+    }
+
+    /** Sets the status code; chainable: `res.status(201).json(user)`. Anything but an integer from 100 to 999 throws. */
+    status(code: number): this {
+      checkStatus(code);
+      this.statusCode = code;
+      return this;
+    }
+
+    /**
+     * Sets a header (or several from an object); chainable. Names and values are checked once,
+     * by the engine, when the response is written: a value containing CR or LF then throws from
+     * `send`, the bad header is dropped, and the request gets a 500 instead of a split response.
+     */
+    set(name: string | Record<string, HeaderValue>, value?: HeaderValue): this {
+      if (typeof name === "object") {
+        for (const key of Object.keys(name)) this.set(key, name[key]!);
+        return this;
+      }
+      if (value === undefined) throw new TypeError(`res.set("${name}") needs a value`);
+      const key = lowerCase(name);
+      // A plain object (not Object.create(null), which V8 keeps in slow dictionary mode):
+      // writeHead walks it with for-in on every response. "__proto__" is the one key it can't hold.
+      if (key === "__proto__") throw new TypeError('"__proto__" is not a usable header name');
+      (own(this)[PENDING] ??= {})[key] = value;
+      return this;
+    }
+
+    /** A header set on this response, whether by `res.set` or by middleware's `setHeader`. */
+    get(name: string): HeaderValue | undefined {
+      const key = lowerCase(name);
+      const value = own(this)[PENDING]?.[key];
+      return value !== undefined || !own(this)[ENGINE_HEADERS] ? value : this.getHeader(key);
+    }
+
+    /**
+     * Adds a value to a header that may repeat (Set-Cookie, Vary, Link). The first value stays
+     * a plain string (one header line either way, and Node writes a string faster than a
+     * one-element list).
+     */
+    append(name: string, value: string): this {
+      const current = this.get(name);
+      const next = current === undefined ? value : Array.isArray(current) ? [...current, value] : [String(current), value];
+      return this.set(name, next);
+    }
+
+    /** Sets Content-Type: a full media type, or a short name (`"json"`, `"html"`, `"text"`). */
+    type(type: string): this {
+      return this.set("content-type", SHORT_TYPES[type] ?? type);
+    }
+
+    /**
+     * Sends the body and ends the response, with Content-Type (unless already set) and
+     * Content-Length always right: string -> text/plain, Buffer -> application/octet-stream, a
+     * Readable is piped, null/undefined -> empty, anything else -> JSON.
+     */
+    send(body?: unknown, status?: number): this {
+      if (status !== undefined) this.status(status);
+      if (typeof body === "string") return finish(this, body, TEXT) as this;
+      if (body === undefined || body === null) return finish(this, "", TEXT) as this;
+      if (Buffer.isBuffer(body)) return finish(this, body, BINARY) as this;
+      if (isReadable(body)) return stream(this, body) as this;
+      if (body instanceof Uint8Array) return finish(this, Buffer.from(body.buffer, body.byteOffset, body.byteLength), BINARY) as this;
+      return finish(this, serialize(this, body), JSON_TYPE) as this;
+    }
+
+    /** Sends a value as JSON (through the route's response schema for this status, if it has one). */
+    json(value: unknown, status?: number): this {
+      if (status !== undefined) this.status(status);
+      return finish(this, serialize(this, value), JSON_TYPE) as this;
+    }
+
+    /** Sends an HTML string. */
+    html(markup: string, status?: number): this {
+      if (status !== undefined) this.status(status);
+      return finish(this, markup, HTML) as this;
+    }
+
+    /**
+     * Redirects to `url` (302 Found unless told otherwise; Express's `redirect(status, url)`
+     * order works too). The location is percent-encoded (so CR/LF or spaces can't break the
+     * header), and a protocol-relative one (`//host`, `/\\host`), which browsers read as another
+     * site, is refused with a 400: an open redirect is nearly always user input
+     * (`?next=//evil.example`) reaching this call.
+     */
+    redirect(url: string, status?: number): this;
+    redirect(status: number, url: string): this;
+    redirect(first: string | number, second?: string | number): this {
+      const [url, status] = typeof first === "number" ? [second, first] : [first, second ?? 302];
+      if (typeof url !== "string") throw new TypeError(`res.redirect needs a URL string, got ${typeof url}`);
+      const location = encodeUrl(url);
+      if (PROTOCOL_RELATIVE.test(location)) {
+        throw new HttpError(400, `Refusing to redirect to the protocol-relative location "${location}"; redirect to a path or an absolute URL`);
+      }
+      this.status(status as number);
+      this.set("location", location);
+      return finish(this, `Redirecting to ${location}`, TEXT) as this;
+    }
+
+    /** Adds a Set-Cookie header. Invalid names, values or attributes throw (and so answer 500). */
+    setCookie(name: string, value: string, options?: CookieOptions): this {
+      if (options?.signed === true) value = signCookie(value, (this.req as InternalRequest)[SETTINGS].secrets);
+      const cookie = stringifySetCookie(options === undefined ? { name, value, path: "/" } : { ...options, name, value, path: options.path ?? "/" });
+      return this.append("set-cookie", cookie);
+    }
+
+    /** Tells the client to drop a cookie; pass the same path/domain it was set with. */
+    clearCookie(name: string, options?: Omit<CookieOptions, "maxAge" | "expires" | "signed">): this {
+      return this.setCookie(name, "", { ...options, expires: EXPIRED, maxAge: undefined });
     }
   }
-
-  /** @internal */ stream(body: Readable): this {
-    const headers = this.pending ?? {};
-    this.defaultType(headers, BINARY);
-    this.writeHeaders(this.statusCode, headers);
-    this.pipeFrom(body);
-    return this;
-  }
-
-  /**
-   * Writes a stream as the body (headers already written), with backpressure,
-   * cutting the connection if the stream fails.
-   * @internal
-   */
-  abstract pipeFrom(body: Readable): void;
-  }
-  Object.assign(ResponseHelpers.prototype, { pending: null, serializers: null, nodeHeaders: false });
+  Object.assign(ResponseHelpers.prototype, { [PENDING]: null, [SERIALIZERS]: null, [ENGINE_HEADERS]: false, [WATCH]: null });
+  // `locals` is an object per response, made on first use.
+  Object.defineProperty(ResponseHelpers.prototype, "locals", {
+    get(this: ResponseHelpers) {
+      const locals = {};
+      Object.defineProperty(this, "locals", { value: locals, writable: true, configurable: true, enumerable: true });
+      return locals;
+    },
+    set(this: ResponseHelpers, value: Record<string, unknown>) {
+      Object.defineProperty(this, "locals", { value, writable: true, configurable: true, enumerable: true });
+    },
+    configurable: true,
+  });
   return ResponseHelpers;
 }
 
+/** The response handed to handlers, on every engine: Cog's helpers over Node's ServerResponse surface. */
+export type Response = InstanceType<ReturnType<typeof withResponseHelpers<abstract new () => EngineResponse>>>;
+
+/** Older name of `Response`. */
+export type CogResponse = Response;
+
+/** A response as Cog's own code sees it: with its internal state. @internal */
+export type InternalResponse = Response & ResponseInternals;
+
+const SHORT_TYPES: Record<string, string> = { json: JSON_TYPE, html: HTML, text: TEXT, txt: TEXT, bin: BINARY, binary: BINARY };
+
+/** `res.set`'s headers under those given to writeHead (theirs win). */
+function withPending(pending: Record<string, HeaderValue>, given: OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined): OutgoingHttpHeaders | OutgoingHttpHeader[] {
+  if (given === undefined) return pending as OutgoingHttpHeaders;
+  if (Array.isArray(given)) return [...Object.entries(pending).flat(), ...given] as OutgoingHttpHeader[];
+  return { ...pending, ...given } as OutgoingHttpHeaders;
+}
+
+/** Throws unless `code` is a status a response can carry: an integer from 100 to 999 (Node's and Express's rule). */
+export function checkStatus(code: unknown): void {
+  if (typeof code !== "number" || !Number.isInteger(code)) {
+    throw new TypeError(`Invalid status code ${JSON.stringify(code) ?? String(code)}: a status must be an integer from 100 to 999`);
+  }
+  if (code < 100 || code > 999) throw new RangeError(`Invalid status code ${code}: a status must be an integer from 100 to 999`);
+}
+
+function serialize(res: Response, value: unknown): string {
+  const serializer = own(res)[SERIALIZERS]?.get(res.statusCode);
+  return serializer === undefined ? (JSON.stringify(value) ?? "null") : serializer(value);
+}
+
+function finish(res: Response, body: string | Buffer, type: string): Response {
+  const headers = own(res)[PENDING] ?? {};
+  const status = res.statusCode;
+  if (status === 204 || status === 304 || (status >= 100 && status < 200)) {
+    // These statuses have no body, so they must not describe one either.
+    delete headers["content-type"];
+    delete headers["content-length"];
+    writeHeaders(res, status, headers);
+    res.end();
+    return res;
+  }
+  defaultType(res, headers, type);
+  if (!own(res)[FRAMES_BODY]) headers["content-length"] = typeof body === "string" ? Buffer.byteLength(body) : body.length;
+  writeHeaders(res, status, headers);
+  res.end(body);
+  return res;
+}
+
+/** Sets Content-Type to `type` unless one was set already, by `res.set` or by the engine's `setHeader`. */
+function defaultType(res: Response, headers: Record<string, HeaderValue>, type: string): void {
+  if (headers["content-type"] === undefined && !(own(res)[ENGINE_HEADERS] && res.hasHeader("content-type"))) headers["content-type"] = type;
+}
+
 /**
- * The response handed to handlers. On the node engine it *is* Node's
- * ServerResponse, so Express-style middleware that calls `setHeader` works.
- * On other engines the object has the same helpers but is not a Node stream.
+ * writeHead, which validates the status and every header; on a bad header, forget it so that the
+ * error response can go out.
  */
-export class CogResponse extends withResponseHelpers(ServerResponse) {
-  /** @internal */
-  pipeFrom(body: Readable): void {
-    // pipeline destroys both sides on error, so a failing stream ends the connection instead of hanging it.
-    pipeline(body, this, () => {});
+function writeHeaders(res: Response, status: number, headers: Record<string, HeaderValue>): void {
+  checkStatus(status);
+  try {
+    res.writeHead(status, headers as OutgoingHttpHeaders);
+  } catch (err) {
+    for (const name of Object.keys(headers)) {
+      try {
+        validateHeaderName(name);
+        validateHeaderValue(name, headers[name] as string);
+      } catch {
+        delete headers[name];
+      }
+    }
+    throw err;
+  }
+}
+
+/** Writes a stream as the body, with backpressure, cutting the connection if the stream fails. */
+function stream(res: Response, body: Readable): Response {
+  const headers = own(res)[PENDING] ?? {};
+  defaultType(res, headers, BINARY);
+  writeHeaders(res, res.statusCode, headers);
+  // pipeline destroys both sides on error, so a failing stream ends the connection instead of hanging it.
+  pipeline(body, res, () => {});
+  return res;
+}
+
+/**
+ * Forgets what described the body being replaced, when an error response takes its place:
+ * the status text and the body's headers. Others stay (CORS or X-Powered-By headers belong on
+ * error responses too); an invalid one was already dropped by `writeHeaders`.
+ */
+export function resetForError(res: Response): void {
+  // A bad statusMessage would fail the error response too, and a kept one ("OK") would be wrong.
+  res.statusMessage = undefined as unknown as string;
+  const pending = own(res)[PENDING];
+  for (const name of BODY_HEADERS) {
+    if (pending !== null) delete pending[name];
+    res.removeHeader(name);
   }
 }
 
 /**
- * Header names are nearly always the same few literals: remember their lower
- * case instead of allocating a new string per response (bounded, so arbitrary
- * names can't grow it without limit).
+ * Header names are nearly always the same few literals: remember their lower case instead of
+ * allocating a new string per response (bounded, so arbitrary names can't grow it without limit).
  */
 const LOWER_CASE = new Map<string, string>();
 export function lowerCase(name: string): string {

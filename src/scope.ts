@@ -1,4 +1,6 @@
 import type { Handler } from "./chain.js";
+import { pathOf } from "./head.js";
+import { CACHED_PATH, type InternalRequest, type Request } from "./request.js";
 import { joinPaths, normalizePattern } from "./router.js";
 import type { RouteOptions, RouteSchema, SchemaRequest, SchemaResponse } from "./schema/types.js";
 
@@ -45,18 +47,22 @@ export class Scope {
   ) {}
 
   /**
-   * Adds middleware. `use(mw)` and `use("*", mw)` run it for every request of
-   * this scope; `use("/prefix", mw)` only for paths under that prefix (a whole
-   * segment: `/admin` covers `/admin/x`, never `/adminx`).
+   * Adds middleware. `use(mw)` and `use("*", mw)` run it for every request of this scope;
+   * `use("/prefix", mw)` only for paths under that prefix (a whole segment: `/admin` covers
+   * `/admin/x`, never `/adminx`), and, as in Express, with the prefix taken off `req.url` while
+   * it runs (`req.baseUrl` holds it, `req.originalUrl` the whole URL), so static file servers
+   * and routers mounted there see the paths they serve.
    */
   use(pathOrHandler: string | Handler, ...handlers: Handler[]): this {
     let path = "/";
     if (typeof pathOrHandler === "string") path = pathOrHandler === "*" || pathOrHandler === "/*" ? "/" : normalizePattern(pathOrHandler);
     else handlers.unshift(pathOrHandler);
     if (handlers.length === 0) throw new TypeError("use() needs at least one middleware function");
+    const prefix = joinPaths(this.prefix, path);
     for (const handler of handlers) {
       assertHandler(handler, `use(${JSON.stringify(path)})`);
-      this.layers.push({ prefix: joinPaths(this.prefix, path), handler, order: this.registry.nextOrder() });
+      const adapted = adapt(handler);
+      this.layers.push({ prefix, handler: path === "/" ? adapted : mounted(prefix, adapted), order: this.registry.nextOrder() });
     }
     this.registry.layersChanged();
     return this;
@@ -93,4 +99,56 @@ export class Scope {
 
 function assertHandler(handler: unknown, where: string): asserts handler is Handler {
   if (typeof handler !== "function") throw new TypeError(`${where}: expected a function, got ${handler === null ? "null" : typeof handler}`);
+}
+
+/**
+ * Runs `handler` with `prefix` (a pattern: its `:params` match any segment) taken off `req.url`
+ * and put in `req.baseUrl`, as Express's `app.use(path, mw)` does; both are restored when it
+ * calls `next`.
+ */
+function mounted(prefix: string, handler: Handler): Handler {
+  const segments = prefix.split("/").length - 1;
+  const run: Handler = (req, res, next) => {
+    const url = req.url!;
+    const path = pathOf(url);
+    let cut = 0;
+    for (let i = 0; i < segments && cut !== -1; i++) cut = path.indexOf("/", cut + 1);
+    if (cut === -1) cut = path.length;
+    const base = req.baseUrl;
+    const rest = url.slice(cut);
+    req.originalUrl = req.originalUrl; // pinned before req.url changes
+    req.url = rest.charCodeAt(0) === 47 /* / */ ? rest : `/${rest}`;
+    req.baseUrl = base + url.slice(0, cut);
+    (req as InternalRequest)[CACHED_PATH] = undefined;
+    let restored = false;
+    return handler(req, res, (err) => {
+      if (!restored) {
+        restored = true;
+        req.url = url;
+        req.baseUrl = base;
+        (req as InternalRequest)[CACHED_PATH] = undefined;
+      }
+      next(err);
+    });
+  };
+  return named(run, handler);
+}
+
+/**
+ * The few adjustments the field's middleware needs. cookie-parser skips a request whose
+ * `req.cookies` is already set, and Cog's is always there (parsed on first read), so it would
+ * never verify signed cookies: while it runs, `req.cookies` is left to it.
+ */
+function adapt(handler: Handler): Handler {
+  if (handler.name !== "cookieParser") return handler;
+  const run: Handler = (req, res, next) => {
+    Object.defineProperty(req, "cookies", { value: undefined, writable: true, configurable: true, enumerable: true });
+    return handler(req as Request, res, next);
+  };
+  return named(run, handler);
+}
+
+/** Keeps the middleware's name on its wrapper, for error messages. */
+function named(wrapper: Handler, handler: Handler): Handler {
+  return Object.defineProperty(wrapper, "name", { value: handler.name });
 }

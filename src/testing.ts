@@ -1,51 +1,88 @@
-import { IncomingMessage, ServerResponse } from "node:http";
-import type { InjectOptions, Response as InjectResponse } from "light-my-request";
-import { CogRequest, type RequestSettings } from "./request.js";
-import { CogResponse } from "./response.js";
-import type { Dispatch } from "./engines/engine.js";
+import { request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http";
+import { parseSetCookie } from "cookie";
+import type { InjectOptions as LightOptions } from "light-my-request";
+import type { Engine } from "./engines/engine.js";
 
-export type { InjectOptions, InjectResponse };
+/** A request for `app.inject` (light-my-request's options; `url` may carry a query). */
+export type InjectOptions = Pick<LightOptions, "url" | "path" | "method" | "headers" | "query" | "payload" | "body" | "cookies" | "remoteAddress">;
 
-type Inject = typeof import("light-my-request").inject;
-let loading: Promise<Inject> | null = null;
-
-/**
- * Answers a request in memory (light-my-request's fake request/response),
- * running the same dispatch as a real server. Loaded on first use, so apps
- * that never inject never load it.
- */
-export async function inject(dispatch: Dispatch, settings: RequestSettings, options: InjectOptions | string): Promise<InjectResponse> {
-  loading ??= import("light-my-request").then((module) => module.inject);
-  const run = await loading;
-  return run((req: IncomingMessage, res: ServerResponse) => {
-    const request = adopt(req, CogRequest, IncomingMessage);
-    request.settings = settings;
-    dispatch(request, adopt(res, CogResponse, ServerResponse));
-  }, options);
+/** What `app.inject` answers, on every engine. */
+export interface InjectResponse {
+  statusCode: number;
+  statusMessage: string;
+  headers: OutgoingHttpHeaders;
+  rawPayload: Buffer;
+  /** The body as text (UTF-8). */
+  payload: string;
+  body: string;
+  json<T = any>(): T;
+  cookies: Array<{ name: string; value: string; [attribute: string]: unknown }>;
 }
 
 /**
- * Gives light-my-request's objects Cog's helpers. Changing an object's
- * prototype is slow in V8, which is acceptable here (tests only) and is why
- * the real engine constructs Cog's classes instead.
+ * Answers a request over a loopback connection to `engine`, started for this request and
+ * stopped after it: what a client of the real server gets, byte for byte.
  */
-function adopt<T extends object>(target: object, Class: new (...args: never[]) => T, Base: abstract new (...args: never[]) => object): T {
-  const own = Object.getPrototypeOf(target) as object;
-  let proto = adopted.get(own);
-  if (proto === undefined) {
-    proto = Object.create(own) as object;
-    // Cog's members and their defaults live on the prototypes between its class and Node's (the
-    // helpers mixin, then the class): copy them base-most first, so a subclass's member wins.
-    const chain: object[] = [];
-    for (let p = Class.prototype as object; p !== Base.prototype; p = Object.getPrototypeOf(p) as object) chain.unshift(p);
-    for (const p of chain) {
-      const { constructor: _, ...members } = Object.getOwnPropertyDescriptors(p);
-      Object.defineProperties(proto, members);
-    }
-    adopted.set(own, proto);
+export async function injectOverLoopback(engine: Engine, options: InjectOptions | string): Promise<InjectResponse> {
+  const o: InjectOptions = typeof options === "string" ? { url: options } : options;
+  const { port } = await engine.listen(0, "127.0.0.1");
+  try {
+    return await send(port, o);
+  } finally {
+    await engine.close(0);
   }
-  Object.setPrototypeOf(target, proto);
-  return target as T;
 }
 
-const adopted = new WeakMap<object, object>();
+function send(port: number, o: InjectOptions): Promise<InjectResponse> {
+  const headers: OutgoingHttpHeaders = { ...(o.headers as OutgoingHttpHeaders | undefined) };
+  let payload = o.payload ?? o.body;
+  if (payload !== undefined && typeof payload !== "string" && !Buffer.isBuffer(payload) && !(payload instanceof Uint8Array)) {
+    if (typeof (payload as { pipe?: unknown }).pipe === "function") throw new TypeError("app.inject on the native engine takes a string, Buffer or JSON payload, not a stream");
+    payload = JSON.stringify(payload);
+    headers["content-type"] ??= "application/json";
+  }
+  if (o.cookies !== undefined) {
+    const pairs = Array.isArray(o.cookies) ? o.cookies.map((c) => [c.name, c.value] as const) : Object.entries(o.cookies).map(([name, v]) => [name, typeof v === "string" ? v : v.value] as const);
+    headers.cookie = pairs.map(([name, value]) => `${name}=${value}`).join("; ");
+  }
+  const body = payload === undefined ? undefined : Buffer.from(payload as string | Uint8Array);
+  if (body !== undefined) headers["content-length"] = body.length;
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: "127.0.0.1", port, method: o.method ?? "GET", path: targetOf(o), headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      res.on("error", reject);
+      res.on("end", () => {
+        const rawPayload = Buffer.concat(chunks);
+        const text = rawPayload.toString("utf8");
+        resolve({
+          statusCode: res.statusCode!,
+          statusMessage: res.statusMessage!,
+          headers: res.headers as IncomingHttpHeaders as OutgoingHttpHeaders,
+          rawPayload,
+          payload: text,
+          body: text,
+          json: () => JSON.parse(text),
+          cookies: (res.headers["set-cookie"] ?? []).map((line) => parseSetCookie(line) as unknown as InjectResponse["cookies"][number]),
+        });
+      });
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/** The request target from light-my-request's `url`/`path` and `query`. */
+function targetOf(o: InjectOptions): string {
+  const url = o.url ?? o.path ?? "/";
+  let target = typeof url === "string" ? url : url.pathname + (url.query === undefined ? "" : `?${typeof url.query === "string" ? url.query : new URLSearchParams(url.query as Record<string, string>).toString()}`);
+  if (/^https?:\/\//i.test(target)) {
+    const parsed = new URL(target);
+    target = parsed.pathname + parsed.search;
+  }
+  if (o.query !== undefined) {
+    const query = typeof o.query === "string" ? o.query : new URLSearchParams(Object.entries(o.query).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => [k, x] as [string, string]) : [[k, v] as [string, string]]))).toString();
+    if (query !== "") target += (target.includes("?") ? "&" : "?") + query;
+  }
+  return target;
+}

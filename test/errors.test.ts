@@ -132,7 +132,7 @@ describe("errors never kill the server", () => {
   test("a throw after the response was sent is logged, not answered twice", async (t) => {
     const logged: unknown[] = [];
     const original = console.error;
-    console.error = (err: unknown) => logged.push(err);
+    console.error = (...args: unknown[]) => logged.push(args);
     t.after(() => (console.error = original));
     const { fetch } = await serve(
       t,
@@ -147,7 +147,9 @@ describe("errors never kill the server", () => {
     const res = await fetch("/late");
     assert.equal(res.status, 200);
     assert.equal(await res.text(), "first");
-    assert.equal((logged[0] as Error).message, "late failure");
+    const [where, err] = logged[0] as [string, Error];
+    assert.match(where, /GET \/late \(route GET \/late\)/);
+    assert.equal(err.message, "late failure");
   });
 
   test("a failure mid-stream cuts the connection instead of sending a second response", async (t) => {

@@ -1,8 +1,32 @@
-import type { CogRequest } from "../request.js";
-import type { CogResponse } from "../response.js";
+import type { EventEmitter } from "node:events";
+import type { IncomingHttpHeaders, OutgoingHttpHeader, OutgoingHttpHeaders } from "node:http";
+import type { Readable } from "node:stream";
+import type { HttpError } from "../errors.js";
+import type { Cog, CogOptions } from "../cog.js";
+import type { Limits } from "../limits.js";
+import type { InjectOptions, InjectResponse } from "../testing.js";
+import type { Request, RequestSettings } from "../request.js";
+import type { Response } from "../response.js";
+
+/**
+ * The engine contract: what every engine (node:http, Cog's native engine) gives the app, and
+ * what the app's helpers may rely on. Handlers see only `Request` and `Response`, the same on
+ * every engine: Cog's helpers over the part of Node's IncomingMessage and ServerResponse that
+ * Express-style middleware uses (a readable request, a writable response with its events).
+ */
+
+/**
+ * What an engine found in a request's head before the app routes it: the body it announces
+ * (`NO_BODY`, `CHUNKED` or a Content-Length), or the HttpError that refuses the request (a
+ * broken rule of HTTP or a limit; the app answers it, then the connection closes).
+ */
+export type HeadVerdict = number | HttpError;
 
 /** The app's entry point for one request, called by an engine. */
-export type Dispatch = (req: CogRequest, res: CogResponse) => void;
+export type Dispatch = (req: Request, res: Response, verdict: HeadVerdict) => void;
+
+/** Called once the body is buffered, or with the error (413) that refused it. */
+export type BodyCallback = (err: HttpError | null, body: Buffer | null) => void;
 
 /** Where a server listens, once it does. */
 export interface Address {
@@ -10,14 +34,95 @@ export interface Address {
   readonly port: number;
 }
 
-/**
- * What the app needs from an engine (node:http today; uWebSockets.js or a
- * native one later): accept connections, turn bytes into requests the
- * dispatch understands, and stop gracefully. Handlers and the router never
- * see the engine.
- */
+/** Accepting connections, turning bytes into requests for `Dispatch`, and stopping gracefully. */
 export interface Engine {
+  readonly name: "node" | "native";
   listen(port: number, host: string | undefined): Promise<Address>;
   /** Stops accepting, lets in-flight requests finish, and force-closes what is left after `drainMs`. */
   close(drainMs: number): Promise<void>;
+  /** Answers one request for a test, through this engine's own request and response (see `Cog.inject`). */
+  inject(options: InjectOptions | string): Promise<InjectResponse>;
+}
+
+/** The connection a request came on, as far as every engine can tell (on node:http, Node's Socket). */
+export interface RequestSocket extends EventEmitter {
+  readonly remoteAddress?: string | undefined;
+  readonly remotePort?: number | undefined;
+  readonly remoteFamily?: string | undefined;
+  readonly readable: boolean;
+  readonly writable: boolean;
+  readonly destroyed: boolean;
+  destroy(error?: Error): this;
+  setTimeout(ms: number, callback?: () => void): this;
+}
+
+/**
+ * The request side of the contract: Node's IncomingMessage as middleware uses it. It is a
+ * readable stream of the body (Cog reads JSON, form and text bodies before the chain runs;
+ * the stream then replays them), with the head as Node gives it.
+ */
+export interface RequestSurface extends Readable {
+  method?: string | undefined;
+  url?: string | undefined;
+  headers: IncomingHttpHeaders;
+  rawHeaders: string[];
+  httpVersion: string;
+  httpVersionMajor: number;
+  httpVersionMinor: number;
+  /** Whether the whole body has been received. */
+  complete: boolean;
+  readonly socket: RequestSocket;
+}
+
+/**
+ * The response side of the contract: Node's ServerResponse as middleware uses it. Headers are
+ * validated as Node validates them; `write` streams the body (chunked unless a length is known)
+ * with backpressure (`false`, then `drain`); `finish` and `close` are emitted as Node does.
+ */
+export interface ResponseSurface extends EventEmitter {
+  statusCode: number;
+  statusMessage: string;
+  readonly headersSent: boolean;
+  readonly writableEnded: boolean;
+  readonly writableFinished: boolean;
+  /** Whether writing is still possible (not ended, not destroyed). */
+  readonly writable: boolean;
+  readonly destroyed: boolean;
+  shouldKeepAlive: boolean;
+  setHeader(name: string, value: number | string | readonly string[]): this;
+  getHeader(name: string): number | string | string[] | undefined;
+  getHeaders(): OutgoingHttpHeaders;
+  getHeaderNames(): string[];
+  hasHeader(name: string): boolean;
+  removeHeader(name: string): void;
+  writeHead(statusCode: number, headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this;
+  writeHead(statusCode: number, statusMessage?: string, headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this;
+  flushHeaders(): void;
+  write(chunk: unknown, callback?: (error?: Error | null) => void): boolean;
+  write(chunk: unknown, encoding: BufferEncoding, callback?: (error?: Error | null) => void): boolean;
+  end(callback?: () => void): this;
+  end(chunk: unknown, callback?: () => void): this;
+  end(chunk: unknown, encoding: BufferEncoding, callback?: () => void): this;
+  destroy(error?: Error): this;
+}
+
+/** What Cog's request helpers need from an engine's request class, beyond the surface. */
+export interface EngineRequest {
+  url?: string | undefined;
+  method?: string | undefined;
+  headers: IncomingHttpHeaders;
+  rawHeaders: string[];
+  httpVersionMajor: number;
+  httpVersionMinor: number;
+}
+
+/** What an engine is built with: the app it serves and the app's settings. */
+export interface EngineConfig {
+  readonly app: Cog;
+  readonly dispatch: Dispatch;
+  readonly limits: Limits;
+  readonly settings: RequestSettings;
+  /** Refuse what a correct origin server must (see `CogOptions.strict`). */
+  readonly strict: boolean;
+  readonly options: CogOptions;
 }

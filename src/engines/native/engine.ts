@@ -1,52 +1,52 @@
-import type { Limits } from "../../limits.js";
-import { withSettings, type CogRequest, type RequestSettings } from "../../request.js";
-import type { CogResponse } from "../../response.js";
-import type { Address, Dispatch, Engine } from "../engine.js";
-import { EVENT_ABORT, loadNative, methodNames, type NativeAddon } from "./load.js";
-import { NativeRequest } from "./request.js";
-import { NativeResponse } from "./response.js";
+import { HttpError } from "../../errors.js";
+import { NO_BODY } from "../../head.js";
+import { forApp } from "../../request.js";
+import { injectOverLoopback, type InjectOptions, type InjectResponse } from "../../testing.js";
+import type { Address, Engine, EngineConfig } from "../engine.js";
+import { EVENT_ABORT, FLAG_REFUSED, FLAG_TOO_LARGE, loadNative, methodNames, type NativeAddon } from "./load.js";
+import { ADDON, GONE, ID, NativeRequest } from "./request.js";
+import { FORGET, NativeResponse } from "./response.js";
 
 /**
- * Cog's native engine: an HTTP/1.1 server written in Rust (native/), run as
- * a Node-API addon on Node's own event loop. It parses and frames requests
- * (as strictly as node:http), applies the head, body and timeout limits,
- * and writes responses in request order; this class hands its requests to
- * the app. Like the uws engine, its `req`/`res` carry every Cog helper but
- * are not Node streams.
+ * Cog's native engine: an HTTP/1.1 server written in Rust (native/), run as a Node-API addon on
+ * Node's own event loop. It parses and frames requests (as strictly as node:http), applies the
+ * head, body and timeout limits, and writes responses in request order; this class hands its
+ * requests to the app, with the same contract as the node engine.
  */
 export class NativeEngine implements Engine {
-  private addon: NativeAddon | null = null;
-  private server = -1;
+  readonly name = "native";
+  private readonly addon: NativeAddon;
+  private serverId = -1;
   /** Method names by the number the engine passes. */
-  private methods: string[] = [];
+  private readonly methods: string[];
   /** Responses the app has not finished, by request id: for abort and drain events, and `close`. */
   private readonly inFlight = new Map<number, NativeResponse>();
   private idle: (() => void) | null = null;
   private readonly Request: typeof NativeRequest;
+  private readonly Response: typeof NativeResponse;
 
-  constructor(
-    private readonly dispatch: Dispatch,
-    private readonly limits: Limits,
-    settings: RequestSettings,
-    private readonly strict: boolean,
-  ) {
-    this.Request = withSettings(NativeRequest, settings);
+  constructor(private readonly config: EngineConfig) {
+    const addon = (this.addon = loadNative());
+    this.methods = methodNames(addon);
+    this.Request = forApp(NativeRequest, config.app, config.settings);
+    this.Request.prototype[ADDON] = addon;
+    const Response = (this.Response = class extends NativeResponse {});
+    Response.prototype[ADDON] = addon;
+    Response.prototype[FORGET] = this.forget;
   }
 
   listen(port: number, host: string | undefined): Promise<Address> {
     try {
-      const addon = (this.addon = loadNative());
-      this.methods = methodNames(addon);
-      const limits = this.limits;
+      const { limits, strict } = this.config;
       const bind = host ?? "::";
-      const [server, bound] = addon.listen(
+      const [server, bound] = this.addon.listen(
         {
           host: bind,
           port,
           maxHeaderSize: limits.maxHeaderSize,
           maxHeaders: limits.maxHeaders,
           maxUrlLength: limits.maxUrlLength,
-          strict: this.strict,
+          strict,
           bodyLimit: limits.bodyLimit,
           headersTimeout: limits.headersTimeout,
           requestTimeout: limits.requestTimeout,
@@ -56,50 +56,66 @@ export class NativeEngine implements Engine {
         this.onRequest,
         this.onEvent,
       );
-      this.server = server;
+      this.serverId = server;
       return Promise.resolve({ host: bind, port: bound });
     } catch (err) {
       return Promise.reject(err as Error);
     }
   }
 
-  private readonly onDone = (res: unknown) => {
-    const inFlight = this.inFlight;
-    if (inFlight.size !== 0 && inFlight.delete((res as NativeResponse).request.id) && inFlight.size === 0) this.idle?.();
-  };
-
+  /** A request the engine has parsed and framed, with its body if it has one (or a refusal). */
   private readonly onRequest = (id: number, method: number, url: string, body: Buffer | undefined, flags: number, problem: string | undefined): void => {
-    const request = new this.Request(this.addon!, id, this.methods[method]!, url, flags, body, problem);
-    const response = new NativeResponse(this.addon!, request, this.onDone);
+    const request = new this.Request(id, this.methods[method]!, url, flags, body);
+    const response = new this.Response(request);
+    const verdict =
+      (flags & FLAG_REFUSED) !== 0
+        ? new HttpError(flags >>> 16, problem ?? "Bad request")
+        : (flags & FLAG_TOO_LARGE) !== 0
+          ? this.config.limits.bodyLimit + 1 // the engine stopped reading past the limit
+          : body === undefined
+            ? NO_BODY
+            : body.length; // a chunked body may be empty, and still be a body
     try {
-      // Handlers are typed with the node engine's classes; these carry the same helpers.
-      this.dispatch(request as unknown as CogRequest, response as unknown as CogResponse);
+      this.config.dispatch(request, response, verdict);
     } catch (err) {
       // dispatch answers its own errors; anything escaping it is a bug: don't leave the client hanging.
       console.error(err);
       response.destroy();
     }
-    // Only unfinished responses are tracked: nothing else can run while this handler does.
-    if (!request.gone) this.inFlight.set(id, response);
+    // Only unanswered responses are tracked: nothing else can run while this handler does.
+    if (!request[GONE]) this.inFlight.set(id, response);
   };
 
   private readonly onEvent = (kind: number, id: number): void => {
     const response = this.inFlight.get(id);
     if (response === undefined) return;
     if (kind === EVENT_ABORT) response.aborted();
-    else response.onDrain?.();
+    else response.drained();
   };
 
+  /** A response is done with (answered, cut or aborted): the engine has forgotten its request. */
+  private readonly forget = (response: NativeResponse, aborted: boolean): void => {
+    const request = response.req;
+    request.forget(aborted);
+    const inFlight = this.inFlight;
+    if (inFlight.size !== 0 && inFlight.delete(request[ID]) && inFlight.size === 0) this.idle?.();
+  };
+
+  /** Answers one request for a test over a loopback connection to a server of its own, so the test exercises this engine. */
+  inject(options: InjectOptions | string): Promise<InjectResponse> {
+    return injectOverLoopback(new NativeEngine(this.config), options);
+  }
+
   /**
-   * Stops accepting (idle connections close at once, busy ones after their
-   * response; requests arriving meanwhile get the app's 503), waits for
-   * in-flight responses, and cuts what is still busy after `drainMs`.
+   * Stops accepting (idle connections close at once, busy ones after their response; requests
+   * arriving meanwhile get the app's 503), waits for in-flight responses, and cuts what is still
+   * busy after `drainMs`.
    */
   async close(drainMs: number): Promise<void> {
     const addon = this.addon;
-    if (addon === null || this.server === -1) return;
-    const server = this.server;
-    this.server = -1;
+    if (this.serverId === -1) return;
+    const server = this.serverId;
+    this.serverId = -1;
     addon.stopListening(server);
     if (this.inFlight.size > 0) {
       await new Promise<void>((resolve) => {

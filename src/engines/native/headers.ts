@@ -24,21 +24,3 @@ export function headersFromRaw(raw: readonly string[]): IncomingHttpHeaders {
   }
   return headers;
 }
-
-/**
- * What the requests of engines other than node:http share: Node's `headers`
- * object, built from `rawHeaders` on first read (and assignable, as Node's is).
- */
-export abstract class DetachedHeaders {
-  /** @internal Null until first read (a prototype default: no constructor runs for it). */
-  declare cachedHeaders: IncomingHttpHeaders | null;
-  abstract readonly rawHeaders: string[];
-
-  get headers(): IncomingHttpHeaders {
-    return (this.cachedHeaders ??= headersFromRaw(this.rawHeaders));
-  }
-  set headers(headers: IncomingHttpHeaders) {
-    this.cachedHeaders = headers;
-  }
-}
-DetachedHeaders.prototype.cachedHeaders = null;

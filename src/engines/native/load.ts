@@ -15,12 +15,15 @@ export interface NativeAddon {
   /** One header's value: repeats joined as Node joins them, or with `first`, the first alone. */
   header(id: number, name: string, first?: boolean): string | null;
   remoteAddress(id: number): string | null;
-  /** `block`: the header lines; `flags`: RESPONSE_CLOSE, RESPONSE_HAS_DATE; `declared`: the app's Content-Length or -1. */
-  /** `block` is the header lines, or the number `keepHeaderBlock` gave for them. */
-  respond(id: number, status: number, block: string | number, body: string | Buffer, flags: number, declared: number): boolean;
+  /**
+   * A whole response. `block`: the header lines, or the number `keepHeaderBlock` gave for them;
+   * `flags`: RESPONSE_CLOSE, RESPONSE_HAS_DATE; `declared`: the app's Content-Length or -1;
+   * `reason`: a reason phrase other than the status's usual one.
+   */
+  respond(id: number, status: number, block: string | number, body: string | Buffer, flags: number, declared: number, reason?: string): boolean;
   /** Checks header lines once and keeps them; `respond` then takes the number returned. */
   keepHeaderBlock(block: string): number;
-  streamStart(id: number, status: number, block: string, flags: number): boolean;
+  streamStart(id: number, status: number, block: string, flags: number, reason?: string): boolean;
   streamWrite(id: number, chunk: string | Buffer): boolean;
   streamEnd(id: number): boolean;
   destroy(id: number): void;

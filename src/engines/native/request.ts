@@ -1,80 +1,229 @@
+import { EventEmitter } from "node:events";
+import type { IncomingHttpHeaders } from "node:http";
+import { Readable } from "node:stream";
 import { tooLarge } from "../../body.js";
-import { HttpError } from "../../errors.js";
-import { NO_BODY } from "../../head.js";
-import { withRequestHelpers, type BodyCallback } from "../../request.js";
-import { FLAG_HTTP11, FLAG_REFUSED, FLAG_TOO_LARGE, type NativeAddon } from "./load.js";
-import { DetachedHeaders } from "./headers.js";
+import { withRequestHelpers } from "../../request.js";
+import type { BodyCallback, RequestSocket } from "../engine.js";
+import { headersFromRaw } from "./headers.js";
+import { FLAG_HTTP11, FLAG_TOO_LARGE, type NativeAddon } from "./load.js";
+
+// The engine's handles, under symbols so that no middleware's `req.id` can reach them.
+export const ADDON: unique symbol = Symbol("cog.native.addon");
+export const ID: unique symbol = Symbol("cog.native.id");
+const FLAGS: unique symbol = Symbol("cog.native.flags");
+const RECEIVED: unique symbol = Symbol("cog.native.received");
+const RAW: unique symbol = Symbol("cog.native.rawHeaders");
+const HEADERS: unique symbol = Symbol("cog.native.headers");
+const ADDRESS: unique symbol = Symbol("cog.native.address");
+const SOCKET: unique symbol = Symbol("cog.native.socket");
+/** Set once the engine has forgotten the request (answered or aborted): it can't be asked anything more. */
+export const GONE: unique symbol = Symbol("cog.native.gone");
 
 /**
- * What Cog's request helpers need, from the native engine. The engine has
- * parsed and framed the request, applied Cog's head rules, and buffered its
- * body (within the limit) before JavaScript sees it; header lines are
- * fetched on first read, all of them or (cookies) just the one.
+ * What Cog's request helpers need, from the native engine. The engine has parsed and framed the
+ * request, applied Cog's head rules, and buffered its body (within the limit) before JavaScript
+ * sees it; header lines are fetched on first read, all of them or (cookies) just the one.
+ *
+ * It is a Readable of its body, as Node's IncomingMessage is, without paying for one: the
+ * prototype chain holds Readable.prototype, and Readable's constructor runs on this object the
+ * first time anything touches its stream state (`on`, `pipe`, `read`, `for await`…). Most
+ * requests never do, and cost no stream at all.
  */
-class NativeRequestBase extends DetachedHeaders {
-  readonly httpVersionMajor = 1;
-  readonly httpVersionMinor: number;
-  /** @internal */ cachedRaw: string[] | null = null;
+class NativeRequestBase {
+  /** @internal */ declare [ADDON]: NativeAddon;
+  /** @internal */ declare [RAW]: string[] | null;
+  /** @internal */ declare [HEADERS]: IncomingHttpHeaders | null;
+  /** @internal */ declare [ADDRESS]: string | undefined;
+  /** @internal */ declare [SOCKET]: NativeSocket | null;
+  /** @internal */ declare [GONE]: boolean;
+  declare readonly httpVersionMajor: number;
+  /** The whole body has arrived (the engine buffers it before the request is handed over). */
+  declare readonly complete: boolean;
+  /** @internal */ [ID]: number;
+  /** @internal */ [FLAGS]: number;
+  /** @internal */ [RECEIVED]: Buffer | undefined;
 
   constructor(
-    /** @internal */ readonly addon: NativeAddon,
-    /** @internal */ readonly id: number,
+    id: number,
     readonly method: string,
     public url: string,
-    /** @internal */ readonly flags: number,
-    /** @internal */ readonly received: Buffer | undefined,
-    /** @internal Why the engine refused the request (FLAG_REFUSED). */
-    readonly problem: string | undefined,
+    flags: number,
+    received: Buffer | undefined,
   ) {
-    super();
-    this.httpVersionMinor = flags & FLAG_HTTP11;
+    this[ID] = id;
+    this[FLAGS] = flags;
+    this[RECEIVED] = received;
   }
 
-  /**
-   * The engine applied Cog's head rules already: what it found is thrown from here, and the
-   * body (if any) is in hand.
-   * @internal
-   */
-  checkedHead(): number {
-    const flags = this.flags;
-    if ((flags & FLAG_REFUSED) !== 0) throw new HttpError(flags >>> 16, this.problem ?? "Bad request");
-    return this.received !== undefined || (flags & FLAG_TOO_LARGE) !== 0 ? 1 : NO_BODY;
+  get httpVersionMinor(): number {
+    return this[FLAGS] & FLAG_HTTP11;
+  }
+
+  get httpVersion(): string {
+    return this.httpVersionMinor === 1 ? "1.1" : "1.0";
   }
 
   get rawHeaders(): string[] {
-    return (this.cachedRaw ??= this.addon.headers(this.id));
+    return (this[RAW] ??= this[GONE] ? [] : this[ADDON].headers(this[ID]));
   }
 
+  get headers(): IncomingHttpHeaders {
+    return (this[HEADERS] ??= headersFromRaw(this.rawHeaders));
+  }
+  set headers(headers: IncomingHttpHeaders) {
+    this[HEADERS] = headers;
+  }
+
+  /** The connection, as much of Node's Socket as the engine can stand for (made on first read). */
+  get socket(): RequestSocket {
+    return (this[SOCKET] ??= new NativeSocket(this as unknown as NativeRequest));
+  }
+  /** Node's older name for `socket`. */
+  get connection(): RequestSocket {
+    return this.socket;
+  }
+
+  /**
+   * Readable's source: the body the engine buffered, then the end. A body Cog has read for the
+   * handler (JSON, a form, text: `req.rawBody`) was consumed, as it is on the node engine, and
+   * the stream is empty; others (multipart, for a parser such as multer) stream as they came.
+   */
+  _read(): void {
+    const stream = this as unknown as Readable;
+    const body = this[RECEIVED];
+    if (body !== undefined && body.length > 0 && !(this as unknown as NativeRequest)._body) stream.push(body);
+    stream.push(null);
+  }
+
+  /** Readable's `readable`, false once Cog has consumed the body (what body parsers check before reading). */
+  get readable(): boolean {
+    if ((this as unknown as NativeRequest)._body && !Object.hasOwn(this, "_readableState")) return false;
+    return READABLE.get!.call(this) as boolean;
+  }
+  set readable(value: boolean) {
+    READABLE.set!.call(this, value);
+  }
 }
+const READABLE = Object.getOwnPropertyDescriptor(Readable.prototype, "readable")!;
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+interface NativeRequestBase extends Readable {}
+Object.setPrototypeOf(NativeRequestBase.prototype, Readable.prototype);
+Object.defineProperty(NativeRequestBase.prototype, "_readableState", {
+  configurable: true,
+  get(this: Readable) {
+    // Node's own IncomingMessage runs Readable's constructor the same way (`Readable.call`); its
+    // assignment of `_readableState` lands in the setter below, as an own property.
+    (Readable as unknown as (this: Readable, options: object) => void).call(this, {});
+    return (this as unknown as { _readableState: unknown })._readableState;
+  },
+  set(this: Readable, state: unknown) {
+    Object.defineProperty(this, "_readableState", { value: state, writable: true, configurable: true, enumerable: false });
+  },
+});
+Object.assign(NativeRequestBase.prototype, {
+  httpVersionMajor: 1,
+  complete: true,
+  [RAW]: null,
+  [HEADERS]: null,
+  [ADDRESS]: undefined,
+  [SOCKET]: null,
+  [GONE]: false,
+});
 
 /** A request on the native engine. */
 export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
-  // Prototype defaults (below): NativeRequestBase's is the one constructor that runs per request.
-  /** @internal Set by the response once the engine has forgotten the request. */
-  declare gone: boolean;
-  /** @internal */ declare address: string | undefined;
-
   get remoteAddress(): string | undefined {
-    if (this.address === undefined && !this.gone) this.address = this.addon.remoteAddress(this.id) ?? undefined;
-    return this.address;
+    if (this[ADDRESS] === undefined && !this[GONE]) this[ADDRESS] = this[ADDON].remoteAddress(this[ID]) ?? undefined;
+    return this[ADDRESS];
   }
 
   /** @internal One header from the engine, unless they were all fetched already. */
   override headerValue(name: string): string | undefined {
-    if (this.cachedHeaders !== null || this.gone) return super.headerValue(name);
-    return this.addon.header(this.id, name) ?? undefined;
+    if (this[HEADERS] !== null || this[GONE]) return super.headerValue(name);
+    return this[ADDON].header(this[ID], name) ?? undefined;
   }
 
   /** @internal One header's first value from the engine, unless they were all fetched already. */
   override firstHeader(name: string): string | undefined {
-    if (this.cachedRaw !== null || this.gone) return super.firstHeader(name);
-    return this.addon.header(this.id, name, true) ?? undefined;
+    if (this[RAW] !== null || this[GONE]) return super.firstHeader(name);
+    return this[ADDON].header(this[ID], name, true) ?? undefined;
   }
 
   /** @internal The body arrived with the request; the engine stopped reading past the limit. */
   receiveBody(_length: number, limit: number, done: BodyCallback): void {
-    if ((this.flags & FLAG_TOO_LARGE) !== 0) done(tooLarge(limit), null);
-    else done(null, this.received ?? Buffer.alloc(0));
+    if ((this[FLAGS] & FLAG_TOO_LARGE) !== 0) done(tooLarge(limit), null);
+    else done(null, this[RECEIVED] ?? Buffer.alloc(0));
+  }
+
+  /** @internal The engine has forgotten the request: keep what may still be asked for. */
+  forget(aborted: boolean): void {
+    if (this[ADDRESS] === undefined) this[ADDRESS] = this[ADDON].remoteAddress(this[ID]) ?? undefined;
+    this[GONE] = true;
+    const socket = this[SOCKET];
+    if (aborted) {
+      // As Node's request does when its client goes away; only streams someone touched hear it.
+      if (Object.hasOwn(this, "_readableState")) {
+        this.emit("aborted");
+        this.destroy();
+      }
+      socket?.closed();
+    }
   }
 }
-Object.assign(NativeRequest.prototype, { gone: false, address: undefined });
+
+/**
+ * The request's connection as middleware sees it (`req.socket.remoteAddress`, `destroy()`,
+ * `on("close")`): an EventEmitter that stands for the engine's connection, which JavaScript
+ * never holds itself.
+ */
+class NativeSocket extends EventEmitter implements RequestSocket {
+  readonly encrypted = false;
+  readonly remotePort: number | undefined = undefined;
+  private open = true;
+
+  constructor(private readonly request: NativeRequest) {
+    super();
+  }
+
+  get remoteAddress(): string | undefined {
+    return this.request.remoteAddress;
+  }
+  get remoteFamily(): string | undefined {
+    const address = this.remoteAddress;
+    return address === undefined ? undefined : address.includes(":") ? "IPv6" : "IPv4";
+  }
+  get readable(): boolean {
+    return this.open;
+  }
+  get writable(): boolean {
+    return this.open;
+  }
+  get destroyed(): boolean {
+    return !this.open;
+  }
+
+  /** Cuts the connection (what a response does when it fails half-way). */
+  destroy(): this {
+    if (this.open && !this.request[GONE]) this.request[ADDON].destroy(this.request[ID]);
+    this.closed();
+    return this;
+  }
+
+  /** Timeouts are the engine's (the app's limits); a middleware's own is accepted and ignored. */
+  setTimeout(_ms: number, _callback?: () => void): this {
+    return this;
+  }
+  setNoDelay(): this {
+    return this;
+  }
+  setKeepAlive(): this {
+    return this;
+  }
+
+  /** @internal */
+  closed(): void {
+    if (!this.open) return;
+    this.open = false;
+    this.emit("close", false);
+  }
+}

@@ -1,94 +1,130 @@
-import type { OutgoingHttpHeaders } from "node:http";
-import type { Readable } from "node:stream";
-import { withResponseHelpers } from "../../response.js";
-import { BufferedResponse } from "./response-base.js";
+import { STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
+import { REPORT } from "../../log.js";
+import { FRAMES_BODY, withResponseHelpers } from "../../response.js";
+import { ADDON, GONE, ID, type NativeRequest } from "./request.js";
+import { HEAD, HEAD_LOWER, OutgoingResponse, STORE } from "./outgoing.js";
 import { RESPONSE_CLOSE, RESPONSE_HAS_DATE, type NativeAddon } from "./load.js";
-import type { NativeRequest } from "./request.js";
 
-/** What Cog's response helpers need, over the native engine: the whole response goes in one call. */
-class NativeResponseBase extends BufferedResponse {
-  /** @internal Resumes a paused stream once the engine has sent what it held. */
-  onDrain: (() => void) | null = null;
+/** Called once per request, when the engine has forgotten it (`aborted`: without an answer). */
+export type Forget = (res: NativeResponse, aborted: boolean) => void;
+/** The engine's bookkeeping for this app's responses, on the prototype of its response class. */
+export const FORGET: unique symbol = Symbol("cog.native.forget");
+/** The cached block of `writeHead`'s headers, when it found every line in the cache. */
+const KNOWN: unique symbol = Symbol("cog.native.known");
 
-  constructor(
-    /** @internal */ readonly addon: NativeAddon,
-    /** @internal */ readonly request: NativeRequest,
-    /** @internal Called once, when the engine has forgotten the request. */
-    readonly onDone: (res: NativeResponseBase) => void,
-  ) {
+/** What Cog's response helpers need, over the native engine: the whole response in one call, or a stream of chunks. */
+class NativeResponseBase extends OutgoingResponse {
+  /** @internal */ declare [ADDON]: NativeAddon;
+  /** @internal */ declare [FORGET]: Forget;
+  /** @internal */ declare [KNOWN]: BlockNode | null;
+
+  /** The request this answers (as Node's `res.req`). */
+  constructor(readonly req: NativeRequest) {
     super();
   }
 
-  /** @internal The cached block of `writeHead`'s headers, when it found every line in the cache. */
-  declare known: BlockNode | null;
-
   /**
-   * Node's writeHead, with a shortcut for the usual response: no `setHeader` store, and every
-   * line one the block cache holds (a lower-case name and a string value). The cache only holds
-   * lines that passed the checks when they were first sent, so these need none again, and the
-   * walk that finds them finds the block too (two Map lookups a line instead of four, and one
-   * pass over the headers instead of two).
+   * writeHead, with a shortcut for the usual response: no `setHeader` store, no reason phrase,
+   * and every line one the block cache holds (a lower-case name and a string value). The cache
+   * only holds lines that passed the checks when they were first sent, so these need none again,
+   * and the walk that finds them finds the block too (two Map lookups a line instead of four, and
+   * one pass over the headers instead of two).
    */
-  override writeHead(status: number, headers: OutgoingHttpHeaders): this {
-    if (this.store === null && !this.headersSent) {
+  override writeHead(status: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
+    if (this[STORE] === null && !this.headersSent && typeof reason === "object" && !Array.isArray(reason) && headers === undefined && this.statusMessage === undefined && isStatus(status)) {
       let node: BlockNode | null = BLOCKS;
-      for (const name in headers) {
-        const value = headers[name];
+      for (const name in reason) {
+        const value = reason[name];
         const next: BlockNode | null = typeof value === "string" ? node.known(name, value) : null;
-        if (next === null) return super.writeHead(status, headers);
+        if (next === null) return super.writeHead(status, reason);
         node = next;
       }
+      this.begin();
       this.statusCode = status;
-      this.head = headers;
-      this.headLower = true;
+      this[HEAD] = reason;
+      this[HEAD_LOWER] = true;
       this.headersSent = true;
-      this.known = node;
+      this[KNOWN] = node;
       return this;
     }
-    return super.writeHead(status, headers);
+    return super.writeHead(status, reason, headers);
   }
 
   /** @internal */
-  flush(body: string | Buffer | undefined): void {
-    const { addon, request } = this;
-    if (this.streaming) {
-      if (body !== undefined) addon.streamWrite(request.id, body);
-      addon.streamEnd(request.id);
-      return;
-    }
-    const known = this.known;
-    if (known !== null && this.store === null) {
+  protected sendWhole(body: string | Buffer | undefined): void {
+    const addon = this[ADDON];
+    const id = this.req[ID];
+    const known = this[KNOWN];
+    if (known !== null && this[STORE] === null) {
       const flags = (this.shouldKeepAlive ? 0 : RESPONSE_CLOSE) | (known.hasDate ? RESPONSE_HAS_DATE : 0);
-      addon.respond(request.id, this.statusCode, known.keptBy(addon), body ?? "", flags, -1);
+      addon.respond(id, this.statusCode, known.keptBy(addon), body ?? "", flags, -1);
       return;
     }
-    const head = this.headBlock();
+    const head = this.headBlock(typeof body === "string");
     const block = head.node !== null ? head.node.keptBy(addon) : head.block;
-    addon.respond(request.id, this.statusCode, block, body ?? "", head.flags, head.declared);
+    const reason = this.reason();
+    if (reason === undefined) addon.respond(id, this.statusCode, block, body ?? "", head.flags, head.declared);
+    else addon.respond(id, this.statusCode, block, body ?? "", head.flags, head.declared, reason);
+  }
+
+  /** @internal */
+  protected startStream(first: Buffer | undefined): void {
+    const head = this.headBlock(false, first);
+    const block = head.node !== null ? head.node.block : head.block;
+    const reason = this.reason();
+    const id = this.req[ID];
+    if (reason === undefined) this[ADDON].streamStart(id, this.statusCode, block, head.flags);
+    else this[ADDON].streamStart(id, this.statusCode, block, head.flags, reason);
+  }
+
+  /** @internal */
+  protected sendChunk(chunk: Buffer): boolean {
+    return this[ADDON].streamWrite(this.req[ID], chunk);
+  }
+
+  /** @internal */
+  protected endStream(): void {
+    this[ADDON].streamEnd(this.req[ID]);
+  }
+
+  /** @internal */
+  protected cut(): void {
+    if (!this.req[GONE]) this[ADDON].destroy(this.req[ID]);
+  }
+
+  /** @internal */
+  protected release(aborted: boolean): void {
+    this[FORGET](this as unknown as NativeResponse, aborted);
+  }
+
+  /** @internal */
+  protected misuse(message: string): void {
+    this.req.app[REPORT](new Error(message), this.req);
+  }
+
+  /** The reason phrase to send when it isn't the status's usual one. */
+  private reason(): string | undefined {
+    const message = this.statusMessage;
+    return message === undefined || message === STATUS_CODES[this.statusCode] ? undefined : message;
   }
 
   /**
    * The headers as the engine takes them: `name: value\r\n` lines, with Content-Length,
-   * Transfer-Encoding and Connection left to the engine (it frames the body; "close" becomes a flag).
+   * Transfer-Encoding and Connection left to the engine (it frames the body; "close" becomes a
+   * flag). `textBody`: the body is a string, or the stream's first chunk is, in which case
+   * node:http writes non-ASCII header values as UTF-8 (they go out with the body); otherwise as
+   * latin1. The engine writes the block as latin1, so a UTF-8 one is spelled out byte by byte.
    * @internal
    */
-  headBlock(): HeadBlock {
-    const head: HeadBlock = { block: "", node: BLOCKS, flags: this.shouldKeepAlive ? 0 : RESPONSE_CLOSE, declared: -1 };
+  headBlock(textBody: boolean, _first?: Buffer): HeadBlock {
+    const head: HeadBlock = { block: "", node: BLOCKS, flags: this.shouldKeepAlive ? 0 : RESPONSE_CLOSE, declared: -1, utf8: textBody };
     this.eachHeader(addHeader, head);
     return head;
   }
+}
 
-  /** @internal */
-  cut(): void {
-    if (!this.request.gone) this.addon.destroy(this.request.id);
-  }
-
-  /** @internal */
-  release(): void {
-    if (this.request.gone) return;
-    this.request.gone = true;
-    this.onDone(this);
-  }
+function isStatus(status: number): boolean {
+  return typeof status === "number" && status >= 100 && status <= 999 && (status | 0) === status;
 }
 
 interface HeadBlock {
@@ -98,7 +134,11 @@ interface HeadBlock {
   node: BlockNode | null;
   flags: number;
   declared: number;
+  /** Non-ASCII values go out as UTF-8 bytes (see `headBlock`). */
+  utf8: boolean;
 }
+
+const NON_ASCII = /[^\x00-\x7f]/;
 
 function addHeader(head: HeadBlock, name: string, value: string): void {
   switch (name) {
@@ -123,6 +163,8 @@ function addHeader(head: HeadBlock, name: string, value: string): void {
     head.block = node.block;
     head.node = null;
   }
+  // Lines past the cache: only these can hold non-ASCII values (the cache takes ASCII only).
+  if (head.utf8 && NON_ASCII.test(value)) value = Buffer.from(value, "utf8").toString("latin1");
   head.block += `${name}: ${value}\r\n`;
 }
 
@@ -134,6 +176,7 @@ function addHeader(head: HeadBlock, name: string, value: string): void {
  * the engine, checked there once, and later sent as its number: copying it out and checking it
  * again cost ~300 instructions a response. Bounded in nodes and length, so varying values can't
  * grow it (or the engine's copies) without limit: past the bounds, blocks are built as before.
+ * ASCII values only: how node:http writes others depends on the body (see `headBlock`).
  */
 class BlockNode {
   readonly children = new Map<string, Map<string, BlockNode>>();
@@ -159,7 +202,7 @@ class BlockNode {
     let byValue = this.children.get(name);
     const found = byValue?.get(value);
     if (found !== undefined) return found;
-    if (blockNodes >= 1000 || this.block.length + name.length + value.length > 2048) return null;
+    if (blockNodes >= 1000 || this.block.length + name.length + value.length > 2048 || NON_ASCII.test(value)) return null;
     if (byValue === undefined) this.children.set(name, (byValue = new Map()));
     const child = new BlockNode(`${this.block}${name}: ${value}\r\n`, this.hasDate || name === "date");
     byValue.set(value, child);
@@ -170,28 +213,7 @@ class BlockNode {
 const BLOCKS = new BlockNode("", false);
 let blockNodes = 0;
 
-Object.assign(NativeResponseBase.prototype, { known: null });
+Object.assign(NativeResponseBase.prototype, { [KNOWN]: null, [FRAMES_BODY]: true });
 
 /** A response on the native engine. */
-export class NativeResponse extends withResponseHelpers(NativeResponseBase) {
-  /**
-   * Streams `body` chunked, pausing it while the engine holds more than its high-water mark.
-   * @internal
-   */
-  pipeFrom(body: Readable): void {
-    const { addon, request } = this;
-    this.headersSent = true;
-    const head = this.headBlock();
-    addon.streamStart(request.id, this.statusCode, head.node !== null ? head.node.block : head.block, head.flags);
-    this.streaming = true;
-    this.onAbort = () => body.destroy();
-    this.onDrain = () => body.resume();
-    body.on("data", (chunk: Buffer | string) => {
-      if (this.destroyed) return;
-      if (!addon.streamWrite(request.id, chunk)) body.pause();
-    });
-    body.on("end", () => this.end());
-    // A failing stream can't be answered with an error any more: cut the connection.
-    body.on("error", () => this.destroy());
-  }
-}
+export class NativeResponse extends withResponseHelpers(NativeResponseBase) {}

@@ -1,27 +1,43 @@
-import { createServer, ServerResponse, type RequestListener, type Server, type ServerOptions } from "node:http";
+import { createServer, IncomingMessage, ServerResponse, type Server } from "node:http";
 import type { AddressInfo, ListenOptions, Socket } from "node:net";
-import type { Limits } from "../../limits.js";
-import { CogRequest, withSettings, type RequestSettings } from "../../request.js";
-import { CogResponse } from "../../response.js";
-import type { Address, Dispatch, Engine } from "../engine.js";
+import { inspectHead } from "../../head.js";
+import { forApp } from "../../request.js";
+import type { Address, Engine, EngineConfig, HeadVerdict } from "../engine.js";
+import type { InjectOptions, InjectResponse } from "../../testing.js";
 import { acceptQueuedConnections } from "./accept.js";
+import { injectInMemory } from "./inject.js";
+import { NodeRequest } from "./request.js";
+import { NodeResponse } from "./response.js";
 import { writeInSlices } from "./writes.js";
 
 /** Node's default backlog (511) drops SYNs when thousands of clients connect at once; the kernel caps this at net.core.somaxconn. */
 const BACKLOG = 4096;
 
 /**
- * The default engine: Node's own HTTP server, handed Cog's request and
- * response subclasses so that `req`/`res` are real IncomingMessage and
- * ServerResponse objects.
+ * The default engine: Node's own HTTP server, handed Cog's request and response subclasses so
+ * that `req`/`res` are real IncomingMessage and ServerResponse objects. Node parses and frames;
+ * this engine applies Cog's head rules (src/head.ts) before handing each request to the app.
  */
 export class NodeEngine implements Engine {
+  readonly name = "node";
   readonly server: Server;
-  private readonly options: ServerOptions;
+  private readonly listener: (req: NodeRequest, res: NodeResponse) => void;
+  private readonly Request: typeof NodeRequest;
 
-  constructor(dispatch: Dispatch, limits: Limits, settings: RequestSettings, options: ServerOptions = {}) {
-    this.options = options;
-    this.server = createServer(
+  constructor(private readonly config: EngineConfig) {
+    const { dispatch, limits, strict } = config;
+    const options = config.options.server ?? {};
+    const listener = (this.listener = (req: NodeRequest, res: NodeResponse): void => {
+      let verdict: HeadVerdict;
+      try {
+        verdict = inspectHead(req, limits, strict);
+      } catch (err) {
+        verdict = err as HeadVerdict;
+      }
+      dispatch(req, res, verdict);
+    });
+    const Request = (this.Request = forApp(NodeRequest, config.app, config.settings));
+    this.server = createServer<typeof IncomingMessage, typeof ServerResponse>(
       {
         headersTimeout: limits.headersTimeout,
         requestTimeout: limits.requestTimeout,
@@ -30,11 +46,10 @@ export class NodeEngine implements Engine {
         maxHeaderSize: limits.maxHeaderSize,
         requireHostHeader: true,
         ...options,
-        IncomingMessage: withSettings(CogRequest, settings),
-        // Node's typings want a ServerResponse class exactly; CogResponse is one, with more.
-        ServerResponse: CogResponse as unknown as typeof ServerResponse,
+        IncomingMessage: Request as unknown as typeof IncomingMessage,
+        ServerResponse: NodeResponse as unknown as typeof ServerResponse,
       },
-      dispatch as unknown as RequestListener,
+      listener as unknown as (req: IncomingMessage, res: ServerResponse) => void,
     );
     // Node silently drops headers past maxHeadersCount; keep one more than the limit so Cog sees the excess and answers 431.
     this.server.maxHeadersCount = limits.maxHeaders + 1;
@@ -45,9 +60,13 @@ export class NodeEngine implements Engine {
 
   async listen(port: number, host: string | undefined): Promise<Address> {
     await listenOn(this.server, { port, host, backlog: BACKLOG });
-    acceptQueuedConnections(this.server, this.options);
+    acceptQueuedConnections(this.server, this.config.options.server ?? {});
     const address = this.server.address() as AddressInfo;
     return { host: address.address, port: address.port };
+  }
+
+  inject(options: InjectOptions | string): Promise<InjectResponse> {
+    return injectInMemory(this.listener as never, this.Request as never, NodeResponse as never, options);
   }
 
   async close(drainMs: number): Promise<void> {

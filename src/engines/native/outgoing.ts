@@ -1,0 +1,385 @@
+import { STATUS_CODES, validateHeaderName, validateHeaderValue, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
+import { Stream } from "node:stream";
+import { lowerCase, WATCH } from "../../response.js";
+
+export type StoredValue = number | string | readonly string[];
+
+/** Header names already validated, to their lower case: nearly always the same few literals, so each is checked once (bounded). */
+const GOOD_NAMES = new Map<string, string>();
+/**
+ * Short header values already validated ("application/json; charset=utf-8", "no-cache"…): most
+ * responses repeat the same literals, and a Set lookup of a literal costs a tenth of scanning it.
+ * Bounded in count and length, so varying values (cookies, ETags) can't grow it past ~100 KiB.
+ */
+const GOOD_VALUES = new Set<string>();
+/**
+ * Node's rule for header values: no CR, LF, NUL or other control characters except tab, nothing
+ * past latin1. A regular expression rather than a charCodeAt loop: measured 2-3x faster from ~10
+ * characters up (the loop paid ~5 ns a character), on Node 20 and 24 alike.
+ */
+const BAD_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
+
+function isFieldValue(value: string): boolean {
+  if (GOOD_VALUES.has(value)) return true;
+  if (BAD_VALUE_CHAR.test(value)) return false;
+  if (value.length <= 100 && GOOD_VALUES.size < 1000) GOOD_VALUES.add(value);
+  return true;
+}
+
+/**
+ * Throws Node's own errors (ERR_INVALID_HTTP_TOKEN, ERR_INVALID_CHAR…) for a header Node would
+ * refuse; returns the name in lower case.
+ */
+function checkHeader(name: string, value: StoredValue | undefined): string {
+  let lower = GOOD_NAMES.get(name);
+  if (lower === undefined) {
+    validateHeaderName(name);
+    lower = name.toLowerCase();
+    if (GOOD_NAMES.size < 1000) GOOD_NAMES.set(name, lower);
+  }
+  if (typeof value === "string" ? !isFieldValue(value) : typeof value !== "number") validateHeaderValue(name, value as string);
+  return lower;
+}
+
+/** Node's errors for a call that comes too late or with a bad status, with Node's codes. */
+function nodeError(code: string, message: string, Kind: ErrorConstructor | RangeErrorConstructor | TypeErrorConstructor = Error): Error {
+  return Object.assign(new Kind(message), { code });
+}
+const headersSentError = (what: string) => nodeError("ERR_HTTP_HEADERS_SENT", `Cannot ${what} headers after they are sent to the client`);
+
+// An outgoing response's own state, under symbols (middleware sets `res.flush`, `res.locals`…).
+/** Headers given to `setHeader`, by lower-case name. */
+export const STORE: unique symbol = Symbol("cog.native.store");
+/** Headers given to `writeHead`. */
+export const HEAD: unique symbol = Symbol("cog.native.head");
+/** Whether every name in HEAD is in lower case already (Cog's own headers are). */
+export const HEAD_LOWER: unique symbol = Symbol("cog.native.headLower");
+/** Whether the body is being streamed (status and headers are out). */
+export const STREAMING: unique symbol = Symbol("cog.native.streaming");
+/** A write returned false: emit 'drain' when the engine has sent what it holds. */
+const NEED_DRAIN: unique symbol = Symbol("cog.native.needDrain");
+
+/**
+ * Node's ServerResponse, for an engine that takes a whole response in one call or a streamed one
+ * chunk by chunk: the header store and its checks (as Node validates, so no CR/LF can split a
+ * response), `writeHead`, `write`/`end` with backpressure, `flushHeaders`, and the events
+ * (`finish`, `close`, `drain`) that middleware such as on-finished, compression or morgan
+ * listen to. Subclasses say how bytes reach the engine: `sendWhole`, `startStream`,
+ * `sendChunk`, `endStream`, `cut`, `release`.
+ *
+ * It is an EventEmitter (Node's legacy Stream, as ServerResponse is) whose listener table is
+ * made on first `on`: a response nobody listens to emits nothing and costs nothing for it.
+ */
+export abstract class OutgoingResponse {
+  // Every field's default is on the prototype (below), so no constructor runs for this level of
+  // the engine's response class: each one that runs costs every response ~150 instructions.
+  declare statusCode: number;
+  declare statusMessage: string;
+  declare headersSent: boolean;
+  declare writableEnded: boolean;
+  declare writableFinished: boolean;
+  declare destroyed: boolean;
+  declare shouldKeepAlive: boolean;
+  declare sendDate: boolean;
+  /** @internal */ declare [STORE]: Map<string, StoredValue> | null;
+  /** @internal */ declare [HEAD]: OutgoingHttpHeaders | null;
+  /** @internal */ declare [HEAD_LOWER]: boolean;
+  /** @internal */ declare [STREAMING]: boolean;
+  /** @internal */ declare [NEED_DRAIN]: boolean;
+  /** @internal The app's handler-timeout watch (response.ts). */
+  declare [WATCH]: Map<unknown, unknown> | null;
+
+  setHeader(name: string, value: StoredValue): this {
+    if (this.headersSent) throw headersSentError("set");
+    checkHeader(name, value);
+    (this[STORE] ??= new Map()).set(name.toLowerCase(), value);
+    return this;
+  }
+
+  appendHeader(name: string, value: string | readonly string[]): this {
+    const current = this.getHeader(name);
+    const values = Array.isArray(value) ? value : [value as string];
+    return this.setHeader(name, current === undefined ? value : [...(Array.isArray(current) ? current : [String(current)]), ...values]);
+  }
+
+  getHeader(name: string): number | string | string[] | undefined {
+    return this[STORE]?.get(name.toLowerCase()) as number | string | string[] | undefined;
+  }
+
+  getHeaders(): OutgoingHttpHeaders {
+    const headers: OutgoingHttpHeaders = Object.create(null);
+    if (this[STORE] !== null) for (const [name, value] of this[STORE]) headers[name] = value as OutgoingHttpHeader;
+    return headers;
+  }
+
+  getHeaderNames(): string[] {
+    return this[STORE] === null ? [] : [...this[STORE].keys()];
+  }
+
+  hasHeader(name: string): boolean {
+    return this[STORE]?.has(name.toLowerCase()) ?? false;
+  }
+
+  removeHeader(name: string): void {
+    if (this.headersSent) throw headersSentError("remove");
+    this[STORE]?.delete(name.toLowerCase());
+  }
+
+  /**
+   * Node's writeHead: validates the status (an integer from 100 to 999), the reason phrase and
+   * every header, and keeps them until the body is written. Headers may be an object or a list
+   * (`[name, value, …]` or `[[name, value], …]`).
+   */
+  writeHead(status: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
+    if (this.headersSent) throw headersSentError("write");
+    this.begin();
+    if (typeof reason === "string") this.statusMessage = reason;
+    else headers ??= reason;
+    const code = status | 0;
+    if (typeof status !== "number" || code !== status || code < 100 || code > 999) {
+      throw nodeError("ERR_HTTP_INVALID_STATUS_CODE", `Invalid status code: ${String(status)}`, RangeError);
+    }
+    const message = this.statusMessage;
+    if (message !== undefined && BAD_VALUE_CHAR.test(message)) throw nodeError("ERR_INVALID_CHAR", 'Invalid character in statusMessage', TypeError);
+    const object = Array.isArray(headers) ? headersFromList(headers) : headers ?? null;
+    let lower = true;
+    if (object !== null) {
+      for (const name in object) if (checkHeader(name, object[name] as StoredValue | undefined) !== name) lower = false;
+    }
+    this.statusCode = code;
+    this[HEAD] = object;
+    this[HEAD_LOWER] = lower;
+    this.headersSent = true;
+    return this;
+  }
+
+  /** The response begins: the app's handler timeout no longer applies to it. */
+  protected begin(): void {
+    const watch = this[WATCH];
+    if (watch !== null) {
+      watch.delete(this);
+      this[WATCH] = null;
+    }
+  }
+
+  /** Node's internal name for writing the head the response has so far (compression and express-session call it). */
+  _implicitHeader(): void {
+    this.writeHead(this.statusCode);
+  }
+
+  /** Node's status line once the head is written, or null: middleware tests it to ask whether the head is out. */
+  get _header(): string | null {
+    return this.headersSent ? `HTTP/1.1 ${this.statusCode} ${this.statusMessage ?? STATUS_CODES[this.statusCode] ?? "unknown"}\r\n\r\n` : null;
+  }
+
+  /** Sends the status and headers now, before any of the body (the body is then streamed). */
+  flushHeaders(): void {
+    if (!this.headersSent) this._implicitHeader();
+    if (!this[STREAMING] && !this.writableEnded && !this.destroyed) this.openStream(undefined);
+  }
+
+  get finished(): boolean {
+    return this.writableEnded;
+  }
+  get writable(): boolean {
+    return !this.writableEnded && !this.destroyed;
+  }
+  get writableNeedDrain(): boolean {
+    return this[NEED_DRAIN];
+  }
+
+  /**
+   * Streams a chunk of the body (the first write sends the head, and the body goes chunked).
+   * Returns false when the engine holds more than its high-water mark: wait for 'drain'.
+   */
+  write(chunk: unknown, encoding?: BufferEncoding | ((error?: Error | null) => void), callback?: (error?: Error | null) => void): boolean {
+    if (typeof encoding === "function") {
+      callback = encoding;
+      encoding = undefined;
+    }
+    if (this.writableEnded || this.destroyed) {
+      this.misuse(`res.write() after the response ${this.writableEnded ? "ended" : "was cut"}: the chunk was dropped`);
+      return false;
+    }
+    const bytes = toBody(chunk, encoding);
+    if (!this.headersSent) this._implicitHeader();
+    if (!this[STREAMING]) this.openStream(bytes);
+    let ready = true;
+    if (bytes.length > 0 && !this.sendChunk(bytes)) {
+      this[NEED_DRAIN] = true;
+      ready = false;
+    }
+    if (callback !== undefined) process.nextTick(callback);
+    return ready;
+  }
+
+  /** Ends the response: the whole of it in one call when nothing was streamed, else the last chunk. */
+  end(chunk?: unknown, encoding?: BufferEncoding | (() => void), callback?: () => void): this {
+    if (typeof chunk === "function") {
+      callback = chunk as () => void;
+      chunk = undefined;
+    } else if (typeof encoding === "function") {
+      callback = encoding;
+      encoding = undefined;
+    }
+    if (this.writableEnded) {
+      if (callback !== undefined) process.nextTick(callback);
+      return this;
+    }
+    const charset = encoding as BufferEncoding | undefined;
+    const body = chunk === undefined || chunk === null ? undefined : typeof chunk === "string" && (charset === undefined || charset === "utf8" || charset === "utf-8") ? chunk : toBody(chunk, charset);
+    if (!this.headersSent) this._implicitHeader();
+    if (callback !== undefined) this.once("finish", callback);
+    this.writableEnded = true;
+    if (this.destroyed) return this;
+    if (this[STREAMING]) {
+      if (body !== undefined && body.length > 0) this.sendChunk(typeof body === "string" ? Buffer.from(body) : body);
+      this.endStream();
+    } else {
+      this.sendWhole(body);
+    }
+    this.release(false);
+    this.writableFinished = true;
+    // Only a response someone listens to pays for its events.
+    if (this._events !== undefined) process.nextTick(emitFinish, this);
+    return this;
+  }
+
+  /** Cuts the connection: what a response does when it fails half-way. */
+  destroy(_error?: Error): this {
+    if (this.destroyed) return this;
+    this.destroyed = true;
+    this.cut();
+    this.release(true);
+    if (this._events !== undefined) process.nextTick(emitClose, this);
+    return this;
+  }
+
+  /** Timeouts are the engine's (the app's limits); a middleware's own is accepted and ignored. */
+  setTimeout(_ms: number, _callback?: () => void): this {
+    return this;
+  }
+  cork(): void {}
+  uncork(): void {}
+  addTrailers(): void {}
+
+  /** The client went away: nothing may be written any more. @internal */
+  aborted(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.release(true);
+    if (this._events !== undefined) this.emit("close");
+  }
+
+  /** The engine sent what it held: a waiting writer may go on. @internal */
+  drained(): void {
+    if (!this[NEED_DRAIN]) return;
+    this[NEED_DRAIN] = false;
+    this.emit("drain");
+  }
+
+  private openStream(first: Buffer | undefined): void {
+    this[STREAMING] = true;
+    this.startStream(first);
+  }
+
+  /** @internal Writes the whole response (head and body). */
+  protected abstract sendWhole(body: string | Buffer | undefined): void;
+  /** @internal Writes the head of a streamed response; `first` is its first chunk, if known (for how the head is encoded). */
+  protected abstract startStream(first: Buffer | undefined): void;
+  /** @internal One chunk of a streamed body; false when the engine holds more than its high-water mark. */
+  protected abstract sendChunk(chunk: Buffer): boolean;
+  /** @internal Ends a streamed body. */
+  protected abstract endStream(): void;
+  /** @internal Drops the connection. */
+  protected abstract cut(): void;
+  /** @internal Called once, when the engine's request may no longer be touched; `aborted` when it ended without an answer. */
+  protected abstract release(aborted: boolean): void;
+  /** @internal A call the app should not make, made anyway: report it (with the route) and go on. */
+  protected abstract misuse(message: string): void;
+
+  /**
+   * Calls `write(to, name, value)` for each header to send: `setHeader`'s unless `writeHead` gave
+   * the same name, then `writeHead`'s; lower-case names, one call per value of a list. (A plain
+   * function and its target rather than a closure: this runs for every response.)
+   * @internal
+   */
+  eachHeader<T>(write: (to: T, name: string, value: string) => void, to: T): void {
+    const head = this[HEAD];
+    const store = this[STORE];
+    if (store !== null) {
+      for (const [name, value] of store) if (head === null || head[name] === undefined) eachValue(to, name, value, write);
+    }
+    if (head !== null) {
+      const lower = this[HEAD_LOWER];
+      for (const name in head) {
+        const value = head[name] as StoredValue | undefined;
+        if (value !== undefined) eachValue(to, lower ? name : lowerCase(name), value, write);
+      }
+    }
+  }
+}
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+export interface OutgoingResponse extends Stream {
+  /** EventEmitter's listener table, undefined until the first listener (EventEmitter makes it then). */
+  _events: Record<string, unknown> | undefined;
+}
+// Node's ServerResponse is a legacy Stream (an EventEmitter); so is this, without running its constructor.
+Object.setPrototypeOf(OutgoingResponse.prototype, Stream.prototype);
+
+Object.assign(OutgoingResponse.prototype, {
+  statusCode: 200,
+  statusMessage: undefined,
+  headersSent: false,
+  writableEnded: false,
+  writableFinished: false,
+  destroyed: false,
+  shouldKeepAlive: true,
+  sendDate: true,
+  writableCorked: 0,
+  writableHighWaterMark: 16 * 1024,
+  writableLength: 0,
+  writableObjectMode: false,
+  chunkedEncoding: false,
+  [STORE]: null,
+  [HEAD]: null,
+  [HEAD_LOWER]: true,
+  [STREAMING]: false,
+  [NEED_DRAIN]: false,
+  [WATCH]: null,
+});
+
+function emitFinish(res: OutgoingResponse): void {
+  res.emit("finish");
+  res.emit("close");
+}
+
+function emitClose(res: OutgoingResponse): void {
+  res.emit("close");
+}
+
+/** A chunk as bytes: strings in their encoding (UTF-8 unless told), Buffers and byte views as they are. */
+function toBody(chunk: unknown, encoding: BufferEncoding | undefined): Buffer {
+  if (typeof chunk === "string") return Buffer.from(chunk, encoding ?? "utf8");
+  if (Buffer.isBuffer(chunk)) return chunk;
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  if (chunk === undefined || chunk === null) return Buffer.alloc(0);
+  throw nodeError("ERR_INVALID_ARG_TYPE", `The "chunk" argument must be a string, Buffer or Uint8Array; got ${typeof chunk}`, TypeError);
+}
+
+/** Node's list forms of writeHead's headers: `[name, value, name, value]` or `[[name, value], …]`. */
+function headersFromList(list: readonly OutgoingHttpHeader[] | readonly unknown[]): OutgoingHttpHeaders {
+  const headers: OutgoingHttpHeaders = {};
+  const add = (name: string, value: unknown) => {
+    const seen = headers[name];
+    headers[name] = seen === undefined ? (value as OutgoingHttpHeader) : ([...(Array.isArray(seen) ? seen : [String(seen)]), String(value)] as string[]);
+  };
+  if (Array.isArray(list[0])) for (const pair of list as unknown as [string, unknown][]) add(pair[0], pair[1]);
+  else for (let i = 0; i + 1 < list.length; i += 2) add(String(list[i]), list[i + 1]);
+  return headers;
+}
+
+function eachValue<T>(to: T, name: string, value: StoredValue, write: (to: T, name: string, value: string) => void): void {
+  if (typeof value === "object") for (const v of value) write(to, name, v);
+  else write(to, name, typeof value === "string" ? value : String(value));
+}
