@@ -401,12 +401,20 @@ export class Cog extends Scope implements ChainOwner {
     if (res.headersSent) return void res.destroy();
     const status = statusOf(err);
     if (status >= 500) this[REPORT](err, req);
-    try {
-      if (err instanceof HttpError && err.headers !== undefined) res.set(err.headers);
-      res.json(errorBody(status, err), status);
-    } catch (writeErr) {
-      this[REPORT](writeErr, req, "while answering with an error");
-      res.destroy();
+    if (err instanceof HttpError && err.headers !== undefined) res.set(err.headers);
+    // A header the app set that can't be sent (CR/LF in its value) fails the first try and is
+    // dropped by it: the second goes out without it. Failing twice, the response is unusable.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        res.json(errorBody(status, err), status);
+        return;
+      } catch (writeErr) {
+        if (attempt === 2 || res.headersSent) {
+          this[REPORT](writeErr, req, "while answering with an error: the connection was cut");
+          res.destroy();
+          return;
+        }
+      }
     }
   }
 

@@ -45,6 +45,8 @@ export const SERIALIZERS: unique symbol = Symbol("cog.serializers");
 export const ENGINE_HEADERS: unique symbol = Symbol("cog.engineHeaders");
 /** The engine writes Content-Length from the body it is given: the helpers needn't count it (set on the engine's class). */
 export const FRAMES_BODY: unique symbol = Symbol("cog.framesBody");
+/** On such an engine, the whole body `send` is writing, so the engine can tell its length to middleware that asks (`getHeader("content-length")`). */
+export const WHOLE_BODY: unique symbol = Symbol("cog.wholeBody");
 /** The watch list of the app's handlerTimeout while this response has not begun; null otherwise. */
 export const WATCH: unique symbol = Symbol("cog.watch");
 
@@ -54,6 +56,7 @@ export interface ResponseInternals {
   [SERIALIZERS]: Map<number, Serializer> | null;
   [ENGINE_HEADERS]: boolean;
   [FRAMES_BODY]: boolean;
+  [WHOLE_BODY]: string | Buffer | undefined;
   [WATCH]: Map<unknown, unknown> | null;
 }
 type Internal = ResponseInternals;
@@ -267,7 +270,8 @@ function finish(res: Response, body: string | Buffer, type: string): Response {
     return res;
   }
   defaultType(res, headers, type);
-  if (!own(res)[FRAMES_BODY]) headers["content-length"] = typeof body === "string" ? Buffer.byteLength(body) : body.length;
+  if (own(res)[FRAMES_BODY]) own(res)[WHOLE_BODY] = body;
+  else headers["content-length"] = typeof body === "string" ? Buffer.byteLength(body) : body.length;
   writeHeaders(res, status, headers);
   res.end(body);
   return res;

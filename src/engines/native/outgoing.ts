@@ -1,6 +1,6 @@
 import { STATUS_CODES, validateHeaderName, validateHeaderValue, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
 import { Stream } from "node:stream";
-import { lowerCase, WATCH } from "../../response.js";
+import { lowerCase, WATCH, WHOLE_BODY } from "../../response.js";
 
 export type StoredValue = number | string | readonly string[];
 
@@ -86,6 +86,8 @@ export abstract class OutgoingResponse {
   /** @internal */ declare [HEAD_LOWER]: boolean;
   /** @internal */ declare [STREAMING]: boolean;
   /** @internal */ declare [NEED_DRAIN]: boolean;
+  /** @internal The body `send` is writing (response.ts). */
+  declare [WHOLE_BODY]: string | Buffer | undefined;
   /** @internal The app's handler-timeout watch (response.ts). */
   declare [WATCH]: Map<unknown, unknown> | null;
 
@@ -102,8 +104,15 @@ export abstract class OutgoingResponse {
     return this.setHeader(name, current === undefined ? value : [...(Array.isArray(current) ? current : [String(current)]), ...values]);
   }
 
+  /** A header set so far; Content-Length, which the engine writes itself, is answered from the body `send` is writing. */
   getHeader(name: string): number | string | string[] | undefined {
-    return this[STORE]?.get(name.toLowerCase()) as number | string | string[] | undefined;
+    const lower = name.toLowerCase();
+    const value = this[STORE]?.get(lower) as number | string | string[] | undefined;
+    if (value !== undefined || lower !== "content-length") return value;
+    const head = this[HEAD]?.["content-length"] ?? this[HEAD]?.["Content-Length"];
+    if (head !== undefined) return head as number | string;
+    const body = this[WHOLE_BODY];
+    return body === undefined ? undefined : typeof body === "string" ? Buffer.byteLength(body) : body.length;
   }
 
   getHeaders(): OutgoingHttpHeaders {
@@ -223,6 +232,7 @@ export abstract class OutgoingResponse {
       encoding = undefined;
     }
     if (this.writableEnded) {
+      if (chunk !== undefined && chunk !== null) this.misuse("res.end() with a body after the response ended: the body was dropped");
       if (callback !== undefined) process.nextTick(callback);
       return this;
     }
@@ -347,6 +357,7 @@ Object.assign(OutgoingResponse.prototype, {
   [STREAMING]: false,
   [NEED_DRAIN]: false,
   [WATCH]: null,
+  [WHOLE_BODY]: undefined,
 });
 
 function emitFinish(res: OutgoingResponse): void {

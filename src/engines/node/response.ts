@@ -32,4 +32,14 @@ export class NodeResponse extends withResponseHelpers(ServerResponse) {
     }
     return super.write(chunk, encoding as BufferEncoding, callback as () => void);
   }
+
+  /** Node's end, except that a second end with a body is a logged no-op rather than an 'error' that ends the process (as `write`). */
+  override end(chunk?: unknown, encoding?: unknown, callback?: unknown): this {
+    if (this.writableEnded && chunk !== undefined && chunk !== null && typeof chunk !== "function") {
+      const req = this.req as unknown as Request;
+      req.app[REPORT](new Error("res.end() with a body after the response ended: the body was dropped"), req);
+      return this;
+    }
+    return super.end(chunk, encoding as BufferEncoding, callback as () => void);
+  }
 }
