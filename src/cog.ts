@@ -1,7 +1,7 @@
 import type { ServerOptions } from "node:http";
 import { runChain, type ChainOwner, type Handler } from "./chain.js";
 import type { Address, Engine } from "./engines/engine.js";
-import { NodeEngine } from "./engines/node/engine.js";
+import { NodeEngine, type NodeEngineSwitches } from "./engines/node/engine.js";
 import { NativeEngine } from "./engines/native/engine.js";
 import { nativeUnavailable } from "./engines/native/load.js";
 import { HttpError, errorBody, statusOf } from "./errors.js";
@@ -42,6 +42,24 @@ export interface CogOptions extends Partial<Limits> {
   logErrors?: boolean;
   /** Further options for `http.createServer` (node engine only); they override those Cog derives from its limits. */
   server?: ServerOptions;
+  /**
+   * Node engine only. Hold each answer once `res.end()` has buffered it and write the held ones
+   * together, 16 at a time or at the end of the event loop's round, so that a client on the same
+   * host (a proxy, a load generator) is woken once per slice rather than once per answer.
+   * Relies on Node's socket internals (src/engines/node/writes.ts, checked by
+   * test/node-internals.test.ts): turn it off if a Node release breaks them, or to have every
+   * answer written the moment it ends. Default true.
+   */
+  sliceWrites?: boolean;
+  /**
+   * Node engine only, on Linux where Cog's native addon is built (not in cluster workers). Each
+   * time Node accepts a connection, accept the others waiting in the kernel's queue too (up to
+   * 1024), so that a burst of clients is let in at once rather than one per turn of the event loop.
+   * Relies on Node's net.Server internals (src/engines/node/accept.ts, checked by
+   * test/node-internals.test.ts): turn it off if a Node release breaks them, or to accept
+   * exactly as Node does. Default true.
+   */
+  drainAcceptQueue?: boolean;
 }
 
 export type ErrorHandler = (err: unknown, req: CogRequest, res: CogResponse) => unknown;
@@ -70,6 +88,7 @@ export class Cog extends Scope implements ChainOwner {
   private readonly engineName: EngineName;
   private readonly logErrors: boolean;
   private readonly serverOptions: ServerOptions;
+  private readonly nodeSwitches: NodeEngineSwitches;
   private errorHandler: ErrorHandler | null = null;
   private notFoundHandler: NotFoundHandler | null = null;
   /** Middleware for requests that match no route, rebuilt when `use` adds some. */
@@ -98,6 +117,7 @@ export class Cog extends Scope implements ChainOwner {
     this.settings = { trustProxy: options.trustProxy ?? false, maxFields: this.limits.maxFields, maxJsonDepth: this.limits.maxJsonDepth };
     this.logErrors = options.logErrors ?? true;
     this.serverOptions = options.server ?? {};
+    this.nodeSwitches = { sliceWrites: options.sliceWrites ?? true, drainAcceptQueue: options.drainAcceptQueue ?? true };
   }
 
   /** Replaces the default error response (JSON `{statusCode, error, message}`). */
@@ -144,9 +164,9 @@ export class Cog extends Scope implements ChainOwner {
         return new NativeEngine(this.dispatch, this.limits, this.settings, this.strict);
       case "auto":
         if (nativeUnavailable() === null) return new NativeEngine(this.dispatch, this.limits, this.settings, this.strict);
-        return new NodeEngine(this.dispatch, this.limits, this.settings, this.serverOptions);
+        return new NodeEngine(this.dispatch, this.limits, this.settings, this.serverOptions, this.nodeSwitches);
       default:
-        return new NodeEngine(this.dispatch, this.limits, this.settings, this.serverOptions);
+        return new NodeEngine(this.dispatch, this.limits, this.settings, this.serverOptions, this.nodeSwitches);
     }
   }
 

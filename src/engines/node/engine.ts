@@ -7,6 +7,14 @@ import type { Address, Dispatch, Engine } from "../engine.js";
 import { acceptQueuedConnections } from "./accept.js";
 import { writeInSlices } from "./writes.js";
 
+/** The node engine's mechanisms that rely on Node's internals, each of which can be turned off (see `CogOptions`). */
+export interface NodeEngineSwitches {
+  /** Hold answers and write them a slice at a time (./writes.ts). Default true. */
+  sliceWrites?: boolean;
+  /** On Linux with the addon, accept every queued connection when Node accepts one (./accept.ts). Default true. */
+  drainAcceptQueue?: boolean;
+}
+
 /** Node's default backlog (511) drops SYNs when thousands of clients connect at once; the kernel caps this at net.core.somaxconn. */
 const BACKLOG = 4096;
 
@@ -18,9 +26,11 @@ const BACKLOG = 4096;
 export class NodeEngine implements Engine {
   readonly server: Server;
   private readonly options: ServerOptions;
+  private readonly drainAcceptQueue: boolean;
 
-  constructor(dispatch: Dispatch, limits: Limits, settings: RequestSettings, options: ServerOptions = {}) {
+  constructor(dispatch: Dispatch, limits: Limits, settings: RequestSettings, options: ServerOptions = {}, switches: NodeEngineSwitches = {}) {
     this.options = options;
+    this.drainAcceptQueue = switches.drainAcceptQueue ?? true;
     this.server = createServer(
       {
         headersTimeout: limits.headersTimeout,
@@ -40,12 +50,12 @@ export class NodeEngine implements Engine {
     this.server.maxHeadersCount = limits.maxHeaders + 1;
     // Without a listener Node destroys a CONNECT request's socket unanswered; a server that is not a proxy says so.
     this.server.on("connect", refuseConnect);
-    writeInSlices(this.server);
+    if (switches.sliceWrites ?? true) writeInSlices(this.server);
   }
 
   async listen(port: number, host: string | undefined): Promise<Address> {
     await listenOn(this.server, { port, host, backlog: BACKLOG });
-    acceptQueuedConnections(this.server, this.options);
+    if (this.drainAcceptQueue) acceptQueuedConnections(this.server, this.options);
     const address = this.server.address() as AddressInfo;
     return { host: address.address, port: address.port };
   }
