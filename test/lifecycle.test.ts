@@ -107,6 +107,33 @@ describe("listen and close", () => {
     }
   });
 
+  // The option that turns the mechanism off, for when a Node release breaks the internals it
+  // relies on (test/node-internals.test.ts): each connection is then Node's own accept.
+  test("with drainAcceptQueue: false the node engine accepts as Node does, one connection per 'connection' event, and answers each", { skip: engine !== "node" }, async () => {
+    const app = new Cog({ engine, drainAcceptQueue: false });
+    const { release, arrived } = holdRoute(app, "/", "up");
+    const { port } = await app.listen(0, "127.0.0.1");
+    const batches: number[] = [];
+    app.server!.on("connection", () => {
+      if (batches.length === 0 || batches.at(-1) === -1) batches.push(0);
+      batches[batches.length - 1]!++;
+      if (batches.at(-1) === 1) process.nextTick(() => batches.push(-1));
+    });
+    const replies = Array.from({ length: 40 }, () => raw(port, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 5_000));
+    try {
+      while (arrived() < 40) await new Promise((r) => setTimeout(r, 10));
+      const sizes = batches.filter((n) => n > 0);
+      assert.deepEqual(sizes, Array(40).fill(1), "every connection accepted by Node, none drained");
+      const counted = await new Promise<number>((resolve, reject) => app.server!.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+      assert.equal(counted, 40);
+      release();
+      for (const reply of await Promise.all(replies)) assert.deepEqual(statuses(reply), [200]);
+    } finally {
+      release();
+      await app.close();
+    }
+  });
+
   test("close waits for every busy connection, on a burst of 64, and each one is answered", async () => {
     const app = new Cog({ engine });
     const { release, arrived } = holdRoute(app, "/slow", "finished");

@@ -3,7 +3,7 @@
 // reach its client, in order, including the last ones of a round and the one before an error.
 import assert from "node:assert/strict";
 import { once } from "node:events";
-import { connect } from "node:net";
+import { connect, Socket } from "node:net";
 import { Readable } from "node:stream";
 import { describe, test } from "node:test";
 import { nodeOnly, raw, serve, statuses } from "./helpers.js";
@@ -62,6 +62,34 @@ describe("answers written in slices", () => {
     release();
     while (!/\r\n0\r\n\r\n$/.test(text)) text += ((await once(socket, "data")) as [Buffer])[0].toString("latin1");
     assert.match(text, /last chunk/);
+  });
+
+  // The option that turns the mechanism off, for when a Node release breaks the internals it
+  // relies on (test/node-internals.test.ts): answers are then written as Node writes them.
+  test("with sliceWrites: false each answer is written as it ends, unheld, and every connection gets its own", { skip: nodeOnly }, async (t) => {
+    for (const sliceWrites of [true, false]) {
+      // Per answer: whether the socket was left corked (the answer held) once send() returned.
+      const held: boolean[] = [];
+      const hooked: boolean[] = [];
+      const { port } = await serve(
+        t,
+        (app) => {
+          app.get("/n/:n", (req, res) => {
+            res.send(`answer ${req.params.n}`);
+            held.push(res.socket!.writableCorked > 0);
+            hooked.push(res.socket!.uncork !== Socket.prototype.uncork || res.socket!.destroy !== Socket.prototype.destroy);
+          });
+        },
+        { sliceWrites },
+      );
+      const answers = await Promise.all(Array.from({ length: 37 }, (_, i) => raw(port, `GET /n/${i} HTTP/1.1\r\nHost: x\r\n\r\n`, 300)));
+      for (const [i, text] of answers.entries()) assert.ok(text.endsWith(`answer ${i}`), `sliceWrites ${sliceWrites}, connection ${i}: ${text}`);
+      assert.equal(held.length, 37);
+      // On, most answers wait (each SLICE-th one writes its slice at once); off, none does.
+      if (sliceWrites) assert.ok(held.filter(Boolean).length >= 37 / 2, `sliceWrites true: only ${held.filter(Boolean).length} of 37 answers were held`);
+      else assert.deepEqual(held, Array(37).fill(false), "sliceWrites false: answers held after send()");
+      assert.deepEqual(hooked, Array(37).fill(sliceWrites), `sliceWrites ${sliceWrites}: sockets with the hook's uncork/destroy`);
+    }
   });
 
   test("a large streamed body arrives whole, with backpressure", async (t) => {

@@ -55,12 +55,12 @@ export class NodeEngine implements Engine {
     this.server.maxHeadersCount = limits.maxHeaders + 1;
     // Without a listener Node destroys a CONNECT request's socket unanswered; a server that is not a proxy says so.
     this.server.on("connect", refuseConnect);
-    writeInSlices(this.server);
+    if (config.options.sliceWrites ?? true) writeInSlices(this.server);
   }
 
   async listen(port: number, host: string | undefined): Promise<Address> {
     await listenOn(this.server, { port, host, backlog: BACKLOG });
-    acceptQueuedConnections(this.server, this.config.options.server ?? {});
+    if (this.config.options.drainAcceptQueue ?? true) acceptQueuedConnections(this.server, this.config.options.server ?? {});
     const address = this.server.address() as AddressInfo;
     return { host: address.address, port: address.port };
   }
