@@ -22,7 +22,7 @@ const require = createRequire(import.meta.url);
 const { values: flags } = parseArgs({
   options: {
     contenders: { type: "string", default: "node-http,cog" },
-    routes: { type: "string", default: "root,deep,query,admin,set-token,parse-body,json,api,html" },
+    routes: { type: "string", default: "root,deep,query,admin,admin-auth,set-token,parse-body,json,api,html" },
     requests: { type: "string", default: "20000" },
     warmup: { type: "string", default: "30000" },
     node: { type: "string" },
