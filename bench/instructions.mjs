@@ -5,9 +5,13 @@
 // cache effects, so confirm a win in `npm run bench` rounds too.
 //
 //   node bench/instructions.mjs --contenders node-http,cog --routes root,json [--requests 20000] [--node 24]
+//
+// With --keep DIR, each measurement's callgrind output is kept as DIR/<contender>.<route>.callgrind,
+// for `callgrind_annotate --inclusive=yes DIR/cog.admin.callgrind` (where the instructions go).
 import { execFileSync, spawn } from "node:child_process";
-import { readdirSync, readFileSync, rmSync, mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,15 +26,17 @@ const require = createRequire(import.meta.url);
 const { values: flags } = parseArgs({
   options: {
     contenders: { type: "string", default: "node-http,cog" },
-    routes: { type: "string", default: "root,deep,query,admin,set-token,parse-body,json,api,html" },
+    routes: { type: "string", default: "root,deep,query,admin,admin-auth,set-token,parse-body,json,api,html" },
     requests: { type: "string", default: "20000" },
     warmup: { type: "string", default: "30000" },
     node: { type: "string" },
+    keep: { type: "string" },
   },
 });
 const nodePath = flags.node ? nodeBinary(flags.node) : process.execPath;
 const N = Number(flags.requests);
 const contenders = flags.contenders.split(",").map(contenderByName);
+if (flags.keep) mkdirSync(flags.keep, { recursive: true });
 // uWebSockets.js on another Node than this one needs that Node's binary (scripts/uws-binary.mjs).
 if (flags.node && contenders.some((c) => baselineOf(c) === "uws")) uwsForNode(flags.node);
 
@@ -62,9 +68,13 @@ async function countFor(contender, routes, port) {
   });
   const counts = {};
   try {
+    // Every route is warmed up before any is counted: V8 optimizes on background threads, which
+    // callgrind counts too, and after one route's warm-up alone its compilations were still
+    // running while it was counted (10,000-25,000 instructions a request more on the first route).
+    for (const id of routes) load(port, routeById(id), Number(flags.warmup));
     for (const id of routes) {
       const route = routeById(id);
-      load(port, route, Number(flags.warmup));
+      load(port, route, Math.ceil(Number(flags.warmup) / 6));
       run("callgrind_control", ["-z", String(child.pid)]);
       run("callgrind_control", ["-i", "on", String(child.pid)]);
       load(port, route, N);
@@ -78,7 +88,8 @@ async function countFor(contender, routes, port) {
           const line = /^summary: (\d+)/m.exec(readFileSync(join(dir, file), "utf8"));
           if (line) {
             total += Number(line[1]);
-            rmSync(join(dir, file));
+            if (flags.keep) renameSync(join(dir, file), join(flags.keep, `${contender.name}.${id}.callgrind${file.replace(/^cg\.\d+(\.\d+)?/, "")}`));
+            else rmSync(join(dir, file));
           }
         }
       }
@@ -93,10 +104,18 @@ async function countFor(contender, routes, port) {
   return counts;
 }
 
+/** A port nothing listens on, from the kernel: a fixed one collides with another run of this script. */
+async function freePort() {
+  const probe = createServer();
+  await new Promise((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address();
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
 const routes = flags.routes.split(",");
 const all = {};
-let port = 40900;
-for (const contender of contenders) all[contender.name] = await countFor(contender, routes, port++);
+for (const contender of contenders) all[contender.name] = await countFor(contender, routes, await freePort());
 const [base, ...others] = Object.keys(all);
 console.log(`\nratio to ${base} (lower is cheaper):`);
 for (const name of others) {

@@ -8,6 +8,10 @@ import { renderSvg } from "../bench/lib/charts.mjs";
 // @ts-expect-error -- plain ESM modules without type declarations
 import { checkConformance } from "../bench/lib/conformance.mjs";
 // @ts-expect-error -- plain ESM modules without type declarations
+import { routeById } from "../bench/lib/contract.mjs";
+// @ts-expect-error -- plain ESM modules without type declarations
+import { SCENARIOS } from "../bench/lib/scenarios.mjs";
+// @ts-expect-error -- plain ESM modules without type declarations
 import { buildReport, median, summarize, unexpectedAnswers } from "../bench/lib/report.mjs";
 // @ts-expect-error -- plain ESM modules without type declarations
 import { startServer } from "../bench/lib/server.mjs";
@@ -25,6 +29,11 @@ describe("conformance check", () => {
     const bad = createServer((req, res) => {
       res.setHeader("x-powered-by", "bad");
       if (req.url === "/json") return res.end('{"hello":"wrong"}');
+      // The authenticated /admin, right but for the cookie it should clear.
+      if (req.url === "/admin" && req.headers.cookie === "token=my_token_12345") {
+        res.setHeader("content-type", "application/json");
+        return res.end('{"message":"Secret info"}');
+      }
       res.statusCode = 500;
       res.end("nope");
     });
@@ -35,6 +44,20 @@ describe("conformance check", () => {
     assert.ok(problems.some((p) => p.includes("GET /json (json): Content-Type")));
     assert.ok(problems.some((p) => p.includes('GET /json (json): body {"hello":"wrong"}')));
     assert.ok(problems.some((p) => p.includes("Set-Cookie")));
+    const admin = problems.filter((p) => p.startsWith("GET /admin (admin-auth)"));
+    assert.equal(admin.length, 1, admin.join("; "));
+    assert.match(admin[0]!, /Set-Cookie \[\] does not match/);
+  });
+
+  test("every scenario's routes are in the contract; the seed times /admin on both branches", () => {
+    for (const scenario of SCENARIOS) for (const id of scenario.routes) assert.equal(routeById(id).id, id);
+    const seed = SCENARIOS.find((s: { id: string }) => s.id === "seed");
+    assert.deepEqual(seed.routes, ["root", "deep", "query", "admin", "admin-auth", "set-token", "parse-body"]);
+    const auth = routeById("admin-auth");
+    assert.equal(auth.path, "/admin");
+    assert.equal(auth.headers.cookie, "token=my_token_12345");
+    assert.ok(auth.setCookie.test("token=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT"));
+    assert.ok(!auth.setCookie.test("token=my_token_12345; Path=/"));
   });
 
   test("a server that never says ready is reported with its output", async () => {
@@ -108,6 +131,8 @@ describe("report builder", () => {
     assert.equal(cogAdmin.unexpected, 10, "403 is what /admin should answer; only the 500s are unexpected");
     assert.equal(unexpectedAnswers({ route: "root", requests: 100, statuses: { "non-2xx/3xx": 4 } }), 4);
     assert.equal(unexpectedAnswers({ route: "admin", requests: 100, statuses: { "non-2xx/3xx": 100 } }), 0);
+    // The authenticated /admin should answer 200: its 403s are unexpected.
+    assert.equal(unexpectedAnswers({ route: "admin-auth", requests: 100, statuses: { "200": 96, "403": 4 } }), 4);
   });
 
   test("the markdown states the method and gives every contender a row, skipped ones a reason", () => {
@@ -118,6 +143,10 @@ describe("report builder", () => {
     assert.match(report, /\| node-http \| 110 \(1\.00×\) \| 50 \(1\.00×\) \|/);
     assert.match(report, /- \*\*uws\*\*: no native build for this Node/);
     assert.match(report, /!\[charts\/requests\.svg\]\(charts\/requests\.svg\)/);
+    // Two routes on GET /admin: the authenticated one is told apart by its note.
+    const both = buildReport({ ...results, scenarios: [{ ...results.scenarios[0], routes: ["admin", "admin-auth"] }], measurements: [...results.measurements, measurement("node-http", "admin-auth", 40), measurement("cog", "admin-auth", 30)] });
+    assert.match(both, /\| contender \| `\/admin` \| `\/admin` \(token\) \|/);
+    assert.match(both, /\| \*\*cog\*\* \| 60 \(1\.20×\) \| 30 \(0\.75×\) \|/);
     assert.match(report, /† the load generator used a whole core/);
   });
 

@@ -14,7 +14,7 @@ const BARE = "#495057";
 function routeName(id) {
   const r = routeById(id);
   const path = r.path.length > 24 ? `${r.path.slice(0, 21)}…` : r.path;
-  return `${r.method} ${path}`;
+  return `${r.method} ${path}${r.note === undefined ? "" : ` ${r.note}`}`;
 }
 
 function barChart(rows, field, title, axisTitle, contenders) {

@@ -114,7 +114,7 @@ const fmt = {
 function routeLabel(id) {
   const r = routeById(id);
   const path = r.path.length > 28 ? `${r.path.slice(0, 25)}…` : r.path;
-  return `${r.method === "GET" ? "" : `${r.method} `}\`${path}\``;
+  return `${r.method === "GET" ? "" : `${r.method} `}\`${path}\`${r.note === undefined ? "" : ` ${r.note}`}`;
 }
 
 export function buildReport(results, chartFiles = []) {

@@ -2,9 +2,9 @@
 export const SCENARIOS = [
   {
     id: "seed",
-    title: "Cog's six routes",
+    title: "Cog's six routes (/admin on both branches)",
     source: "Cog vs Hono vs Express (seed 000): autocannon -c 800 -d 10, one route at a time",
-    routes: ["root", "deep", "query", "admin", "set-token", "parse-body"],
+    routes: ["root", "deep", "query", "admin", "admin-auth", "set-token", "parse-body"],
     connections: 800,
     pipelining: 1,
     seedDuration: 10,
