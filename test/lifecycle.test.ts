@@ -79,12 +79,7 @@ describe("listen and close", () => {
     const { release, arrived } = holdRoute(app, "/", "up");
     const { port } = await app.listen(0, "127.0.0.1");
     // Connections that arrive within one synchronous run of the server's "connection" event.
-    const batches: number[] = [];
-    app.server!.on("connection", () => {
-      if (batches.length === 0 || batches.at(-1) === -1) batches.push(0);
-      batches[batches.length - 1]!++;
-      if (batches.at(-1) === 1) process.nextTick(() => batches.push(-1));
-    });
+    const batches = acceptBatches(app);
     // All 40 connect before the server's loop next polls, so all 40 wait in the queue then.
     const replies = Array.from({ length: 40 }, () => raw(port, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 5_000));
     try {
@@ -92,7 +87,7 @@ describe("listen and close", () => {
       const sizes = batches.filter((n) => n > 0);
       assert.equal(sizes.reduce((a, b) => a + b, 0), 40);
       assert.ok(sizes.length <= 2, `accepted in ${sizes.length} goes (${sizes.join(", ")}), not at once`);
-      const counted = await new Promise<number>((resolve, reject) => app.server!.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+      const counted = await connections(app);
       assert.equal(counted, 40);
       let closed = false;
       const closing = app.close().then(() => (closed = true));
@@ -113,18 +108,13 @@ describe("listen and close", () => {
     const app = new Cog({ engine, drainAcceptQueue: false });
     const { release, arrived } = holdRoute(app, "/", "up");
     const { port } = await app.listen(0, "127.0.0.1");
-    const batches: number[] = [];
-    app.server!.on("connection", () => {
-      if (batches.length === 0 || batches.at(-1) === -1) batches.push(0);
-      batches[batches.length - 1]!++;
-      if (batches.at(-1) === 1) process.nextTick(() => batches.push(-1));
-    });
+    const batches = acceptBatches(app);
     const replies = Array.from({ length: 40 }, () => raw(port, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 5_000));
     try {
       while (arrived() < 40) await new Promise((r) => setTimeout(r, 10));
       const sizes = batches.filter((n) => n > 0);
       assert.deepEqual(sizes, Array(40).fill(1), "every connection accepted by Node, none drained");
-      const counted = await new Promise<number>((resolve, reject) => app.server!.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+      const counted = await connections(app);
       assert.equal(counted, 40);
       release();
       for (const reply of await Promise.all(replies)) assert.deepEqual(statuses(reply), [200]);
@@ -225,4 +215,20 @@ function holdRoute(app: Cog, path: string, body: string): { release: () => void;
     res.send(body);
   });
   return { release, arrived: () => arrived };
+}
+
+/** Sizes of the runs of connections the server's "connection" event saw within one synchronous run each (read with `.filter((n) => n > 0)`). */
+function acceptBatches(app: Cog): number[] {
+  const batches: number[] = [];
+  app.server!.on("connection", () => {
+    if (batches.length === 0 || batches.at(-1) === -1) batches.push(0);
+    batches[batches.length - 1]!++;
+    if (batches.at(-1) === 1) process.nextTick(() => batches.push(-1));
+  });
+  return batches;
+}
+
+/** The connections the node engine's server counts. */
+function connections(app: Cog): Promise<number> {
+  return new Promise((resolve, reject) => app.server!.getConnections((err, n) => (err ? reject(err) : resolve(n))));
 }

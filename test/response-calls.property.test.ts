@@ -152,15 +152,7 @@ function handlerFor(calls: Call[]) {
   if (!isAsync) {
     return (req: CogRequest, res: CogResponse, next: Next) => {
       const started = { piped: false };
-      for (const call of calls) {
-        if (call.swallow) {
-          try {
-            perform(call, req, res, next, started);
-          } catch {
-            // The handler swallows this one and goes on.
-          }
-        } else perform(call, req, res, next, started);
-      }
+      for (const call of calls) performOrSwallow(call, req, res, next, started);
       finish(res, started);
     };
   }
@@ -171,16 +163,20 @@ function handlerFor(calls: Call[]) {
         await (call.kind === "microtask" ? Promise.resolve() : new Promise((resolve) => setImmediate(resolve)));
         continue;
       }
-      if (call.swallow) {
-        try {
-          perform(call, req, res, next, started);
-        } catch {
-          // Swallowed.
-        }
-      } else perform(call, req, res, next, started);
+      performOrSwallow(call, req, res, next, started);
     }
     finish(res, started);
   };
+}
+
+/** Makes the call; one marked `swallow` has its throw caught by the handler, which goes on. */
+function performOrSwallow(call: Call, req: CogRequest, res: CogResponse, next: Next, started: { piped: boolean }): void {
+  if (!call.swallow) return perform(call, req, res, next, started);
+  try {
+    perform(call, req, res, next, started);
+  } catch {
+    // Swallowed.
+  }
 }
 
 /** Whether the program may have put a status line on the wire before failing (so a cut connection is a fair answer). */
