@@ -155,9 +155,8 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     else done(null, this[RECEIVED] ?? Buffer.alloc(0));
   }
 
-  /** @internal The engine has forgotten the request: keep what may still be asked for. */
+  /** @internal The engine has forgotten the request: it can't be asked anything more. */
   forget(aborted: boolean): void {
-    if (this[ADDRESS] === undefined) this[ADDRESS] = this[ADDON].remoteAddress(this[ID]) ?? undefined;
     this[GONE] = true;
     const socket = this[SOCKET];
     if (aborted) {
