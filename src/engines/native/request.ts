@@ -16,6 +16,7 @@ const RAW: unique symbol = Symbol("cog.native.rawHeaders");
 const HEADERS: unique symbol = Symbol("cog.native.headers");
 const ADDRESS: unique symbol = Symbol("cog.native.address");
 const SOCKET: unique symbol = Symbol("cog.native.socket");
+const CONTENT_TYPE: unique symbol = Symbol("cog.native.contentType");
 /** Set once the engine has forgotten the request (answered or aborted): it can't be asked anything more. */
 export const GONE: unique symbol = Symbol("cog.native.gone");
 
@@ -35,6 +36,7 @@ class NativeRequestBase {
   /** @internal */ declare [HEADERS]: IncomingHttpHeaders | null;
   /** @internal */ declare [ADDRESS]: string | undefined;
   /** @internal */ declare [SOCKET]: NativeSocket | null;
+  /** @internal The first Content-Type, once asked for (null: not yet). */ declare [CONTENT_TYPE]: string | undefined | null;
   /** @internal */ declare [GONE]: boolean;
   declare readonly httpVersionMajor: number;
   /** The whole body has arrived (the engine buffers it before the request is handed over). */
@@ -127,6 +129,7 @@ Object.assign(NativeRequestBase.prototype, {
   [HEADERS]: null,
   [ADDRESS]: undefined,
   [SOCKET]: null,
+  [CONTENT_TYPE]: null,
   [GONE]: false,
 });
 
@@ -143,10 +146,15 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     return this[ADDON].header(this[ID], name) ?? undefined;
   }
 
-  /** @internal One header's first value from the engine, unless they were all fetched already. */
+  /**
+   * @internal One header's first value from the engine, unless they were all fetched already.
+   * Content-Type is asked for twice for a body (is it multipart? how to parse it?): kept after the first.
+   */
   override firstHeader(name: string): string | undefined {
     if (this[RAW] !== null || this[GONE]) return super.firstHeader(name);
-    return this[ADDON].header(this[ID], name, true) ?? undefined;
+    if (name !== "content-type") return this[ADDON].header(this[ID], name, true) ?? undefined;
+    if (this[CONTENT_TYPE] === null) this[CONTENT_TYPE] = this[ADDON].header(this[ID], name, true) ?? undefined;
+    return this[CONTENT_TYPE];
   }
 
   /** @internal The body arrived with the request; the engine stopped reading past the limit. */
