@@ -184,7 +184,7 @@ export abstract class OutgoingResponse {
   /** Sends the status and headers now, before any of the body (the body is then streamed). */
   flushHeaders(): void {
     if (!this.headersSent) this._implicitHeader();
-    if (!this[STREAMING] && !this.writableEnded && !this.destroyed) this.openStream(undefined);
+    if (!this[STREAMING] && !this.writableEnded && !this.destroyed) this.openStream();
   }
 
   get finished(): boolean {
@@ -212,7 +212,7 @@ export abstract class OutgoingResponse {
     }
     const bytes = toBody(chunk, encoding);
     if (!this.headersSent) this._implicitHeader();
-    if (!this[STREAMING]) this.openStream(bytes);
+    if (!this[STREAMING]) this.openStream();
     let ready = true;
     if (bytes.length > 0 && !this.sendChunk(bytes)) {
       this[NEED_DRAIN] = true;
@@ -288,15 +288,15 @@ export abstract class OutgoingResponse {
     this.emit("drain");
   }
 
-  private openStream(first: Buffer | undefined): void {
+  private openStream(): void {
     this[STREAMING] = true;
-    this.startStream(first);
+    this.startStream();
   }
 
   /** @internal Writes the whole response (head and body). */
   protected abstract sendWhole(body: string | Buffer | undefined): void;
-  /** @internal Writes the head of a streamed response; `first` is its first chunk, if known (for how the head is encoded). */
-  protected abstract startStream(first: Buffer | undefined): void;
+  /** @internal Writes the head of a streamed response (node:http writes it apart from the chunks: latin1). */
+  protected abstract startStream(): void;
   /** @internal One chunk of a streamed body; false when the engine holds more than its high-water mark. */
   protected abstract sendChunk(chunk: Buffer): boolean;
   /** @internal Ends a streamed body. */

@@ -68,8 +68,8 @@ class NativeResponseBase extends OutgoingResponse {
   }
 
   /** @internal */
-  protected startStream(first: Buffer | undefined): void {
-    const head = this.headBlock(false, first);
+  protected startStream(): void {
+    const head = this.headBlock(false);
     const block = head.node !== null ? head.node.block : head.block;
     const reason = this.reason();
     const id = this.req[ID];
@@ -111,12 +111,12 @@ class NativeResponseBase extends OutgoingResponse {
   /**
    * The headers as the engine takes them: `name: value\r\n` lines, with Content-Length,
    * Transfer-Encoding and Connection left to the engine (it frames the body; "close" becomes a
-   * flag). `textBody`: the body is a string, or the stream's first chunk is, in which case
+   * flag). `textBody`: the whole body is a string, in which case
    * node:http writes non-ASCII header values as UTF-8 (they go out with the body); otherwise as
    * latin1. The engine writes the block as latin1, so a UTF-8 one is spelled out byte by byte.
    * @internal
    */
-  headBlock(textBody: boolean, _first?: Buffer): HeadBlock {
+  headBlock(textBody: boolean): HeadBlock {
     const head: HeadBlock = { block: "", node: BLOCKS, flags: this.shouldKeepAlive ? 0 : RESPONSE_CLOSE, declared: -1, utf8: textBody };
     this.eachHeader(addHeader, head);
     return head;
