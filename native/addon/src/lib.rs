@@ -1,18 +1,35 @@
 //! Cog's native engine: an HTTP/1.1 server in Rust on Node's own event loop, as a Node-API
-//! addon. `src/engines/native.ts` is its JavaScript side; `server.rs` holds connections,
-//! `js.rs` calls into JavaScript, and the `cog-framing` crate parses and frames.
+//! addon. `src/engines/native/` is its JavaScript side; this file is the API it calls, and the
+//! `cog-framing` crate parses requests and frames responses. A request's way through the addon:
+//!
+//! - `accept.rs`: a server listens and accepts connections (and stops, and is disposed of);
+//! - `serve.rs`: readable connections are read a slice at a time, and each slice's requests
+//!   go to JavaScript in one call (`js.rs`, the calls into JavaScript);
+//! - `parse.rs`: bytes become requests (`request.rs`, the engine's record of one) and bodies;
+//! - `write.rs`: the answers are written in request order, corked per slice, with backpressure;
+//! - `timers.rs`: slow and idle connections are swept out.
+//!
+//! `state.rs` holds the servers and connections all of these share; `spare.rs` the buffers they
+//! reuse; `socket.rs` the socket calls; `text.rs` JavaScript strings into bytes; `uv.rs` libuv.
 
+mod accept;
 mod js;
-mod listener;
-mod server;
+mod parse;
+mod request;
+mod serve;
+mod socket;
+mod spare;
+mod state;
 mod text;
+mod timers;
 mod uv;
+mod write;
 
 use napi::bindgen_prelude::*;
 use napi::{Env, JsFunction, JsString, JsUnknown, NapiRaw};
 use napi_derive::napi;
 use cog_framing::response::{AppHead, HeaderBlock, KeptHeaderBlock};
-use server::{with_state, Settings};
+use state::{with_state, Settings};
 use std::cell::RefCell;
 
 #[napi(object)]
@@ -57,7 +74,7 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
         check_interval: u64::from(options.timeout_check_interval),
     };
     let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port {} is out of range", options.port)))?;
-    match server::listen(js, &options.host, port, settings) {
+    match accept::listen(js, &options.host, port, settings) {
         Ok((id, port)) => Ok(vec![id as u32, u32::from(port)]),
         Err(message) => Err(Error::from_reason(message)),
     }
@@ -67,25 +84,25 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
 /// connections beyond the one libuv accepts per wakeup. The caller owns the descriptors.
 #[napi]
 pub fn accept_queued(fd: u32, max: u32) -> Vec<u32> {
-    listener::accept_queued(fd as i32, max as usize).into_iter().map(|fd| fd as u32).collect()
+    socket::accept_queued(fd as i32, max as usize).into_iter().map(|fd| fd as u32).collect()
 }
 
 /// Stops accepting; idle connections close, busy ones after their last response.
 #[napi]
 pub fn stop_listening(server: u32) {
-    server::stop_listening(server as usize);
+    accept::stop_listening(server as usize);
 }
 
 /// Cuts every connection; returns the ids of requests that were still in flight.
 #[napi]
 pub fn destroy_connections(server: u32) -> Vec<f64> {
-    server::destroy_connections(server as usize).into_iter().map(|id| id as f64).collect()
+    accept::destroy_connections(server as usize).into_iter().map(|id| id as f64).collect()
 }
 
 /// Frees what the server kept (call once it is stopped and drained).
 #[napi]
 pub fn dispose(server: u32) {
-    if let Some(js) = server::dispose(server as usize) {
+    if let Some(js) = accept::dispose(server as usize) {
         unsafe { js.release() };
     }
 }

@@ -24,7 +24,7 @@ export interface NativeAddon {
   streamWrite(id: number, chunk: string | Buffer): boolean;
   streamEnd(id: number): boolean;
   destroy(id: number): void;
-  /** Accepts up to `max` connections waiting on a listening descriptor (the node engine's; see node-accept.ts): their descriptors. */
+  /** Accepts up to `max` connections waiting on a listening descriptor (the node engine's; see src/engines/node/accept.ts): their descriptors. */
   acceptQueued(fd: number, max: number): number[];
 }
 export interface NativeListenOptions {
@@ -42,7 +42,7 @@ export interface NativeListenOptions {
 }
 export type NativeRequestHandler = (id: number, method: number, url: string, body: Buffer | undefined, flags: number, problem: string | undefined) => void;
 
-/** Flags and events shared with the addon (native/addon/src/server.rs). */
+/** Flags and events shared with the addon (native/addon/src/js.rs). */
 export const FLAG_HTTP11 = 1;
 export const FLAG_TOO_LARGE = 2;
 /** The request broke one of Cog's head rules (checked by the engine); the status is `flags >>> 16`. */
