@@ -90,6 +90,96 @@ test("the engine takes exactly node:http's methods, and hands requests Node's ow
   for (let i = 0; i < names.length; i++) assert.ok(Object.is(names[i], METHODS[i]));
 });
 
+describe("the status line: reason phrases and status codes", { skip: nativeSkip }, () => {
+  // The addon on its own: each URL answers in its way; what the addon throws is answered 500
+  // with the error's message, as Cog's native engine does.
+  let addon: ReturnType<typeof loadNative>;
+  let server = -1;
+  let port = 0;
+  const answers: Record<string, (id: number) => void> = {
+    "/reason": (id) => addon.respond(id, 200, "", "ok", 0, -1, "Fine, Thanks"),
+    "/latin1": (id) => addon.respond(id, 200, "x-a: b\r\n", "ok", 0, -1, "Tr\u00e8s\tbien \u00ff"),
+    "/kept": (id) => addon.respond(id, 201, addon.keepHeaderBlock("x-kept: 1\r\n"), "ok", 0, -1, "Made"),
+    "/empty": (id) => addon.respond(id, 200, "", "ok", 0, -1, ""),
+    "/plain": (id) => addon.respond(id, 404, "", "ok", 0, -1),
+    "/undefined": (id) => addon.respond(id, 404, "", "ok", 0, -1, undefined),
+    "/stream-plain": (id) => addon.streamStart(id, 404, "", 0) && addon.streamEnd(id),
+    "/crlf": (id) => addon.respond(id, 200, "", "ok", 0, -1, "OK\r\nSet-Cookie: a=b"),
+    "/lf": (id) => addon.respond(id, 200, "", "ok", 0, -1, "OK\nX: y"),
+    "/nul": (id) => addon.respond(id, 200, "", "ok", 0, -1, "O\u0000K"),
+    "/del": (id) => addon.respond(id, 200, "", "ok", 0, -1, "O\u007fK"),
+    "/past-latin1": (id) => addon.respond(id, 200, "", "ok", 0, -1, "OK\u010aX: y"),
+    "/not-a-string": (id) => addon.respond(id, 200, "", "ok", 0, -1, 5 as unknown as string),
+    "/null": (id) => addon.respond(id, 200, "", "ok", 0, -1, null as unknown as string),
+    "/stream-null": (id) => addon.streamStart(id, 200, "", 0, null as unknown as string),
+    "/status-1000": (id) => addon.respond(id, 1000, "", "ok", 0, -1),
+    "/status-99": (id) => addon.respond(id, 99, "", "ok", 0, -1),
+    "/status-65736": (id) => addon.respond(id, 65736, "", "ok", 0, -1),
+    "/reason-status": (id) => addon.respond(id, 0, "", "ok", 0, -1, "Zero"),
+    "/stream": (id) => {
+      addon.streamStart(id, 200, "", 0, "Streaming");
+      addon.streamWrite(id, "ok");
+      addon.streamEnd(id);
+    },
+    "/stream-crlf": (id) => addon.streamStart(id, 200, "", 0, "OK\r\n\r\nHTTP/1.1 200 OK"),
+    "/stream-status": (id) => addon.streamStart(id, 1200, "", 0),
+  };
+  before(() => {
+    addon = loadNative();
+    const limits = DEFAULT_LIMITS;
+    [server, port] = addon.listen(
+      { host: "127.0.0.1", port: 0, maxHeaderSize: limits.maxHeaderSize, maxHeaders: 100, maxUrlLength: limits.maxUrlLength, strict: true, bodyLimit: limits.bodyLimit, headersTimeout: 5000, requestTimeout: 5000, keepAliveTimeout: 5000, timeoutCheckInterval: 1000 },
+      (id: number, _method: number, url: string) => {
+        try {
+          answers[url]!(id);
+        } catch (err) {
+          addon.respond(id, 500, "", `threw: ${(err as Error).message}`, 0, -1);
+        }
+      },
+      () => {},
+    );
+  });
+  after(() => {
+    addon.stopListening(server);
+    addon.destroyConnections(server);
+    addon.dispose(server);
+  });
+  const get = (path: string) => raw(port, `GET ${path} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`, 100);
+
+  test("the app's reason phrase is written as it is, latin1 and tabs included", async () => {
+    assert.match(await get("/reason"), /^HTTP\/1\.1 200 Fine, Thanks\r\n/);
+    assert.match(await get("/latin1"), /^HTTP\/1\.1 200 Tr\u00e8s\tbien \u00ff\r\nx-a: b\r\n/);
+    assert.match(await get("/kept"), /^HTTP\/1\.1 201 Made\r\nx-kept: 1\r\n/);
+    assert.match(await get("/empty"), /^HTTP\/1\.1 200 \r\n/);
+    assert.match(await get("/stream"), /^HTTP\/1\.1 200 Streaming\r\n[^]*\r\n\r\n2\r\nok\r\n0\r\n\r\n$/);
+  });
+
+  test("without one, the status's own phrase", async () => {
+    assert.match(await get("/plain"), /^HTTP\/1\.1 404 Not Found\r\n/);
+    assert.match(await get("/undefined"), /^HTTP\/1\.1 404 Not Found\r\n/);
+    assert.match(await get("/stream-plain"), /^HTTP\/1\.1 404 Not Found\r\n/);
+  });
+
+  test("a reason phrase that could break the status line is thrown back, and nothing of it written", async () => {
+    for (const path of ["/crlf", "/lf", "/nul", "/del", "/past-latin1", "/stream-crlf"]) {
+      const wire = await get(path);
+      assert.match(wire, /^HTTP\/1\.1 500 Internal Server Error\r\n[^]*threw: Invalid character in the reason phrase/, path);
+      assert.doesNotMatch(wire, /Set-Cookie|X: y|HTTP\/1\.1 200/, path);
+    }
+    for (const path of ["/not-a-string", "/null", "/stream-null"]) {
+      assert.match(await get(path), /^HTTP\/1\.1 500 [^]*threw: A reason phrase \(statusMessage\) must be a string/, path);
+    }
+  });
+
+  test("a status outside 100-999 is thrown back rather than written", async () => {
+    for (const [path, status] of [["/status-1000", 1000], ["/status-99", 99], ["/status-65736", 65736], ["/reason-status", 0], ["/stream-status", 1200]] as const) {
+      const wire = await get(path);
+      assert.match(wire, new RegExp(`^HTTP/1\\.1 500 Internal Server Error\\r\\n[^]*threw: Invalid status code ${status}:`), path);
+      assert.equal(wire.match(/HTTP\/1\.1/g)!.length, 1, `${path}: one response`);
+    }
+  });
+});
+
 /** What a parser made of a byte stream: the requests it accepted, whole, and its refusal if any. */
 interface Verdict {
   accepted: Array<{ method: string; url: string; headers: string[]; body: string }>;
