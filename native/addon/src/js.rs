@@ -2,7 +2,7 @@
 //! `process.nextTick` callbacks run once, after the batch, as they do after a Node I/O
 //! callback) into a native trampoline that calls the app's handler once per request.
 
-use crate::server::with_state;
+use crate::state::with_state;
 use napi::sys;
 use std::cell::RefCell;
 use std::ffi::c_void;
@@ -19,6 +19,15 @@ pub struct ServerJs {
     trampoline: sys::napi_ref,
     async_context: sys::napi_async_context,
 }
+
+/// Flags of a request handed to JavaScript, and kinds of events (`src/engines/native/load.ts`
+/// holds the same numbers).
+pub const FLAG_HTTP11: u32 = 1;
+pub const FLAG_TOO_LARGE: u32 = 2;
+/// The request broke one of Cog's rules: the status is in the high 16 bits, the message is passed along.
+pub const FLAG_REFUSED: u32 = 4;
+pub const EVENT_ABORT: u32 = 1;
+pub const EVENT_DRAIN: u32 = 2;
 
 pub enum Call {
     /// A request for the app (its method and URL are read from the engine's record when delivered).

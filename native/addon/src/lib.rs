@@ -1,18 +1,35 @@
 //! Cog's native engine: an HTTP/1.1 server in Rust on Node's own event loop, as a Node-API
-//! addon. `src/engines/native.ts` is its JavaScript side; `server.rs` holds connections,
-//! `js.rs` calls into JavaScript, and the `cog-framing` crate parses and frames.
+//! addon. `src/engines/native/` is its JavaScript side; this file is the API it calls, and the
+//! `cog-framing` crate parses requests and frames responses. A request's way through the addon:
+//!
+//! - `accept.rs`: a server listens and accepts connections (and stops, and is disposed of);
+//! - `serve.rs`: readable connections are read a slice at a time, and each slice's requests
+//!   go to JavaScript in one call (`js.rs`, the calls into JavaScript);
+//! - `parse.rs`: bytes become requests (`request.rs`, the engine's record of one) and bodies;
+//! - `write.rs`: the answers are written in request order, corked per slice, with backpressure;
+//! - `timers.rs`: slow and idle connections are swept out.
+//!
+//! `state.rs` holds the servers and connections all of these share; `spare.rs` the buffers they
+//! reuse; `socket.rs` the socket calls; `text.rs` JavaScript strings into bytes; `uv.rs` libuv.
 
+mod accept;
 mod js;
-mod listener;
-mod server;
+mod parse;
+mod request;
+mod serve;
+mod socket;
+mod spare;
+mod state;
 mod text;
+mod timers;
 mod uv;
+mod write;
 
 use napi::bindgen_prelude::*;
-use napi::{Env, JsFunction, JsString, JsUnknown, NapiRaw};
+use napi::{Env, JsError, JsFunction, JsString, JsUnknown, NapiRaw, NapiValue};
 use napi_derive::napi;
-use cog_framing::response::{AppHead, HeaderBlock, KeptHeaderBlock};
-use server::{with_state, Settings};
+use cog_framing::response::{status_code, AppHead, HeaderBlock, KeptHeaderBlock, ReasonPhrase};
+use state::{with_state, Settings};
 use std::cell::RefCell;
 
 #[napi(object)]
@@ -57,7 +74,7 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
         check_interval: u64::from(options.timeout_check_interval),
     };
     let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port {} is out of range", options.port)))?;
-    match server::listen(js, &options.host, port, settings) {
+    match accept::listen(js, &options.host, port, settings) {
         Ok((id, port)) => Ok(vec![id as u32, u32::from(port)]),
         Err(message) => Err(Error::from_reason(message)),
     }
@@ -67,25 +84,25 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
 /// connections beyond the one libuv accepts per wakeup. The caller owns the descriptors.
 #[napi]
 pub fn accept_queued(fd: u32, max: u32) -> Vec<u32> {
-    listener::accept_queued(fd as i32, max as usize).into_iter().map(|fd| fd as u32).collect()
+    socket::accept_queued(fd as i32, max as usize).into_iter().map(|fd| fd as u32).collect()
 }
 
 /// Stops accepting; idle connections close, busy ones after their last response.
 #[napi]
 pub fn stop_listening(server: u32) {
-    server::stop_listening(server as usize);
+    accept::stop_listening(server as usize);
 }
 
 /// Cuts every connection; returns the ids of requests that were still in flight.
 #[napi]
 pub fn destroy_connections(server: u32) -> Vec<f64> {
-    server::destroy_connections(server as usize).into_iter().map(|id| id as f64).collect()
+    accept::destroy_connections(server as usize).into_iter().map(|id| id as f64).collect()
 }
 
 /// Frees what the server kept (call once it is stopped and drained).
 #[napi]
 pub fn dispose(server: u32) {
-    if let Some(js) = server::dispose(server as usize) {
+    if let Some(js) = accept::dispose(server as usize) {
         unsafe { js.release() };
     }
 }
@@ -111,20 +128,81 @@ struct Scratch {
     block: Vec<u8>,
     body: Vec<u8>,
     units: Vec<u16>,
+    reason: Vec<u8>,
 }
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// A whole response; false when the client is gone. `block` holds the app's header lines
-/// (`name: value\r\n`, latin1), or is the number `keepHeaderBlock` gave for them; `body` is a
-/// string (sent as UTF-8) or a Buffer; `declared` the Content-Length the app set, or -1.
-#[napi]
-pub fn respond(env: Env, id: f64, status: u32, block: JsUnknown, body: JsUnknown, flags: u32, declared: f64) -> Result<bool> {
+/// `respond(id, status, block, body, flags, declared, reason?)`: a whole response; false when
+/// the client is gone. `block` holds the app's header lines (`name: value\r\n`, latin1), or is
+/// the number `keepHeaderBlock` gave for them; `body` is a string (sent as UTF-8) or a Buffer;
+/// `declared` the Content-Length the app set, or -1; `reason`, when passed and not undefined,
+/// the status line's reason phrase (node:http's `statusMessage`). Throws, writing nothing, for a
+/// status outside 100-999 or a reason phrase that isn't a string of tab, space, visible ASCII and
+/// U+0080-U+00FF characters (a CR or LF would end the status line).
+///
+/// Bound by hand rather than with `#[napi]`, for the optional reason: asked for six arguments,
+/// Node-API still tells how many were passed, so a response without a reason pays nothing for
+/// it. `#[napi]` asks for all seven (~25 instructions a response more) and can only tell a
+/// missing one by asking its type (~100 more), and nearly no response has a reason of its own.
+#[cfg_attr(test, allow(dead_code))] // Exported only outside tests, as `#[napi]` functions are.
+unsafe extern "C" fn respond_callback(env: napi::sys::napi_env, info: napi::sys::napi_callback_info) -> napi::sys::napi_value {
+    let mut argv = [std::ptr::null_mut(); 7];
+    let mut argc = 6;
+    napi::sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), std::ptr::null_mut(), std::ptr::null_mut());
+    let with_reason = argc > 6 && {
+        argc = 7;
+        napi::sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), std::ptr::null_mut(), std::ptr::null_mut());
+        !is_undefined(env, argv[6])
+    };
+    let sent = (|| {
+        let (id, status) = (f64::from_napi_value(env, argv[0])?, u32::from_napi_value(env, argv[1])?);
+        let (block, body) = (JsUnknown::from_raw_unchecked(env, argv[2]), JsUnknown::from_raw_unchecked(env, argv[3]));
+        let (flags, declared) = (u32::from_napi_value(env, argv[4])?, f64::from_napi_value(env, argv[5])?);
+        let env = Env::from_raw(env);
+        match with_reason {
+            false => respond_with::<false>(env, id, status, None, block, body, flags, declared),
+            true => respond_with::<true>(env, id, status, Some(JsUnknown::from_raw_unchecked(env.raw(), argv[6])), block, body, flags, declared),
+        }
+    })();
+    match sent {
+        Ok(sent) => bool::to_napi_value(env, sent).unwrap_or(std::ptr::null_mut()),
+        Err(err) => {
+            JsError::from(err).throw_into(env);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// Exports `respond` as `#[napi]` exports its functions.
+#[cfg(not(test))]
+#[napi::bindgen_prelude::ctor]
+fn register_respond() {
+    napi::bindgen_prelude::register_module_export(None, "respond\0", respond_export);
+}
+
+#[cfg(not(test))]
+unsafe fn respond_export(env: napi::sys::napi_env) -> Result<napi::sys::napi_value> {
+    let mut function = std::ptr::null_mut();
+    napi::check_status!(napi::sys::napi_create_function(env, c"respond".as_ptr(), 7, Some(respond_callback), std::ptr::null_mut(), &mut function), "could not export respond")?;
+    Ok(function)
+}
+
+/// A response, with or without a reason phrase. The const parameter makes a copy for each, each
+/// inlined whole: one copy called for both cost a response ~50 instructions more.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn respond_with<const WITH_REASON: bool>(env: Env, id: f64, status: u32, reason: Option<JsUnknown>, block: JsUnknown, body: JsUnknown, flags: u32, declared: f64) -> Result<bool> {
     let env = env.raw();
+    let Some(status) = status_code(status) else { return Err(invalid_status(status)) };
     KEPT.with(|kept| SCRATCH.with(|scratch| {
         let (kept, scratch) = (&*kept.borrow(), &mut *scratch.borrow_mut());
+        let reason = match reason {
+            Some(value) if WITH_REASON => Some(unsafe { reason_phrase(env, value.raw(), &mut scratch.units, &mut scratch.reason) }?),
+            _ => None,
+        };
         let block = match unsafe { kept_index(env, block.raw()) } {
             Some(index) => kept.get(index).ok_or_else(|| Error::from_reason("unknown kept header block"))?.block(),
             None => {
@@ -132,13 +210,21 @@ pub fn respond(env: Env, id: f64, status: u32, block: JsUnknown, body: JsUnknown
                 HeaderBlock::new(&scratch.block).map_err(Error::from_reason)?
             }
         };
-        let answer = AppHead { status: status as u16, block, has_date: flags & HAS_DATE != 0, declared_length: (declared >= 0.0).then_some(declared as u64), close: flags & CLOSE != 0 };
+        let answer = AppHead { status, reason, block, has_date: flags & HAS_DATE != 0, declared_length: (declared >= 0.0).then_some(declared as u64), close: flags & CLOSE != 0 };
         let body = unsafe { body_bytes(env, body.raw(), &mut scratch.units, &mut scratch.body) }?;
         let sent = with_state(|s| s.respond(id as u64, &answer, body.len(), |out| out.extend_from_slice(body)));
         text::trim(&mut scratch.body);
         text::trim(&mut scratch.units);
+        if WITH_REASON {
+            text::trim(&mut scratch.reason);
+        }
         Ok(sent)
     }))
+}
+
+#[cold]
+fn invalid_status(status: u32) -> Error {
+    Error::from_reason(format!("Invalid status code {status}: a status is 100 to 999"))
 }
 
 /// A header block's number when it is one `keepHeaderBlock` gave (else the block is a string).
@@ -168,6 +254,8 @@ pub fn keep_header_block(env: Env, block: JsString) -> Result<u32> {
 }
 
 /// A response body's bytes: a string's UTF-8 (written into `out`), or a Buffer's own bytes.
+/// Inlined into both copies of `respond_with`: called instead, it cost a response ~30 instructions.
+#[inline(always)]
 unsafe fn body_bytes<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value, units: &mut Vec<u16>, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
     let mut kind = 0;
     napi::sys::napi_typeof(env, value, &mut kind);
@@ -183,13 +271,42 @@ unsafe fn body_bytes<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value,
     Ok(if len == 0 { &[] } else { std::slice::from_raw_parts(data as *const u8, len) })
 }
 
+/// The head of a streamed response (its body follows through `stream_write`); `reason`, when
+/// not undefined, the status line's reason phrase. Throws as `respond` does.
 #[napi]
-pub fn stream_start(env: Env, id: f64, status: u32, block: JsString, flags: u32) -> Result<bool> {
+pub fn stream_start(env: Env, id: f64, status: u32, block: JsString, flags: u32, reason: JsUnknown) -> Result<bool> {
+    let Some(status) = status_code(status) else { return Err(invalid_status(status)) };
+    let (mut units, mut phrase) = (Vec::new(), Vec::new());
+    let reason = if unsafe { is_undefined(env.raw(), reason.raw()) } { None } else { Some(unsafe { reason_phrase(env.raw(), reason.raw(), &mut units, &mut phrase) }?) };
     let mut bytes = Vec::new();
     unsafe { text::latin1_into(env.raw(), block.raw(), &mut bytes) };
     let block = HeaderBlock::new(&bytes).map_err(Error::from_reason)?;
-    let answer = AppHead { status: status as u16, block, has_date: flags & HAS_DATE != 0, declared_length: None, close: flags & CLOSE != 0 };
+    let answer = AppHead { status, reason, block, has_date: flags & HAS_DATE != 0, declared_length: None, close: flags & CLOSE != 0 };
     Ok(with_state(|s| s.stream_start(id as u64, &answer)))
+}
+
+/// Whether an argument is `undefined` (or was not passed).
+unsafe fn is_undefined(env: napi::sys::napi_env, value: napi::sys::napi_value) -> bool {
+    let mut kind = 0;
+    napi::sys::napi_typeof(env, value, &mut kind);
+    kind == napi::sys::ValueType::napi_undefined
+}
+
+/// The reason phrase JavaScript passed: a string of latin1 characters that `ReasonPhrase` takes
+/// (no CR, LF or other control character but tab), kept in `out`.
+unsafe fn reason_phrase<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value, units: &mut Vec<u16>, out: &'a mut Vec<u8>) -> Result<ReasonPhrase<'a>> {
+    let mut kind = 0;
+    napi::sys::napi_typeof(env, value, &mut kind);
+    if kind != napi::sys::ValueType::napi_string {
+        return Err(Error::from_reason("A reason phrase (statusMessage) must be a string"));
+    }
+    text::utf16_into(env, value, units);
+    let latin1 = text::latin1_from_utf16(units, out);
+    text::trim(units);
+    if !latin1 {
+        return Err(Error::from_reason("Invalid character in the reason phrase (statusMessage): past U+00FF"));
+    }
+    ReasonPhrase::new(out).map_err(Error::from_reason)
 }
 
 /// The value of one request header, without building them all: repeats joined as Node joins

@@ -28,8 +28,18 @@ pub unsafe fn latin1_into(env: sys::napi_env, value: sys::napi_value, out: &mut 
 }
 
 /// The string as UTF-8, lone surrogates replaced by U+FFFD (as `Buffer.from(text)` and Node's
-/// `res.end(text)` write them).
+/// `res.end(text)` write them). Always inlined, as the functions it calls: every string body
+/// goes through them, and called rather than inlined they cost ~30 instructions a response.
+#[inline(always)]
 pub unsafe fn utf8_into(env: sys::napi_env, value: sys::napi_value, units: &mut Vec<u16>, out: &mut Vec<u8>) {
+    utf16_into(env, value, units);
+    out.clear();
+    encode_utf8(units, out);
+}
+
+/// The string's UTF-16 code units.
+#[inline(always)]
+pub unsafe fn utf16_into(env: sys::napi_env, value: sys::napi_value, units: &mut Vec<u16>) {
     units.clear();
     if units.capacity() < 1024 {
         units.reserve(1024);
@@ -43,8 +53,14 @@ pub unsafe fn utf8_into(env: sys::napi_env, value: sys::napi_value, units: &mut 
         sys::napi_get_value_string_utf16(env, value, units.as_mut_ptr(), len + 1, &mut written);
     }
     units.set_len(written);
+}
+
+/// UTF-16 code units as latin1 bytes, into `out`; false if one is past U+00FF (which latin1
+/// can't hold: Node refuses such a character in a status message rather than cut it to a byte).
+pub fn latin1_from_utf16(units: &[u16], out: &mut Vec<u8>) -> bool {
     out.clear();
-    encode_utf8(units, out);
+    out.extend(units.iter().map(|&unit| unit as u8));
+    units.iter().all(|&unit| unit <= 0xff)
 }
 
 /// Gives back a scratch buffer that grew for one large response.
@@ -55,6 +71,7 @@ pub fn trim<T>(buffer: &mut Vec<T>) {
 }
 
 /// UTF-16 code units to UTF-8, appended to `out`.
+#[inline(always)]
 pub fn encode_utf8(units: &[u16], out: &mut Vec<u8>) {
     // Three bytes per unit at most (a surrogate pair is two units for four bytes).
     out.reserve(units.len() * 3);
@@ -113,7 +130,20 @@ fn copy_ascii(units: &[u16], out: &mut Vec<u8>) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::encode_utf8;
+    use super::{encode_utf8, latin1_from_utf16};
+
+    #[test]
+    fn latin1_holds_the_first_256_characters_only() {
+        let text = "Tr\u{e8}s bien \u{ff}\t";
+        let units: Vec<u16> = text.encode_utf16().collect();
+        let mut out = Vec::new();
+        assert!(latin1_from_utf16(&units, &mut out));
+        assert_eq!(out, b"Tr\xe8s bien \xff\t");
+        // U+010A would be cut to 0x0A, a line feed; U+0141 to "A".
+        for past in [0x100, 0x10a, 0x141, 0x20ac, 0xd83d] {
+            assert!(!latin1_from_utf16(&[0x4f, past, 0x4b], &mut out), "{past:#x}");
+        }
+    }
 
     /// Every length around the eight-unit steps, with a non-ASCII unit at every place (or none).
     #[test]

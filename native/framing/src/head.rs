@@ -127,7 +127,9 @@ pub fn parse_head_reusing(buf: &[u8], limits: &Limits, spare: &mut Vec<(Range<us
     headers.clear();
     headers.reserve(req.headers.len());
     let mut length: Option<u64> = None;
-    let mut codings: Option<Vec<u8>> = None;
+    let mut transfer_encoding = false;
+    // The last Transfer-Encoding line ended in chunked (llhttp's F_CHUNKED).
+    let mut chunked = false;
     let mut close = false;
     let mut keep_alive_token = false;
     let mut expect_continue = false;
@@ -135,23 +137,21 @@ pub fn parse_head_reusing(buf: &[u8], limits: &Limits, spare: &mut Vec<(Range<us
         let name = h.name.as_bytes();
         let value = h.value;
         headers.push((range_of(buf, name), range_of(buf, value)));
-        let framing_header = name.eq_ignore_ascii_case(b"content-length") || name.eq_ignore_ascii_case(b"transfer-encoding");
-        if framing_header && ends_with_tab(buf, value) {
-            // node:http refuses a tab after these two values (a space it takes): so must we, to agree on framing.
-            return Err(Refusal::bad("Invalid framing header value"));
-        }
         if name.eq_ignore_ascii_case(b"content-length") {
             if length.is_some() {
                 return Err(Refusal::bad("More than one Content-Length header"));
             }
+            // httparse leaves out the whitespace around the value (spaces and tabs, which
+            // node:http takes too, since Node 24).
             length = Some(parse_length(value)?);
         } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
-            // Repeated Transfer-Encoding lines form one list, in order.
-            let list = codings.get_or_insert_with(Vec::new);
-            if !list.is_empty() {
-                list.push(b',');
+            // Repeated lines form one list, in order (RFC 9110 5.3): chunked ending one line
+            // is not the last coding if another line follows.
+            if chunked {
+                return Err(Refusal::bad("chunked is not the final transfer coding"));
             }
-            list.extend_from_slice(value);
+            chunked = ends_in_chunked(line_value(buf, value))?;
+            transfer_encoding = true;
         } else if name.eq_ignore_ascii_case(b"connection") {
             for token in value.split(|&b| b == b',') {
                 let token = trim(token);
@@ -167,25 +167,18 @@ pub fn parse_head_reusing(buf: &[u8], limits: &Limits, spare: &mut Vec<(Range<us
         }
     }
 
-    let framing = match (codings, length) {
-        (Some(_), Some(_)) => return Err(Refusal::bad("Both Content-Length and Transfer-Encoding")),
-        (Some(_), None) if minor == 0 => return Err(Refusal::bad("Transfer-Encoding is not allowed in HTTP/1.0")),
-        (Some(list), None) => {
-            // RFC 9112 6.3: chunked must be the final coding, or the body's end can't be known.
-            let last = list.rsplit(|&b| b == b',').next().map(trim).unwrap_or(b"");
-            if !last.eq_ignore_ascii_case(b"chunked") {
-                return Err(Refusal::bad("Transfer-Encoding does not end with chunked"));
-            }
-            let chunked_count = list.split(|&b| b == b',').filter(|t| trim(t).eq_ignore_ascii_case(b"chunked")).count();
-            if chunked_count > 1 {
-                return Err(Refusal::bad("chunked applied more than once"));
-            }
-            Framing::Chunked
-        }
-        (None, Some(0)) | (None, None) => Framing::None,
-        (None, Some(n)) => Framing::Length(n),
+    let framing = match (transfer_encoding, length) {
+        (true, Some(_)) => return Err(Refusal::bad("Both Content-Length and Transfer-Encoding")),
+        (true, None) if minor == 0 => return Err(Refusal::bad("Transfer-Encoding is not allowed in HTTP/1.0")),
+        // RFC 9112 6.3: chunked must be the final coding, or the body's end can't be known.
+        (true, None) if !chunked => return Err(Refusal::bad("Transfer-Encoding does not end with chunked")),
+        (true, None) => Framing::Chunked,
+        (false, Some(0)) | (false, None) => Framing::None,
+        (false, Some(n)) => Framing::Length(n),
     };
-    let keep_alive = if minor == 0 { keep_alive_token && !close } else { !close };
+    // On HTTP/1.0, keep-alive keeps the connection even beside close: RFC 9112 9.3 has close win,
+    // but llhttp reads it so and node:http answers the next request, and framing must agree.
+    let keep_alive = if minor == 0 { keep_alive_token } else { !close };
     Ok(Some(Head { len, method, method_index, target, minor, headers, framing, keep_alive, expect_continue }))
 }
 
@@ -227,10 +220,40 @@ fn parse_spaced_line(buf: &[u8], limits: &Limits) -> Option<Result<Option<Head>,
     }))
 }
 
-/// Whether a header value (as httparse returned it) is followed by a tab before its line ends.
-fn ends_with_tab(buf: &[u8], value: &[u8]) -> bool {
-    let end = value.as_ptr() as usize - buf.as_ptr() as usize + value.len();
-    buf[end..].iter().take_while(|&&b| b != b'\r' && b != b'\n').any(|&b| b == b'\t') || value.last() == Some(&b'\t')
+/// A header value as httparse returned it, with the whitespace that followed it on its line
+/// (httparse leaves that out; for Transfer-Encoding, node:http tells a space from a tab there).
+fn line_value<'a>(buf: &'a [u8], value: &'a [u8]) -> &'a [u8] {
+    if value.is_empty() {
+        return value;
+    }
+    let start = value.as_ptr() as usize - buf.as_ptr() as usize;
+    let end = start + value.len();
+    let trailing = buf[end..].iter().take_while(|&&b| b == b' ' || b == b'\t').count();
+    &buf[start..end + trailing]
+}
+
+/// Whether one Transfer-Encoding line ends in chunked, read as node:http's parser (llhttp)
+/// reads it, so that the two agree on every request's framing: codings are split at commas and
+/// their leading spaces and tabs skipped; a coding is chunked (in any case) when only spaces
+/// follow the word, a tab after it makes it another coding. chunked before another coding on
+/// the line is refused (it must be the last, RFC 9112 6.1), and so is a line with no coding
+/// (since Node 24: before, node:http ignored it).
+fn ends_in_chunked(line: &[u8]) -> Result<bool, Refusal> {
+    if line.iter().all(|&b| b == b' ' || b == b'\t') {
+        return Err(Refusal::bad("Empty Transfer-Encoding"));
+    }
+    let mut codings = line.split(|&b| b == b',').peekable();
+    while let Some(coding) = codings.next() {
+        let start = coding.iter().position(|&b| b != b' ' && b != b'\t').unwrap_or(coding.len());
+        let (word, rest) = coding[start..].split_at(coding[start..].len().min(7));
+        if word.eq_ignore_ascii_case(b"chunked") && rest.iter().all(|&b| b == b' ') {
+            return match codings.peek() {
+                None => Ok(true),
+                Some(_) => Err(Refusal::bad("chunked is not the final transfer coding")),
+            };
+        }
+    }
+    Ok(false)
 }
 
 /// The targets node:http's parser takes: a path, `*`, or an absolute URL (`scheme://…`).
@@ -441,6 +464,19 @@ mod tests {
         }
         assert_eq!(status("POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n"), 400);
         assert_eq!(status("POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"), 400);
+        assert_eq!(status("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n"), 400);
+    }
+
+    /// Spaces and tabs around the value, as node:http takes them since Node 24 (it refused a tab
+    /// after the digits before); none inside it.
+    #[test]
+    fn content_length_whitespace() {
+        for spaced in ["3 ", "3\t", "\t3\t", " \t3 \t ", "\t\t3"] {
+            assert_eq!(parse(&format!("POST / HTTP/1.1\r\nContent-Length:{spaced}\r\n\r\n")).unwrap().unwrap().framing, Framing::Length(3), "{spaced:?}");
+        }
+        for bad in ["3 3", "3\t3", " ", "\t", "3\x0b"] {
+            assert_eq!(status(&format!("POST / HTTP/1.1\r\nContent-Length:{bad}\r\n\r\n")), 400, "{bad:?}");
+        }
     }
 
     #[test]
@@ -452,6 +488,40 @@ mod tests {
         assert_eq!(status("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n"), 400);
         assert_eq!(status("POST / HTTP/1.1\r\nTransfer-Encoding: chunked, chunked\r\n\r\n"), 400);
         assert_eq!(status("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n"), 400);
+    }
+
+    /// Transfer-Encoding read as node:http's parser (llhttp) reads it: any difference on where
+    /// a body ends is a request one of them sees and the other does not.
+    #[test]
+    fn transfer_encoding_as_node_reads_it() {
+        let te = |lines: &[&str]| {
+            let lines: String = lines.iter().map(|line| format!("Transfer-Encoding:{line}\r\n")).collect();
+            parse(&format!("POST / HTTP/1.1\r\n{lines}\r\n")).map(|head| head.unwrap().framing).map_err(|refusal| refusal.status)
+        };
+        let chunked = Ok(Framing::Chunked);
+        // Spelling and whitespace of one line.
+        for line in [" chunked", "chunked", "\tchunked", " CHUNKED", " ChUnKeD", " chunked  ", " gzip,chunked", " gzip ,chunked", " gzip,\tchunked", " gzip\t, chunked", " ,chunked", " gzip,, chunked", " x;q=\"a, chunked"] {
+            assert_eq!(te(&[line]), chunked, "{line:?}");
+        }
+        // A tab after chunked makes it another coding: the line doesn't end in chunked...
+        for line in [" chunked\t", " chunked \t", " gzip, chunked\t", " chunkedx", " chunked;q=1", " gzip chunked", " \"chunked\"", " identity", " gzip", " chunked x"] {
+            assert_eq!(te(&[line]), Err(400), "{line:?}");
+        }
+        // ...and chunked may follow it (node:http decodes the body once, and so does this parser).
+        assert_eq!(te(&[" chunked\t, chunked"]), chunked);
+        assert_eq!(te(&[" chunked\t", " chunked"]), chunked);
+        // chunked before another coding, on its line or on a later one.
+        for lines in [&[" chunked, gzip"][..], &[" chunked, chunked"], &[" chunked ,gzip"], &[" gzip, chunked, chunked"], &[" chunked,"], &[" chunked", " gzip"], &[" chunked", " chunked"], &[" chunked", " gzip, chunked"]] {
+            assert_eq!(te(lines), Err(400), "{lines:?}");
+        }
+        // Repeated lines form one list.
+        assert_eq!(te(&[" gzip", " chunked"]), chunked);
+        assert_eq!(te(&[" gzip\t", " deflate", " chunked"]), chunked);
+        // A line with no coding is refused (Node 24; Node 20 ignored it), wherever it is.
+        for lines in [&[""][..], &[" "], &["\t"], &[" \t "], &["", " chunked"], &[" chunked", ""], &[" gzip", "", " chunked"]] {
+            assert_eq!(te(lines), Err(400), "{lines:?}");
+        }
+        assert_eq!(te(&[" ,"]), Err(400), "a comma alone names no chunked coding");
     }
 
     #[test]
@@ -480,6 +550,13 @@ mod tests {
         assert!(!old.keep_alive);
         assert!(parse("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n").unwrap().unwrap().keep_alive);
         assert!(!parse("GET / HTTP/1.1\r\nConnection: Close\r\n\r\n").unwrap().unwrap().keep_alive);
+        assert!(!parse("GET / HTTP/1.1\r\nConnection: keep-alive, close\r\n\r\n").unwrap().unwrap().keep_alive);
+        assert!(parse("GET / HTTP/1.0\r\nConnection: close, keep-alive\r\n\r\n").unwrap().unwrap().keep_alive, "as node:http reads it");
+        assert!(parse("GET / HTTP/1.0\r\nConnection: keep-alive\r\nConnection: close\r\n\r\n").unwrap().unwrap().keep_alive, "as node:http reads it");
+        // Spaces and tabs around a token, as Node 24 reads them (Node 20 missed a tab after one).
+        assert!(!parse("GET / HTTP/1.1\r\nConnection: close\t\r\n\r\n").unwrap().unwrap().keep_alive);
+        assert!(parse("GET / HTTP/1.0\r\nConnection: x,\tkeep-alive\t\r\n\r\n").unwrap().unwrap().keep_alive);
+        assert!(parse("GET / HTTP/1.1\r\nConnection: close x\r\n\r\n").unwrap().unwrap().keep_alive, "close x is another token");
     }
 
     #[test]
@@ -493,9 +570,6 @@ mod tests {
         assert!(parse_head(b"GET  /x HT", &LIMITS).unwrap().is_none());
         assert_eq!(status("GET / HTTP/1.1 \r\n\r\n"), 400);
         assert_eq!(status("GET\t/ HTTP/1.1\r\n\r\n"), 400);
-        assert_eq!(status("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\t\r\n\r\n"), 400);
-        assert_eq!(status("POST / HTTP/1.1\r\nContent-Length: 3\t\r\n\r\n"), 400);
-        assert_eq!(parse("POST / HTTP/1.1\r\nContent-Length: 3 \r\n\r\n").unwrap().unwrap().framing, Framing::Length(3));
         assert_eq!(status("POST / HTTP/1.1\r\nTransfer-Encoding: chunked,\r\n\r\n"), 400);
     }
 

@@ -2,13 +2,15 @@
 //!
 //! Framing is where HTTP servers get attacked: two parties that disagree on
 //! where a request ends let a second request be smuggled inside the first.
-//! These rules follow RFC 9112 and refuse what Node's own parser (llhttp)
-//! refuses, so the native engine and the node engine agree on every byte
-//! stream (the differential tests in the repo's test suite check that):
+//! These rules follow RFC 9112 and refuse what Node's own parser (llhttp, as
+//! Node 24 ships it) refuses, so the native engine and the node engine agree
+//! on every byte stream (the differential tests in the repo's test suite check that):
 //!
 //! - the head is parsed by `httparse`; bare CR, bare LF and NUL are refused;
-//! - `Content-Length` is digits only, once; with `Transfer-Encoding` it is refused;
-//! - `Transfer-Encoding` must end in `chunked` and is refused on HTTP/1.0;
+//! - `Content-Length` is digits only (spaces and tabs around them), once; with
+//!   `Transfer-Encoding` it is refused;
+//! - `Transfer-Encoding` lines form one list that must end in `chunked`, spelled as llhttp
+//!   spells it; a line with no coding is refused, and so is `Transfer-Encoding` on HTTP/1.0;
 //! - chunk sizes are hex digits only (at most 16), extensions and trailers are bounded;
 //! - a head larger than the limit is a 431, more headers than the limit a 431.
 

@@ -50,9 +50,39 @@ impl KeptHeaderBlock {
     }
 }
 
+/// A status code the engine writes: three digits, 100 to 999, as node:http's `writeHead`
+/// takes them; None for any other. The JavaScript side checks too; a status past them must not
+/// reach the wire written as some other number.
+#[inline]
+pub fn status_code(status: u32) -> Option<u16> {
+    (100..=999).contains(&status).then_some(status as u16)
+}
+
+/// A reason phrase the app chose (node:http's `statusMessage`): RFC 9112 4's
+/// `*( HTAB / SP / VCHAR / obs-text )` as latin1 bytes, so nothing the app sets can end the
+/// status line early. Only made by `ReasonPhrase::new`, which refuses anything else.
+#[derive(Debug, Clone, Copy)]
+pub struct ReasonPhrase<'a>(&'a [u8]);
+
+impl<'a> ReasonPhrase<'a> {
+    pub fn new(bytes: &'a [u8]) -> Result<ReasonPhrase<'a>, &'static str> {
+        if value_end(bytes, 0) == bytes.len() {
+            Ok(ReasonPhrase(bytes))
+        } else {
+            Err("Invalid character in the reason phrase (statusMessage)")
+        }
+    }
+
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.0
+    }
+}
+
 /// What the app answered, for the head: its status and header lines.
 pub struct AppHead<'a> {
     pub status: u16,
+    /// The reason phrase the app chose; None writes the status's own (see `reason`).
+    pub reason: Option<ReasonPhrase<'a>>,
     pub block: HeaderBlock<'a>,
     /// The block has a Date line (else the engine adds one).
     pub has_date: bool,
@@ -81,7 +111,10 @@ pub fn write_head(out: &mut Vec<u8>, o: &HeadOptions) -> bool {
     out.extend_from_slice(b"HTTP/1.1 ");
     push_number(out, u64::from(app.status));
     out.push(b' ');
-    out.extend_from_slice(reason(app.status).as_bytes());
+    out.extend_from_slice(match app.reason {
+        Some(phrase) => phrase.0,
+        None => reason(app.status).as_bytes(),
+    });
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(app.block.as_bytes());
     if !app.has_date {
@@ -243,7 +276,7 @@ pub fn refusal(status: u16, message: &str) -> Vec<u8> {
     let body = format!("{{\"statusCode\":{status},\"error\":\"{}\",\"message\":\"{}\"}}", reason(status), message.replace('"', "'"));
     let mut out = Vec::with_capacity(160 + body.len());
     let block = HeaderBlock::new(b"content-type: application/json; charset=utf-8\r\n").expect("constant headers are valid");
-    let app = AppHead { status, block, has_date: false, declared_length: None, close: true };
+    let app = AppHead { status, reason: None, block, has_date: false, declared_length: None, close: true };
     let options = HeadOptions { app: &app, framing: BodyFraming::Length(body.len()), minor: 1, request_close: false, head_request: false };
     write_head(&mut out, &options);
     out.extend_from_slice(body.as_bytes());
@@ -310,6 +343,47 @@ mod tests {
         let kept = super::KeptHeaderBlock::new(b"x-a: b\r\n").unwrap();
         assert_eq!(kept.block().as_bytes(), b"x-a: b\r\n");
         assert!(super::KeptHeaderBlock::new(b"x-a: b\r\nx-b: c\r\n\r\nHTTP/1.1 200 OK\r\n").is_err());
+    }
+
+    #[test]
+    fn status_codes_are_three_digits() {
+        for good in [100, 200, 599, 999] {
+            assert_eq!(super::status_code(good), Some(good as u16));
+        }
+        // 65736 would be written as 200 if it were cut to 16 bits.
+        for bad in [0, 99, 1000, 65_736, u32::MAX] {
+            assert_eq!(super::status_code(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn reason_phrases_are_tab_space_visible_and_obs_text() {
+        let every_good: Vec<u8> = [b'\t'].into_iter().chain(0x20..=0x7e).chain(0x80..=0xff).collect();
+        for good in [&b""[..], b"OK", b"Not\tQuite Found", b"Tr\xe8s bien", &every_good] {
+            assert_eq!(super::ReasonPhrase::new(good).unwrap().as_bytes(), good);
+        }
+        for bad in (0..0x20u8).filter(|&b| b != b'\t').chain([0x7f]) {
+            assert!(super::ReasonPhrase::new(&[b'O', bad, b'K']).is_err(), "byte {bad:#x}");
+            assert!(super::ReasonPhrase::new(&[bad]).is_err(), "byte {bad:#x} alone");
+        }
+        assert!(super::ReasonPhrase::new(b"OK\r\nSet-Cookie: a=b").is_err());
+        assert!(super::ReasonPhrase::new(b"a long phrase, longer than a word\n").is_err(), "past the eight-byte steps");
+    }
+
+    fn head_with(status: u16, reason: Option<&[u8]>) -> String {
+        let block = super::HeaderBlock::new(b"").unwrap();
+        let app = super::AppHead { status, reason: reason.map(|r| super::ReasonPhrase::new(r).unwrap()), block, has_date: true, declared_length: None, close: false };
+        let mut out = Vec::new();
+        super::write_head(&mut out, &super::HeadOptions { app: &app, framing: super::BodyFraming::Length(0), minor: 1, request_close: false, head_request: false });
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    #[test]
+    fn the_status_line_has_the_apps_reason_phrase_or_the_statuss_own() {
+        assert_eq!(head_with(200, None), "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+        assert_eq!(head_with(200, Some(b"Fine")), "HTTP/1.1 200 Fine\r\nContent-Length: 0\r\n\r\n");
+        assert_eq!(head_with(404, Some(b"")), "HTTP/1.1 404 \r\nContent-Length: 0\r\n\r\n");
+        assert_eq!(head_with(599, None), "HTTP/1.1 599 Unknown\r\nContent-Length: 0\r\n\r\n");
     }
 
     #[test]

@@ -16,18 +16,22 @@ export interface NativeAddon {
   header(id: number, name: string, first?: boolean): string | null;
   remoteAddress(id: number): string | null;
   /**
-   * A whole response. `block`: the header lines, or the number `keepHeaderBlock` gave for them;
-   * `flags`: RESPONSE_CLOSE, RESPONSE_HAS_DATE; `declared`: the app's Content-Length or -1;
-   * `reason`: a reason phrase other than the status's usual one.
+   * A whole response; false when the client is gone. `block`: the header lines, or the number
+   * `keepHeaderBlock` gave for them; `flags`: RESPONSE_CLOSE, RESPONSE_HAS_DATE; `declared`: the
+   * app's Content-Length or -1; `reason`: the status line's reason phrase (`statusMessage`), when
+   * not the status's own. Throws, writing nothing, for a status outside 100-999 or a reason that
+   * is not a string of tab, space, visible ASCII and U+0080-U+00FF characters (a CR or LF would
+   * end the status line). A response without a reason pays nothing for the argument.
    */
   respond(id: number, status: number, block: string | number, body: string | Buffer, flags: number, declared: number, reason?: string): boolean;
   /** Checks header lines once and keeps them; `respond` then takes the number returned. */
   keepHeaderBlock(block: string): number;
+  /** The head of a streamed response; its arguments and errors as `respond`'s. */
   streamStart(id: number, status: number, block: string, flags: number, reason?: string): boolean;
   streamWrite(id: number, chunk: string | Buffer): boolean;
   streamEnd(id: number): boolean;
   destroy(id: number): void;
-  /** Accepts up to `max` connections waiting on a listening descriptor (the node engine's; see node-accept.ts): their descriptors. */
+  /** Accepts up to `max` connections waiting on a listening descriptor (the node engine's; see src/engines/node/accept.ts): their descriptors. */
   acceptQueued(fd: number, max: number): number[];
 }
 export interface NativeListenOptions {
@@ -45,7 +49,7 @@ export interface NativeListenOptions {
 }
 export type NativeRequestHandler = (id: number, method: number, url: string, body: Buffer | undefined, flags: number, problem: string | undefined) => void;
 
-/** Flags and events shared with the addon (native/addon/src/server.rs). */
+/** Flags and events shared with the addon (native/addon/src/js.rs; the RESPONSE_ flags: lib.rs). */
 export const FLAG_HTTP11 = 1;
 export const FLAG_TOO_LARGE = 2;
 /** The request broke one of Cog's head rules (checked by the engine); the status is `flags >>> 16`. */

@@ -1,0 +1,209 @@
+//! A server's life on Node's loop: its listening socket, accepting connections, stopping,
+//! cutting connections and disposing of what it held. Sockets are watched with libuv poll
+//! handles (readiness only): the engine does its own reads and writes (`serve.rs`,
+//! `write.rs`), so no libuv stream buffers sit between the socket and the parser.
+
+use crate::js::{self, Call, EVENT_ABORT};
+use crate::request::ReqState;
+use crate::serve::on_conn;
+use crate::socket;
+use crate::state::{now, with_state, Conn, Server, Settings, State};
+use crate::timers::on_timer;
+use crate::uv::*;
+use std::collections::VecDeque;
+use std::os::raw::{c_int, c_void};
+
+pub fn listen(js: js::ServerJs, host: &str, port: u16, settings: Settings) -> Result<(usize, u16), String> {
+    let (fd, bound) = socket::open(host, port)?;
+    let uv_loop = js.uv_loop;
+    let listen_poll = alloc_handle(UV_POLL);
+    let timer = alloc_handle(UV_TIMER);
+    let kick = alloc_handle(UV_TIMER);
+    let check = alloc_handle(UV_CHECK);
+    let interval = settings.check_interval.max(1);
+    let id = with_state(|s| {
+        let id = s.servers.iter().position(Option::is_none).unwrap_or_else(|| {
+            s.servers.push(None);
+            s.servers.len() - 1
+        });
+        s.servers[id] = Some(Server { js, listen_fd: fd, listen_poll, timer, kick, kick_armed: false, check, check_armed: false, ready: Vec::new(), batch: Vec::new(), touched: Vec::new(), settings, deferred: Vec::new(), stopped: false });
+        id
+    });
+    unsafe {
+        uv_poll_init(uv_loop, listen_poll, fd);
+        uv_handle_set_data(listen_poll, id as *mut c_void);
+        uv_poll_start(listen_poll, UV_READABLE, on_listen);
+        uv_timer_init(uv_loop, timer);
+        uv_handle_set_data(timer, id as *mut c_void);
+        uv_timer_start(timer, on_timer, interval, interval);
+        uv_unref(timer);
+        uv_timer_init(uv_loop, kick);
+        uv_handle_set_data(kick, id as *mut c_void);
+        uv_unref(kick);
+        uv_check_init(uv_loop, check);
+        uv_handle_set_data(check, id as *mut c_void);
+        uv_unref(check);
+    }
+    Ok((id, bound))
+}
+
+fn remote_text(storage: &libc::sockaddr_storage) -> String {
+    unsafe {
+        match storage.ss_family as c_int {
+            libc::AF_INET => {
+                let sin = &*(storage as *const _ as *const libc::sockaddr_in);
+                std::net::Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)).to_string()
+            }
+            libc::AF_INET6 => {
+                let sin6 = &*(storage as *const _ as *const libc::sockaddr_in6);
+                let ip = std::net::Ipv6Addr::from(sin6.sin6_addr.s6_addr);
+                // Node reports an IPv4 client of a dual-stack socket as "::ffff:1.2.3.4"; so do we.
+                ip.to_string()
+            }
+            _ => String::new(),
+        }
+    }
+}
+
+/// Stops accepting; idle connections close now, busy ones once their responses are written.
+pub fn stop_listening(id: usize) {
+    with_state(|s| {
+        let Some(server) = s.servers.get_mut(id).and_then(Option::as_mut) else { return };
+        if server.stopped {
+            return;
+        }
+        server.stopped = true;
+        unsafe { close_fd_handle(server.listen_poll, server.listen_fd) };
+        for key in s.conn_keys(id) {
+            // Requests still arriving on busy connections are parsed: the app answers them 503.
+            let conn = s.conns[key].as_mut().unwrap();
+            conn.close_when_done = true;
+            if conn.queue.is_empty() && conn.body.is_none() && conn.inbuf.is_empty() {
+                // Idle: no request in flight, nobody to tell.
+                s.close_conn(key);
+            }
+        }
+    });
+}
+
+/// Cuts every connection of the server; returns the ids of the requests that were in flight.
+pub fn destroy_connections(id: usize) -> Vec<u64> {
+    with_state(|s| {
+        let mut ids = Vec::new();
+        for key in s.conn_keys(id) {
+            ids.extend(s.close_conn(key).into_iter().map(|c| match c {
+                Call::Event { id, .. } | Call::Request { id, .. } => id,
+            }));
+        }
+        ids
+    })
+}
+
+/// Releases the server's timers and JavaScript references (after stop_listening and the drain).
+/// Connections still open are cut first: none may outlive the server it reads its limits from.
+pub fn dispose(id: usize) -> Option<js::ServerJs> {
+    with_state(|s| {
+        for key in s.conn_keys(id) {
+            s.close_conn(key);
+        }
+        let server = s.servers.get_mut(id)?.take()?;
+        unsafe {
+            uv_timer_stop(server.timer);
+            uv_close(server.timer, Some(free_handle));
+            uv_timer_stop(server.kick);
+            uv_close(server.kick, Some(free_handle));
+            uv_check_stop(server.check);
+            uv_close(server.check, Some(free_handle));
+        }
+        Some(server.js)
+    })
+}
+
+unsafe fn close_fd_handle(handle: *mut uv_handle_t, fd: c_int) {
+    // uv_close stops polling and drops the descriptor from libuv's epoll set at once, so the
+    // descriptor can be closed now (a port is free again as soon as close() returns); the
+    // handle's memory is freed once libuv is done with it.
+    uv_close(handle, Some(free_handle));
+    libc::close(fd);
+}
+
+unsafe extern "C" fn on_listen(handle: *mut uv_handle_t, status: c_int, _events: c_int) {
+    if status < 0 {
+        return;
+    }
+    let id = uv_handle_get_data(handle) as usize;
+    with_state(|s| s.accept_all(id));
+}
+
+impl State {
+    fn accept_all(&mut self, id: usize) {
+        let Some(server) = self.server(id) else { return };
+        let (listen_fd, uv_loop, now) = (server.listen_fd, server.js.uv_loop, now(server));
+        loop {
+            let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+            let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            let fd = unsafe { libc::accept4(listen_fd, &mut storage as *mut _ as *mut libc::sockaddr, &mut len, libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC) };
+            if fd < 0 {
+                return; // EAGAIN, or an error on a connection that went away: try again on the next event.
+            }
+            unsafe { socket::set_option(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1) };
+            let poll = alloc_handle(UV_POLL);
+            self.next_gen = self.next_gen.wrapping_add(1);
+            let conn = Conn {
+                server: id,
+                fd,
+                poll,
+                gen: self.next_gen,
+                remote: remote_text(&storage),
+                inbuf: Vec::new(),
+                out: Vec::new(),
+                out_pos: 0,
+                queue: VecDeque::new(),
+                body: None,
+                in_batch: false,
+                read_queued: false,
+                no_more_requests: false,
+                close_when_done: false,
+                peer_ended: false,
+                polling: UV_READABLE | UV_DISCONNECT,
+                head_started: None,
+                body_started: 0,
+                idle_since: now,
+            };
+            let key = match self.free_conns.pop() {
+                Some(key) => {
+                    self.conns[key] = Some(conn);
+                    key
+                }
+                None => {
+                    self.conns.push(Some(conn));
+                    self.conns.len() - 1
+                }
+            };
+            unsafe {
+                uv_poll_init(uv_loop, poll, fd);
+                uv_handle_set_data(poll, key as *mut c_void);
+                uv_poll_start(poll, UV_READABLE | UV_DISCONNECT, on_conn);
+            }
+        }
+    }
+
+    /// Closes the connection; returns abort events for requests JavaScript still holds.
+    pub(crate) fn close_conn(&mut self, key: usize) -> Vec<Call> {
+        let Some(conn) = self.conns.get_mut(key).and_then(Option::take) else { return Vec::new() };
+        self.free_conns.push(key);
+        unsafe { close_fd_handle(conn.poll, conn.fd) };
+        let mut calls = Vec::new();
+        if let Some(body) = conn.body {
+            self.reqs.remove(&body.id);
+        }
+        for id in conn.queue {
+            if let Some(req) = self.reqs.remove(&id) {
+                if !matches!(req.state, ReqState::Finished) {
+                    calls.push(Call::Event { kind: EVENT_ABORT, id });
+                }
+            }
+        }
+        calls
+    }
+}

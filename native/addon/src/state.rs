@@ -1,0 +1,123 @@
+//! The engine's state: its servers, their connections and the requests in flight, in one
+//! thread-local `State`. Everything runs on the JavaScript thread, so nothing is locked; but
+//! JavaScript calls back into the engine (`respond`, `header`…), so the state is borrowed only
+//! for a step (`with_state`) and never across a call into JavaScript. Servers and connections
+//! are slots in vectors, addressed by index from libuv handles; a connection's generation tells
+//! a reused slot from the connection a request arrived on.
+
+use crate::js::{self, Call};
+use crate::parse::BodyState;
+use crate::request::Requests;
+use crate::spare::Spare;
+use crate::uv::*;
+use cog_framing::rules::Rules;
+use cog_framing::Limits;
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::os::raw::c_int;
+
+/// A server's options (`listen`'s).
+pub struct Settings {
+    pub head: Limits,
+    pub rules: Rules,
+    pub body_limit: u64,
+    pub headers_timeout: u64,
+    pub request_timeout: u64,
+    pub keep_alive_timeout: u64,
+    pub check_interval: u64,
+}
+
+/// A listening server: its socket, its timers, and what its next delivery to JavaScript holds.
+pub struct Server {
+    pub js: js::ServerJs,
+    pub(crate) listen_fd: c_int,
+    pub(crate) listen_poll: *mut uv_handle_t,
+    pub(crate) timer: *mut uv_handle_t,
+    pub(crate) kick: *mut uv_handle_t,
+    pub(crate) kick_armed: bool,
+    /// Runs after the poll phase while `ready`, `batch` or `touched` hold anything.
+    pub(crate) check: *mut uv_handle_t,
+    pub(crate) check_armed: bool,
+    /// Connections the poll phase found readable, read by `serve` a slice at a time.
+    pub(crate) ready: Vec<(usize, u32)>,
+    /// Calls for JavaScript gathered since the last delivery, delivered together by `serve`.
+    pub(crate) batch: Vec<Call>,
+    /// Connections parsed since the last delivery, to write out after it: (key, generation,
+    /// whether the parse found a request, so that another parse may find more).
+    pub(crate) touched: Vec<(usize, u32, bool)>,
+    pub settings: Settings,
+    /// Events for JavaScript raised outside a batch (an abort found while answering), sent soon.
+    pub deferred: Vec<Call>,
+    pub(crate) stopped: bool,
+}
+
+/// A client connection: its socket, its unparsed input and unsent output, and its requests.
+pub(crate) struct Conn {
+    pub(crate) server: usize,
+    pub(crate) fd: c_int,
+    pub(crate) poll: *mut uv_handle_t,
+    pub(crate) gen: u32,
+    pub(crate) remote: String,
+    pub(crate) inbuf: Vec<u8>,
+    pub(crate) out: Vec<u8>,
+    pub(crate) out_pos: usize,
+    /// Requests handed to JavaScript whose responses are not fully queued yet, in arrival order.
+    pub(crate) queue: VecDeque<u64>,
+    pub(crate) body: Option<BodyState>,
+    pub(crate) in_batch: bool,
+    /// Waiting in the server's `ready` list to be read.
+    pub(crate) read_queued: bool,
+    /// Parse nothing more: a request asked to close, was refused, or the peer ended.
+    pub(crate) no_more_requests: bool,
+    /// Close once the queue is empty and the output written.
+    pub(crate) close_when_done: bool,
+    /// The client ended its side: answer what arrived whole, then close.
+    pub(crate) peer_ended: bool,
+    pub(crate) polling: c_int,
+    pub(crate) head_started: Option<u64>,
+    pub(crate) body_started: u64,
+    pub(crate) idle_since: u64,
+}
+
+#[derive(Default)]
+pub struct State {
+    pub(crate) servers: Vec<Option<Server>>,
+    pub(crate) conns: Vec<Option<Conn>>,
+    pub(crate) free_conns: Vec<usize>,
+    pub(crate) next_gen: u32,
+    pub reqs: Requests,
+    pub(crate) next_id: u64,
+    /// Where every connection's reads land first (see `read`).
+    pub(crate) rx: Vec<u8>,
+    /// The buffers of finished requests, for the next ones to fill (malloc and free cost ~150
+    /// instructions a buffer, and a request has two), and output buffers between writes.
+    pub(crate) spare: Spare,
+}
+
+thread_local! {
+    static STATE: RefCell<State> = RefCell::new(State::default());
+}
+
+/// Runs `f` with the state borrowed; `f` must not call into JavaScript.
+pub fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
+    STATE.with(|s| f(&mut s.borrow_mut()))
+}
+
+pub(crate) fn now(server: &Server) -> u64 {
+    unsafe { uv_now(server.js.uv_loop) }
+}
+
+impl State {
+    pub fn server(&self, id: usize) -> Option<&Server> {
+        self.servers.get(id).and_then(Option::as_ref)
+    }
+
+    /// Whether `key` still holds the connection of that generation (not closed, not reused).
+    pub(crate) fn is_conn(&self, key: usize, gen: u32) -> bool {
+        self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| c.gen == gen)
+    }
+
+    pub(crate) fn conn_keys(&self, server: usize) -> Vec<usize> {
+        self.conns.iter().enumerate().filter(|(_, c)| c.as_ref().is_some_and(|c| c.server == server)).map(|(k, _)| k).collect()
+    }
+}

@@ -1,0 +1,49 @@
+//! Timeouts: a sweep per server every `check_interval` (a second by default) rather than a timer
+//! per connection, so a request pays nothing for them. Slow heads and bodies get a 408, idle
+//! keep-alive connections are closed.
+
+use crate::js::{self, Call};
+use crate::socket::send;
+use crate::state::{now, with_state, State};
+use crate::uv::*;
+use cog_framing::response::refusal;
+
+pub(crate) unsafe extern "C" fn on_timer(handle: *mut uv_handle_t) {
+    let id = uv_handle_get_data(handle) as usize;
+    let calls = with_state(|s| s.sweep(id));
+    if !calls.is_empty() {
+        js::call(id, calls);
+    }
+}
+
+impl State {
+    /// The timeout sweep: slow heads and bodies get 408, idle keep-alive connections close.
+    fn sweep(&mut self, id: usize) -> Vec<Call> {
+        let Some(server) = self.server(id) else { return Vec::new() };
+        let now = now(server);
+        let (headers_timeout, request_timeout, keep_alive_timeout, stopped) = (server.settings.headers_timeout, server.settings.request_timeout, server.settings.keep_alive_timeout, server.stopped);
+        let mut calls = Vec::new();
+        for key in self.conn_keys(id) {
+            let conn = self.conns[key].as_mut().unwrap();
+            let slow_head = conn.head_started.is_some_and(|t| now.saturating_sub(t) >= headers_timeout);
+            let slow_body = conn.body.is_some() && now.saturating_sub(conn.body_started) >= request_timeout;
+            if slow_head || slow_body {
+                if conn.queue.is_empty() {
+                    conn.out.extend_from_slice(&refusal(408, "The request took too long to arrive"));
+                    let _ = unsafe { send(conn.fd, &conn.out) };
+                }
+                calls.extend(self.close_conn(key));
+                continue;
+            }
+            let idle = conn.queue.is_empty() && conn.body.is_none() && conn.inbuf.is_empty() && conn.out.is_empty();
+            if idle {
+                if conn.head_started.is_none() && (stopped || now.saturating_sub(conn.idle_since) >= keep_alive_timeout) {
+                    calls.extend(self.close_conn(key));
+                }
+            } else {
+                conn.idle_since = now;
+            }
+        }
+        calls
+    }
+}

@@ -1,0 +1,259 @@
+//! Responses, from JavaScript to the socket. They go out in request order even when handlers
+//! finish out of order (a response is held on its request until the ones before it are done);
+//! while a batch of requests is being answered the output is corked and written once, at the
+//! batch's end; and past `HIGH_WATER` unsent bytes, reading pauses and streams are told to wait
+//! for a drain event: the backpressure a slow client exerts.
+
+use crate::js::{Call, EVENT_ABORT, EVENT_DRAIN};
+use crate::request::{Req, ReqState, Requests};
+use crate::serve::on_conn;
+use crate::socket::{send, would_block};
+use crate::state::{Conn, State};
+use crate::uv::*;
+use cog_framing::response::{write_head, AppHead, BodyFraming, HeadOptions};
+use std::os::raw::c_int;
+
+/// Past this many unsent bytes on a connection, stop reading from it (and tell streams to wait).
+pub(crate) const HIGH_WATER: usize = 256 * 1024;
+
+impl State {
+    /// Writes pending output. Returns whether parsing may resume, and drain events for streams.
+    pub(crate) fn flush(&mut self, key: usize) -> (bool, Vec<Call>) {
+        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (false, Vec::new()) };
+        while conn.out_pos < conn.out.len() {
+            let rest = &conn.out[conn.out_pos..];
+            let n = unsafe { send(conn.fd, rest) };
+            if n > 0 {
+                conn.out_pos += n as usize;
+            } else if n < 0 && would_block() {
+                break;
+            } else {
+                return (false, self.close_conn(key));
+            }
+        }
+        if conn.out_pos == conn.out.len() {
+            self.spare.keep_out(std::mem::take(&mut conn.out));
+            conn.out_pos = 0;
+        } else if conn.out_pos > HIGH_WATER {
+            conn.out.drain(..conn.out_pos);
+            conn.out_pos = 0;
+        }
+        let pending = conn.out.len() - conn.out_pos;
+        if pending == 0 && conn.close_when_done && conn.queue.is_empty() && conn.body.is_none() {
+            return (false, self.close_conn(key));
+        }
+        let mut calls = Vec::new();
+        if pending <= HIGH_WATER {
+            for id in conn.queue.iter() {
+                if let Some(req) = self.reqs.get_mut(id) {
+                    if req.wants_drain {
+                        req.wants_drain = false;
+                        calls.push(Call::Event { kind: EVENT_DRAIN, id: *id });
+                    }
+                }
+            }
+        }
+        let reading = if conn.peer_ended || (conn.no_more_requests && conn.body.is_none() && conn.close_when_done) { 0 } else { UV_READABLE | UV_DISCONNECT };
+        let events = if pending > 0 { UV_WRITABLE | if pending > HIGH_WATER { 0 } else { reading } } else { reading };
+        self.set_polling(key, events);
+        (pending <= HIGH_WATER, calls)
+    }
+
+    pub(crate) fn set_polling(&mut self, key: usize, events: c_int) {
+        let conn = self.conns[key].as_mut().unwrap();
+        if conn.polling == events {
+            return;
+        }
+        conn.polling = events;
+        unsafe {
+            if events == 0 {
+                uv_poll_stop(conn.poll);
+            } else {
+                uv_poll_start(conn.poll, events, on_conn);
+            }
+        }
+    }
+
+    /// Appends a complete response for the connection, in order: straight to the output when
+    /// nothing before it is unanswered, else held on the last unanswered request.
+    pub(crate) fn queue_bytes(reqs: &mut Requests, conn: &mut Conn, bytes: Vec<u8>) {
+        match conn.queue.back().and_then(|id| reqs.get_mut(id)) {
+            Some(last) => last.after.extend_from_slice(&bytes),
+            None => conn.out.extend_from_slice(&bytes),
+        }
+    }
+
+    fn writable_req(&mut self, id: u64) -> Option<(&mut Req, &mut Conn)> {
+        let req = self.reqs.get_mut(&id)?;
+        let conn = self.conns.get_mut(req.conn)?.as_mut()?;
+        if conn.gen != req.gen {
+            return None;
+        }
+        Some((req, conn))
+    }
+
+    /// A whole response: the head (see `AppHead`), then the body `write_body` appends (`body_len`
+    /// bytes). Written straight into the connection's output when no earlier response is pending.
+    /// Returns false when the client is gone.
+    pub fn respond(&mut self, id: u64, answer: &AppHead, body_len: usize, write_body: impl FnOnce(&mut Vec<u8>)) -> bool {
+        let Some((req, _)) = self.writable_req(id) else { return false };
+        let no_body = answer.status < 200 || answer.status == 204 || answer.status == 304;
+        let framing = if no_body { BodyFraming::NoBody } else { BodyFraming::Length(body_len) };
+        let (is_head, key) = (req.is_head, req.conn);
+        let close = self.write_to(id, |out, req| {
+            let close = write_head(out, &head_options(answer, req, framing));
+            if !no_body && !is_head {
+                write_body(out);
+            }
+            close
+        });
+        self.finish(key, id, close, true);
+        true
+    }
+
+    /// Starts a streamed response (chunked on HTTP/1.1).
+    pub fn stream_start(&mut self, id: u64, answer: &AppHead) -> bool {
+        let Some((req, _)) = self.writable_req(id) else { return false };
+        let framing = if req.is_head { BodyFraming::NoBody } else { BodyFraming::Stream };
+        let key = req.conn;
+        let close = self.write_to(id, |out, req| write_head(out, &head_options(answer, req, framing)));
+        self.finish(key, id, close, false);
+        true
+    }
+
+    /// Appends bytes for request `id` where they belong: the connection's output if it is the
+    /// oldest unanswered request there, else held on it until the earlier ones are answered.
+    fn write_to<R>(&mut self, id: u64, write: impl FnOnce(&mut Vec<u8>, &Req) -> R) -> R {
+        let req = self.reqs.get_mut(&id).unwrap();
+        let conn = self.conns[req.conn].as_mut().unwrap();
+        if conn.queue.front() == Some(&id) && req.held.is_empty() {
+            if conn.out.capacity() == 0 {
+                conn.out = self.spare.out();
+            }
+            write(&mut conn.out, req)
+        } else {
+            let mut held = std::mem::take(&mut req.held);
+            let result = write(&mut held, req);
+            req.held = held;
+            result
+        }
+    }
+
+    /// After a response's head (and maybe its body) was written: note a close, mark it finished
+    /// (whole responses), move what is complete to the output, and write unless a batch is on.
+    fn finish(&mut self, key: usize, id: u64, close: bool, whole: bool) {
+        let conn = self.conns[key].as_mut().unwrap();
+        if close {
+            conn.no_more_requests = true;
+            conn.close_when_done = true;
+        }
+        let req = self.reqs.get_mut(&id).unwrap();
+        req.state = if whole { ReqState::Finished } else { ReqState::Streaming };
+        req.closes = close;
+        self.advance(key);
+    }
+
+    /// A piece of a streamed body. Returns false when the caller should wait for a drain event
+    /// (or the client is gone: then an abort event follows).
+    pub fn stream_write(&mut self, id: u64, chunk: &[u8]) -> bool {
+        let Some((req, _)) = self.writable_req(id) else { return false };
+        if chunk.is_empty() || req.is_head {
+            return true;
+        }
+        let mut bytes = Vec::with_capacity(chunk.len() + 16);
+        if req.minor >= 1 {
+            bytes.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+            bytes.extend_from_slice(chunk);
+            bytes.extend_from_slice(b"\r\n");
+        } else {
+            bytes.extend_from_slice(chunk);
+        }
+        let key = req.conn;
+        self.append(key, id, bytes);
+        let Some((req, conn)) = self.writable_req(id) else { return false };
+        let pending = conn.out.len() - conn.out_pos + req.held.len();
+        if pending > HIGH_WATER {
+            req.wants_drain = true;
+            return false;
+        }
+        true
+    }
+
+    pub fn stream_end(&mut self, id: u64) -> bool {
+        let Some((req, _)) = self.writable_req(id) else { return false };
+        req.state = ReqState::Finished;
+        let last: &[u8] = if req.minor >= 1 && !req.is_head { b"0\r\n\r\n" } else { b"" };
+        let key = req.conn;
+        self.append(key, id, last.to_vec());
+        true
+    }
+
+    /// Adds response bytes for request `id`, then `advance`s.
+    fn append(&mut self, key: usize, id: u64, bytes: Vec<u8>) {
+        self.write_to(id, |out, _| out.extend_from_slice(&bytes));
+        self.advance(key);
+    }
+
+    /// Moves every response now complete at the head of the connection's queue to its output;
+    /// writes now unless a batch is being answered (then the batch's end writes it all at once).
+    fn advance(&mut self, key: usize) {
+        let conn = self.conns[key].as_mut().unwrap();
+        let mut dropped = Vec::new();
+        while let Some(&front) = conn.queue.front() {
+            let req = self.reqs.get_mut(&front).unwrap();
+            if !req.held.is_empty() {
+                conn.out.extend_from_slice(&req.held);
+                req.held = Vec::new();
+            }
+            if !matches!(req.state, ReqState::Finished) {
+                break;
+            }
+            conn.queue.pop_front();
+            let done = self.reqs.remove(&front).unwrap();
+            let closes = done.closes;
+            if !closes {
+                conn.out.extend_from_slice(&done.after);
+            }
+            self.spare.keep(done);
+            if closes {
+                // RFC 9112 9.6: after a response that closes the connection, no later request is
+                // answered (node:http drops them too). Handlers still holding one see it aborted.
+                if let Some(body) = conn.body.take() {
+                    self.reqs.remove(&body.id);
+                }
+                for id in conn.queue.drain(..) {
+                    if self.reqs.remove(&id).is_some_and(|req| !matches!(req.state, ReqState::Finished)) {
+                        dropped.push(Call::Event { kind: EVENT_ABORT, id });
+                    }
+                }
+            }
+        }
+        let (server, in_batch) = (conn.server, conn.in_batch);
+        if !dropped.is_empty() {
+            self.defer(server, dropped);
+        }
+        if !in_batch {
+            let (_, calls) = self.flush(key);
+            if !calls.is_empty() {
+                self.defer(server, calls);
+            }
+        }
+    }
+
+    /// Cuts the connection of a request (a failed stream, a destroyed response); the other
+    /// requests on it are told they were aborted, from the loop.
+    pub fn destroy(&mut self, id: u64) {
+        let Some(req) = self.reqs.get(&id) else { return };
+        let key = req.conn;
+        let Some(server) = self.conns.get(key).and_then(Option::as_ref).filter(|c| c.gen == req.gen).map(|c| c.server) else { return };
+        let calls: Vec<Call> = self.close_conn(key).into_iter().filter(|c| !matches!(c, Call::Event { id: other, .. } if *other == id)).collect();
+        if !calls.is_empty() {
+            self.defer(server, calls);
+        }
+    }
+}
+
+/// The head options for the app's answer to `req`.
+fn head_options<'a>(app: &'a AppHead<'a>, req: &Req, framing: BodyFraming) -> HeadOptions<'a> {
+    HeadOptions { app, framing, minor: req.minor, request_close: !req.keep_alive, head_request: req.is_head }
+}
