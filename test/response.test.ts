@@ -205,4 +205,25 @@ describe("response helpers", () => {
     assert.doesNotMatch(text, /transfer-encoding/i);
     assert.ok(text.endsWith("\r\n\r\nHello from Cog!"));
   });
+
+  test("a streamed body with a Content-Length the app set goes out framed by it, not chunked; HEAD reports it", async (t) => {
+    const { port } = await serve(t, (app) =>
+      app.get("/sized", (_req, res) => {
+        res.setHeader("Content-Length", 11);
+        res.write("hello ");
+        res.end("world");
+      }),
+    );
+    const text = await raw(port, "GET /sized HTTP/1.1\r\nHost: a\r\n\r\nHEAD /sized HTTP/1.1\r\nHost: a\r\n\r\nGET /sized HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+    const answers = text.split(/(?=HTTP\/1\.1 )/);
+    assert.equal(answers.length, 3, text);
+    for (const answer of answers) {
+      assert.match(answer, /^HTTP\/1\.1 200 OK\r\n/);
+      assert.match(answer, /\r\ncontent-length: 11\r\n/i);
+      assert.doesNotMatch(answer, /transfer-encoding/i);
+    }
+    assert.ok(answers[0]!.endsWith("\r\n\r\nhello world"), answers[0]);
+    assert.ok(answers[1]!.endsWith("\r\n\r\n"), answers[1]);
+    assert.ok(answers[2]!.endsWith("\r\n\r\nhello world"), answers[2]);
+  });
 });

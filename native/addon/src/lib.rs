@@ -271,17 +271,18 @@ unsafe fn body_bytes<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value,
     Ok(if len == 0 { &[] } else { std::slice::from_raw_parts(data as *const u8, len) })
 }
 
-/// The head of a streamed response (its body follows through `stream_write`); `reason`, when
-/// not undefined, the status line's reason phrase. Throws as `respond` does.
+/// The head of a streamed response (its body follows through `stream_write`); `declared`, the
+/// Content-Length the app set (the body is then framed by it rather than chunked), or -1;
+/// `reason`, when not undefined, the status line's reason phrase. Throws as `respond` does.
 #[napi]
-pub fn stream_start(env: Env, id: f64, status: u32, block: JsString, flags: u32, reason: JsUnknown) -> Result<bool> {
+pub fn stream_start(env: Env, id: f64, status: u32, block: JsString, flags: u32, declared: f64, reason: JsUnknown) -> Result<bool> {
     let Some(status) = status_code(status) else { return Err(invalid_status(status)) };
     let (mut units, mut phrase) = (Vec::new(), Vec::new());
     let reason = if unsafe { is_undefined(env.raw(), reason.raw()) } { None } else { Some(unsafe { reason_phrase(env.raw(), reason.raw(), &mut units, &mut phrase) }?) };
     let mut bytes = Vec::new();
     unsafe { text::latin1_into(env.raw(), block.raw(), &mut bytes) };
     let block = HeaderBlock::new(&bytes).map_err(Error::from_reason)?;
-    let answer = AppHead { status, reason, block, has_date: flags & HAS_DATE != 0, declared_length: None, close: flags & CLOSE != 0 };
+    let answer = AppHead { status, reason, block, has_date: flags & HAS_DATE != 0, declared_length: (declared >= 0.0).then_some(declared as u64), close: flags & CLOSE != 0 };
     Ok(with_state(|s| s.stream_start(id as u64, &answer)))
 }
 

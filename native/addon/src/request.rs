@@ -34,6 +34,8 @@ pub struct Req {
     pub(crate) wants_drain: bool,
     /// Its response closes the connection: nothing queued behind it is answered.
     pub(crate) closes: bool,
+    /// A streamed body framed by the app's Content-Length: the bytes still due (None: chunked).
+    pub(crate) length_left: Option<u64>,
 }
 
 pub(crate) type Requests = HashMap<u64, Req, std::hash::BuildHasherDefault<IdHasher>>;
@@ -121,5 +123,6 @@ pub(crate) fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &mut Head, 
         state: ReqState::Waiting,
         wants_drain: false,
         closes: false,
+        length_left: None,
     }
 }

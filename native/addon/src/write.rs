@@ -111,10 +111,22 @@ impl State {
         true
     }
 
-    /// Starts a streamed response (chunked on HTTP/1.1).
+    /// Starts a streamed response: framed by the Content-Length the app declared, if it declared
+    /// one (as node:http does), else chunked on HTTP/1.1.
     pub fn stream_start(&mut self, id: u64, answer: &AppHead) -> bool {
         let Some((req, _)) = self.writable_req(id) else { return false };
-        let framing = if req.is_head { BodyFraming::NoBody } else { BodyFraming::Stream };
+        let no_body = answer.status < 200 || answer.status == 204 || answer.status == 304;
+        let framing = match answer.declared_length {
+            _ if no_body => BodyFraming::NoBody,
+            // A HEAD answer reports the declared length and sends no body.
+            Some(_) if req.is_head => BodyFraming::Length(0),
+            Some(length) => BodyFraming::Length(length as usize),
+            None if req.is_head => BodyFraming::NoBody,
+            None => BodyFraming::Stream,
+        };
+        if let (BodyFraming::Length(length), false) = (&framing, req.is_head) {
+            req.length_left = Some(*length as u64);
+        }
         let key = req.conn;
         let close = self.write_to(id, |out, req| write_head(out, &head_options(answer, req, framing)));
         self.finish(key, id, close, false);
@@ -160,6 +172,20 @@ impl State {
         if chunk.is_empty() || req.is_head {
             return true;
         }
+        if let Some(left) = req.length_left {
+            // Framed by the declared length: the chunk as it is, and never past the length (what
+            // lies beyond would be read as the next response); a body that overruns it closes
+            // the connection after what fits.
+            let fits = chunk.len().min(left as usize);
+            req.length_left = Some(left - fits as u64);
+            let overrun = fits < chunk.len();
+            let key = req.conn;
+            if overrun {
+                self.close_after(key);
+            }
+            self.append(key, id, chunk[..fits].to_vec());
+            return self.below_high_water(id);
+        }
         let mut bytes = Vec::with_capacity(chunk.len() + 16);
         if req.minor >= 1 {
             bytes.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
@@ -170,6 +196,11 @@ impl State {
         }
         let key = req.conn;
         self.append(key, id, bytes);
+        self.below_high_water(id)
+    }
+
+    /// Whether a stream may go on writing; if not, it is told to wait for a drain event.
+    fn below_high_water(&mut self, id: u64) -> bool {
         let Some((req, conn)) = self.writable_req(id) else { return false };
         let pending = conn.out.len() - conn.out_pos + req.held.len();
         if pending > HIGH_WATER {
@@ -182,10 +213,28 @@ impl State {
     pub fn stream_end(&mut self, id: u64) -> bool {
         let Some((req, _)) = self.writable_req(id) else { return false };
         req.state = ReqState::Finished;
-        let last: &[u8] = if req.minor >= 1 && !req.is_head { b"0\r\n\r\n" } else { b"" };
         let key = req.conn;
+        let last: &[u8] = match req.length_left {
+            // Shorter than declared: the client would wait for the rest; closing tells it the body ended.
+            Some(left) => {
+                if left > 0 {
+                    self.close_after(key);
+                }
+                b""
+            }
+            None if req.minor >= 1 && !req.is_head => b"0\r\n\r\n",
+            None => b"",
+        };
         self.append(key, id, last.to_vec());
         true
+    }
+
+    /// Closes the connection once what is queued on it is written, and reads no more requests.
+    fn close_after(&mut self, key: usize) {
+        if let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) {
+            conn.no_more_requests = true;
+            conn.close_when_done = true;
+        }
     }
 
     /// Adds response bytes for request `id`, then `advance`s.

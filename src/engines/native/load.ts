@@ -26,8 +26,8 @@ export interface NativeAddon {
   respond(id: number, status: number, block: string | number, body: string | Buffer, flags: number, declared: number, reason?: string): boolean;
   /** Checks header lines once and keeps them; `respond` then takes the number returned. */
   keepHeaderBlock(block: string): number;
-  /** The head of a streamed response; its arguments and errors as `respond`'s. */
-  streamStart(id: number, status: number, block: string, flags: number, reason?: string): boolean;
+  /** The head of a streamed response, framed by `declared` (the app's Content-Length) or else chunked; its other arguments and errors as `respond`'s. */
+  streamStart(id: number, status: number, block: string, flags: number, declared: number, reason?: string): boolean;
   streamWrite(id: number, chunk: string | Buffer): boolean;
   streamEnd(id: number): boolean;
   destroy(id: number): void;

@@ -73,8 +73,8 @@ class NativeResponseBase extends OutgoingResponse {
     const block = head.node !== null ? head.node.block : head.block;
     const reason = this.reason();
     const id = this.req[ID];
-    if (reason === undefined) this[ADDON].streamStart(id, this.statusCode, block, head.flags);
-    else this[ADDON].streamStart(id, this.statusCode, block, head.flags, reason);
+    if (reason === undefined) this[ADDON].streamStart(id, this.statusCode, block, head.flags, head.declared);
+    else this[ADDON].streamStart(id, this.statusCode, block, head.flags, head.declared, reason);
   }
 
   /** @internal */
