@@ -45,6 +45,7 @@ export function inspectHead(req: EngineRequest, limits: Limits, strict: boolean)
   let declared: string | undefined;
   let hosts = 0;
   let chunked = false;
+  let lastCoding = "";
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     if (name.length === 14) {
@@ -54,8 +55,8 @@ export function inspectHead(req: EngineRequest, limits: Limits, strict: boolean)
       declared = raw[i + 1];
     } else if (name.length === 17) {
       if (!named(name, "transfer-encoding", "Transfer-Encoding")) continue;
-      // RFC 9112 §6.3: chunked must be the final coding, or the body's end can't be known.
-      if (!/(?:^|,)[ \t]*chunked[ \t]*$/i.test(raw[i + 1]!)) throw badRequest(`Transfer-Encoding "${raw[i + 1]}" does not end with chunked`);
+      // Several lines are one list (RFC 9110 §5.3): it is the last that must end with chunked.
+      lastCoding = raw[i + 1]!;
       chunked = true;
     } else if (name.length === 4 && named(name, "host", "Host")) {
       hosts++;
@@ -68,6 +69,8 @@ export function inspectHead(req: EngineRequest, limits: Limits, strict: boolean)
       }
     }
   }
+  // RFC 9112 §6.3: chunked must be the final coding, or the body's end can't be known.
+  if (chunked && !/(?:^|,)[ \t]*chunked[ \t]*$/i.test(lastCoding)) throw badRequest(`Transfer-Encoding "${lastCoding}" does not end with chunked`);
   // RFC 9112 3.2 (node:http refuses it itself; engines whose parsers don't leave it to this line).
   if (hosts === 0 && req.httpVersionMinor === 1) throw badRequest("An HTTP/1.1 request needs a Host header");
   if (strict) checkRequestLine(req, url, chunked);

@@ -70,6 +70,8 @@ describe("strict HTTP: what must still be accepted", () => {
     { name: "an empty Host", bytes: "GET /ok HTTP/1.1\r\nHost:\r\n\r\n", body: /ok$/ },
     { name: "absolute-form, routed by its path", bytes: "GET http://a.example/ok?x=1 HTTP/1.1\r\nHost: a.example\r\n\r\n", body: /ok$/ },
     { name: "a chunked body with extensions and trailers", bytes: "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nX-Trailer: t\r\n\r\n", body: /abcde$/ },
+    // One list over several lines: the node engine's own check once refused this (llhttp accepts it).
+    { name: "two Transfer-Encoding lines with chunked last", bytes: "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Type: text/plain\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", body: /abc$/ },
     { name: "dots inside a segment", bytes: "GET /files/a..b.txt HTTP/1.1\r\nHost: a\r\n\r\n", body: /a\.\.b\.txt$/ },
     { name: "an Upgrade nobody handles, as a plain request", bytes: "GET /ok HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n", body: /ok$/ },
   ];
