@@ -103,7 +103,7 @@ describe("the status line: reason phrases and status codes", { skip: nativeSkip 
     "/empty": (id) => addon.respond(id, 200, "", "ok", 0, -1, ""),
     "/plain": (id) => addon.respond(id, 404, "", "ok", 0, -1),
     "/undefined": (id) => addon.respond(id, 404, "", "ok", 0, -1, undefined),
-    "/stream-plain": (id) => addon.streamStart(id, 404, "", 0) && addon.streamEnd(id),
+    "/stream-plain": (id) => addon.streamStart(id, 404, "", 0, -1) && addon.streamEnd(id),
     "/crlf": (id) => addon.respond(id, 200, "", "ok", 0, -1, "OK\r\nSet-Cookie: a=b"),
     "/lf": (id) => addon.respond(id, 200, "", "ok", 0, -1, "OK\nX: y"),
     "/nul": (id) => addon.respond(id, 200, "", "ok", 0, -1, "O\u0000K"),
@@ -111,18 +111,18 @@ describe("the status line: reason phrases and status codes", { skip: nativeSkip 
     "/past-latin1": (id) => addon.respond(id, 200, "", "ok", 0, -1, "OK\u010aX: y"),
     "/not-a-string": (id) => addon.respond(id, 200, "", "ok", 0, -1, 5 as unknown as string),
     "/null": (id) => addon.respond(id, 200, "", "ok", 0, -1, null as unknown as string),
-    "/stream-null": (id) => addon.streamStart(id, 200, "", 0, null as unknown as string),
+    "/stream-null": (id) => addon.streamStart(id, 200, "", 0, -1, null as unknown as string),
     "/status-1000": (id) => addon.respond(id, 1000, "", "ok", 0, -1),
     "/status-99": (id) => addon.respond(id, 99, "", "ok", 0, -1),
     "/status-65736": (id) => addon.respond(id, 65736, "", "ok", 0, -1),
     "/reason-status": (id) => addon.respond(id, 0, "", "ok", 0, -1, "Zero"),
     "/stream": (id) => {
-      addon.streamStart(id, 200, "", 0, "Streaming");
+      addon.streamStart(id, 200, "", 0, -1, "Streaming");
       addon.streamWrite(id, "ok");
       addon.streamEnd(id);
     },
-    "/stream-crlf": (id) => addon.streamStart(id, 200, "", 0, "OK\r\n\r\nHTTP/1.1 200 OK"),
-    "/stream-status": (id) => addon.streamStart(id, 1200, "", 0),
+    "/stream-crlf": (id) => addon.streamStart(id, 200, "", 0, -1, "OK\r\n\r\nHTTP/1.1 200 OK"),
+    "/stream-status": (id) => addon.streamStart(id, 1200, "", 0, -1),
   };
   before(() => {
     addon = loadNative();
