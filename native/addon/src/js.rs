@@ -108,9 +108,12 @@ unsafe fn report_exception(env: sys::napi_env) {
     let mut pending = false;
     sys::napi_is_exception_pending(env, &mut pending);
     if pending {
+        // What Node does with any exception nothing caught: 'uncaughtException' (or the
+        // process ends printing it). Swallowing it here instead would leave Node's async
+        // context stack unbalanced, which Node later aborts on.
         let mut error = ptr::null_mut();
         sys::napi_get_and_clear_last_exception(env, &mut error);
-        eprintln!("cog native engine: an exception escaped the request handler");
+        sys::napi_fatal_exception(env, error);
     }
 }
 

@@ -36,6 +36,8 @@ pub struct Req {
     pub(crate) closes: bool,
     /// A streamed body framed by the app's Content-Length: the bytes still due (None: chunked).
     pub(crate) length_left: Option<u64>,
+    /// A streamed response whose status has no body (1xx, 204, 304): chunks are dropped.
+    pub(crate) body_dropped: bool,
 }
 
 pub(crate) type Requests = HashMap<u64, Req, std::hash::BuildHasherDefault<IdHasher>>;
@@ -124,5 +126,6 @@ pub(crate) fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &mut Head, 
         wants_drain: false,
         closes: false,
         length_left: None,
+        body_dropped: false,
     }
 }

@@ -124,8 +124,11 @@ impl State {
             None if req.is_head => BodyFraming::NoBody,
             None => BodyFraming::Stream,
         };
-        if let (BodyFraming::Length(length), false) = (&framing, req.is_head) {
-            req.length_left = Some(*length as u64);
+        match framing {
+            BodyFraming::Length(length) if !req.is_head => req.length_left = Some(length as u64),
+            // 1xx, 204 and 304 have no body: what the app writes is dropped, as node:http drops it.
+            BodyFraming::NoBody => req.body_dropped = true,
+            _ => {}
         }
         let key = req.conn;
         let close = self.write_to(id, |out, req| write_head(out, &head_options(answer, req, framing)));
@@ -169,7 +172,7 @@ impl State {
     /// (or the client is gone: then an abort event follows).
     pub fn stream_write(&mut self, id: u64, chunk: &[u8]) -> bool {
         let Some((req, _)) = self.writable_req(id) else { return false };
-        if chunk.is_empty() || req.is_head {
+        if chunk.is_empty() || req.is_head || req.body_dropped {
             return true;
         }
         if let Some(left) = req.length_left {
@@ -222,7 +225,7 @@ impl State {
                 }
                 b""
             }
-            None if req.minor >= 1 && !req.is_head => b"0\r\n\r\n",
+            None if req.minor >= 1 && !req.is_head && !req.body_dropped => b"0\r\n\r\n",
             None => b"",
         };
         self.append(key, id, last.to_vec());

@@ -1,4 +1,5 @@
 import { HttpError } from "../../errors.js";
+import { REPORT } from "../../log.js";
 import { NO_BODY } from "../../head.js";
 import { forApp } from "../../request.js";
 import { injectOverLoopback, type InjectOptions, type InjectResponse } from "../../testing.js";
@@ -89,8 +90,13 @@ export class NativeEngine implements Engine {
   private readonly onEvent = (kind: number, id: number): void => {
     const response = this.inFlight.get(id);
     if (response === undefined) return;
-    if (kind === EVENT_ABORT) response.aborted();
-    else response.drained();
+    try {
+      if (kind === EVENT_ABORT) response.aborted();
+      else response.drained();
+    } catch (err) {
+      // A 'close' or 'drain' listener threw: report it with the route, as an error in a handler is.
+      response.req.app[REPORT](err, response.req, kind === EVENT_ABORT ? "in a 'close' listener" : "in a 'drain' listener");
+    }
   };
 
   /** A response is done with (answered, cut or aborted): the engine has forgotten its request. */

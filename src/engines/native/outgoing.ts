@@ -176,6 +176,21 @@ export abstract class OutgoingResponse {
     this.writeHead(this.statusCode);
   }
 
+  /**
+   * The head a `write` or `end` sends first when none was written; false if it could not be (a
+   * bad status or header): the app then answers with its error response, since the call may
+   * come from a piped stream, where a throw would reach no handler.
+   */
+  private implicitHead(): boolean {
+    try {
+      this._implicitHeader();
+      return true;
+    } catch (err) {
+      this.failed(err);
+      return false;
+    }
+  }
+
   /** Node's status line once the head is written, or null: middleware tests it to ask whether the head is out. */
   get _header(): string | null {
     return this.headersSent ? `HTTP/1.1 ${this.statusCode} ${this.statusMessage ?? STATUS_CODES[this.statusCode] ?? "unknown"}\r\n\r\n` : null;
@@ -211,7 +226,7 @@ export abstract class OutgoingResponse {
       return false;
     }
     const bytes = toBody(chunk, encoding);
-    if (!this.headersSent) this._implicitHeader();
+    if (!this.headersSent && !this.implicitHead()) return false;
     if (!this[STREAMING]) this.openStream();
     let ready = true;
     if (bytes.length > 0 && !this.sendChunk(bytes)) {
@@ -238,7 +253,7 @@ export abstract class OutgoingResponse {
     }
     const charset = encoding as BufferEncoding | undefined;
     const body = chunk === undefined || chunk === null ? undefined : typeof chunk === "string" && (charset === undefined || charset === "utf8" || charset === "utf-8") ? chunk : toBody(chunk, charset);
-    if (!this.headersSent) this._implicitHeader();
+    if (!this.headersSent && !this.implicitHead()) return this;
     if (callback !== undefined) this.once("finish", callback);
     this.writableEnded = true;
     if (this.destroyed) return this;
@@ -307,6 +322,8 @@ export abstract class OutgoingResponse {
   protected abstract release(aborted: boolean): void;
   /** @internal A call the app should not make, made anyway: report it (with the route) and go on. */
   protected abstract misuse(message: string): void;
+  /** @internal Writing the head failed outside the app's code: the app answers with its error response. */
+  protected abstract failed(err: unknown): void;
 
   /**
    * Calls `write(to, name, value)` for each header to send: `setHeader`'s unless `writeHead` gave

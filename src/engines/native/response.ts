@@ -102,10 +102,16 @@ class NativeResponseBase extends OutgoingResponse {
     this.req.app[REPORT](new Error(message), this.req);
   }
 
+  /** @internal */
+  protected failed(err: unknown): void {
+    this.req.app.fail(err, this.req, this as unknown as NativeResponse);
+  }
+
   /** The reason phrase to send when it isn't the status's usual one. */
   private reason(): string | undefined {
     const message = this.statusMessage;
-    return message === undefined || message === STATUS_CODES[this.statusCode] ? undefined : message;
+    // As node:http: an empty one means the status's own (`statusMessage ||= …`).
+    return !message || message === STATUS_CODES[this.statusCode] ? undefined : message;
   }
 
   /**

@@ -1,6 +1,7 @@
 import { ServerResponse, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
 import { withResponseHelpers, WATCH, type InternalResponse } from "../../response.js";
 import type { Request } from "../../request.js";
+import type { Response } from "../../response.js";
 import { REPORT } from "../../log.js";
 
 /**
@@ -16,7 +17,14 @@ export class NodeResponse extends withResponseHelpers(ServerResponse) {
       watch.delete(this);
       own[WATCH] = null;
     }
-    return super.writeHead(status, reason as string, headers);
+    try {
+      return super.writeHead(status, reason as string, headers);
+    } catch (err) {
+      // Node marks a 204 or 304 bodiless before it checks the headers: the error response that
+      // replaces this one has a body.
+      (this as unknown as { _hasBody: boolean })._hasBody = true;
+      throw err;
+    }
   }
 
   /**
@@ -30,6 +38,7 @@ export class NodeResponse extends withResponseHelpers(ServerResponse) {
       req.app[REPORT](new Error(`res.write() after the response ${this.writableEnded ? "ended" : "was cut"}: the chunk was dropped`), req);
       return false;
     }
+    if (!this.headersSent && !this.implicitHead()) return false;
     return super.write(chunk, encoding as BufferEncoding, callback as () => void);
   }
 
@@ -40,6 +49,24 @@ export class NodeResponse extends withResponseHelpers(ServerResponse) {
       req.app[REPORT](new Error("res.end() with a body after the response ended: the body was dropped"), req);
       return this;
     }
+    if (!this.headersSent && !this.implicitHead()) return this;
     return super.end(chunk, encoding as BufferEncoding, callback as () => void);
+  }
+
+  /**
+   * The head a `write` or `end` sends first when none was written; false if it could not be (a
+   * bad status or header): the app then answers with its error response, since the call may
+   * come from a piped stream, where a throw would reach no handler and end the process.
+   */
+  private implicitHead(): boolean {
+    try {
+      // Node's own (undocumented in its types): the head from statusCode and setHeader's headers.
+      (this as unknown as { _implicitHeader(): void })._implicitHeader();
+      return true;
+    } catch (err) {
+      const req = this.req as unknown as Request;
+      req.app.fail(err, req, this as unknown as Response);
+      return false;
+    }
   }
 }
