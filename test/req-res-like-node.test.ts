@@ -48,14 +48,14 @@ describe("res is a Writable-like response", () => {
     assert.equal(answer.statusMessage, "Fine");
     assert.equal(answer.text, "one,two,three");
     await within(closed, `the close event (saw ${seen.join(" | ")})`);
-    assert.deepEqual(seen, [
-      "start headersSent=false ended=false finished=false",
-      "after write headersSent=true returns=boolean",
-      "after end ended=true",
-      "finish ended=true finished=true",
-      "end callback",
-      "close",
-    ]);
+    // The end callback and 'finish' come in either order: Node 24 calls the callback first, 20 and 22 after.
+    const [finish, callback] = [seen.indexOf("finish ended=true finished=true"), seen.indexOf("end callback")];
+    assert.ok(finish !== -1 && callback !== -1, seen.join(" | "));
+    assert.deepEqual(
+      seen.filter((_, i) => i !== finish && i !== callback),
+      ["start headersSent=false ended=false finished=false", "after write headersSent=true returns=boolean", "after end ended=true", "close"],
+    );
+    assert.ok(Math.min(finish, callback) === 3 && Math.max(finish, callback) === 4, seen.join(" | "));
   });
 
   test("the header API: setHeader/getHeader/getHeaders/hasHeader/removeHeader/getHeaderNames, and writeHead(status, reason, headers)", async (t) => {
