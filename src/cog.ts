@@ -102,6 +102,8 @@ export class Cog extends Scope implements ChainOwner {
   private readonly routes: RouteInfo[] = [];
   private closing = false;
   private starting = false;
+  /** The engine `inject` answers through, made on its first use (it does not listen). */
+  private injecting: Promise<Engine> | null = null;
   private order = 0;
 
   constructor(options: CogOptions = {}) {
@@ -223,7 +225,8 @@ export class Cog extends Scope implements ChainOwner {
    * header writing are what the test exercises.
    */
   async inject(options: InjectOptions | string): Promise<InjectResponse> {
-    return (await this.createEngine()).inject(options);
+    this.injecting ??= this.createEngine();
+    return (await this.injecting).inject(options);
   }
 
   /**
