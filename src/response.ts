@@ -91,9 +91,15 @@ export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base
     /**
      * The engine's writeHead, with the headers set through `res.set` (which Cog's own `send`
      * passes itself), so they go out whoever writes the head: `write`, `end`, `flushHeaders`,
-     * a piped stream or middleware.
+     * a piped stream or middleware (each engine's implicit head comes here too). The response
+     * begins here, so the app's handler timeout no longer applies to it.
      */
     override writeHead(status: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
+      const watch = own(this)[WATCH];
+      if (watch !== null) {
+        watch.delete(this);
+        own(this)[WATCH] = null;
+      }
       const pending = own(this)[PENDING];
       if (pending !== null && reason !== pending && headers !== pending) {
         if (typeof reason === "string") headers = withPending(pending, headers);

@@ -1,6 +1,6 @@
 import { STATUS_CODES, validateHeaderName, validateHeaderValue, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
 import { Stream } from "node:stream";
-import { lowerCase, WATCH, WHOLE_BODY } from "../../response.js";
+import { lowerCase, WHOLE_BODY } from "../../response.js";
 
 export type StoredValue = number | string | readonly string[];
 
@@ -88,8 +88,6 @@ export abstract class OutgoingResponse {
   /** @internal */ declare [NEED_DRAIN]: boolean;
   /** @internal The body `send` is writing (response.ts). */
   declare [WHOLE_BODY]: string | Buffer | undefined;
-  /** @internal The app's handler-timeout watch (response.ts). */
-  declare [WATCH]: Map<unknown, unknown> | null;
 
   setHeader(name: string, value: StoredValue): this {
     if (this.headersSent) throw headersSentError("set");
@@ -141,7 +139,6 @@ export abstract class OutgoingResponse {
    */
   writeHead(status: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
     if (this.headersSent) throw headersSentError("write");
-    this.begin();
     if (typeof reason === "string") this.statusMessage = reason;
     else headers ??= reason;
     const code = status | 0;
@@ -160,15 +157,6 @@ export abstract class OutgoingResponse {
     this[HEAD_LOWER] = lower;
     this.headersSent = true;
     return this;
-  }
-
-  /** The response begins: the app's handler timeout no longer applies to it. */
-  protected begin(): void {
-    const watch = this[WATCH];
-    if (watch !== null) {
-      watch.delete(this);
-      this[WATCH] = null;
-    }
   }
 
   /** Node's internal name for writing the head the response has so far (compression and express-session call it). */
@@ -373,7 +361,6 @@ Object.assign(OutgoingResponse.prototype, {
   [HEAD_LOWER]: true,
   [STREAMING]: false,
   [NEED_DRAIN]: false,
-  [WATCH]: null,
   [WHOLE_BODY]: undefined,
 });
 

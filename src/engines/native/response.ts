@@ -39,7 +39,6 @@ class NativeResponseBase extends OutgoingResponse {
         if (next === null) return super.writeHead(status, reason);
         node = next;
       }
-      this.begin();
       this.statusCode = status;
       this[HEAD] = reason;
       this[HEAD_LOWER] = true;

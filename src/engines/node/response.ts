@@ -1,5 +1,5 @@
 import { ServerResponse, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
-import { withResponseHelpers, WATCH, type InternalResponse } from "../../response.js";
+import { withResponseHelpers } from "../../response.js";
 import type { Request } from "../../request.js";
 import type { Response } from "../../response.js";
 import { REPORT } from "../../log.js";
@@ -9,14 +9,7 @@ import { REPORT } from "../../log.js";
  * Express-style middleware that calls `setHeader` or `write` works unchanged.
  */
 export class NodeResponse extends withResponseHelpers(ServerResponse) {
-  /** The response begins here, whoever writes it (Node's `end` and `write` call it too): the handler timeout no longer applies. */
   override writeHead(status: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
-    const own = this as unknown as InternalResponse;
-    const watch = own[WATCH];
-    if (watch !== null) {
-      watch.delete(this);
-      own[WATCH] = null;
-    }
     try {
       return super.writeHead(status, reason as string, headers);
     } catch (err) {
