@@ -122,9 +122,15 @@ class NodeTransport implements WebSocketTransport {
     return this.ws.bufferedAmount;
   }
 
+  /**
+   * "Queued" means behind bytes the client has not read (the socket's high-water mark is
+   * passed), not merely written later: on the node engine a socket's writes are held until the
+   * end of the loop's round to be written together (src/engines/node/writes.ts), as the native
+   * engine writes a batch's output at its end.
+   */
   send(data: string | Buffer, binary: boolean): boolean {
     this.ws.send(data, { binary });
-    if (this.ws.bufferedAmount === 0) return true;
+    if (!this.socket.writableNeedDrain) return true;
     if (!this.awaitingDrain) {
       this.awaitingDrain = true;
       this.socket.once("drain", () => {
