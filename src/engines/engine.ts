@@ -7,7 +7,7 @@ import type { Limits } from "../limits.js";
 import type { InjectOptions, InjectResponse } from "../testing.js";
 import type { Request, RequestSettings } from "../request.js";
 import type { Response } from "../response.js";
-import type { WebSocketSettings } from "../websocket/types.js";
+import type { SendResult, WebSocketSettings } from "../websocket/types.js";
 
 /**
  * The engine contract: what every engine (node:http, Cog's native engine) gives the app, and
@@ -155,8 +155,8 @@ export interface WebSocketTransport {
   readonly remoteAddress: string | undefined;
   /** Bytes sent but not written to the connection yet. */
   readonly bufferedAmount: number;
-  /** Sends one message; true when it was written whole, false when some of it waits (a drain event follows). */
-  send(data: string | Buffer, binary: boolean): boolean;
+  /** Sends one message: "sent", "queued" behind bytes the client has not read (a drain event follows), or "dropped" (the socket is closing). */
+  send(data: string | Buffer, binary: boolean): SendResult;
   /** Sends a Close frame (no code when undefined) and closes once the peer answers (or after a few seconds). */
   close(code: number | undefined, reason: string): void;
   /** Cuts the connection. */

@@ -2,7 +2,7 @@ import type { WebSocketEngine, WebSocketEvents, WebSocketTransport } from "../en
 import type { NativeAddon } from "../engines/native/load.js";
 import type { Request } from "../request.js";
 import type { Response } from "../response.js";
-import type { WebSocketSettings } from "./types.js";
+import type { SendResult, WebSocketSettings } from "./types.js";
 
 /** WebSocket events from the addon (native/addon/src/js.rs). */
 const SOCKET_TEXT = 1;
@@ -103,8 +103,9 @@ class NativeTransport implements WebSocketTransport {
     return this.addon.wsBuffered(this.id);
   }
 
-  send(data: string | Buffer, binary: boolean): boolean {
-    return this.addon.wsSend(this.id, data, binary) === 1;
+  send(data: string | Buffer, binary: boolean): SendResult {
+    const sent = this.addon.wsSend(this.id, data, binary);
+    return sent === 1 ? "sent" : sent === 0 ? "queued" : "dropped";
   }
 
   close(code: number | undefined, reason: string): void {

@@ -5,7 +5,7 @@ import type { WebSocketEngine, WebSocketEvents, WebSocketTransport } from "../en
 import type { Request } from "../request.js";
 import type { Response } from "../response.js";
 import { IdleSweep } from "./idle.js";
-import type { WebSocketSettings } from "./types.js";
+import type { SendResult, WebSocketSettings } from "./types.js";
 
 /** The bytes that followed an upgrade request's head on its socket (Node hands them to 'upgrade' listeners). */
 const HEAD: unique symbol = Symbol("cog.websocket.head");
@@ -128,9 +128,10 @@ class NodeTransport implements WebSocketTransport {
    * end of the loop's round to be written together (src/engines/node/writes.ts), as the native
    * engine writes a batch's output at its end.
    */
-  send(data: string | Buffer, binary: boolean): boolean {
+  send(data: string | Buffer, binary: boolean): SendResult {
+    if (this.ws.readyState !== this.ws.OPEN) return "dropped";
     this.ws.send(data, { binary });
-    if (!this.socket.writableNeedDrain) return true;
+    if (!this.socket.writableNeedDrain) return "sent";
     if (!this.awaitingDrain) {
       this.awaitingDrain = true;
       this.socket.once("drain", () => {
@@ -138,7 +139,7 @@ class NodeTransport implements WebSocketTransport {
         if (this.ws.readyState === this.ws.OPEN) this.events.drain();
       });
     }
-    return false;
+    return "queued";
   }
 
   ping(): void {

@@ -37,7 +37,7 @@ export class WebSocket<Data = undefined> {
   send(data: OutgoingData, isBinary?: boolean): SendResult {
     const payload = payloadOf(data);
     if (this.readyState !== OPEN || !this.admits(byteLength(payload))) return "dropped";
-    return this.transport.send(payload, isBinary ?? typeof payload !== "string") ? "sent" : "queued";
+    return this.transport.send(payload, isBinary ?? typeof payload !== "string");
   }
 
   /** Whether a message of `size` bytes fits under maxBackpressure; past it, the socket is cut if so configured. @internal */

@@ -229,6 +229,7 @@ impl State {
     fn end_batch(&mut self, key: usize) -> (Vec<Call>, bool) {
         let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (Vec::new(), false) };
         conn.in_batch = false;
+        State::ws_end_batch(conn);
         let (more, calls) = self.flush(key);
         let more = more && self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| !c.inbuf.is_empty() && !c.no_more_requests);
         (calls, more)

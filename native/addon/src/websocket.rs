@@ -34,6 +34,9 @@ pub(crate) struct WsConn {
     pub(crate) done_reading: bool,
     /// JavaScript waits for a drain event (a send found output waiting).
     wants_drain: bool,
+    /// The Close frame to answer with once the batch that found the client's Close (or its
+    /// protocol error) is answered: after what the app sent for the messages before it.
+    close_reply: Option<(u16, &'static str)>,
 }
 
 /// What `send` reports: the message went out with the rest, or waits behind unsent bytes, or the socket is gone.
@@ -68,7 +71,7 @@ impl State {
         conn.out.extend_from_slice(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ");
         conn.out.extend_from_slice(accept_key(key_header.trim_ascii()).as_bytes());
         conn.out.extend_from_slice(b"\r\n\r\n");
-        conn.ws = Some(Box::new(WsConn { id, decoder: Decoder::new(max_payload), idle_timeout, heard: now, pinged: false, close_sent: None, reported: false, done_reading: false, wants_drain: false }));
+        conn.ws = Some(Box::new(WsConn { id, decoder: Decoder::new(max_payload), idle_timeout, heard: now, pinged: false, close_sent: None, reported: false, done_reading: false, wants_drain: false, close_reply: None }));
         self.ws_conns.insert(id, (key, gen));
         let (in_batch, waiting) = (conn.in_batch, !conn.inbuf.is_empty());
         if !in_batch {
@@ -103,24 +106,18 @@ impl State {
                             }
                         }
                         Some(Event::Close(code, reason)) => {
-                            // Answered with the same code, unless the server's Close went first.
-                            if ws.close_sent.is_none() {
-                                write_close(&mut conn.out, code, b"");
-                            }
+                            // Answered with the same code (unless the server's Close went first).
+                            ws.close_reply = Some((code, ""));
                             ws.done_reading = true;
                             ws.reported = true;
-                            conn.close_when_done = true;
                             calls.push(Call::WsClose { id: ws.id, code, reason });
                         }
                     }
                 }
                 Err(failure) => {
-                    if ws.close_sent.is_none() {
-                        write_close(&mut conn.out, failure.code, failure.message.as_bytes());
-                    }
+                    ws.close_reply = Some((failure.code, failure.message));
                     ws.done_reading = true;
                     ws.reported = true;
-                    conn.close_when_done = true;
                     calls.push(Call::WsClose { id: ws.id, code: failure.code, reason: Vec::new() });
                 }
             }
@@ -133,6 +130,17 @@ impl State {
         if conn.inbuf.is_empty() && conn.inbuf.capacity() > 16 * 1024 {
             conn.inbuf = Vec::new();
         }
+    }
+
+    /// At the end of a batch: the Close frame owed to the client goes out after the app's
+    /// answers, and the connection closes once it is written.
+    pub(crate) fn ws_end_batch(conn: &mut crate::state::Conn) {
+        let Some(ws) = conn.ws.as_mut() else { return };
+        let Some((code, reason)) = ws.close_reply.take() else { return };
+        if ws.close_sent.is_none() {
+            write_close(&mut conn.out, code, reason.as_bytes());
+        }
+        conn.close_when_done = true;
     }
 
     /// The connection of socket `id`, if it is still open.

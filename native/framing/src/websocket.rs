@@ -95,7 +95,8 @@ impl Decoder {
                 }
                 let length = u64::from_be_bytes(input[2..10].try_into().unwrap());
                 if length >> 63 != 0 {
-                    return Err(fail(PROTOCOL_ERROR, "a 64-bit payload length must have its top bit clear"));
+                    // The RFC forbids it; past any limit, it is refused as too big, as `ws` refuses it.
+                    return Err(fail(TOO_BIG, "a 64-bit payload length must have its top bit clear"));
                 }
                 (length, 10)
             }
@@ -156,11 +157,13 @@ impl Decoder {
     }
 }
 
+/// A whole message. Text is checked when it is whole, so a code point split across fragments is
+/// judged whole; an invalid sequence in an early fragment fails the connection when the message
+/// ends (as `ws` does; Autobahn accepts failing then or at once).
 fn message(text: bool, bytes: Vec<u8>) -> Result<Event, Failure> {
     if !text {
         return Ok(Event::Binary(bytes));
     }
-    // The whole message is checked, so a code point split across fragments is judged whole.
     if std::str::from_utf8(&bytes).is_err() {
         return Err(fail(INVALID_DATA, "a text message must be UTF-8"));
     }
@@ -350,12 +353,25 @@ mod tests {
             (client_frame(true, OP_BINARY, &[0; 101], MASK), TOO_BIG),
             ([client_frame(false, OP_TEXT, b"a", MASK), client_frame(true, OP_TEXT, b"b", MASK)].concat(), PROTOCOL_ERROR),
             ([client_frame(false, OP_BINARY, &[0; 60], MASK), client_frame(true, OP_CONTINUATION, &[0; 60], MASK)].concat(), TOO_BIG),
-            (vec![0x82, 0xFF, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], PROTOCOL_ERROR),
+            (vec![0x82, 0xFF, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], TOO_BIG),
             (vec![0xC2, 0x80, 0, 0, 0, 0], PROTOCOL_ERROR),
         ];
         for (input, code) in cases {
             assert_eq!(decode_all(&mut Decoder::new(100), &input).1.map(|f| f.code), Some(code), "{input:02x?}");
         }
+    }
+
+    #[test]
+    fn an_invalid_sequence_fails_when_its_message_ends() {
+        let mut decoder = Decoder::new(100);
+        let mut input = client_frame(false, OP_TEXT, &[b'a', 0xC0, 0x80], MASK);
+        assert_eq!(decode_all(&mut decoder, &input), (vec![], None));
+        input.extend(client_frame(true, OP_CONTINUATION, b"b", MASK));
+        assert_eq!(decode_all(&mut Decoder::new(100), &input).1.map(|f| f.code), Some(INVALID_DATA));
+        // A truncated code point at the message's end is invalid; mid-message it waits.
+        let mut input = client_frame(false, OP_TEXT, &[0xE2, 0x82], MASK);
+        input.extend(client_frame(true, OP_CONTINUATION, &[], MASK));
+        assert_eq!(decode_all(&mut Decoder::new(100), &input).1.map(|f| f.code), Some(INVALID_DATA));
     }
 
     #[test]
