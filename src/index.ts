@@ -13,3 +13,4 @@ export type { OpenApiInfo } from "./schema/openapi.js";
 export { WebSocket } from "./websocket/socket.js";
 export type { Broker } from "./websocket/topics.js";
 export type { WebSocketHandlers, WebSocketOptions, SendResult, MessageData, OutgoingData } from "./websocket/types.js";
+export { redisBroker, type RedisBrokerOptions, type RedisClientLike } from "./websocket/redis.js";
