@@ -28,6 +28,7 @@ import { hasTaskset } from "./lib/proc.mjs";
 import { buildReport } from "./lib/report.mjs";
 import { SCENARIOS } from "./lib/scenarios.mjs";
 import { startServer } from "./lib/server.mjs";
+import { WEBSOCKET_CONTENDERS, WEBSOCKET_SCENARIOS, runWebSocketBench, webSocketReport } from "./lib/websocket.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "..");
@@ -57,7 +58,7 @@ if (flags.help) {
   --node MAJOR          run the servers on that Node major (e.g. 24), installed from npm
   --tool NAME           autocannon (default, as in the seeds) or wrk (saturates later)
   --contenders a,b      only these (${CONTENDERS.map((c) => c.name).join(", ")})
-  --scenarios a,b       only these (${SCENARIOS.map((s) => s.id).join(", ")})
+  --scenarios a,b       only these (${[...SCENARIOS, ...WEBSOCKET_SCENARIOS].map((s) => s.id).join(", ")}; the last two are WebSocket scenarios, timed with bench/ws-load, with their own contenders: ${WEBSOCKET_CONTENDERS.map((c) => c.name).join(", ")})
   --routes a,b          only these route ids within the scenarios
   --rounds N            measured rounds per route (default 5), after one warm-up round
   --duration S          seconds per measurement (default 5)
@@ -88,16 +89,22 @@ for (const key of ["rounds", "duration"]) {
 }
 if (!(settings.warmup >= 0)) fatal("--warmup must be 0 (no warm-up round) or a positive number");
 
-const scenarios = (flags.scenarios ? flags.scenarios.split(",").map((id) => SCENARIOS.find((s) => s.id === id) ?? fatal(`Unknown scenario "${id}"; known: ${SCENARIOS.map((s) => s.id).join(", ")}`)) : SCENARIOS).map((s) => {
+// The WebSocket scenarios (bench/lib/websocket.mjs) run after the HTTP ones, with contenders of their own.
+const requestedIds = flags.scenarios ? flags.scenarios.split(",") : null;
+const webSocketScenarios = WEBSOCKET_SCENARIOS.filter((s) => requestedIds === null || requestedIds.includes(s.id));
+const httpIds = requestedIds?.filter((id) => !WEBSOCKET_SCENARIOS.some((s) => s.id === id)) ?? null;
+const scenarios = (httpIds !== null && httpIds.length === 0 ? [] : httpIds !== null ? httpIds.map((id) => SCENARIOS.find((s) => s.id === id) ?? fatal(`Unknown scenario "${id}"; known: ${SCENARIOS.map((s) => s.id).join(", ")}`)) : SCENARIOS).map((s) => {
   let routes = s.routes;
   if (flags.routes) routes = routes.filter((r) => flags.routes.split(",").includes(r));
   else if (quick) routes = routes.slice(0, 1);
   return { ...s, routes };
 }).filter((s) => s.routes.length > 0);
-if (scenarios.length === 0) fatal("No route left to measure: check --scenarios and --routes");
+if (scenarios.length === 0 && webSocketScenarios.length === 0) fatal("No route left to measure: check --scenarios and --routes");
 for (const s of scenarios) for (const r of s.routes) routeById(r);
 
-const wanted = flags.contenders ? flags.contenders.split(",").map(contenderByName) : CONTENDERS;
+const requestedContenders = flags.contenders ? flags.contenders.split(",") : null;
+const webSocketOnly = (name) => WEBSOCKET_CONTENDERS.some((c) => c.name === name) && !CONTENDERS.some((c) => c.name === name);
+const wanted = scenarios.length === 0 ? [] : requestedContenders ? requestedContenders.filter((name) => !webSocketOnly(name)).map(contenderByName) : CONTENDERS;
 const outDir = resolve(flags.out ?? join(here, "results", new Date().toISOString().replace(/[:.]/g, "-")));
 const SERVER_CPU = "0";
 const LOAD_CPU = "1";
@@ -115,6 +122,24 @@ main().catch((err) => {
 
 async function main() {
   if (!existsSync(join(root, "dist", "index.js"))) fatal("dist/ is missing: run `npm install` (it builds Cog) or `npm run build` first");
+  if (scenarios.length > 0) await benchHttp();
+  if (webSocketScenarios.length > 0) await benchWebSockets();
+}
+
+/** The WebSocket scenarios: their section goes to websocket.md beside the HTTP report. */
+async function benchWebSockets() {
+  console.log(`WebSocket scenarios: ${webSocketScenarios.map((s) => s.id).join(", ")}, ${settings.rounds} round(s) of ${settings.duration}s, bench/ws-load, servers on Node ${nodeVersion}`);
+  const measured = await runWebSocketBench(webSocketScenarios, requestedContenders, { ...settings, pinning, nodePath, bunBinary });
+  const text = `${webSocketReport(measured)}
+
+Command: \`npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}\`, Node ${nodeVersion}, ${pinning ? "servers on CPU 0, ws-load on CPU 1 (taskset)" : "no pinning"}.\n`;
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, "websocket.md"), text);
+  writeFileSync(join(outDir, "websocket.json"), JSON.stringify(measured, null, 1));
+  console.log(`\n${text}`);
+}
+
+async function benchHttp() {
   console.log(`Cog benchmark: ${wanted.length} contenders, ${scenarios.reduce((n, s) => n + s.routes.length, 0)} routes, ${settings.rounds} round(s) of ${settings.seedDurations ? "the seeds' durations" : `${settings.duration}s`}, ${settings.tool}, servers on Node ${nodeVersion}`);
   if (!pinning) console.log("Note: taskset or a second core is missing, so server and load generator share cores; figures will be noisier.");
 

@@ -133,8 +133,8 @@ export interface EngineConfig {
  * `WebSocketEngine` on its request class's prototype under `WEBSOCKET`; a WebSocket route's
  * handler, having checked the handshake and run the route's `upgrade` hook, hands the request
  * to it. From then on the connection is the engine's transport, and its events go to the
- * route's socket. Each engine enforces `maxPayload` and `idleTimeout` itself; backpressure
- * (`maxBackpressure`) and topics are Cog's, over `bufferedAmount`.
+ * route's socket. Each engine enforces the route's limits itself (`maxPayload`, `idleTimeout`,
+ * `maxBackpressure`); topics are Cog's, and hand a publication to each engine once.
  */
 export const WEBSOCKET: unique symbol = Symbol("cog.websocket");
 
@@ -145,7 +145,7 @@ export interface WebSocketEngine {
    * later). Returns null when the client is gone.
    */
   accept(req: Request, res: Response, settings: WebSocketSettings, events: WebSocketEvents): WebSocketTransport | null;
-  /** Sends one message to many of this engine's sockets, framed once where the engine can. */
+  /** Sends one message to many of this engine's sockets (as `send` each), framed once where the engine can. */
   sendMany(transports: readonly WebSocketTransport[], data: string | Buffer, binary: boolean): void;
 }
 
@@ -155,7 +155,11 @@ export interface WebSocketTransport {
   readonly remoteAddress: string | undefined;
   /** Bytes sent but not written to the connection yet. */
   readonly bufferedAmount: number;
-  /** Sends one message: "sent", "queued" behind bytes the client has not read (a drain event follows), or "dropped" (the socket is closing). */
+  /**
+   * Sends one message: "sent", "queued" behind bytes the client has not read (a drain event
+   * follows), or "dropped" (the socket is closing, or the message would take its unsent bytes
+   * past maxBackpressure: then, with onBackpressure "close", the socket is also cut).
+   */
   send(data: string | Buffer, binary: boolean): SendResult;
   /** Sends a Close frame (no code when undefined) and closes once the peer answers (or after a few seconds). */
   close(code: number | undefined, reason: string): void;

@@ -57,7 +57,7 @@ export class NodeWebSockets implements WebSocketEngine {
     let transport: NodeTransport | null = null;
     // ws completes the handshake synchronously (no verifyClient): the callback runs before this returns.
     server.handleUpgrade(req as never, socket, (req as unknown as { [HEAD]: Buffer })[HEAD], (ws) => {
-      transport = new NodeTransport(this, ws, socket, req.socket.remoteAddress, events);
+      transport = new NodeTransport(this, ws, socket, req.socket.remoteAddress, settings, events);
     });
     if (transport === null) return null;
     const opened: NodeTransport = transport;
@@ -101,6 +101,7 @@ class NodeTransport implements WebSocketTransport {
     readonly ws: WsSocket,
     private readonly socket: Socket,
     readonly remoteAddress: string | undefined,
+    private readonly settings: WebSocketSettings,
     private readonly events: WebSocketEvents,
   ) {
     const heard = (): void => {
@@ -130,6 +131,11 @@ class NodeTransport implements WebSocketTransport {
    */
   send(data: string | Buffer, binary: boolean): SendResult {
     if (this.ws.readyState !== this.ws.OPEN) return "dropped";
+    const buffered = this.ws.bufferedAmount;
+    if (buffered > 0 && buffered + (typeof data === "string" ? Buffer.byteLength(data) : data.length) > this.settings.maxBackpressure) {
+      if (this.settings.onBackpressure === "close") this.ws.terminate();
+      return "dropped";
+    }
     this.ws.send(data, { binary });
     if (!this.socket.writableNeedDrain) return "sent";
     if (!this.awaitingDrain) {

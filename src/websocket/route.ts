@@ -60,7 +60,7 @@ export function upgradeHandler(handlers: WebSocketHandlers<unknown>, settings: W
       },
     });
     if (transport === null) return;
-    ws = new WebSocket(data, transport.remoteAddress, transport, settings, topics);
+    ws = new WebSocket(data, transport.remoteAddress, transport, topics);
     if (handlers.open !== undefined) call(() => handlers.open!(ws!), report, "open");
   };
   return function webSocketUpgrade(req, res) {

@@ -1,6 +1,6 @@
 import type { WebSocketTransport } from "../engines/engine.js";
 import type { Topics } from "./topics.js";
-import type { OutgoingData, SendResult, WebSocketSettings } from "./types.js";
+import type { OutgoingData, SendResult } from "./types.js";
 
 /** Readiness, as the WHATWG WebSocket numbers it. */
 const OPEN = 1;
@@ -24,7 +24,6 @@ export class WebSocket<Data = undefined> {
     /** The client's address, as `req.ip` gives it without proxies (`undefined` if the connection was gone). */
     readonly remoteAddress: string | undefined,
     /** @internal */ readonly transport: WebSocketTransport,
-    private readonly settings: WebSocketSettings,
     private readonly topics: Topics,
   ) {}
 
@@ -36,16 +35,8 @@ export class WebSocket<Data = undefined> {
    */
   send(data: OutgoingData, isBinary?: boolean): SendResult {
     const payload = payloadOf(data);
-    if (this.readyState !== OPEN || !this.admits(byteLength(payload))) return "dropped";
+    if (this.readyState !== OPEN) return "dropped";
     return this.transport.send(payload, isBinary ?? typeof payload !== "string");
-  }
-
-  /** Whether a message of `size` bytes fits under maxBackpressure; past it, the socket is cut if so configured. @internal */
-  admits(size: number): boolean {
-    const buffered = this.transport.bufferedAmount;
-    if (buffered === 0 || buffered + size <= this.settings.maxBackpressure) return true;
-    if (this.settings.onBackpressure === "close") this.terminate();
-    return false;
   }
 
   /** Starts the closing handshake (code 1000 unless given; a reason of at most 123 bytes). */
@@ -112,6 +103,3 @@ export function payloadOf(data: OutgoingData): string | Buffer {
   throw new TypeError(`a WebSocket message is a string, a Buffer, an ArrayBuffer or a typed array; got ${data === null ? "null" : typeof data}`);
 }
 
-export function byteLength(payload: string | Buffer): number {
-  return typeof payload === "string" ? Buffer.byteLength(payload) : payload.length;
-}

@@ -1,5 +1,5 @@
 import type { WebSocketEngine, WebSocketTransport } from "../engines/engine.js";
-import { byteLength, payloadOf, type WebSocket } from "./socket.js";
+import { payloadOf, type WebSocket } from "./socket.js";
 import type { OutgoingData } from "./types.js";
 
 /**
@@ -75,16 +75,15 @@ export class Topics {
 
   /**
    * One message to every local subscriber: grouped by engine, which frames it once for all of
-   * them (the native engine) where it can.
+   * them (the native engine) where it can, and drops it for a socket past its maxBackpressure.
    */
   private deliver(topic: string, payload: string | Buffer, binary: boolean, except: WebSocket<unknown> | null): void {
     const set = this.subscribers.get(topic);
     if (set === undefined) return;
-    const size = byteLength(payload);
     let engine: WebSocketEngine | null = null;
     let batch: WebSocketTransport[] = [];
     for (const ws of set) {
-      if (ws === except || ws.readyState !== 1 || !ws.admits(size)) continue;
+      if (ws === except || ws.readyState !== 1) continue;
       const transport = ws.transport;
       if (transport.engine !== engine) {
         if (engine !== null) engine.sendMany(batch, payload, binary);

@@ -356,11 +356,12 @@ impl ToNapiValue for Latin1 {
 /// Completes the WebSocket handshake of request `id` (101) and makes its connection a socket
 /// with that id; false when the client is gone. `idleTimeout` in ms (0: none).
 #[napi]
-pub fn ws_accept(id: f64, max_payload: f64, idle_timeout: f64) -> bool {
-    with_state(|s| s.ws_accept(id as u64, max_payload as usize, idle_timeout as u64))
+pub fn ws_accept(id: f64, max_payload: f64, idle_timeout: f64, max_backpressure: f64, close_on_backpressure: bool) -> bool {
+    with_state(|s| s.ws_accept(id as u64, max_payload as usize, idle_timeout as u64, max_backpressure as usize, close_on_backpressure))
 }
 
-/// Sends a message: 1 sent, 0 queued behind unsent bytes (a drain event follows), -1 the socket is gone.
+/// Sends a message: 1 sent, 0 queued behind unsent bytes (a drain event follows), -1 dropped
+/// (the socket is closing, or the message would pass maxBackpressure).
 #[napi]
 pub fn ws_send(id: f64, data: Either<String, Buffer>, binary: bool) -> i32 {
     let bytes: &[u8] = match &data {
@@ -370,7 +371,7 @@ pub fn ws_send(id: f64, data: Either<String, Buffer>, binary: bool) -> i32 {
     with_state(|s| s.ws_send(id as u64, bytes, binary))
 }
 
-/// Sends one message to many sockets, framed once.
+/// Sends one message to many sockets, framed once (dropped for those past maxBackpressure).
 #[napi]
 pub fn ws_send_many(ids: Vec<f64>, data: Either<String, Buffer>, binary: bool) {
     let bytes: &[u8] = match &data {

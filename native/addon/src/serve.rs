@@ -136,7 +136,7 @@ impl State {
     }
 
     /// Queues calls (and a parsed connection) for the end of the poll phase.
-    fn schedule(&mut self, id: usize, calls: Vec<Call>, touched: Option<(usize, u32, bool)>) {
+    pub(crate) fn schedule(&mut self, id: usize, calls: Vec<Call>, touched: Option<(usize, u32, bool)>) {
         let Some(server) = self.servers.get_mut(id).and_then(Option::as_mut) else { return };
         if calls.is_empty() && touched.is_none() {
             return;

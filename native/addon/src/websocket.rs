@@ -34,6 +34,9 @@ pub(crate) struct WsConn {
     pub(crate) done_reading: bool,
     /// JavaScript waits for a drain event (a send found output waiting).
     wants_drain: bool,
+    /// Most unsent bytes a message may find waiting, and whether passing it cuts the socket.
+    max_backpressure: usize,
+    close_on_backpressure: bool,
     /// The Close frame to answer with once the batch that found the client's Close (or its
     /// protocol error) is answered: after what the app sent for the messages before it.
     close_reply: Option<(u16, &'static str)>,
@@ -47,7 +50,7 @@ pub const GONE: i32 = -1;
 impl State {
     /// Completes the handshake of request `id` (a WebSocket route accepted it): writes the 101
     /// and turns its connection into a WebSocket. False when the client is gone.
-    pub fn ws_accept(&mut self, id: u64, max_payload: usize, idle_timeout: u64) -> bool {
+    pub fn ws_accept(&mut self, id: u64, max_payload: usize, idle_timeout: u64, max_backpressure: usize, close_on_backpressure: bool) -> bool {
         let Some(key_header) = self.header(id, b"sec-websocket-key", true) else { return false };
         let Some(req) = self.reqs.remove(&id) else { return false };
         let (key, gen) = (req.conn, req.gen);
@@ -71,7 +74,7 @@ impl State {
         conn.out.extend_from_slice(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ");
         conn.out.extend_from_slice(accept_key(key_header.trim_ascii()).as_bytes());
         conn.out.extend_from_slice(b"\r\n\r\n");
-        conn.ws = Some(Box::new(WsConn { id, decoder: Decoder::new(max_payload), idle_timeout, heard: now, pinged: false, close_sent: None, reported: false, done_reading: false, wants_drain: false, close_reply: None }));
+        conn.ws = Some(Box::new(WsConn { id, decoder: Decoder::new(max_payload), idle_timeout, heard: now, pinged: false, close_sent: None, reported: false, done_reading: false, wants_drain: false, close_reply: None, max_backpressure, close_on_backpressure }));
         self.ws_conns.insert(id, (key, gen));
         let (in_batch, waiting) = (conn.in_batch, !conn.inbuf.is_empty());
         if !in_batch {
@@ -149,16 +152,35 @@ impl State {
         self.is_conn(key, gen).then_some(key)
     }
 
-    /// Sends one message (`SENT`, `QUEUED` or `GONE`).
+    /// Sends one message (`SENT`, `QUEUED` or `GONE`: dropped).
     pub fn ws_send(&mut self, id: u64, data: &[u8], binary: bool) -> i32 {
         let Some(key) = self.ws_conn(id) else { return GONE };
+        if !self.admits(key, data.len() + 10) {
+            return GONE;
+        }
+        let conn = self.conns[key].as_mut().unwrap();
+        write_frame(&mut conn.out, if binary { OP_BINARY } else { OP_TEXT }, data);
+        self.after_send(key)
+    }
+
+    /// Whether a frame of `size` bytes may be queued on the connection: not once the server's
+    /// Close is out, nor past maxBackpressure (then the socket is cut, if its route says so).
+    fn admits(&mut self, key: usize, size: usize) -> bool {
         let conn = self.conns[key].as_mut().unwrap();
         let ws = conn.ws.as_ref().unwrap();
         if ws.close_sent.is_some() || conn.close_when_done {
-            return GONE;
+            return false;
         }
-        write_frame(&mut conn.out, if binary { OP_BINARY } else { OP_TEXT }, data);
-        self.after_send(key)
+        let buffered = conn.out.len() - conn.out_pos;
+        if buffered == 0 || buffered + size <= ws.max_backpressure {
+            return true;
+        }
+        if ws.close_on_backpressure {
+            let server = conn.server;
+            let calls = self.close_conn(key);
+            self.defer(server, calls);
+        }
+        false
     }
 
     /// One message to many sockets: framed once, then copied to each connection's output.
@@ -167,34 +189,31 @@ impl State {
         write_frame(&mut frame, if binary { OP_BINARY } else { OP_TEXT }, data);
         for &id in ids {
             let Some(key) = self.ws_conn(id) else { continue };
-            let conn = self.conns[key].as_mut().unwrap();
-            if conn.ws.as_ref().unwrap().close_sent.is_some() || conn.close_when_done {
+            if !self.admits(key, frame.len()) {
                 continue;
             }
-            conn.out.extend_from_slice(&frame);
+            self.conns[key].as_mut().unwrap().out.extend_from_slice(&frame);
             self.after_send(key);
         }
     }
 
-    /// After output was added: written now outside a batch (a batch writes at its end). Reports
+    /// After output was added: it is written at the end of the batch, or, sent from outside one
+    /// (a timer, a publication), after this turn of the loop's poll phase, with whatever else is
+    /// sent to the connection meanwhile (corked, as a batch's answers are: a publication to a
+    /// thousand sockets several times a turn costs a write per socket, not per message). Reports
     /// whether it waits behind bytes the client has not read, and if so asks for a drain event.
     fn after_send(&mut self, key: usize) -> i32 {
         let conn = self.conns[key].as_mut().unwrap();
-        let waiting = if conn.in_batch {
-            conn.polling & UV_WRITABLE != 0
-        } else {
-            let gen = conn.gen;
-            self.write_out(key);
-            if !self.is_conn(key, gen) {
-                return GONE;
-            }
-            let conn = self.conns[key].as_ref().unwrap();
-            conn.out.len() > conn.out_pos
-        };
-        if !waiting {
+        if !conn.in_batch {
+            conn.in_batch = true;
+            let (server, gen) = (conn.server, conn.gen);
+            self.schedule(server, Vec::new(), Some((key, gen, false)));
+        }
+        let conn = self.conns[key].as_mut().unwrap();
+        if conn.polling & UV_WRITABLE == 0 {
             return SENT;
         }
-        self.conns[key].as_mut().unwrap().ws.as_mut().unwrap().wants_drain = true;
+        conn.ws.as_mut().unwrap().wants_drain = true;
         QUEUED
     }
 

@@ -33,9 +33,13 @@ export interface NativeAddon {
   destroy(id: number): void;
   /** Accepts up to `max` connections waiting on a listening descriptor (the node engine's; see src/engines/node/accept.ts): their descriptors. */
   acceptQueued(fd: number, max: number): number[];
-  /** Completes request `id`'s WebSocket handshake (101); the socket's id is the request's. False when the client is gone. `idleTimeout` in ms, 0 for none. */
-  wsAccept(id: number, maxPayload: number, idleTimeout: number): boolean;
-  /** 1 sent, 0 queued behind unsent bytes (a drain event follows), -1 the socket is gone. */
+  /**
+   * Completes request `id`'s WebSocket handshake (101); the socket's id is the request's. False
+   * when the client is gone. `idleTimeout` in ms, 0 for none; past `maxBackpressure` unsent
+   * bytes a message is dropped, and with `closeOnBackpressure` the socket cut.
+   */
+  wsAccept(id: number, maxPayload: number, idleTimeout: number, maxBackpressure: number, closeOnBackpressure: boolean): boolean;
+  /** 1 sent, 0 queued behind unsent bytes (a drain event follows), -1 dropped (the socket is closing, or past maxBackpressure). */
   wsSend(id: number, data: string | Buffer, binary: boolean): number;
   /** One message to many sockets, framed once. */
   wsSendMany(ids: number[], data: string | Buffer, binary: boolean): void;
