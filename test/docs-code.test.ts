@@ -77,13 +77,16 @@ function fileName(block: Block, index: number): string {
 
 const work = join(root, ".cache", "docs-code");
 
+/** The folder a Markdown file's blocks are written to. */
+const folderOf = (doc: string) => join(work, doc.replace(/\.md$/, "").replace(/[^\w]+/g, "_"));
+
 /** Writes every checked block into a folder per Markdown file; returns where each file came from. */
 function writeBlocks(): Map<string, Block> {
   rmSync(work, { recursive: true, force: true });
   const origin = new Map<string, Block>();
   checked.forEach((block, index) => {
     if (block.fragment) return;
-    const folder = join(work, block.doc.replace(/\.md$/, "").replace(/[^\w]+/g, "_"));
+    const folder = folderOf(block.doc);
     mkdirSync(folder, { recursive: true });
     const file = join(folder, fileName(block, index));
     assert.ok(!origin.has(file), `${block.doc}:${block.line}: a second block named ${block.name}; give each file one block`);
@@ -163,9 +166,9 @@ function runTs(args: string[], cwd: string, onOutput?: (text: string, child: Ret
   });
 }
 
-test("the README's hello world serves, and its app.inject test passes", { timeout: 60_000 }, async () => {
-  const readme = join(work, "README");
-  assert.ok(existsSync(join(readme, "server.ts")) && existsSync(join(readme, "app.test.ts")), "README.md must have blocks named server.ts and app.test.ts");
+test("the README's hello world serves GET /", { timeout: 60_000 }, async () => {
+  const readme = folderOf("README.md");
+  assert.ok(existsSync(join(readme, "server.ts")), "README.md must have a block named server.ts: the hello world");
   // The hello world as written, on a free port instead of 3000 (other servers may hold it).
   const server = readFileSync(join(readme, "server.ts"), "utf8");
   assert.match(server, /listen\(3000\)/);
@@ -184,11 +187,19 @@ test("the README's hello world serves, and its app.inject test passes", { timeou
       .finally(() => child.kill());
   });
   assert.equal(answered, "Hello, world!", `the hello world did not answer GET / as the README says:\n${served.output}`);
+});
 
-  const tested = await runTs(["--test", "app.test.ts"], readme);
-  assert.equal(tested.code, 0, `the README's test failed:\n${tested.output}`);
-  assert.match(tested.output, /# pass [1-9]/);
-  assert.match(tested.output, /# fail 0/);
+test("every block named *.test.ts in README.md and docs/ passes (the README's app.inject test first)", { timeout: 120_000 }, async (t) => {
+  const tests = checked.filter((b) => b.name?.endsWith(".test.ts") && !b.fragment);
+  assert.ok(tests.some((b) => b.doc === "README.md"), "README.md must have a block named app.test.ts: a test with app.inject");
+  for (const block of tests) {
+    const run = await runTs(["--test", block.name!], folderOf(block.doc));
+    const where = `${block.doc}:${block.line} (${block.name})`;
+    assert.equal(run.code, 0, `${where} failed:\n${run.output}`);
+    assert.match(run.output, /# pass [1-9]/, `${where} ran no test:\n${run.output}`);
+    assert.match(run.output, /# fail 0/);
+    t.diagnostic(`${where}: ${/# pass (\d+)/.exec(run.output)![1]} tests passed`);
+  }
 });
 
 // GitHub's heading anchors: lower case, punctuation but "-" and "_" dropped, spaces to "-", repeats numbered.
