@@ -254,3 +254,18 @@ test("every relative link in README.md and docs/ resolves", (t) => {
   if (waiting.size > 0) t.diagnostic(`links to pages not written yet, let through: ${[...waiting].join(", ")}`);
   assert.deepEqual(broken, [], `broken links:\n${broken.join("\n")}`);
 });
+
+test("docs/reference.md names every export of src/index.ts", () => {
+  const index = readFileSync(join(root, "src", "index.ts"), "utf8");
+  const exported = [...index.matchAll(/export\s+(?:type\s+)?\{([^}]*)\}/g)].flatMap((m) =>
+    m[1]!
+      .split(",")
+      .map((name) => name.trim().replace(/^type\s+/, "").split(/\s+as\s+/).pop()!)
+      .filter((name) => name !== ""),
+  );
+  assert.ok(exported.length > 10, "found too few exports in src/index.ts");
+  // Named in the text (in `code`), not only in the import list at the top.
+  const reference = readFileSync(join(root, "docs", "reference.md"), "utf8").replace(/^```[^]*?^```/gm, "");
+  const missing = exported.filter((name) => !new RegExp(`\`[^\`]*\\b${name}\\b[^\`]*\``).test(reference));
+  assert.deepEqual(missing, [], `docs/reference.md does not describe these exports of src/index.ts: ${missing.join(", ")}; add each, with its type`);
+});
