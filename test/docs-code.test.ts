@@ -269,3 +269,8 @@ test("docs/reference.md names every export of src/index.ts", () => {
   const missing = exported.filter((name) => !new RegExp(`\`[^\`]*\\b${name}\\b[^\`]*\``).test(reference));
   assert.deepEqual(missing, [], `docs/reference.md does not describe these exports of src/index.ts: ${missing.join(", ")}; add each, with its type`);
 });
+
+test("README.md stays a starting point of at most 200 lines (the rest belongs in docs/)", () => {
+  const lines = readFileSync(join(root, "README.md"), "utf8").trimEnd().split("\n").length;
+  assert.ok(lines <= 200, `README.md has ${lines} lines; move detail into docs/ and link to it`);
+});
