@@ -193,7 +193,7 @@ test("every block named *.test.ts in README.md and docs/ passes (the README's ap
   const tests = checked.filter((b) => b.name?.endsWith(".test.ts") && !b.fragment);
   assert.ok(tests.some((b) => b.doc === "README.md"), "README.md must have a block named app.test.ts: a test with app.inject");
   for (const block of tests) {
-    const run = await runTs(["--test", block.name!], folderOf(block.doc));
+    const run = await runTs(["--test", "--test-reporter=tap", block.name!], folderOf(block.doc));
     const where = `${block.doc}:${block.line} (${block.name})`;
     assert.equal(run.code, 0, `${where} failed:\n${run.output}`);
     assert.match(run.output, /# pass [1-9]/, `${where} ran no test:\n${run.output}`);
