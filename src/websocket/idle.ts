@@ -1,6 +1,8 @@
 /** What the idle sweep needs of a socket. */
 export interface Heard {
-  /** When the client was last heard from (Date.now()). */
+  /** Set when the client sends anything (a message, ping or pong); the sweep reads and clears it. */
+  active: boolean;
+  /** When the sweep last found it active (Date.now()). */
   heard: number;
   /** Whether it was pinged since. */
   pinged: boolean;
@@ -43,6 +45,13 @@ export class IdleSweep<Socket extends Heard> {
   private sweep(): void {
     const now = Date.now();
     for (const [socket, timeout] of this.timeouts) {
+      // A flag per message rather than a clock read (Date.now() was 3% of an echo server's CPU).
+      if (socket.active) {
+        socket.active = false;
+        socket.heard = now;
+        socket.pinged = false;
+        continue;
+      }
       const silent = now - socket.heard;
       if (silent >= timeout) socket.terminate();
       else if (silent >= timeout / 2 && !socket.pinged) {

@@ -91,7 +91,8 @@ export class NodeWebSockets implements WebSocketEngine {
 }
 
 class NodeTransport implements WebSocketTransport {
-  /** When the client was last heard from (a message, ping or pong), for the idle sweep. */
+  /** For the idle sweep (src/websocket/idle.ts). */
+  active = false;
   heard = Date.now();
   pinged = false;
   private awaitingDrain = false;
@@ -105,11 +106,10 @@ class NodeTransport implements WebSocketTransport {
     private readonly events: WebSocketEvents,
   ) {
     const heard = (): void => {
-      this.heard = Date.now();
-      this.pinged = false;
+      this.active = true;
     };
     ws.on("message", (data: Buffer, isBinary: boolean) => {
-      heard();
+      this.active = true;
       events.message(isBinary ? data : data.toString(), isBinary);
     });
     ws.on("ping", heard);
