@@ -30,6 +30,8 @@ export interface NativeAddon {
   streamStart(id: number, status: number, block: string, flags: number, declared: number, reason?: string): boolean;
   streamWrite(id: number, chunk: string | Buffer): boolean;
   streamEnd(id: number): boolean;
+  /** Sends `length` bytes of the open file `fd` from `position` after what the stream wrote (the engine keeps a duplicate of `fd`). */
+  streamFile(id: number, fd: number, position: number, length: number): boolean;
   destroy(id: number): void;
   /** Accepts up to `max` connections waiting on a listening descriptor (the node engine's; see src/engines/node/accept.ts): their descriptors. */
   acceptQueued(fd: number, max: number): number[];
