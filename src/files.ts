@@ -1,5 +1,6 @@
 import type { Stats } from "node:fs";
-import { open, type FileHandle } from "node:fs/promises";
+import { constants, promises as fs } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
 import { basename, join, resolve, sep } from "node:path";
 import { contentType } from "mime-types";
 import Negotiator from "negotiator";
@@ -124,11 +125,16 @@ function safePath(raw: string, options: FileOptions, urlEncoded = true): string 
   return path;
 }
 
-/** Opens a file and reads its metadata from the descriptor (so what is sent is what was looked at); null when nothing is there. */
+/**
+ * Opens a file and reads its metadata from the descriptor, so what is sent is what was looked
+ * at, however the path changes meanwhile; null when nothing is there. Non-blocking, so a FIFO
+ * under the root can't hold the open (and a thread of libuv's pool) until a writer comes; it is
+ * then refused as not a regular file. (Through `fs.promises`, where tests watch which paths are opened.)
+ */
 async function openFile(path: string): Promise<Opened | null> {
   let file: FileHandle;
   try {
-    file = await open(path, "r");
+    file = await fs.open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== undefined && MISSING.has(code)) return null;
@@ -205,7 +211,7 @@ async function sendOpened(req: Request, res: Response, path: string, opened: Ope
     if (options.acceptRanges !== false) {
       res.set("accept-ranges", "bytes");
       if (range !== undefined && ifRangeHolds(req.headers["if-range"] as string | undefined, etag, mtime)) {
-        const ranges = parseRange(size, range, { combine: true });
+        const ranges = parseRange(size, rfcRanges(range, size), { combine: true });
         if (ranges === -1) {
           res.set("content-range", `bytes */${size}`);
           return void res.status(416).send(`The range "${range}" is not satisfiable: the file has ${size} bytes`);
@@ -290,6 +296,25 @@ function listHas(list: string, etag: string, weak: boolean): boolean {
     if (tag === etag) return true;
   }
   return false;
+}
+
+/**
+ * The Range header as range-parser should read it under RFC 9110 14.1.1: a suffix longer than
+ * the file means the whole file (range-parser finds it unsatisfiable), and a range whose last
+ * byte comes before its first makes the header invalid, so it is ignored (range-parser answers
+ * 416). Either way the rest is range-parser's.
+ */
+function rfcRanges(header: string, size: number): string {
+  const equals = header.indexOf("=");
+  if (equals === -1) return header;
+  const specs = header.slice(equals + 1).split(",");
+  for (let i = 0; i < specs.length; i++) {
+    const spec = specs[i]!.trim();
+    const both = /^(\d+)-(\d+)$/.exec(spec);
+    if (both !== null && Number(both[2]) < Number(both[1])) return "invalid";
+    if (/^-\d+$/.test(spec) && Number(spec.slice(1)) > size) specs[i] = `-${size}`;
+  }
+  return `${header.slice(0, equals)}=${specs.join(",")}`;
 }
 
 /** If-Range (RFC 9110 13.1.5): the range applies only if the client's validator is current, a strong ETag or the exact date. */
