@@ -32,12 +32,81 @@ interface Opened {
   stat: Stats;
 }
 
+/** A file to send: open on disk (read as it is sent; the sender closes it), or its bytes from the cache. */
+interface Found {
+  size: number;
+  mtimeMs: number;
+  file: FileHandle | null;
+  bytes: Buffer | null;
+}
+
+/**
+ * `serveStatic`'s optional in-memory cache: small files' bytes and metadata, kept from their
+ * first request on and never read again (so only for files that don't change while the app
+ * runs), and which precompressed variants are missing. Bounded in total bytes and entries.
+ */
+class FileCache {
+  private readonly files = new Map<string, Found>();
+  private readonly missing = new Set<string>();
+  private bytes = 0;
+  constructor(
+    private readonly maxFileBytes: number,
+    private readonly maxBytes: number,
+  ) {}
+
+  get(path: string): Found | null | undefined {
+    return this.files.get(path) ?? (this.missing.has(path) ? null : undefined);
+  }
+
+  noteMissing(path: string): void {
+    if (this.missing.size < 10_000) this.missing.add(path);
+  }
+
+  /** Keeps an opened regular file that fits (read whole, then closed); else returns it as it is. */
+  async keep(path: string, found: Found): Promise<Found> {
+    if (found.file === null || found.size > this.maxFileBytes || this.bytes + found.size > this.maxBytes) return found;
+    const bytes = Buffer.alloc(found.size);
+    try {
+      const { bytesRead } = await found.file.read(bytes, 0, found.size, 0);
+      if (bytesRead < found.size) return found; // changed meanwhile: sent from disk this time (and reported there)
+    } catch {
+      return found;
+    }
+    await found.file.close();
+    const kept: Found = { size: found.size, mtimeMs: found.mtimeMs, file: null, bytes };
+    this.files.set(path, kept);
+    this.bytes += found.size;
+    return kept;
+  }
+}
+
+function cacheOf(option: StaticOptions["cache"]): FileCache | null {
+  if (option === undefined || option === false) return null;
+  const limits = option === true ? {} : option;
+  return new FileCache(limits.maxFileBytes ?? 256 * 1024, limits.maxBytes ?? 64 * 1024 * 1024);
+}
+
+/** A regular file at `path` (from the cache if there is one), or null if there is none. */
+async function findFile(path: string, cache: FileCache | null): Promise<Found | null> {
+  const cached = cache?.get(path);
+  if (cached !== undefined) return cached;
+  const opened = await openFile(path);
+  if (opened === null) return null;
+  if (!opened.stat.isFile()) {
+    await opened.file.close();
+    return null;
+  }
+  const found: Found = { size: opened.stat.size, mtimeMs: opened.stat.mtimeMs, file: opened.file, bytes: null };
+  return cache === null ? found : cache.keep(path, found);
+}
+
 /** The middleware `serveStatic(root, options)` returns, once this module is loaded. */
 export function staticHandler(root: string, options: StaticOptions): Handler {
   const base = resolve(root);
   const inside = base.endsWith(sep) ? base : base + sep;
   const index = options.index === undefined ? "index.html" : options.index;
   const fallthrough = options.fallthrough !== false;
+  const cache = cacheOf(options.cache);
   return async function serveStatic(req: Request, res: Response, next: Next): Promise<void> {
     if (req.method !== "GET" && req.method !== "HEAD") {
       if (fallthrough) return next();
@@ -50,6 +119,8 @@ export function staticHandler(root: string, options: StaticOptions): Handler {
     const path = join(base, relative);
     // The checks above leave nothing that could climb out; this one holds whatever they missed.
     if (path !== base && !path.startsWith(inside)) return next(new HttpError(403, `Refusing ${req.path}: it resolves outside the static root`));
+    const cached = cache?.get(path);
+    if (cached) return sendFound(req, res, path, cached, options, cache);
     const opened = await openFile(path);
     if (opened === null) return missing();
     if (opened.stat.isDirectory()) {
@@ -59,18 +130,16 @@ export function staticHandler(root: string, options: StaticOptions): Handler {
         return void redirectToDirectory(req, res);
       }
       if (index === false) return missing();
-      const indexed = await openFile(join(path, index));
-      if (indexed === null || !indexed.stat.isFile()) {
-        await indexed?.file.close();
-        return missing();
-      }
-      return sendOpened(req, res, join(path, index), indexed, options);
+      const indexed = await findFile(join(path, index), cache);
+      if (indexed === null) return missing();
+      return sendFound(req, res, join(path, index), indexed, options, cache);
     }
     if (!opened.stat.isFile()) {
       await opened.file.close();
       return missing();
     }
-    return sendOpened(req, res, path, opened, options);
+    const found: Found = { size: opened.stat.size, mtimeMs: opened.stat.mtimeMs, file: opened.file, bytes: null };
+    return sendFound(req, res, path, cache === null ? found : await cache.keep(path, found), options, cache);
   };
 }
 
@@ -90,12 +159,9 @@ export async function sendFile(req: Request, res: Response, path: string, option
     }
     full = path;
   }
-  const opened = await openFile(full);
-  if (opened === null || !opened.stat.isFile()) {
-    await opened?.file.close();
-    throw new HttpError(404, `res.sendFile: no file at ${path}`);
-  }
-  await sendOpened(req, res, full, opened, options);
+  const found = await findFile(full, null);
+  if (found === null) throw new HttpError(404, `res.sendFile: no file at ${path}`);
+  await sendFound(req, res, full, found, options, null);
 }
 
 /**
@@ -158,41 +224,41 @@ function redirectToDirectory(req: Request, res: Response): void {
   res.redirect(301, path + "/" + (query === -1 ? "" : url.slice(query)));
 }
 
-/** The precompressed variant the client prefers, opened, with its encoding; null for the file itself. */
-async function chooseVariant(req: Request, path: string, options: FileOptions): Promise<(Opened & { encoding: string }) | null> {
+/** The precompressed variant the client prefers, with its encoding; null for the file itself. */
+async function chooseVariant(req: Request, path: string, options: FileOptions, cache: FileCache | null): Promise<(Found & { encoding: string }) | null> {
   const allowed = options.precompressed === true ? null : (options.precompressed as readonly string[]);
   if (req.headers["accept-encoding"] === undefined) return null;
   const negotiator = new Negotiator(req) as Negotiator & { encodings(available: string[], options: { preferred: string[] }): string[] };
   for (const encoding of negotiator.encodings(NEGOTIATED, { preferred: NEGOTIATED })) {
     if (encoding === "identity") return null;
     if (allowed !== null && !allowed.includes(encoding)) continue;
-    const variant = await openFile(path + VARIANTS[encoding]);
-    if (variant === null) continue;
-    if (variant.stat.isFile()) return { ...variant, encoding };
-    await variant.file.close();
+    const variantPath = path + VARIANTS[encoding];
+    const variant = await findFile(variantPath, cache);
+    if (variant !== null) return { ...variant, encoding };
+    cache?.noteMissing(variantPath);
   }
   // Nothing acceptable but the file itself (even after "identity;q=0"): sent as it is, as
   // @fastify/static and nginx's gzip_static do, rather than a 406 the client can do nothing with.
   return null;
 }
 
-/** Answers with an open file (closing it when done): validators, conditionals, ranges, then the body. */
-async function sendOpened(req: Request, res: Response, path: string, opened: Opened, options: FileOptions): Promise<void> {
-  let { file, stat } = opened;
+/** Answers with a file (closing it when done): validators, conditionals, ranges, then the body. */
+async function sendFound(req: Request, res: Response, path: string, found: Found, options: FileOptions, cache: FileCache | null): Promise<void> {
+  let { file, bytes, size: fileSize, mtimeMs } = found;
   let closeLater = false;
   try {
     let encoding: string | null = null;
     if (options.precompressed !== undefined && options.precompressed !== false) {
       res.append("vary", "Accept-Encoding");
-      const variant = await chooseVariant(req, path, options);
+      const variant = await chooseVariant(req, path, options, cache);
       if (variant !== null) {
-        await file.close();
-        ({ file, stat, encoding } = variant);
+        await file?.close();
+        ({ file, bytes, size: fileSize, mtimeMs, encoding } = variant);
       }
     }
-    const size = stat.size;
-    const mtime = Math.floor(stat.mtimeMs / 1000) * 1000;
-    const etag = options.etag === false ? undefined : `"${size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}${encoding === null ? "" : "-" + encoding}"`;
+    const size = fileSize;
+    const mtime = Math.floor(mtimeMs / 1000) * 1000;
+    const etag = options.etag === false ? undefined : `"${size.toString(16)}-${Math.floor(mtimeMs).toString(16)}${encoding === null ? "" : "-" + encoding}"`;
     const lastModified = options.lastModified === false ? undefined : new Date(mtime).toUTCString();
 
     if (etag !== undefined) res.set("etag", etag);
@@ -236,6 +302,11 @@ async function sendOpened(req: Request, res: Response, path: string, opened: Ope
       res.end();
       return;
     }
+    if (bytes !== null) {
+      res.send(bytes.subarray(start, start + length));
+      return;
+    }
+    file = file!;
     // Read before the head is written: a file that fails here gets an error response, not a cut one.
     const first = Buffer.allocUnsafe(Math.min(length, WHOLE_BODY_MAX));
     const { bytesRead } = await file.read(first, 0, first.length, start);
@@ -248,15 +319,16 @@ async function sendOpened(req: Request, res: Response, path: string, opened: Ope
     res.writeHead(status);
     res.write(first);
     closeLater = true;
-    const done = () => void file.close().catch(() => {});
+    const open = file;
+    const done = () => void open.close().catch(() => {});
     // The engine's own file path unless a middleware wrapped write or end (compression, say): then theirs must see the bytes.
     if (!Object.hasOwn(res, "write") && !Object.hasOwn(res, "end") && SEND_FILE in res) {
-      (res as unknown as FileSending)[SEND_FILE](file, start + first.length, length - first.length, done);
+      (res as unknown as FileSending)[SEND_FILE](open, start + first.length, length - first.length, done);
     } else {
-      streamFileRange(res as unknown as ResponseSurface, file, start + first.length, length - first.length, done);
+      streamFileRange(res as unknown as ResponseSurface, open, start + first.length, length - first.length, done);
     }
   } finally {
-    if (!closeLater) await file.close();
+    if (!closeLater) await file?.close();
   }
 }
 

@@ -38,6 +38,12 @@ export interface StaticOptions extends FileOptions {
    * Default true.
    */
   fallthrough?: boolean;
+  /**
+   * Keeps small files in memory from their first request on, so they are not read from disk
+   * again: only for files that don't change while the app runs (a build's output). `true` keeps
+   * files up to 256 KiB, 64 MiB in all; or give the limits. Default false: read on every request.
+   */
+  cache?: boolean | { maxFileBytes?: number; maxBytes?: number };
 }
 
 export interface SendFileOptions extends FileOptions {

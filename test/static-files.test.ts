@@ -265,6 +265,43 @@ describe("serveStatic", () => {
   });
 });
 
+describe("the in-memory cache (an option)", () => {
+  test("off by default: every request reads the disk, so a changed file is served changed", async (t) => {
+    writeFileSync(join(root, "changing.txt"), "first");
+    const { port } = await site(t);
+    assert.equal((await get(port, "/static/changing.txt")).body.toString(), "first");
+    writeFileSync(join(root, "changing.txt"), "second!");
+    assert.equal((await get(port, "/static/changing.txt")).body.toString(), "second!");
+  });
+
+  test("with cache, small files and their variants are opened once; ranges, HEAD and 304s are answered from memory", async (t) => {
+    writeFileSync(join(root, "kept.txt"), "kept in memory");
+    const opened: string[] = [];
+    const open = fsp.open;
+    fsp.open = ((path: string, ...rest: unknown[]) => {
+      opened.push(String(path));
+      return (open as (...args: unknown[]) => Promise<FileHandle>)(path, ...rest);
+    }) as typeof fsp.open;
+    t.after(() => void (fsp.open = open));
+    const { port, base } = await site(t, { cache: { maxFileBytes: 1024 }, precompressed: true });
+    const first = await get(port, "/static/kept.txt");
+    writeFileSync(join(root, "kept.txt"), "changed on disk");
+    const again = await get(port, "/static/kept.txt");
+    assert.deepEqual([again.body.toString(), again.headers["etag"]], ["kept in memory", first.headers["etag"]]);
+    assert.equal((await get(port, "/static/kept.txt", { range: "bytes=5-6" })).body.toString(), "in");
+    assert.equal((await get(port, "/static/kept.txt", { "if-none-match": first.headers["etag"]! })).status, 304);
+    const head = await get(port, "/static/kept.txt", {}, "HEAD");
+    assert.deepEqual([head.status, head.headers["content-length"], head.body.length], [200, "14", 0]);
+    for (let i = 0; i < 3; i++) assert.equal((await get(port, "/static/app.js", { "accept-encoding": "gzip" })).body.toString(), "GZIP-BYTES");
+    for (let i = 0; i < 3; i++) assert.equal((await get(port, "/static/style.css", { "accept-encoding": "br, gzip" })).body.toString(), "GZIP-CSS");
+    const count = (name: string) => opened.filter((path) => path === join(root, name)).length;
+    assert.deepEqual([count("kept.txt"), count("app.js.gz"), count("style.css.br"), count("style.css.gz")], [1, 1, 1, 1]);
+    // Larger than maxFileBytes: read from disk every time, intact.
+    for (let i = 0; i < 2; i++) assert.equal(sha(Buffer.from(await (await fetch(`${base}/static/medium.bin`)).arrayBuffer())), sha(medium));
+    assert.equal(count("medium.bin"), 2);
+  });
+});
+
 describe("conditional requests", () => {
   test("If-None-Match and If-Modified-Since answer 304; If-None-Match takes precedence", async (t) => {
     const { port } = await site(t);
