@@ -311,22 +311,21 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
     const first = Buffer.allocUnsafe(Math.min(length, WHOLE_BODY_MAX));
     const { bytesRead } = await file.read(first, 0, first.length, start);
     if (bytesRead < first.length) throw new Error(`The file ${path} shrank while it was being sent (${bytesRead} of ${first.length} bytes read at ${start})`);
+    // The client left while the file was read: nothing to send it to (the file is closed below).
+    if (res.destroyed) return;
     if (length <= WHOLE_BODY_MAX) {
       res.send(first);
       return;
     }
     res.set("content-length", length);
     res.writeHead(status);
-    res.write(first);
     closeLater = true;
     const open = file;
     const done = () => void open.close().catch(() => {});
+    const rest = [first, open, start + first.length, length - first.length, done] as const;
     // The engine's own file path unless a middleware wrapped write or end (compression, say): then theirs must see the bytes.
-    if (!Object.hasOwn(res, "write") && !Object.hasOwn(res, "end") && SEND_FILE in res) {
-      (res as unknown as FileSending)[SEND_FILE](open, start + first.length, length - first.length, done);
-    } else {
-      streamFileRange(res as unknown as ResponseSurface, open, start + first.length, length - first.length, done);
-    }
+    if (!Object.hasOwn(res, "write") && !Object.hasOwn(res, "end") && SEND_FILE in res) (res as unknown as FileSending)[SEND_FILE](...rest);
+    else streamFileRange(res as unknown as ResponseSurface, ...rest);
   } finally {
     if (!closeLater) await file?.close();
   }

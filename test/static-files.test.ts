@@ -568,6 +568,15 @@ describe("files among other responses", () => {
   });
 });
 
+test("app.inject answers files as the socket does, large ones included", async (t) => {
+  const { app } = await site(t);
+  const whole = await app.inject("/static/big.bin");
+  assert.equal(whole.statusCode, 200);
+  assert.equal(sha(whole.rawPayload), sha(big));
+  const part = await app.inject({ url: "/static/digits.txt", headers: { range: "bytes=-4" } });
+  assert.deepEqual([part.statusCode, part.payload], [206, "6789"]);
+});
+
 describe("files that fail", () => {
   test("a file that can't be read (EACCES) is a 403; one whose first read fails an error response; the server goes on", async (t) => {
     // Root reads any file whatever its permission bits, so the refusals are made at the fs.promises calls.

@@ -262,15 +262,19 @@ export abstract class OutgoingResponse {
   }
 
   /**
-   * The engine contract's file body (see `SEND_FILE`): after the head and what was written so
-   * far, the engine sends the file's range itself, and the response ends.
+   * The engine contract's file body (see `SEND_FILE`): after the head and the bytes read
+   * already, the engine sends the file's range itself, and the response ends.
    */
-  [SEND_FILE](file: FileHandle, position: number, length: number, done: (err: Error | null) => void): void {
+  [SEND_FILE](read: Buffer, file: FileHandle, position: number, length: number, done: (err: Error | null) => void): void {
     if (this.writableEnded || this.destroyed) return done(new Error(`The response ${this.writableEnded ? "ended" : "was cut"} before the file was sent`));
     if (!this.headersSent && !this.implicitHead()) return done(null);
-    if (!this[STREAMING]) this.openStream();
     // A body that isn't framed by a Content-Length (chunked) goes through `write` instead.
-    if (length > 0 && !this.sendFileBody(file.fd, position, length)) return streamFileRange(this as unknown as ResponseSurface, file, position, length, done);
+    if (length > 0 && this.getHeader("content-length") === undefined) return streamFileRange(this as unknown as ResponseSurface, read, file, position, length, done);
+    this.write(read);
+    if (length > 0 && !this.sendFileBody(file.fd, position, length)) {
+      done(new Error("The connection closed before the file was sent"));
+      return void this.destroy();
+    }
     done(null);
     this.end();
   }

@@ -24,8 +24,8 @@ export class NodeResponse extends withResponseHelpers(ServerResponse) {
   }
 
   /** The engine contract's file body (see `SEND_FILE`): node:http has no zero-copy path, so the range is streamed through `write`. */
-  [SEND_FILE](file: FileHandle, position: number, length: number, done: (err: Error | null) => void): void {
-    streamFileRange(this, file, position, length, done);
+  [SEND_FILE](read: Buffer, file: FileHandle, position: number, length: number, done: (err: Error | null) => void): void {
+    streamFileRange(this, read, file, position, length, done);
   }
 
   /**
