@@ -1,7 +1,6 @@
-import type { Stats } from "node:fs";
-import { constants, promises as fs } from "node:fs";
+import { constants, promises as fs, type Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import { basename, join, resolve, sep } from "node:path";
+import { basename, isAbsolute, join, resolve, sep } from "node:path";
 import { contentType } from "mime-types";
 import Negotiator from "negotiator";
 import parseRange from "range-parser";
@@ -74,8 +73,9 @@ class FileCache {
     }
     await found.file.close();
     const kept: Found = { size: found.size, mtimeMs: found.mtimeMs, file: null, bytes };
+    // Two first requests at once both read the file: count it once.
+    if (!this.files.has(path)) this.bytes += found.size;
     this.files.set(path, kept);
-    this.bytes += found.size;
     return kept;
   }
 }
@@ -154,7 +154,7 @@ export async function sendFile(req: Request, res: Response, path: string, option
     full = join(base, relative);
     if (full !== base && !full.startsWith(base.endsWith(sep) ? base : base + sep)) throw new HttpError(403, `res.sendFile: ${path} resolves outside its root`);
   } else {
-    if (!path.startsWith("/") && !/^[A-Za-z]:[\\/]/.test(path)) {
+    if (!isAbsolute(path)) {
       throw new TypeError(`res.sendFile needs an absolute path or the root option; got "${path}" (use path.join(import.meta.dirname, "${path}"))`);
     }
     full = path;
