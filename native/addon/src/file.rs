@@ -28,6 +28,17 @@ impl FileBody {
     }
 }
 
+impl State {
+    /// What is left of the file body due next on the connection (0 if none): unsent output.
+    pub(crate) fn file_left(&self, key: usize) -> u64 {
+        let conn = self.conns[key].as_ref().unwrap();
+        if conn.file_bodies == 0 {
+            return 0;
+        }
+        conn.queue.front().and_then(|id| self.reqs.get(id)).and_then(|req| req.file.as_ref()).map_or(0, FileBody::left)
+    }
+}
+
 /// How sending a connection's file body went.
 pub(crate) enum FileSend {
     /// No file body is due on the connection now.
@@ -60,13 +71,17 @@ impl State {
         req.length_left = Some(due - length);
         req.file = Some(FileBody { file: unsafe { File::from_raw_fd(own) }, offset, left: length });
         let key = req.conn;
+        self.conns[key].as_mut().unwrap().file_bodies += 1;
         self.advance(key);
         true
     }
 
     /// Sends the file body of the connection's oldest request, if it is due (all before it written).
     pub(crate) fn send_file(&mut self, key: usize) -> FileSend {
-        let Some(conn) = self.conns.get(key).and_then(Option::as_ref) else { return FileSend::Idle };
+        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return FileSend::Idle };
+        if conn.file_bodies == 0 {
+            return FileSend::Idle;
+        }
         let socket = conn.fd;
         let Some(body) = conn.queue.front().and_then(|id| self.reqs.get_mut(id)).and_then(|req| req.held.is_empty().then_some(req.file.as_mut()).flatten()) else {
             return FileSend::Idle;
@@ -87,7 +102,9 @@ impl State {
                 return FileSend::Failed;
             }
         }
-        let front = *self.conns[key].as_ref().unwrap().queue.front().unwrap();
+        let conn = self.conns[key].as_mut().unwrap();
+        conn.file_bodies -= 1;
+        let front = *conn.queue.front().unwrap();
         self.reqs.get_mut(&front).unwrap().file = None;
         FileSend::Done
     }

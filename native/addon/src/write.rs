@@ -48,6 +48,8 @@ impl State {
                 FileSend::Idle | FileSend::Blocked => break,
             }
         }
+        // A file body still due counts as unsent output (reading pauses past the high-water mark).
+        let file_left = self.file_left(key) as usize;
         let conn = self.conns[key].as_mut().unwrap();
         if conn.out_pos == conn.out.len() {
             self.spare.keep_out(std::mem::take(&mut conn.out));
@@ -56,8 +58,6 @@ impl State {
             conn.out.drain(..conn.out_pos);
             conn.out_pos = 0;
         }
-        // A file body still due counts as unsent output (reading pauses past the high-water mark).
-        let file_left = conn.queue.front().and_then(|id| self.reqs.get(id)).and_then(|req| req.file.as_ref()).map_or(0, |file| file.left() as usize);
         let pending = conn.out.len() - conn.out_pos + file_left;
         if pending == 0 && conn.close_when_done && conn.queue.is_empty() && conn.body.is_none() {
             dropped.extend(self.close_conn(key));
