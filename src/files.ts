@@ -242,14 +242,19 @@ async function chooseVariant(req: Request, path: string, options: FileOptions, c
   return null;
 }
 
-/** Answers with a file (closing it when done): validators, conditionals, ranges, then the body. */
+/**
+ * Answers with a file (closing it when done): validators, conditionals, ranges, then the body.
+ * Its headers go in the engine's store (`setHeader`), where Express middleware that hooks
+ * writeHead (compression, through on-headers) looks for them.
+ */
 async function sendFound(req: Request, res: Response, path: string, found: Found, options: FileOptions, cache: FileCache | null): Promise<void> {
   let { file, bytes, size: fileSize, mtimeMs } = found;
   let closeLater = false;
   try {
     let encoding: string | null = null;
     if (options.precompressed !== undefined && options.precompressed !== false) {
-      res.append("vary", "Accept-Encoding");
+      const vary = res.get("vary");
+      res.setHeader("vary", vary === undefined ? "Accept-Encoding" : `${String(vary)}, Accept-Encoding`);
       const variant = await chooseVariant(req, path, options, cache);
       if (variant !== null) {
         await file?.close();
@@ -261,10 +266,10 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
     const etag = options.etag === false ? undefined : `"${size.toString(16)}-${Math.floor(mtimeMs).toString(16)}${encoding === null ? "" : "-" + encoding}"`;
     const lastModified = options.lastModified === false ? undefined : new Date(mtime).toUTCString();
 
-    if (etag !== undefined) res.set("etag", etag);
-    if (lastModified !== undefined) res.set("last-modified", lastModified);
-    if (res.get("cache-control") === undefined) res.set("cache-control", `public, max-age=${Math.max(0, Math.floor(options.maxAge ?? 0))}${options.immutable === true ? ", immutable" : ""}`);
-    if (options.headers !== undefined) res.set(options.headers);
+    if (etag !== undefined) res.setHeader("etag", etag);
+    if (lastModified !== undefined) res.setHeader("last-modified", lastModified);
+    if (res.get("cache-control") === undefined) res.setHeader("cache-control", `public, max-age=${Math.max(0, Math.floor(options.maxAge ?? 0))}${options.immutable === true ? ", immutable" : ""}`);
+    if (options.headers !== undefined) for (const name of Object.keys(options.headers)) res.setHeader(name, options.headers[name]!);
 
     const precondition = checkPreconditions(req, etag, lastModified === undefined ? undefined : mtime);
     if (precondition === 412) return void res.status(412).send(`The file at ${req.path} changed: its precondition failed`);
@@ -275,11 +280,11 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
     let status = 200;
     const range = req.headers.range;
     if (options.acceptRanges !== false) {
-      res.set("accept-ranges", "bytes");
+      res.setHeader("accept-ranges", "bytes");
       if (range !== undefined && ifRangeHolds(req.headers["if-range"] as string | undefined, etag, mtime)) {
         const ranges = parseRange(size, rfcRanges(range, size), { combine: true });
         if (ranges === -1) {
-          res.set("content-range", `bytes */${size}`);
+          res.setHeader("content-range", `bytes */${size}`);
           return void res.status(416).send(`The range "${range}" is not satisfiable: the file has ${size} bytes`);
         }
         // A malformed header (-2) or another unit is ignored, and several ranges get the whole
@@ -288,16 +293,16 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
           start = ranges[0]!.start;
           length = ranges[0]!.end - start + 1;
           status = 206;
-          res.set("content-range", `bytes ${start}-${start + length - 1}/${size}`);
+          res.setHeader("content-range", `bytes ${start}-${start + length - 1}/${size}`);
         }
       }
     }
-    if (res.get("content-type") === undefined) res.set("content-type", contentType(basename(path)) || "application/octet-stream");
-    if (encoding !== null) res.set("content-encoding", encoding);
+    if (res.get("content-type") === undefined) res.setHeader("content-type", contentType(basename(path)) || "application/octet-stream");
+    if (encoding !== null) res.setHeader("content-encoding", encoding);
     res.status(status);
 
     if (req.method === "HEAD" || length === 0) {
-      res.set("content-length", length);
+      res.setHeader("content-length", length);
       res.writeHead(status);
       res.end();
       return;
@@ -317,7 +322,7 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
       res.send(first);
       return;
     }
-    res.set("content-length", length);
+    res.setHeader("content-length", length);
     res.writeHead(status);
     closeLater = true;
     const open = file;

@@ -7,7 +7,8 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { serveStatic, type Cog, type StaticOptions } from "../src/index.js";
+import compression from "compression";
+import { serveStatic, type Cog, type Handler, type StaticOptions } from "../src/index.js";
 import { raw, serve } from "./helpers.js";
 
 // A site under `public/`, and beside it a secret no request may ever reach.
@@ -16,6 +17,7 @@ const root = join(dir, "public");
 const SECRET = "TOP-SECRET-BESIDE-THE-ROOT";
 const big = randomBytes(5 * 1024 * 1024 + 123);
 const medium = randomBytes(200 * 1024);
+const bigText = Buffer.from(randomBytes(1024 * 1024).toString("hex"));
 const MTIME = new Date("2024-05-01T12:00:00Z");
 
 before(() => {
@@ -43,6 +45,7 @@ before(() => {
   writeFileSync(join(root, "style.css.gz"), "GZIP-CSS");
   writeFileSync(join(root, "big.bin"), big);
   writeFileSync(join(root, "medium.bin"), medium);
+  writeFileSync(join(root, "big.txt"), bigText);
   writeFileSync(join(root, "digits.txt"), "0123456789");
   utimesSync(join(root, "digits.txt"), MTIME, MTIME);
   execFileSync("mkfifo", [join(root, "pipe")]);
@@ -566,6 +569,17 @@ describe("files among other responses", () => {
     const bodies = await Promise.all(Array.from({ length: 6 }, () => fetch(`${base}/static/big.bin`).then(async (r) => Buffer.from(await r.arrayBuffer()))));
     for (const body of bodies) assert.equal(sha(body), sha(big));
   });
+});
+
+test("a middleware that wraps res.write (compression) sees every byte of a large file", async (t) => {
+  const { base } = await serve(t, (app) => {
+    app.use(compression({ threshold: 0 }) as unknown as Handler);
+    app.use("/static", serveStatic(root));
+  });
+  // fetch inflates the gzip body: what arrives must be the file.
+  const res = await fetch(`${base}/static/big.txt`, { headers: { "accept-encoding": "gzip" } });
+  assert.equal(res.headers.get("content-encoding"), "gzip");
+  assert.equal(sha(Buffer.from(await res.arrayBuffer())), sha(bigText));
 });
 
 test("app.inject answers files as the socket does, large ones included", async (t) => {
