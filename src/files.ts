@@ -250,6 +250,7 @@ async function chooseVariant(req: Request, path: string, options: FileOptions, c
 async function sendFound(req: Request, res: Response, path: string, found: Found, options: FileOptions, cache: FileCache | null): Promise<void> {
   let { file, bytes, size: fileSize, mtimeMs } = found;
   let closeLater = false;
+  let setCaching = false;
   try {
     let encoding: string | null = null;
     if (options.precompressed !== undefined && options.precompressed !== false) {
@@ -268,7 +269,8 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
 
     if (etag !== undefined) res.setHeader("etag", etag);
     if (lastModified !== undefined) res.setHeader("last-modified", lastModified);
-    if (res.get("cache-control") === undefined) res.setHeader("cache-control", `public, max-age=${Math.max(0, Math.floor(options.maxAge ?? 0))}${options.immutable === true ? ", immutable" : ""}`);
+    setCaching = res.get("cache-control") === undefined;
+    if (setCaching) res.setHeader("cache-control", `public, max-age=${Math.max(0, Math.floor(options.maxAge ?? 0))}${options.immutable === true ? ", immutable" : ""}`);
     if (options.headers !== undefined) for (const name of Object.keys(options.headers)) res.setHeader(name, options.headers[name]!);
 
     const precondition = checkPreconditions(req, etag, lastModified === undefined ? undefined : mtime);
@@ -331,6 +333,10 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
     // The engine's own file path unless a middleware wrapped write or end (compression, say): then theirs must see the bytes.
     if (!Object.hasOwn(res, "write") && !Object.hasOwn(res, "end") && SEND_FILE in res) (res as unknown as FileSending)[SEND_FILE](...rest);
     else streamFileRange(res as unknown as ResponseSurface, ...rest);
+  } catch (err) {
+    // The error response that follows must not carry the file's freshness (a cache would keep the error).
+    if (setCaching && !res.headersSent) res.removeHeader("cache-control");
+    throw err;
   } finally {
     if (!closeLater) await file?.close();
   }

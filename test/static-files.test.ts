@@ -603,10 +603,11 @@ describe("files that fail", () => {
     }) as typeof fsp.open;
     t.after(() => void (fsp.open = open));
     writeFileSync(join(root, "locked.txt"), "locked");
-    const { port } = await site(t);
+    const { port } = await site(t, { maxAge: 3600 });
     assert.equal((await get(port, "/static/locked.txt")).status, 403);
     const broken = await get(port, "/static/medium.bin");
     assert.equal(broken.status, 500);
+    assert.equal(broken.headers["cache-control"], undefined, "an error response is not made cacheable by the file's max-age");
     assert.ok(!broken.body.includes(medium.subarray(0, 64)), "none of the file went out");
     assert.equal((await get(port, "/static/hello.txt")).status, 200);
   });
