@@ -1,0 +1,85 @@
+// The native engine on a machine without Rust: cog-http and this platform's prebuilt package,
+// packed with `npm pack`, installed into a fresh project with no cargo on PATH, serve a request on
+// engine "native", from the prebuilt binary. The other platforms' binaries, when
+// scripts/build-prebuilt.mjs has built them here, are checked as files (architecture, libraries,
+// glibc floor, libuv left to Node): this machine can't run them.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { hostPlatform, packageOf, platforms, problems } from "../scripts/native-platforms.mjs";
+import { install, type Installed, manifestOf, pack, pathWithoutRust, platformFolder, repo, warnings } from "./packed.js";
+
+const host = hostPlatform();
+const rootManifest = JSON.parse(readFileSync(join(repo, "package.json"), "utf8"));
+
+test("each platform package is listed in optionalDependencies with cog-http's exact version", () => {
+  for (const platform of platforms) {
+    const { manifest } = packageOf(platform);
+    assert.equal(manifest.name, `@cog-http/native-${platform.name}`);
+    assert.equal(manifest.version, rootManifest.version, `${manifest.name}'s version`);
+    assert.equal(rootManifest.optionalDependencies[manifest.name], rootManifest.version, `cog-http's optionalDependencies["${manifest.name}"]`);
+    assert.deepEqual([manifest.os, manifest.cpu, manifest.libc], [[platform.os], [platform.cpu], [platform.libc]]);
+    assert.deepEqual(manifest.files, [manifest.main]);
+  }
+  assert.deepEqual(Object.keys(rootManifest.optionalDependencies).sort(), platforms.map((p) => `@cog-http/native-${p.name}`).sort());
+});
+
+for (const platform of platforms) {
+  const { binary } = packageOf(platform);
+  test(`the ${platform.name} binary is a Node-API module for ${platform.machine}, ${platform.libc}, leaving libuv to Node`, { skip: !existsSync(binary) && `${relative(repo, binary)} is not built here (node scripts/build-prebuilt.mjs builds it)` }, () => {
+    assert.deepEqual(problems(platform, binary), []);
+  });
+}
+
+describe("a fresh project without cargo, installing cog-http and this platform's prebuilt package", { skip: host === null && `no prebuilt package for ${process.platform}-${process.arch}` }, () => {
+  const env = { ...process.env, PATH: pathWithoutRust() };
+  delete env.COG_NATIVE_REQUIRED;
+  const dir = mkdtempSync(join(tmpdir(), "cog-prebuilt-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  let installed: Installed;
+
+  before(() => {
+    const { dir: packageDir, manifest, binary } = packageOf(host!);
+    // This platform's binary from scripts/build-prebuilt.mjs, else the one the repository's install built.
+    const built = existsSync(binary) ? binary : join(repo, "native", "cog-native.node");
+    assert.ok(existsSync(built), "no native binary to pack: run node scripts/build-prebuilt.mjs --host (or npm install)");
+    const tarballs = [pack(repo, dir), pack(platformFolder(dir, packageDir, manifest.main, built), dir)];
+    // Install scripts are for approved packages only (npm 11 warns about the others, and will skip them).
+    assert.deepEqual(Object.keys(manifestOf(tarballs[0]!).scripts ?? {}).filter((name) => /^(pre|post)?install$/.test(name)), []);
+    assert.notEqual(spawnSync("cargo", ["--version"], { env }).status, 0, "cargo is still on PATH");
+    installed = install(dir, tarballs, { env });
+  });
+
+  // CI runs the suite on each supported Node (20 to 26): this checks the install on each.
+  test(`npm install succeeds without a warning on Node ${process.version}`, () => {
+    assert.equal(installed.status, 0, installed.output);
+    assert.deepEqual(warnings(installed.output), []);
+  });
+
+  test('it serves on engine "native" from the prebuilt binary, nothing built from source', () => {
+    const { project } = installed;
+    assert.ok(!existsSync(join(project, "node_modules", "cog-http", "native", "cog-native.node")), "a build from source was made");
+    writeFileSync(
+      join(project, "serve.mjs"),
+      `import { Cog } from "cog-http";
+import { readFileSync } from "node:fs";
+const app = new Cog({ engine: "native" });
+app.get("/hello/:name", (req, res) => res.send("hello " + req.params.name));
+const { port } = await app.listen(0, "127.0.0.1");
+const response = await fetch("http://127.0.0.1:" + port + "/hello/prebuilt");
+const addons = readFileSync("/proc/self/maps", "utf8").split("\\n").map((line) => line.split(/\\s+/)[5] ?? "").filter((file) => file.endsWith(".node"));
+console.log(JSON.stringify({ status: response.status, body: await response.text(), engine: app.engineInUse, addons: [...new Set(addons)] }));
+await app.close();
+`,
+    );
+    const served = spawnSync(process.execPath, ["serve.mjs"], { cwd: project, env, encoding: "utf8", timeout: 30_000 });
+    assert.equal(served.status, 0, served.stderr);
+    const result = JSON.parse(served.stdout);
+    assert.deepEqual([result.status, result.body, result.engine], [200, "hello prebuilt", "native"]);
+    // The one addon in the process is the platform package's file.
+    assert.deepEqual(result.addons, [join(project, "node_modules", "@cog-http", `native-${host!.name}`, packageOf(host!).manifest.main)]);
+  });
+});
