@@ -9,7 +9,7 @@ import { readdirSync } from "node:fs";
 
 // Files with no server in them, or that run a fixed engine themselves (node-internals: the node
 // engine's canaries, on plain node:http servers): once is enough.
-const ENGINE_INDEPENDENT = new Set(["bench.test.ts", "router.test.ts", "seed-app.test.ts", "leaks.test.ts", "native-engine.test.ts", "node-internals.test.ts", "native-without-compiler.test.ts"]);
+const ENGINE_INDEPENDENT = new Set(["bench.test.ts", "router.test.ts", "seed-app.test.ts", "leaks.test.ts", "native-engine.test.ts", "node-internals.test.ts", "native-without-compiler.test.ts", "native-source-build.test.ts"]);
 const all = readdirSync("test").filter((f) => f.endsWith(".test.ts")).sort();
 
 function run(engine, files) {

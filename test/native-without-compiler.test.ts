@@ -82,4 +82,10 @@ await app.close();
     // The one addon in the process is the platform package's file.
     assert.deepEqual(result.addons, [join(project, "node_modules", "@cog-http", `native-${host!.name}`, packageOf(host!).manifest.main)]);
   });
+
+  test("npx cog-build-native, the fallback, has nothing to do", () => {
+    const build = spawnSync(process.execPath, [join("node_modules", ".bin", "cog-build-native")], { cwd: installed.project, env, encoding: "utf8" });
+    assert.equal(build.status, 0, build.stderr);
+    assert.match(build.stdout, new RegExp(`the prebuilt native engine \\(@cog-http/native-${host!.name}\\) loads here: nothing to build`));
+  });
 });
