@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { install, type Installed, pack, repo, warnings } from "./packed.js";
+import { install, type Installed, pack, repo, serveNative, warnings } from "./packed.js";
 
 const cargo = spawnSync("cargo", ["--version"]).status === 0;
 
@@ -52,21 +52,7 @@ describe("cog-http installed where no prebuilt package fits, built from source",
   });
 
   test('it then serves on engine "native" from that build', () => {
-    writeFileSync(
-      join(installed.project, "serve.mjs"),
-      `import { Cog } from "cog-http";
-import { readFileSync } from "node:fs";
-const app = new Cog({ engine: "native" });
-app.get("/", (req, res) => res.send("built here"));
-const { port } = await app.listen(0, "127.0.0.1");
-const response = await fetch("http://127.0.0.1:" + port + "/");
-const addons = readFileSync("/proc/self/maps", "utf8").split("\\n").map((line) => line.split(/\\s+/)[5] ?? "").filter((file) => file.endsWith(".node"));
-console.log(JSON.stringify({ status: response.status, body: await response.text(), addons: [...new Set(addons)] }));
-await app.close();
-`,
-    );
-    const served = run("serve.mjs");
-    assert.equal(served.status, 0, served.stderr);
-    assert.deepEqual(JSON.parse(served.stdout), { status: 200, body: "built here", addons: [join(installed.project, "node_modules", "cog-http", "native", "cog-native.node")] });
+    const answer = serveNative(installed.project, env);
+    assert.deepEqual(answer, { status: 200, body: "hello installed", engine: "native", addons: [join(installed.project, "node_modules", "cog-http", "native", "cog-native.node")] });
   });
 });

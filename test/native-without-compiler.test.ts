@@ -5,14 +5,25 @@
 // glibc floor, libuv left to Node): this machine can't run them.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { hostPlatform, packageOf, platforms, problems } from "../scripts/native-platforms.mjs";
-import { install, type Installed, manifestOf, pack, pathWithoutRust, platformFolder, repo, warnings } from "./packed.js";
+import { nodeBinary } from "../scripts/node-binary.mjs";
+import { install, type Installed, manifestOf, pack, pathWithoutRust, platformFolder, repo, serveNative, warnings } from "./packed.js";
 
 const host = hostPlatform();
+const arm64 = platforms.find((p) => p.name === "linux-arm64-gnu")!;
+/** Debian's arm64 C and C++ libraries (libc6-arm64-cross, libstdc++6-arm64-cross), which qemu-aarch64 runs an arm64 Node with. */
+const arm64Libraries = "/usr/aarch64-linux-gnu";
+const arm64Skip = !existsSync(packageOf(arm64).binary)
+  ? "the linux-arm64-gnu binary is not built here (node scripts/build-prebuilt.mjs builds it)"
+  : process.platform !== "linux" || process.arch !== "x64"
+    ? "runs an arm64 Node under qemu on linux-x64 only"
+    : spawnSync("qemu-aarch64", ["--version"]).status !== 0 || !existsSync(join(arm64Libraries, "lib", "libstdc++.so.6"))
+      ? "qemu-aarch64 or the arm64 libraries are not installed (apt-get install qemu-user libc6-arm64-cross libstdc++6-arm64-cross)"
+      : false;
 const rootManifest = JSON.parse(readFileSync(join(repo, "package.json"), "utf8"));
 
 test("each platform package is listed in optionalDependencies with cog-http's exact version", () => {
@@ -62,25 +73,10 @@ describe("a fresh project without cargo, installing cog-http and this platform's
   test('it serves on engine "native" from the prebuilt binary, nothing built from source', () => {
     const { project } = installed;
     assert.ok(!existsSync(join(project, "node_modules", "cog-http", "native", "cog-native.node")), "a build from source was made");
-    writeFileSync(
-      join(project, "serve.mjs"),
-      `import { Cog } from "cog-http";
-import { readFileSync } from "node:fs";
-const app = new Cog({ engine: "native" });
-app.get("/hello/:name", (req, res) => res.send("hello " + req.params.name));
-const { port } = await app.listen(0, "127.0.0.1");
-const response = await fetch("http://127.0.0.1:" + port + "/hello/prebuilt");
-const addons = readFileSync("/proc/self/maps", "utf8").split("\\n").map((line) => line.split(/\\s+/)[5] ?? "").filter((file) => file.endsWith(".node"));
-console.log(JSON.stringify({ status: response.status, body: await response.text(), engine: app.engineInUse, addons: [...new Set(addons)] }));
-await app.close();
-`,
-    );
-    const served = spawnSync(process.execPath, ["serve.mjs"], { cwd: project, env, encoding: "utf8", timeout: 30_000 });
-    assert.equal(served.status, 0, served.stderr);
-    const result = JSON.parse(served.stdout);
-    assert.deepEqual([result.status, result.body, result.engine], [200, "hello prebuilt", "native"]);
+    const answer = serveNative(project, env);
+    assert.deepEqual([answer.status, answer.body, answer.engine], [200, "hello installed", "native"]);
     // The one addon in the process is the platform package's file.
-    assert.deepEqual(result.addons, [join(project, "node_modules", "@cog-http", `native-${host!.name}`, packageOf(host!).manifest.main)]);
+    assert.deepEqual(answer.addons, [join(project, "node_modules", "@cog-http", `native-${host!.name}`, packageOf(host!).manifest.main)]);
   });
 
   test("npx cog-build-native, the fallback, has nothing to do", () => {
@@ -88,4 +84,15 @@ await app.close();
     assert.equal(build.status, 0, build.stderr);
     assert.match(build.stdout, new RegExp(`the prebuilt native engine \\(@cog-http/native-${host!.name}\\) loads here: nothing to build`));
   });
+});
+
+test('on an arm64 Node (under qemu), the linux-arm64-gnu package serves on engine "native"', { skip: arm64Skip }, (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "cog-arm64-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // npm installs a package only for the machine's own cpu; --force puts the arm64 one here for the arm64 Node to load.
+  const { project, status, output } = install(dir, [pack(repo, dir), pack(packageOf(arm64).dir, dir)], { flags: ["--force"] });
+  assert.equal(status, 0, output);
+  const node = nodeBinary(process.versions.node.split(".")[0], "arm64");
+  const answer = serveNative(project, process.env, ["qemu-aarch64", "-L", arm64Libraries, node]);
+  assert.deepEqual(answer, { status: 200, body: "hello installed", engine: "native", addons: [join(project, "node_modules", "@cog-http", `native-${arm64.name}`, packageOf(arm64).manifest.main)] });
 });

@@ -55,7 +55,7 @@ export interface Installed {
 }
 
 /** Installs tarballs into a new project in `dir` with `node` running npm, under `env`. */
-export function install(dir: string, tarballs: string[], options: { node?: string; env?: NodeJS.ProcessEnv } = {}): Installed {
+export function install(dir: string, tarballs: string[], options: { node?: string; env?: NodeJS.ProcessEnv; flags?: string[] } = {}): Installed {
   const project = join(dir, "app");
   const npmrc = join(dir, "npmrc");
   writeFileSync(npmrc, "fund=false\naudit=false\nupdate-notifier=false\n");
@@ -64,7 +64,7 @@ export function install(dir: string, tarballs: string[], options: { node?: strin
   // git, folder or tarball source, never from the registry: as the registry would, this project
   // denies it. That cog-http has no script that runs at an app's install is checked on its manifest.
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "app", private: true, type: "module", allowScripts: Object.fromEntries(tarballs.map((tarball) => [`file:${tarball}`, false])) }));
-  const result = spawnSync(options.node ?? process.execPath, [npmCli, "install", "--prefer-offline", "--userconfig", npmrc, ...tarballs], {
+  const result = spawnSync(options.node ?? process.execPath, [npmCli, "install", "--prefer-offline", "--userconfig", npmrc, ...(options.flags ?? []), ...tarballs], {
     cwd: project,
     encoding: "utf8",
     env: options.env ?? process.env,
@@ -80,4 +80,35 @@ export function manifestOf(tarball: string): { scripts?: Record<string, string>;
 /** npm's warnings in its output, one string each. */
 export function warnings(output: string): string[] {
   return output.split("\n").filter((line) => /^npm warn/i.test(line));
+}
+
+export interface Answer {
+  status: number;
+  body: string;
+  engine: string;
+  /** The Node-API addons the serving process had loaded (from /proc/self/maps). */
+  addons: string[];
+}
+
+/**
+ * Runs an app on engine "native" in `project` (with `node`, which may be a command such as an
+ * emulator and a Node binary) and answers one request to GET /hello/installed over a real socket.
+ */
+export function serveNative(project: string, env: NodeJS.ProcessEnv, node: string[] = [process.execPath]): Answer {
+  writeFileSync(
+    join(project, "serve.mjs"),
+    `import { Cog } from "cog-http";
+import { readFileSync } from "node:fs";
+const app = new Cog({ engine: "native" });
+app.get("/hello/:name", (req, res) => res.send("hello " + req.params.name));
+const { port } = await app.listen(0, "127.0.0.1");
+const response = await fetch("http://127.0.0.1:" + port + "/hello/installed");
+const addons = readFileSync("/proc/self/maps", "utf8").split("\\n").map((line) => line.split(/\\s+/)[5] ?? "").filter((file) => file.endsWith(".node"));
+console.log(JSON.stringify({ status: response.status, body: await response.text(), engine: app.engineInUse, addons: [...new Set(addons)] }));
+await app.close();
+`,
+  );
+  const served = spawnSync(node[0]!, [...node.slice(1), "serve.mjs"], { cwd: project, env, encoding: "utf8", timeout: 120_000 });
+  if (served.status !== 0) throw new Error(`serve.mjs failed (${served.status}): ${served.stderr}`);
+  return JSON.parse(served.stdout) as Answer;
 }
