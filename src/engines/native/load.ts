@@ -60,7 +60,7 @@ export const EVENT_ABORT = 1;
 export const EVENT_DRAIN = 2;
 
 const BUILD =
-  'cog-http installs a prebuilt engine for linux-x64 (glibc or musl) and linux-arm64 (glibc); elsewhere, build it from source with Rust installed (https://rustup.rs): npx cog-build-native (in this repository: node scripts/build-native.mjs). Or use engine: "node" (or engine: "auto", which falls back to it).';
+  'cog-http installs it prebuilt for linux-x64 (glibc or musl) and linux-arm64 (glibc), as an optional dependency (not with --omit=optional); on another Linux, build it from source with Rust (https://rustup.rs): npx cog-build-native (in this repository: node scripts/build-native.mjs). Or use engine: "node" (or engine: "auto", which falls back to it).';
 
 let loaded: NativeAddon | null = null;
 
