@@ -5,7 +5,7 @@
 // glibc floor, libuv left to Node): this machine can't run them.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -14,6 +14,14 @@ import { nodeBinary } from "../scripts/node-binary.mjs";
 import { install, type Installed, manifestOf, pack, pathWithoutRust, platformFolder, repo, serveNative, warnings } from "./packed.js";
 
 const host = hostPlatform();
+const musl = platforms.find((p) => p.name === "linux-x64-musl")!;
+const muslSkip = !existsSync(packageOf(musl).binary)
+  ? "the linux-x64-musl binary is not built here (node scripts/build-prebuilt.mjs builds it)"
+  : process.platform !== "linux" || process.arch !== "x64"
+    ? "loads the x64 musl binary on linux-x64 only"
+    : spawnSync("musl-gcc", ["--version"]).status !== 0
+      ? "musl-gcc is not installed (apt-get install musl-tools)"
+      : false;
 const arm64 = platforms.find((p) => p.name === "linux-arm64-gnu")!;
 /** Debian's arm64 C and C++ libraries (libc6-arm64-cross, libstdc++6-arm64-cross), which qemu-aarch64 runs an arm64 Node with. */
 const arm64Libraries = "/usr/aarch64-linux-gnu";
@@ -95,4 +103,41 @@ test('on an arm64 Node (under qemu), the linux-arm64-gnu package serves on engin
   const node = nodeBinary(process.versions.node.split(".")[0], "arm64");
   const answer = serveNative(project, process.env, ["qemu-aarch64", "-L", arm64Libraries, node]);
   assert.deepEqual(answer, { status: 200, body: "hello installed", engine: "native", addons: [join(project, "node_modules", "@cog-http", `native-${arm64.name}`, packageOf(arm64).manifest.main)] });
+});
+
+// No Node for musl can be had here (none on npm, and Bun's musl build needs a musl libstdc++ that
+// Debian lacks), so musl's own dynamic loader loads the binary into a small musl program that
+// defines the napi_* and uv_* functions Node would (never called: loading runs no Node-API code).
+// What this proves that reading the file does not: every C library function the binary needs is
+// in this musl (1.2.3, Alpine 3.17's), and its relocations and initializers run under musl.
+test("the linux-x64-musl binary loads under musl's dynamic loader", { skip: muslSkip }, (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "cog-musl-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const { binary } = packageOf(musl);
+  const node = spawnSync("readelf", ["-W", "--dyn-syms", binary], { encoding: "utf8" })
+    .stdout.split("\n")
+    .map((line) => line.trim().split(/\s+/))
+    .filter((cols) => cols[6] === "UND" && /^(napi|uv)_\w+$/.test(cols[7] ?? ""))
+    .map((cols) => `void ${cols[7]}(void) {}`);
+  assert.ok(node.length > 40, "the binary names Node's functions");
+  writeFileSync(
+    join(dir, "load.c"),
+    `#include <dlfcn.h>
+#include <stdio.h>
+${node.join("\n")}
+int main(int argc, char **argv) {
+  void *addon = dlopen(argv[1], RTLD_NOW);
+  if (addon == NULL) { printf("%s\\n", dlerror()); return 1; }
+  printf("%s\\n", dlsym(addon, "napi_register_module_v1") != NULL ? "loaded" : "no napi_register_module_v1");
+  return 0;
+}
+`,
+  );
+  const compiled = spawnSync("musl-gcc", ["-rdynamic", "-o", join(dir, "load"), join(dir, "load.c")], { encoding: "utf8" });
+  assert.equal(compiled.status, 0, compiled.stderr);
+  const loaded = spawnSync(join(dir, "load"), [binary], { encoding: "utf8" });
+  assert.equal(loaded.stdout.trim(), "loaded", loaded.stderr);
+  // The glibc binary does not load there: the check can fail.
+  const glibc = packageOf(platforms.find((p) => p.name === "linux-x64-gnu")!).binary;
+  if (existsSync(glibc)) assert.match(spawnSync(join(dir, "load"), [glibc], { encoding: "utf8" }).stdout, /ld-linux-x86-64\.so\.2/);
 });
