@@ -67,7 +67,8 @@ export function install(dir: string, tarballs: string[], options: { node?: strin
   const result = spawnSync(options.node ?? process.execPath, [npmCli, "install", "--prefer-offline", "--userconfig", npmrc, ...(options.flags ?? []), ...tarballs], {
     cwd: project,
     encoding: "utf8",
-    env: options.env ?? process.env,
+    // As from a user's shell: not the npm_config_* settings an enclosing `npm test` passes down.
+    env: Object.fromEntries(Object.entries(options.env ?? process.env).filter(([name]) => !/^npm_/i.test(name))),
   });
   return { project, output: `${result.stdout}${result.stderr}`, status: result.status };
 }
