@@ -189,7 +189,7 @@ export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base
       const file = name === undefined ? undefined : name.slice(Math.max(name.lastIndexOf("/"), name.lastIndexOf("\\")) + 1);
       if (file !== undefined) this.set("content-type", typeFromName(file));
       disposition ??= require("content-disposition") as typeof import("content-disposition");
-      return this.set("content-disposition", disposition(file));
+      return this.set("content-disposition", disposition.create(file));
     }
 
     /**
