@@ -669,6 +669,21 @@ describe("files that fail", () => {
   });
 });
 
+test("an app that serves no file loads none of the file code", () => {
+  // In a process of its own: this one has loaded it already.
+  const script = `
+    import { createRequire } from "node:module";
+    const { Cog } = await import(${JSON.stringify(new URL("../src/index.ts", import.meta.url).href)});
+    const app = new Cog({ logErrors: false });
+    app.get("/", (_req, res) => res.type("text").send("hi"));
+    const answer = await app.inject("/");
+    const loaded = Object.keys(createRequire(process.cwd() + "/").cache).filter((path) => /node_modules\\/(mime-types|negotiator|range-parser|content-disposition)\\//.test(path));
+    console.log(JSON.stringify({ status: answer.statusCode, loaded }));
+  `;
+  const out = execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8" });
+  assert.deepEqual(JSON.parse(out), { status: 200, loaded: [] });
+});
+
 /** Every byte the server wrote until it closed (raw's latin1 text, as bytes). */
 async function rawBytes(port: number, request: string): Promise<Buffer> {
   return Buffer.from(await raw(port, request, 2000), "latin1");
