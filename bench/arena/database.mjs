@@ -30,7 +30,7 @@ export function freePort() {
 
 /**
  * Starts a throw-away Postgres on a free port and seeds `items` with `rows` rows.
- * Resolves { url, stop() }. Durability is off (fsync, synchronous_commit), as on the
+ * Resolves { url, pid (the postmaster's), stop() }. Durability is off (fsync, synchronous_commit), as on the
  * tmpfs-backed database HttpArena runs: the scenarios measure the servers, not the disk.
  */
 export async function startPostgres({ rows = ITEM_COUNT, log = () => {} } = {}) {
@@ -79,7 +79,7 @@ export async function startPostgres({ rows = ITEM_COUNT, log = () => {} } = {}) 
     throw err;
   }
   log(`postgres: ${rows} items seeded in ${Date.now() - started} ms`);
-  return { url, stop };
+  return { url, pid: pg.process?.pid, stop };
 }
 
 const sqlList = (words) => `ARRAY[${words.map((w) => `'${w}'`).join(",")}]`;
