@@ -264,7 +264,7 @@ async function main() {
     date: new Date().toISOString(),
     machine: `${platform()} ${arch()} ${release()} | ${cpus().length} × ${cpus()[0]?.model.trim()} | ${Math.round(totalmem() / 2 ** 30)} GiB`,
     node: nodeVersion,
-    tool: settings.tool,
+    tool: scenarios.length === 0 ? "wrk" : arenaScenarios.length > 0 ? `${settings.tool} (the arena: wrk)` : settings.tool,
     rounds: settings.rounds,
     duration: settings.seedDurations ? "seed durations" : settings.duration,
     warmup: settings.warmup,

@@ -135,9 +135,6 @@ export function buildReport(results, chartFiles = []) {
   out.push(`- **Command:** \`${meta.command}\``);
   out.push(`- **Run:** ${meta.date}`);
   out.push("");
-  out.push("Every contender passed the same conformance check (status, body, content type, cookies, pipelining) before it was timed; see `bench/lib/contract.mjs`. " +
-    "`× bare` divides requests/s by the hand-written server on the same engine (node-http for node:http frameworks, uws for uWebSockets.js ones and for Cog's native engine, bun for Bun).", "");
-
   const seedScenarios = results.scenarios.filter((s) => !s.arena);
   const arenaScenarios = results.scenarios.filter((s) => s.arena);
   if (arenaScenarios.length > 0) out.push(...arenaReport(results, rows, arenaScenarios));
@@ -168,10 +165,14 @@ function arenaReport(results, rows, scenarios) {
   for (const scenario of scenarios) {
     const list = rows.filter((r) => r.scenario === scenario.id);
     const best = Math.max(0, ...list.map((r) => r.rps ?? 0));
-    for (const row of list) row.ratioToBest = best > 0 && row.rps !== null ? row.rps / best : null;
+    const leanest = Math.min(...list.map((r) => r.cpuMicrosPerRequest ?? Infinity));
+    for (const row of list) {
+      row.ratioToBest = best > 0 && row.rps !== null ? row.rps / best : null;
+      row.cpuToLeanest = Number.isFinite(leanest) && row.cpuMicrosPerRequest !== null ? row.cpuMicrosPerRequest / leanest : null;
+    }
   }
   out.push("## The arena: requests/s, as a multiple of the scenario's best", "");
-  out.push("Each contender ran every scenario it passed the arena's checks on (`bench/arena/contract.mjs`: randomized inputs, requests split across TCP writes, compressed and plain negotiation, 404s, the cache header, upload counts, answers compared with Postgres). Timed with wrk and a Lua script per scenario that rotates its requests (`bench/arena/scenarios.mjs`). \"can't\": see the scenario's section for why.", "");
+  out.push("Each contender ran every scenario it passed the arena's checks on (`bench/arena/contract.mjs`: randomized inputs, requests split across TCP writes, compressed and plain negotiation, 404s, the cache header, upload counts, answers compared with Postgres). Timed with wrk and a Lua script per scenario that rotates its requests (`bench/arena/scenarios.mjs`). Where the server did not use its whole core (the server CPU column: the load generator, Postgres or a busy machine was the limit), compare CPU µs per request rather than req/s. \"can't\": see the scenario's section for why.", "");
   out.push(`| contender | ${scenarios.map((s) => s.id).join(" | ")} |`);
   out.push(`| :-- | ${scenarios.map(() => "--:").join(" | ")} |`);
   for (const name of names) {
@@ -183,16 +184,27 @@ function arenaReport(results, rows, scenarios) {
     out.push(`| ${name.startsWith("cog") ? `**${name}**` : name} | ${cells.join(" | ")} |`);
   }
   out.push("");
+  out.push("### The arena: server CPU µs per request, as a multiple of the scenario's leanest", "");
+  out.push(`| contender | ${scenarios.map((s) => s.id).join(" | ")} |`);
+  out.push(`| :-- | ${scenarios.map(() => "--:").join(" | ")} |`);
+  for (const name of names) {
+    const cells = scenarios.map((s) => {
+      const row = rows.find((r) => r.scenario === s.id && r.contender === name);
+      return row ? `${fmt.fixed(row.cpuMicrosPerRequest, 1)} (${fmt.ratio(row.cpuToLeanest)})` : "–";
+    });
+    out.push(`| ${name.startsWith("cog") ? `**${name}**` : name} | ${cells.join(" | ")} |`);
+  }
+  out.push("");
   for (const scenario of scenarios) {
     out.push(`### Arena: ${scenario.title}`, "");
     out.push(`Sends: ${scenario.sends}. ${results.meta.connectionsOverride ?? scenario.connections} connections${scenario.pipelining > 1 ? `, ${scenario.pipelining} pipelined` : ""}.`, "");
     const list = rows.filter((r) => r.scenario === scenario.id).sort((a, b) => (b.rps ?? 0) - (a.rps ?? 0));
     if (list.length > 0) {
-      out.push("| contender | version | req/s | × best | p99 (ms) | CPU µs/req | server CPU | errors | unexpected status | peak RSS (MiB) | throughput (MiB/s) |");
-      out.push("| :-- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |");
+      out.push("| contender | version | req/s | × best | p99 (ms) | CPU µs/req | CPU/req × leanest | server CPU | errors | unexpected status | peak RSS (MiB) | throughput (MiB/s) |");
+      out.push("| :-- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |");
       for (const row of list) {
         const version = results.contenders.find((c) => c.name === row.contender)?.version ?? "";
-        out.push(`| ${row.contender.startsWith("cog") ? `**${row.contender}**` : row.contender} | ${version} | ${fmt.int(row.rps)}${row.generatorBound ? "†" : ""} | ${fmt.ratio(row.ratioToBest)} | ${fmt.fixed(row.latencyP99)} | ${fmt.fixed(row.cpuMicrosPerRequest, 1)} | ${fmt.pct(row.serverCpu)} | ${row.errors} | ${row.unexpected} | ${fmt.mb(row.peakRss)} | ${fmt.mbps(row.bytesPerSec)} |`);
+        out.push(`| ${row.contender.startsWith("cog") ? `**${row.contender}**` : row.contender} | ${version} | ${fmt.int(row.rps)}${row.generatorBound ? "†" : ""} | ${fmt.ratio(row.ratioToBest)} | ${fmt.fixed(row.latencyP99)} | ${fmt.fixed(row.cpuMicrosPerRequest, 1)} | ${fmt.ratio(row.cpuToLeanest)} | ${fmt.pct(row.serverCpu)} | ${row.errors} | ${row.unexpected} | ${fmt.mb(row.peakRss)} | ${fmt.mbps(row.bytesPerSec)} |`);
       }
       out.push("");
     }
@@ -212,6 +224,8 @@ function seedReport(results, rows, scenarios, order) {
   const { meta } = results;
   // Headline: every contender × route as a multiple of the bare engine.
   const routeKeys = scenarios.flatMap((s) => s.routes.map((r) => ({ scenario: s.id, route: r })));
+  out.push("Every contender passed the same conformance check (status, body, content type, cookies, pipelining) before it was timed; see `bench/lib/contract.mjs`. " +
+    "`× bare` divides requests/s by the hand-written server on the same engine (node-http for node:http frameworks, uws for uWebSockets.js ones and for Cog's native engine, bun for Bun).", "");
   out.push("## Headline: requests/s, as a multiple of the bare server", "");
   out.push(`| contender | ${routeKeys.map((k) => `${routeLabel(k.route)}`).join(" | ")} |`);
   out.push(`| :-- | ${routeKeys.map(() => "--:").join(" | ")} |`);
