@@ -20,7 +20,7 @@ export const ARENA_CONTENDERS = [
   { name: "ultimate-express", engine: "uws", file: "bench/arena/contenders/ultimate-express.mjs", package: "ultimate-express", unable: {}, about: "the Express app above on uWebSockets.js" },
   { name: "hyper-express", engine: "uws", file: "bench/arena/contenders/hyper-express.mjs", package: "hyper-express", unable: { static: "HyperExpress has no static file handler", "json-comp": "HyperExpress has no compression middleware" }, about: "on uWebSockets.js; zod" },
   { name: "nginx", engine: "nginx", runtime: "sh", file: "bench/arena/contenders/nginx.sh", only: ["static"], about: "Debian's nginx, one process, sendfile, gzip_static on: the ceiling for static" },
-  { name: "elysia-bun", engine: "bun", runtime: "bun", file: null, unable: "not yet: the arena has no Elysia app yet", about: "Elysia on Bun" },
+  { name: "elysia-bun", engine: "bun", runtime: "bun", file: "bench/arena/contenders/elysia-bun.mjs", package: "elysia", unable: { static: "@elysiajs/static is not installed here", "json-comp": "Elysia has no compression of its own" }, about: "Elysia on Bun: its t schemas, the request body stream for uploads" },
 ];
 
 /** Why a contender cannot run a scenario, or undefined when it can. */
