@@ -14,3 +14,4 @@ export { WebSocket } from "./websocket/socket.js";
 export type { Broker } from "./websocket/topics.js";
 export type { WebSocketHandlers, WebSocketOptions, SendResult, MessageData, OutgoingData } from "./websocket/types.js";
 export { redisBroker, type RedisBrokerOptions, type RedisClientLike } from "./websocket/redis.js";
+export { serveStatic, type StaticOptions, type SendFileOptions, type FileOptions } from "./static.js";
