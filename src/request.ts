@@ -92,6 +92,16 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
      */
     abstract receiveBody(length: number, limit: number, done: BodyCallback): void;
 
+    /**
+     * Lets the body the request announced flow through the request's readable side as it
+     * arrives, without holding it whole, and with backpressure (while the stream's buffer is
+     * full, the engine stops reading the connection). Past `limit` bytes the stream is destroyed
+     * with a 413 HttpError, and the connection stays up for the answer. A client that goes away
+     * mid-body destroys it with an ECONNRESET error, as node:http does.
+     * @internal
+     */
+    abstract streamBody(length: number, limit: number): void;
+
     /** The path without the query string, as sent (not decoded); inside a mounted middleware, the part below its prefix. */
     get path(): string {
       if (own(this)[CACHED_PATH] === undefined) own(this)[CACHED_PATH] = pathOf(this.url ?? "/");

@@ -92,7 +92,7 @@ pub fn destroy_connections(id: usize) -> Vec<u64> {
         let mut ids = Vec::new();
         for key in s.conn_keys(id) {
             ids.extend(s.close_conn(key).into_iter().map(|c| match c {
-                Call::Event { id, .. } | Call::Request { id, .. } => id,
+                Call::Event { id, .. } | Call::Request { id, .. } | Call::BodyPiece { id, .. } | Call::BodyEnd { id } => id,
             }));
         }
         ids
@@ -194,7 +194,7 @@ impl State {
         self.free_conns.push(key);
         unsafe { close_fd_handle(conn.poll, conn.fd) };
         let mut calls = Vec::new();
-        if let Some(body) = conn.body {
+        if let Some(body) = conn.body.filter(|b| !b.delivered) {
             self.reqs.remove(&body.id);
         }
         for id in conn.queue {

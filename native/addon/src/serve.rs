@@ -155,7 +155,7 @@ impl State {
     }
 
     /// Notes a readable connection for `serve` to read; returns whether a whole slice is ready.
-    fn mark_ready(&mut self, id: usize, key: usize, gen: u32) -> bool {
+    pub(crate) fn mark_ready(&mut self, id: usize, key: usize, gen: u32) -> bool {
         let Some(conn) = self.conns[key].as_mut() else { return false };
         let Some(server) = self.servers.get_mut(id).and_then(Option::as_mut) else { return false };
         if !std::mem::replace(&mut conn.read_queued, true) {
@@ -172,6 +172,9 @@ impl State {
     fn read(&mut self, key: usize) -> Vec<Call> {
         let conn = self.conns[key].as_mut().unwrap();
         conn.read_queued = false;
+        if conn.body.as_ref().is_some_and(|b| b.paused) {
+            return Vec::new(); // JavaScript's stream is full: the input waits in the socket.
+        }
         if conn.no_more_requests && conn.body.is_none() {
             // Nothing more will be parsed: drop input (a client still sending after a refusal).
             let mut scratch = [0u8; 16 * 1024];

@@ -7,7 +7,7 @@ export interface NativeAddon {
   uvVersion(): number;
   /** The methods the engine accepts; `onRequest` gets a method as its place in this list. */
   methods(): string[];
-  listen(options: NativeListenOptions, onRequest: NativeRequestHandler, onEvent: (kind: number, id: number) => void): [number, number];
+  listen(options: NativeListenOptions, onRequest: NativeRequestHandler, onEvent: (kind: number, id: number, piece?: Buffer) => void): [number, number];
   stopListening(server: number): void;
   destroyConnections(server: number): number[];
   dispose(server: number): void;
@@ -31,6 +31,8 @@ export interface NativeAddon {
   streamWrite(id: number, chunk: string | Buffer): boolean;
   streamEnd(id: number): boolean;
   destroy(id: number): void;
+  /** Pauses (the request's body stream is full) or resumes reading a body that follows its request. */
+  pauseBody(id: number, paused: boolean): void;
   /** Accepts up to `max` connections waiting on a listening descriptor (the node engine's; see src/engines/node/accept.ts): their descriptors. */
   acceptQueued(fd: number, max: number): number[];
 }
@@ -41,23 +43,24 @@ export interface NativeListenOptions {
   maxHeaders: number;
   maxUrlLength: number;
   strict: boolean;
-  bodyLimit: number;
   headersTimeout: number;
   requestTimeout: number;
   keepAliveTimeout: number;
   timeoutCheckInterval: number;
 }
-export type NativeRequestHandler = (id: number, method: number, url: string, body: Buffer | undefined, flags: number, problem: string | undefined) => void;
+/** `body`: the whole body; or, when it follows in pieces (EVENT_BODY_PIECE, EVENT_BODY_END), its declared length (-1: chunked). */
+export type NativeRequestHandler = (id: number, method: number, url: string, body: Buffer | number | undefined, flags: number, problem: string | undefined) => void;
 
 /** Flags and events shared with the addon (native/addon/src/js.rs; the RESPONSE_ flags: lib.rs). */
 export const FLAG_HTTP11 = 1;
-export const FLAG_TOO_LARGE = 2;
 /** The request broke one of Cog's head rules (checked by the engine); the status is `flags >>> 16`. */
 export const FLAG_REFUSED = 4;
 export const RESPONSE_CLOSE = 1;
 export const RESPONSE_HAS_DATE = 2;
 export const EVENT_ABORT = 1;
 export const EVENT_DRAIN = 2;
+export const EVENT_BODY_PIECE = 3;
+export const EVENT_BODY_END = 4;
 
 const BUILD =
   'Build it with Rust installed (https://rustup.rs): npm rebuild cog-http (in this repository: node scripts/build-native.mjs), or use engine: "node" (or engine: "auto", which falls back to it).';
