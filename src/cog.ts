@@ -7,7 +7,7 @@ import { HttpError, errorBody, statusOf } from "./errors.js";
 import { NO_BODY, pathOf } from "./head.js";
 import { resolveLimits, type Limits } from "./limits.js";
 import { REPORT, whereOf } from "./log.js";
-import { ROUTE, decodeParam, type InternalRequest, type Params, type Request, type RequestSettings } from "./request.js";
+import { RESPONSE, ROUTE, decodeParam, type InternalRequest, type Params, type Request, type RequestSettings } from "./request.js";
 import { SERIALIZERS, WATCH, resetForError, type InternalResponse, type Response } from "./response.js";
 import { Router, joinPaths, prefixCoverage, prefixMatcher, type Match } from "./router.js";
 import { compileSerializers, compileValidation, type Serializer } from "./schema/compile.js";
@@ -240,6 +240,7 @@ export class Cog extends Scope implements ChainOwner {
    * read the head and says what body follows, or why the request is refused.
    */
   readonly dispatch = (req: Request, res: Response, verdict: HeadVerdict): void => {
+    (req as InternalRequest)[RESPONSE] = res;
     if (this.closing) return this.refuseWhileClosing(req, res);
     if (typeof verdict !== "number") {
       // The request broke a rule of HTTP or a limit: answer it, then close rather than guess what follows.

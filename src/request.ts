@@ -44,6 +44,9 @@ export const CACHED_BODY: unique symbol = Symbol("cog.body");
 export const ORIGINAL_URL: unique symbol = Symbol("cog.originalUrl");
 /** The route a request matched (`GET /users/:id`), for log lines; null for unmatched requests. */
 export const ROUTE: unique symbol = Symbol("cog.route");
+/** The response answering this request (set by the app when it dispatches the request). */
+export const RESPONSE: unique symbol = Symbol("cog.response");
+const SIGNAL: unique symbol = Symbol("cog.signal");
 
 /** Cog's state on every request, under the symbols above (kept out of the public types). */
 export interface RequestInternals {
@@ -55,6 +58,13 @@ export interface RequestInternals {
   [CACHED_BODY]: unknown;
   [ORIGINAL_URL]: string | undefined;
   [ROUTE]: string | null;
+  [RESPONSE]: RequestResponse | null;
+  [SIGNAL]: AbortSignal | undefined;
+}
+/** What `req.signal` needs of the response: its 'close', and whether it finished first. */
+interface RequestResponse {
+  readonly writableFinished: boolean;
+  once(event: "close", listener: () => void): unknown;
 }
 type Internal = RequestInternals;
 /** A request's internal state (a cast, which V8 compiles away). */
@@ -101,6 +111,27 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
      * @internal
      */
     abstract streamBody(length: number, limit: number): void;
+
+    /**
+     * An AbortSignal that fires when the client goes away before the response is finished (the
+     * connection closed): hand it to `fetch`, database queries, timers, or an SSE loop, so that
+     * their work stops with the client. Made on first read.
+     */
+    get signal(): AbortSignal {
+      let signal = own(this)[SIGNAL];
+      if (signal === undefined) {
+        const controller = new AbortController();
+        signal = own(this)[SIGNAL] = controller.signal;
+        const res = own(this)[RESPONSE];
+        // Every engine's response emits 'close' once: after 'finish' when answered, alone when the connection went first.
+        if (res !== null && !res.writableFinished) {
+          res.once("close", () => {
+            if (!res.writableFinished) controller.abort(new DOMException("The client closed the connection before the response was finished", "AbortError"));
+          });
+        }
+      }
+      return signal;
+    }
 
     /** The path without the query string, as sent (not decoded); inside a mounted middleware, the part below its prefix. */
     get path(): string {
@@ -246,6 +277,8 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
     [CACHED_BODY]: UNSET,
     [ORIGINAL_URL]: undefined,
     [ROUTE]: null,
+    [RESPONSE]: null,
+    [SIGNAL]: undefined,
   });
   return RequestHelpers;
 }
