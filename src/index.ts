@@ -10,3 +10,5 @@ export type { InjectOptions, InjectResponse } from "./testing.js";
 export type { RouteSchema, RouteOptions, Schema, JsonSchema, Infer, SchemaRequest, SchemaResponse } from "./schema/types.js";
 export type { ValidationIssue } from "./schema/compile.js";
 export type { OpenApiInfo } from "./schema/openapi.js";
+export { compress, type CompressOptions, type Encoding } from "./compress.js";
+export { EventStream, type EventStreamOptions, type ServerEvent } from "./sse.js";
