@@ -12,3 +12,4 @@ export type { ValidationIssue } from "./schema/compile.js";
 export type { OpenApiInfo } from "./schema/openapi.js";
 export { compress, type CompressOptions, type Encoding } from "./compress.js";
 export { EventStream, type EventStreamOptions, type ServerEvent } from "./sse.js";
+export type { MultipartOptions, MultipartLimits, UploadedFile, FormFields } from "./multipart.js";

@@ -7,6 +7,7 @@ import { HttpError } from "./errors.js";
 import { pathOf } from "./head.js";
 import { DEFAULT_LIMITS } from "./limits.js";
 import { unsignCookies } from "./signing.js";
+import type { FormFields, MultipartOptions } from "./multipart.js";
 
 export type Query = Record<string, string | string[] | undefined>;
 export type Cookies = Record<string, string | undefined>;
@@ -131,6 +132,15 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
         }
       }
       return signal;
+    }
+
+    /**
+     * Reads a multipart/form-data body (an upload form): resolves with its fields, each file
+     * handed to `options.onFile` as a stream while the body arrives. Limits (file size, files,
+     * fields, parts) answer 413 past them; a malformed body 400; one that isn't multipart 415.
+     */
+    multipart(options: MultipartOptions = {}): Promise<FormFields> {
+      return import("./multipart.js").then(({ readMultipart }) => readMultipart(this as unknown as Request, options));
     }
 
     /** The path without the query string, as sent (not decoded); inside a mounted middleware, the part below its prefix. */
