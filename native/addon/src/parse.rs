@@ -50,7 +50,7 @@ impl State {
             }
             if let Some(body) = conn.body.as_mut() {
                 if body.paused {
-                    break; // JavaScript resumes it (`resume_body`).
+                    break; // Until JavaScript resumes it (`pause_body`).
                 }
                 let input = &conn.inbuf[used..];
                 let start = body.buf.len();
@@ -112,8 +112,12 @@ impl State {
                         }
                         conn.no_more_requests = true;
                         conn.close_when_done = true;
-                        conn.out.extend_from_slice(&refusal(refused.status, refused.message));
-                        cut_short = delivered;
+                        if delivered {
+                            // Its request is in JavaScript's hands: the connection is cut, aborting it.
+                            cut_short = true;
+                        } else {
+                            conn.out.extend_from_slice(&refusal(refused.status, refused.message));
+                        }
                         break;
                     }
                 }
