@@ -3,12 +3,15 @@ import { withResponseHelpers } from "../../response.js";
 import type { Request } from "../../request.js";
 import type { Response } from "../../response.js";
 import { REPORT } from "../../log.js";
+import { ENDING } from "./writes.js";
 
 /**
  * A response on the node engine: Node's own ServerResponse with Cog's helpers, so
  * Express-style middleware that calls `setHeader` or `write` works unchanged.
  */
 export class NodeResponse extends withResponseHelpers(ServerResponse) {
+  /** @internal */ declare [ENDING]: boolean;
+
   override writeHead(status: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
     try {
       return super.writeHead(status, reason as string, headers);
@@ -43,6 +46,8 @@ export class NodeResponse extends withResponseHelpers(ServerResponse) {
       return this;
     }
     if (!this.headersSent && !this.implicitHead()) return this;
+    // The socket's uncork inside Node's end() writes the whole answer: sliced writes may hold it.
+    this[ENDING] = true;
     return super.end(chunk, encoding as BufferEncoding, callback as () => void);
   }
 
@@ -63,3 +68,4 @@ export class NodeResponse extends withResponseHelpers(ServerResponse) {
     }
   }
 }
+NodeResponse.prototype[ENDING] = false;

@@ -28,11 +28,14 @@ import { Socket } from "node:net";
  */
 const SLICE = 16;
 
+/** Set on a response when its `end()` begins (src/engines/node/response.ts): the uncork that follows is its final one. */
+export const ENDING: unique symbol = Symbol("cog.node.ending");
+
 interface HeldSocket extends Socket {
   /** Whether this socket's final uncork is held, waiting in `held`. */
   cogHeld: boolean;
   /** Node's: the response being written on this socket. */
-  _httpMessage?: { writableEnded: boolean } | null;
+  _httpMessage?: { [ENDING]?: boolean } | null;
 }
 
 const uncork = Socket.prototype.uncork;
@@ -57,7 +60,7 @@ function uncorkInSlice(this: HeldSocket): void {
   // Only the uncork that would write is held; inner levels of cork unwind as usual.
   if (this.writableCorked !== 1) return uncork.call(this);
   // A write of a response still being streamed (Node uncorks its first write a tick later): not held.
-  if (this._httpMessage?.writableEnded === false) return uncork.call(this);
+  if (this._httpMessage?.[ENDING] === false) return uncork.call(this);
   if (this.cogHeld) return;
   this.cogHeld = true;
   held.push(this);
