@@ -26,6 +26,8 @@ pub struct ServerJs {
 pub const FLAG_HTTP11: u32 = 1;
 /// The request broke one of Cog's rules: the status is in the high 16 bits, the message is passed along.
 pub const FLAG_REFUSED: u32 = 4;
+/// The request has a body and a Content-Encoding header.
+pub const FLAG_ENCODED: u32 = 8;
 pub const EVENT_ABORT: u32 = 1;
 pub const EVENT_DRAIN: u32 = 2;
 pub const EVENT_BODY_PIECE: u32 = 3;

@@ -8,8 +8,8 @@
 //! the next request starts can't be trusted. One that breaks Cog's rules goes to JavaScript
 //! with its status, to be answered through the app's error handler.
 
-use crate::js::{Body, Call, FLAG_HTTP11, FLAG_REFUSED};
-use crate::request::new_req;
+use crate::js::{Body, Call, FLAG_ENCODED, FLAG_HTTP11, FLAG_REFUSED};
+use crate::request::{new_req, Req};
 use crate::state::{now, State};
 use crate::write::HIGH_WATER;
 use cog_framing::response::refusal;
@@ -85,15 +85,13 @@ impl State {
                         }
                         if done {
                             let body = conn.body.take().unwrap();
-                            let req = self.reqs.get(&body.id).unwrap();
-                            let flags = if req.minor >= 1 { FLAG_HTTP11 } else { 0 };
+                            let flags = body_flags(self.reqs.get(&body.id).unwrap());
                             calls.push(request_call(body.id, Body::Whole(body.buf), flags));
                             conn.queue.push_back(body.id);
                             continue;
                         }
                         // Not whole in what has arrived: hand the request over now, and the body as it comes.
-                        let req = self.reqs.get(&body.id).unwrap();
-                        let flags = if req.minor >= 1 { FLAG_HTTP11 } else { 0 };
+                        let flags = body_flags(self.reqs.get(&body.id).unwrap());
                         let declared = if let Framing::Length(total) = body.framing { Some(total) } else { None };
                         calls.push(request_call(body.id, Body::Follows(declared), flags));
                         conn.queue.push_back(body.id);
@@ -228,6 +226,13 @@ impl State {
             self.mark_ready(server, key, gen);
         }
     }
+}
+
+/// The flags of a request with a body: HTTP/1.1, and whether it names a Content-Encoding (so that
+/// JavaScript asks for the header only then: most bodies have none, and each ask is a call).
+fn body_flags(req: &Req) -> u32 {
+    let encoded = req.headers.iter().any(|(name, _)| req.head[name.clone()].eq_ignore_ascii_case(b"content-encoding"));
+    (if req.minor >= 1 { FLAG_HTTP11 } else { 0 }) | if encoded { FLAG_ENCODED } else { 0 }
 }
 
 fn request_call(id: u64, body: Body, flags: u32) -> Call {

@@ -55,6 +55,8 @@ export type NativeRequestHandler = (id: number, method: number, url: string, bod
 export const FLAG_HTTP11 = 1;
 /** The request broke one of Cog's head rules (checked by the engine); the status is `flags >>> 16`. */
 export const FLAG_REFUSED = 4;
+/** The request has a body and a Content-Encoding header (the app asks for it only then). */
+export const FLAG_ENCODED = 8;
 export const RESPONSE_CLOSE = 1;
 export const RESPONSE_HAS_DATE = 2;
 export const EVENT_ABORT = 1;

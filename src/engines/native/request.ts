@@ -5,7 +5,7 @@ import { BodyCollector, tooLarge } from "../../body.js";
 import { withRequestHelpers } from "../../request.js";
 import type { BodyCallback, RequestSocket } from "../engine.js";
 import { headersFromRaw } from "./headers.js";
-import { FLAG_HTTP11, type NativeAddon } from "./load.js";
+import { FLAG_ENCODED, FLAG_HTTP11, type NativeAddon } from "./load.js";
 
 // The engine's handles, under symbols so that no middleware's `req.id` can reach them.
 export const ADDON: unique symbol = Symbol("cog.native.addon");
@@ -180,6 +180,8 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
    */
   override firstHeader(name: string): string | undefined {
     if (this[RAW] !== null || this[GONE]) return super.firstHeader(name);
+    // Asked for every request with a body: the engine flagged the few bodies that have one.
+    if (name === "content-encoding" && this[RECEIVED] !== undefined && (this[FLAGS] & FLAG_ENCODED) === 0) return undefined;
     if (name !== "content-type") return this[ADDON].header(this[ID], name, true) ?? undefined;
     if (this[CONTENT_TYPE] === null) this[CONTENT_TYPE] = this[ADDON].header(this[ID], name, true) ?? undefined;
     return this[CONTENT_TYPE];
