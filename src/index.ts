@@ -13,3 +13,4 @@ export type { OpenApiInfo } from "./schema/openapi.js";
 export { compress, type CompressOptions, type Encoding } from "./compress.js";
 export { EventStream, type EventStreamOptions, type ServerEvent } from "./sse.js";
 export type { MultipartOptions, MultipartLimits, UploadedFile, FormFields } from "./multipart.js";
+export { serveStatic, type StaticOptions, type SendFileOptions, type FileOptions } from "./static.js";

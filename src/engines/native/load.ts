@@ -30,6 +30,8 @@ export interface NativeAddon {
   streamStart(id: number, status: number, block: string, flags: number, declared: number, reason?: string): boolean;
   streamWrite(id: number, chunk: string | Buffer): boolean;
   streamEnd(id: number): boolean;
+  /** Sends `length` bytes of the open file `fd` from `position` after what the stream wrote (the engine keeps a duplicate of `fd`). */
+  streamFile(id: number, fd: number, position: number, length: number): boolean;
   destroy(id: number): void;
   /** Pauses (the request's body stream is full) or resumes reading a body that follows its request. */
   pauseBody(id: number, paused: boolean): void;
