@@ -131,7 +131,18 @@ function wrap(req: Request, res: Response, settings: Settings): void {
   /** The length of the body `end` is about to send, when `end` is what writes the head. */
   let ending = -1;
 
-  const restore = () => Object.assign(res, original);
+  // Which methods were the response's own before (another middleware's wrapper) rather than its class's.
+  const wrapped = (Object.keys(original) as (keyof typeof original)[]).filter((name) => Object.hasOwn(res, name));
+  /**
+   * Steps aside: the methods are the class's again (not copies of them), so that Cog's file
+   * helpers see an unwrapped response and send an incompressible file the engine's own way.
+   */
+  const restore = () => {
+    for (const name of Object.keys(original) as (keyof typeof original)[]) {
+      if (wrapped.includes(name)) res[name] = original[name] as never;
+      else delete (res as unknown as Record<string, unknown>)[name];
+    }
+  };
   const realHead = (length: number) => {
     if (length >= 0) head["content-length"] = length;
     original.writeHead.call(res, status, head);

@@ -207,3 +207,29 @@ test("an error response after compress() is compressed or not as any other, and 
   assert.equal(again.status, 404);
   assert.match(decode(again), /not found/);
 });
+
+test("static files under compress(): a large text file is compressed, a large image goes out as it is", async (t) => {
+  const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const { tmpdir } = await import("node:os");
+  const { serveStatic } = await import("../src/index.js");
+  const dir = mkdtempSync(join(tmpdir(), "cog-compress-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const text = "body { color: red; }\n".repeat(20_000);
+  const image = Buffer.alloc(600_000, 9);
+  writeFileSync(join(dir, "site.css"), text);
+  writeFileSync(join(dir, "photo.png"), image);
+  const { port } = await serve(t, (app) => {
+    app.use(compress());
+    app.use("/static", serveStatic(dir));
+  });
+  const css = await get(port, "/static/site.css", { "accept-encoding": "gzip" });
+  assert.equal(css.status, 200);
+  assert.equal(css.headers["content-encoding"], "gzip");
+  assert.equal(decode(css), text);
+  const png = await get(port, "/static/photo.png", { "accept-encoding": "gzip" });
+  assert.equal(png.status, 200);
+  assert.equal(png.headers["content-encoding"], undefined);
+  assert.equal(Number(png.headers["content-length"]), image.length);
+  assert.ok(png.raw.equals(image));
+});
