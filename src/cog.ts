@@ -1,11 +1,13 @@
 import type { Server, ServerOptions } from "node:http";
 import { runChain, type ChainOwner, type Handler } from "./chain.js";
 import type { Address, Engine, EngineConfig, HeadVerdict } from "./engines/engine.js";
+import { tooLarge } from "./body.js";
+import { compress } from "./compress.js";
 import { HttpError, errorBody, statusOf } from "./errors.js";
 import { NO_BODY, pathOf } from "./head.js";
 import { resolveLimits, type Limits } from "./limits.js";
 import { REPORT, whereOf } from "./log.js";
-import { ROUTE, decodeParam, type InternalRequest, type Params, type Request, type RequestSettings } from "./request.js";
+import { RESPONSE, ROUTE, decodeParam, type InternalRequest, type Params, type Request, type RequestSettings } from "./request.js";
 import { SERIALIZERS, WATCH, resetForError, type InternalResponse, type Response } from "./response.js";
 import { Router, joinPaths, prefixCoverage, prefixMatcher, type Match } from "./router.js";
 import { compileSerializers, compileValidation, type Serializer } from "./schema/compile.js";
@@ -77,6 +79,10 @@ export type NotFoundHandler = (req: Request, res: Response) => unknown;
 /** One registered route, compiled: its whole middleware + handler chain, decided at registration. */
 interface Route {
   readonly handlers: Handler[];
+  /** The largest body it accepts (its `bodyLimit` option, else the app's). */
+  readonly bodyLimit: number;
+  /** Its handlers read the body as a stream (`body: "stream"`). */
+  readonly streamsBody: boolean;
   readonly paramNames: string[];
   readonly serializers: Map<number, Serializer> | null;
   /** `GET /users/:id`, for log lines. */
@@ -266,6 +272,7 @@ export class Cog extends Scope implements ChainOwner {
    * read the head and says what body follows, or why the request is refused.
    */
   readonly dispatch = (req: Request, res: Response, verdict: HeadVerdict): void => {
+    (req as InternalRequest)[RESPONSE] = res;
     if (this.closing) return this.refuseWhileClosing(req, res);
     if (typeof verdict !== "number") {
       // The request broke a rule of HTTP or a limit: answer it, then close rather than guess what follows.
@@ -284,22 +291,46 @@ export class Cog extends Scope implements ChainOwner {
         return this.fail(err, req, res);
       }
     }
-    if (verdict !== NO_BODY && !isMultipart(req)) return this.receive(req, res, route.handlers, verdict);
-    this.run(route.handlers, req, res);
+    if (verdict === NO_BODY) return this.run(route.handlers, req, res);
+    if (route.streamsBody || isMultipart(req)) return this.stream(req, res, route, verdict);
+    this.receive(req, res, route, verdict);
   };
 
   /** Buffers the body (within the limit) before the chain runs, so `req.body` can be read synchronously. */
-  private receive(req: Request, res: Response, handlers: Handler[], length: number): void {
-    req.receiveBody(length, this.limits.bodyLimit, (err, body) => {
-      if (err !== null) {
-        // The rest of the body is never read: close the connection after answering.
-        res.shouldKeepAlive = false;
-        return this.fail(err, req, res);
-      }
-      req.rawBody = body!;
-      req._body = true;
-      this.run(handlers, req, res);
+  private receive(req: Request, res: Response, route: Route, length: number): void {
+    req.receiveBody(length, route.bodyLimit, (err, body) => {
+      if (err !== null) return this.refuseBody(err, req, res);
+      const encoding = req.firstHeader("content-encoding");
+      if (encoding === undefined) return this.received(body!, req, res, route);
+      void import("./inflate.js").then(({ inflateBody }) =>
+        inflateBody(body!, encoding, route.bodyLimit, (error, inflated) => (error !== null ? this.refuseBody(error, req, res) : this.received(inflated!, req, res, route))),
+      );
     });
+  }
+
+  private received(body: Buffer, req: Request, res: Response, route: Route): void {
+    req.rawBody = body;
+    req._body = true;
+    this.run(route.handlers, req, res);
+  }
+
+  /** The body is refused (too large, or undecodable): answer, then close the connection rather than read the rest. */
+  private refuseBody(err: HttpError, req: Request, res: Response): void {
+    res.shouldKeepAlive = false;
+    this.fail(err, req, res);
+  }
+
+  /** Runs the chain at once, the body flowing through `req` as it arrives (within the route's limit). */
+  private stream(req: Request, res: Response, route: Route, length: number): void {
+    if (length > route.bodyLimit) return this.refuseBody(tooLarge(route.bodyLimit), req, res);
+    // A body past the limit fails the stream with a 413, which the handler's read rethrows; the
+    // connection is then not reused (the rest of the body is never read). Listening also keeps
+    // a failure no handler reads from ending the process.
+    req.on("error", (err) => {
+      if (err instanceof HttpError && err.status === 413) res.shouldKeepAlive = false;
+    });
+    req.streamBody(length, route.bodyLimit);
+    this.run(route.handlers, req, res);
   }
 
   /** Runs a chain; a response its handlers have not begun by the time they return is watched for handlerTimeout. */
@@ -386,10 +417,23 @@ export class Cog extends Scope implements ChainOwner {
       }
     }
     const schema = options?.schema;
+    const compression = options?.compress;
+    if (compression !== undefined && compression !== false) chain.unshift(compress(compression === true ? {} : compression));
     const validate = schema === undefined ? null : compileValidation(schema, where);
     if (validate !== null) chain.push(validate);
     chain.push(...handlers);
-    const route: Route = { handlers: chain, paramNames: [], serializers: schema === undefined ? null : compileSerializers(schema.response, where), where };
+    const bodyLimit = options?.bodyLimit ?? this.limits.bodyLimit;
+    if (!Number.isInteger(bodyLimit) || bodyLimit < 0) throw new RangeError(`Route ${where}: bodyLimit must be a whole number >= 0, got ${String(bodyLimit)}`);
+    const bodyMode = options?.body ?? "buffer";
+    if (bodyMode !== "buffer" && bodyMode !== "stream") throw new RangeError(`Route ${where}: body must be "buffer" or "stream", got ${JSON.stringify(bodyMode)}`);
+    const route: Route = {
+      handlers: chain,
+      bodyLimit,
+      streamsBody: bodyMode === "stream",
+      paramNames: [],
+      serializers: schema === undefined ? null : compileSerializers(schema.response, where),
+      where,
+    };
     route.paramNames.push(...this.router.add(method, pattern, route));
     this.routes.push({ method, pattern, paramNames: route.paramNames, schema });
   }

@@ -14,4 +14,7 @@ export { WebSocket } from "./websocket/socket.js";
 export type { Broker } from "./websocket/topics.js";
 export type { WebSocketHandlers, WebSocketOptions, SendResult, MessageData, OutgoingData } from "./websocket/types.js";
 export { redisBroker, type RedisBrokerOptions, type RedisClientLike } from "./websocket/redis.js";
+export { compress, type CompressOptions, type Encoding } from "./compress.js";
+export { EventStream, type EventStreamOptions, type ServerEvent } from "./sse.js";
+export type { MultipartOptions, MultipartLimits, UploadedFile, FormFields } from "./multipart.js";
 export { serveStatic, type StaticOptions, type SendFileOptions, type FileOptions } from "./static.js";

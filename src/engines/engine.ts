@@ -26,7 +26,13 @@ export type HeadVerdict = number | HttpError;
 /** The app's entry point for one request, called by an engine. */
 export type Dispatch = (req: Request, res: Response, verdict: HeadVerdict) => void;
 
-/** Called once the body is buffered, or with the error (413) that refused it. */
+/**
+ * Called once the body is buffered, or with the error (413) that refused it. An engine hands a
+ * request's body over in one of two ways, as the app's route asks: buffered whole
+ * (`receiveBody(length, limit, done)`), or streamed through the request's readable side as it
+ * arrives, with backpressure (`streamBody(length, limit)`); see `withRequestHelpers`. Size limits
+ * are the app's, per route, applied by both.
+ */
 export type BodyCallback = (err: HttpError | null, body: Buffer | null) => void;
 
 /** Where a server listens, once it does. */

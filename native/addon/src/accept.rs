@@ -95,7 +95,13 @@ pub fn destroy_connections(id: usize) -> Vec<u64> {
         let mut ids = Vec::new();
         for key in s.conn_keys(id) {
             ids.extend(s.close_conn(key).into_iter().map(|c| match c {
-                Call::Event { id, .. } | Call::Request { id, .. } | Call::WsMessage { id, .. } | Call::WsDrain { id } | Call::WsClose { id, .. } => id,
+                Call::Event { id, .. }
+                | Call::Request { id, .. }
+                | Call::BodyPiece { id, .. }
+                | Call::BodyEnd { id }
+                | Call::WsMessage { id, .. }
+                | Call::WsDrain { id }
+                | Call::WsClose { id, .. } => id,
             }));
         }
         ids
@@ -203,7 +209,7 @@ impl State {
         if let Some(ws) = &conn.ws {
             self.ws_closed(ws, &mut calls);
         }
-        if let Some(body) = conn.body {
+        if let Some(body) = conn.body.filter(|b| !b.delivered) {
             self.reqs.remove(&body.id);
         }
         for id in conn.queue {

@@ -43,7 +43,6 @@ pub struct ListenOptions {
     pub max_headers: u32,
     pub max_url_length: u32,
     pub strict: bool,
-    pub body_limit: f64,
     pub headers_timeout: u32,
     pub request_timeout: u32,
     pub keep_alive_timeout: u32,
@@ -72,7 +71,6 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
         // The parser's own bound sits one past Cog's, so Cog's 431 (with its message) answers first.
         head: cog_framing::Limits { max_head: options.max_header_size as usize, max_headers: options.max_headers as usize + 1 },
         rules: cog_framing::rules::Rules { max_headers: options.max_headers as usize, max_url_length: options.max_url_length as usize, strict: options.strict },
-        body_limit: options.body_limit as u64,
         headers_timeout: u64::from(options.headers_timeout),
         request_timeout: u64::from(options.request_timeout),
         keep_alive_timeout: u64::from(options.keep_alive_timeout),
@@ -408,4 +406,11 @@ pub fn ws_close(id: f64, code: Option<u32>, reason: String) {
 #[napi]
 pub fn ws_terminate(id: f64) {
     with_state(|s| s.ws_terminate(id as u64));
+}
+
+/// Pauses (JavaScript's stream of the request's body is full) or resumes reading a body that
+/// follows its request.
+#[napi]
+pub fn pause_body(id: f64, paused: bool) {
+    with_state(|s| s.pause_body(id as u64, paused));
 }

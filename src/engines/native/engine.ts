@@ -1,11 +1,11 @@
 import { HttpError } from "../../errors.js";
 import { REPORT } from "../../log.js";
-import { NO_BODY } from "../../head.js";
+import { CHUNKED, NO_BODY } from "../../head.js";
 import { forApp } from "../../request.js";
 import { injectOverLoopback, type InjectOptions, type InjectResponse } from "../../testing.js";
 import { WEBSOCKET, type Address, type Engine, type EngineConfig } from "../engine.js";
 import type { NativeWebSockets } from "../../websocket/native.js";
-import { EVENT_ABORT, FLAG_REFUSED, FLAG_TOO_LARGE, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "./load.js";
+import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "./load.js";
 import { ADDON, GONE, ID, NativeRequest } from "./request.js";
 import { FORGET, NativeResponse } from "./response.js";
 
@@ -64,7 +64,6 @@ export class NativeEngine implements Engine {
           maxHeaders: limits.maxHeaders,
           maxUrlLength: limits.maxUrlLength,
           strict,
-          bodyLimit: limits.bodyLimit,
           headersTimeout: limits.headersTimeout,
           requestTimeout: limits.requestTimeout,
           keepAliveTimeout: limits.keepAliveTimeout,
@@ -82,8 +81,8 @@ export class NativeEngine implements Engine {
     }
   }
 
-  /** A request the engine has parsed and framed, with its body if it has one (or a refusal). */
-  private readonly onRequest = (id: number, method: number, url: string, body: Buffer | undefined, flags: number, problem: string | undefined): void => {
+  /** A request the engine has parsed and framed, with its body if it has one (or a refusal); a longer body follows in pieces. */
+  private readonly onRequest = (id: number, method: number, url: string, body: Buffer | number | undefined, flags: number, problem: string | undefined): void => {
     const request = new this.Request(id, this.methods[method]!, url, flags, body);
     const response = new this.Response(request);
     // Asked to change protocols: unless a WebSocket route accepts, the connection closes after the answer.
@@ -91,10 +90,12 @@ export class NativeEngine implements Engine {
     const verdict =
       (flags & FLAG_REFUSED) !== 0
         ? new HttpError(flags >>> 16, problem ?? "Bad request")
-        : (flags & FLAG_TOO_LARGE) !== 0
-          ? this.config.limits.bodyLimit + 1 // the engine stopped reading past the limit
-          : body === undefined
-            ? NO_BODY
+        : body === undefined
+          ? NO_BODY
+          : typeof body === "number"
+            ? body < 0
+              ? CHUNKED
+              : body
             : body.length; // a chunked body may be empty, and still be a body
     try {
       this.config.dispatch(request, response, verdict);
@@ -107,15 +108,17 @@ export class NativeEngine implements Engine {
     if (!request[GONE]) this.inFlight.set(id, response);
   };
 
-  private readonly onEvent = (kind: number, id: number): void => {
+  private readonly onEvent = (kind: number, id: number, piece?: Buffer): void => {
     const response = this.inFlight.get(id);
     if (response === undefined) return;
     try {
       if (kind === EVENT_ABORT) response.aborted();
-      else response.drained();
+      else if (kind === EVENT_DRAIN) response.drained();
+      else if (kind === EVENT_BODY_PIECE) response.req.bodyPiece(piece!);
+      else if (kind === EVENT_BODY_END) response.req.bodyEnd();
     } catch (err) {
-      // A 'close' or 'drain' listener threw: report it with the route, as an error in a handler is.
-      response.req.app[REPORT](err, response.req, kind === EVENT_ABORT ? "in a 'close' listener" : "in a 'drain' listener");
+      // A listener threw ('close', 'drain', or the body stream's): report it with the route, as an error in a handler is.
+      response.req.app[REPORT](err, response.req, kind === EVENT_ABORT ? "in a 'close' listener" : kind === EVENT_DRAIN ? "in a 'drain' listener" : "in a listener of the request body");
     }
   };
 
