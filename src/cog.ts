@@ -5,6 +5,7 @@ import { HttpError, errorBody, statusOf } from "./errors.js";
 import { NO_BODY, pathOf } from "./head.js";
 import { resolveLimits, type Limits } from "./limits.js";
 import { REPORT, whereOf } from "./log.js";
+import { RequestLogger, type LoggerOption } from "./logger.js";
 import { ROUTE, decodeParam, type InternalRequest, type Params, type Request, type RequestSettings } from "./request.js";
 import { SERIALIZERS, WATCH, resetForError, type InternalResponse, type Response } from "./response.js";
 import { Router, joinPaths, prefixCoverage, prefixMatcher, type Match } from "./router.js";
@@ -37,8 +38,21 @@ export interface CogOptions extends Partial<Limits> {
   strict?: boolean;
   /** Believe X-Forwarded-For for `req.ip`: `true` for any proxy, N for N proxies in front. Default false. */
   trustProxy?: boolean | number;
-  /** Log errors that become 5xx responses, and calls the app should not make, with method, path and route (to stderr). Default true. */
+  /** Log errors that become 5xx responses, and calls the app should not make, with method, path and route (to stderr, or to the `logger`). Default true. */
   logErrors?: boolean;
+  /**
+   * An access log: one line per request once it is answered (method, path, route, status, bytes,
+   * duration, request id), and the error log with each request's id. `true` writes JSON lines to
+   * stdout; a pino logger gets `info`/`error` calls; a function gets each line. Every response
+   * then carries the request's id in X-Request-Id (`req.id`). Default false.
+   */
+  logger?: LoggerOption;
+  /**
+   * Take a request's id from its X-Request-Id header (when well-formed) instead of making one:
+   * turn on only behind a proxy or load balancer that sets it, since clients can send anything.
+   * Default false.
+   */
+  trustRequestId?: boolean;
   /** Signs cookies (`res.setCookie(name, value, { signed: true })`, read back from `req.signedCookies`); a list rotates secrets: the first signs, all are tried. */
   secret?: string | readonly string[];
   /** Further options for `http.createServer` (node engine only); they override those Cog derives from its limits. */
@@ -90,6 +104,7 @@ export class Cog extends Scope implements ChainOwner {
   private readonly strict: boolean;
   private readonly engineName: EngineName;
   private readonly logErrors: boolean;
+  private readonly logger: RequestLogger | null;
   private readonly cogOptions: CogOptions;
   private errorHandler: ErrorHandler | null = null;
   private notFoundHandler: NotFoundHandler | null = null;
@@ -128,6 +143,7 @@ export class Cog extends Scope implements ChainOwner {
     (this as { get: unknown }).get = (path: string, ...args: unknown[]) => (args.length === 0 ? this.setting(path) : (route as (...a: unknown[]) => this)(path, ...args));
     this.settings = { trustProxy: options.trustProxy ?? false, maxFields: this.limits.maxFields, maxJsonDepth: this.limits.maxJsonDepth, secrets: secretsOf(options.secret) };
     this.logErrors = options.logErrors ?? true;
+    this.logger = options.logger === undefined || options.logger === false ? null : new RequestLogger(options.logger, options.trustRequestId ?? false);
   }
 
   /**
@@ -190,8 +206,9 @@ export class Cog extends Scope implements ChainOwner {
     const config: EngineConfig = { app: this, dispatch: this.dispatch, limits: this.limits, settings: this.settings, strict: this.strict, options: this.cogOptions };
     let name = this.engineName;
     if (name === "auto") name = (await import("./engines/native/load.js")).nativeUnavailable() === null ? "native" : "node";
-    if (name === "native") return new (await import("./engines/native/engine.js")).NativeEngine(config);
-    return new (await import("./engines/node/engine.js")).NodeEngine(config);
+    const engine = name === "native" ? new (await import("./engines/native/engine.js")).NativeEngine(config) : new (await import("./engines/node/engine.js")).NodeEngine(config);
+    if (this.logger !== null) this.logger.bodyBytes = (res) => engine.bodyBytes(res);
+    return engine;
   }
 
   /** The engine serving requests once listening ("node" or "native"; with `engine: "auto"`, the one it chose). */
@@ -234,6 +251,7 @@ export class Cog extends Scope implements ChainOwner {
    * read the head and says what body follows, or why the request is refused.
    */
   readonly dispatch = (req: Request, res: Response, verdict: HeadVerdict): void => {
+    if (this.logger !== null) this.logger.begin(req, res);
     if (this.closing) return this.refuseWhileClosing(req, res);
     if (typeof verdict !== "number") {
       // The request broke a rule of HTTP or a limit: answer it, then close rather than guess what follows.
@@ -443,6 +461,7 @@ export class Cog extends Scope implements ChainOwner {
   [REPORT](err: unknown, req: Request, when?: string): void {
     if (!this.logErrors) return;
     const where = whereOf(req);
+    if (this.logger !== null) return this.logger.error(err, req, `cog: ${where}${when === undefined ? "" : ` (${when})`}`);
     console.error(`cog: ${where}${when === undefined ? "" : ` (${when})`}:`, err);
   }
 }

@@ -42,6 +42,11 @@ export interface Engine {
   close(drainMs: number): Promise<void>;
   /** Answers one request for a test, through this engine's own request and response (see `Cog.inject`). */
   inject(options: InjectOptions | string): Promise<InjectResponse>;
+  /**
+   * How many body bytes a finished response carried, for the access log: its whole body's length
+   * or its Content-Length; null when the engine can't tell (a stream without a length).
+   */
+  bodyBytes(res: Response): number | null;
 }
 
 /** The connection a request came on, as far as every engine can tell (on node:http, Node's Socket). */

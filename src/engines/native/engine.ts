@@ -4,6 +4,7 @@ import { NO_BODY } from "../../head.js";
 import { forApp } from "../../request.js";
 import { injectOverLoopback, type InjectOptions, type InjectResponse } from "../../testing.js";
 import type { Address, Engine, EngineConfig } from "../engine.js";
+import type { Response } from "../../response.js";
 import { EVENT_ABORT, FLAG_REFUSED, FLAG_TOO_LARGE, loadNative, methodNames, type NativeAddon } from "./load.js";
 import { ADDON, GONE, ID, NativeRequest } from "./request.js";
 import { FORGET, NativeResponse } from "./response.js";
@@ -110,6 +111,12 @@ export class NativeEngine implements Engine {
   /** Answers one request for a test over a loopback connection to a server of its own, so the test exercises this engine. */
   inject(options: InjectOptions | string): Promise<InjectResponse> {
     return injectOverLoopback(new NativeEngine(this.config), options);
+  }
+
+  bodyBytes(res: Response): number | null {
+    // The length of the body `send` wrote, or the Content-Length the app declared.
+    const length = Number(res.getHeader("content-length") ?? Number.NaN);
+    return Number.isNaN(length) ? null : length;
   }
 
   /**

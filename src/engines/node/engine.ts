@@ -4,6 +4,7 @@ import { inspectHead } from "../../head.js";
 import { forApp } from "../../request.js";
 import type { Address, Engine, EngineConfig, HeadVerdict } from "../engine.js";
 import type { InjectOptions, InjectResponse } from "../../testing.js";
+import type { Response } from "../../response.js";
 import { acceptQueuedConnections } from "./accept.js";
 import { injectInMemory } from "./inject.js";
 import { NodeRequest } from "./request.js";
@@ -67,6 +68,12 @@ export class NodeEngine implements Engine {
 
   inject(options: InjectOptions | string): Promise<InjectResponse> {
     return injectInMemory(this.listener as never, this.Request as never, NodeResponse as never, options);
+  }
+
+  bodyBytes(res: Response): number | null {
+    // Node's own count, set when a whole body was written or a Content-Length declared.
+    const length = (res as unknown as { _contentLength: number | null })._contentLength;
+    return typeof length === "number" ? length : null;
   }
 
   async close(drainMs: number): Promise<void> {

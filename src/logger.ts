@@ -1,0 +1,171 @@
+import { writeSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import { pathOf } from "./head.js";
+import { ROUTE, type InternalRequest, type Request } from "./request.js";
+import { acceptedRequestId } from "./request-id.js";
+import type { Response } from "./response.js";
+
+/** One line per request, written once the response is done (sent, cut, or abandoned by the client). */
+export interface RequestLogLine {
+  level: "info";
+  /** Milliseconds since the epoch, when the line was written. */
+  time: number;
+  msg: "request";
+  /** The request id (`req.id`, echoed in the response's X-Request-Id). */
+  id: string;
+  method: string;
+  /** The path without its query string (which may carry secrets). */
+  path: string;
+  /** The route that matched (`GET /users/:id`), or null. */
+  route: string | null;
+  /** The status sent; null if the connection ended before a head was sent. */
+  status: number | null;
+  /** The body's length in bytes when it was known (a whole body, or a Content-Length); null for a stream without one. */
+  bytes: number | null;
+  /** From the moment the engine handed the request to the app until the response was done, in milliseconds. */
+  ms: number;
+  /** True when the response did not complete: the client went away or the connection was cut. */
+  aborted: boolean;
+}
+
+/** An error Cog could not answer with, or that became a 5xx, with where it happened. */
+export interface ErrorLogLine {
+  level: "error";
+  time: number;
+  /** What happened, with the method, path and route. */
+  msg: string;
+  id: string;
+  method: string;
+  path: string;
+  route: string | null;
+  err: { type: string; message: string; stack?: string | undefined } | unknown;
+}
+
+/** Receives every log line (a request's or an error's). */
+export type LogFunction = (line: RequestLogLine | ErrorLogLine) => void;
+
+/** A pino logger, or anything with pino's `info(object, msg)` and `error(object, msg)`. */
+export interface PinoLike {
+  info(object: object, msg?: string): void;
+  error(object: object, msg?: string): void;
+}
+
+/** `true`: JSON lines on stdout; a pino logger; or a function called with each line. */
+export type LoggerOption = boolean | PinoLike | LogFunction;
+
+/** When the app began on this request (performance.now()), for the duration. */
+const STARTED: unique symbol = Symbol("cog.started");
+interface Timed {
+  [STARTED]: number;
+}
+
+/** How many body bytes a response carried, as its engine knows it (see `Engine.bodyBytes`). */
+export type BodyBytes = (res: Response) => number | null;
+
+/**
+ * The access log and error log of an app. `begin` runs as the engine hands a request over: it
+ * gives the request its id, echoes it in X-Request-Id, and listens for the response's 'close'
+ * (both engines emit it once a response is done; on the native engine only a response with a
+ * listener pays for events, so an app without a logger pays nothing).
+ */
+export class RequestLogger {
+  private readonly write: LogFunction;
+  private readonly pino: PinoLike | null;
+  /** Set once the app listens: the engine's count of a response's body bytes. */
+  bodyBytes: BodyBytes = () => null;
+
+  constructor(
+    option: Exclude<LoggerOption, false>,
+    /** Take the id from the request's X-Request-Id (when well-formed) instead of making one. */
+    private readonly trustRequestId: boolean,
+  ) {
+    this.pino = typeof option === "object" ? option : null;
+    this.write = typeof option === "function" ? option : option === true ? jsonLines() : toPino(option);
+    const logger = this;
+    // One function for every response (`this` is the response), not a closure per request.
+    this.onClose = function (this: Response) {
+      logger.finished(this);
+    };
+  }
+
+  private readonly onClose: (this: Response) => void;
+
+  begin(req: Request, res: Response): void {
+    (req as unknown as Timed)[STARTED] = performance.now();
+    if (this.trustRequestId) {
+      const sent = acceptedRequestId(req.firstHeader("x-request-id"));
+      if (sent !== undefined) req.id = sent;
+    }
+    res.set("x-request-id", req.id);
+    res.on("close", this.onClose);
+  }
+
+  private finished(res: Response): void {
+    const req = res.req as Request;
+    const done = res.writableFinished;
+    this.write({
+      level: "info",
+      time: Date.now(),
+      msg: "request",
+      id: req.id,
+      method: req.method!,
+      path: pathOf(req.originalUrl),
+      route: (req as InternalRequest)[ROUTE],
+      status: done || res.headersSent ? res.statusCode : null,
+      bytes: this.bodyBytes(res),
+      ms: Math.round((performance.now() - (req as unknown as Timed)[STARTED]) * 1000) / 1000,
+      aborted: !done,
+    });
+  }
+
+  /** Logs an error with the request's id, method, path and route. */
+  error(err: unknown, req: Request, where: string): void {
+    const line: ErrorLogLine = {
+      level: "error",
+      time: Date.now(),
+      msg: where,
+      id: req.id,
+      method: req.method ?? "",
+      path: pathOf(req.originalUrl),
+      route: (req as InternalRequest)[ROUTE],
+      err: err instanceof Error ? { type: err.name, message: err.message, stack: err.stack } : err,
+    };
+    if (this.pino !== null) {
+      // pino's own error serializer knows `err`.
+      const { level: _level, time: _time, msg, ...fields } = line;
+      this.pino.error({ ...fields, err }, msg);
+    } else {
+      this.write(line);
+    }
+  }
+}
+
+function toPino(pino: PinoLike): LogFunction {
+  return (line) => {
+    const { level: _level, time: _time, msg, ...fields } = line;
+    pino.info(fields, msg);
+  };
+}
+
+/**
+ * JSON lines on stdout, written once per turn of the event loop rather than once per line: one
+ * write(2) for all the requests answered in a turn. (Measured cheaper per request than pino's
+ * default destination, which writes each line as it comes, and without a dependency: see
+ * docs/decisions/request-log.md.) What is still buffered is written synchronously at exit.
+ */
+function jsonLines(): LogFunction {
+  let pending = "";
+  const flush = (): void => {
+    const text = pending;
+    pending = "";
+    if (text !== "") process.stdout.write(text);
+  };
+  process.once("exit", () => {
+    if (pending !== "") writeSync(1, pending);
+    pending = "";
+  });
+  return (line) => {
+    if (pending === "") setImmediate(flush);
+    pending += `${JSON.stringify(line)}\n`;
+  };
+}
