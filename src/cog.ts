@@ -1,4 +1,5 @@
 import type { Server, ServerOptions } from "node:http";
+import { availableParallelism } from "node:os";
 import { runChain, type ChainOwner, type Handler } from "./chain.js";
 import type { Address, Engine, EngineConfig, HeadVerdict } from "./engines/engine.js";
 import { HttpError, errorBody, statusOf } from "./errors.js";
@@ -15,6 +16,7 @@ import type { RouteOptions } from "./schema/types.js";
 import { Scope, type Layer, type Registry } from "./scope.js";
 import { secretsOf } from "./signing.js";
 import type { InjectOptions, InjectResponse } from "./testing.js";
+import type { WorkerPool } from "./workers.js";
 
 export type EngineName = "node" | "native" | "auto";
 const ENGINES: readonly EngineName[] = ["node", "native", "auto"];
@@ -77,6 +79,25 @@ export interface CogOptions extends Partial<Limits> {
   drainAcceptQueue?: boolean;
 }
 
+/** Where and how to serve: `app.listen({ port: 8080, workers: "auto" })`. */
+export interface ListenOptions {
+  /** Default 3000; 0 picks a free port (with workers, one for all of them). */
+  port?: number;
+  /** Default: every interface ("::", which takes IPv4 too). */
+  host?: string;
+  /**
+   * Serve from this many worker processes sharing the port ("auto": one per core), each
+   * re-running the app's entry file as node:cluster does; this process supervises them: it
+   * restarts one that dies (with backoff) and, on SIGTERM or SIGINT, drains them all and exits 0.
+   * `listen` resolves in this process once every worker listens (and in each worker with its own).
+   */
+  workers?: number | "auto";
+  /** Without workers: on SIGTERM or SIGINT, drain (`close(drainMs)`) and exit 0. Default false (with workers, always on). */
+  signals?: boolean;
+  /** How long a drain on a signal waits for in-flight requests before cutting them. Default 10000 ms. */
+  drainMs?: number;
+}
+
 export type ErrorHandler = (err: unknown, req: Request, res: Response) => unknown;
 export type NotFoundHandler = (req: Request, res: Response) => unknown;
 
@@ -111,6 +132,10 @@ export class Cog extends Scope implements ChainOwner {
   /** Middleware for requests that match no route, rebuilt when `use` adds some. */
   private fallbackLayers: Handler[] | null = null;
   private engine: Engine | null = null;
+  /** In the primary of `listen({ workers })`: the worker processes. */
+  private workerPool: WorkerPool | null = null;
+  /** Removes the SIGTERM/SIGINT handlers of `listen({ signals: true })`. */
+  private removeSignals: (() => void) | null = null;
   /** Responses whose handler has not begun to answer, by the time their handler returned (handlerTimeout). */
   private readonly waiting = new Map<unknown, { readonly req: Request; readonly since: number }>();
   private waitingSweep: NodeJS.Timeout | null = null;
@@ -171,34 +196,80 @@ export class Cog extends Scope implements ChainOwner {
 
   /**
    * Starts serving. Resolves with the address once listening (port 0 picks a free port); the
-   * callback, if given, is called then too.
+   * callback, if given, is called then too. `listen(port, host?)` serves from this process;
+   * `listen({ port, host, workers, signals, drainMs })` can also run worker processes on every
+   * core and drain on SIGTERM/SIGINT (see `ListenOptions` and docs/guide/deployment.md).
    */
-  listen(port = 3000, host?: string | (() => void), callback?: () => void): Promise<Address> {
+  listen(options: ListenOptions, callback?: () => void): Promise<Address>;
+  listen(port?: number, host?: string | (() => void), callback?: () => void): Promise<Address>;
+  listen(port: number | ListenOptions = 3000, host?: string | (() => void), callback?: () => void): Promise<Address> {
     if (typeof host === "function") {
       callback = host;
       host = undefined;
     }
-    if (this.engine !== null || this.starting) return Promise.reject(new Error("This app is already listening; create another Cog to serve twice"));
+    const options: ListenOptions = typeof port === "object" ? port : { port, host };
+    const started = this.start(options);
+    return callback === undefined ? started : started.then((address) => (callback(), address));
+  }
+
+  private async start(options: ListenOptions): Promise<Address> {
+    const drainMs = options.drainMs ?? 10_000;
+    if (options.workers !== undefined) {
+      const workers = await import("./workers.js");
+      if (!workers.isCogWorker()) return this.startWorkers(options, drainMs);
+      let address: Address;
+      try {
+        address = await this.serve(Number(process.env[workers.WORKER_PORT]), options.host, true);
+      } catch (err) {
+        workers.reportListenFailure(err);
+        throw err;
+      }
+      workers.serveAsWorker((ms) => this.close(ms), drainMs);
+      return address;
+    }
+    const address = await this.serve(options.port ?? 3000, options.host, false);
+    if (options.signals === true) {
+      const { drainOnSignals } = await import("./signals.js");
+      this.removeSignals = drainOnSignals(async (signal) => {
+        console.error(`cog: ${signal}: draining, up to ${drainMs} ms`);
+        await this.close(drainMs);
+      });
+    }
+    return address;
+  }
+
+  /** The primary of `workers`: forks them, and answers `close` by draining them. */
+  private async startWorkers(options: ListenOptions, drainMs: number): Promise<Address> {
+    if (this.engine !== null || this.starting || this.workerPool !== null) throw new Error("This app is already listening; create another Cog to serve twice");
+    const requested = options.workers;
+    const count = requested === "auto" ? availableParallelism() : requested;
+    if (typeof count !== "number" || !Number.isInteger(count) || count < 1) throw new RangeError(`listen({ workers }) takes a whole number of processes (1 or more) or "auto"; got ${String(requested)}`);
+    this.starting = true;
+    try {
+      const { WorkerPool } = await import("./workers.js");
+      const { pool, address } = await WorkerPool.start(count, options.port ?? 3000, options.host, drainMs);
+      this.workerPool = pool;
+      return address;
+    } finally {
+      this.starting = false;
+    }
+  }
+
+  /** Listens in this process. `shared`: other processes (Cog's workers) listen on the port too. */
+  private async serve(port: number, host: string | undefined, shared: boolean): Promise<Address> {
+    if (this.engine !== null || this.starting || this.workerPool !== null) throw new Error("This app is already listening; create another Cog to serve twice");
     this.starting = true;
     this.closing = false;
-    const started = this.createEngine().then(async (engine) => {
-      const address = await engine.listen(port, host as string | undefined);
+    try {
+      const engine = await this.createEngine();
+      const address = await engine.listen(port, host, shared);
       this.engine = engine;
       this.startWatch();
       return address;
-    });
-    return started.then(
-      (address) => {
-        this.starting = false;
-        callback?.();
-        return address;
-      },
-      (err: unknown) => {
-        // Nothing is listening: let a later listen() try again.
-        this.starting = false;
-        throw err;
-      },
-    );
+    } finally {
+      // On failure nothing is listening: a later listen() may try again.
+      this.starting = false;
+    }
   }
 
   /** The engine this app serves with, loaded on demand: an app on one engine never loads the other. */
@@ -227,6 +298,13 @@ export class Cog extends Scope implements ChainOwner {
    * still busy after `drainMs` are cut.
    */
   async close(drainMs = 10_000): Promise<void> {
+    this.removeSignals?.();
+    this.removeSignals = null;
+    const pool = this.workerPool;
+    if (pool !== null) {
+      await pool.stop();
+      this.workerPool = null;
+    }
     const engine = this.engine;
     if (engine === null) return;
     this.closing = true;

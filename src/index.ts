@@ -1,4 +1,4 @@
-export { Cog, type CogOptions, type EngineName, type ErrorHandler, type NotFoundHandler } from "./cog.js";
+export { Cog, type CogOptions, type ListenOptions, type EngineName, type ErrorHandler, type NotFoundHandler } from "./cog.js";
 export { Scope as Group, type AddRoute } from "./scope.js";
 export type { Request, CogRequest, Query, Cookies, SignedCookies, Params } from "./request.js";
 export type { Response, CogResponse, CookieOptions, HeaderValue } from "./response.js";

@@ -37,7 +37,8 @@ export interface Address {
 /** Accepting connections, turning bytes into requests for `Dispatch`, and stopping gracefully. */
 export interface Engine {
   readonly name: "node" | "native";
-  listen(port: number, host: string | undefined): Promise<Address>;
+  /** `shared`: other processes (Cog's workers) listen on this port too (native: SO_REUSEPORT; node: node:cluster, which needs nothing). */
+  listen(port: number, host: string | undefined, shared: boolean): Promise<Address>;
   /** Stops accepting, lets in-flight requests finish, and force-closes what is left after `drainMs`. */
   close(drainMs: number): Promise<void>;
   /** Answers one request for a test, through this engine's own request and response (see `Cog.inject`). */

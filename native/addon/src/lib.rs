@@ -45,6 +45,8 @@ pub struct ListenOptions {
     pub request_timeout: u32,
     pub keep_alive_timeout: u32,
     pub timeout_check_interval: u32,
+    /// Share the port with other processes (SO_REUSEPORT): Cog's workers.
+    pub reuse_port: Option<bool>,
 }
 
 /// libuv's version number (major << 16 | minor << 8 | patch), checked before the engine is used.
@@ -74,7 +76,7 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
         check_interval: u64::from(options.timeout_check_interval),
     };
     let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port {} is out of range", options.port)))?;
-    match accept::listen(js, &options.host, port, settings) {
+    match accept::listen(js, &options.host, port, options.reuse_port.unwrap_or(false), settings) {
         Ok((id, port)) => Ok(vec![id as u32, u32::from(port)]),
         Err(message) => Err(Error::from_reason(message)),
     }

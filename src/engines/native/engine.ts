@@ -37,7 +37,7 @@ export class NativeEngine implements Engine {
     Response.prototype[FORGET] = this.forget;
   }
 
-  listen(port: number, host: string | undefined): Promise<Address> {
+  listen(port: number, host: string | undefined, shared: boolean): Promise<Address> {
     try {
       const { limits, strict } = this.config;
       const bind = host ?? "::";
@@ -54,6 +54,7 @@ export class NativeEngine implements Engine {
           requestTimeout: limits.requestTimeout,
           keepAliveTimeout: limits.keepAliveTimeout,
           timeoutCheckInterval: limits.timeoutCheckInterval,
+          reusePort: shared,
         },
         this.onRequest,
         this.onEvent,

@@ -46,6 +46,8 @@ export interface NativeListenOptions {
   requestTimeout: number;
   keepAliveTimeout: number;
   timeoutCheckInterval: number;
+  /** SO_REUSEPORT: several processes (Cog's workers) listen on the port. */
+  reusePort?: boolean;
 }
 export type NativeRequestHandler = (id: number, method: number, url: string, body: Buffer | undefined, flags: number, problem: string | undefined) => void;
 
