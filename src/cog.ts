@@ -15,6 +15,7 @@ import { buildOpenApi, type OpenApiInfo, type RouteInfo } from "./schema/openapi
 import type { RouteOptions } from "./schema/types.js";
 import { Scope, type Layer, type Registry } from "./scope.js";
 import { secretsOf } from "./signing.js";
+import { serverTlsOptions, type TlsOptions } from "./tls.js";
 import type { InjectOptions, InjectResponse } from "./testing.js";
 import type { WorkerPool } from "./workers.js";
 
@@ -57,6 +58,18 @@ export interface CogOptions extends Partial<Limits> {
   trustRequestId?: boolean;
   /** Signs cookies (`res.setCookie(name, value, { signed: true })`, read back from `req.signedCookies`); a list rotates secrets: the first signs, all are tried. */
   secret?: string | readonly string[];
+  /**
+   * Serve HTTPS: the certificate and key (PEM), and any other of Node's secure-context options;
+   * TLS 1.2 and 1.3 only. Replace the certificate later with `app.setSecureContext`. Node engine
+   * only for now: the native engine refuses it (see docs/guide/deployment.md).
+   */
+  tls?: TlsOptions;
+  /**
+   * Node engine only. `true`: HTTP/2 over TLS (needs `tls`), with HTTP/1.1 for clients that don't
+   * offer h2 by ALPN; `"h2c"`: cleartext HTTP/2 with prior knowledge (no HTTP/1.1), as behind a
+   * proxy that speaks h2c. The same handlers serve every protocol.
+   */
+  http2?: boolean | "h2c";
   /** Further options for `http.createServer` (node engine only); they override those Cog derives from its limits. */
   server?: ServerOptions;
   /**
@@ -123,7 +136,7 @@ export class Cog extends Scope implements ChainOwner {
   private readonly settings: RequestSettings;
   private readonly limits: Limits;
   private readonly strict: boolean;
-  private readonly engineName: EngineName;
+  private engineName: EngineName;
   private readonly logErrors: boolean;
   private readonly logger: RequestLogger | null;
   private readonly cogOptions: CogOptions;
@@ -163,6 +176,16 @@ export class Cog extends Scope implements ChainOwner {
       throw new RangeError('engine "uws" was retired: use engine: "native", Cog\'s own engine, which serves what a bare uWebSockets.js server serves without its install problems (see docs/engines.md)');
     }
     if (!ENGINES.includes(this.engineName)) throw new RangeError(`engine must be one of ${ENGINES.map((e) => `"${e}"`).join(", ")}; got ${String(this.engineName)}`);
+    const nodeOnly = options.tls !== undefined ? "tls" : options.http2 !== undefined && options.http2 !== false ? "http2" : null;
+    if (nodeOnly !== null) {
+      if (this.engineName === "native") {
+        throw new RangeError(`The native engine serves cleartext HTTP/1.1 only: ${nodeOnly} needs engine: "node" (or "auto", which picks it), or a TLS-terminating proxy in front of the native engine (see docs/guide/deployment.md)`);
+      }
+      // "auto" picks the engine that can serve what was asked.
+      this.engineName = "node";
+    }
+    if (options.tls !== undefined) serverTlsOptions(options.tls);
+    else if (options.http2 === true) throw new TypeError('http2: true serves HTTP/2 over TLS and needs the tls option ({ key, cert }); for cleartext HTTP/2 use http2: "h2c"');
     const route = this.get;
     // Express middleware reads settings with a one-argument `req.app.get(name)`: answer it rather than register a route.
     (this as { get: unknown }).get = (path: string, ...args: unknown[]) => (args.length === 0 ? this.setting(path) : (route as (...a: unknown[]) => this)(path, ...args));
@@ -280,6 +303,18 @@ export class Cog extends Scope implements ChainOwner {
     const engine = name === "native" ? new (await import("./engines/native/engine.js")).NativeEngine(config) : new (await import("./engines/node/engine.js")).NodeEngine(config);
     if (this.logger !== null) this.logger.bodyBytes = (res) => engine.bodyBytes(res);
     return engine;
+  }
+
+  /**
+   * Replaces the TLS certificate and key (any of the `tls` options) without a restart: new
+   * connections get the new ones, open connections keep theirs. In the primary of `workers`,
+   * call it in each worker instead (e.g. on a message or a signal each worker handles).
+   */
+  setSecureContext(tls: TlsOptions): void {
+    if (this.cogOptions.tls === undefined) throw new Error("setSecureContext needs an app made with the tls option: new Cog({ tls: { key, cert } })");
+    const engine = this.engine;
+    if (engine === null) throw new Error("setSecureContext works once the app listens; before that, pass the certificate as the tls option");
+    engine.setSecureContext!(tls);
   }
 
   /** The engine serving requests once listening ("node" or "native"; with `engine: "auto"`, the one it chose). */

@@ -11,3 +11,4 @@ export type { RouteSchema, RouteOptions, Schema, JsonSchema, Infer, SchemaReques
 export type { ValidationIssue } from "./schema/compile.js";
 export type { OpenApiInfo } from "./schema/openapi.js";
 export type { LoggerOption, LogFunction, PinoLike, RequestLogLine, ErrorLogLine } from "./logger.js";
+export type { TlsOptions } from "./tls.js";

@@ -100,6 +100,28 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
     /** The client's address as the engine sees it (the peer of the TCP connection). */
     abstract get remoteAddress(): string | undefined;
 
+    /** Whether the connection is TLS, as the engine sees it. */
+    abstract get encrypted(): boolean;
+
+    /**
+     * "https" when the request came over TLS, else "http". With `trustProxy`, the proxy's
+     * X-Forwarded-Proto (its first value) is believed instead, as a TLS-terminating proxy says
+     * what the client used.
+     */
+    get protocol(): "http" | "https" {
+      const trust = own(this)[SETTINGS].trustProxy;
+      if (trust !== false && trust !== 0) {
+        const forwarded = this.firstHeader("x-forwarded-proto");
+        if (forwarded !== undefined) return forwarded.split(",", 1)[0]!.trim().toLowerCase() === "https" ? "https" : "http";
+      }
+      return this.encrypted ? "https" : "http";
+    }
+
+    /** `req.protocol === "https"`. */
+    get secure(): boolean {
+      return this.protocol === "https";
+    }
+
     /**
      * Buffers the body the request announced (`length` bytes, or CHUNKED), refusing more than
      * `limit`; `done` is called at most once, and never if the client goes away mid-body.

@@ -7,6 +7,7 @@ import type { Limits } from "../limits.js";
 import type { InjectOptions, InjectResponse } from "../testing.js";
 import type { Request, RequestSettings } from "../request.js";
 import type { Response } from "../response.js";
+import type { TlsOptions } from "../tls.js";
 
 /**
  * The engine contract: what every engine (node:http, Cog's native engine) gives the app, and
@@ -48,6 +49,8 @@ export interface Engine {
    * or its Content-Length; null when the engine can't tell (a stream without a length).
    */
   bodyBytes(res: Response): number | null;
+  /** Engines that serve TLS: new connections get these secure-context options (certificate reload). */
+  setSecureContext?(tls: TlsOptions): void;
 }
 
 /** The connection a request came on, as far as every engine can tell (on node:http, Node's Socket). */

@@ -13,6 +13,10 @@ export class NodeRequest extends withRequestHelpers(IncomingMessage) {
     return this.socket?.remoteAddress;
   }
 
+  get encrypted(): boolean {
+    return (this.socket as { encrypted?: boolean } | null)?.encrypted === true;
+  }
+
   /** @internal */
   receiveBody(length: number, limit: number, done: BodyCallback): void {
     readBody(this, length, limit, done);
