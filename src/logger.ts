@@ -2,7 +2,7 @@ import { writeSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { pathOf } from "./head.js";
 import { ROUTE, type InternalRequest, type Request } from "./request.js";
-import { acceptedRequestId } from "./request-id.js";
+import { acceptedRequestId, nextRequestId } from "./request-id.js";
 import type { Response } from "./response.js";
 
 /** One line per request, written once the response is done (sent, cut, or abandoned by the client). */
@@ -92,11 +92,9 @@ export class RequestLogger {
 
   begin(req: Request, res: Response): void {
     (req as unknown as Timed)[STARTED] = performance.now();
-    if (this.trustRequestId) {
-      const sent = acceptedRequestId(req.firstHeader("x-request-id"));
-      if (sent !== undefined) req.id = sent;
-    }
-    res.set("x-request-id", req.id);
+    const id = (this.trustRequestId ? acceptedRequestId(req.firstHeader("x-request-id")) : undefined) ?? nextRequestId();
+    req.id = id;
+    res.set("x-request-id", id);
     res.on("close", this.onClose);
   }
 
@@ -107,7 +105,7 @@ export class RequestLogger {
       level: "info",
       time: Date.now(),
       msg: "request",
-      id: req.id,
+      id: req.id!,
       method: req.method!,
       path: pathOf(req.originalUrl),
       route: (req as InternalRequest)[ROUTE],
@@ -124,7 +122,7 @@ export class RequestLogger {
       level: "error",
       time: Date.now(),
       msg: where,
-      id: req.id,
+      id: req.id!,
       method: req.method ?? "",
       path: pathOf(req.originalUrl),
       route: (req as InternalRequest)[ROUTE],

@@ -6,7 +6,6 @@ import type { BodyCallback, EngineRequest, RequestSurface } from "./engines/engi
 import { HttpError } from "./errors.js";
 import { pathOf } from "./head.js";
 import { DEFAULT_LIMITS } from "./limits.js";
-import { nextRequestId } from "./request-id.js";
 import { unsignCookies } from "./signing.js";
 
 export type Query = Record<string, string | string[] | undefined>;
@@ -45,7 +44,6 @@ export const CACHED_BODY: unique symbol = Symbol("cog.body");
 export const ORIGINAL_URL: unique symbol = Symbol("cog.originalUrl");
 /** The route a request matched (`GET /users/:id`), for log lines; null for unmatched requests. */
 export const ROUTE: unique symbol = Symbol("cog.route");
-export const REQUEST_ID: unique symbol = Symbol("cog.requestId");
 
 /** Cog's state on every request, under the symbols above (kept out of the public types). */
 export interface RequestInternals {
@@ -57,7 +55,6 @@ export interface RequestInternals {
   [CACHED_BODY]: unknown;
   [ORIGINAL_URL]: string | undefined;
   [ROUTE]: string | null;
-  [REQUEST_ID]: string | undefined;
 }
 type Internal = RequestInternals;
 /** A request's internal state (a cast, which V8 compiles away). */
@@ -86,16 +83,11 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
     declare readonly app: Cog;
 
     /**
-     * This request's id: with the app's `logger`, the one in its log lines and in the response's
-     * X-Request-Id (taken from the request's X-Request-Id when `trustRequestId` is on). Made on
-     * first read otherwise; assignable, for a middleware that has its own.
+     * This request's id when the app has a `logger`: the one in its log lines and in the
+     * response's X-Request-Id (taken from the request's X-Request-Id with `trustRequestId`).
+     * Without a logger Cog leaves it undefined, for a middleware of the app's own to set.
      */
-    get id(): string {
-      return (own(this)[REQUEST_ID] ??= nextRequestId());
-    }
-    set id(id: string) {
-      own(this)[REQUEST_ID] = id;
-    }
+    declare id: string | undefined;
 
     /** The client's address as the engine sees it (the peer of the TCP connection). */
     abstract get remoteAddress(): string | undefined;
@@ -263,6 +255,7 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
   Object.assign(RequestHelpers.prototype, {
     params: NO_PARAMS,
     rawBody: undefined,
+    id: undefined,
     _body: false,
     baseUrl: "",
     [SETTINGS]: DEFAULT_SETTINGS,
@@ -273,7 +266,6 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
     [CACHED_BODY]: UNSET,
     [ORIGINAL_URL]: undefined,
     [ROUTE]: null,
-    [REQUEST_ID]: undefined,
   });
   return RequestHelpers;
 }

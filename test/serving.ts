@@ -66,11 +66,12 @@ export async function load(port: number, path: string, concurrency: number, done
   return results;
 }
 
-/** The access-log lines the processes wrote. */
+/** The access-log lines the processes wrote (not the error lines: a 503 while draining is logged as one too). */
 export function logLines(output: string): Array<{ status: number; aborted: boolean; path: string }> {
   return output
     .split("\n")
     .slice(1)
     .filter((l) => l.startsWith("{"))
-    .map((l) => JSON.parse(l) as { status: number; aborted: boolean; path: string });
+    .map((l) => JSON.parse(l) as { level: string; status: number; aborted: boolean; path: string })
+    .filter((l) => l.level === "info");
 }

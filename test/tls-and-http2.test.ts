@@ -3,7 +3,7 @@ import { request as httpsRequest } from "node:https";
 import { connect as http2Connect, constants as h2, type ClientHttp2Session } from "node:http2";
 import { connect as tlsConnect } from "node:tls";
 import { describe, test } from "node:test";
-import { Cog, type CogOptions } from "../src/index.js";
+import { Cog, type CogOptions, type RequestLogLine } from "../src/index.js";
 import { makeCertificates, opensslSkip, type Certificates } from "./certificates.js";
 import { engine, serve } from "./helpers.js";
 
@@ -156,13 +156,16 @@ describe("HTTP/2", () => {
   });
 
   test('http2: "h2c" serves cleartext HTTP/2 with prior knowledge; close() ends its sessions', { skip: engine === "node" ? false : nodeEngineOnly }, async (t) => {
-    const app = new Cog({ http2: "h2c", logErrors: false, bodyLimit: 1024 });
+    const lines: RequestLogLine[] = [];
+    const app = new Cog({ http2: "h2c", logErrors: false, bodyLimit: 1024, logger: (line) => void (line.level === "info" && lines.push(line)) });
     define(app);
     const { port } = await app.listen(0, "127.0.0.1");
     const session = http2Connect(`http://127.0.0.1:${port}`);
     t.after(() => session.destroy());
     const answer = await h2request(session, "/hello?name=c");
     assert.deepEqual(JSON.parse(answer.body), { hello: "c", protocol: "http", secure: false, version: "2.0" });
+    for (let i = 0; i < 100 && lines.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.deepEqual([lines[0]?.route, lines[0]?.status, lines[0]?.id], ["GET /hello", 200, answer.headers["x-request-id"]], "the access log works over h2 too");
     const goaway = new Promise<number>((resolve) => session.once("goaway", (code: number) => resolve(code)));
     await app.close(1000);
     assert.equal(await goaway, h2.NGHTTP2_NO_ERROR, "close() sends GOAWAY");
