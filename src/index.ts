@@ -12,3 +12,4 @@ export type { ValidationIssue } from "./schema/compile.js";
 export type { OpenApiInfo } from "./schema/openapi.js";
 export type { LoggerOption, LogFunction, PinoLike, RequestLogLine, ErrorLogLine } from "./logger.js";
 export type { TlsOptions } from "./tls.js";
+export { serveStatic, type StaticOptions, type SendFileOptions, type FileOptions } from "./static.js";
