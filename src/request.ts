@@ -93,8 +93,37 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
     /** The app serving this request. */
     declare readonly app: Cog;
 
+    /**
+     * This request's id when the app has a `logger`: the one in its log lines and in the
+     * response's X-Request-Id (taken from the request's X-Request-Id with `trustRequestId`).
+     * Without a logger Cog leaves it undefined, for a middleware of the app's own to set.
+     */
+    declare id: string | undefined;
+
     /** The client's address as the engine sees it (the peer of the TCP connection). */
     abstract get remoteAddress(): string | undefined;
+
+    /** Whether the connection is TLS, as the engine sees it. */
+    abstract get encrypted(): boolean;
+
+    /**
+     * "https" when the request came over TLS, else "http". With `trustProxy`, the proxy's
+     * X-Forwarded-Proto (its first value) is believed instead, as a TLS-terminating proxy says
+     * what the client used.
+     */
+    get protocol(): "http" | "https" {
+      const trust = own(this)[SETTINGS].trustProxy;
+      if (trust !== false && trust !== 0) {
+        const forwarded = this.firstHeader("x-forwarded-proto");
+        if (forwarded !== undefined) return forwarded.split(",", 1)[0]!.trim().toLowerCase() === "https" ? "https" : "http";
+      }
+      return this.encrypted ? "https" : "http";
+    }
+
+    /** `req.protocol === "https"`. */
+    get secure(): boolean {
+      return this.protocol === "https";
+    }
 
     /**
      * Buffers the body the request announced (`length` bytes, or CHUNKED), refusing more than
@@ -277,6 +306,7 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
   Object.assign(RequestHelpers.prototype, {
     params: NO_PARAMS,
     rawBody: undefined,
+    id: undefined,
     _body: false,
     baseUrl: "",
     [SETTINGS]: DEFAULT_SETTINGS,

@@ -13,8 +13,8 @@ use crate::uv::*;
 use std::collections::VecDeque;
 use std::os::raw::{c_int, c_void};
 
-pub fn listen(js: js::ServerJs, host: &str, port: u16, settings: Settings) -> Result<(usize, u16), String> {
-    let (fd, bound) = socket::open(host, port)?;
+pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, settings: Settings) -> Result<(usize, u16), String> {
+    let (fd, bound) = socket::open(host, port, reuse_port)?;
     let uv_loop = js.uv_loop;
     let listen_poll = alloc_handle(UV_POLL);
     let timer = alloc_handle(UV_TIMER);

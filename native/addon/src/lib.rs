@@ -49,6 +49,8 @@ pub struct ListenOptions {
     pub timeout_check_interval: u32,
     /// The app has WebSocket routes: a request with an Upgrade header waits for its answer.
     pub web_sockets: bool,
+    /// Share the port with other processes (SO_REUSEPORT): Cog's workers.
+    pub reuse_port: Option<bool>,
 }
 
 /// libuv's version number (major << 16 | minor << 8 | patch), checked before the engine is used.
@@ -78,7 +80,7 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
         web_sockets: options.web_sockets,
     };
     let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port {} is out of range", options.port)))?;
-    match accept::listen(js, &options.host, port, settings) {
+    match accept::listen(js, &options.host, port, options.reuse_port.unwrap_or(false), settings) {
         Ok((id, port)) => Ok(vec![id as u32, u32::from(port)]),
         Err(message) => Err(Error::from_reason(message)),
     }

@@ -5,6 +5,7 @@ import { forApp } from "../../request.js";
 import { injectOverLoopback, type InjectOptions, type InjectResponse } from "../../testing.js";
 import { WEBSOCKET, type Address, type Engine, type EngineConfig } from "../engine.js";
 import type { NativeWebSockets } from "../../websocket/native.js";
+import type { Response } from "../../response.js";
 import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "./load.js";
 import { ADDON, GONE, ID, NativeRequest } from "./request.js";
 import { FORGET, NativeResponse } from "./response.js";
@@ -39,7 +40,7 @@ export class NativeEngine implements Engine {
     Response.prototype[FORGET] = this.forget;
   }
 
-  async listen(port: number, host: string | undefined): Promise<Address> {
+  async listen(port: number, host: string | undefined, shared: boolean): Promise<Address> {
     if (this.config.app.servesWebSockets && this.webSockets === null) {
       const { NativeWebSockets } = await import("../../websocket/native.js");
       this.webSockets = new NativeWebSockets(this.addon, (req) => ({
@@ -49,10 +50,10 @@ export class NativeEngine implements Engine {
       }));
       (this.Request.prototype as unknown as { [WEBSOCKET]: NativeWebSockets })[WEBSOCKET] = this.webSockets;
     }
-    return this.open(port, host);
+    return this.open(port, host, shared);
   }
 
-  private open(port: number, host: string | undefined): Promise<Address> {
+  private open(port: number, host: string | undefined, shared: boolean): Promise<Address> {
     try {
       const { limits, strict } = this.config;
       const bind = host ?? "::";
@@ -69,6 +70,7 @@ export class NativeEngine implements Engine {
           keepAliveTimeout: limits.keepAliveTimeout,
           timeoutCheckInterval: limits.timeoutCheckInterval,
           webSockets: this.webSockets !== null,
+          reusePort: shared,
         },
         this.onRequest,
         this.onEvent,
@@ -133,6 +135,12 @@ export class NativeEngine implements Engine {
   /** Answers one request for a test over a loopback connection to a server of its own, so the test exercises this engine. */
   inject(options: InjectOptions | string): Promise<InjectResponse> {
     return injectOverLoopback(new NativeEngine(this.config), options);
+  }
+
+  bodyBytes(res: Response): number | null {
+    // The length of the body `send` wrote, or the Content-Length the app declared.
+    const length = Number(res.getHeader("content-length") ?? Number.NaN);
+    return Number.isNaN(length) ? null : length;
   }
 
   /**

@@ -67,6 +67,8 @@ export interface NativeListenOptions {
   timeoutCheckInterval: number;
   /** The app has WebSocket routes: a request with an Upgrade header waits for its answer, and its connection closes after a non-101 one. */
   webSockets: boolean;
+  /** SO_REUSEPORT: several processes (Cog's workers) listen on the port. */
+  reusePort?: boolean;
 }
 /** `body`: the whole body; or, when it follows in pieces (EVENT_BODY_PIECE, EVENT_BODY_END), its declared length (-1: chunked). */
 export type NativeRequestHandler = (id: number, method: number, url: string, body: Buffer | number | undefined, flags: number, problem: string | undefined) => void;

@@ -168,6 +168,11 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     return this[ADDRESS];
   }
 
+  /** The native engine serves cleartext HTTP/1.1 only (`tls` is refused when the app is made). */
+  get encrypted(): boolean {
+    return false;
+  }
+
   /** @internal One header from the engine, unless they were all fetched already. */
   override headerValue(name: string): string | undefined {
     if (this[HEADERS] !== null || this[GONE]) return super.headerValue(name);
