@@ -1,14 +1,16 @@
 // The arena: a realistic Cog app, serving HttpArena's workloads with Cog's
 // documented features only. Query strings and bodies, JSON of real size through
 // a response schema, Postgres through a pooled driver, a cache-aside with a TTL,
-// and schemas that validate what clients send.
+// and schemas that validate what clients send; static files with their precompressed
+// variants, compressed JSON, streamed uploads and a WebSocket echo.
 //
-//   DATABASE_URL=postgres://… [REDIS_URL=redis://…] [COG_ENGINE=native] [PORT=8080] npx tsx examples/arena.ts
+//   DATABASE_URL=postgres://… [REDIS_URL=redis://…] [STATIC_DIR=…] [COG_ENGINE=native] [PORT=8080] npx tsx examples/arena.ts
 //
-// `node bench/arena/database.mjs` starts a seeded Postgres and prints its DATABASE_URL.
+// `node bench/arena/database.mjs` starts a seeded Postgres and prints its DATABASE_URL;
+// `node bench/arena/static-files.mjs` writes the static files and prints their STATIC_DIR.
 import { readFileSync } from "node:fs";
 import { Type } from "@sinclair/typebox";
-import { Cog } from "cog-http";
+import { Cog, serveStatic } from "cog-http";
 import { openStore, type Item } from "./arena-store.js";
 
 const dataset: Item[] = JSON.parse(readFileSync(new URL("./data/dataset.json", import.meta.url), "utf8"));
@@ -42,10 +44,12 @@ app.get("/pipeline", (_req, res) => {
   res.send("ok");
 });
 
-// JSON of real size: the first `count` items, each with a computed total, written by the response schema's serializer.
+// JSON of real size: the first `count` items, each with a computed total, written by the response
+// schema's serializer, and compressed when the client's Accept-Encoding asks for it.
 app.get(
   "/json/:count",
   {
+    compress: true,
     schema: {
       params: Type.Object({ count: Type.Integer({ minimum: 0, maximum: dataset.length }) }),
       query: Type.Object({ m: Type.Integer({ default: 1 }) }),
@@ -58,6 +62,19 @@ app.get(
     res.json({ items, count: items.length });
   },
 );
+
+// Uploads: the body is read as it arrives (never held whole) and its bytes counted.
+app.post("/upload", { body: "stream", bodyLimit: 64 * 1024 * 1024 }, async (req, res) => {
+  let bytes = 0;
+  for await (const chunk of req) bytes += (chunk as Buffer).length;
+  res.send(String(bytes));
+});
+
+// Static files, with the .br/.gz written beside them preferred when the client accepts them.
+if (process.env.STATIC_DIR) app.use("/static", serveStatic(process.env.STATIC_DIR, { precompressed: true }));
+
+// A WebSocket that echoes every message.
+app.ws("/ws", { message: (ws, data, isBinary) => void ws.send(data, isBinary) });
 
 if (store) {
   app.get(

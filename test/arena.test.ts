@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import postgres from "postgres";
+import WebSocket from "ws";
 // @ts-expect-error -- plain ESM modules without type declarations
 import { checkArena, exchange } from "../bench/arena/contract.mjs";
 // @ts-expect-error -- plain ESM modules without type declarations
@@ -16,10 +17,12 @@ import { hasRedis, startPostgres, startRedis } from "../bench/arena/database.mjs
 import { ARENA_CONTENDERS, unableReason } from "../bench/arena/contenders.mjs";
 // @ts-expect-error -- plain ESM modules without type declarations
 import { ARENA_SCENARIOS } from "../bench/arena/scenarios.mjs";
+// @ts-expect-error -- plain ESM modules without type declarations
+import { staticDir } from "../bench/arena/static-files.mjs";
 import { engine } from "./helpers.js";
 
 const ROWS = 20_000;
-// The scenarios the bench runs Cog on (the others wait for features not on main yet).
+// The scenarios the bench runs Cog on: all of them.
 const cog = ARENA_CONTENDERS.find((c: { name: string }) => c.name === "cog");
 const COG_SCENARIOS: string[] = ARENA_SCENARIOS.filter((s: object) => unableReason(cog, s) === undefined).map((s: { id: string }) => s.id);
 
@@ -31,7 +34,7 @@ interface Running {
 /** Runs examples/arena.ts as a user would (tsx), on this run's engine and a free port. */
 function startArena(env: Record<string, string>): Promise<Running> {
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "examples/arena.ts"], {
-    env: { ...process.env, ...env, PORT: "0", COG_ENGINE: engine },
+    env: { ...process.env, STATIC_DIR: staticDir(), ...env, PORT: "0", COG_ENGINE: engine },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -75,8 +78,29 @@ after(async () => {
 
 describe(`the arena app on the ${engine} engine`, () => {
   test(`passes the contract of every scenario it serves (${COG_SCENARIOS.join(", ")})`, async () => {
-    for (const id of ["baseline", "pipelined", "limited-conn", "json", "async-db", "crud"]) assert.ok(COG_SCENARIOS.includes(id), `the bench runs Cog on ${id}`);
+    for (const id of ["baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "async-db", "crud"]) assert.ok(COG_SCENARIOS.includes(id), `the bench runs Cog on ${id}`);
     assert.deepEqual(await checkArena({ port: arena.port, scenarios: COG_SCENARIOS, sql, rows: ROWS }), []);
+  });
+
+  test("echoes WebSocket messages on /ws, text and binary", async () => {
+    const socket = new WebSocket(`ws://127.0.0.1:${arena.port}/ws`);
+    const received: { data: Buffer; isBinary: boolean }[] = [];
+    await new Promise<void>((resolve, reject) => {
+      socket.on("error", reject);
+      socket.on("open", () => {
+        socket.send("hello");
+        socket.send(Buffer.from([1, 2, 3]));
+      });
+      socket.on("message", (data: Buffer, isBinary: boolean) => {
+        received.push({ data, isBinary });
+        if (received.length === 2) resolve();
+      });
+    });
+    socket.close();
+    assert.deepEqual(received, [
+      { data: Buffer.from("hello"), isBinary: false },
+      { data: Buffer.from([1, 2, 3]), isBinary: true },
+    ]);
   });
 
   test("refuses bad input with a 4xx and keeps serving", async () => {
@@ -84,6 +108,8 @@ describe(`the arena app on the ${engine} engine`, () => {
       const res = await exchange(arena.port, { path });
       assert.equal(res.status, 400, `GET ${path}: ${res.body}`);
     }
+    const tooBig = await exchange(arena.port, { method: "POST", path: "/upload", headers: { "content-type": "application/octet-stream", "content-length": String(65 * 1024 * 1024) }, body: "x" });
+    assert.equal(tooBig.status, 413);
     const put = await exchange(arena.port, { method: "PUT", path: "/crud/items/1", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "", price: -1 }) });
     assert.equal(put.status, 400);
     assert.deepEqual(await checkArena({ port: arena.port, scenarios: ["json"], sql, rows: ROWS }), []);

@@ -4,15 +4,9 @@
 // listed in the report, not dropped. Before timing, each contender must pass the
 // checks (bench/arena/contract.mjs) of every scenario it runs.
 
-const COG_NOT_YET = {
-  static: "not yet: serveStatic (branch files) has not landed",
-  "json-comp": "not yet: compress() (branch files) has not landed",
-  upload: 'not yet: the route option body: "stream" (branch bodies) has not landed',
-};
-
 export const ARENA_CONTENDERS = [
-  { name: "cog", engine: "node", file: "examples/arena.ts", env: { COG_ENGINE: "node" }, unable: COG_NOT_YET, about: "examples/arena.ts on the node engine (this repo's dist/)" },
-  { name: "cog-native", engine: "native", file: "examples/arena.ts", env: { COG_ENGINE: "native" }, unable: COG_NOT_YET, about: "examples/arena.ts on Cog's native engine" },
+  { name: "cog", engine: "node", file: "examples/arena.ts", env: { COG_ENGINE: "node" }, unable: {}, about: "examples/arena.ts on the node engine (this repo's dist/)" },
+  { name: "cog-native", engine: "native", file: "examples/arena.ts", env: { COG_ENGINE: "native" }, unable: {}, about: "examples/arena.ts on Cog's native engine" },
   { name: "node-http", engine: "node", bare: true, file: "bench/arena/contenders/node-http.mjs", unable: { static: "a ceiling for static is nginx's to set" }, about: "bare node:http, hand-written (fast-querystring, ajv, node:zlib gzip): the ceiling on Node" },
   { name: "fastify", engine: "node", file: "bench/arena/contenders/fastify.mjs", package: "fastify", unable: {}, about: "with @fastify/static (preCompressed), @fastify/compress, its ajv schemas" },
   { name: "hono", engine: "node", file: "bench/arena/contenders/hono.mjs", package: "hono", unable: {}, about: "on @hono/node-server: serveStatic (precompressed), hono/compress (gzip/deflate), @hono/zod-validator" },
@@ -25,7 +19,6 @@ export const ARENA_CONTENDERS = [
 
 /** Why a contender cannot run a scenario, or undefined when it can. */
 export function unableReason(contender, scenario) {
-  if (scenario.notYet) return scenario.notYet;
   if (typeof contender.unable === "string") return contender.unable;
   if (contender.only && !contender.only.includes(scenario.id)) return `${contender.name} is a ceiling for ${contender.only.join(", ")} only`;
   return contender.unable?.[scenario.id];

