@@ -58,7 +58,9 @@ app.get(
   },
   (req, res) => {
     const { m } = req.query;
-    const items = dataset.slice(0, req.params.count).map((item) => ({ ...item, total: item.price * item.quantity * m }));
+    // Fields listed rather than spread ({ ...item, total }): on Node 20, the response schema's
+    // serializer reads objects made by a spread 4x slower than literal ones (Node 22+ doesn't care).
+    const items = dataset.slice(0, req.params.count).map(({ id, name, category, price, quantity, active, tags, rating }) => ({ id, name, category, price, quantity, active, tags, rating, total: price * quantity * m }));
     res.json({ items, count: items.length });
   },
 );
