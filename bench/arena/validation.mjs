@@ -2,7 +2,8 @@
 // request schemas (examples/arena.ts as it is) and without them (ARENA_VALIDATION=off), beside
 // Fastify with its ajv schemas. The target (issue 26, after Encore.ts's published ratio):
 // validated ≥ 0.88× unvalidated, and ≥ 2× Fastify validated. Servers on core 0, wrk and Postgres
-// on core 1, the three interleaved per round; medians of req/s and of the per-round ratios.
+// on core 1, the three interleaved per round; medians of req/s, of server CPU µs per request
+// (the steadier figure on a shared machine) and of the per-round ratios.
 //
 //   node bench/arena/validation.mjs [--rounds 3] [--duration 4]
 import { join } from "node:path";
@@ -36,20 +37,31 @@ try {
   for (const id of ["json", "crud"]) {
     const scenario = arenaScenario(id);
     const rps = VARIANTS.map(() => []);
+    const cpu = VARIANTS.map(() => []);
     for (let round = 0; round <= rounds; round++) {
       for (let k = 0; k < VARIANTS.length; k++) {
         const i = (k + round) % VARIANTS.length;
+        const sampler = servers[i].sampler();
         const result = await measure({ tool: "wrk", url: `http://127.0.0.1:${servers[i].port}`, connections: scenario.connections, pipelining: 1, script: scenario.lua(), duration: round === 0 ? 1 : duration, cpu: "1" });
         if (result.errors + result.timeouts + result.statuses["non-2xx/3xx"] > 0) throw new Error(`${VARIANTS[i].name} on ${id}: ${JSON.stringify(result)}`);
-        if (round > 0) rps[i].push(result.rps);
+        const { cpuSeconds } = sampler.stop();
+        if (round > 0) {
+          rps[i].push(result.rps);
+          cpu[i].push((cpuSeconds * 1e6) / result.requests);
+        }
       }
     }
     const ratio = (a, b) => median(rps[a].map((x, r) => x / rps[b][r]));
-    rows.push({ id, rps: rps.map(median), validatedOverUnvalidated: ratio(0, 1), overFastify: ratio(0, 2) });
+    const cpuRatio = (a, b) => median(cpu[a].map((x, r) => cpu[b][r] / x));
+    rows.push({ id, rps: rps.map(median), cpu: cpu.map(median), validatedOverUnvalidated: ratio(0, 1), overFastify: ratio(0, 2), cpuValidatedOverUnvalidated: cpuRatio(0, 1), cpuOverFastify: cpuRatio(0, 2) });
   }
+  // Each cell: req/s · server CPU µs per request; the ratios by req/s, then by requests per CPU second.
   console.log(`\n| scenario | ${VARIANTS.map((v) => v.name).join(" | ")} | validated / unvalidated | cog-native / fastify (both validated) |`);
   console.log(`| :-- | ${VARIANTS.map(() => "--:").join(" | ")} | --: | --: |`);
-  for (const r of rows) console.log(`| ${r.id} | ${r.rps.map((x) => Math.round(x).toLocaleString("en-US")).join(" | ")} | ${r.validatedOverUnvalidated.toFixed(2)}× | ${r.overFastify.toFixed(2)}× |`);
+  for (const r of rows) {
+    const cells = r.rps.map((x, i) => `${Math.round(x).toLocaleString("en-US")} · ${r.cpu[i].toFixed(1)} µs`);
+    console.log(`| ${r.id} | ${cells.join(" | ")} | ${r.validatedOverUnvalidated.toFixed(2)}× (CPU: ${r.cpuValidatedOverUnvalidated.toFixed(2)}×) | ${r.overFastify.toFixed(2)}× (CPU: ${r.cpuOverFastify.toFixed(2)}×) |`);
+  }
 } finally {
   await Promise.all(servers.map((s) => s.stop()));
   await db.stop();
