@@ -316,7 +316,7 @@ export class Cog extends Scope implements ChainOwner {
 
   /** The engine this app serves with, loaded on demand: an app on one engine never loads the other. */
   private async createEngine(): Promise<Engine> {
-    const config: EngineConfig = { app: this, dispatch: this.dispatch, limits: this.limits, settings: this.settings, strict: this.strict, options: this.cogOptions };
+    const config: EngineConfig = { app: this, dispatch: this.dispatch, limits: this.limits, settings: this.settings, strict: this.strict, options: this.cogOptions, responseDone: this.logger?.finished ?? null };
     let name = this.engineName;
     if (name === "auto") name = (await import("./engines/native/load.js")).nativeUnavailable() === null ? "native" : "node";
     const engine = name === "native" ? new (await import("./engines/native/engine.js")).NativeEngine(config) : new (await import("./engines/node/engine.js")).NodeEngine(config);
