@@ -1,4 +1,5 @@
 import type { Server, ServerOptions } from "node:http";
+import { debuglog } from "node:util";
 import { runChain, type ChainOwner, type Handler } from "./chain.js";
 import type { Address, Engine, EngineConfig, HeadVerdict } from "./engines/engine.js";
 import { HttpError, errorBody, statusOf } from "./errors.js";
@@ -17,6 +18,8 @@ import type { InjectOptions, InjectResponse } from "./testing.js";
 
 export type EngineName = "node" | "native" | "auto";
 const ENGINES: readonly EngineName[] = ["node", "native", "auto"];
+/** `NODE_DEBUG=cog` prints which engine an app runs on (and, for "auto", why). */
+const debug = debuglog("cog");
 
 /** Every limit and timeout is an option; see `Limits` for what each means and README for the defaults. */
 export interface CogOptions extends Partial<Limits> {
@@ -95,7 +98,10 @@ export class Cog extends Scope implements ChainOwner {
   private notFoundHandler: NotFoundHandler | null = null;
   /** Middleware for requests that match no route, rebuilt when `use` adds some. */
   private fallbackLayers: Handler[] | null = null;
-  private engine: Engine | null = null;
+  /** The engine listening, while it is. */
+  private serving: Engine | null = null;
+  /** The engine chosen for this app, once `listen` or `inject` has made it. */
+  private chosen: "node" | "native" | undefined = undefined;
   /** Responses whose handler has not begun to answer, by the time their handler returned (handlerTimeout). */
   private readonly waiting = new Map<unknown, { readonly req: Request; readonly since: number }>();
   private waitingSweep: NodeJS.Timeout | null = null;
@@ -162,12 +168,12 @@ export class Cog extends Scope implements ChainOwner {
       callback = host;
       host = undefined;
     }
-    if (this.engine !== null || this.starting) return Promise.reject(new Error("This app is already listening; create another Cog to serve twice"));
+    if (this.serving !== null || this.starting) return Promise.reject(new Error("This app is already listening; create another Cog to serve twice"));
     this.starting = true;
     this.closing = false;
     const started = this.createEngine().then(async (engine) => {
       const address = await engine.listen(port, host as string | undefined);
-      this.engine = engine;
+      this.serving = engine;
       this.startWatch();
       return address;
     });
@@ -188,20 +194,33 @@ export class Cog extends Scope implements ChainOwner {
   /** The engine this app serves with, loaded on demand: an app on one engine never loads the other. */
   private async createEngine(): Promise<Engine> {
     const config: EngineConfig = { app: this, dispatch: this.dispatch, limits: this.limits, settings: this.settings, strict: this.strict, options: this.cogOptions };
-    let name = this.engineName;
-    if (name === "auto") name = (await import("./engines/native/load.js")).nativeUnavailable() === null ? "native" : "node";
-    if (name === "native") return new (await import("./engines/native/engine.js")).NativeEngine(config);
-    return new (await import("./engines/node/engine.js")).NodeEngine(config);
+    let name: "node" | "native";
+    if (this.engineName === "auto") {
+      const unavailable = (await import("./engines/native/load.js")).nativeUnavailable();
+      name = unavailable === null ? "native" : "node";
+      debug('engine "auto" chose %s%s', name, unavailable === null ? ": the native engine loads here" : `, because ${unavailable}`);
+    } else {
+      name = this.engineName;
+      debug('engine "%s"', name);
+    }
+    const engine =
+      name === "native" ? new (await import("./engines/native/engine.js")).NativeEngine(config) : new (await import("./engines/node/engine.js")).NodeEngine(config);
+    this.chosen = name;
+    return engine;
   }
 
-  /** The engine serving requests once listening ("node" or "native"; with `engine: "auto"`, the one it chose). */
-  get engineInUse(): "node" | "native" | undefined {
-    return this.engine?.name;
+  /**
+   * The engine this app runs on, "node" or "native" (with `engine: "auto"`, the one it chose;
+   * `NODE_DEBUG=cog` also prints it, and why), once `listen` or `inject` has started it;
+   * undefined before.
+   */
+  get engine(): "node" | "native" | undefined {
+    return this.chosen;
   }
 
   /** The underlying `http.Server` once listening, on the node engine only (for upgrades, or tuning timeouts). */
   get server(): Server | undefined {
-    return this.engine?.name === "node" ? (this.engine as unknown as { server: Server }).server : undefined;
+    return this.serving?.name === "node" ? (this.serving as unknown as { server: Server }).server : undefined;
   }
 
   /**
@@ -210,11 +229,11 @@ export class Cog extends Scope implements ChainOwner {
    * still busy after `drainMs` are cut.
    */
   async close(drainMs = 10_000): Promise<void> {
-    const engine = this.engine;
+    const engine = this.serving;
     if (engine === null) return;
     this.closing = true;
     await engine.close(drainMs);
-    this.engine = null;
+    this.serving = null;
     this.stopWatch();
   }
 
