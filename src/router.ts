@@ -7,6 +7,20 @@
  * A single trailing slash is ignored (`/admin/` finds `/admin`).
  */
 
+/** The name a pattern's segment declares: `:id` -> "id", `*` -> "*", a static segment -> never. */
+type SegmentParam<S extends string> = S extends `:${infer Name}` ? Name : S extends "*" ? "*" : never;
+type ParamNames<P extends string> = P extends `${infer Head}/${infer Rest}` ? SegmentParam<Head> | ParamNames<Rest> : SegmentParam<P>;
+
+/**
+ * The params a path pattern declares, as `req.params` holds them: `"/users/:id/*"` ->
+ * `{ id: string; "*": string }`, a static path -> `{}`. A path that is not a literal (a `string`)
+ * gives `Record<string, string>`.
+ */
+export type PathParams<P extends string> = string extends P ? Record<string, string> : { [K in ParamNames<P>]: string };
+
+/** A group prefix and a path joined, as types: a `string` either side gives `string`. */
+export type JoinedPath<Prefix extends string, Path extends string> = string extends Prefix | Path ? string : `${Prefix}/${Path}`;
+
 /** What a lookup answers: the route for the method, or null when only other methods exist. */
 export interface Match<T> {
   readonly data: T | null;
