@@ -1,11 +1,11 @@
 import type { Server, ServerOptions } from "node:http";
 import { debuglog } from "node:util";
-import { runChain, type ChainOwner, type Handler } from "./chain.js";
+import { describe, runChain, type ChainOwner, type Handler } from "./chain.js";
 import type { Address, Engine, EngineConfig, HeadVerdict } from "./engines/engine.js";
 import { HttpError, errorBody, statusOf } from "./errors.js";
 import { NO_BODY, pathOf } from "./head.js";
 import { resolveLimits, type Limits } from "./limits.js";
-import { REPORT, whereOf } from "./log.js";
+import { REPORT, WARN, hintFor, whereOf } from "./log.js";
 import { ROUTE, decodeParam, type InternalRequest, type Params, type Request, type RequestSettings } from "./request.js";
 import { SERIALIZERS, WATCH, resetForError, type InternalResponse, type Response } from "./response.js";
 import { Router, joinPaths, prefixCoverage, prefixMatcher, type Match } from "./router.js";
@@ -14,6 +14,7 @@ import { buildOpenApi, type OpenApiInfo, type RouteInfo } from "./schema/openapi
 import type { RouteOptions } from "./schema/types.js";
 import { Scope, type Layer, type Registry } from "./scope.js";
 import { secretsOf } from "./signing.js";
+import { UnansweredWatch } from "./unanswered.js";
 import type { InjectOptions, InjectResponse } from "./testing.js";
 
 export type EngineName = "node" | "native" | "auto";
@@ -93,6 +94,8 @@ export class Cog extends Scope implements ChainOwner {
   private readonly strict: boolean;
   private readonly engineName: EngineName;
   private readonly logErrors: boolean;
+  /** Warns of handlers that return without answering: outside production, when logging. */
+  private readonly unanswered: UnansweredWatch | null;
   private readonly cogOptions: CogOptions;
   private errorHandler: ErrorHandler | null = null;
   private notFoundHandler: NotFoundHandler | null = null;
@@ -134,6 +137,7 @@ export class Cog extends Scope implements ChainOwner {
     (this as { get: unknown }).get = (path: string, ...args: unknown[]) => (args.length === 0 ? this.setting(path) : (route as (...a: unknown[]) => this)(path, ...args));
     this.settings = { trustProxy: options.trustProxy ?? false, maxFields: this.limits.maxFields, maxJsonDepth: this.limits.maxJsonDepth, secrets: secretsOf(options.secret) };
     this.logErrors = options.logErrors ?? true;
+    this.unanswered = this.logErrors && process.env.NODE_ENV !== "production" ? new UnansweredWatch((message, req) => this[WARN](message, req)) : null;
   }
 
   /**
@@ -407,21 +411,50 @@ export class Cog extends Scope implements ChainOwner {
       try {
         const result = this.errorHandler(err, req, res) as PromiseLike<unknown> | undefined;
         if (result !== undefined && result !== null && typeof result.then === "function") {
-          result.then(undefined, (e: unknown) => this.defaultError(e, req, res));
+          result.then(
+            (value) => this.errorHandlerReturned(req, res, value),
+            (handlerErr: unknown) => this.errorHandlerFailed(handlerErr, err, req, res),
+          );
+        } else {
+          this.errorHandlerReturned(req, res, result);
         }
         return;
       } catch (handlerErr) {
-        this[REPORT](handlerErr, req, "in the error handler");
-        if (res.headersSent) return void res.destroy();
-        resetForError(res);
+        return this.errorHandlerFailed(handlerErr, err, req, res);
       }
     }
     this.defaultError(err, req, res);
   }
 
+  /** The app's error handler threw or rejected: that is reported, and the original error answered as if there were none. */
+  private errorHandlerFailed(handlerErr: unknown, err: unknown, req: Request, res: Response): void {
+    this[REPORT](handlerErr, req, "in the error handler");
+    if (res.writableEnded || res.destroyed) return;
+    if (res.headersSent) return void res.destroy();
+    resetForError(res);
+    this.defaultError(err, req, res);
+  }
+
+  private errorHandlerReturned(req: Request, res: Response, value: unknown): void {
+    if (this.unanswered !== null && !res.writableEnded && !res.headersSent) this.unanswered.watch(req, res, "the error handler (onError)", () => false, value);
+  }
+
+  returned(req: Request, res: Response, handler: Handler, nextCalled: () => boolean, value: unknown): void {
+    this.unanswered?.watch(req, res, `the handler ${describe(handler)}`, nextCalled, value);
+  }
+
   fallThrough(req: Request, res: Response): void {
+    const route = (req as InternalRequest)[ROUTE];
+    if (route !== null && !res.headersSent && !res.writableEnded) {
+      this[WARN](`the last handler of route ${route} called next() without answering: nothing else answers, so the request gets 404 as if no route matched; answer there, or don't call next() in it`, req);
+    }
     if (this.notFoundHandler !== null) {
-      runChain([this.notFoundHandler as Handler], req, res, { fail: (e, rq, rs) => this.fail(e, rq, rs), fallThrough: () => this.defaultNotFound(req, res) });
+      const owner: ChainOwner = {
+        fail: (e, rq, rs) => this.fail(e, rq, rs),
+        fallThrough: () => this.defaultNotFound(req, res),
+        returned: (rq, rs, _handler, nextCalled, value) => this.unanswered?.watch(rq, rs, "the notFound handler", nextCalled, value),
+      };
+      runChain([this.notFoundHandler as Handler], req, res, owner);
       return;
     }
     this.defaultNotFound(req, res);
@@ -458,11 +491,18 @@ export class Cog extends Scope implements ChainOwner {
     }
   }
 
-  /** Logs an error with where it happened (method, path, route), unless `logErrors` is off. */
+  /** Logs an error with where it happened (method, path, route), and how to fix it where Cog knows, unless `logErrors` is off. */
   [REPORT](err: unknown, req: Request, when?: string): void {
     if (!this.logErrors) return;
     const where = whereOf(req);
-    console.error(`cog: ${where}${when === undefined ? "" : ` (${when})`}:`, err);
+    const hint = hintFor(err);
+    if (hint === undefined) console.error(`cog: ${where}${when === undefined ? "" : ` (${when})`}:`, err);
+    else console.error(`cog: ${where}${when === undefined ? "" : ` (${when})`}:`, err, `\n  (${hint})`);
+  }
+
+  /** Logs a warning about how the app uses Cog, with where (method, path, route), unless `logErrors` is off. */
+  [WARN](message: string, req: Request): void {
+    if (this.logErrors) console.warn(`cog: warning: ${whereOf(req)}: ${message}`);
   }
 }
 

@@ -1,7 +1,7 @@
 import type { Handler } from "./chain.js";
 import { pathOf } from "./head.js";
 import { CACHED_PATH, type InternalRequest, type Request, type RouteRequest } from "./request.js";
-import { joinPaths, normalizePattern, type JoinedPath, type PathParams } from "./router.js";
+import { checkPath, joinPaths, normalizePattern, type JoinedPath, type PathParams } from "./router.js";
 import type { RouteOptions, RouteSchema, SchemaRequest, SchemaResponse } from "./schema/types.js";
 
 /**
@@ -62,8 +62,9 @@ export class Scope<Prefix extends string = ""> {
    */
   use(pathOrHandler: string | Handler, ...handlers: Handler[]): this {
     let path = "/";
-    if (typeof pathOrHandler === "string") path = pathOrHandler === "*" || pathOrHandler === "/*" ? "/" : normalizePattern(pathOrHandler);
-    else handlers.unshift(pathOrHandler);
+    if (typeof pathOrHandler === "function") handlers.unshift(pathOrHandler);
+    else if (pathOrHandler === "*" || pathOrHandler === "/*") path = "/";
+    else path = normalizePattern(checkPath(pathOrHandler, "use()"));
     if (handlers.length === 0) throw new TypeError("use() needs at least one middleware function");
     const prefix = joinPaths(this.prefix, path);
     for (const handler of handlers) {
@@ -90,7 +91,7 @@ export class Scope<Prefix extends string = ""> {
    * The prefix's params are typed in its routes' `req.params` too.
    */
   group<const G extends string>(prefix: G, define: (group: Scope<JoinedPath<Prefix, G>>) => void): this {
-    const child = new Scope<JoinedPath<Prefix, G>>(this.registry, joinPaths(this.prefix, prefix), this);
+    const child = new Scope<JoinedPath<Prefix, G>>(this.registry, joinPaths(this.prefix, checkPath(prefix, "group()")), this);
     this.children.push(child);
     define(child);
     return this;
@@ -100,6 +101,7 @@ export class Scope<Prefix extends string = ""> {
     const first = args[0];
     const options = typeof first === "object" && first !== null ? (first as RouteOptions) : undefined;
     const handlers = (options === undefined ? args : args.slice(1)) as Handler[];
+    checkPath(path, `${method === "*" ? "ALL" : method} ${String(path)}`);
     if (handlers.length === 0) throw new TypeError(`Route ${method} ${path} needs at least one handler`);
     for (const handler of handlers) assertHandler(handler, `${method} ${path}`);
     this.registry.addRoute(this, method, path, handlers, options);
