@@ -44,8 +44,17 @@ describe("require('cog-http') from a CommonJS project", () => {
   }
 });
 
-// What TypeScript checks doesn't depend on the engine: once is enough.
+// What TypeScript checks and what npm packs don't depend on the engine: once is enough.
 const typesSkip = engine === "node" ? false : "type checks run once, on the node engine's pass";
+
+test("the packed package holds every file its exports name", { skip: typesSkip }, () => {
+  const packed = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: root, encoding: "utf8" })) as Array<{ files: Array<{ path: string }> }>;
+  const files = new Set(packed[0]!.files.map((f) => f.path));
+  const exported = JSON.stringify(JSON.parse(readFileSync(join(root, "package.json"), "utf8")).exports["."]);
+  const targets = [...exported.matchAll(/"\.\/([^"]+)"/g)].map((m) => m[1]!);
+  assert.ok(targets.includes("types/require.d.cts") && targets.includes("dist/index.js"), exported);
+  for (const target of targets) assert.ok(files.has(target), `npm pack leaves out ${target}`);
+});
 
 describe("a CommonJS TypeScript project (.cts) gets cog-http's types", { skip: typesSkip }, () => {
   writeFileSync(
