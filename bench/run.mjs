@@ -7,6 +7,7 @@
 //   npm run bench -- --tool wrk        wrk instead of autocannon (it saturates later)
 //   npm run bench -- --contenders cog,node-http,fastify --scenarios seed,hello
 //   npm run bench -- --paired          each contender timed at the same moment as its bare server
+//   npm run bench -- --scenarios arena the arena (bench/arena/): realistic workloads, a real Postgres, wrk
 //
 // Method: servers on core 0, the load generator on core 1 (taskset), a warm-up
 // round, then contenders interleaved over several rounds; medians and ratios.
@@ -28,6 +29,9 @@ import { hasTaskset } from "./lib/proc.mjs";
 import { buildReport } from "./lib/report.mjs";
 import { SCENARIOS } from "./lib/scenarios.mjs";
 import { startServer } from "./lib/server.mjs";
+import { ARENA_CONTENDERS } from "./arena/contenders.mjs";
+import { ARENA_SCENARIOS } from "./arena/scenarios.mjs";
+import { startArena } from "./arena/servers.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "..");
@@ -57,7 +61,9 @@ if (flags.help) {
   --node MAJOR          run the servers on that Node major (e.g. 24), installed from npm
   --tool NAME           autocannon (default, as in the seeds) or wrk (saturates later)
   --contenders a,b      only these (${CONTENDERS.map((c) => c.name).join(", ")})
-  --scenarios a,b       only these (${SCENARIOS.map((s) => s.id).join(", ")})
+  --scenarios a,b       only these (${SCENARIOS.map((s) => s.id).join(", ")});
+                        "arena" for all of the arena's, or some of them: ${ARENA_SCENARIOS.map((s) => s.id).join(", ")}
+                        (the arena starts a seeded Postgres and times with wrk; default: the seeds' scenarios only)
   --routes a,b          only these route ids within the scenarios
   --rounds N            measured rounds per route (default 5), after one warm-up round
   --duration S          seconds per measurement (default 5)
@@ -88,16 +94,26 @@ for (const key of ["rounds", "duration"]) {
 }
 if (!(settings.warmup >= 0)) fatal("--warmup must be 0 (no warm-up round) or a positive number");
 
-const scenarios = (flags.scenarios ? flags.scenarios.split(",").map((id) => SCENARIOS.find((s) => s.id === id) ?? fatal(`Unknown scenario "${id}"; known: ${SCENARIOS.map((s) => s.id).join(", ")}`)) : SCENARIOS).map((s) => {
+const scenarioIds = flags.scenarios ? flags.scenarios.split(",").flatMap((id) => (id === "arena" ? ARENA_SCENARIOS.map((s) => s.id) : [id])) : SCENARIOS.map((s) => s.id);
+const unknown = scenarioIds.filter((id) => !SCENARIOS.some((s) => s.id === id) && !ARENA_SCENARIOS.some((s) => s.id === id));
+if (unknown.length > 0) fatal(`Unknown scenario "${unknown[0]}"; known: ${SCENARIOS.map((s) => s.id).join(", ")}, arena (${ARENA_SCENARIOS.map((s) => s.id).join(", ")})`);
+// An arena scenario is one route: its wrk script rotates the requests.
+const arenaScenarios = ARENA_SCENARIOS.filter((s) => scenarioIds.includes(s.id)).map((s) => ({ ...s, arena: true, pipelining: s.pipelining ?? 1, routes: [`arena-${s.id}`] }));
+const scenarios = SCENARIOS.filter((s) => scenarioIds.includes(s.id)).map((s) => {
   let routes = s.routes;
   if (flags.routes) routes = routes.filter((r) => flags.routes.split(",").includes(r));
   else if (quick) routes = routes.slice(0, 1);
   return { ...s, routes };
 }).filter((s) => s.routes.length > 0);
-if (scenarios.length === 0) fatal("No route left to measure: check --scenarios and --routes");
+if (scenarios.length === 0 && arenaScenarios.length === 0) fatal("No route left to measure: check --scenarios and --routes");
 for (const s of scenarios) for (const r of s.routes) routeById(r);
 
-const wanted = flags.contenders ? flags.contenders.split(",").map(contenderByName) : CONTENDERS;
+const wantedNames = flags.contenders?.split(",");
+for (const name of wantedNames ?? []) if (!ARENA_CONTENDERS.some((c) => c.name === name)) contenderByName(name);
+const wanted = scenarios.length === 0 ? [] : wantedNames ? CONTENDERS.filter((c) => wantedNames.includes(c.name)) : CONTENDERS;
+const wantedArena = arenaScenarios.length === 0 ? [] : wantedNames ? ARENA_CONTENDERS.filter((c) => wantedNames.includes(c.name)) : ARENA_CONTENDERS;
+// The arena's scenarios are always timed with wrk: its Lua scripts rotate their requests.
+if (arenaScenarios.length > 0 && !commandExists("wrk")) fatal("the arena's scenarios are timed with wrk and its Lua scripts: install wrk (Debian/Ubuntu: apt-get install wrk)");
 const outDir = resolve(flags.out ?? join(here, "results", new Date().toISOString().replace(/[:.]/g, "-")));
 const SERVER_CPU = "0";
 const LOAD_CPU = "1";
@@ -115,7 +131,7 @@ main().catch((err) => {
 
 async function main() {
   if (!existsSync(join(root, "dist", "index.js"))) fatal("dist/ is missing: run `npm install` (it builds Cog) or `npm run build` first");
-  console.log(`Cog benchmark: ${wanted.length} contenders, ${scenarios.reduce((n, s) => n + s.routes.length, 0)} routes, ${settings.rounds} round(s) of ${settings.seedDurations ? "the seeds' durations" : `${settings.duration}s`}, ${settings.tool}, servers on Node ${nodeVersion}`);
+  console.log(`Cog benchmark: ${wanted.length + wantedArena.length} contenders, ${[...scenarios, ...arenaScenarios].reduce((n, s) => n + s.routes.length, 0)} routes, ${settings.rounds} round(s) of ${settings.seedDurations ? "the seeds' durations" : `${settings.duration}s`}, ${settings.tool}, servers on Node ${nodeVersion}`);
   if (!pinning) console.log("Note: taskset or a second core is missing, so server and load generator share cores; figures will be noisier.");
 
   // 1. Start every contender and check it answers the contract before timing anything.
@@ -164,13 +180,27 @@ async function main() {
       }
     }
   }
-  if (running.length === 0) fatal("No contender could run.");
+  // The arena: its services, then its contenders, each checked on every scenario it should run.
+  const arena = arenaScenarios.length === 0 ? null : await startArena({
+    scenarios: arenaScenarios,
+    contenders: wantedArena,
+    root,
+    runtimeOf: (c) => (c.runtime === "sh" ? { path: "sh" } : c.runtime === "bun" ? bunBinary() : { path: nodePath, node: true }),
+    nextPort: () => port++,
+    serverCpu: pinning ? SERVER_CPU : null,
+    serviceCpu: pinning ? LOAD_CPU : null,
+    log: (line) => console.log(line),
+  });
+  if (running.length === 0 && (arena?.running.length ?? 0) === 0) fatal("No contender could run.");
 
   // 2. Measure: per route, a warm-up round, then rounds with the order rotated each time.
   const measurements = [];
   // A scenario that needs an optional part of the contract runs only with the contenders that implement it.
   const takingPart = (scenario) => running.filter(({ contender }) => scenario.needs === undefined || (contender.capabilities ?? []).includes(scenario.needs));
-  const plan = scenarios.flatMap((s) => s.routes.map((r) => ({ scenario: s, route: routeById(r), servers: takingPart(s) }))).filter((p) => p.servers.length > 0);
+  const plan = [
+    ...scenarios.flatMap((s) => s.routes.map((r) => ({ scenario: s, route: routeById(r), servers: takingPart(s) }))),
+    ...arenaScenarios.map((s) => ({ scenario: s, route: routeById(s.routes[0]), servers: arena.running.filter((r) => r.scenarios.includes(s.id)) })),
+  ].filter((p) => p.servers.length > 0);
   const firstRound = settings.warmup > 0 ? 0 : 1;
   // Sequential: one measurement per contender per round. Paired: one per contender that has a bare
   // server to share the core with, and each such measurement times the bare server too.
@@ -188,6 +218,9 @@ async function main() {
   try {
     for (const { scenario, route, servers } of plan) {
       const load = {
+        // The arena's requests come from its scenario's wrk script.
+        tool: scenario.arena ? "wrk" : settings.tool,
+        script: scenario.arena ? scenario.lua() : undefined,
         method: route.method,
         headers: route.headers,
         body: route.payload,
@@ -223,6 +256,7 @@ async function main() {
     }
   } finally {
     await Promise.all(running.flatMap(({ server, partner }) => [server.stop(), partner?.server.stop()]));
+    await arena?.stop();
   }
 
   // 3. Report.
@@ -230,7 +264,7 @@ async function main() {
     date: new Date().toISOString(),
     machine: `${platform()} ${arch()} ${release()} | ${cpus().length} × ${cpus()[0]?.model.trim()} | ${Math.round(totalmem() / 2 ** 30)} GiB`,
     node: nodeVersion,
-    tool: settings.tool,
+    tool: scenarios.length === 0 ? "wrk" : arenaScenarios.length > 0 ? `${settings.tool} (the arena: wrk)` : settings.tool,
     rounds: settings.rounds,
     duration: settings.seedDurations ? "seed durations" : settings.duration,
     warmup: settings.warmup,
@@ -240,7 +274,11 @@ async function main() {
     paired: settings.paired,
   };
   const contenders = running.map(({ contender, version }) => ({ name: contender.name, engine: contender.engine, version, about: contender.about }));
-  const results = { meta, scenarios, contenders, skipped, measurements };
+  for (const { contender } of arena?.running ?? []) {
+    if (contenders.some((c) => c.name === contender.name)) continue;
+    contenders.push({ name: contender.name, engine: contender.engine, version: contender.engine === "nginx" ? execVersion("nginx", "-v").replace(/^nginx version: /, "") : packageVersion(contender, {}), about: contender.about });
+  }
+  const results = { meta, scenarios: [...scenarios, ...arenaScenarios.map(({ lua, prepare, ...s }) => s)], contenders, skipped, arenaSkipped: arena?.skipped ?? [], measurements };
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, "results.json"), JSON.stringify(results, null, 1));
   const charts = await writeCharts(results, join(outDir, "charts"));
@@ -252,8 +290,8 @@ async function main() {
 async function timeServer({ server }, route, load, duration) {
   const sampler = server.sampler();
   const result = await measure({
-    tool: settings.tool,
-    url: `http://127.0.0.1:${server.port}${route.path}`,
+    tool: load.tool,
+    url: `http://127.0.0.1:${server.port}${load.script === undefined ? route.path : "/"}`,
     ...load,
     duration,
     cpu: pinning ? LOAD_CPU : null,
@@ -314,8 +352,10 @@ function packageJsonVersion(name) {
   }
 }
 
-function execVersion(binary) {
-  return execFileSync(binary, ["--version"], { encoding: "utf8" }).trim();
+function execVersion(binary, flag = "--version") {
+  // nginx -v writes to stderr.
+  const out = execFileSync(binary, [flag], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+  return out || execFileSync("sh", ["-c", `${binary} ${flag} 2>&1`], { encoding: "utf8" }).trim();
 }
 
 function commandExists(command) {

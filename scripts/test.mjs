@@ -8,9 +8,9 @@ import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 
 // Files with no server in them (docs-code: the docs' code blocks and links), or that run a fixed
-// engine themselves (node-internals: the node engine's canaries, on plain node:http servers): once
-// is enough.
-const ENGINE_INDEPENDENT = new Set(["bench.test.ts", "docs-code.test.ts", "router.test.ts", "seed-app.test.ts", "leaks.test.ts", "native-engine.test.ts", "node-internals.test.ts"]);
+// engine themselves (node-internals: the node engine's canaries, on plain node:http servers;
+// native-*: installed apps on engine "native"): once is enough.
+const ENGINE_INDEPENDENT = new Set(["bench.test.ts", "docs-code.test.ts", "router.test.ts", "seed-app.test.ts", "leaks.test.ts", "native-engine.test.ts", "node-internals.test.ts", "native-without-compiler.test.ts", "native-source-build.test.ts"]);
 const all = readdirSync("test").filter((f) => f.endsWith(".test.ts")).sort();
 
 function run(engine, files) {

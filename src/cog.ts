@@ -27,7 +27,7 @@ export interface CogOptions extends Partial<Limits> {
   /**
    * What serves HTTP (handlers don't change):
    * - "node": node:http, the default;
-   * - "native": Cog's own engine in Rust (a Node-API addon built at install when Rust is present);
+   * - "native": Cog's own engine in Rust (a Node-API addon, prebuilt for Linux x64 and arm64, built from source elsewhere);
    * - "auto": "native" where its addon loads, else "node".
    * `listen` fails with what to do when "native" can't load.
    */

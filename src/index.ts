@@ -11,3 +11,4 @@ export type { InjectOptions, InjectResponse } from "./testing.js";
 export type { RouteSchema, RouteOptions, Schema, JsonSchema, Infer, SchemaRequest, SchemaResponse } from "./schema/types.js";
 export type { ValidationIssue } from "./schema/compile.js";
 export type { OpenApiInfo } from "./schema/openapi.js";
+export { serveStatic, type StaticOptions, type SendFileOptions, type FileOptions } from "./static.js";

@@ -1,4 +1,5 @@
 import { validateHeaderName, validateHeaderValue, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
+import { createRequire } from "node:module";
 import { pipeline, type Readable } from "node:stream";
 // The helpers' declared type (dist/response.d.ts) names EventEmitter.captureRejectionSymbol, a
 // member every engine's response inherits: EventEmitter must be in scope there, or a project
@@ -11,6 +12,7 @@ import { HttpError } from "./errors.js";
 import { SETTINGS, type InternalRequest } from "./request.js";
 import type { Serializer } from "./schema/compile.js";
 import { signCookie } from "./signing.js";
+import { loadFiles, type SendFileOptions } from "./static.js";
 
 export type HeaderValue = string | number | readonly string[];
 
@@ -157,9 +159,42 @@ export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base
       return this.set(name, next);
     }
 
-    /** Sets Content-Type: a full media type, or a short name (`"json"`, `"html"`, `"text"`). */
+    /**
+     * Sets Content-Type: a media type as given (`"image/png"`), or an extension or file name
+     * looked up as Express does (`"html"`, `".css"`, `"photo.jpg"`; text types get a charset).
+     */
     type(type: string): this {
-      return this.set("content-type", SHORT_TYPES[type] ?? type);
+      return this.set("content-type", SHORT_TYPES[type] ?? (type.includes("/") ? type : typeFromName(type)));
+    }
+
+    /**
+     * Sends a file, with the validators, conditional answers (304) and ranges (206) of
+     * `serveStatic`. `path` is absolute, or relative to `options.root`. A missing file becomes a
+     * 404 and any failure the app's error response; the promise resolves once the response is
+     * under way (it never rejects).
+     */
+    sendFile(path: string, options: SendFileOptions = {}): Promise<void> {
+      const req = this.req as InternalRequest;
+      return loadFiles()
+        .then((files) => files.sendFile(req, this as unknown as Response, path, options))
+        .catch((err: unknown) => req.app.fail(err, req, this as unknown as Response));
+    }
+
+    /** Sends a file as a download: `res.attachment(name ?? the file's name)`, then `res.sendFile`. */
+    download(path: string, name?: string, options?: SendFileOptions): Promise<void> {
+      this.attachment(name ?? path.slice(path.lastIndexOf("/") + 1));
+      return this.sendFile(path, options);
+    }
+
+    /**
+     * Marks the response as a download: Content-Disposition `attachment` (with the file name,
+     * encoded for any character), and Content-Type from the name's extension.
+     */
+    attachment(name?: string): this {
+      const file = name === undefined ? undefined : name.slice(Math.max(name.lastIndexOf("/"), name.lastIndexOf("\\")) + 1);
+      if (file !== undefined) this.set("content-type", typeFromName(file));
+      disposition ??= require("content-disposition") as typeof import("content-disposition");
+      return this.set("content-disposition", disposition.create(file));
     }
 
     /**
@@ -253,6 +288,16 @@ export type CogResponse = Response;
 
 /** A response as Cog's own code sees it: with its internal state. @internal */
 export type InternalResponse = Response & ResponseInternals;
+
+// The libraries behind `type` and `attachment`, loaded on first use (synchronously: both return the response).
+const require = createRequire(import.meta.url);
+let mime: typeof import("mime-types") | undefined;
+let disposition: typeof import("content-disposition") | undefined;
+
+/** The Content-Type for an extension or a file name (mime-types, as Express), or application/octet-stream. */
+function typeFromName(name: string): string {
+  return (mime ??= require("mime-types") as typeof import("mime-types")).contentType(name) || BINARY;
+}
 
 const SHORT_TYPES: Record<string, string> = { json: JSON_TYPE, html: HTML, text: TEXT, txt: TEXT, bin: BINARY, binary: BINARY };
 

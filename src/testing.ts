@@ -42,8 +42,7 @@ function send(port: number, o: InjectOptions): Promise<InjectResponse> {
     headers["content-type"] ??= "application/json";
   }
   if (o.cookies !== undefined) {
-    const pairs = Array.isArray(o.cookies) ? o.cookies.map((c) => [c.name, c.value] as const) : Object.entries(o.cookies).map(([name, v]) => [name, typeof v === "string" ? v : v.value] as const);
-    headers.cookie = pairs.map(([name, value]) => `${name}=${value}`).join("; ");
+    headers.cookie = Object.entries(o.cookies).map(([name, value]) => `${name}=${value}`).join("; ");
   }
   const body = payload === undefined ? undefined : Buffer.from(payload as string | Uint8Array);
   if (body !== undefined) headers["content-length"] = body.length;

@@ -4,6 +4,8 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
 // @ts-expect-error -- plain ESM modules without type declarations
+import { checkArena } from "../bench/arena/contract.mjs";
+// @ts-expect-error -- plain ESM modules without type declarations
 import { renderSvg } from "../bench/lib/charts.mjs";
 // @ts-expect-error -- plain ESM modules without type declarations
 import { checkConformance } from "../bench/lib/conformance.mjs";
@@ -165,6 +167,34 @@ describe("report builder", () => {
  * A port nothing listens on, from the kernel. A fixed one can collide: ports from 32768 up are
  * also handed out to outgoing connections, of which the other test files open thousands.
  */
+describe("arena checks", () => {
+  test("name what a server that cuts corners gets wrong", async (t) => {
+    // Ignores POST bodies, answers one pipelined request per connection, drops the totals,
+    // and reports an upload's Content-Length instead of counting it (a chunked one has none).
+    const cheat = createServer((req, res) => {
+      const url = new URL(req.url!, "http://x");
+      res.setHeader("content-type", url.pathname.startsWith("/json") ? "application/json" : "text/plain");
+      res.setHeader("connection", "close");
+      if (url.pathname === "/baseline") return res.end(String(Number(url.searchParams.get("a")) + Number(url.searchParams.get("b"))));
+      if (url.pathname === "/pipeline") return res.end("ok");
+      if (url.pathname.startsWith("/json/")) return res.end(JSON.stringify({ items: [], count: Number(url.pathname.slice(6)) }));
+      if (url.pathname === "/upload") {
+        req.resume();
+        return req.on("end", () => res.end(String(req.headers["content-length"])));
+      }
+      res.statusCode = 404;
+      res.end();
+    });
+    await new Promise<void>((r) => cheat.listen(0, "127.0.0.1", r));
+    t.after(() => cheat.close());
+    const problems: string[] = await checkArena({ port: (cheat.address() as AddressInfo).port, scenarios: ["baseline", "pipelined", "json", "upload"] });
+    for (const expected of ["POST /baseline (Content-Length)", "POST /baseline (chunked)", "16 pipelined GET /pipeline", "GET /json/50?m=", "POST /upload (chunked"]) {
+      assert.ok(problems.some((p) => p.startsWith(expected)), `no problem starting "${expected}" in:\n${problems.join("\n")}`);
+    }
+    assert.ok(!problems.some((p) => p.startsWith("GET /baseline:")), "the GET it answers right is not blamed");
+  });
+});
+
 async function freePort(): Promise<number> {
   const probe = createServer();
   await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));

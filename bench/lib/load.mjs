@@ -20,6 +20,7 @@ const require = createRequire(import.meta.url);
  * @param {string} [o.body]
  * @param {number} o.connections
  * @param {number} o.pipelining
+ * @param {string} [o.script] wrk only: Lua that defines init/request itself (requests rotated by the scenario)
  * @param {number} o.duration seconds
  * @param {string|null} o.cpu core list for taskset, or null
  */
@@ -78,7 +79,8 @@ function autocannonCommand(o) {
 function wrkCommand(o) {
   const dir = mkdtempSync(join(tmpdir(), "cog-bench-"));
   const script = join(dir, "request.lua");
-  const lua = [
+  // A scenario's own script (the arena's rotations) defines init and request; else one request, repeated.
+  const requests = o.script ?? [
     `wrk.method = ${luaString(o.method)}`,
     o.body === undefined ? "" : `wrk.body = ${luaString(o.body)}`,
     ...Object.entries(o.headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
@@ -89,6 +91,9 @@ function wrkCommand(o) {
     "  batch = table.concat(list)",
     "end",
     "request = function() return batch end",
+  ].join("\n");
+  const lua = [
+    requests,
     "done = function(summary, latency, requests)",
     "  local e = summary.errors",
     '  io.write(string.format("\\nRESULT %d %d %d %d %d %d %d %d %.3f %.3f\\n", summary.requests, summary.bytes, summary.duration, e.connect, e.read, e.write, e.status, e.timeout, latency.mean / 1000, latency:percentile(99) / 1000))',

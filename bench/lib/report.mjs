@@ -135,43 +135,10 @@ export function buildReport(results, chartFiles = []) {
   out.push(`- **Command:** \`${meta.command}\``);
   out.push(`- **Run:** ${meta.date}`);
   out.push("");
-  out.push("Every contender passed the same conformance check (status, body, content type, cookies, pipelining) before it was timed; see `bench/lib/contract.mjs`. " +
-    "`× bare` divides requests/s by the hand-written server on the same engine (node-http for node:http frameworks, uws for uWebSockets.js ones and for Cog's native engine, bun for Bun).", "");
-
-  // Headline: every contender × route as a multiple of the bare engine.
-  const routeKeys = results.scenarios.flatMap((s) => s.routes.map((r) => ({ scenario: s.id, route: r })));
-  out.push("## Headline: requests/s, as a multiple of the bare server", "");
-  out.push(`| contender | ${routeKeys.map((k) => `${routeLabel(k.route)}`).join(" | ")} |`);
-  out.push(`| :-- | ${routeKeys.map(() => "--:").join(" | ")} |`);
-  for (const name of order) {
-    const cells = routeKeys.map((k) => {
-      const row = rows.find((r) => r.scenario === k.scenario && r.route === k.route && r.contender === name);
-      if (!row) return "–";
-      return `${fmt.int(row.rps)} (${fmt.ratio(row.ratio)})${row.generatorBound ? "†" : ""}`;
-    });
-    out.push(`| ${name === "cog" ? "**cog**" : name} | ${cells.join(" | ")} |`);
-  }
-  out.push("");
-  if (rows.some((r) => r.generatorBound)) {
-    out.push("† the load generator used a whole core during this measurement: the figure is the generator's ceiling as much as the server's. Compare such servers with `--tool wrk` or by CPU per request.", "");
-  }
-
-  for (const scenario of results.scenarios) {
-    out.push(`## ${scenario.title}`, "");
-    out.push(`Seed: ${scenario.source}. Here: ${meta.connectionsOverride ?? scenario.connections} connections, ${scenario.pipelining} pipelined.`, "");
-    out.push("| route | contender | version | req/s | × bare | latency avg (ms) | p99 (ms) | throughput (MiB/s) | errors | unexpected status | peak RSS (MiB) | server CPU | CPU µs/req | CPU/req × bare |");
-    out.push("| :-- | :-- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |");
-    for (const route of scenario.routes) {
-      const list = rows.filter((r) => r.scenario === scenario.id && r.route === route).sort((a, b) => (b.rps ?? 0) - (a.rps ?? 0));
-      list.forEach((row, i) => {
-        const version = results.contenders.find((c) => c.name === row.contender)?.version ?? "";
-        out.push(
-          `| ${i === 0 ? routeLabel(route) : ""} | ${row.contender === "cog" ? "**cog**" : row.contender} | ${version} | ${fmt.int(row.rps)}${row.generatorBound ? "†" : ""} | ${fmt.ratio(row.ratio)} | ${fmt.fixed(row.latencyAvg)} | ${fmt.fixed(row.latencyP99)} | ${fmt.mbps(row.bytesPerSec)} | ${row.errors} | ${row.unexpected} | ${fmt.mb(row.peakRss)} | ${fmt.pct(row.serverCpu)} | ${fmt.fixed(row.cpuMicrosPerRequest, 1)} | ${fmt.fixed(row.cpuRatio)} |`,
-        );
-      });
-    }
-    out.push("");
-  }
+  const seedScenarios = results.scenarios.filter((s) => !s.arena);
+  const arenaScenarios = results.scenarios.filter((s) => s.arena);
+  if (arenaScenarios.length > 0) out.push(...arenaReport(results, rows, arenaScenarios));
+  if (seedScenarios.length > 0) out.push(...seedReport(results, rows, seedScenarios, order));
 
   if (results.skipped.length > 0) {
     out.push("## Not measured", "");
@@ -188,4 +155,108 @@ export function buildReport(results, chartFiles = []) {
   for (const c of results.contenders) out.push(`- **${c.name}** ${c.version} — ${c.about}`);
   out.push("");
   return out.join("\n");
+}
+
+/** The arena: per scenario, every contender as a multiple of the best one, and who could not run it and why. */
+function arenaReport(results, rows, scenarios) {
+  const out = [];
+  const cell = (row) => (row ? `${fmt.int(row.rps)} (${fmt.ratio(row.ratioToBest)})` : "–");
+  const names = [...new Set(rows.filter((r) => r.route.startsWith("arena-")).map((r) => r.contender))];
+  for (const scenario of scenarios) {
+    const list = rows.filter((r) => r.scenario === scenario.id);
+    const best = Math.max(0, ...list.map((r) => r.rps ?? 0));
+    const leanest = Math.min(...list.map((r) => r.cpuMicrosPerRequest ?? Infinity));
+    for (const row of list) {
+      row.ratioToBest = best > 0 && row.rps !== null ? row.rps / best : null;
+      row.cpuToLeanest = Number.isFinite(leanest) && row.cpuMicrosPerRequest !== null ? row.cpuMicrosPerRequest / leanest : null;
+    }
+  }
+  out.push("## The arena: requests/s, as a multiple of the scenario's best", "");
+  out.push("Each contender ran every scenario it passed the arena's checks on (`bench/arena/contract.mjs`: randomized inputs, requests split across TCP writes, compressed and plain negotiation, 404s, the cache header, upload counts, answers compared with Postgres). Timed with wrk and a Lua script per scenario that rotates its requests (`bench/arena/scenarios.mjs`). Where the server did not use its whole core (the server CPU column: the load generator, Postgres or a busy machine was the limit), compare CPU µs per request rather than req/s. \"can't\": see the scenario's section for why.", "");
+  out.push(`| contender | ${scenarios.map((s) => s.id).join(" | ")} |`);
+  out.push(`| :-- | ${scenarios.map(() => "--:").join(" | ")} |`);
+  for (const name of names) {
+    const cells = scenarios.map((s) => {
+      const row = rows.find((r) => r.scenario === s.id && r.contender === name);
+      if (row) return cell(row);
+      return results.arenaSkipped?.some((k) => k.name === name && k.scenario === s.id) ? "can't" : "–";
+    });
+    out.push(`| ${name.startsWith("cog") ? `**${name}**` : name} | ${cells.join(" | ")} |`);
+  }
+  out.push("");
+  out.push("### The arena: server CPU µs per request, as a multiple of the scenario's leanest", "");
+  out.push(`| contender | ${scenarios.map((s) => s.id).join(" | ")} |`);
+  out.push(`| :-- | ${scenarios.map(() => "--:").join(" | ")} |`);
+  for (const name of names) {
+    const cells = scenarios.map((s) => {
+      const row = rows.find((r) => r.scenario === s.id && r.contender === name);
+      return row ? `${fmt.fixed(row.cpuMicrosPerRequest, 1)} (${fmt.ratio(row.cpuToLeanest)})` : "–";
+    });
+    out.push(`| ${name.startsWith("cog") ? `**${name}**` : name} | ${cells.join(" | ")} |`);
+  }
+  out.push("");
+  for (const scenario of scenarios) {
+    out.push(`### Arena: ${scenario.title}`, "");
+    out.push(`Sends: ${scenario.sends}. ${results.meta.connectionsOverride ?? scenario.connections} connections${scenario.pipelining > 1 ? `, ${scenario.pipelining} pipelined` : ""}.`, "");
+    const list = rows.filter((r) => r.scenario === scenario.id).sort((a, b) => (b.rps ?? 0) - (a.rps ?? 0));
+    if (list.length > 0) {
+      out.push("| contender | version | req/s | × best | p99 (ms) | CPU µs/req | CPU/req × leanest | server CPU | errors | unexpected status | peak RSS (MiB) | throughput (MiB/s) |");
+      out.push("| :-- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |");
+      for (const row of list) {
+        const version = results.contenders.find((c) => c.name === row.contender)?.version ?? "";
+        out.push(`| ${row.contender.startsWith("cog") ? `**${row.contender}**` : row.contender} | ${version} | ${fmt.int(row.rps)}${row.generatorBound ? "†" : ""} | ${fmt.ratio(row.ratioToBest)} | ${fmt.fixed(row.latencyP99)} | ${fmt.fixed(row.cpuMicrosPerRequest, 1)} | ${fmt.ratio(row.cpuToLeanest)} | ${fmt.pct(row.serverCpu)} | ${row.errors} | ${row.unexpected} | ${fmt.mb(row.peakRss)} | ${fmt.mbps(row.bytesPerSec)} |`);
+      }
+      out.push("");
+    }
+    const unable = (results.arenaSkipped ?? []).filter((k) => k.scenario === scenario.id);
+    if (unable.length > 0) {
+      out.push("Not run here:", "");
+      for (const k of unable) out.push(`- **${k.name}**: ${k.reason}`);
+      out.push("");
+    }
+  }
+  return out;
+}
+
+/** The seeds' scenarios: the headline (every route as a multiple of the bare server), then a table per scenario. */
+function seedReport(results, rows, scenarios, order) {
+  const out = [];
+  const { meta } = results;
+  // Headline: every contender × route as a multiple of the bare engine.
+  const routeKeys = scenarios.flatMap((s) => s.routes.map((r) => ({ scenario: s.id, route: r })));
+  out.push("Every contender passed the same conformance check (status, body, content type, cookies, pipelining) before it was timed; see `bench/lib/contract.mjs`. " +
+    "`× bare` divides requests/s by the hand-written server on the same engine (node-http for node:http frameworks, uws for uWebSockets.js ones and for Cog's native engine, bun for Bun).", "");
+  out.push("## Headline: requests/s, as a multiple of the bare server", "");
+  out.push(`| contender | ${routeKeys.map((k) => `${routeLabel(k.route)}`).join(" | ")} |`);
+  out.push(`| :-- | ${routeKeys.map(() => "--:").join(" | ")} |`);
+  for (const name of order) {
+    const cells = routeKeys.map((k) => {
+      const row = rows.find((r) => r.scenario === k.scenario && r.route === k.route && r.contender === name);
+      if (!row) return "–";
+      return `${fmt.int(row.rps)} (${fmt.ratio(row.ratio)})${row.generatorBound ? "†" : ""}`;
+    });
+    out.push(`| ${name === "cog" ? "**cog**" : name} | ${cells.join(" | ")} |`);
+  }
+  out.push("");
+  if (rows.some((r) => r.generatorBound)) {
+    out.push("† the load generator used a whole core during this measurement: the figure is the generator's ceiling as much as the server's. Compare such servers with `--tool wrk` or by CPU per request.", "");
+  }
+
+  for (const scenario of scenarios) {
+    out.push(`## ${scenario.title}`, "");
+    out.push(`Seed: ${scenario.source}. Here: ${meta.connectionsOverride ?? scenario.connections} connections, ${scenario.pipelining} pipelined.`, "");
+    out.push("| route | contender | version | req/s | × bare | latency avg (ms) | p99 (ms) | throughput (MiB/s) | errors | unexpected status | peak RSS (MiB) | server CPU | CPU µs/req | CPU/req × bare |");
+    out.push("| :-- | :-- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |");
+    for (const route of scenario.routes) {
+      const list = rows.filter((r) => r.scenario === scenario.id && r.route === route).sort((a, b) => (b.rps ?? 0) - (a.rps ?? 0));
+      list.forEach((row, i) => {
+        const version = results.contenders.find((c) => c.name === row.contender)?.version ?? "";
+        out.push(
+          `| ${i === 0 ? routeLabel(route) : ""} | ${row.contender === "cog" ? "**cog**" : row.contender} | ${version} | ${fmt.int(row.rps)}${row.generatorBound ? "†" : ""} | ${fmt.ratio(row.ratio)} | ${fmt.fixed(row.latencyAvg)} | ${fmt.fixed(row.latencyP99)} | ${fmt.mbps(row.bytesPerSec)} | ${row.errors} | ${row.unexpected} | ${fmt.mb(row.peakRss)} | ${fmt.pct(row.serverCpu)} | ${fmt.fixed(row.cpuMicrosPerRequest, 1)} | ${fmt.fixed(row.cpuRatio)} |`,
+        );
+      });
+    }
+    out.push("");
+  }
+  return out;
 }

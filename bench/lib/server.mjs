@@ -9,8 +9,9 @@ const READY_TIMEOUT_MS = 20_000;
  * @returns {Promise<{pid:number, port:number, stop():Promise<void>, sampler():Sampler}>}
  * Rejects with the server's own output when it fails to start, so the runner can print why.
  */
-export function startServer({ runtime, file, port, cpu, env = {} }) {
-  const child = spawn(...pin(cpu, runtime, [file]), {
+export function startServer({ runtime, args = [], file, port, cpu, env = {}, cwd }) {
+  const child = spawn(...pin(cpu, runtime, [...args, file]), {
+    cwd,
     env: { ...process.env, ...env, PORT: String(port), NODE_ENV: "production" },
     stdio: ["ignore", "pipe", "pipe"],
   });

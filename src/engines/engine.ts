@@ -126,3 +126,20 @@ export interface EngineConfig {
   readonly strict: boolean;
   readonly options: CogOptions;
 }
+
+/**
+ * Sending a file as a response's body: the one thing about files an engine may do its own way.
+ * After the head, an engine response with this method writes `read` (the range's first bytes,
+ * which Cog reads before the head so that a file failing to read gets an error response), then
+ * the `length` bytes of `file` from `position`, and ends the response; it calls `done` once it no
+ * longer needs `file` (the caller closes it then), with the error that cut the response short if
+ * one did. node:http streams the file through `res.write` with backpressure; the native engine
+ * hands the descriptor to Rust, which sends it with sendfile(2), in order with the connection's
+ * other responses. Cog's file helpers call it only when the response's `write` and `end` are the
+ * engine's own (a middleware that wraps them, such as compression, gets the stream).
+ */
+export const SEND_FILE: unique symbol = Symbol("cog.sendFile");
+
+export interface FileSending {
+  [SEND_FILE](read: Buffer, file: import("node:fs/promises").FileHandle, position: number, length: number, done: (err: Error | null) => void): void;
+}

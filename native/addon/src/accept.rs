@@ -165,6 +165,7 @@ impl State {
                 no_more_requests: false,
                 close_when_done: false,
                 peer_ended: false,
+                file_bodies: 0,
                 polling: UV_READABLE | UV_DISCONNECT,
                 head_started: None,
                 body_started: 0,

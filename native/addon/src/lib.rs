@@ -7,12 +7,14 @@
 //!   go to JavaScript in one call (`js.rs`, the calls into JavaScript);
 //! - `parse.rs`: bytes become requests (`request.rs`, the engine's record of one) and bodies;
 //! - `write.rs`: the answers are written in request order, corked per slice, with backpressure;
+//! - `file.rs`: file bodies go from the page cache to the socket with sendfile(2);
 //! - `timers.rs`: slow and idle connections are swept out.
 //!
 //! `state.rs` holds the servers and connections all of these share; `spare.rs` the buffers they
 //! reuse; `socket.rs` the socket calls; `text.rs` JavaScript strings into bytes; `uv.rs` libuv.
 
 mod accept;
+mod file;
 mod js;
 mod parse;
 mod request;
@@ -325,6 +327,13 @@ pub fn stream_write(id: f64, chunk: Either<String, Buffer>) -> bool {
         Either::B(buffer) => buffer.as_ref(),
     };
     with_state(|s| s.stream_write(id as u64, bytes))
+}
+
+/// Sends `length` bytes of the open file `fd` from `position` as the next piece of a streamed body
+/// framed by its Content-Length (the engine keeps a duplicate of `fd`). False: stream it instead.
+#[napi]
+pub fn stream_file(id: f64, fd: u32, position: f64, length: f64) -> bool {
+    with_state(|s| s.stream_file(id as u64, fd as i32, position as u64, length as u64))
 }
 
 #[napi]

@@ -73,6 +73,8 @@ pub(crate) struct Conn {
     pub(crate) close_when_done: bool,
     /// The client ended its side: answer what arrived whole, then close.
     pub(crate) peer_ended: bool,
+    /// Requests on it with a file body still to send (see `file.rs`): while none, writing skips looking for one.
+    pub(crate) file_bodies: u32,
     pub(crate) polling: c_int,
     pub(crate) head_started: Option<u64>,
     pub(crate) body_started: u64,

@@ -4,6 +4,7 @@
 //! batch's end; and past `HIGH_WATER` unsent bytes, reading pauses and streams are told to wait
 //! for a drain event: the backpressure a slow client exerts.
 
+use crate::file::FileSend;
 use crate::js::{Call, EVENT_ABORT, EVENT_DRAIN};
 use crate::request::{Req, ReqState, Requests};
 use crate::serve::on_conn;
@@ -19,18 +20,37 @@ pub(crate) const HIGH_WATER: usize = 256 * 1024;
 impl State {
     /// Writes pending output. Returns whether parsing may resume, and drain events for streams.
     pub(crate) fn flush(&mut self, key: usize) -> (bool, Vec<Call>) {
-        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (false, Vec::new()) };
-        while conn.out_pos < conn.out.len() {
-            let rest = &conn.out[conn.out_pos..];
-            let n = unsafe { send(conn.fd, rest) };
-            if n > 0 {
-                conn.out_pos += n as usize;
-            } else if n < 0 && would_block() {
+        let mut dropped = Vec::new();
+        loop {
+            let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (false, dropped) };
+            while conn.out_pos < conn.out.len() {
+                let rest = &conn.out[conn.out_pos..];
+                let n = unsafe { send(conn.fd, rest) };
+                if n > 0 {
+                    conn.out_pos += n as usize;
+                } else if n < 0 && would_block() {
+                    break;
+                } else {
+                    dropped.extend(self.close_conn(key));
+                    return (false, dropped);
+                }
+            }
+            if conn.out_pos < conn.out.len() {
                 break;
-            } else {
-                return (false, self.close_conn(key));
+            }
+            // All written: a file body due next goes out now, then the responses behind it.
+            match self.send_file(key) {
+                FileSend::Done => dropped.extend(self.promote(key)),
+                FileSend::Failed => {
+                    dropped.extend(self.close_conn(key));
+                    return (false, dropped);
+                }
+                FileSend::Idle | FileSend::Blocked => break,
             }
         }
+        // A file body still due counts as unsent output (reading pauses past the high-water mark).
+        let file_left = self.file_left(key) as usize;
+        let conn = self.conns[key].as_mut().unwrap();
         if conn.out_pos == conn.out.len() {
             self.spare.keep_out(std::mem::take(&mut conn.out));
             conn.out_pos = 0;
@@ -38,11 +58,12 @@ impl State {
             conn.out.drain(..conn.out_pos);
             conn.out_pos = 0;
         }
-        let pending = conn.out.len() - conn.out_pos;
+        let pending = conn.out.len() - conn.out_pos + file_left;
         if pending == 0 && conn.close_when_done && conn.queue.is_empty() && conn.body.is_none() {
-            return (false, self.close_conn(key));
+            dropped.extend(self.close_conn(key));
+            return (false, dropped);
         }
-        let mut calls = Vec::new();
+        let mut calls = dropped;
         if pending <= HIGH_WATER {
             for id in conn.queue.iter() {
                 if let Some(req) = self.reqs.get_mut(id) {
@@ -83,7 +104,7 @@ impl State {
         }
     }
 
-    fn writable_req(&mut self, id: u64) -> Option<(&mut Req, &mut Conn)> {
+    pub(crate) fn writable_req(&mut self, id: u64) -> Option<(&mut Req, &mut Conn)> {
         let req = self.reqs.get_mut(&id)?;
         let conn = self.conns.get_mut(req.conn)?.as_mut()?;
         if conn.gen != req.gen {
@@ -246,9 +267,28 @@ impl State {
         self.advance(key);
     }
 
-    /// Moves every response now complete at the head of the connection's queue to its output;
-    /// writes now unless a batch is being answered (then the batch's end writes it all at once).
-    fn advance(&mut self, key: usize) {
+    /// Moves every response now complete at the head of the connection's queue to its output
+    /// (`promote`); writes now unless a batch is being answered (then the batch's end writes it
+    /// all at once).
+    pub(crate) fn advance(&mut self, key: usize) {
+        let dropped = self.promote(key);
+        let conn = self.conns[key].as_ref().unwrap();
+        let (server, in_batch) = (conn.server, conn.in_batch);
+        if !dropped.is_empty() {
+            self.defer(server, dropped);
+        }
+        if !in_batch {
+            let (_, calls) = self.flush(key);
+            if !calls.is_empty() {
+                self.defer(server, calls);
+            }
+        }
+    }
+
+    /// Moves every response complete at the head of the connection's queue to its output, up to
+    /// one still being written or with a file body due; returns abort events for requests
+    /// dropped behind a response that closes the connection.
+    fn promote(&mut self, key: usize) -> Vec<Call> {
         let conn = self.conns[key].as_mut().unwrap();
         let mut dropped = Vec::new();
         while let Some(&front) = conn.queue.front() {
@@ -257,7 +297,7 @@ impl State {
                 conn.out.extend_from_slice(&req.held);
                 req.held = Vec::new();
             }
-            if !matches!(req.state, ReqState::Finished) {
+            if !matches!(req.state, ReqState::Finished) || req.file.is_some() {
                 break;
             }
             conn.queue.pop_front();
@@ -280,16 +320,7 @@ impl State {
                 }
             }
         }
-        let (server, in_batch) = (conn.server, conn.in_batch);
-        if !dropped.is_empty() {
-            self.defer(server, dropped);
-        }
-        if !in_batch {
-            let (_, calls) = self.flush(key);
-            if !calls.is_empty() {
-                self.defer(server, calls);
-            }
-        }
+        dropped
     }
 
     /// Cuts the connection of a request (a failed stream, a destroyed response); the other

@@ -30,6 +30,8 @@ export interface NativeAddon {
   streamStart(id: number, status: number, block: string, flags: number, declared: number, reason?: string): boolean;
   streamWrite(id: number, chunk: string | Buffer): boolean;
   streamEnd(id: number): boolean;
+  /** Sends `length` bytes of the open file `fd` from `position` after what the stream wrote (the engine keeps a duplicate of `fd`). */
+  streamFile(id: number, fd: number, position: number, length: number): boolean;
   destroy(id: number): void;
   /** Accepts up to `max` connections waiting on a listening descriptor (the node engine's; see src/engines/node/accept.ts): their descriptors. */
   acceptQueued(fd: number, max: number): number[];
@@ -60,14 +62,18 @@ export const EVENT_ABORT = 1;
 export const EVENT_DRAIN = 2;
 
 const BUILD =
-  'Build it with Rust installed (https://rustup.rs): npm rebuild cog-http (in this repository: node scripts/build-native.mjs), or use engine: "node" (or engine: "auto", which falls back to it).';
+  'cog-http installs it prebuilt for linux-x64 (glibc or musl) and linux-arm64 (glibc), as an optional dependency (not with --omit=optional); on another Linux, build it from source with Rust (https://rustup.rs): npx cog-build-native (in this repository: node scripts/build-native.mjs). Or use engine: "node" (or engine: "auto", which falls back to it).';
 
 let loaded: NativeAddon | null = null;
 
-/** Where the addon may be: a per-platform package (how releases ship it), then a local build. */
+/**
+ * Where the addon may be: a build from source first (there is one only when it was built on
+ * purpose: a developer's, or `npx cog-build-native` where no prebuilt package loads), then the
+ * platform's prebuilt package (npm/<platform>/, how releases ship it).
+ */
 function candidates(): string[] {
   const libc = process.platform === "linux" ? (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime ? "-gnu" : "-musl" : "";
-  return [`@cog-http/native-${process.platform}-${process.arch}${libc}`, new URL("../../../native/cog-native.node", import.meta.url).pathname];
+  return [new URL("../../../native/cog-native.node", import.meta.url).pathname, `@cog-http/native-${process.platform}-${process.arch}${libc}`];
 }
 
 /**

@@ -1,5 +1,8 @@
 import { STATUS_CODES, validateHeaderName, validateHeaderValue, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
+import type { FileHandle } from "node:fs/promises";
 import { Stream } from "node:stream";
+import { SEND_FILE, type ResponseSurface } from "../engine.js";
+import { streamFileRange } from "../../file-stream.js";
 import { lowerCase, WHOLE_BODY } from "../../response.js";
 
 export type StoredValue = number | string | readonly string[];
@@ -258,6 +261,24 @@ export abstract class OutgoingResponse {
     return this;
   }
 
+  /**
+   * The engine contract's file body (see `SEND_FILE`): after the head and the bytes read
+   * already, the engine sends the file's range itself, and the response ends.
+   */
+  [SEND_FILE](read: Buffer, file: FileHandle, position: number, length: number, done: (err: Error | null) => void): void {
+    if (this.writableEnded || this.destroyed) return done(new Error(`The response ${this.writableEnded ? "ended" : "was cut"} before the file was sent`));
+    if (!this.headersSent && !this.implicitHead()) return done(null);
+    // A body that isn't framed by a Content-Length (chunked) goes through `write` instead.
+    if (length > 0 && this.getHeader("content-length") === undefined) return streamFileRange(this as unknown as ResponseSurface, read, file, position, length, done);
+    this.write(read);
+    if (length > 0 && !this.sendFileBody(file.fd, position, length)) {
+      done(new Error("The connection closed before the file was sent"));
+      return void this.destroy();
+    }
+    done(null);
+    this.end();
+  }
+
   /** Cuts the connection: what a response does when it fails half-way. */
   destroy(_error?: Error): this {
     if (this.destroyed) return this;
@@ -302,6 +323,8 @@ export abstract class OutgoingResponse {
   protected abstract startStream(): void;
   /** @internal One chunk of a streamed body; false when the engine holds more than its high-water mark. */
   protected abstract sendChunk(chunk: Buffer): boolean;
+  /** @internal A range of an open file as the next piece of a streamed body (the engine keeps its own descriptor); false if the engine can't take it. */
+  protected abstract sendFileBody(fd: number, position: number, length: number): boolean;
   /** @internal Ends a streamed body. */
   protected abstract endStream(): void;
   /** @internal Drops the connection. */

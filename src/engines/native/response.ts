@@ -82,6 +82,11 @@ class NativeResponseBase extends OutgoingResponse {
   }
 
   /** @internal */
+  protected sendFileBody(fd: number, position: number, length: number): boolean {
+    return this[ADDON].streamFile(this.req[ID], fd, position, length);
+  }
+
+  /** @internal */
   protected endStream(): void {
     this[ADDON].streamEnd(this.req[ID]);
   }

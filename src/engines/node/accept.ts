@@ -19,7 +19,7 @@ import { loadNative, nativeUnavailable } from "../native/load.js";
  * the cause lies below JavaScript, and JS-identical sockets showed it too). Draining the one
  * queue costs nothing per request.
  *
- * Only where the addon loads (Linux, built at install with Rust), and not in cluster workers,
+ * Only where the addon loads (Linux, prebuilt or built from source), and not in cluster workers,
  * whose primary accepts for them. Elsewhere Node's own accepting is all there is.
  */
 // At most this many per drain, so that a flood can't hold the loop in one go; the next

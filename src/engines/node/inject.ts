@@ -9,6 +9,9 @@ let loading: Promise<Inject> | null = null;
  * Answers a request in memory, with light-my-request's fake request and response given this
  * app's request and response classes, and handed to the node engine's own listener (its head
  * rules, then the app). Loaded on first use, so apps that never inject never load it.
+ * light-my-request stays at 6.6: 6.8 needs cookie 2, which needs Node 22, and Cog supports Node
+ * 20 (docs/decisions/prebuilt-binaries.md: over loopback, as the native engine does, an inject
+ * costs hundreds of times more).
  */
 export async function injectInMemory(
   listener: (req: IncomingMessage, res: ServerResponse) => void,

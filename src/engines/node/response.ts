@@ -2,7 +2,10 @@ import { ServerResponse, type OutgoingHttpHeader, type OutgoingHttpHeaders } fro
 import { withResponseHelpers } from "../../response.js";
 import type { Request } from "../../request.js";
 import type { Response } from "../../response.js";
+import type { FileHandle } from "node:fs/promises";
 import { REPORT } from "../../log.js";
+import { SEND_FILE } from "../engine.js";
+import { streamFileRange } from "../../file-stream.js";
 
 /**
  * A response on the node engine: Node's own ServerResponse with Cog's helpers, so
@@ -18,6 +21,11 @@ export class NodeResponse extends withResponseHelpers(ServerResponse) {
       (this as unknown as { _hasBody: boolean })._hasBody = true;
       throw err;
     }
+  }
+
+  /** The engine contract's file body (see `SEND_FILE`): node:http has no zero-copy path, so the range is streamed through `write`. */
+  [SEND_FILE](read: Buffer, file: FileHandle, position: number, length: number, done: (err: Error | null) => void): void {
+    streamFileRange(this, read, file, position, length, done);
   }
 
   /**

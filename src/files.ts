@@ -1,0 +1,409 @@
+import { constants, promises as fs, type Stats } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
+import { basename, isAbsolute, join, resolve, sep } from "node:path";
+import { contentType } from "mime-types";
+import Negotiator from "negotiator";
+import parseRange from "range-parser";
+import type { Handler, Next } from "./chain.js";
+import { SEND_FILE, type FileSending, type ResponseSurface } from "./engines/engine.js";
+import { HttpError } from "./errors.js";
+import { streamFileRange } from "./file-stream.js";
+import type { Request } from "./request.js";
+import type { Response } from "./response.js";
+import type { FileOptions, SendFileOptions, StaticOptions } from "./static.js";
+
+/**
+ * Files from disk as responses: the part of `serveStatic`, `res.sendFile` and `res.download`
+ * that is loaded on first use (with its MIME, negotiation and range libraries), so an app that
+ * serves no file loads none of it.
+ */
+
+/** Bodies up to this size are read whole and sent as one response; larger ones are streamed (or handed to the engine). */
+const WHOLE_BODY_MAX = 64 * 1024;
+/** The precompressed variants, in the order preferred when the client likes several equally. */
+const VARIANTS: Record<string, string> = { br: ".br", zstd: ".zst", gzip: ".gz" };
+const NEGOTIATED = [...Object.keys(VARIANTS), "identity"];
+/** Codes of a path that names nothing servable: the file is simply not there. */
+const MISSING = new Set(["ENOENT", "ENOTDIR", "ENAMETOOLONG", "ELOOP", "EISDIR"]);
+
+interface Opened {
+  file: FileHandle;
+  stat: Stats;
+}
+
+/** A file to send: open on disk (read as it is sent; the sender closes it), or its bytes from the cache. */
+interface Found {
+  size: number;
+  mtimeMs: number;
+  file: FileHandle | null;
+  bytes: Buffer | null;
+}
+
+/**
+ * `serveStatic`'s optional in-memory cache: small files' bytes and metadata, kept from their
+ * first request on and never read again (so only for files that don't change while the app
+ * runs), and which precompressed variants are missing. Bounded in total bytes and entries.
+ */
+class FileCache {
+  private readonly files = new Map<string, Found>();
+  private readonly missing = new Set<string>();
+  private bytes = 0;
+  constructor(
+    private readonly maxFileBytes: number,
+    private readonly maxBytes: number,
+  ) {}
+
+  get(path: string): Found | null | undefined {
+    return this.files.get(path) ?? (this.missing.has(path) ? null : undefined);
+  }
+
+  noteMissing(path: string): void {
+    if (this.missing.size < 10_000) this.missing.add(path);
+  }
+
+  /** Keeps an opened regular file that fits (read whole, then closed); else returns it as it is. */
+  async keep(path: string, found: Found): Promise<Found> {
+    if (found.file === null || found.size > this.maxFileBytes || this.bytes + found.size > this.maxBytes) return found;
+    const bytes = Buffer.alloc(found.size);
+    try {
+      const { bytesRead } = await found.file.read(bytes, 0, found.size, 0);
+      if (bytesRead < found.size) return found; // changed meanwhile: sent from disk this time (and reported there)
+    } catch {
+      return found;
+    }
+    await found.file.close();
+    const kept: Found = { size: found.size, mtimeMs: found.mtimeMs, file: null, bytes };
+    // Two first requests at once both read the file: count it once.
+    if (!this.files.has(path)) this.bytes += found.size;
+    this.files.set(path, kept);
+    return kept;
+  }
+}
+
+function cacheOf(option: StaticOptions["cache"]): FileCache | null {
+  if (option === undefined || option === false) return null;
+  const limits = option === true ? {} : option;
+  return new FileCache(limits.maxFileBytes ?? 256 * 1024, limits.maxBytes ?? 64 * 1024 * 1024);
+}
+
+/** A regular file at `path` (from the cache if there is one), or null if there is none. */
+async function findFile(path: string, cache: FileCache | null): Promise<Found | null> {
+  const cached = cache?.get(path);
+  if (cached !== undefined) return cached;
+  const opened = await openFile(path);
+  if (opened === null) return null;
+  if (!opened.stat.isFile()) {
+    await opened.file.close();
+    return null;
+  }
+  const found: Found = { size: opened.stat.size, mtimeMs: opened.stat.mtimeMs, file: opened.file, bytes: null };
+  return cache === null ? found : cache.keep(path, found);
+}
+
+/** The middleware `serveStatic(root, options)` returns, once this module is loaded. */
+export function staticHandler(root: string, options: StaticOptions): Handler {
+  const base = resolve(root);
+  const inside = base.endsWith(sep) ? base : base + sep;
+  const index = options.index === undefined ? "index.html" : options.index;
+  const fallthrough = options.fallthrough !== false;
+  const cache = cacheOf(options.cache);
+  return async function serveStatic(req: Request, res: Response, next: Next): Promise<void> {
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      if (fallthrough) return next();
+      return next(new HttpError(405, `Method ${req.method} is not allowed on the static files at ${req.originalUrl}; use GET or HEAD`, { headers: { allow: "GET, HEAD" } }));
+    }
+    const missing = () => (fallthrough ? next() : next(new HttpError(404, `No file at ${req.path} under the static root`)));
+    const relative = safePath(req.path, options);
+    if (relative instanceof HttpError) return next(relative);
+    if (relative === null) return missing();
+    const path = join(base, relative);
+    // The checks above leave nothing that could climb out; this one holds whatever they missed.
+    if (path !== base && !path.startsWith(inside)) return next(new HttpError(403, `Refusing ${req.path}: it resolves outside the static root`));
+    const cached = cache?.get(path);
+    if (cached) return sendFound(req, res, path, cached, options, cache);
+    const opened = await openFile(path);
+    if (opened === null) return missing();
+    if (opened.stat.isDirectory()) {
+      await opened.file.close();
+      if (!relative.endsWith("/") && relative !== "") {
+        if (options.redirect === false) return missing();
+        return void redirectToDirectory(req, res);
+      }
+      if (index === false) return missing();
+      const indexed = await findFile(join(path, index), cache);
+      if (indexed === null) return missing();
+      return sendFound(req, res, join(path, index), indexed, options, cache);
+    }
+    if (!opened.stat.isFile()) {
+      await opened.file.close();
+      return missing();
+    }
+    const found: Found = { size: opened.stat.size, mtimeMs: opened.stat.mtimeMs, file: opened.file, bytes: null };
+    return sendFound(req, res, path, cache === null ? found : await cache.keep(path, found), options, cache);
+  };
+}
+
+/** `res.sendFile`: a missing file becomes a 404, any other failure the app's error response. */
+export async function sendFile(req: Request, res: Response, path: string, options: SendFileOptions): Promise<void> {
+  let full: string;
+  if (options.root !== undefined) {
+    const base = resolve(options.root);
+    const relative = safePath("/" + path, options, false);
+    if (relative instanceof HttpError) throw relative;
+    if (relative === null) throw new HttpError(404, `res.sendFile: ${path} is a dotfile, which is not served (see the dotfiles option)`);
+    full = join(base, relative);
+    if (full !== base && !full.startsWith(base.endsWith(sep) ? base : base + sep)) throw new HttpError(403, `res.sendFile: ${path} resolves outside its root`);
+  } else {
+    if (!isAbsolute(path)) {
+      throw new TypeError(`res.sendFile needs an absolute path or the root option; got "${path}" (use path.join(import.meta.dirname, "${path}"))`);
+    }
+    full = path;
+  }
+  const found = await findFile(full, null);
+  if (found === null) throw new HttpError(404, `res.sendFile: no file at ${path}`);
+  await sendFound(req, res, full, found, options, null);
+}
+
+/**
+ * The path of the request below the static root, decoded once: null for a dotfile that is
+ * ignored (so the request falls through), an HttpError for one that is refused, or for a
+ * spelling that could name something outside the root: `..` segments (written `..`, `%2e%2e`,
+ * `%2e.` or across an encoded `%2f`), a backslash (a separator on Windows, raw or `%5c`), NUL,
+ * or a malformed or overlong UTF-8 sequence (`%c0%ae`, which decodeURIComponent refuses).
+ * Decoding once means `%252e%252e` names the literal file `%2e%2e` inside the root.
+ */
+function safePath(raw: string, options: FileOptions, urlEncoded = true): string | null | HttpError {
+  let path: string;
+  try {
+    path = urlEncoded ? decodeURIComponent(raw) : raw;
+  } catch {
+    return new HttpError(400, `Malformed percent-encoding in the path ${raw}`);
+  }
+  if (path.includes("\0")) return new HttpError(400, `A NUL byte in the path ${JSON.stringify(raw)}`);
+  if (path.includes("\\")) return new HttpError(400, `A backslash in the path ${raw}: use "/"`);
+  const segments = path.split("/");
+  if (segments.includes("..")) return new HttpError(403, `Refusing the path ${raw}: ".." would leave the root`);
+  if (segments.some((segment) => segment.startsWith(".") && segment !== ".")) {
+    const dotfiles = options.dotfiles ?? "ignore";
+    if (dotfiles === "deny") return new HttpError(403, `Refusing the path ${raw}: dotfiles are not served (the dotfiles option is "deny")`);
+    if (dotfiles === "ignore") return null;
+  }
+  return path;
+}
+
+/**
+ * Opens a file and reads its metadata from the descriptor, so what is sent is what was looked
+ * at, however the path changes meanwhile; null when nothing is there. Non-blocking, so a FIFO
+ * under the root can't hold the open (and a thread of libuv's pool) until a writer comes; it is
+ * then refused as not a regular file. (Through `fs.promises`, where tests watch which paths are opened.)
+ */
+async function openFile(path: string): Promise<Opened | null> {
+  let file: FileHandle;
+  try {
+    file = await fs.open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== undefined && MISSING.has(code)) return null;
+    if (code === "EACCES" || code === "EPERM") throw new HttpError(403, `The file ${path} can't be read (${code}): check its permissions`, { cause: err });
+    throw err;
+  }
+  try {
+    return { file, stat: await file.stat() };
+  } catch (err) {
+    await file.close();
+    throw err;
+  }
+}
+
+/** A directory asked for without its trailing slash: send the client to it (as serve-static does, 301). */
+function redirectToDirectory(req: Request, res: Response): void {
+  const url = req.originalUrl;
+  const query = url.indexOf("?");
+  // Leading slashes collapsed: "//evil.example/" would be another site's URL.
+  const path = (query === -1 ? url : url.slice(0, query)).replace(/^\/+/, "/");
+  res.redirect(301, path + "/" + (query === -1 ? "" : url.slice(query)));
+}
+
+/** The precompressed variant the client prefers, with its encoding; null for the file itself. */
+async function chooseVariant(req: Request, path: string, options: FileOptions, cache: FileCache | null): Promise<(Found & { encoding: string }) | null> {
+  const allowed = options.precompressed === true ? null : (options.precompressed as readonly string[]);
+  if (req.headers["accept-encoding"] === undefined) return null;
+  const negotiator = new Negotiator(req) as Negotiator & { encodings(available: string[], options: { preferred: string[] }): string[] };
+  for (const encoding of negotiator.encodings(NEGOTIATED, { preferred: NEGOTIATED })) {
+    if (encoding === "identity") return null;
+    if (allowed !== null && !allowed.includes(encoding)) continue;
+    const variantPath = path + VARIANTS[encoding];
+    const variant = await findFile(variantPath, cache);
+    if (variant !== null) return { ...variant, encoding };
+    cache?.noteMissing(variantPath);
+  }
+  // Nothing acceptable but the file itself (even after "identity;q=0"): sent as it is, as
+  // @fastify/static and nginx's gzip_static do, rather than a 406 the client can do nothing with.
+  return null;
+}
+
+/**
+ * Answers with a file (closing it when done): validators, conditionals, ranges, then the body.
+ * Its headers go in the engine's store (`setHeader`), where Express middleware that hooks
+ * writeHead (compression, through on-headers) looks for them.
+ */
+async function sendFound(req: Request, res: Response, path: string, found: Found, options: FileOptions, cache: FileCache | null): Promise<void> {
+  let { file, bytes, size: fileSize, mtimeMs } = found;
+  let closeLater = false;
+  let setCaching = false;
+  try {
+    let encoding: string | null = null;
+    if (options.precompressed !== undefined && options.precompressed !== false) {
+      const vary = res.get("vary");
+      res.setHeader("vary", vary === undefined ? "Accept-Encoding" : `${String(vary)}, Accept-Encoding`);
+      const variant = await chooseVariant(req, path, options, cache);
+      if (variant !== null) {
+        await file?.close();
+        ({ file, bytes, size: fileSize, mtimeMs, encoding } = variant);
+      }
+    }
+    const size = fileSize;
+    const mtime = Math.floor(mtimeMs / 1000) * 1000;
+    const etag = options.etag === false ? undefined : `"${size.toString(16)}-${Math.floor(mtimeMs).toString(16)}${encoding === null ? "" : "-" + encoding}"`;
+    const lastModified = options.lastModified === false ? undefined : new Date(mtime).toUTCString();
+
+    if (etag !== undefined) res.setHeader("etag", etag);
+    if (lastModified !== undefined) res.setHeader("last-modified", lastModified);
+    setCaching = res.get("cache-control") === undefined;
+    if (setCaching) res.setHeader("cache-control", `public, max-age=${Math.max(0, Math.floor(options.maxAge ?? 0))}${options.immutable === true ? ", immutable" : ""}`);
+    if (options.headers !== undefined) for (const name of Object.keys(options.headers)) res.setHeader(name, options.headers[name]!);
+
+    const precondition = checkPreconditions(req, etag, lastModified === undefined ? undefined : mtime);
+    if (precondition === 412) return void res.status(412).send(`The file at ${req.path} changed: its precondition failed`);
+    if (precondition === 304) return void res.status(304).send();
+
+    let start = 0;
+    let length = size;
+    let status = 200;
+    const range = req.headers.range;
+    if (options.acceptRanges !== false) {
+      res.setHeader("accept-ranges", "bytes");
+      if (range !== undefined && ifRangeHolds(req.headers["if-range"] as string | undefined, etag, mtime)) {
+        const ranges = parseRange(size, rfcRanges(range, size), { combine: true });
+        if (ranges === -1) {
+          res.setHeader("content-range", `bytes */${size}`);
+          return void res.status(416).send(`The range "${range}" is not satisfiable: the file has ${size} bytes`);
+        }
+        // A malformed header (-2) or another unit is ignored, and several ranges get the whole
+        // file (as send/serve-static do): one response, no multipart/byteranges to assemble.
+        if (ranges !== -2 && ranges.type === "bytes" && ranges.length === 1) {
+          start = ranges[0]!.start;
+          length = ranges[0]!.end - start + 1;
+          status = 206;
+          res.setHeader("content-range", `bytes ${start}-${start + length - 1}/${size}`);
+        }
+      }
+    }
+    if (res.get("content-type") === undefined) res.setHeader("content-type", contentType(basename(path)) || "application/octet-stream");
+    if (encoding !== null) res.setHeader("content-encoding", encoding);
+    res.status(status);
+
+    if (req.method === "HEAD" || length === 0) {
+      res.setHeader("content-length", length);
+      res.writeHead(status);
+      res.end();
+      return;
+    }
+    if (bytes !== null) {
+      res.send(bytes.subarray(start, start + length));
+      return;
+    }
+    file = file!;
+    // Read before the head is written: a file that fails here gets an error response, not a cut one.
+    const first = Buffer.allocUnsafe(Math.min(length, WHOLE_BODY_MAX));
+    const { bytesRead } = await file.read(first, 0, first.length, start);
+    if (bytesRead < first.length) throw new Error(`The file ${path} shrank while it was being sent (${bytesRead} of ${first.length} bytes read at ${start})`);
+    // The client left while the file was read: nothing to send it to (the file is closed below).
+    if (res.destroyed) return;
+    if (length <= WHOLE_BODY_MAX) {
+      res.send(first);
+      return;
+    }
+    res.setHeader("content-length", length);
+    res.writeHead(status);
+    closeLater = true;
+    const open = file;
+    const done = () => void open.close().catch(() => {});
+    const rest = [first, open, start + first.length, length - first.length, done] as const;
+    // The engine's own file path unless a middleware wrapped write or end (compression, say): then theirs must see the bytes.
+    if (!Object.hasOwn(res, "write") && !Object.hasOwn(res, "end") && SEND_FILE in res) (res as unknown as FileSending)[SEND_FILE](...rest);
+    else streamFileRange(res as unknown as ResponseSurface, ...rest);
+  } catch (err) {
+    // The error response that follows must not carry the file's freshness (a cache would keep the error).
+    if (setCaching && !res.headersSent) res.removeHeader("cache-control");
+    throw err;
+  } finally {
+    if (!closeLater) await file?.close();
+  }
+}
+
+/**
+ * RFC 9110 13.2.2's order: If-Match, else If-Unmodified-Since (412 when they fail); then, for
+ * GET and HEAD, If-None-Match, else If-Modified-Since (304 when the client's copy is current).
+ * If-None-Match compares weakly, If-Match strongly; dates at one-second precision.
+ */
+function checkPreconditions(req: Request, etag: string | undefined, mtime: number | undefined): 200 | 304 | 412 {
+  const h = req.headers;
+  const ifMatch = h["if-match"];
+  if (ifMatch !== undefined) {
+    if (ifMatch.trim() !== "*" && (etag === undefined || !listHas(ifMatch, etag, false))) return 412;
+  } else if (h["if-unmodified-since"] !== undefined && mtime !== undefined) {
+    const since = Date.parse(h["if-unmodified-since"]);
+    if (!Number.isNaN(since) && mtime > since) return 412;
+  }
+  const ifNoneMatch = h["if-none-match"];
+  if (ifNoneMatch !== undefined) {
+    return ifNoneMatch.trim() === "*" || (etag !== undefined && listHas(ifNoneMatch, etag, true)) ? 304 : 200;
+  }
+  if (h["if-modified-since"] !== undefined && mtime !== undefined) {
+    const since = Date.parse(h["if-modified-since"]);
+    if (!Number.isNaN(since) && mtime <= since) return 304;
+  }
+  return 200;
+}
+
+/** Whether a list of entity tags holds `etag`: weakly (W/ ignored on both sides) or strongly (a weak tag never matches). */
+function listHas(list: string, etag: string, weak: boolean): boolean {
+  for (let tag of list.split(",")) {
+    tag = tag.trim();
+    if (tag.startsWith("W/")) {
+      if (!weak) continue;
+      tag = tag.slice(2);
+    }
+    if (tag === etag) return true;
+  }
+  return false;
+}
+
+/**
+ * The Range header as range-parser should read it under RFC 9110 14.1.1: a suffix longer than
+ * the file means the whole file (range-parser finds it unsatisfiable), and a range whose last
+ * byte comes before its first makes the header invalid, so it is ignored (range-parser answers
+ * 416). Either way the rest is range-parser's.
+ */
+function rfcRanges(header: string, size: number): string {
+  const equals = header.indexOf("=");
+  if (equals === -1) return header;
+  const specs = header.slice(equals + 1).split(",");
+  for (let i = 0; i < specs.length; i++) {
+    const spec = specs[i]!.trim();
+    const both = /^(\d+)-(\d+)$/.exec(spec);
+    if (both !== null && Number(both[2]) < Number(both[1])) return "invalid";
+    if (/^-\d+$/.test(spec) && Number(spec.slice(1)) > size) specs[i] = `-${size}`;
+  }
+  return `${header.slice(0, equals)}=${specs.join(",")}`;
+}
+
+/** If-Range (RFC 9110 13.1.5): the range applies only if the client's validator is current, a strong ETag or the exact date. */
+function ifRangeHolds(ifRange: string | undefined, etag: string | undefined, mtime: number): boolean {
+  if (ifRange === undefined) return true;
+  const value = ifRange.trim();
+  if (value.startsWith('"') || value.startsWith("W/")) return etag !== undefined && value === etag;
+  const date = Date.parse(value);
+  return !Number.isNaN(date) && date === mtime;
+}
