@@ -29,6 +29,7 @@ import { hasTaskset } from "./lib/proc.mjs";
 import { buildReport } from "./lib/report.mjs";
 import { SCENARIOS } from "./lib/scenarios.mjs";
 import { startServer } from "./lib/server.mjs";
+import { WEBSOCKET_CONTENDERS, WEBSOCKET_SCENARIOS, runWebSocketBench, webSocketReport } from "./lib/websocket.mjs";
 import { ARENA_CONTENDERS } from "./arena/contenders.mjs";
 import { ARENA_SCENARIOS } from "./arena/scenarios.mjs";
 import { startArena } from "./arena/servers.mjs";
@@ -63,7 +64,9 @@ if (flags.help) {
   --contenders a,b      only these (${CONTENDERS.map((c) => c.name).join(", ")})
   --scenarios a,b       only these (${SCENARIOS.map((s) => s.id).join(", ")});
                         "arena" for all of the arena's, or some of them: ${ARENA_SCENARIOS.map((s) => s.id).join(", ")}
-                        (the arena starts a seeded Postgres and times with wrk; default: the seeds' scenarios only)
+                        (the arena starts a seeded Postgres and times with wrk; default: the seeds' scenarios only);
+                        "websocket" for both WebSocket scenarios, or one: ${WEBSOCKET_SCENARIOS.map((s) => s.id).join(", ")}
+                        (timed with bench/ws-load, contenders ${WEBSOCKET_CONTENDERS.map((c) => c.name).join(", ")})
   --routes a,b          only these route ids within the scenarios
   --rounds N            measured rounds per route (default 5), after one warm-up round
   --duration S          seconds per measurement (default 5)
@@ -94,22 +97,25 @@ for (const key of ["rounds", "duration"]) {
 }
 if (!(settings.warmup >= 0)) fatal("--warmup must be 0 (no warm-up round) or a positive number");
 
-const scenarioIds = flags.scenarios ? flags.scenarios.split(",").flatMap((id) => (id === "arena" ? ARENA_SCENARIOS.map((s) => s.id) : [id])) : SCENARIOS.map((s) => s.id);
-const unknown = scenarioIds.filter((id) => !SCENARIOS.some((s) => s.id === id) && !ARENA_SCENARIOS.some((s) => s.id === id));
-if (unknown.length > 0) fatal(`Unknown scenario "${unknown[0]}"; known: ${SCENARIOS.map((s) => s.id).join(", ")}, arena (${ARENA_SCENARIOS.map((s) => s.id).join(", ")})`);
+const GROUPS = { arena: ARENA_SCENARIOS, websocket: WEBSOCKET_SCENARIOS };
+const scenarioIds = flags.scenarios ? flags.scenarios.split(",").flatMap((id) => (id in GROUPS ? GROUPS[id].map((s) => s.id) : [id])) : SCENARIOS.map((s) => s.id);
+const unknown = scenarioIds.filter((id) => ![...SCENARIOS, ...ARENA_SCENARIOS, ...WEBSOCKET_SCENARIOS].some((s) => s.id === id));
+if (unknown.length > 0) fatal(`Unknown scenario "${unknown[0]}"; known: ${SCENARIOS.map((s) => s.id).join(", ")}, arena (${ARENA_SCENARIOS.map((s) => s.id).join(", ")}), websocket (${WEBSOCKET_SCENARIOS.map((s) => s.id).join(", ")})`);
 // An arena scenario is one route: its wrk script rotates the requests.
 const arenaScenarios = ARENA_SCENARIOS.filter((s) => scenarioIds.includes(s.id)).map((s) => ({ ...s, arena: true, pipelining: s.pipelining ?? 1, routes: [`arena-${s.id}`] }));
+// The WebSocket scenarios (bench/lib/websocket.mjs) run after the others, with contenders of their own.
+const webSocketScenarios = WEBSOCKET_SCENARIOS.filter((s) => scenarioIds.includes(s.id));
 const scenarios = SCENARIOS.filter((s) => scenarioIds.includes(s.id)).map((s) => {
   let routes = s.routes;
   if (flags.routes) routes = routes.filter((r) => flags.routes.split(",").includes(r));
   else if (quick) routes = routes.slice(0, 1);
   return { ...s, routes };
 }).filter((s) => s.routes.length > 0);
-if (scenarios.length === 0 && arenaScenarios.length === 0) fatal("No route left to measure: check --scenarios and --routes");
+if (scenarios.length === 0 && arenaScenarios.length === 0 && webSocketScenarios.length === 0) fatal("No route left to measure: check --scenarios and --routes");
 for (const s of scenarios) for (const r of s.routes) routeById(r);
 
 const wantedNames = flags.contenders?.split(",");
-for (const name of wantedNames ?? []) if (!ARENA_CONTENDERS.some((c) => c.name === name)) contenderByName(name);
+for (const name of wantedNames ?? []) if (!ARENA_CONTENDERS.some((c) => c.name === name) && !WEBSOCKET_CONTENDERS.some((c) => c.name === name)) contenderByName(name);
 const wanted = scenarios.length === 0 ? [] : wantedNames ? CONTENDERS.filter((c) => wantedNames.includes(c.name)) : CONTENDERS;
 const wantedArena = arenaScenarios.length === 0 ? [] : wantedNames ? ARENA_CONTENDERS.filter((c) => wantedNames.includes(c.name)) : ARENA_CONTENDERS;
 // The arena's scenarios are always timed with wrk: its Lua scripts rotate their requests.
@@ -131,6 +137,24 @@ main().catch((err) => {
 
 async function main() {
   if (!existsSync(join(root, "dist", "index.js"))) fatal("dist/ is missing: run `npm install` (it builds Cog) or `npm run build` first");
+  if (scenarios.length > 0 || arenaScenarios.length > 0) await benchHttp();
+  if (webSocketScenarios.length > 0) await benchWebSockets();
+}
+
+/** The WebSocket scenarios: their section goes to websocket.md beside the HTTP report. */
+async function benchWebSockets() {
+  console.log(`WebSocket scenarios: ${webSocketScenarios.map((s) => s.id).join(", ")}, ${settings.rounds} round(s) of ${settings.duration}s, bench/ws-load, servers on Node ${nodeVersion}`);
+  const measured = await runWebSocketBench(webSocketScenarios, wantedNames ?? null, { ...settings, pinning, nodePath, bunBinary });
+  const text = `${webSocketReport(measured)}
+
+Command: \`npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}\`, Node ${nodeVersion}, ${pinning ? "servers on CPU 0, ws-load on CPU 1 (taskset)" : "no pinning"}.\n`;
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, "websocket.md"), text);
+  writeFileSync(join(outDir, "websocket.json"), JSON.stringify(measured, null, 1));
+  console.log(`\n${text}`);
+}
+
+async function benchHttp() {
   console.log(`Cog benchmark: ${wanted.length + wantedArena.length} contenders, ${[...scenarios, ...arenaScenarios].reduce((n, s) => n + s.routes.length, 0)} routes, ${settings.rounds} round(s) of ${settings.seedDurations ? "the seeds' durations" : `${settings.duration}s`}, ${settings.tool}, servers on Node ${nodeVersion}`);
   if (!pinning) console.log("Note: taskset or a second core is missing, so server and load generator share cores; figures will be noisier.");
 

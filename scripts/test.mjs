@@ -35,6 +35,11 @@ if (spawnSync("cargo", ["--version"], { stdio: "ignore" }).status === 0) {
   console.log("\n# native: cargo test (the request framing's unit and property tests, the addon's own)");
   failed ||= spawnSync("cargo", ["test", "--release", "--quiet", "--manifest-path", "native/Cargo.toml", "--workspace"], { stdio: "inherit" }).status ?? 1;
 }
+// The bench's WebSocket load generator (Go) has its own tests, run where go is.
+if (spawnSync("go", ["version"], { stdio: "ignore" }).status === 0) {
+  console.log("\n# bench: go test (the WebSocket load generator, bench/ws-load)");
+  failed ||= spawnSync("go", ["test", "./..."], { cwd: "bench/ws-load", stdio: "inherit" }).status ?? 1;
+}
 failed ||= run("node", all);
 const native = nativeLoads();
 if (native.ok) {

@@ -16,6 +16,8 @@ import { Scope, type Layer, type Registry } from "./scope.js";
 import { secretsOf } from "./signing.js";
 import { UnansweredWatch } from "./unanswered.js";
 import type { InjectOptions, InjectResponse } from "./testing.js";
+import { Topics, type Broker } from "./websocket/topics.js";
+import type { OutgoingData } from "./websocket/types.js";
 
 export type EngineName = "node" | "native" | "auto";
 const ENGINES: readonly EngineName[] = ["node", "native", "auto"];
@@ -65,6 +67,12 @@ export interface CogOptions extends Partial<Limits> {
    * exactly as Node does. Default true.
    */
   drainAcceptQueue?: boolean;
+  /**
+   * Carries WebSocket publications between the processes (and machines) serving this app, e.g.
+   * `redisBroker("redis://…")`: `publish` then reaches subscribers everywhere, at most once, in
+   * each publisher's order (docs/guide/websockets.md).
+   */
+  broker?: Broker;
 }
 
 export type ErrorHandler = (err: unknown, req: Request, res: Response) => unknown;
@@ -114,11 +122,14 @@ export class Cog extends Scope implements ChainOwner {
   /** The engine `inject` answers through, made on its first use (it does not listen). */
   private injecting: Promise<Engine> | null = null;
   private order = 0;
+  /** The app's WebSocket topics, made when a WebSocket route is registered. */
+  private topics: Topics | null = null;
 
   constructor(options: CogOptions = {}) {
     const registry: Registry = {
       addRoute: (scope, method, path, handlers, options) => this.addRoute(scope, method, path, handlers, options),
       nextOrder: () => this.order++,
+      webSockets: () => (this.topics ??= new Topics(this.cogOptions.broker ?? null)),
       layersChanged: () => {
         this.fallbackLayers = null;
       },
@@ -138,6 +149,7 @@ export class Cog extends Scope implements ChainOwner {
     this.settings = { trustProxy: options.trustProxy ?? false, maxFields: this.limits.maxFields, maxJsonDepth: this.limits.maxJsonDepth, secrets: secretsOf(options.secret) };
     this.logErrors = options.logErrors ?? true;
     this.unanswered = this.logErrors && process.env.NODE_ENV !== "production" ? new UnansweredWatch((message, req) => this[WARN](message, req)) : null;
+    if (options.broker !== undefined && (options.broker === null || typeof options.broker.publish !== "function")) throw new TypeError("broker must be a Broker, such as redisBroker(url)");
   }
 
   /**
@@ -176,6 +188,7 @@ export class Cog extends Scope implements ChainOwner {
     this.starting = true;
     this.closing = false;
     const started = this.createEngine().then(async (engine) => {
+      await this.topics?.start();
       const address = await engine.listen(port, host as string | undefined);
       this.serving = engine;
       this.startWatch();
@@ -237,8 +250,27 @@ export class Cog extends Scope implements ChainOwner {
     if (engine === null) return;
     this.closing = true;
     await engine.close(drainMs);
+    await this.topics?.stop();
     this.serving = null;
     this.stopWatch();
+  }
+
+  /** Whether the app has WebSocket routes (its engine then serves upgrades). */
+  get servesWebSockets(): boolean {
+    return this.topics !== null;
+  }
+
+  /**
+   * Sends a message to every WebSocket subscribed to `topic`, in this process and, through the
+   * app's `broker`, in every other: a string as text, bytes as binary (`isBinary` overrides).
+   */
+  publish(topic: string, data: OutgoingData, isBinary?: boolean): void {
+    this.topics?.publish(topic, data, isBinary, null);
+  }
+
+  /** How many WebSockets of this process subscribe to `topic`. */
+  subscriberCount(topic: string): number {
+    return this.topics?.count(topic) ?? 0;
   }
 
   /**

@@ -11,4 +11,8 @@ export type { InjectOptions, InjectResponse } from "./testing.js";
 export type { RouteSchema, RouteOptions, Schema, JsonSchema, Infer, SchemaRequest, SchemaResponse } from "./schema/types.js";
 export type { ValidationIssue } from "./schema/compile.js";
 export type { OpenApiInfo } from "./schema/openapi.js";
+export { WebSocket } from "./websocket/socket.js";
+export type { Broker } from "./websocket/topics.js";
+export type { WebSocketHandlers, WebSocketOptions, SendResult, MessageData, OutgoingData } from "./websocket/types.js";
+export { redisBroker, type RedisBrokerOptions, type RedisClientLike } from "./websocket/redis.js";
 export { serveStatic, type StaticOptions, type SendFileOptions, type FileOptions } from "./static.js";

@@ -3,6 +3,9 @@ import { pathOf } from "./head.js";
 import { CACHED_PATH, type InternalRequest, type Request, type RouteRequest } from "./request.js";
 import { checkPath, joinPaths, normalizePattern, type JoinedPath, type PathParams } from "./router.js";
 import type { RouteOptions, RouteSchema, SchemaRequest, SchemaResponse } from "./schema/types.js";
+import { upgradeHandler } from "./websocket/route.js";
+import type { Topics } from "./websocket/topics.js";
+import { resolveWebSocketOptions, type WebSocketHandlers, type WebSocketOptions } from "./websocket/types.js";
 
 /**
  * A route-registering method: `(path, ...handlers)`, whose handlers see `req.params` typed from
@@ -33,6 +36,8 @@ export interface Layer {
 /** Where a scope sends what it registers: the app. */
 export interface Registry {
   addRoute(scope: Scope, method: string, path: string, handlers: Handler[], options: RouteOptions | undefined): void;
+  /** The app's topics, for a WebSocket route (the app then serves WebSockets). */
+  webSockets(): Topics;
   nextOrder(): number;
   layersChanged(): void;
 }
@@ -85,6 +90,21 @@ export class Scope<Prefix extends string = ""> {
   readonly options: AddRoute<this, Prefix> = (path: string, ...args: RouteArgs) => this.route("OPTIONS", path, args);
   /** Every method on this path. */
   readonly all: AddRoute<this, Prefix> = (path: string, ...args: RouteArgs) => this.route("*", path, args);
+
+  /**
+   * A WebSocket endpoint: a GET route whose middleware (the app's, as for any route) runs on the
+   * upgrade request, then the `upgrade` hook, then the handshake; `handlers` follow the socket's
+   * life. A request that is not a WebSocket handshake gets 426. See docs/guide/websockets.md.
+   */
+  ws<Data = undefined>(path: string, handlers: WebSocketHandlers<Data>, options: WebSocketOptions = {}): this {
+    const where = `WebSocket route ${joinPaths(this.prefix, path)}`;
+    if (handlers === null || typeof handlers !== "object") throw new TypeError(`${where}: handlers must be an object of { upgrade?, open?, message?, drain?, close? }`);
+    for (const name of ["upgrade", "open", "message", "drain", "close"] as const) {
+      if (handlers[name] !== undefined && typeof handlers[name] !== "function") throw new TypeError(`${where}: handlers.${name} must be a function`);
+    }
+    const handler = upgradeHandler(handlers as WebSocketHandlers<unknown>, resolveWebSocketOptions(options, where), this.registry.webSockets());
+    return this.route("GET", path, [handler]);
+  }
 
   /**
    * Routes under a common prefix with middleware of their own: `app.group("/admin", (admin) => …)`.

@@ -117,20 +117,14 @@ export const ARENA_SCENARIOS = [
   if r <= 95 then return wrk.format("GET", "/crud/items?category=" .. ({ ${CATEGORIES.map(q).join(", ")} })[math.random(${CATEGORIES.length})] .. "&page=" .. math.random(1, 10) .. "&limit=10") end
   return wrk.format("POST", "/crud/items", json, '{"id":' .. (100000 + math.random(1, 5000)) .. ',"name":"New ' .. math.random(1e6) .. '","category":"test","price":' .. math.random(1, 500) .. ',"quantity":' .. math.random(1, 100) .. '}')`),
   },
-  {
-    id: "echo-ws",
-    title: "WebSocket echo",
-    sends: "(not yet: needs a WebSocket load generator and Cog's app.ws)",
-    connections: 64,
-    notYet: "not yet: the bench has no WebSocket load generator (wrk speaks HTTP only) and Cog's app.ws has not landed",
-  },
+  // HttpArena's echo-ws is the WebSocket scenario of that name (bench/lib/websocket.mjs, timed with bench/ws-load).
 ];
 
 /** The route the report shows for each scenario (one per scenario: its requests rotate). */
 export const ARENA_ROUTES = ARENA_SCENARIOS.map((s) => ({ id: `arena-${s.id}`, method: "GET", path: pathOf(s.id), note: "(arena)", status: 200 }));
 
 function pathOf(id) {
-  return { baseline: "/baseline", pipelined: "/pipeline", "limited-conn": "/baseline", json: "/json/:count", "json-comp": "/json/:count", upload: "/upload", static: "/static/*", "async-db": "/async-db", crud: "/crud/items", "echo-ws": "/ws" }[id];
+  return { baseline: "/baseline", pipelined: "/pipeline", "limited-conn": "/baseline", json: "/json/:count", "json-comp": "/json/:count", upload: "/upload", static: "/static/*", "async-db": "/async-db", crud: "/crud/items" }[id];
 }
 
 export const arenaScenario = (id) => ARENA_SCENARIOS.find((s) => s.id === id);

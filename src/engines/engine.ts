@@ -7,6 +7,7 @@ import type { Limits } from "../limits.js";
 import type { InjectOptions, InjectResponse } from "../testing.js";
 import type { Request, RequestSettings } from "../request.js";
 import type { Response } from "../response.js";
+import type { SendResult, WebSocketSettings } from "../websocket/types.js";
 
 /**
  * The engine contract: what every engine (node:http, Cog's native engine) gives the app, and
@@ -125,6 +126,54 @@ export interface EngineConfig {
   /** Refuse what a correct origin server must (see `CogOptions.strict`). */
   readonly strict: boolean;
   readonly options: CogOptions;
+}
+
+/**
+ * WebSockets (src/websocket/). An engine that serves an app with WebSocket routes puts its
+ * `WebSocketEngine` on its request class's prototype under `WEBSOCKET`; a WebSocket route's
+ * handler, having checked the handshake and run the route's `upgrade` hook, hands the request
+ * to it. From then on the connection is the engine's transport, and its events go to the
+ * route's socket. Each engine enforces the route's limits itself (`maxPayload`, `idleTimeout`,
+ * `maxBackpressure`); topics are Cog's, and hand a publication to each engine once.
+ */
+export const WEBSOCKET: unique symbol = Symbol("cog.websocket");
+
+export interface WebSocketEngine {
+  /**
+   * Completes the handshake (101) on the connection of `req`, a valid version-13 upgrade, and
+   * takes the connection over; `res` is done with (the engine retires it, so nothing answers it
+   * later). Returns null when the client is gone.
+   */
+  accept(req: Request, res: Response, settings: WebSocketSettings, events: WebSocketEvents): WebSocketTransport | null;
+  /** Sends one message to many of this engine's sockets (as `send` each), framed once where the engine can. */
+  sendMany(transports: readonly WebSocketTransport[], data: string | Buffer, binary: boolean): void;
+}
+
+/** One WebSocket connection, as an engine frames and writes it. */
+export interface WebSocketTransport {
+  readonly engine: WebSocketEngine;
+  readonly remoteAddress: string | undefined;
+  /** Bytes sent but not written to the connection yet. */
+  readonly bufferedAmount: number;
+  /**
+   * Sends one message: "sent", "queued" behind bytes the client has not read (a drain event
+   * follows), or "dropped" (the socket is closing, or the message would take its unsent bytes
+   * past maxBackpressure: then, with onBackpressure "close", the socket is also cut).
+   */
+  send(data: string | Buffer, binary: boolean): SendResult;
+  /** Sends a Close frame (no code when undefined) and closes once the peer answers (or after a few seconds). */
+  close(code: number | undefined, reason: string): void;
+  /** Cuts the connection. */
+  terminate(): void;
+}
+
+/** What an engine reports of a socket it accepted; `close` comes once, last. */
+export interface WebSocketEvents {
+  message(data: string | Buffer, binary: boolean): void;
+  /** Everything queued was written. */
+  drain(): void;
+  /** The connection is closed: the peer's close code (1005 if none; 1006 if cut) and reason. */
+  close(code: number, reason: string): void;
 }
 
 /**

@@ -26,7 +26,7 @@ pub fn listen(js: js::ServerJs, host: &str, port: u16, settings: Settings) -> Re
             s.servers.push(None);
             s.servers.len() - 1
         });
-        s.servers[id] = Some(Server { js, listen_fd: fd, listen_poll, timer, kick, kick_armed: false, check, check_armed: false, ready: Vec::new(), batch: Vec::new(), touched: Vec::new(), settings, deferred: Vec::new(), stopped: false });
+        s.servers[id] = Some(Server { js, listen_fd: fd, listen_poll, timer, kick, kick_armed: false, check, check_armed: false, ready: Vec::new(), batch: Vec::new(), touched: Vec::new(), settings, deferred: Vec::new(), stopped: false, sweep_every: interval });
         id
     });
     unsafe {
@@ -77,6 +77,9 @@ pub fn stop_listening(id: usize) {
         for key in s.conn_keys(id) {
             // Requests still arriving on busy connections are parsed: the app answers them 503.
             let conn = s.conns[key].as_mut().unwrap();
+            if conn.ws.is_some() {
+                continue; // Closed by the engine's JavaScript side (1001, going away).
+            }
             conn.close_when_done = true;
             if conn.queue.is_empty() && conn.body.is_none() && conn.inbuf.is_empty() {
                 // Idle: no request in flight, nobody to tell.
@@ -92,7 +95,7 @@ pub fn destroy_connections(id: usize) -> Vec<u64> {
         let mut ids = Vec::new();
         for key in s.conn_keys(id) {
             ids.extend(s.close_conn(key).into_iter().map(|c| match c {
-                Call::Event { id, .. } | Call::Request { id, .. } => id,
+                Call::Event { id, .. } | Call::Request { id, .. } | Call::WsMessage { id, .. } | Call::WsDrain { id } | Call::WsClose { id, .. } => id,
             }));
         }
         ids
@@ -170,6 +173,8 @@ impl State {
                 head_started: None,
                 body_started: 0,
                 idle_since: now,
+                upgrading: false,
+                ws: None,
             };
             let key = match self.free_conns.pop() {
                 Some(key) => {
@@ -195,6 +200,9 @@ impl State {
         self.free_conns.push(key);
         unsafe { close_fd_handle(conn.poll, conn.fd) };
         let mut calls = Vec::new();
+        if let Some(ws) = &conn.ws {
+            self.ws_closed(ws, &mut calls);
+        }
         if let Some(body) = conn.body {
             self.reqs.remove(&body.id);
         }

@@ -16,6 +16,8 @@ pub struct ServerJs {
     pub on_request: sys::napi_ref,
     /// `(kind, id)` for aborts and drains.
     pub on_event: sys::napi_ref,
+    /// `(kind, id, data, code)` for WebSocket events.
+    pub on_socket: sys::napi_ref,
     trampoline: sys::napi_ref,
     async_context: sys::napi_async_context,
 }
@@ -28,11 +30,23 @@ pub const FLAG_TOO_LARGE: u32 = 2;
 pub const FLAG_REFUSED: u32 = 4;
 pub const EVENT_ABORT: u32 = 1;
 pub const EVENT_DRAIN: u32 = 2;
+/// The request asks to change protocols (a WebSocket handshake, say): its connection closes after a non-101 answer.
+pub const FLAG_UPGRADE: u32 = 8;
+/// WebSocket events (`onSocket(kind, id, data, code)`).
+pub const SOCKET_TEXT: u32 = 1;
+pub const SOCKET_BINARY: u32 = 2;
+pub const SOCKET_DRAIN: u32 = 3;
+pub const SOCKET_CLOSE: u32 = 4;
 
 pub enum Call {
     /// A request for the app (its method and URL are read from the engine's record when delivered).
     Request { id: u64, body: Option<Vec<u8>>, flags: u32, problem: Option<String> },
     Event { kind: u32, id: u64 },
+    /// A WebSocket message (text is checked UTF-8).
+    WsMessage { id: u64, data: Vec<u8>, text: bool },
+    WsDrain { id: u64 },
+    /// The socket closed: the peer's code (1005 if none, 1006 if cut, or the code it was failed with) and reason.
+    WsClose { id: u64, code: u16, reason: Vec<u8> },
 }
 
 thread_local! {
@@ -43,13 +57,15 @@ thread_local! {
 impl ServerJs {
     /// # Safety
     /// `env` must be the current env and the two values functions.
-    pub unsafe fn new(env: sys::napi_env, on_request: sys::napi_value, on_event: sys::napi_value) -> Result<ServerJs, String> {
+    pub unsafe fn new(env: sys::napi_env, on_request: sys::napi_value, on_event: sys::napi_value, on_socket: sys::napi_value) -> Result<ServerJs, String> {
         let mut uv_loop = ptr::null_mut();
         check(sys::napi_get_uv_event_loop(env, &mut uv_loop), "napi_get_uv_event_loop")?;
         let mut request_ref = ptr::null_mut();
         let mut event_ref = ptr::null_mut();
         check(sys::napi_create_reference(env, on_request, 1, &mut request_ref), "napi_create_reference")?;
         check(sys::napi_create_reference(env, on_event, 1, &mut event_ref), "napi_create_reference")?;
+        let mut socket_ref = ptr::null_mut();
+        check(sys::napi_create_reference(env, on_socket, 1, &mut socket_ref), "napi_create_reference")?;
         let mut function = ptr::null_mut();
         let name = "cogNativeBatch";
         check(sys::napi_create_function(env, name.as_ptr() as *const _, name.len(), Some(trampoline), ptr::null_mut(), &mut function), "napi_create_function")?;
@@ -62,13 +78,14 @@ impl ServerJs {
         check(sys::napi_create_string_utf8(env, label.as_ptr() as *const _, label.len(), &mut resource_name), "napi_create_string_utf8")?;
         let mut async_context = ptr::null_mut();
         check(sys::napi_async_init(env, resource, resource_name, &mut async_context), "napi_async_init")?;
-        Ok(ServerJs { env, uv_loop: uv_loop as *mut _, on_request: request_ref, on_event: event_ref, trampoline: trampoline_ref, async_context })
+        Ok(ServerJs { env, uv_loop: uv_loop as *mut _, on_request: request_ref, on_event: event_ref, on_socket: socket_ref, trampoline: trampoline_ref, async_context })
     }
 
     /// Drops the references (the server is gone).
     pub unsafe fn release(self) {
         sys::napi_delete_reference(self.env, self.on_request);
         sys::napi_delete_reference(self.env, self.on_event);
+        sys::napi_delete_reference(self.env, self.on_socket);
         sys::napi_delete_reference(self.env, self.trampoline);
         sys::napi_async_destroy(self.env, self.async_context);
     }
@@ -120,9 +137,11 @@ unsafe fn report_exception(env: sys::napi_env) {
 unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_info) -> sys::napi_value {
     let batches = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
     for (server, calls) in batches {
-        let Some((on_request, on_event)) = with_state(|s| s.server(server).map(|s| (s.js.on_request, s.js.on_event))) else { continue };
+        let Some((on_request, on_event, on_socket)) = with_state(|s| s.server(server).map(|s| (s.js.on_request, s.js.on_event, s.js.on_socket))) else { continue };
         let mut request_fn = ptr::null_mut();
         let mut event_fn = ptr::null_mut();
+        let mut socket_fn = ptr::null_mut();
+        sys::napi_get_reference_value(env, on_socket, &mut socket_fn);
         let mut undefined = ptr::null_mut();
         sys::napi_get_reference_value(env, on_request, &mut request_fn);
         sys::napi_get_reference_value(env, on_event, &mut event_fn);
@@ -167,6 +186,32 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
                     sys::napi_create_uint32(env, kind, &mut args[0]);
                     sys::napi_create_double(env, id as f64, &mut args[1]);
                     sys::napi_call_function(env, undefined, event_fn, 2, args.as_ptr(), &mut result)
+                }
+                Call::WsMessage { id, data, text } => {
+                    let mut args = [ptr::null_mut(); 3];
+                    sys::napi_create_uint32(env, if text { SOCKET_TEXT } else { SOCKET_BINARY }, &mut args[0]);
+                    sys::napi_create_double(env, id as f64, &mut args[1]);
+                    if text {
+                        sys::napi_create_string_utf8(env, data.as_ptr() as *const _, data.len(), &mut args[2]);
+                    } else {
+                        let mut bytes = ptr::null_mut();
+                        sys::napi_create_buffer_copy(env, data.len(), data.as_ptr() as *const c_void, &mut bytes, &mut args[2]);
+                    }
+                    sys::napi_call_function(env, undefined, socket_fn, 3, args.as_ptr(), &mut result)
+                }
+                Call::WsDrain { id } => {
+                    let mut args = [ptr::null_mut(); 2];
+                    sys::napi_create_uint32(env, SOCKET_DRAIN, &mut args[0]);
+                    sys::napi_create_double(env, id as f64, &mut args[1]);
+                    sys::napi_call_function(env, undefined, socket_fn, 2, args.as_ptr(), &mut result)
+                }
+                Call::WsClose { id, code, reason } => {
+                    let mut args = [ptr::null_mut(); 4];
+                    sys::napi_create_uint32(env, SOCKET_CLOSE, &mut args[0]);
+                    sys::napi_create_double(env, id as f64, &mut args[1]);
+                    sys::napi_create_string_utf8(env, reason.as_ptr() as *const _, reason.len(), &mut args[2]);
+                    sys::napi_create_uint32(env, u32::from(code), &mut args[3]);
+                    sys::napi_call_function(env, undefined, socket_fn, 4, args.as_ptr(), &mut result)
                 }
             };
             if status != sys::Status::napi_ok {

@@ -25,6 +25,7 @@ mod state;
 mod text;
 mod timers;
 mod uv;
+mod websocket;
 mod write;
 
 use napi::bindgen_prelude::*;
@@ -47,6 +48,8 @@ pub struct ListenOptions {
     pub request_timeout: u32,
     pub keep_alive_timeout: u32,
     pub timeout_check_interval: u32,
+    /// The app has WebSocket routes: a request with an Upgrade header waits for its answer.
+    pub web_sockets: bool,
 }
 
 /// libuv's version number (major << 16 | minor << 8 | patch), checked before the engine is used.
@@ -63,8 +66,8 @@ pub fn methods() -> Vec<&'static str> {
 
 /// Starts a server; returns `[serverId, port]`.
 #[napi]
-pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event: JsFunction) -> Result<Vec<u32>> {
-    let js = unsafe { js::ServerJs::new(env.raw(), on_request.raw(), on_event.raw()) }.map_err(Error::from_reason)?;
+pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event: JsFunction, on_socket: JsFunction) -> Result<Vec<u32>> {
+    let js = unsafe { js::ServerJs::new(env.raw(), on_request.raw(), on_event.raw(), on_socket.raw()) }.map_err(Error::from_reason)?;
     let settings = Settings {
         // The parser's own bound sits one past Cog's, so Cog's 431 (with its message) answers first.
         head: cog_framing::Limits { max_head: options.max_header_size as usize, max_headers: options.max_headers as usize + 1 },
@@ -74,6 +77,7 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
         request_timeout: u64::from(options.request_timeout),
         keep_alive_timeout: u64::from(options.keep_alive_timeout),
         check_interval: u64::from(options.timeout_check_interval),
+        web_sockets: options.web_sockets,
     };
     let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port {} is out of range", options.port)))?;
     match accept::listen(js, &options.host, port, settings) {
@@ -356,4 +360,52 @@ impl ToNapiValue for Latin1 {
         napi::sys::napi_create_string_latin1(env, value.0.as_ptr() as *const _, value.0.len(), &mut out);
         Ok(out)
     }
+}
+
+/// Completes the WebSocket handshake of request `id` (101) and makes its connection a socket
+/// with that id; false when the client is gone. `idleTimeout` in ms (0: none).
+#[napi]
+pub fn ws_accept(id: f64, max_payload: f64, idle_timeout: f64, max_backpressure: f64, close_on_backpressure: bool) -> bool {
+    with_state(|s| s.ws_accept(id as u64, max_payload as usize, idle_timeout as u64, max_backpressure as usize, close_on_backpressure))
+}
+
+/// Sends a message: 1 sent, 0 queued behind unsent bytes (a drain event follows), -1 dropped
+/// (the socket is closing, or the message would pass maxBackpressure).
+#[napi]
+pub fn ws_send(id: f64, data: Either<String, Buffer>, binary: bool) -> i32 {
+    let bytes: &[u8] = match &data {
+        Either::A(text) => text.as_bytes(),
+        Either::B(buffer) => buffer.as_ref(),
+    };
+    with_state(|s| s.ws_send(id as u64, bytes, binary))
+}
+
+/// Sends one message to many sockets, framed once (dropped for those past maxBackpressure).
+#[napi]
+pub fn ws_send_many(ids: Vec<f64>, data: Either<String, Buffer>, binary: bool) {
+    let bytes: &[u8] = match &data {
+        Either::A(text) => text.as_bytes(),
+        Either::B(buffer) => buffer.as_ref(),
+    };
+    let ids: Vec<u64> = ids.into_iter().map(|id| id as u64).collect();
+    with_state(|s| s.ws_send_many(&ids, bytes, binary));
+}
+
+/// Unsent bytes of a socket.
+#[napi]
+pub fn ws_buffered(id: f64) -> f64 {
+    with_state(|s| s.ws_buffered(id as u64)) as f64
+}
+
+/// Starts the closing handshake: a Close frame with `code` (none when undefined) and `reason`.
+#[napi]
+pub fn ws_close(id: f64, code: Option<u32>, reason: String) {
+    let code = code.map_or(cog_framing::websocket::NO_STATUS, |c| c as u16);
+    with_state(|s| s.ws_close(id as u64, code, reason.as_bytes()));
+}
+
+/// Cuts a socket's connection.
+#[napi]
+pub fn ws_terminate(id: f64) {
+    with_state(|s| s.ws_terminate(id as u64));
 }

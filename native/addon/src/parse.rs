@@ -4,7 +4,8 @@
 //! the next request starts can't be trusted. One that breaks Cog's rules goes to JavaScript
 //! with its status, to be answered through the app's error handler.
 
-use crate::js::{Call, FLAG_HTTP11, FLAG_REFUSED, FLAG_TOO_LARGE};
+use crate::js::{Call, FLAG_HTTP11, FLAG_REFUSED, FLAG_TOO_LARGE, FLAG_UPGRADE};
+use crate::websocket::asks_upgrade;
 use crate::request::new_req;
 use crate::state::{now, State};
 use crate::write::HIGH_WATER;
@@ -26,11 +27,16 @@ impl State {
     /// Parses complete requests out of the input, adding them to `calls` for JavaScript.
     pub(crate) fn parse(&mut self, key: usize, calls: &mut Vec<Call>) {
         let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return };
+        if conn.ws.is_some() {
+            conn.in_batch = true;
+            return self.parse_frames(key, calls);
+        }
         let server = self.servers[conn.server].as_ref().unwrap();
         let now = now(server);
         let limits = server.settings.head;
         let rules = server.settings.rules;
         let body_limit = server.settings.body_limit;
+        let web_sockets = server.settings.web_sockets;
         conn.in_batch = true;
         let mut used = 0;
         loop {
@@ -123,6 +129,13 @@ impl State {
                         continue;
                     }
                     match head.framing {
+                        Framing::None if web_sockets && asks_upgrade(&req) => {
+                            // The app answers it (a WebSocket route accepts it): read nothing more meanwhile.
+                            conn.no_more_requests = true;
+                            conn.upgrading = true;
+                            calls.push(request_call(id, None, http11 | FLAG_UPGRADE));
+                            conn.queue.push_back(id);
+                        }
                         Framing::None => {
                             calls.push(request_call(id, None, http11));
                             conn.queue.push_back(id);

@@ -136,7 +136,7 @@ impl State {
     }
 
     /// Queues calls (and a parsed connection) for the end of the poll phase.
-    fn schedule(&mut self, id: usize, calls: Vec<Call>, touched: Option<(usize, u32, bool)>) {
+    pub(crate) fn schedule(&mut self, id: usize, calls: Vec<Call>, touched: Option<(usize, u32, bool)>) {
         let Some(server) = self.servers.get_mut(id).and_then(Option::as_mut) else { return };
         if calls.is_empty() && touched.is_none() {
             return;
@@ -155,7 +155,7 @@ impl State {
     }
 
     /// Notes a readable connection for `serve` to read; returns whether a whole slice is ready.
-    fn mark_ready(&mut self, id: usize, key: usize, gen: u32) -> bool {
+    pub(crate) fn mark_ready(&mut self, id: usize, key: usize, gen: u32) -> bool {
         let Some(conn) = self.conns[key].as_mut() else { return false };
         let Some(server) = self.servers.get_mut(id).and_then(Option::as_mut) else { return false };
         if !std::mem::replace(&mut conn.read_queued, true) {
@@ -172,7 +172,10 @@ impl State {
     fn read(&mut self, key: usize) -> Vec<Call> {
         let conn = self.conns[key].as_mut().unwrap();
         conn.read_queued = false;
-        if conn.no_more_requests && conn.body.is_none() {
+        if conn.upgrading {
+            return Vec::new(); // Read once the app has answered the upgrade request.
+        }
+        if conn.no_more_requests && conn.body.is_none() && conn.ws.as_ref().map_or(true, |ws| ws.done_reading) {
             // Nothing more will be parsed: drop input (a client still sending after a refusal).
             let mut scratch = [0u8; 16 * 1024];
             let n = unsafe { recv(conn.fd, &mut scratch) };
@@ -180,6 +183,7 @@ impl State {
         }
         // Activity: the keep-alive timeout counts from the last request, not from the last sweep.
         conn.idle_since = unsafe { uv_now(self.servers[conn.server].as_ref().unwrap().js.uv_loop) };
+        State::ws_heard(conn, conn.idle_since);
         // Read into one buffer all connections share, then keep just what arrived: with thousands
         // of connections, a large read buffer each (64 KiB) spread reads over that much memory, and
         // the cache misses cost more than copying a few hundred bytes.
@@ -225,6 +229,7 @@ impl State {
     fn end_batch(&mut self, key: usize) -> (Vec<Call>, bool) {
         let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (Vec::new(), false) };
         conn.in_batch = false;
+        State::ws_end_batch(conn);
         let (more, calls) = self.flush(key);
         let more = more && self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| !c.inbuf.is_empty() && !c.no_more_requests);
         (calls, more)

@@ -10,6 +10,7 @@ use crate::parse::BodyState;
 use crate::request::Requests;
 use crate::spare::Spare;
 use crate::uv::*;
+use crate::websocket::WsConn;
 use cog_framing::rules::Rules;
 use cog_framing::Limits;
 use std::cell::RefCell;
@@ -25,6 +26,8 @@ pub struct Settings {
     pub request_timeout: u64,
     pub keep_alive_timeout: u64,
     pub check_interval: u64,
+    /// Requests with an Upgrade header pause their connection for the app (it has WebSocket routes).
+    pub web_sockets: bool,
 }
 
 /// A listening server: its socket, its timers, and what its next delivery to JavaScript holds.
@@ -49,6 +52,8 @@ pub struct Server {
     /// Events for JavaScript raised outside a batch (an abort found while answering), sent soon.
     pub deferred: Vec<Call>,
     pub(crate) stopped: bool,
+    /// How often the timeout sweep runs (shorter than `check_interval` for a short WebSocket idleTimeout).
+    pub(crate) sweep_every: u64,
 }
 
 /// A client connection: its socket, its unparsed input and unsent output, and its requests.
@@ -79,6 +84,10 @@ pub(crate) struct Conn {
     pub(crate) head_started: Option<u64>,
     pub(crate) body_started: u64,
     pub(crate) idle_since: u64,
+    /// An upgrade request waits for the app's answer: nothing more is read meanwhile.
+    pub(crate) upgrading: bool,
+    /// Set once the connection is a WebSocket.
+    pub(crate) ws: Option<Box<WsConn>>,
 }
 
 #[derive(Default)]
@@ -94,6 +103,8 @@ pub struct State {
     /// The buffers of finished requests, for the next ones to fill (malloc and free cost ~150
     /// instructions a buffer, and a request has two), and output buffers between writes.
     pub(crate) spare: Spare,
+    /// Open WebSockets: their connection (key, generation), by socket id.
+    pub(crate) ws_conns: std::collections::HashMap<u64, (usize, u32)>,
 }
 
 thread_local! {

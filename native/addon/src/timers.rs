@@ -25,6 +25,15 @@ impl State {
         let mut calls = Vec::new();
         for key in self.conn_keys(id) {
             let conn = self.conns[key].as_mut().unwrap();
+            if conn.ws.is_some() {
+                if State::ws_sweep(conn, now) {
+                    calls.extend(self.close_conn(key));
+                } else if conn.out.len() > conn.out_pos {
+                    let (_, drained) = self.flush(key);
+                    calls.extend(drained);
+                }
+                continue;
+            }
             let slow_head = conn.head_started.is_some_and(|t| now.saturating_sub(t) >= headers_timeout);
             let slow_body = conn.body.is_some() && now.saturating_sub(conn.body_started) >= request_timeout;
             if slow_head || slow_body {

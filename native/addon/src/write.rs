@@ -64,6 +64,7 @@ impl State {
             return (false, dropped);
         }
         let mut calls = dropped;
+        State::ws_drained(conn, &mut calls);
         if pending <= HIGH_WATER {
             for id in conn.queue.iter() {
                 if let Some(req) = self.reqs.get_mut(id) {
@@ -74,7 +75,7 @@ impl State {
                 }
             }
         }
-        let reading = if conn.peer_ended || (conn.no_more_requests && conn.body.is_none() && conn.close_when_done) { 0 } else { UV_READABLE | UV_DISCONNECT };
+        let reading = if conn.peer_ended || conn.upgrading || (conn.no_more_requests && conn.body.is_none() && conn.close_when_done) { 0 } else { UV_READABLE | UV_DISCONNECT };
         let events = if pending > 0 { UV_WRITABLE | if pending > HIGH_WATER { 0 } else { reading } } else { reading };
         self.set_polling(key, events);
         (pending <= HIGH_WATER, calls)

@@ -18,6 +18,7 @@ mod chunked;
 mod head;
 pub mod response;
 pub mod rules;
+pub mod websocket;
 
 pub use chunked::ChunkedDecoder;
 pub use head::{parse_head, parse_head_reusing, Framing, Head, Limits, METHODS};

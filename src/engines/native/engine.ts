@@ -3,8 +3,9 @@ import { REPORT } from "../../log.js";
 import { NO_BODY } from "../../head.js";
 import { forApp } from "../../request.js";
 import { injectOverLoopback, type InjectOptions, type InjectResponse } from "../../testing.js";
-import type { Address, Engine, EngineConfig } from "../engine.js";
-import { EVENT_ABORT, FLAG_REFUSED, FLAG_TOO_LARGE, loadNative, methodNames, type NativeAddon } from "./load.js";
+import { WEBSOCKET, type Address, type Engine, type EngineConfig } from "../engine.js";
+import type { NativeWebSockets } from "../../websocket/native.js";
+import { EVENT_ABORT, FLAG_REFUSED, FLAG_TOO_LARGE, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "./load.js";
 import { ADDON, GONE, ID, NativeRequest } from "./request.js";
 import { FORGET, NativeResponse } from "./response.js";
 
@@ -25,6 +26,8 @@ export class NativeEngine implements Engine {
   private idle: (() => void) | null = null;
   private readonly Request: typeof NativeRequest;
   private readonly Response: typeof NativeResponse;
+  /** The app's WebSockets, when it has WebSocket routes. */
+  private webSockets: NativeWebSockets | null = null;
 
   constructor(private readonly config: EngineConfig) {
     const addon = (this.addon = loadNative());
@@ -36,7 +39,20 @@ export class NativeEngine implements Engine {
     Response.prototype[FORGET] = this.forget;
   }
 
-  listen(port: number, host: string | undefined): Promise<Address> {
+  async listen(port: number, host: string | undefined): Promise<Address> {
+    if (this.config.app.servesWebSockets && this.webSockets === null) {
+      const { NativeWebSockets } = await import("../../websocket/native.js");
+      this.webSockets = new NativeWebSockets(this.addon, (req) => ({
+        id: (req as unknown as NativeRequest)[ID],
+        remoteAddress: (req as unknown as NativeRequest).remoteAddress,
+        retire: (res) => (res as unknown as NativeResponse).aborted(),
+      }));
+      (this.Request.prototype as unknown as { [WEBSOCKET]: NativeWebSockets })[WEBSOCKET] = this.webSockets;
+    }
+    return this.open(port, host);
+  }
+
+  private open(port: number, host: string | undefined): Promise<Address> {
     try {
       const { limits, strict } = this.config;
       const bind = host ?? "::";
@@ -53,9 +69,11 @@ export class NativeEngine implements Engine {
           requestTimeout: limits.requestTimeout,
           keepAliveTimeout: limits.keepAliveTimeout,
           timeoutCheckInterval: limits.timeoutCheckInterval,
+          webSockets: this.webSockets !== null,
         },
         this.onRequest,
         this.onEvent,
+        this.webSockets?.onSocket ?? ignoreSocketEvent,
       );
       this.serverId = server;
       return Promise.resolve({ host: bind, port: bound });
@@ -68,6 +86,8 @@ export class NativeEngine implements Engine {
   private readonly onRequest = (id: number, method: number, url: string, body: Buffer | undefined, flags: number, problem: string | undefined): void => {
     const request = new this.Request(id, this.methods[method]!, url, flags, body);
     const response = new this.Response(request);
+    // Asked to change protocols: unless a WebSocket route accepts, the connection closes after the answer.
+    if ((flags & FLAG_UPGRADE) !== 0) response.shouldKeepAlive = false;
     const verdict =
       (flags & FLAG_REFUSED) !== 0
         ? new HttpError(flags >>> 16, problem ?? "Bad request")
@@ -123,6 +143,7 @@ export class NativeEngine implements Engine {
     const server = this.serverId;
     this.serverId = -1;
     addon.stopListening(server);
+    await this.webSockets?.closeAll(drainMs);
     if (this.inFlight.size > 0) {
       await new Promise<void>((resolve) => {
         const deadline = setTimeout(() => {
@@ -140,3 +161,5 @@ export class NativeEngine implements Engine {
     addon.dispose(server);
   }
 }
+
+function ignoreSocketEvent(): void {}

@@ -7,7 +7,7 @@ export interface NativeAddon {
   uvVersion(): number;
   /** The methods the engine accepts; `onRequest` gets a method as its place in this list. */
   methods(): string[];
-  listen(options: NativeListenOptions, onRequest: NativeRequestHandler, onEvent: (kind: number, id: number) => void): [number, number];
+  listen(options: NativeListenOptions, onRequest: NativeRequestHandler, onEvent: (kind: number, id: number) => void, onSocket: NativeSocketHandler): [number, number];
   stopListening(server: number): void;
   destroyConnections(server: number): number[];
   dispose(server: number): void;
@@ -35,7 +35,23 @@ export interface NativeAddon {
   destroy(id: number): void;
   /** Accepts up to `max` connections waiting on a listening descriptor (the node engine's; see src/engines/node/accept.ts): their descriptors. */
   acceptQueued(fd: number, max: number): number[];
+  /**
+   * Completes request `id`'s WebSocket handshake (101); the socket's id is the request's. False
+   * when the client is gone. `idleTimeout` in ms, 0 for none; past `maxBackpressure` unsent
+   * bytes a message is dropped, and with `closeOnBackpressure` the socket cut.
+   */
+  wsAccept(id: number, maxPayload: number, idleTimeout: number, maxBackpressure: number, closeOnBackpressure: boolean): boolean;
+  /** 1 sent, 0 queued behind unsent bytes (a drain event follows), -1 dropped (the socket is closing, or past maxBackpressure). */
+  wsSend(id: number, data: string | Buffer, binary: boolean): number;
+  /** One message to many sockets, framed once. */
+  wsSendMany(ids: number[], data: string | Buffer, binary: boolean): void;
+  wsBuffered(id: number): number;
+  /** A Close frame (no code when undefined); the connection closes when the client answers, or after 5 s. */
+  wsClose(id: number, code: number | undefined, reason: string): void;
+  wsTerminate(id: number): void;
 }
+/** WebSocket events: (1 text | 2 binary, id, data), (3 drain, id), (4 close, id, reason, code). */
+export type NativeSocketHandler = (kind: number, id: number, data?: string | Buffer, code?: number) => void;
 export interface NativeListenOptions {
   host: string;
   port: number;
@@ -48,6 +64,8 @@ export interface NativeListenOptions {
   requestTimeout: number;
   keepAliveTimeout: number;
   timeoutCheckInterval: number;
+  /** The app has WebSocket routes: a request with an Upgrade header waits for its answer, and its connection closes after a non-101 one. */
+  webSockets: boolean;
 }
 export type NativeRequestHandler = (id: number, method: number, url: string, body: Buffer | undefined, flags: number, problem: string | undefined) => void;
 
@@ -56,6 +74,8 @@ export const FLAG_HTTP11 = 1;
 export const FLAG_TOO_LARGE = 2;
 /** The request broke one of Cog's head rules (checked by the engine); the status is `flags >>> 16`. */
 export const FLAG_REFUSED = 4;
+/** The request asks to change protocols: the connection closes after an answer other than a WebSocket's 101. */
+export const FLAG_UPGRADE = 8;
 export const RESPONSE_CLOSE = 1;
 export const RESPONSE_HAS_DATE = 2;
 export const EVENT_ABORT = 1;

@@ -2,7 +2,8 @@ import { createServer, IncomingMessage, ServerResponse, type Server } from "node
 import type { AddressInfo, ListenOptions, Socket } from "node:net";
 import { inspectHead } from "../../head.js";
 import { forApp } from "../../request.js";
-import type { Address, Engine, EngineConfig, HeadVerdict } from "../engine.js";
+import { WEBSOCKET, type Address, type Engine, type EngineConfig, type HeadVerdict } from "../engine.js";
+import type { NodeWebSockets } from "../../websocket/node.js";
 import type { InjectOptions, InjectResponse } from "../../testing.js";
 import { acceptQueuedConnections } from "./accept.js";
 import { injectInMemory } from "./inject.js";
@@ -23,6 +24,8 @@ export class NodeEngine implements Engine {
   readonly server: Server;
   private readonly listener: (req: NodeRequest, res: NodeResponse) => void;
   private readonly Request: typeof NodeRequest;
+  /** The app's WebSockets, when it has WebSocket routes (`ws` is loaded only then). */
+  private webSockets: NodeWebSockets | null = null;
 
   constructor(private readonly config: EngineConfig) {
     const { dispatch, limits, strict } = config;
@@ -59,6 +62,11 @@ export class NodeEngine implements Engine {
   }
 
   async listen(port: number, host: string | undefined): Promise<Address> {
+    if (this.config.app.servesWebSockets && this.webSockets === null) {
+      const { NodeWebSockets } = await import("../../websocket/node.js");
+      this.webSockets = new NodeWebSockets(this.server, this.listener as never, NodeResponse as never);
+      (this.Request.prototype as unknown as { [WEBSOCKET]: NodeWebSockets })[WEBSOCKET] = this.webSockets;
+    }
     await listenOn(this.server, { port, host, backlog: BACKLOG });
     if (this.config.options.drainAcceptQueue ?? true) acceptQueuedConnections(this.server, this.config.options.server ?? {});
     const address = this.server.address() as AddressInfo;
@@ -79,6 +87,7 @@ export class NodeEngine implements Engine {
     const closed = new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
     server.closeIdleConnections();
     try {
+      await this.webSockets?.closeAll(drainMs);
       await closed;
     } finally {
       clearInterval(idleSweep);

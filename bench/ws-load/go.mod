@@ -1,0 +1,3 @@
+module cog/bench/ws-load
+
+go 1.22

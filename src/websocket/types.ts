@@ -1,0 +1,68 @@
+import type { Request } from "../request.js";
+import type { WebSocket } from "./socket.js";
+
+/** What `send` did with a message: written to the connection, queued behind unsent bytes (backpressure), or dropped. */
+export type SendResult = "sent" | "queued" | "dropped";
+
+/** A message's payload: text arrives as a string, binary as a Buffer. */
+export type MessageData = string | Buffer;
+
+/** What `send` and `publish` take: a string goes out as text, bytes as binary (unless `isBinary` says otherwise). */
+export type OutgoingData = string | Buffer | ArrayBuffer | ArrayBufferView;
+
+/**
+ * A WebSocket route's handlers. `upgrade` runs after the app's middleware on the upgrade
+ * request: throw an `HttpError` to refuse with its status, or return (or resolve) the data the
+ * socket carries as `ws.data`. The others are the socket's life: opened, a message, its unsent
+ * bytes written (after `send` answered "queued"), closed (`code` 1005 when the peer gave none,
+ * 1006 when the connection was cut).
+ */
+export interface WebSocketHandlers<Data = undefined> {
+  upgrade?(req: Request): Data | Promise<Data>;
+  open?(ws: WebSocket<Data>): unknown;
+  message?(ws: WebSocket<Data>, data: MessageData, isBinary: boolean): unknown;
+  drain?(ws: WebSocket<Data>): unknown;
+  close?(ws: WebSocket<Data>, code: number, reason: string): unknown;
+}
+
+/** A WebSocket route's limits (see docs/guide/websockets.md). */
+export interface WebSocketOptions {
+  /** Largest message (and frame) accepted, in bytes; a larger one closes the socket with 1009. Default 1 MiB. */
+  maxPayload?: number;
+  /**
+   * Seconds without anything from the client before the socket is closed; half-way, it is sent a
+   * ping, which a live client answers. 0 turns it off. Default 120.
+   */
+  idleTimeout?: number;
+  /** Unsent bytes a socket may hold; past it a message is dropped (or the socket closed, see `onBackpressure`). Default 1 MiB. */
+  maxBackpressure?: number;
+  /** What a `send` that would pass `maxBackpressure` does: "drop" the message (the default) or "close" the socket (cut, code 1006). */
+  onBackpressure?: "drop" | "close";
+  /** Negotiate permessage-deflate compression (node engine; the native engine does not compress). Default false. */
+  perMessageDeflate?: boolean;
+}
+
+/** The options with every default applied. */
+export interface WebSocketSettings {
+  readonly maxPayload: number;
+  readonly idleTimeout: number;
+  readonly maxBackpressure: number;
+  readonly onBackpressure: "drop" | "close";
+  readonly perMessageDeflate: boolean;
+}
+
+export function resolveWebSocketOptions(options: WebSocketOptions, where: string): WebSocketSettings {
+  const settings: WebSocketSettings = {
+    maxPayload: options.maxPayload ?? 1024 * 1024,
+    idleTimeout: options.idleTimeout ?? 120,
+    maxBackpressure: options.maxBackpressure ?? 1024 * 1024,
+    onBackpressure: options.onBackpressure ?? "drop",
+    perMessageDeflate: options.perMessageDeflate ?? false,
+  };
+  for (const name of ["maxPayload", "idleTimeout", "maxBackpressure"] as const) {
+    const value = settings[name];
+    if (!Number.isFinite(value) || value < 0 || (name !== "idleTimeout" && value < 1)) throw new RangeError(`${where}: ${name} must be a positive number, got ${String(value)}`);
+  }
+  if (settings.onBackpressure !== "drop" && settings.onBackpressure !== "close") throw new RangeError(`${where}: onBackpressure must be "drop" or "close", got ${String(settings.onBackpressure)}`);
+  return settings;
+}
