@@ -1,12 +1,16 @@
 import type { Server, ServerOptions } from "node:http";
+import { availableParallelism } from "node:os";
 import { debuglog } from "node:util";
 import { describe, runChain, type ChainOwner, type Handler } from "./chain.js";
 import type { Address, Engine, EngineConfig, HeadVerdict } from "./engines/engine.js";
+import { tooLarge } from "./body.js";
+import { compress } from "./compress.js";
 import { HttpError, errorBody, statusOf } from "./errors.js";
 import { NO_BODY, pathOf } from "./head.js";
 import { resolveLimits, type Limits } from "./limits.js";
 import { REPORT, WARN, hintFor, whereOf } from "./log.js";
-import { ROUTE, decodeParam, type InternalRequest, type Params, type Request, type RequestSettings } from "./request.js";
+import { RequestLogger, type LoggerOption } from "./logger.js";
+import { RESPONSE, ROUTE, decodeParam, type InternalRequest, type Params, type Request, type RequestSettings } from "./request.js";
 import { SERIALIZERS, WATCH, resetForError, type InternalResponse, type Response } from "./response.js";
 import { Router, joinPaths, prefixCoverage, prefixMatcher, type Match } from "./router.js";
 import { compileSerializers, compileValidation, type Serializer } from "./schema/compile.js";
@@ -14,10 +18,12 @@ import { buildOpenApi, type OpenApiInfo, type RouteInfo } from "./schema/openapi
 import type { RouteOptions } from "./schema/types.js";
 import { Scope, type Layer, type Registry } from "./scope.js";
 import { secretsOf } from "./signing.js";
+import { serverTlsOptions, type TlsOptions } from "./tls.js";
 import { UnansweredWatch } from "./unanswered.js";
 import type { InjectOptions, InjectResponse } from "./testing.js";
 import { Topics, type Broker } from "./websocket/topics.js";
 import type { OutgoingData } from "./websocket/types.js";
+import type { WorkerPool } from "./workers.js";
 
 export type EngineName = "node" | "native" | "auto";
 const ENGINES: readonly EngineName[] = ["node", "native", "auto"];
@@ -43,10 +49,35 @@ export interface CogOptions extends Partial<Limits> {
   strict?: boolean;
   /** Believe X-Forwarded-For for `req.ip`: `true` for any proxy, N for N proxies in front. Default false. */
   trustProxy?: boolean | number;
-  /** Log errors that become 5xx responses, and calls the app should not make, with method, path and route (to stderr). Default true. */
+  /** Log errors that become 5xx responses, and calls the app should not make, with method, path and route (to stderr, or to the `logger`). Default true. */
   logErrors?: boolean;
+  /**
+   * An access log: one line per request once it is answered (method, path, route, status, bytes,
+   * duration, request id), and the error log with each request's id. `true` writes JSON lines to
+   * stdout; a pino logger gets `info`/`error` calls; a function gets each line. Every response
+   * then carries the request's id in X-Request-Id (`req.id`). Default false.
+   */
+  logger?: LoggerOption;
+  /**
+   * Take a request's id from its X-Request-Id header (when well-formed) instead of making one:
+   * turn on only behind a proxy or load balancer that sets it, since clients can send anything.
+   * Default false.
+   */
+  trustRequestId?: boolean;
   /** Signs cookies (`res.setCookie(name, value, { signed: true })`, read back from `req.signedCookies`); a list rotates secrets: the first signs, all are tried. */
   secret?: string | readonly string[];
+  /**
+   * Serve HTTPS: the certificate and key (PEM), and any other of Node's secure-context options;
+   * TLS 1.2 and 1.3 only. Replace the certificate later with `app.setSecureContext`. Node engine
+   * only for now: the native engine refuses it (see docs/guide/deployment.md).
+   */
+  tls?: TlsOptions;
+  /**
+   * Node engine only. `true`: HTTP/2 over TLS (needs `tls`), with HTTP/1.1 for clients that don't
+   * offer h2 by ALPN; `"h2c"`: cleartext HTTP/2 with prior knowledge (no HTTP/1.1), as behind a
+   * proxy that speaks h2c. The same handlers serve every protocol.
+   */
+  http2?: boolean | "h2c";
   /** Further options for `http.createServer` (node engine only); they override those Cog derives from its limits. */
   server?: ServerOptions;
   /**
@@ -75,12 +106,35 @@ export interface CogOptions extends Partial<Limits> {
   broker?: Broker;
 }
 
+/** Where and how to serve: `app.listen({ port: 8080, workers: "auto" })`. */
+export interface ListenOptions {
+  /** Default 3000; 0 picks a free port (with workers, one for all of them). */
+  port?: number;
+  /** Default: every interface ("::", which takes IPv4 too). */
+  host?: string;
+  /**
+   * Serve from this many worker processes sharing the port ("auto": one per core), each
+   * re-running the app's entry file as node:cluster does; this process supervises them: it
+   * restarts one that dies (with backoff) and, on SIGTERM or SIGINT, drains them all and exits 0.
+   * `listen` resolves in this process once every worker listens (and in each worker with its own).
+   */
+  workers?: number | "auto";
+  /** Without workers: on SIGTERM or SIGINT, drain (`close(drainMs)`) and exit 0. Default false (with workers, always on). */
+  signals?: boolean;
+  /** How long a drain on a signal waits for in-flight requests before cutting them. Default 10000 ms. */
+  drainMs?: number;
+}
+
 export type ErrorHandler = (err: unknown, req: Request, res: Response) => unknown;
 export type NotFoundHandler = (req: Request, res: Response) => unknown;
 
 /** One registered route, compiled: its whole middleware + handler chain, decided at registration. */
 interface Route {
   readonly handlers: Handler[];
+  /** The largest body it accepts (its `bodyLimit` option, else the app's). */
+  readonly bodyLimit: number;
+  /** Its handlers read the body as a stream (`body: "stream"`). */
+  readonly streamsBody: boolean;
   readonly paramNames: string[];
   readonly serializers: Map<number, Serializer> | null;
   /** `GET /users/:id`, for log lines. */
@@ -100,10 +154,11 @@ export class Cog extends Scope implements ChainOwner {
   private readonly settings: RequestSettings;
   private readonly limits: Limits;
   private readonly strict: boolean;
-  private readonly engineName: EngineName;
+  private engineName: EngineName;
   private readonly logErrors: boolean;
   /** Warns of handlers that return without answering: outside production, when logging. */
   private readonly unanswered: UnansweredWatch | null;
+  private readonly logger: RequestLogger | null;
   private readonly cogOptions: CogOptions;
   private errorHandler: ErrorHandler | null = null;
   private notFoundHandler: NotFoundHandler | null = null;
@@ -113,6 +168,10 @@ export class Cog extends Scope implements ChainOwner {
   private serving: Engine | null = null;
   /** The engine chosen for this app, once `listen` or `inject` has made it. */
   private chosen: "node" | "native" | undefined = undefined;
+  /** In the primary of `listen({ workers })`: the worker processes. */
+  private workerPool: WorkerPool | null = null;
+  /** Removes the SIGTERM/SIGINT handlers of `listen({ signals: true })`. */
+  private removeSignals: (() => void) | null = null;
   /** Responses whose handler has not begun to answer, by the time their handler returned (handlerTimeout). */
   private readonly waiting = new Map<unknown, { readonly req: Request; readonly since: number }>();
   private waitingSweep: NodeJS.Timeout | null = null;
@@ -143,6 +202,16 @@ export class Cog extends Scope implements ChainOwner {
       throw new RangeError('engine "uws" was retired: use engine: "native", Cog\'s own engine, which serves what a bare uWebSockets.js server serves without its install problems (see docs/engines.md)');
     }
     if (!ENGINES.includes(this.engineName)) throw new RangeError(`engine must be one of ${ENGINES.map((e) => `"${e}"`).join(", ")}; got ${String(this.engineName)}`);
+    const nodeOnly = options.tls !== undefined ? "tls" : options.http2 !== undefined && options.http2 !== false ? "http2" : null;
+    if (nodeOnly !== null) {
+      if (this.engineName === "native") {
+        throw new RangeError(`The native engine serves cleartext HTTP/1.1 only: ${nodeOnly} needs engine: "node" (or "auto", which picks it), or a TLS-terminating proxy in front of the native engine (see docs/guide/deployment.md)`);
+      }
+      // "auto" picks the engine that can serve what was asked.
+      this.engineName = "node";
+    }
+    if (options.tls !== undefined) serverTlsOptions(options.tls);
+    else if (options.http2 === true) throw new TypeError('http2: true serves HTTP/2 over TLS and needs the tls option ({ key, cert }); for cleartext HTTP/2 use http2: "h2c"');
     const route = this.get;
     // Express middleware reads settings with a one-argument `req.app.get(name)`: answer it rather than register a route.
     (this as { get: unknown }).get = (path: string, ...args: unknown[]) => (args.length === 0 ? this.setting(path) : (route as (...a: unknown[]) => this)(path, ...args));
@@ -150,6 +219,7 @@ export class Cog extends Scope implements ChainOwner {
     this.logErrors = options.logErrors ?? true;
     this.unanswered = this.logErrors && process.env.NODE_ENV !== "production" ? new UnansweredWatch((message, req) => this[WARN](message, req)) : null;
     if (options.broker !== undefined && (options.broker === null || typeof options.broker.publish !== "function")) throw new TypeError("broker must be a Broker, such as redisBroker(url)");
+    this.logger = options.logger === undefined || options.logger === false ? null : new RequestLogger(options.logger, options.trustRequestId ?? false);
   }
 
   /**
@@ -177,35 +247,81 @@ export class Cog extends Scope implements ChainOwner {
 
   /**
    * Starts serving. Resolves with the address once listening (port 0 picks a free port); the
-   * callback, if given, is called then too.
+   * callback, if given, is called then too. `listen(port, host?)` serves from this process;
+   * `listen({ port, host, workers, signals, drainMs })` can also run worker processes on every
+   * core and drain on SIGTERM/SIGINT (see `ListenOptions` and docs/guide/deployment.md).
    */
-  listen(port = 3000, host?: string | (() => void), callback?: () => void): Promise<Address> {
+  listen(options: ListenOptions, callback?: () => void): Promise<Address>;
+  listen(port?: number, host?: string | (() => void), callback?: () => void): Promise<Address>;
+  listen(port: number | ListenOptions = 3000, host?: string | (() => void), callback?: () => void): Promise<Address> {
     if (typeof host === "function") {
       callback = host;
       host = undefined;
     }
-    if (this.serving !== null || this.starting) return Promise.reject(new Error("This app is already listening; create another Cog to serve twice"));
+    const options: ListenOptions = typeof port === "object" ? port : { port, host };
+    const started = this.start(options);
+    return callback === undefined ? started : started.then((address) => (callback(), address));
+  }
+
+  private async start(options: ListenOptions): Promise<Address> {
+    const drainMs = options.drainMs ?? 10_000;
+    if (options.workers !== undefined) {
+      const workers = await import("./workers.js");
+      if (!workers.isCogWorker()) return this.startWorkers(options, drainMs);
+      let address: Address;
+      try {
+        address = await this.serve(Number(process.env[workers.WORKER_PORT]), options.host, true);
+      } catch (err) {
+        workers.reportListenFailure(err);
+        throw err;
+      }
+      workers.serveAsWorker((ms) => this.close(ms), drainMs);
+      return address;
+    }
+    const address = await this.serve(options.port ?? 3000, options.host, false);
+    if (options.signals === true) {
+      const { drainOnSignals } = await import("./signals.js");
+      this.removeSignals = drainOnSignals(async (signal) => {
+        console.error(`cog: ${signal}: draining, up to ${drainMs} ms`);
+        await this.close(drainMs);
+      });
+    }
+    return address;
+  }
+
+  /** The primary of `workers`: forks them, and answers `close` by draining them. */
+  private async startWorkers(options: ListenOptions, drainMs: number): Promise<Address> {
+    if (this.serving !== null || this.starting || this.workerPool !== null) throw new Error("This app is already listening; create another Cog to serve twice");
+    const requested = options.workers;
+    const count = requested === "auto" ? availableParallelism() : requested;
+    if (typeof count !== "number" || !Number.isInteger(count) || count < 1) throw new RangeError(`listen({ workers }) takes a whole number of processes (1 or more) or "auto"; got ${String(requested)}`);
+    this.starting = true;
+    try {
+      const { WorkerPool } = await import("./workers.js");
+      const { pool, address } = await WorkerPool.start(count, options.port ?? 3000, options.host, drainMs);
+      this.workerPool = pool;
+      return address;
+    } finally {
+      this.starting = false;
+    }
+  }
+
+  /** Listens in this process. `shared`: other processes (Cog's workers) listen on the port too. */
+  private async serve(port: number, host: string | undefined, shared: boolean): Promise<Address> {
+    if (this.serving !== null || this.starting || this.workerPool !== null) throw new Error("This app is already listening; create another Cog to serve twice");
     this.starting = true;
     this.closing = false;
-    const started = this.createEngine().then(async (engine) => {
+    try {
+      const engine = await this.createEngine();
       await this.topics?.start();
-      const address = await engine.listen(port, host as string | undefined);
+      const address = await engine.listen(port, host, shared);
       this.serving = engine;
       this.startWatch();
       return address;
-    });
-    return started.then(
-      (address) => {
-        this.starting = false;
-        callback?.();
-        return address;
-      },
-      (err: unknown) => {
-        // Nothing is listening: let a later listen() try again.
-        this.starting = false;
-        throw err;
-      },
-    );
+    } finally {
+      // On failure nothing is listening: a later listen() may try again.
+      this.starting = false;
+    }
   }
 
   /** The engine this app serves with, loaded on demand: an app on one engine never loads the other. */
@@ -222,8 +338,21 @@ export class Cog extends Scope implements ChainOwner {
     }
     const engine =
       name === "native" ? new (await import("./engines/native/engine.js")).NativeEngine(config) : new (await import("./engines/node/engine.js")).NodeEngine(config);
+    if (this.logger !== null) this.logger.bodyBytes = (res) => engine.bodyBytes(res);
     this.chosen = name;
     return engine;
+  }
+
+  /**
+   * Replaces the TLS certificate and key (any of the `tls` options) without a restart: new
+   * connections get the new ones, open connections keep theirs. In the primary of `workers`,
+   * call it in each worker instead (e.g. on a message or a signal each worker handles).
+   */
+  setSecureContext(tls: TlsOptions): void {
+    if (this.cogOptions.tls === undefined) throw new Error("setSecureContext needs an app made with the tls option: new Cog({ tls: { key, cert } })");
+    const engine = this.serving;
+    if (engine === null) throw new Error("setSecureContext works once the app listens; before that, pass the certificate as the tls option");
+    engine.setSecureContext!(tls);
   }
 
   /**
@@ -246,6 +375,13 @@ export class Cog extends Scope implements ChainOwner {
    * still busy after `drainMs` are cut.
    */
   async close(drainMs = 10_000): Promise<void> {
+    this.removeSignals?.();
+    this.removeSignals = null;
+    const pool = this.workerPool;
+    if (pool !== null) {
+      await pool.stop();
+      this.workerPool = null;
+    }
     const engine = this.serving;
     if (engine === null) return;
     this.closing = true;
@@ -289,6 +425,8 @@ export class Cog extends Scope implements ChainOwner {
    * read the head and says what body follows, or why the request is refused.
    */
   readonly dispatch = (req: Request, res: Response, verdict: HeadVerdict): void => {
+    (req as InternalRequest)[RESPONSE] = res;
+    if (this.logger !== null) this.logger.begin(req, res);
     if (this.closing) return this.refuseWhileClosing(req, res);
     if (typeof verdict !== "number") {
       // The request broke a rule of HTTP or a limit: answer it, then close rather than guess what follows.
@@ -307,22 +445,46 @@ export class Cog extends Scope implements ChainOwner {
         return this.fail(err, req, res);
       }
     }
-    if (verdict !== NO_BODY && !isMultipart(req)) return this.receive(req, res, route.handlers, verdict);
-    this.run(route.handlers, req, res);
+    if (verdict === NO_BODY) return this.run(route.handlers, req, res);
+    if (route.streamsBody || isMultipart(req)) return this.stream(req, res, route, verdict);
+    this.receive(req, res, route, verdict);
   };
 
   /** Buffers the body (within the limit) before the chain runs, so `req.body` can be read synchronously. */
-  private receive(req: Request, res: Response, handlers: Handler[], length: number): void {
-    req.receiveBody(length, this.limits.bodyLimit, (err, body) => {
-      if (err !== null) {
-        // The rest of the body is never read: close the connection after answering.
-        res.shouldKeepAlive = false;
-        return this.fail(err, req, res);
-      }
-      req.rawBody = body!;
-      req._body = true;
-      this.run(handlers, req, res);
+  private receive(req: Request, res: Response, route: Route, length: number): void {
+    req.receiveBody(length, route.bodyLimit, (err, body) => {
+      if (err !== null) return this.refuseBody(err, req, res);
+      const encoding = req.firstHeader("content-encoding");
+      if (encoding === undefined) return this.received(body!, req, res, route);
+      void import("./inflate.js").then(({ inflateBody }) =>
+        inflateBody(body!, encoding, route.bodyLimit, (error, inflated) => (error !== null ? this.refuseBody(error, req, res) : this.received(inflated!, req, res, route))),
+      );
     });
+  }
+
+  private received(body: Buffer, req: Request, res: Response, route: Route): void {
+    req.rawBody = body;
+    req._body = true;
+    this.run(route.handlers, req, res);
+  }
+
+  /** The body is refused (too large, or undecodable): answer, then close the connection rather than read the rest. */
+  private refuseBody(err: HttpError, req: Request, res: Response): void {
+    res.shouldKeepAlive = false;
+    this.fail(err, req, res);
+  }
+
+  /** Runs the chain at once, the body flowing through `req` as it arrives (within the route's limit). */
+  private stream(req: Request, res: Response, route: Route, length: number): void {
+    if (length > route.bodyLimit) return this.refuseBody(tooLarge(route.bodyLimit), req, res);
+    // A body past the limit fails the stream with a 413, which the handler's read rethrows; the
+    // connection is then not reused (the rest of the body is never read). Listening also keeps
+    // a failure no handler reads from ending the process.
+    req.on("error", (err) => {
+      if (err instanceof HttpError && err.status === 413) res.shouldKeepAlive = false;
+    });
+    req.streamBody(length, route.bodyLimit);
+    this.run(route.handlers, req, res);
   }
 
   /** Runs a chain; a response its handlers have not begun by the time they return is watched for handlerTimeout. */
@@ -409,10 +571,23 @@ export class Cog extends Scope implements ChainOwner {
       }
     }
     const schema = options?.schema;
+    const compression = options?.compress;
+    if (compression !== undefined && compression !== false) chain.unshift(compress(compression === true ? {} : compression));
     const validate = schema === undefined ? null : compileValidation(schema, where);
     if (validate !== null) chain.push(validate);
     chain.push(...handlers);
-    const route: Route = { handlers: chain, paramNames: [], serializers: schema === undefined ? null : compileSerializers(schema.response, where), where };
+    const bodyLimit = options?.bodyLimit ?? this.limits.bodyLimit;
+    if (!Number.isInteger(bodyLimit) || bodyLimit < 0) throw new RangeError(`Route ${where}: bodyLimit must be a whole number >= 0, got ${String(bodyLimit)}`);
+    const bodyMode = options?.body ?? "buffer";
+    if (bodyMode !== "buffer" && bodyMode !== "stream") throw new RangeError(`Route ${where}: body must be "buffer" or "stream", got ${JSON.stringify(bodyMode)}`);
+    const route: Route = {
+      handlers: chain,
+      bodyLimit,
+      streamsBody: bodyMode === "stream",
+      paramNames: [],
+      serializers: schema === undefined ? null : compileSerializers(schema.response, where),
+      where,
+    };
     route.paramNames.push(...this.router.add(method, pattern, route));
     this.routes.push({ method, pattern, paramNames: route.paramNames, schema });
   }
@@ -527,6 +702,7 @@ export class Cog extends Scope implements ChainOwner {
   [REPORT](err: unknown, req: Request, when?: string): void {
     if (!this.logErrors) return;
     const where = whereOf(req);
+    if (this.logger !== null) return this.logger.error(err, req, `cog: ${where}${when === undefined ? "" : ` (${when})`}`);
     const hint = hintFor(err);
     if (hint === undefined) console.error(`cog: ${where}${when === undefined ? "" : ` (${when})`}:`, err);
     else console.error(`cog: ${where}${when === undefined ? "" : ` (${when})`}:`, err, `\n  (${hint})`);

@@ -1,4 +1,4 @@
-export { Cog, type CogOptions, type EngineName, type ErrorHandler, type NotFoundHandler } from "./cog.js";
+export { Cog, type CogOptions, type ListenOptions, type EngineName, type ErrorHandler, type NotFoundHandler } from "./cog.js";
 export { Scope as Group, type AddRoute } from "./scope.js";
 export type { Request, CogRequest, RouteRequest, Query, Cookies, SignedCookies, Params } from "./request.js";
 export type { PathParams } from "./router.js";
@@ -15,4 +15,9 @@ export { WebSocket } from "./websocket/socket.js";
 export type { Broker } from "./websocket/topics.js";
 export type { WebSocketHandlers, WebSocketOptions, SendResult, MessageData, OutgoingData } from "./websocket/types.js";
 export { redisBroker, type RedisBrokerOptions, type RedisClientLike } from "./websocket/redis.js";
+export { compress, type CompressOptions, type Encoding } from "./compress.js";
+export { EventStream, type EventStreamOptions, type ServerEvent } from "./sse.js";
+export type { MultipartOptions, MultipartLimits, UploadedFile, FormFields } from "./multipart.js";
+export type { LoggerOption, LogFunction, PinoLike, RequestLogLine, ErrorLogLine } from "./logger.js";
+export type { TlsOptions } from "./tls.js";
 export { serveStatic, type StaticOptions, type SendFileOptions, type FileOptions } from "./static.js";

@@ -7,6 +7,7 @@ import { HttpError } from "./errors.js";
 import { pathOf } from "./head.js";
 import { DEFAULT_LIMITS } from "./limits.js";
 import { unsignCookies } from "./signing.js";
+import type { FormFields, MultipartOptions } from "./multipart.js";
 
 export type Query = Record<string, string | string[] | undefined>;
 export type Cookies = Record<string, string | undefined>;
@@ -44,6 +45,9 @@ export const CACHED_BODY: unique symbol = Symbol("cog.body");
 export const ORIGINAL_URL: unique symbol = Symbol("cog.originalUrl");
 /** The route a request matched (`GET /users/:id`), for log lines; null for unmatched requests. */
 export const ROUTE: unique symbol = Symbol("cog.route");
+/** The response answering this request (set by the app when it dispatches the request). */
+export const RESPONSE: unique symbol = Symbol("cog.response");
+const SIGNAL: unique symbol = Symbol("cog.signal");
 
 /** Cog's state on every request, under the symbols above (kept out of the public types). */
 export interface RequestInternals {
@@ -55,6 +59,13 @@ export interface RequestInternals {
   [CACHED_BODY]: unknown;
   [ORIGINAL_URL]: string | undefined;
   [ROUTE]: string | null;
+  [RESPONSE]: RequestResponse | null;
+  [SIGNAL]: AbortSignal | undefined;
+}
+/** What `req.signal` needs of the response: its 'close', and whether it finished first. */
+interface RequestResponse {
+  readonly writableFinished: boolean;
+  once(event: "close", listener: () => void): unknown;
 }
 type Internal = RequestInternals;
 /** A request's internal state (a cast, which V8 compiles away). */
@@ -82,8 +93,37 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
     /** The app serving this request. */
     declare readonly app: Cog;
 
+    /**
+     * This request's id when the app has a `logger`: the one in its log lines and in the
+     * response's X-Request-Id (taken from the request's X-Request-Id with `trustRequestId`).
+     * Without a logger Cog leaves it undefined, for a middleware of the app's own to set.
+     */
+    declare id: string | undefined;
+
     /** The client's address as the engine sees it (the peer of the TCP connection). */
     abstract get remoteAddress(): string | undefined;
+
+    /** Whether the connection is TLS, as the engine sees it. */
+    abstract get encrypted(): boolean;
+
+    /**
+     * "https" when the request came over TLS, else "http". With `trustProxy`, the proxy's
+     * X-Forwarded-Proto (its first value) is believed instead, as a TLS-terminating proxy says
+     * what the client used.
+     */
+    get protocol(): "http" | "https" {
+      const trust = own(this)[SETTINGS].trustProxy;
+      if (trust !== false && trust !== 0) {
+        const forwarded = this.firstHeader("x-forwarded-proto");
+        if (forwarded !== undefined) return forwarded.split(",", 1)[0]!.trim().toLowerCase() === "https" ? "https" : "http";
+      }
+      return this.encrypted ? "https" : "http";
+    }
+
+    /** `req.protocol === "https"`. */
+    get secure(): boolean {
+      return this.protocol === "https";
+    }
 
     /**
      * Buffers the body the request announced (`length` bytes, or CHUNKED), refusing more than
@@ -91,6 +131,46 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
      * @internal
      */
     abstract receiveBody(length: number, limit: number, done: BodyCallback): void;
+
+    /**
+     * Lets the body the request announced flow through the request's readable side as it
+     * arrives, without holding it whole, and with backpressure (while the stream's buffer is
+     * full, the engine stops reading the connection). Past `limit` bytes the stream is destroyed
+     * with a 413 HttpError, and the connection stays up for the answer. A client that goes away
+     * mid-body destroys it with an ECONNRESET error, as node:http does.
+     * @internal
+     */
+    abstract streamBody(length: number, limit: number): void;
+
+    /**
+     * An AbortSignal that fires when the client goes away before the response is finished (the
+     * connection closed): hand it to `fetch`, database queries, timers, or an SSE loop, so that
+     * their work stops with the client. Made on first read.
+     */
+    get signal(): AbortSignal {
+      let signal = own(this)[SIGNAL];
+      if (signal === undefined) {
+        const controller = new AbortController();
+        signal = own(this)[SIGNAL] = controller.signal;
+        const res = own(this)[RESPONSE];
+        // Every engine's response emits 'close' once: after 'finish' when answered, alone when the connection went first.
+        if (res !== null && !res.writableFinished) {
+          res.once("close", () => {
+            if (!res.writableFinished) controller.abort(new DOMException("The client closed the connection before the response was finished", "AbortError"));
+          });
+        }
+      }
+      return signal;
+    }
+
+    /**
+     * Reads a multipart/form-data body (an upload form): resolves with its fields, each file
+     * handed to `options.onFile` as a stream while the body arrives. Limits (file size, files,
+     * fields, parts) answer 413 past them; a malformed body 400; one that isn't multipart 415.
+     */
+    multipart(options: MultipartOptions = {}): Promise<FormFields> {
+      return import("./multipart.js").then(({ readMultipart }) => readMultipart(this as unknown as Request, options));
+    }
 
     /** The path without the query string, as sent (not decoded); inside a mounted middleware, the part below its prefix. */
     get path(): string {
@@ -226,6 +306,7 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
   Object.assign(RequestHelpers.prototype, {
     params: NO_PARAMS,
     rawBody: undefined,
+    id: undefined,
     _body: false,
     baseUrl: "",
     [SETTINGS]: DEFAULT_SETTINGS,
@@ -236,6 +317,8 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
     [CACHED_BODY]: UNSET,
     [ORIGINAL_URL]: undefined,
     [ROUTE]: null,
+    [RESPONSE]: null,
+    [SIGNAL]: undefined,
   });
   return RequestHelpers;
 }

@@ -12,6 +12,7 @@ import { HttpError } from "./errors.js";
 import { SETTINGS, type InternalRequest } from "./request.js";
 import type { Serializer } from "./schema/compile.js";
 import { signCookie } from "./signing.js";
+import { EventStream, type EventStreamOptions } from "./sse.js";
 import { loadFiles, type SendFileOptions } from "./static.js";
 
 export type HeaderValue = string | number | readonly string[];
@@ -218,6 +219,14 @@ export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base
       return finish(this, serialize(this, value), JSON_TYPE) as this;
     }
 
+    /**
+     * Opens a server-sent event stream: the head goes out now, then each `send({ event, id,
+     * data, retry })` writes one event at once. See `EventStream`.
+     */
+    sse(options: EventStreamOptions = {}): EventStream {
+      return new EventStream(this as unknown as Response, options);
+    }
+
     /** Sends an HTML string. */
     html(markup: string, status?: number): this {
       if (status !== undefined) this.status(status);
@@ -390,14 +399,48 @@ function writeHeaders(res: Response, status: number, headers: Record<string, Hea
   }
 }
 
-/** Writes a stream as the body, with backpressure, cutting the connection if the stream fails. */
+/**
+ * Writes a stream as the body, with backpressure. The head waits for the stream's first byte
+ * (or its end): a stream that fails before it (a file that isn't there) becomes the app's
+ * error response, 404 for a missing file; one that fails later cuts the connection, the only
+ * honest signal left once a status is out.
+ */
 function stream(res: Response, body: Readable): Response {
   const headers = own(res)[PENDING] ?? {};
   defaultType(res, headers, BINARY);
-  writeHeaders(res, res.statusCode, headers);
-  // pipeline destroys both sides on error, so a failing stream ends the connection instead of hanging it.
-  pipeline(body, res, () => {});
+  const req = res.req as InternalRequest;
+  const start = () => {
+    body.off("error", failEarly);
+    res.off("close", abandon);
+    try {
+      writeHeaders(res, res.statusCode, headers);
+    } catch (err) {
+      body.destroy();
+      return req.app.fail(err, req, res);
+    }
+    // pipeline destroys both sides on error, so a failing stream ends the connection instead of hanging it.
+    pipeline(body, res, () => {});
+  };
+  const failEarly = (err: Error) => {
+    body.off("readable", start);
+    res.off("close", abandon);
+    req.app.fail(streamError(err), req, res);
+  };
+  // The client went away first: nothing is waiting for the stream.
+  const abandon = () => body.destroy();
+  body.once("readable", start);
+  body.once("error", failEarly);
+  res.once("close", abandon);
   return res;
+}
+
+/** What a stream's failure before its first byte answers: its own HttpError, 404 for a missing file, 403 for a forbidden one, else 500. */
+function streamError(err: Error): unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  const status = code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR" ? 404 : code === "EACCES" || code === "EPERM" ? 403 : 0;
+  // The file system's message names the server's path: the client gets a plain one.
+  if (status !== 0) return new HttpError(status, status === 404 ? "The file sent as the body was not found" : "The file sent as the body may not be read", { cause: err });
+  return err;
 }
 
 /**

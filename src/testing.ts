@@ -25,7 +25,7 @@ export interface InjectResponse {
  */
 export async function injectOverLoopback(engine: Engine, options: InjectOptions | string): Promise<InjectResponse> {
   const o: InjectOptions = typeof options === "string" ? { url: options } : options;
-  const { port } = await engine.listen(0, "127.0.0.1");
+  const { port } = await engine.listen(0, "127.0.0.1", false);
   try {
     return await send(port, o);
   } finally {

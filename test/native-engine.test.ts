@@ -14,7 +14,7 @@ import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
 import { Cog } from "../src/index.js";
 import { nativeSkip, raw } from "./helpers.js";
-import { FLAG_REFUSED, loadNative, methodNames, RESPONSE_CLOSE } from "../src/engines/native/load.js";
+import { EVENT_BODY_END, EVENT_BODY_PIECE, FLAG_REFUSED, loadNative, methodNames, RESPONSE_CLOSE } from "../src/engines/native/load.js";
 import { DEFAULT_LIMITS } from "../src/limits.js";
 
 const runs = Number(process.env.COG_FUZZ_RUNS ?? 500);
@@ -128,7 +128,7 @@ describe("the status line: reason phrases and status codes", { skip: nativeSkip 
     addon = loadNative();
     const limits = DEFAULT_LIMITS;
     [server, port] = addon.listen(
-      { host: "127.0.0.1", port: 0, maxHeaderSize: limits.maxHeaderSize, maxHeaders: 100, maxUrlLength: limits.maxUrlLength, strict: true, bodyLimit: limits.bodyLimit, headersTimeout: 5000, requestTimeout: 5000, keepAliveTimeout: 5000, timeoutCheckInterval: 1000, webSockets: false },
+      { host: "127.0.0.1", port: 0, maxHeaderSize: limits.maxHeaderSize, maxHeaders: 100, maxUrlLength: limits.maxUrlLength, strict: true, headersTimeout: 5000, requestTimeout: 5000, keepAliveTimeout: 5000, timeoutCheckInterval: 1000, webSockets: false },
       (id: number, _method: number, url: string) => {
         try {
           answers[url]!(id);
@@ -250,17 +250,30 @@ describe("differential framing: native engine vs node:http's parser", { skip: na
   before(() => {
     addon = loadNative();
     const methods = methodNames(addon);
-    const onRequest = (id: number, method: number, url: string, body: Buffer | undefined, flags: number) => {
+    // Requests whose body follows them in pieces, until it is whole.
+    const following = new Map<number, { request: Verdict["accepted"][number]; pieces: Buffer[] }>();
+    const onRequest = (id: number, method: number, url: string, body: Buffer | number | undefined, flags: number) => {
       // A request the engine refused by Cog's rules comes with its status: answer it, as Cog would.
       if ((flags & FLAG_REFUSED) !== 0) return addon.respond(id, flags >>> 16, "", "refused", RESPONSE_CLOSE, -1);
-      accepted.push({ method: methods[method]!, url, headers: addon.headers(id), body: body?.toString("latin1") ?? "" });
+      const request = { method: methods[method]!, url, headers: addon.headers(id), body: "" };
+      if (typeof body === "number") return void following.set(id, { request, pieces: [] });
+      accepted.push({ ...request, body: body?.toString("latin1") ?? "" });
+      addon.respond(id, 200, "", "ok", 0, -1);
+    };
+    const onEvent = (kind: number, id: number, piece?: Buffer) => {
+      const waiting = following.get(id);
+      if (waiting === undefined) return;
+      if (kind === EVENT_BODY_PIECE) return void waiting.pieces.push(piece!);
+      following.delete(id);
+      if (kind !== EVENT_BODY_END) return;
+      accepted.push({ ...waiting.request, body: Buffer.concat(waiting.pieces).toString("latin1") });
       addon.respond(id, 200, "", "ok", 0, -1);
     };
     const limits = DEFAULT_LIMITS;
     [server, port] = addon.listen(
-      { host: "127.0.0.1", port: 0, maxHeaderSize: limits.maxHeaderSize, maxHeaders: 2000, maxUrlLength: limits.maxUrlLength, strict: false, bodyLimit: limits.bodyLimit, headersTimeout: 5000, requestTimeout: 5000, keepAliveTimeout: 5000, timeoutCheckInterval: 1000, webSockets: false },
+      { host: "127.0.0.1", port: 0, maxHeaderSize: limits.maxHeaderSize, maxHeaders: 2000, maxUrlLength: limits.maxUrlLength, strict: false, headersTimeout: 5000, requestTimeout: 5000, keepAliveTimeout: 5000, timeoutCheckInterval: 1000, webSockets: false },
       onRequest,
-      () => {},
+      onEvent,
       () => {},
     );
   });

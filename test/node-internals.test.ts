@@ -175,6 +175,25 @@ describe("Node internals relied on to write answers in slices (src/engines/node/
     }
   });
 
+  // A response's first write() corks the socket and uncorks it a tick later (connectionCorkNT);
+  // that uncork must not be held as an answer's is: a streamed chunk, an SSE event, goes out then.
+  test("a streamed write is not held: the socket is uncorked the tick after it, before the slice is written", async (t) => {
+    const states: number[] = [];
+    const { port } = await cogServer(t, (app) =>
+      app.get("/", (_req, res) => {
+        res.write("streamed");
+        const socket = res.socket!;
+        // Scheduled after Node's own uncork of the write's cork: runs just after it, before the slice's setImmediate.
+        process.nextTick(() => process.nextTick(() => states.push(socket.writableCorked)));
+        setTimeout(() => res.end(), 20);
+      }),
+    );
+    const client = keepAliveClient(port);
+    t.after(() => client.socket.destroy());
+    assert.match(await client.ask("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), /streamed/);
+    assert.deepEqual(states, [0], `the streamed write was held (writableCorked ${String(states[0])} after Node's uncork): ${WRITES}`);
+  });
+
   test("destroying a socket that holds an answer writes the answer first", async (t) => {
     const before: number[] = [];
     const { port } = await cogServer(t, (app) =>

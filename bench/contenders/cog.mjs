@@ -6,7 +6,8 @@ import { ORDER_SCHEMA, SUMMARY_SCHEMA, summarize } from "../lib/validation.mjs";
 
 const NAME = process.env.COG_CONTENDER ?? "cog";
 const ENGINES = { "cog-native": "native" };
-const app = new Cog({ engine: ENGINES[NAME] ?? "node" });
+// COG_LOG=1: with the access log on (JSON lines to stdout), to measure what it costs.
+const app = new Cog({ engine: ENGINES[NAME] ?? "node", logger: process.env.COG_LOG === "1" });
 
 app.use("*", (_req, res, next) => {
   res.set("X-Powered-By", NAME);

@@ -8,6 +8,7 @@ import type { InjectOptions, InjectResponse } from "../testing.js";
 import type { Request, RequestSettings } from "../request.js";
 import type { Response } from "../response.js";
 import type { SendResult, WebSocketSettings } from "../websocket/types.js";
+import type { TlsOptions } from "../tls.js";
 
 /**
  * The engine contract: what every engine (node:http, Cog's native engine) gives the app, and
@@ -26,7 +27,13 @@ export type HeadVerdict = number | HttpError;
 /** The app's entry point for one request, called by an engine. */
 export type Dispatch = (req: Request, res: Response, verdict: HeadVerdict) => void;
 
-/** Called once the body is buffered, or with the error (413) that refused it. */
+/**
+ * Called once the body is buffered, or with the error (413) that refused it. An engine hands a
+ * request's body over in one of two ways, as the app's route asks: buffered whole
+ * (`receiveBody(length, limit, done)`), or streamed through the request's readable side as it
+ * arrives, with backpressure (`streamBody(length, limit)`); see `withRequestHelpers`. Size limits
+ * are the app's, per route, applied by both.
+ */
 export type BodyCallback = (err: HttpError | null, body: Buffer | null) => void;
 
 /** Where a server listens, once it does. */
@@ -38,11 +45,19 @@ export interface Address {
 /** Accepting connections, turning bytes into requests for `Dispatch`, and stopping gracefully. */
 export interface Engine {
   readonly name: "node" | "native";
-  listen(port: number, host: string | undefined): Promise<Address>;
+  /** `shared`: other processes (Cog's workers) listen on this port too (native: SO_REUSEPORT; node: node:cluster, which needs nothing). */
+  listen(port: number, host: string | undefined, shared: boolean): Promise<Address>;
   /** Stops accepting, lets in-flight requests finish, and force-closes what is left after `drainMs`. */
   close(drainMs: number): Promise<void>;
   /** Answers one request for a test, through this engine's own request and response (see `Cog.inject`). */
   inject(options: InjectOptions | string): Promise<InjectResponse>;
+  /**
+   * How many body bytes a finished response carried, for the access log: its whole body's length
+   * or its Content-Length; null when the engine can't tell (a stream without a length).
+   */
+  bodyBytes(res: Response): number | null;
+  /** Engines that serve TLS: new connections get these secure-context options (certificate reload). */
+  setSecureContext?(tls: TlsOptions): void;
 }
 
 /** The connection a request came on, as far as every engine can tell (on node:http, Node's Socket). */

@@ -1,6 +1,7 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { CogRequest } from "../request.js";
 import type { CogResponse } from "../response.js";
+import type { CompressOptions } from "../compress.js";
 
 /** A JSON Schema object (TypeBox's `Type.*` builds these). */
 export type JsonSchema = { readonly [keyword: string]: unknown };
@@ -25,6 +26,17 @@ export interface RouteSchema {
 /** Options given between a route's path and its handlers: `app.post("/x", { schema }, handler)`. */
 export interface RouteOptions<S extends RouteSchema = RouteSchema> {
   schema?: S;
+  /** Largest request body this route accepts, in bytes (413 past it); the app's `bodyLimit` otherwise. */
+  bodyLimit?: number;
+  /**
+   * How the handler gets the body: "buffer" (the default) reads it whole before the handler
+   * runs (`req.body`); "stream" hands it over as it arrives (`for await (const chunk of req)`),
+   * never held whole, still within `bodyLimit` (the stream fails with a 413 past it).
+   * A multipart/form-data body is always streamed.
+   */
+  body?: "buffer" | "stream";
+  /** Compresses this route's responses: `true` for the defaults, or the options of `compress()`. */
+  compress?: boolean | CompressOptions;
 }
 
 /** The TypeScript type a schema describes: Standard Schema's output, TypeBox's static type, else unknown. */

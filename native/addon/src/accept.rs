@@ -13,8 +13,8 @@ use crate::uv::*;
 use std::collections::VecDeque;
 use std::os::raw::{c_int, c_void};
 
-pub fn listen(js: js::ServerJs, host: &str, port: u16, settings: Settings) -> Result<(usize, u16), String> {
-    let (fd, bound) = socket::open(host, port)?;
+pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, settings: Settings) -> Result<(usize, u16), String> {
+    let (fd, bound) = socket::open(host, port, reuse_port)?;
     let uv_loop = js.uv_loop;
     let listen_poll = alloc_handle(UV_POLL);
     let timer = alloc_handle(UV_TIMER);
@@ -95,7 +95,13 @@ pub fn destroy_connections(id: usize) -> Vec<u64> {
         let mut ids = Vec::new();
         for key in s.conn_keys(id) {
             ids.extend(s.close_conn(key).into_iter().map(|c| match c {
-                Call::Event { id, .. } | Call::Request { id, .. } | Call::WsMessage { id, .. } | Call::WsDrain { id } | Call::WsClose { id, .. } => id,
+                Call::Event { id, .. }
+                | Call::Request { id, .. }
+                | Call::BodyPiece { id, .. }
+                | Call::BodyEnd { id }
+                | Call::WsMessage { id, .. }
+                | Call::WsDrain { id }
+                | Call::WsClose { id, .. } => id,
             }));
         }
         ids
@@ -203,7 +209,7 @@ impl State {
         if let Some(ws) = &conn.ws {
             self.ws_closed(ws, &mut calls);
         }
-        if let Some(body) = conn.body {
+        if let Some(body) = conn.body.filter(|b| !b.delivered) {
             self.reqs.remove(&body.id);
         }
         for id in conn.queue {

@@ -12,9 +12,10 @@ use std::ptr;
 pub struct ServerJs {
     pub env: sys::napi_env,
     pub uv_loop: *mut crate::uv::uv_loop_t,
-    /// `(id, method, url, body, flags, problem)` for each request (`method` indexes `METHODS`).
+    /// `(id, method, url, body, flags, problem)` for each request (`method` indexes `METHODS`;
+    /// `body`: the whole body, or when it follows in pieces its declared length, -1 if chunked).
     pub on_request: sys::napi_ref,
-    /// `(kind, id)` for aborts and drains.
+    /// `(kind, id, piece?)` for aborts, drains, and the pieces of a body that follows its request.
     pub on_event: sys::napi_ref,
     /// `(kind, id, data, code)` for WebSocket events.
     pub on_socket: sys::napi_ref,
@@ -25,28 +26,43 @@ pub struct ServerJs {
 /// Flags of a request handed to JavaScript, and kinds of events (`src/engines/native/load.ts`
 /// holds the same numbers).
 pub const FLAG_HTTP11: u32 = 1;
-pub const FLAG_TOO_LARGE: u32 = 2;
 /// The request broke one of Cog's rules: the status is in the high 16 bits, the message is passed along.
 pub const FLAG_REFUSED: u32 = 4;
+/// The request has a body and a Content-Encoding header.
+pub const FLAG_ENCODED: u32 = 8;
 pub const EVENT_ABORT: u32 = 1;
 pub const EVENT_DRAIN: u32 = 2;
 /// The request asks to change protocols (a WebSocket handshake, say): its connection closes after a non-101 answer.
-pub const FLAG_UPGRADE: u32 = 8;
+pub const FLAG_UPGRADE: u32 = 16;
 /// WebSocket events (`onSocket(kind, id, data, code)`).
 pub const SOCKET_TEXT: u32 = 1;
 pub const SOCKET_BINARY: u32 = 2;
 pub const SOCKET_DRAIN: u32 = 3;
 pub const SOCKET_CLOSE: u32 = 4;
+pub const EVENT_BODY_PIECE: u32 = 3;
+pub const EVENT_BODY_END: u32 = 4;
+
+/// The body a request is handed over with.
+pub enum Body {
+    None,
+    Whole(Vec<u8>),
+    /// It follows in pieces (`BodyPiece`, then `BodyEnd`): its declared length, None if chunked.
+    Follows(Option<u64>),
+}
 
 pub enum Call {
     /// A request for the app (its method and URL are read from the engine's record when delivered).
-    Request { id: u64, body: Option<Vec<u8>>, flags: u32, problem: Option<String> },
+    Request { id: u64, body: Body, flags: u32, problem: Option<String> },
     Event { kind: u32, id: u64 },
     /// A WebSocket message (text is checked UTF-8).
     WsMessage { id: u64, data: Vec<u8>, text: bool },
     WsDrain { id: u64 },
     /// The socket closed: the peer's code (1005 if none, 1006 if cut, or the code it was failed with) and reason.
     WsClose { id: u64, code: u16, reason: Vec<u8> },
+    /// Bytes of a body that follows its request.
+    BodyPiece { id: u64, piece: Vec<u8> },
+    /// The body that followed its request is whole.
+    BodyEnd { id: u64 },
 }
 
 thread_local! {
@@ -150,43 +166,9 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
         for call in calls {
             let mut result = ptr::null_mut();
             let status = match call {
-                Call::Request { id, body, flags, problem } => {
-                    let mut args = [ptr::null_mut(); 6];
-                    sys::napi_create_double(env, id as f64, &mut args[0]);
-                    let alive = with_state(|s| match s.request_line(id) {
-                        Some((method, url)) => {
-                            // A number: JavaScript holds the method names (see `methods`), one string each.
-                            sys::napi_create_uint32(env, method as u32, &mut args[1]);
-                            sys::napi_create_string_latin1(env, url.as_ptr() as *const _, url.len(), &mut args[2]);
-                            true
-                        }
-                        None => false,
-                    });
-                    if !alive {
-                        continue;
-                    }
-                    match body {
-                        Some(body) => {
-                            let mut data = ptr::null_mut();
-                            sys::napi_create_buffer_copy(env, body.len(), body.as_ptr() as *const c_void, &mut data, &mut args[3]);
-                        }
-                        None => args[3] = undefined,
-                    }
-                    sys::napi_create_uint32(env, flags, &mut args[4]);
-                    match problem {
-                        Some(message) => {
-                            sys::napi_create_string_utf8(env, message.as_ptr() as *const _, message.len(), &mut args[5]);
-                        }
-                        None => args[5] = undefined,
-                    }
-                    sys::napi_call_function(env, undefined, request_fn, 6, args.as_ptr(), &mut result)
-                }
-                Call::Event { kind, id } => {
-                    let mut args = [ptr::null_mut(); 2];
-                    sys::napi_create_uint32(env, kind, &mut args[0]);
-                    sys::napi_create_double(env, id as f64, &mut args[1]);
-                    sys::napi_call_function(env, undefined, event_fn, 2, args.as_ptr(), &mut result)
-                }
+                Call::Event { kind, id } => event(env, event_fn, kind, id, None, &mut result),
+                Call::BodyPiece { id, piece } => event(env, event_fn, EVENT_BODY_PIECE, id, Some(&piece), &mut result),
+                Call::BodyEnd { id } => event(env, event_fn, EVENT_BODY_END, id, None, &mut result),
                 Call::WsMessage { id, data, text } => {
                     let mut args = [ptr::null_mut(); 3];
                     sys::napi_create_uint32(env, if text { SOCKET_TEXT } else { SOCKET_BINARY }, &mut args[0]);
@@ -213,6 +195,40 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
                     sys::napi_create_uint32(env, u32::from(code), &mut args[3]);
                     sys::napi_call_function(env, undefined, socket_fn, 4, args.as_ptr(), &mut result)
                 }
+                Call::Request { id, body, flags, problem } => {
+                    let mut args = [ptr::null_mut(); 6];
+                    sys::napi_create_double(env, id as f64, &mut args[0]);
+                    let alive = with_state(|s| match s.request_line(id) {
+                        Some((method, url)) => {
+                            // A number: JavaScript holds the method names (see `methods`), one string each.
+                            sys::napi_create_uint32(env, method as u32, &mut args[1]);
+                            sys::napi_create_string_latin1(env, url.as_ptr() as *const _, url.len(), &mut args[2]);
+                            true
+                        }
+                        None => false,
+                    });
+                    if !alive {
+                        continue;
+                    }
+                    match body {
+                        Body::Whole(body) => {
+                            let mut data = ptr::null_mut();
+                            sys::napi_create_buffer_copy(env, body.len(), body.as_ptr() as *const c_void, &mut data, &mut args[3]);
+                        }
+                        Body::Follows(declared) => {
+                            sys::napi_create_double(env, declared.map_or(-1.0, |n| n as f64), &mut args[3]);
+                        }
+                        Body::None => args[3] = undefined,
+                    }
+                    sys::napi_create_uint32(env, flags, &mut args[4]);
+                    match problem {
+                        Some(message) => {
+                            sys::napi_create_string_utf8(env, message.as_ptr() as *const _, message.len(), &mut args[5]);
+                        }
+                        None => args[5] = undefined,
+                    }
+                    sys::napi_call_function(env, undefined, request_fn, 6, args.as_ptr(), &mut result)
+                }
             };
             if status != sys::Status::napi_ok {
                 report_exception(env);
@@ -220,4 +236,22 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
         }
     }
     ptr::null_mut()
+}
+
+/// Calls `onEvent(kind, id)`, or `onEvent(kind, id, piece)` with a body's piece as a Buffer.
+unsafe fn event(env: sys::napi_env, event_fn: sys::napi_value, kind: u32, id: u64, piece: Option<&[u8]>, result: &mut sys::napi_value) -> sys::napi_status {
+    let mut args = [ptr::null_mut(); 3];
+    let mut undefined = ptr::null_mut();
+    sys::napi_get_undefined(env, &mut undefined);
+    sys::napi_create_uint32(env, kind, &mut args[0]);
+    sys::napi_create_double(env, id as f64, &mut args[1]);
+    let argc = match piece {
+        Some(bytes) => {
+            let mut data = ptr::null_mut();
+            sys::napi_create_buffer_copy(env, bytes.len(), bytes.as_ptr() as *const c_void, &mut data, &mut args[2]);
+            3
+        }
+        None => 2,
+    };
+    sys::napi_call_function(env, undefined, event_fn, argc, args.as_ptr(), result)
 }

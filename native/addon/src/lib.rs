@@ -43,13 +43,14 @@ pub struct ListenOptions {
     pub max_headers: u32,
     pub max_url_length: u32,
     pub strict: bool,
-    pub body_limit: f64,
     pub headers_timeout: u32,
     pub request_timeout: u32,
     pub keep_alive_timeout: u32,
     pub timeout_check_interval: u32,
     /// The app has WebSocket routes: a request with an Upgrade header waits for its answer.
     pub web_sockets: bool,
+    /// Share the port with other processes (SO_REUSEPORT): Cog's workers.
+    pub reuse_port: Option<bool>,
 }
 
 /// libuv's version number (major << 16 | minor << 8 | patch), checked before the engine is used.
@@ -72,7 +73,6 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
         // The parser's own bound sits one past Cog's, so Cog's 431 (with its message) answers first.
         head: cog_framing::Limits { max_head: options.max_header_size as usize, max_headers: options.max_headers as usize + 1 },
         rules: cog_framing::rules::Rules { max_headers: options.max_headers as usize, max_url_length: options.max_url_length as usize, strict: options.strict },
-        body_limit: options.body_limit as u64,
         headers_timeout: u64::from(options.headers_timeout),
         request_timeout: u64::from(options.request_timeout),
         keep_alive_timeout: u64::from(options.keep_alive_timeout),
@@ -80,7 +80,7 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
         web_sockets: options.web_sockets,
     };
     let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port {} is out of range", options.port)))?;
-    match accept::listen(js, &options.host, port, settings) {
+    match accept::listen(js, &options.host, port, options.reuse_port.unwrap_or(false), settings) {
         Ok((id, port)) => Ok(vec![id as u32, u32::from(port)]),
         Err(message) => Err(Error::from_reason(message)),
     }
@@ -408,4 +408,11 @@ pub fn ws_close(id: f64, code: Option<u32>, reason: String) {
 #[napi]
 pub fn ws_terminate(id: f64) {
     with_state(|s| s.ws_terminate(id as u64));
+}
+
+/// Pauses (JavaScript's stream of the request's body is full) or resumes reading a body that
+/// follows its request.
+#[napi]
+pub fn pause_body(id: f64, paused: bool) {
+    with_state(|s| s.pause_body(id as u64, paused));
 }

@@ -1,26 +1,36 @@
 //! Bytes read into requests. Heads are parsed and checked by `cog-framing` (framing first, then
-//! Cog's rules), bodies read by their Content-Length or chunk by chunk up to the body limit.
+//! Cog's rules), bodies read by their Content-Length or chunk by chunk. A body that is whole in
+//! the input read with its head goes to JavaScript with the request; a longer one is handed over
+//! as it arrives (the request first, then its pieces), with backpressure: JavaScript pauses it
+//! while its stream is full, and the connection is not read meanwhile. Size limits are the app's,
+//! applied in JavaScript per route.
 //! A request the framing refuses is answered here and closes the connection: after it, where
 //! the next request starts can't be trusted. One that breaks Cog's rules goes to JavaScript
 //! with its status, to be answered through the app's error handler.
 
-use crate::js::{Call, FLAG_HTTP11, FLAG_REFUSED, FLAG_TOO_LARGE, FLAG_UPGRADE};
+use crate::js::{Body, Call, FLAG_ENCODED, FLAG_HTTP11, FLAG_REFUSED, FLAG_UPGRADE};
+use crate::request::{new_req, Req};
 use crate::websocket::asks_upgrade;
-use crate::request::new_req;
 use crate::state::{now, State};
 use crate::write::HIGH_WATER;
 use cog_framing::response::refusal;
 use cog_framing::rules;
 use cog_framing::{parse_head_reusing, ChunkedDecoder, Framing};
 
-/// The body being read on a connection, for the request it belongs to (not handed to
-/// JavaScript until the body is whole).
+/// The body being read on a connection, for the request it belongs to.
 pub(crate) struct BodyState {
     pub(crate) id: u64,
     pub(crate) framing: Framing,
     pub(crate) remaining: u64,
     pub(crate) decoder: ChunkedDecoder,
     pub(crate) buf: Vec<u8>,
+    /// The request went to JavaScript before its body was whole: the body follows in pieces.
+    pub(crate) delivered: bool,
+    /// JavaScript's stream is full: read and parse nothing more on the connection until it resumes.
+    pub(crate) paused: bool,
+    /// The request was answered before its body was read: the rest is read and dropped (as
+    /// node:http dumps it), so that the next request on the connection can be parsed.
+    pub(crate) discard: bool,
 }
 
 impl State {
@@ -35,16 +45,21 @@ impl State {
         let now = now(server);
         let limits = server.settings.head;
         let rules = server.settings.rules;
-        let body_limit = server.settings.body_limit;
         let web_sockets = server.settings.web_sockets;
         conn.in_batch = true;
         let mut used = 0;
+        // A body JavaScript is reading ended before it was whole: its request is aborted.
+        let mut cut_short = false;
         loop {
             if conn.out.len() - conn.out_pos > HIGH_WATER {
                 break; // Backpressure: parse more once the client has read what it was sent.
             }
             if let Some(body) = conn.body.as_mut() {
+                if body.paused {
+                    break; // Until JavaScript resumes it (`pause_body`).
+                }
                 let input = &conn.inbuf[used..];
+                let start = body.buf.len();
                 let result = match body.framing {
                     Framing::Length(_) => {
                         let take = (body.remaining.min(input.len() as u64)) as usize;
@@ -57,30 +72,56 @@ impl State {
                 match result {
                     Ok((n, done)) => {
                         used += n;
-                        let too_large = body.buf.len() as u64 > body_limit;
-                        if too_large || done {
+                        if body.delivered {
+                            // The piece that arrived goes to JavaScript now; nothing is kept.
+                            if !body.discard && body.buf.len() > start {
+                                calls.push(Call::BodyPiece { id: body.id, piece: std::mem::take(&mut body.buf) });
+                            }
+                            body.buf.clear();
+                            if done {
+                                let id = body.id;
+                                let discard = body.discard;
+                                conn.body = None;
+                                if !discard {
+                                    calls.push(Call::BodyEnd { id });
+                                }
+                                continue;
+                            }
+                            break; // The body needs more input.
+                        }
+                        if done {
                             let body = conn.body.take().unwrap();
-                            let req = self.reqs.get(&body.id).unwrap();
-                            let flags = if req.minor >= 1 { FLAG_HTTP11 } else { 0 } | if too_large { FLAG_TOO_LARGE } else { 0 };
-                            if too_large {
-                                conn.no_more_requests = true;
-                            }
-                            calls.push(request_call(body.id, Some(body.buf).filter(|_| !too_large), flags));
+                            let flags = body_flags(self.reqs.get(&body.id).unwrap());
+                            calls.push(request_call(body.id, Body::Whole(body.buf), flags));
                             conn.queue.push_back(body.id);
-                            if too_large {
-                                break;
-                            }
                             continue;
                         }
-                        break; // The body needs more input.
+                        // Not whole in what has arrived: hand the request over now, and the body as it comes.
+                        let flags = body_flags(self.reqs.get(&body.id).unwrap());
+                        let declared = if let Framing::Length(total) = body.framing { Some(total) } else { None };
+                        calls.push(request_call(body.id, Body::Follows(declared), flags));
+                        conn.queue.push_back(body.id);
+                        body.delivered = true;
+                        if !body.buf.is_empty() {
+                            calls.push(Call::BodyPiece { id: body.id, piece: std::mem::take(&mut body.buf) });
+                        }
+                        break;
                     }
                     Err(refused) => {
                         let id = body.id;
+                        let delivered = body.delivered;
                         conn.body = None;
-                        self.reqs.remove(&id);
+                        if !delivered {
+                            self.reqs.remove(&id);
+                        }
                         conn.no_more_requests = true;
                         conn.close_when_done = true;
-                        conn.out.extend_from_slice(&refusal(refused.status, refused.message));
+                        if delivered {
+                            // Its request is in JavaScript's hands: the connection is cut, aborting it.
+                            cut_short = true;
+                        } else {
+                            conn.out.extend_from_slice(&refusal(refused.status, refused.message));
+                        }
                         break;
                     }
                 }
@@ -123,7 +164,7 @@ impl State {
                     if let Err(problem) = checked {
                         // Cog answers it (through the app's error handler) and closes: the body is never read.
                         conn.no_more_requests = true;
-                        calls.push(Call::Request { id, body: None, flags: http11 | FLAG_REFUSED | (u32::from(problem.status) << 16), problem: Some(problem.message) });
+                        calls.push(Call::Request { id, body: Body::None, flags: http11 | FLAG_REFUSED | (u32::from(problem.status) << 16), problem: Some(problem.message) });
                         conn.queue.push_back(id);
                         self.reqs.insert(id, req);
                         continue;
@@ -133,17 +174,11 @@ impl State {
                             // The app answers it (a WebSocket route accepts it): read nothing more meanwhile.
                             conn.no_more_requests = true;
                             conn.upgrading = true;
-                            calls.push(request_call(id, None, http11 | FLAG_UPGRADE));
+                            calls.push(request_call(id, Body::None, http11 | FLAG_UPGRADE));
                             conn.queue.push_back(id);
                         }
                         Framing::None => {
-                            calls.push(request_call(id, None, http11));
-                            conn.queue.push_back(id);
-                        }
-                        Framing::Length(n) if n > body_limit => {
-                            // Refused without reading the body: the connection closes after the answer.
-                            conn.no_more_requests = true;
-                            calls.push(request_call(id, None, FLAG_TOO_LARGE | http11));
+                            calls.push(request_call(id, Body::None, http11));
                             conn.queue.push_back(id);
                         }
                         framing => {
@@ -151,7 +186,7 @@ impl State {
                                 conn.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
                             }
                             let remaining = if let Framing::Length(n) = framing { n } else { 0 };
-                            conn.body = Some(BodyState { id, framing, remaining, decoder: ChunkedDecoder::new(), buf: Vec::new() });
+                            conn.body = Some(BodyState { id, framing, remaining, decoder: ChunkedDecoder::new(), buf: Vec::new(), delivered: false, paused: false, discard: false });
                             conn.body_started = now;
                         }
                     }
@@ -170,12 +205,49 @@ impl State {
             conn.inbuf.clear();
             conn.head_started = None;
             if let Some(body) = conn.body.take() {
-                self.reqs.remove(&body.id);
+                if body.delivered {
+                    cut_short = !body.discard;
+                } else {
+                    self.reqs.remove(&body.id);
+                }
             }
+        }
+        if cut_short {
+            // JavaScript is reading a body that can't be whole: close, aborting what it holds.
+            calls.extend(self.close_conn(key));
+        }
+    }
+
+    /// Pauses (JavaScript's stream is full) or resumes the body of request `id` as it arrives.
+    pub fn pause_body(&mut self, id: u64, paused: bool) {
+        let Some(req) = self.reqs.get(&id) else { return };
+        let (key, gen) = (req.conn, req.gen);
+        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.gen == gen) else { return };
+        let Some(body) = conn.body.as_mut().filter(|b| b.id == id) else { return };
+        if body.paused == paused {
+            return;
+        }
+        body.paused = paused;
+        let server = conn.server;
+        // Reading stops or starts with it (`flush` sets what the connection polls for).
+        let (_, drained) = self.flush(key);
+        if !drained.is_empty() {
+            self.defer(server, drained);
+        }
+        if !paused && self.is_conn(key, gen) {
+            // Parse what waits in the input, from the loop (this runs inside JavaScript).
+            self.mark_ready(server, key, gen);
         }
     }
 }
 
-fn request_call(id: u64, body: Option<Vec<u8>>, flags: u32) -> Call {
+/// The flags of a request with a body: HTTP/1.1, and whether it names a Content-Encoding (so that
+/// JavaScript asks for the header only then: most bodies have none, and each ask is a call).
+fn body_flags(req: &Req) -> u32 {
+    let encoded = req.headers.iter().any(|(name, _)| req.head[name.clone()].eq_ignore_ascii_case(b"content-encoding"));
+    (if req.minor >= 1 { FLAG_HTTP11 } else { 0 }) | if encoded { FLAG_ENCODED } else { 0 }
+}
+
+fn request_call(id: u64, body: Body, flags: u32) -> Call {
     Call::Request { id, body, flags, problem: None }
 }

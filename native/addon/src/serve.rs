@@ -4,6 +4,7 @@
 //! slice is read (see `READ_SLICE` for why), the rest after the poll phase, in `on_check`.
 
 use crate::js::{self, Call};
+use crate::request::ReqState;
 use crate::socket::{recv, would_block};
 use crate::state::{with_state, State};
 use crate::uv::*;
@@ -175,6 +176,9 @@ impl State {
         if conn.upgrading {
             return Vec::new(); // Read once the app has answered the upgrade request.
         }
+        if conn.body.as_ref().is_some_and(|b| b.paused) {
+            return Vec::new(); // JavaScript's stream is full: the input waits in the socket.
+        }
         if conn.no_more_requests && conn.body.is_none() && conn.ws.as_ref().map_or(true, |ws| ws.done_reading) {
             // Nothing more will be parsed: drop input (a client still sending after a refusal).
             let mut scratch = [0u8; 16 * 1024];
@@ -203,6 +207,9 @@ impl State {
             } else if n == 0 {
                 conn.peer_ended = true;
                 conn.close_when_done = true;
+                if self.streaming(key) {
+                    return self.close_conn(key);
+                }
                 break;
             } else if would_block() {
                 break;
@@ -213,12 +220,20 @@ impl State {
         Vec::new()
     }
 
+    /// Whether a response is being streamed on the connection. A client that ends its side then
+    /// is taken to be gone (node:http takes it so for every unanswered request): a stream, an
+    /// event stream above all, has no end of its own to wait for, and is aborted.
+    fn streaming(&self, key: usize) -> bool {
+        let Some(conn) = self.conns[key].as_ref() else { return false };
+        conn.queue.iter().any(|id| self.reqs.get(id).is_some_and(|req| matches!(req.state, ReqState::Streaming)))
+    }
+
     /// The peer closed while nothing more is to be parsed: finish what is queued, then close.
     fn peer_gone(&mut self, key: usize) -> Vec<Call> {
         let conn = self.conns[key].as_mut().unwrap();
         conn.close_when_done = true;
         conn.peer_ended = true;
-        if conn.queue.is_empty() {
+        if conn.queue.is_empty() || self.streaming(key) {
             return self.close_conn(key);
         }
         self.set_polling(key, 0);

@@ -10,10 +10,11 @@ use std::os::raw::{c_int, c_void};
 pub const BACKLOG: c_int = 4096;
 
 /// Opens a non-blocking listening socket on `host:port`; returns it with the port it got (port 0
-/// picks one).
-pub fn open(host: &str, port: u16) -> Result<(c_int, u16), String> {
+/// picks one). `reuse_port`: SO_REUSEPORT, so that several processes (Cog's workers) listen on
+/// the port and the kernel spreads connections over them.
+pub fn open(host: &str, port: u16, reuse_port: bool) -> Result<(c_int, u16), String> {
     let addr = resolve(host, port)?;
-    let fd = unsafe { open_socket(&addr) }.map_err(|e| format!("could not listen on {host}:{port}: {e}"))?;
+    let fd = unsafe { open_socket(&addr, reuse_port) }.map_err(|e| format!("could not listen on {host}:{port}: {e}"))?;
     Ok((fd, unsafe { local_port(fd) }))
 }
 
@@ -21,13 +22,18 @@ fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
     (host, port).to_socket_addrs().map_err(|e| format!("could not resolve \"{host}\": {e}"))?.next().ok_or_else(|| format!("\"{host}\" has no address"))
 }
 
-unsafe fn open_socket(addr: &SocketAddr) -> Result<c_int, std::io::Error> {
+unsafe fn open_socket(addr: &SocketAddr, reuse_port: bool) -> Result<c_int, std::io::Error> {
     let family = if addr.is_ipv6() { libc::AF_INET6 } else { libc::AF_INET };
     let fd = libc::socket(family, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0);
     if fd < 0 {
         return Err(std::io::Error::last_os_error());
     }
     set_option(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1);
+    if reuse_port && set_option(fd, libc::SOL_SOCKET, libc::SO_REUSEPORT, 1) != 0 {
+        let err = std::io::Error::last_os_error();
+        libc::close(fd);
+        return Err(err);
+    }
     if addr.is_ipv6() {
         // "::" serves IPv4 clients too, as Node's default does.
         set_option(fd, libc::IPPROTO_IPV6, libc::IPV6_V6ONLY, 0);

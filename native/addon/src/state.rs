@@ -21,7 +21,6 @@ use std::os::raw::c_int;
 pub struct Settings {
     pub head: Limits,
     pub rules: Rules,
-    pub body_limit: u64,
     pub headers_timeout: u64,
     pub request_timeout: u64,
     pub keep_alive_timeout: u64,

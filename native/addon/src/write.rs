@@ -75,7 +75,8 @@ impl State {
                 }
             }
         }
-        let reading = if conn.peer_ended || conn.upgrading || (conn.no_more_requests && conn.body.is_none() && conn.close_when_done) { 0 } else { UV_READABLE | UV_DISCONNECT };
+        let paused = conn.body.as_ref().is_some_and(|b| b.paused);
+        let reading = if paused || conn.peer_ended || conn.upgrading || (conn.no_more_requests && conn.body.is_none() && conn.close_when_done) { 0 } else { UV_READABLE | UV_DISCONNECT };
         let events = if pending > 0 { UV_WRITABLE | if pending > HIGH_WATER { 0 } else { reading } } else { reading };
         self.set_polling(key, events);
         (pending <= HIGH_WATER, calls)
@@ -302,6 +303,11 @@ impl State {
                 break;
             }
             conn.queue.pop_front();
+            if let Some(body) = conn.body.as_mut().filter(|b| b.id == front) {
+                // Answered before its body was read: read the rest and drop it.
+                body.discard = true;
+                body.paused = false;
+            }
             let done = self.reqs.remove(&front).unwrap();
             let closes = done.closes;
             if !closes {
@@ -312,7 +318,9 @@ impl State {
                 // RFC 9112 9.6: after a response that closes the connection, no later request is
                 // answered (node:http drops them too). Handlers still holding one see it aborted.
                 if let Some(body) = conn.body.take() {
-                    self.reqs.remove(&body.id);
+                    if !body.delivered {
+                        self.reqs.remove(&body.id);
+                    }
                 }
                 for id in conn.queue.drain(..) {
                     if self.reqs.remove(&id).is_some_and(|req| !matches!(req.state, ReqState::Finished)) {

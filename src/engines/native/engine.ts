@@ -1,11 +1,12 @@
 import { HttpError } from "../../errors.js";
 import { REPORT } from "../../log.js";
-import { NO_BODY } from "../../head.js";
+import { CHUNKED, NO_BODY } from "../../head.js";
 import { forApp } from "../../request.js";
 import { injectOverLoopback, type InjectOptions, type InjectResponse } from "../../testing.js";
 import { WEBSOCKET, type Address, type Engine, type EngineConfig } from "../engine.js";
 import type { NativeWebSockets } from "../../websocket/native.js";
-import { EVENT_ABORT, FLAG_REFUSED, FLAG_TOO_LARGE, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "./load.js";
+import type { Response } from "../../response.js";
+import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "./load.js";
 import { ADDON, GONE, ID, NativeRequest } from "./request.js";
 import { FORGET, NativeResponse } from "./response.js";
 
@@ -39,7 +40,7 @@ export class NativeEngine implements Engine {
     Response.prototype[FORGET] = this.forget;
   }
 
-  async listen(port: number, host: string | undefined): Promise<Address> {
+  async listen(port: number, host: string | undefined, shared: boolean): Promise<Address> {
     if (this.config.app.servesWebSockets && this.webSockets === null) {
       const { NativeWebSockets } = await import("../../websocket/native.js");
       this.webSockets = new NativeWebSockets(this.addon, (req) => ({
@@ -49,10 +50,10 @@ export class NativeEngine implements Engine {
       }));
       (this.Request.prototype as unknown as { [WEBSOCKET]: NativeWebSockets })[WEBSOCKET] = this.webSockets;
     }
-    return this.open(port, host);
+    return this.open(port, host, shared);
   }
 
-  private open(port: number, host: string | undefined): Promise<Address> {
+  private open(port: number, host: string | undefined, shared: boolean): Promise<Address> {
     try {
       const { limits, strict } = this.config;
       const bind = host ?? "::";
@@ -64,12 +65,12 @@ export class NativeEngine implements Engine {
           maxHeaders: limits.maxHeaders,
           maxUrlLength: limits.maxUrlLength,
           strict,
-          bodyLimit: limits.bodyLimit,
           headersTimeout: limits.headersTimeout,
           requestTimeout: limits.requestTimeout,
           keepAliveTimeout: limits.keepAliveTimeout,
           timeoutCheckInterval: limits.timeoutCheckInterval,
           webSockets: this.webSockets !== null,
+          reusePort: shared,
         },
         this.onRequest,
         this.onEvent,
@@ -82,8 +83,8 @@ export class NativeEngine implements Engine {
     }
   }
 
-  /** A request the engine has parsed and framed, with its body if it has one (or a refusal). */
-  private readonly onRequest = (id: number, method: number, url: string, body: Buffer | undefined, flags: number, problem: string | undefined): void => {
+  /** A request the engine has parsed and framed, with its body if it has one (or a refusal); a longer body follows in pieces. */
+  private readonly onRequest = (id: number, method: number, url: string, body: Buffer | number | undefined, flags: number, problem: string | undefined): void => {
     const request = new this.Request(id, this.methods[method]!, url, flags, body);
     const response = new this.Response(request);
     // Asked to change protocols: unless a WebSocket route accepts, the connection closes after the answer.
@@ -91,10 +92,12 @@ export class NativeEngine implements Engine {
     const verdict =
       (flags & FLAG_REFUSED) !== 0
         ? new HttpError(flags >>> 16, problem ?? "Bad request")
-        : (flags & FLAG_TOO_LARGE) !== 0
-          ? this.config.limits.bodyLimit + 1 // the engine stopped reading past the limit
-          : body === undefined
-            ? NO_BODY
+        : body === undefined
+          ? NO_BODY
+          : typeof body === "number"
+            ? body < 0
+              ? CHUNKED
+              : body
             : body.length; // a chunked body may be empty, and still be a body
     try {
       this.config.dispatch(request, response, verdict);
@@ -107,15 +110,17 @@ export class NativeEngine implements Engine {
     if (!request[GONE]) this.inFlight.set(id, response);
   };
 
-  private readonly onEvent = (kind: number, id: number): void => {
+  private readonly onEvent = (kind: number, id: number, piece?: Buffer): void => {
     const response = this.inFlight.get(id);
     if (response === undefined) return;
     try {
       if (kind === EVENT_ABORT) response.aborted();
-      else response.drained();
+      else if (kind === EVENT_DRAIN) response.drained();
+      else if (kind === EVENT_BODY_PIECE) response.req.bodyPiece(piece!);
+      else if (kind === EVENT_BODY_END) response.req.bodyEnd();
     } catch (err) {
-      // A 'close' or 'drain' listener threw: report it with the route, as an error in a handler is.
-      response.req.app[REPORT](err, response.req, kind === EVENT_ABORT ? "in a 'close' listener" : "in a 'drain' listener");
+      // A listener threw ('close', 'drain', or the body stream's): report it with the route, as an error in a handler is.
+      response.req.app[REPORT](err, response.req, kind === EVENT_ABORT ? "in a 'close' listener" : kind === EVENT_DRAIN ? "in a 'drain' listener" : "in a listener of the request body");
     }
   };
 
@@ -130,6 +135,12 @@ export class NativeEngine implements Engine {
   /** Answers one request for a test over a loopback connection to a server of its own, so the test exercises this engine. */
   inject(options: InjectOptions | string): Promise<InjectResponse> {
     return injectOverLoopback(new NativeEngine(this.config), options);
+  }
+
+  bodyBytes(res: Response): number | null {
+    // The length of the body `send` wrote, or the Content-Length the app declared.
+    const length = Number(res.getHeader("content-length") ?? Number.NaN);
+    return Number.isNaN(length) ? null : length;
   }
 
   /**

@@ -7,7 +7,7 @@ export interface NativeAddon {
   uvVersion(): number;
   /** The methods the engine accepts; `onRequest` gets a method as its place in this list. */
   methods(): string[];
-  listen(options: NativeListenOptions, onRequest: NativeRequestHandler, onEvent: (kind: number, id: number) => void, onSocket: NativeSocketHandler): [number, number];
+  listen(options: NativeListenOptions, onRequest: NativeRequestHandler, onEvent: (kind: number, id: number, piece?: Buffer) => void, onSocket: NativeSocketHandler): [number, number];
   stopListening(server: number): void;
   destroyConnections(server: number): number[];
   dispose(server: number): void;
@@ -33,6 +33,8 @@ export interface NativeAddon {
   /** Sends `length` bytes of the open file `fd` from `position` after what the stream wrote (the engine keeps a duplicate of `fd`). */
   streamFile(id: number, fd: number, position: number, length: number): boolean;
   destroy(id: number): void;
+  /** Pauses (the request's body stream is full) or resumes reading a body that follows its request. */
+  pauseBody(id: number, paused: boolean): void;
   /** Accepts up to `max` connections waiting on a listening descriptor (the node engine's; see src/engines/node/accept.ts): their descriptors. */
   acceptQueued(fd: number, max: number): number[];
   /**
@@ -59,27 +61,32 @@ export interface NativeListenOptions {
   maxHeaders: number;
   maxUrlLength: number;
   strict: boolean;
-  bodyLimit: number;
   headersTimeout: number;
   requestTimeout: number;
   keepAliveTimeout: number;
   timeoutCheckInterval: number;
   /** The app has WebSocket routes: a request with an Upgrade header waits for its answer, and its connection closes after a non-101 one. */
   webSockets: boolean;
+  /** SO_REUSEPORT: several processes (Cog's workers) listen on the port. */
+  reusePort?: boolean;
 }
-export type NativeRequestHandler = (id: number, method: number, url: string, body: Buffer | undefined, flags: number, problem: string | undefined) => void;
+/** `body`: the whole body; or, when it follows in pieces (EVENT_BODY_PIECE, EVENT_BODY_END), its declared length (-1: chunked). */
+export type NativeRequestHandler = (id: number, method: number, url: string, body: Buffer | number | undefined, flags: number, problem: string | undefined) => void;
 
 /** Flags and events shared with the addon (native/addon/src/js.rs; the RESPONSE_ flags: lib.rs). */
 export const FLAG_HTTP11 = 1;
-export const FLAG_TOO_LARGE = 2;
 /** The request broke one of Cog's head rules (checked by the engine); the status is `flags >>> 16`. */
 export const FLAG_REFUSED = 4;
+/** The request has a body and a Content-Encoding header (the app asks for it only then). */
+export const FLAG_ENCODED = 8;
 /** The request asks to change protocols: the connection closes after an answer other than a WebSocket's 101. */
-export const FLAG_UPGRADE = 8;
+export const FLAG_UPGRADE = 16;
 export const RESPONSE_CLOSE = 1;
 export const RESPONSE_HAS_DATE = 2;
 export const EVENT_ABORT = 1;
 export const EVENT_DRAIN = 2;
+export const EVENT_BODY_PIECE = 3;
+export const EVENT_BODY_END = 4;
 
 const BUILD =
   'cog-http installs it prebuilt for linux-x64 (glibc or musl) and linux-arm64 (glibc), as an optional dependency (not with --omit=optional); on another Linux, build it from source with Rust (https://rustup.rs): npx cog-build-native (in this repository: node scripts/build-native.mjs). Or use engine: "node" (or engine: "auto", which falls back to it).';

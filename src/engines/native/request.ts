@@ -1,11 +1,11 @@
 import { EventEmitter } from "node:events";
 import type { IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
-import { tooLarge } from "../../body.js";
+import { BodyCollector, tooLarge } from "../../body.js";
 import { withRequestHelpers } from "../../request.js";
 import type { BodyCallback, RequestSocket } from "../engine.js";
 import { headersFromRaw } from "./headers.js";
-import { FLAG_HTTP11, FLAG_TOO_LARGE, type NativeAddon } from "./load.js";
+import { FLAG_ENCODED, FLAG_HTTP11, type NativeAddon } from "./load.js";
 
 // The engine's handles, under symbols so that no middleware's `req.id` can reach them.
 export const ADDON: unique symbol = Symbol("cog.native.addon");
@@ -17,13 +17,21 @@ const HEADERS: unique symbol = Symbol("cog.native.headers");
 const ADDRESS: unique symbol = Symbol("cog.native.address");
 const SOCKET: unique symbol = Symbol("cog.native.socket");
 const CONTENT_TYPE: unique symbol = Symbol("cog.native.contentType");
+/** Where the pieces of a body that follows its request go: a collector (buffered), or the stream's limit (streamed). */
+const COLLECTOR: unique symbol = Symbol("cog.native.collector");
+const STREAM_LIMIT: unique symbol = Symbol("cog.native.streamLimit");
+const STREAMED: unique symbol = Symbol("cog.native.streamed");
+const PAUSED: unique symbol = Symbol("cog.native.paused");
+const BODY_ENDED: unique symbol = Symbol("cog.native.bodyEnded");
 /** Set once the engine has forgotten the request (answered or aborted): it can't be asked anything more. */
 export const GONE: unique symbol = Symbol("cog.native.gone");
 
 /**
  * What Cog's request helpers need, from the native engine. The engine has parsed and framed the
- * request, applied Cog's head rules, and buffered its body (within the limit) before JavaScript
- * sees it; header lines are fetched on first read, all of them or (cookies) just the one.
+ * request and applied Cog's head rules; a body whole in what arrived with the head comes with
+ * the request, a longer one follows in pieces (`bodyPiece`, `bodyEnd`), collected or streamed as
+ * the route asks, with backpressure. Header lines are fetched on first read, all of them or
+ * (cookies) just the one.
  *
  * It is a Readable of its body, as Node's IncomingMessage is, without paying for one: the
  * prototype chain holds Readable.prototype, and Readable's constructor runs on this object the
@@ -38,19 +46,22 @@ class NativeRequestBase {
   /** @internal */ declare [SOCKET]: NativeSocket | null;
   /** @internal The first Content-Type, once asked for (null: not yet). */ declare [CONTENT_TYPE]: string | undefined | null;
   /** @internal */ declare [GONE]: boolean;
+  /** @internal */ declare [COLLECTOR]: BodyCollector | null;
+  /** @internal */ declare [STREAM_LIMIT]: number;
+  /** @internal Bytes of the body streamed so far. */ declare [STREAMED]: number;
+  /** @internal */ declare [PAUSED]: boolean;
+  /** @internal */ declare [BODY_ENDED]: boolean;
   declare readonly httpVersionMajor: number;
-  /** The whole body has arrived (the engine buffers it before the request is handed over). */
-  declare readonly complete: boolean;
   /** @internal */ [ID]: number;
   /** @internal */ [FLAGS]: number;
-  /** @internal */ [RECEIVED]: Buffer | undefined;
+  /** @internal The whole body, or when it follows in pieces its declared length (-1: chunked). */ [RECEIVED]: Buffer | number | undefined;
 
   constructor(
     id: number,
     readonly method: string,
     public url: string,
     flags: number,
-    received: Buffer | undefined,
+    received: Buffer | number | undefined,
   ) {
     this[ID] = id;
     this[FLAGS] = flags;
@@ -59,6 +70,11 @@ class NativeRequestBase {
 
   get httpVersionMinor(): number {
     return this[FLAGS] & FLAG_HTTP11;
+  }
+
+  /** Whether the whole body has been received. */
+  get complete(): boolean {
+    return typeof this[RECEIVED] !== "number" || this[BODY_ENDED];
   }
 
   get httpVersion(): string {
@@ -93,6 +109,14 @@ class NativeRequestBase {
   _read(): void {
     const stream = this as unknown as Readable;
     const body = this[RECEIVED];
+    if (typeof body === "number") {
+      // A body that follows: the engine pushes its pieces; a full stream paused it.
+      if (this[PAUSED] && !this[GONE]) {
+        this[PAUSED] = false;
+        this[ADDON].pauseBody(this[ID], false);
+      }
+      return;
+    }
     if (body !== undefined && body.length > 0 && !(this as unknown as NativeRequest)._body) stream.push(body);
     stream.push(null);
   }
@@ -124,13 +148,17 @@ Object.defineProperty(NativeRequestBase.prototype, "_readableState", {
 });
 Object.assign(NativeRequestBase.prototype, {
   httpVersionMajor: 1,
-  complete: true,
   [RAW]: null,
   [HEADERS]: null,
   [ADDRESS]: undefined,
   [SOCKET]: null,
   [CONTENT_TYPE]: null,
   [GONE]: false,
+  [COLLECTOR]: null,
+  [STREAM_LIMIT]: Infinity,
+  [STREAMED]: 0,
+  [PAUSED]: false,
+  [BODY_ENDED]: false,
 });
 
 /** A request on the native engine. */
@@ -138,6 +166,11 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
   get remoteAddress(): string | undefined {
     if (this[ADDRESS] === undefined && !this[GONE]) this[ADDRESS] = this[ADDON].remoteAddress(this[ID]) ?? undefined;
     return this[ADDRESS];
+  }
+
+  /** The native engine serves cleartext HTTP/1.1 only (`tls` is refused when the app is made). */
+  get encrypted(): boolean {
+    return false;
   }
 
   /** @internal One header from the engine, unless they were all fetched already. */
@@ -152,15 +185,55 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
    */
   override firstHeader(name: string): string | undefined {
     if (this[RAW] !== null || this[GONE]) return super.firstHeader(name);
+    // Asked for every request with a body: the engine flagged the few bodies that have one.
+    if (name === "content-encoding" && this[RECEIVED] !== undefined && (this[FLAGS] & FLAG_ENCODED) === 0) return undefined;
     if (name !== "content-type") return this[ADDON].header(this[ID], name, true) ?? undefined;
     if (this[CONTENT_TYPE] === null) this[CONTENT_TYPE] = this[ADDON].header(this[ID], name, true) ?? undefined;
     return this[CONTENT_TYPE];
   }
 
-  /** @internal The body arrived with the request; the engine stopped reading past the limit. */
-  receiveBody(_length: number, limit: number, done: BodyCallback): void {
-    if ((this[FLAGS] & FLAG_TOO_LARGE) !== 0) done(tooLarge(limit), null);
-    else done(null, this[RECEIVED] ?? Buffer.alloc(0));
+  /** @internal The body that arrived with the request, or its pieces collected as they follow it. */
+  receiveBody(length: number, limit: number, done: BodyCallback): void {
+    const body = this[RECEIVED];
+    if (typeof body === "number") {
+      const collector = new BodyCollector(length, limit, done);
+      if (!collector.finished) this[COLLECTOR] = collector;
+    } else if (body !== undefined && body.length > limit) {
+      done(tooLarge(limit), null);
+    } else {
+      done(null, body ?? Buffer.alloc(0));
+    }
+  }
+
+  /**
+   * @internal The body flows through the readable side as it arrives; past `limit` bytes the
+   * stream fails with a 413. (A body that came whole with the request is within the limit: the
+   * app compared its length.)
+   */
+  streamBody(_length: number, limit: number): void {
+    this[STREAM_LIMIT] = limit;
+  }
+
+  /** @internal A piece of a body that follows its request. */
+  bodyPiece(piece: Buffer): void {
+    const collector = this[COLLECTOR];
+    if (collector !== null) return collector.add(piece);
+    if (this.destroyed) return;
+    this[STREAMED] += piece.length;
+    const limit = this[STREAM_LIMIT];
+    if (this[STREAMED] > limit) return void this.destroy(tooLarge(limit));
+    if (!this.push(piece) && !this[PAUSED]) {
+      this[PAUSED] = true;
+      this[ADDON].pauseBody(this[ID], true);
+    }
+  }
+
+  /** @internal The body that followed its request is whole. */
+  bodyEnd(): void {
+    this[BODY_ENDED] = true;
+    const collector = this[COLLECTOR];
+    if (collector !== null) collector.end();
+    else if (!this.destroyed) this.push(null);
   }
 
   /** @internal The engine has forgotten the request: it can't be asked anything more. */
@@ -171,7 +244,8 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
       // As Node's request does when its client goes away; only streams someone touched hear it.
       if (Object.hasOwn(this, "_readableState")) {
         this.emit("aborted");
-        this.destroy();
+        // A body cut short fails its stream, as on node:http (unheard if nobody listens for errors).
+        this.destroy(this.complete || this.listenerCount("error") === 0 ? undefined : Object.assign(new Error("aborted"), { code: "ECONNRESET" }));
       }
       socket?.closed();
     }

@@ -212,7 +212,8 @@ class BlockNode {
     let byValue = this.children.get(name);
     const found = byValue?.get(value);
     if (found !== undefined) return found;
-    if (blockNodes >= 1000 || this.block.length + name.length + value.length > 2048 || NON_ASCII.test(value)) return null;
+    // X-Request-Id differs on every response (the logger's): caching it would only fill the cache.
+    if (blockNodes >= 1000 || this.block.length + name.length + value.length > 2048 || name === "x-request-id" || NON_ASCII.test(value)) return null;
     if (byValue === undefined) this.children.set(name, (byValue = new Map()));
     const child = new BlockNode(`${this.block}${name}: ${value}\r\n`, this.hasDate || name === "date");
     byValue.set(value, child);

@@ -1,12 +1,18 @@
-import { createServer, IncomingMessage, ServerResponse, type Server } from "node:http";
+import { createServer as createHttpServer, IncomingMessage, ServerResponse, type Server } from "node:http";
+import { createSecureServer as createSecureHttp2Server, createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from "node:http2";
+import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, ListenOptions, Socket } from "node:net";
 import { inspectHead } from "../../head.js";
 import { forApp } from "../../request.js";
 import { WEBSOCKET, type Address, type Engine, type EngineConfig, type HeadVerdict } from "../engine.js";
 import type { NodeWebSockets } from "../../websocket/node.js";
 import type { InjectOptions, InjectResponse } from "../../testing.js";
+import type { Response } from "../../response.js";
 import { acceptQueuedConnections } from "./accept.js";
 import { injectInMemory } from "./inject.js";
+import type { Request } from "../../request.js";
+import { serverTlsOptions, type TlsOptions } from "../../tls.js";
+import { H2Request, H2Response, Sessions, inspectH2Head } from "./http2.js";
 import { NodeRequest } from "./request.js";
 import { NodeResponse } from "./response.js";
 import { writeInSlices } from "./writes.js";
@@ -21,44 +27,41 @@ const BACKLOG = 4096;
  */
 export class NodeEngine implements Engine {
   readonly name = "node";
+  /** node:http's server; with `tls`, node:https's; with `http2`, node:http2's (see `createServer`). */
   readonly server: Server;
-  private readonly listener: (req: NodeRequest, res: NodeResponse) => void;
+  private readonly listener: (req: NodeRequest | H2Request, res: NodeResponse | H2Response) => void;
   private readonly Request: typeof NodeRequest;
   /** The app's WebSockets, when it has WebSocket routes (`ws` is loaded only then). */
   private webSockets: NodeWebSockets | null = null;
+  /** The HTTP/2 sessions to end on `close`, when serving HTTP/2. */
+  private readonly sessions: Sessions | null;
 
   constructor(private readonly config: EngineConfig) {
     const { dispatch, limits, strict } = config;
-    const options = config.options.server ?? {};
-    const listener = (this.listener = (req: NodeRequest, res: NodeResponse): void => {
+    const http2 = config.options.http2 !== undefined && config.options.http2 !== false;
+    const listener = (this.listener = (req: NodeRequest | H2Request, res: NodeResponse | H2Response): void => {
       let verdict: HeadVerdict;
       try {
-        verdict = inspectHead(req, limits, strict);
+        verdict = http2 && req.httpVersionMajor === 2 ? inspectH2Head(req as H2Request, limits) : inspectHead(req, limits, strict);
       } catch (err) {
         verdict = err as HeadVerdict;
       }
-      dispatch(req, res, verdict);
+      dispatch(req as Request, res as Response, verdict);
     });
     const Request = (this.Request = forApp(NodeRequest, config.app, config.settings));
-    this.server = createServer<typeof IncomingMessage, typeof ServerResponse>(
-      {
-        headersTimeout: limits.headersTimeout,
-        requestTimeout: limits.requestTimeout,
-        keepAliveTimeout: limits.keepAliveTimeout,
-        connectionsCheckingInterval: limits.timeoutCheckInterval,
-        maxHeaderSize: limits.maxHeaderSize,
-        requireHostHeader: true,
-        ...options,
-        IncomingMessage: Request as unknown as typeof IncomingMessage,
-        ServerResponse: NodeResponse as unknown as typeof ServerResponse,
-      },
-      listener as unknown as (req: IncomingMessage, res: ServerResponse) => void,
-    );
+    const { server, sessions } = createServer(config, Request, listener);
+    this.server = server;
+    this.sessions = sessions;
     // Node silently drops headers past maxHeadersCount; keep one more than the limit so Cog sees the excess and answers 431.
     this.server.maxHeadersCount = limits.maxHeaders + 1;
     // Without a listener Node destroys a CONNECT request's socket unanswered; a server that is not a proxy says so.
     this.server.on("connect", refuseConnect);
-    if (config.options.sliceWrites ?? true) writeInSlices(this.server);
+    if (sessions === null && config.options.tls === undefined && (config.options.sliceWrites ?? true)) writeInSlices(this.server);
+  }
+
+  /** Replaces the TLS certificate and key (or any secure-context option) for new connections, without a restart. */
+  setSecureContext(tls: TlsOptions): void {
+    (this.server as unknown as TlsServer).setSecureContext(serverTlsOptions(tls));
   }
 
   async listen(port: number, host: string | undefined): Promise<Address> {
@@ -68,7 +71,7 @@ export class NodeEngine implements Engine {
       (this.Request.prototype as unknown as { [WEBSOCKET]: NodeWebSockets })[WEBSOCKET] = this.webSockets;
     }
     await listenOn(this.server, { port, host, backlog: BACKLOG });
-    if (this.config.options.drainAcceptQueue ?? true) acceptQueuedConnections(this.server, this.config.options.server ?? {});
+    if (this.sessions === null && this.config.options.tls === undefined && (this.config.options.drainAcceptQueue ?? true)) acceptQueuedConnections(this.server, this.config.options.server ?? {});
     const address = this.server.address() as AddressInfo;
     return { host: address.address, port: address.port };
   }
@@ -77,15 +80,27 @@ export class NodeEngine implements Engine {
     return injectInMemory(this.listener as never, this.Request as never, NodeResponse as never, options);
   }
 
+  bodyBytes(res: Response): number | null {
+    // Node's own count, set when a whole body was written or a Content-Length declared.
+    const length = (res as unknown as { _contentLength: number | null })._contentLength;
+    return typeof length === "number" ? length : null;
+  }
+
   async close(drainMs: number): Promise<void> {
     const server = this.server;
     if (!server.listening) return;
-    // In-flight requests finish; their keep-alive connections are closed as they go idle.
-    const idleSweep = setInterval(() => server.closeIdleConnections(), 50);
-    const deadline = setTimeout(() => server.closeAllConnections(), drainMs);
+    const sessions = this.sessions;
+    // In-flight requests finish; their keep-alive connections are closed as they go idle, and
+    // HTTP/2 sessions get GOAWAY (each closes once its open streams are done).
+    const idleSweep = setInterval(() => server.closeIdleConnections?.(), 50);
+    const deadline = setTimeout(() => {
+      server.closeAllConnections?.();
+      sessions?.destroyAll();
+    }, drainMs);
     // Calls back once every connection is gone.
     const closed = new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
-    server.closeIdleConnections();
+    server.closeIdleConnections?.();
+    sessions?.closeGracefully();
     try {
       await this.webSockets?.closeAll(drainMs);
       await closed;
@@ -94,6 +109,55 @@ export class NodeEngine implements Engine {
       clearTimeout(deadline);
     }
   }
+}
+
+type Listener = (req: NodeRequest | H2Request, res: NodeResponse | H2Response) => void;
+interface TlsServer {
+  setSecureContext(options: TlsOptions): void;
+}
+
+/**
+ * The server for the app's options: node:http; with `tls`, node:https (TLS 1.2+); with
+ * `http2: true`, node:http2 over TLS, negotiating h2 or HTTP/1.1 by ALPN (HTTP/1.1 clients are
+ * served by node:http's classes, h2 streams by Cog's HTTP/2 ones); with `http2: "h2c"`,
+ * cleartext HTTP/2 with prior knowledge. Every one gets the app's limits and timeouts.
+ */
+function createServer(config: EngineConfig, Request: typeof NodeRequest, listener: Listener): { server: Server; sessions: Sessions | null } {
+  const { limits, options } = config;
+  const http1 = {
+    headersTimeout: limits.headersTimeout,
+    requestTimeout: limits.requestTimeout,
+    keepAliveTimeout: limits.keepAliveTimeout,
+    connectionsCheckingInterval: limits.timeoutCheckInterval,
+    maxHeaderSize: limits.maxHeaderSize,
+    requireHostHeader: true,
+    ...(options.server ?? {}),
+    IncomingMessage: Request as unknown as typeof IncomingMessage,
+    ServerResponse: NodeResponse as unknown as typeof ServerResponse,
+  };
+  const tls = options.tls === undefined ? undefined : serverTlsOptions(options.tls);
+  const handle = listener as unknown as (req: IncomingMessage, res: ServerResponse) => void;
+  if (options.http2 === undefined || options.http2 === false) {
+    const server = tls === undefined ? createHttpServer(http1, handle) : createHttpsServer({ ...http1, ...tls }, handle);
+    return { server, sessions: null };
+  }
+  const h2 = {
+    Http2ServerRequest: forApp(H2Request, config.app, config.settings) as unknown as typeof Http2ServerRequest,
+    Http2ServerResponse: H2Response as unknown as typeof Http2ServerResponse,
+    maxHeaderListPairs: limits.maxHeaders + 5,
+    settings: { maxHeaderListSize: limits.maxHeaderSize },
+  };
+  let server: Server;
+  if (options.http2 === "h2c") {
+    server = createHttp2Server(h2, handle as never) as unknown as Server;
+  } else {
+    server = createSecureHttp2Server({ ...h2, ...tls!, allowHTTP1: true, Http1IncomingMessage: http1.IncomingMessage, Http1ServerResponse: http1.ServerResponse }, handle as never) as unknown as Server;
+  }
+  // A session idle this long is closed, as node:http closes an idle keep-alive connection.
+  server.setTimeout(limits.keepAliveTimeout);
+  const sessions = new Sessions();
+  server.on("session", (session: Http2Session) => sessions.track(session));
+  return { server, sessions };
 }
 
 function listenOn(server: Server, options: ListenOptions): Promise<void> {

@@ -1,20 +1,77 @@
 import { IncomingMessage } from "node:http";
-import { readBody } from "../../body.js";
+import type { Readable } from "node:stream";
+import { readBody, tooLarge } from "../../body.js";
+import { HttpError } from "../../errors.js";
 import { withRequestHelpers } from "../../request.js";
 import type { BodyCallback } from "../engine.js";
+
+/** The most body bytes a streamed request may push (Infinity: no count kept). */
+const STREAM_LIMIT: unique symbol = Symbol("cog.node.streamLimit");
+const STREAMED: unique symbol = Symbol("cog.node.streamed");
+interface StreamCount {
+  [STREAM_LIMIT]: number;
+  [STREAMED]: number;
+}
+
+/**
+ * The body side of a request on the node engine, over the Readable that Node feeds (node:http's
+ * IncomingMessage, node:http2's Http2ServerRequest): buffered for Cog's parsers, or streamed to
+ * the handler with the route's limit counted as Node pushes each piece.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function withNodeBody<Base extends abstract new (...args: any[]) => Readable & { socket?: unknown }>(Base: Base) {
+  abstract class NodeBody extends Base {
+    get remoteAddress(): string | undefined {
+      return (this.socket as { remoteAddress?: string } | null | undefined)?.remoteAddress;
+    }
+
+    get encrypted(): boolean {
+      return (this.socket as { encrypted?: boolean } | null | undefined)?.encrypted === true;
+    }
+
+    /** @internal */
+    receiveBody(length: number, limit: number, done: BodyCallback): void {
+      readBody(this as never, length, limit, done);
+    }
+
+    /** @internal The body flows through the stream as Node pushes it; past `limit` bytes the stream fails with a 413. */
+    streamBody(_length: number, limit: number): void {
+      const counted = this as unknown as StreamCount;
+      counted[STREAM_LIMIT] = limit;
+      counted[STREAMED] = 0;
+    }
+
+    /** Node pushes each piece of the body here: counted against a streamed body's limit. */
+    override push(chunk: unknown, encoding?: BufferEncoding): boolean {
+      const counted = this as unknown as StreamCount;
+      const limit = counted[STREAM_LIMIT];
+      if (limit !== Infinity && chunk !== null && !this.destroyed) {
+        counted[STREAMED] += (chunk as Buffer).length;
+        if (counted[STREAMED] > limit) {
+          this.destroy(tooLarge(limit));
+          return false;
+        }
+      }
+      return super.push(chunk, encoding);
+    }
+
+    /**
+     * Node destroys the connection (or stream) of a request whose body is unread; a body refused
+     * for its size keeps it, so that the 413 reaches the client (the response then closes it).
+     */
+    override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
+      if (err instanceof HttpError && err.status === 413) return callback(err);
+      super._destroy(err, callback);
+    }
+  }
+  (NodeBody.prototype as unknown as StreamCount)[STREAM_LIMIT] = Infinity;
+  return NodeBody;
+}
 
 /**
  * A request on the node engine: Node's own IncomingMessage (the class handed to
  * `http.createServer`) with Cog's helpers, so Express-style middleware works unchanged and no
  * wrapper is allocated.
  */
-export class NodeRequest extends withRequestHelpers(IncomingMessage) {
-  get remoteAddress(): string | undefined {
-    return this.socket?.remoteAddress;
-  }
+export class NodeRequest extends withNodeBody(withRequestHelpers(IncomingMessage)) {}
 
-  /** @internal */
-  receiveBody(length: number, limit: number, done: BodyCallback): void {
-    readBody(this, length, limit, done);
-  }
-}

@@ -4,6 +4,7 @@ import type { Request } from "../../request.js";
 import type { Response } from "../../response.js";
 import type { FileHandle } from "node:fs/promises";
 import { REPORT } from "../../log.js";
+import { ENDING } from "./writes.js";
 import { SEND_FILE } from "../engine.js";
 import { streamFileRange } from "../../file-stream.js";
 
@@ -12,6 +13,8 @@ import { streamFileRange } from "../../file-stream.js";
  * Express-style middleware that calls `setHeader` or `write` works unchanged.
  */
 export class NodeResponse extends withResponseHelpers(ServerResponse) {
+  /** @internal */ declare [ENDING]: boolean;
+
   override writeHead(status: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
     try {
       return super.writeHead(status, reason as string, headers);
@@ -51,6 +54,8 @@ export class NodeResponse extends withResponseHelpers(ServerResponse) {
       return this;
     }
     if (!this.headersSent && !this.implicitHead()) return this;
+    // The socket's uncork inside Node's end() writes the whole answer: sliced writes may hold it.
+    this[ENDING] = true;
     return super.end(chunk, encoding as BufferEncoding, callback as () => void);
   }
 
@@ -71,3 +76,4 @@ export class NodeResponse extends withResponseHelpers(ServerResponse) {
     }
   }
 }
+NodeResponse.prototype[ENDING] = false;

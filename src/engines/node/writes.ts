@@ -15,7 +15,8 @@ import { Socket } from "node:net";
  * slices for the same reason.
  *
  * How: a response's `end()` corks its socket and uncorks it once the answer is buffered; on
- * the sockets of this server, that last uncork is held, and the held sockets are uncorked
+ * the sockets of this server, that last uncork is held (only that one: a streamed response's
+ * writes, an event stream's events, go out at once, as Node writes them), and the held sockets are uncorked
  * together: as soon as SLICE are waiting, and otherwise once the event loop has run what this
  * round of I/O brought (setImmediate), so no answer waits beyond the loop iteration that made
  * it. Destroying a socket writes what it holds first, so an answer followed by a
@@ -27,9 +28,14 @@ import { Socket } from "node:net";
  */
 const SLICE = 16;
 
+/** Set on a response when its `end()` begins (src/engines/node/response.ts): the uncork that follows is its final one. */
+export const ENDING: unique symbol = Symbol("cog.node.ending");
+
 interface HeldSocket extends Socket {
   /** Whether this socket's final uncork is held, waiting in `held`. */
   cogHeld: boolean;
+  /** Node's: the response being written on this socket. */
+  _httpMessage?: { [ENDING]?: boolean } | null;
 }
 
 const uncork = Socket.prototype.uncork;
@@ -53,6 +59,8 @@ export function writeInSlices(server: Server): void {
 function uncorkInSlice(this: HeldSocket): void {
   // Only the uncork that would write is held; inner levels of cork unwind as usual.
   if (this.writableCorked !== 1) return uncork.call(this);
+  // A write of a response still being streamed (Node uncorks its first write a tick later): not held.
+  if (this._httpMessage?.[ENDING] === false) return uncork.call(this);
   if (this.cogHeld) return;
   this.cogHeld = true;
   held.push(this);

@@ -1,0 +1,101 @@
+import type { Response } from "./response.js";
+
+/** One server-sent event. */
+export interface ServerEvent {
+  /** The event's type (`addEventListener(event, …)` in the browser); "message" when absent. */
+  event?: string;
+  /** Its id, which the browser sends back as Last-Event-ID when it reconnects. */
+  id?: string | number;
+  /** Its data: a string as it is (each line a `data:` line), anything else as JSON. */
+  data?: unknown;
+  /** How long the browser waits before reconnecting, in ms. */
+  retry?: number;
+}
+
+export interface EventStreamOptions {
+  /** A comment line sent this often (ms) while nothing else is, so proxies don't close an idle stream. Default 15000; 0: none. */
+  heartbeat?: number;
+}
+
+/**
+ * A `text/event-stream` response (`res.sse()`): each `send` writes one event, at once (the
+ * head goes out when the stream is opened). It ends with `close()`, or when the client goes
+ * away (then `closed` is true and `send` returns false; `req.signal` fires).
+ */
+export class EventStream {
+  private heartbeat: NodeJS.Timeout | null = null;
+  private ended = false;
+
+  /** @internal Made by `res.sse()`. */
+  constructor(
+    private readonly res: Response,
+    options: EventStreamOptions,
+  ) {
+    const every = options.heartbeat ?? 15_000;
+    if (!Number.isInteger(every) || every < 0) throw new RangeError(`res.sse(): heartbeat must be a whole number of ms >= 0, got ${String(every)}`);
+    res.set({ "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" });
+    res.flushHeaders();
+    res.once("close", () => this.stop());
+    if (every > 0) {
+      this.heartbeat = setInterval(() => this.comment(""), every);
+      this.heartbeat.unref();
+    }
+  }
+
+  /** Whether the stream has ended (closed by the app, or the client went away). */
+  get closed(): boolean {
+    return this.ended || this.res.writableEnded || this.res.destroyed;
+  }
+
+  /**
+   * Writes one event. Returns false when the connection is full (wait for `res.on("drain")`
+   * before sending many more) or the stream is closed. A field holding a line break (event,
+   * id) or a bad retry throws a TypeError: it would end the event early.
+   */
+  send(message: ServerEvent | string): boolean {
+    const event: ServerEvent = typeof message === "string" ? { data: message } : message;
+    let text = "";
+    if (event.event !== undefined) text += `event: ${field("event", event.event)}\n`;
+    if (event.id !== undefined) text += `id: ${field("id", String(event.id))}\n`;
+    if (event.retry !== undefined) {
+      if (!Number.isInteger(event.retry) || event.retry < 0) throw new TypeError(`EventStream.send: retry must be a whole number of ms >= 0, got ${String(event.retry)}`);
+      text += `retry: ${event.retry}\n`;
+    }
+    if (event.data !== undefined) {
+      const data = typeof event.data === "string" ? event.data : JSON.stringify(event.data);
+      for (const line of data.split(LINE_BREAK)) text += `data: ${line}\n`;
+    }
+    if (text === "") throw new TypeError("EventStream.send: an event needs data, event, id or retry");
+    return this.write(`${text}\n`);
+  }
+
+  /** Writes a comment line (`: text`), which clients ignore: a heartbeat, or padding. */
+  comment(text: string): boolean {
+    return this.write(`:${text === "" ? "" : ` ${field("comment", text)}`}\n\n`);
+  }
+
+  /** Ends the stream (the response). */
+  close(): void {
+    if (this.closed) return;
+    this.stop();
+    this.res.end();
+  }
+
+  private write(text: string): boolean {
+    if (this.closed) return false;
+    return this.res.write(text);
+  }
+
+  private stop(): void {
+    this.ended = true;
+    if (this.heartbeat !== null) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+  }
+}
+
+const LINE_BREAK = /\r\n|\r|\n/;
+
+function field(name: string, value: string): string {
+  if (/[\r\n]/.test(value) || value.includes("\0")) throw new TypeError(`EventStream: the ${name} ${JSON.stringify(value)} holds a line break or NUL, which would end the event early`);
+  return value;
+}

@@ -1,0 +1,152 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { describe, test } from "node:test";
+import type { ErrorLogLine, RequestLogLine } from "../src/index.js";
+import { engine, raw, serve } from "./helpers.js";
+
+type Line = RequestLogLine | ErrorLogLine;
+
+/** Waits until `lines` holds `n` lines (the access line is written after the answer reaches the client). */
+async function until(lines: Line[], n: number): Promise<void> {
+  for (let i = 0; i < 200 && lines.length < n; i++) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(lines.length, n, `expected ${n} log lines, got ${JSON.stringify(lines)}`);
+}
+
+describe("request log", () => {
+  test("one line per request after the answer: method, path, route, status, bytes, duration and id, echoed in X-Request-Id", async (t) => {
+    const lines: Line[] = [];
+    const { fetch } = await serve(
+      t,
+      (app) => {
+        app.get("/users/:id", (req, res) => res.json({ id: req.params.id, requestId: req.id }));
+        app.get("/stream", (_req, res) => {
+          res.write("a");
+          res.end("b");
+        });
+      },
+      { logger: (line) => lines.push(line) },
+    );
+    const res = await fetch("/users/7?secret=x");
+    const body = (await res.json()) as { id: string; requestId: string };
+    const id = res.headers.get("x-request-id");
+    assert.ok(id !== null && id.length > 0);
+    assert.equal(body.requestId, id, "req.id is the id echoed in X-Request-Id");
+    await until(lines, 1);
+    const line = lines[0] as RequestLogLine;
+    assert.equal(line.level, "info");
+    assert.equal(line.msg, "request");
+    assert.equal(line.method, "GET");
+    assert.equal(line.path, "/users/7", "the query string stays out of the log");
+    assert.equal(line.route, "GET /users/:id");
+    assert.equal(line.status, 200);
+    assert.equal(line.bytes, Buffer.byteLength(JSON.stringify(body)));
+    assert.equal(line.id, id);
+    assert.equal(line.aborted, false);
+    assert.ok(line.ms >= 0 && line.ms < 10_000);
+
+    const missing = await fetch("/nope");
+    await missing.text();
+    await until(lines, 2);
+    assert.equal((lines[1] as RequestLogLine).status, 404);
+    assert.equal((lines[1] as RequestLogLine).route, null);
+    assert.notEqual(lines[1]!.id, id, "each request gets its own id");
+
+    assert.equal(await (await fetch("/stream")).text(), "ab");
+    await until(lines, 3);
+    assert.equal((lines[2] as RequestLogLine).status, 200);
+    assert.equal((lines[2] as RequestLogLine).bytes, null, "a stream without a length has no byte count");
+  });
+
+  test("a client's X-Request-Id is ignored unless trustRequestId is on, and kept only when well-formed", async (t) => {
+    const lines: Line[] = [];
+    const untrusting = await serve(t, (app) => app.get("/", (req, res) => res.send(req.id)), { logger: (line) => lines.push(line) });
+    const sent = await untrusting.fetch("/", { headers: { "x-request-id": "from-client-1" } });
+    assert.notEqual(await sent.text(), "from-client-1");
+
+    const trusting = await serve(t, (app) => app.get("/", (req, res) => res.send(req.id)), { logger: () => {}, trustRequestId: true });
+    const kept = await trusting.fetch("/", { headers: { "x-request-id": "from-proxy-1" } });
+    assert.equal(await kept.text(), "from-proxy-1");
+    assert.equal(kept.headers.get("x-request-id"), "from-proxy-1");
+    const bad = await trusting.fetch("/", { headers: { "x-request-id": "<script>" } });
+    assert.notEqual(await bad.text(), "<script>", "an id unsafe to echo or log is replaced");
+    assert.match(bad.headers.get("x-request-id")!, /^[A-Za-z0-9_-]+-\d+$/);
+  });
+
+  test("errors are logged with the request id and route; a refused request is logged too", async (t) => {
+    const lines: Line[] = [];
+    const { fetch, port } = await serve(
+      t,
+      (app) => {
+        app.get("/boom", () => {
+          throw new Error("kaput");
+        });
+      },
+      { logger: (line) => lines.push(line), logErrors: true },
+    );
+    const res = await fetch("/boom");
+    assert.equal(res.status, 500);
+    await res.text();
+    await until(lines, 2);
+    const error = lines.find((l) => l.level === "error") as ErrorLogLine;
+    const access = lines.find((l) => l.level === "info") as RequestLogLine;
+    assert.equal(error.route, "GET /boom");
+    assert.equal(error.id, res.headers.get("x-request-id"));
+    assert.equal((error.err as { message: string }).message, "kaput");
+    assert.match(error.msg, /GET \/boom/);
+    assert.equal(access.status, 500);
+    assert.equal(access.id, error.id);
+
+    const refused = await raw(port, "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n");
+    assert.match(refused, /^HTTP\/1\.1 400/);
+    await until(lines, 3);
+    assert.equal((lines[2] as RequestLogLine).status, 400);
+  });
+
+  test("a pino logger gets info and error calls", async (t) => {
+    const calls: Array<[string, Record<string, unknown>, string | undefined]> = [];
+    const pino = {
+      info: (o: object, msg?: string) => calls.push(["info", o as Record<string, unknown>, msg]),
+      error: (o: object, msg?: string) => calls.push(["error", o as Record<string, unknown>, msg]),
+    };
+    const { fetch } = await serve(
+      t,
+      (app) =>
+        app.get("/fail", () => {
+          throw new Error("pino sees this");
+        }),
+      { logger: pino, logErrors: true },
+    );
+    const res = await fetch("/fail");
+    await res.text();
+    for (let i = 0; i < 200 && calls.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    const error = calls.find((c) => c[0] === "error")!;
+    assert.ok(error[1].err instanceof Error, "pino's own serializer gets the Error");
+    assert.equal(error[1].route, "GET /fail");
+    const info = calls.find((c) => c[0] === "info")!;
+    assert.equal(info[2], "request");
+    assert.equal(info[1].status, 500);
+    assert.equal(info[1].id, res.headers.get("x-request-id"));
+  });
+
+  test("logger: true writes JSON lines to stdout that parse and carry the request id", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", "test/fixtures/logging-app.ts"], { env: { ...process.env, COG_ENGINE: engine }, stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => (out += chunk));
+    for (let i = 0; i < 400 && !out.includes("\n"); i++) await new Promise((r) => setTimeout(r, 25));
+    const port = Number(out.split("\n")[0]);
+    assert.ok(port > 0, `the fixture prints its port: ${out}`);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`http://127.0.0.1:${port}/hello`);
+      await res.text();
+      ids.push(res.headers.get("x-request-id")!);
+    }
+    child.kill("SIGTERM");
+    await once(child, "exit");
+    const lines = out.trim().split("\n").slice(1).map((l) => JSON.parse(l) as RequestLogLine);
+    assert.deepEqual(lines.map((l) => l.id), ids);
+    assert.ok(lines.every((l) => l.msg === "request" && l.status === 200 && l.route === "GET /hello"));
+  });
+});
