@@ -245,6 +245,13 @@ pub fn write_frame(out: &mut Vec<u8>, opcode: u8, payload: &[u8]) {
     out.extend_from_slice(payload);
 }
 
+/// Appends a server frame with RSV1 set: a message compressed with permessage-deflate.
+pub fn write_compressed_frame(out: &mut Vec<u8>, opcode: u8, payload: &[u8]) {
+    let at = out.len();
+    write_frame(out, opcode, payload);
+    out[at] |= 0x40;
+}
+
 /// Appends the head of a server frame of `length` bytes; its payload follows.
 pub fn write_frame_head(out: &mut Vec<u8>, opcode: u8, length: usize) {
     out.push(0x80 | opcode);

@@ -42,7 +42,7 @@ export interface NativeAddon {
    * when the client is gone. `idleTimeout` in ms, 0 for none; past `maxBackpressure` unsent
    * bytes a message is dropped, and with `closeOnBackpressure` the socket cut.
    */
-  wsAccept(id: number, maxPayload: number, idleTimeout: number, maxBackpressure: number, closeOnBackpressure: boolean): boolean;
+  wsAccept(id: number, maxPayload: number, idleTimeout: number, maxBackpressure: number, closeOnBackpressure: boolean, perMessageDeflate: boolean): boolean;
   /** 1 sent, 0 queued behind unsent bytes (a drain event follows), -1 dropped (the socket is closing, or past maxBackpressure). */
   wsSend(id: number, data: string | Buffer, binary: boolean): number;
   /** One message to many sockets, framed once. */
