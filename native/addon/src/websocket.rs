@@ -9,8 +9,9 @@
 //! connection that breaks the protocol is failed with the code the decoder gives.
 //!
 //! permessage-deflate (when the route enables it and the client offers it): the decoder inflates,
-//! and messages of at least `COMPRESS_THRESHOLD` bytes go out compressed, each socket with its
-//! own compressor. A publication is therefore framed once for the sockets without the extension
+//! and messages go out compressed, each socket with its own compressor (as `ws` does it: every
+//! message with context takeover, where even a short one gains from the shared window; with
+//! server_no_context_takeover only those of at least `COMPRESS_THRESHOLD` bytes). A publication is therefore framed once for the sockets without the extension
 //! and compressed per socket for those with it: with context takeover (what clients ask by
 //! default, and what compresses best for chat-like streams) each socket's deflate stream
 //! differs, so one compressed frame can't serve them all.
@@ -21,8 +22,8 @@ use crate::uv::*;
 use cog_framing::deflate::{negotiate, Deflater, Inflater};
 use cog_framing::websocket::{accept_key, write_close, write_compressed_frame, write_frame, Decoder, Event, OP_BINARY, OP_PING, OP_PONG, OP_TEXT};
 
-/// Messages smaller than this go out uncompressed (ws's default threshold): deflate costs more
-/// than it saves on them.
+/// Without context takeover, messages smaller than this go out uncompressed (ws's default
+/// threshold): compressed alone, deflate costs more than it saves on them.
 const COMPRESS_THRESHOLD: usize = 1024;
 
 /// How long a Close frame the server sent waits for the client's before the connection is cut.
@@ -52,8 +53,9 @@ pub(crate) struct WsConn {
     /// The Close frame to answer with once the batch that found the client's Close (or its
     /// protocol error) is answered: after what the app sent for the messages before it.
     close_reply: Option<(u16, &'static str)>,
-    /// The compressor for outgoing messages, when permessage-deflate lets the server compress.
-    deflater: Option<Deflater>,
+    /// The compressor for outgoing messages, when permessage-deflate lets the server compress,
+    /// and the size from which a message is compressed.
+    deflater: Option<(Deflater, usize)>,
 }
 
 /// What `send` reports: the message went out with the rest, or waits behind unsent bytes, or the socket is gone.
@@ -110,7 +112,8 @@ impl State {
             Some(agreed) => {
                 conn.out.extend_from_slice(b"\r\nSec-WebSocket-Extensions: ");
                 conn.out.extend_from_slice(agreed.header().as_bytes());
-                let deflater = agreed.server_compresses().then(|| Deflater::new(agreed.server_no_context_takeover));
+                let threshold = if agreed.server_no_context_takeover { COMPRESS_THRESHOLD } else { 0 };
+                let deflater = agreed.server_compresses().then(|| (Deflater::new(agreed.server_no_context_takeover), threshold));
                 (Decoder::with_inflater(max_payload, Inflater::new(agreed.client_no_context_takeover)), deflater)
             }
         };
@@ -356,7 +359,7 @@ impl State {
 
 /// Whether a message goes out compressed on the connection.
 fn compresses(conn: &crate::state::Conn, data: &[u8]) -> bool {
-    data.len() >= COMPRESS_THRESHOLD && conn.ws.as_ref().unwrap().deflater.is_some()
+    conn.ws.as_ref().unwrap().deflater.as_ref().is_some_and(|(_, threshold)| data.len() >= *threshold)
 }
 
 /// Appends one message to the connection's output: compressed (RSV1 set) when it compresses.
@@ -365,7 +368,7 @@ fn write_message(conn: &mut crate::state::Conn, data: &[u8], binary: bool) {
     if !compresses(conn, data) {
         return write_frame(&mut conn.out, opcode, data);
     }
-    let compressed = conn.ws.as_mut().unwrap().deflater.as_mut().unwrap().deflate(data);
+    let compressed = conn.ws.as_mut().unwrap().deflater.as_mut().unwrap().0.deflate(data);
     write_compressed_frame(&mut conn.out, opcode, &compressed);
 }
 
