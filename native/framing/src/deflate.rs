@@ -66,8 +66,11 @@ pub fn negotiate(header: &[u8]) -> Result<Option<Agreed>, &'static str> {
     Ok(accepted)
 }
 
+/// An extension's parameters: names and values (`None` for a flag).
+type Params = Vec<(String, Option<String>)>;
+
 /// One permessage-deflate offer's parameters, checked.
-fn offer(params: &[(String, Option<String>)]) -> Result<Agreed, &'static str> {
+fn offer(params: &Params) -> Result<Agreed, &'static str> {
     let mut agreed = Agreed::default();
     let mut seen: Vec<&str> = Vec::new();
     for (key, value) in params {
@@ -97,7 +100,7 @@ fn offer(params: &[(String, Option<String>)]) -> Result<Agreed, &'static str> {
 
 /// `Sec-WebSocket-Extensions` (RFC 6455 §9.1): extensions separated by commas, each a token
 /// followed by `; name[=value]` parameters, a value a token or a quoted string.
-fn parse(header: &str) -> Result<Vec<(String, Vec<(String, Option<String>)>)>, &'static str> {
+fn parse(header: &str) -> Result<Vec<(String, Params)>, &'static str> {
     let is_token = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
     let mut out = Vec::new();
     for extension in split_outside_quotes(header, ',') {
@@ -146,6 +149,16 @@ fn split_outside_quotes(s: &str, by: char) -> Vec<&str> {
 /// The four bytes a sync flush ends with, left off each message (RFC 7692 §7.2.1).
 const TAIL: [u8; 4] = [0x00, 0x00, 0xff, 0xff];
 
+/// What a compressed message inflates to.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Inflated {
+    Message(Vec<u8>),
+    /// It would pass the limit (the output never grew past the limit + 1).
+    TooBig,
+    /// It is not valid deflate data.
+    Invalid,
+}
+
 /// Inflates a client's compressed messages.
 pub struct Inflater {
     state: Decompress,
@@ -164,10 +177,9 @@ impl Inflater {
         Inflater { state: Decompress::new(false), reset_each }
     }
 
-    /// The message `compressed` inflated, or `None` when it is not valid deflate data. Err when
-    /// it would inflate past `limit` bytes: the output never grows past `limit` + 1.
-    pub fn inflate(&mut self, compressed: &[u8], limit: usize) -> Result<Option<Vec<u8>>, ()> {
-        let mut out: Vec<u8> = Vec::with_capacity(compressed.len().saturating_mul(2).clamp(64, limit.saturating_add(1)));
+    /// The message `compressed` inflated to at most `limit` bytes.
+    pub fn inflate(&mut self, compressed: &[u8], limit: usize) -> Inflated {
+        let mut out: Vec<u8> = Vec::with_capacity(compressed.len().saturating_mul(2).max(64).min(limit.saturating_add(1)));
         let mut ended = false;
         'input: for part in [compressed, &TAIL[..]] {
             let mut rest = part;
@@ -182,7 +194,7 @@ impl Inflater {
                 rest = &rest[used..];
                 if out.len() > limit {
                     self.state.reset(false);
-                    return Err(());
+                    return Inflated::TooBig;
                 }
                 match status {
                     Ok(Status::StreamEnd) => {
@@ -192,16 +204,16 @@ impl Inflater {
                     }
                     Ok(_) if rest.is_empty() && out.len() < out.capacity() => break,
                     // Input and room left, yet nothing moved: the data is not deflate.
-                    Ok(_) if used == 0 && out.len() == written => return Ok(None),
+                    Ok(_) if used == 0 && out.len() == written => return Inflated::Invalid,
                     Ok(_) => {}
-                    Err(_) => return Ok(None),
+                    Err(_) => return Inflated::Invalid,
                 }
             }
         }
         if self.reset_each || ended {
             self.state.reset(false);
         }
-        Ok(Some(out))
+        Inflated::Message(out)
     }
 }
 
@@ -281,7 +293,7 @@ mod tests {
             let (mut deflater, mut inflater) = (Deflater::new(reset), Inflater::new(reset));
             for message in [&b"hello hello hello hello"[..], &[7u8; 100_000], b"", b"hello hello hello hello"] {
                 let compressed = deflater.deflate(message);
-                assert_eq!(inflater.inflate(&compressed, 1 << 20), Ok(Some(message.to_vec())));
+                assert_eq!(inflater.inflate(&compressed, 1 << 20), Inflated::Message(message.to_vec()));
             }
         }
     }
@@ -291,14 +303,17 @@ mod tests {
         let bomb = Deflater::new(true).deflate(&vec![0u8; 50 << 20]);
         assert!(bomb.len() < 100_000, "{}", bomb.len());
         let mut inflater = Inflater::new(false);
-        assert_eq!(inflater.inflate(&bomb, 1 << 20), Err(()));
+        assert_eq!(inflater.inflate(&bomb, 1 << 20), Inflated::TooBig);
         let exact = Deflater::new(true).deflate(&[1u8; 1000]);
-        assert_eq!(Inflater::new(false).inflate(&exact, 1000).unwrap().unwrap().len(), 1000);
-        assert_eq!(Inflater::new(false).inflate(&exact, 999), Err(()));
+        assert_eq!(Inflater::new(false).inflate(&exact, 1000), Inflated::Message(vec![1u8; 1000]));
+        assert_eq!(Inflater::new(false).inflate(&exact, 999), Inflated::TooBig);
+        // A limit smaller than the first allocation would be.
+        assert_eq!(Inflater::new(false).inflate(&exact, 1), Inflated::TooBig);
+        assert_eq!(Inflater::new(false).inflate(&Deflater::new(true).deflate(b"x"), 1), Inflated::Message(b"x".to_vec()));
     }
 
     #[test]
     fn data_that_is_not_deflate_is_refused() {
-        assert_eq!(Inflater::new(false).inflate(&[0xff, 0xff, 0xff, 0xff, 0x01], 1000), Ok(None));
+        assert_eq!(Inflater::new(false).inflate(&[0xff, 0xff, 0xff, 0xff, 0x01], 1000), Inflated::Invalid);
     }
 }

@@ -13,7 +13,7 @@
 //! it compressed; it is inflated when whole, to at most the limit (past it: 1009). RSV1 on a
 //! control frame or a continuation, or without the extension, is a protocol error (1002).
 
-use crate::deflate::Inflater;
+use crate::deflate::{Inflated, Inflater};
 use sha1::{Digest, Sha1};
 
 pub const OP_CONTINUATION: u8 = 0x0;
@@ -181,9 +181,9 @@ impl Decoder {
             return message(text, bytes);
         }
         match self.inflater.as_mut().unwrap().inflate(&bytes, self.max_payload) {
-            Ok(Some(inflated)) => message(text, inflated),
-            Ok(None) => Err(fail(INVALID_DATA, "a compressed message that is not valid deflate data")),
-            Err(()) => Err(fail(TOO_BIG, "the message inflates past maxPayload")),
+            Inflated::Message(inflated) => message(text, inflated),
+            Inflated::Invalid => Err(fail(INVALID_DATA, "a compressed message that is not valid deflate data")),
+            Inflated::TooBig => Err(fail(TOO_BIG, "the message inflates past maxPayload")),
         }
     }
 }
