@@ -257,6 +257,22 @@ impl Deflater {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn any_bytes_inflate_within_the_limit_or_are_refused(input in proptest::collection::vec(any::<u8>(), 0..512), limit in 1usize..4096) {
+            let mut inflater = Inflater::new(false);
+            if let Inflated::Message(out) = inflater.inflate(&input, limit) {
+                prop_assert!(out.len() <= limit);
+            }
+        }
+
+        #[test]
+        fn any_header_negotiates_or_is_refused_without_panicking(header in "[ -~]{0,80}") {
+            let _ = negotiate(header.as_bytes());
+        }
+    }
 
     fn agreed(header: &str) -> Result<Option<Agreed>, &'static str> {
         negotiate(header.as_bytes())
