@@ -27,7 +27,7 @@ export function nativeTlsOptions(options: TlsOptions): NativeTlsOptions {
   const [key] = keys as [Pem];
   const pem = typeof key === "string" || Buffer.isBuffer(key) ? key : "pem" in key ? key.pem : null;
   const passphrase = typeof key === "object" && !Buffer.isBuffer(key) && "passphrase" in key ? key.passphrase ?? tls.passphrase : tls.passphrase;
-  const keyObject = pem === null ? (key as KeyObjectLike) : createPrivateKey({ key: pem, passphrase });
+  const keyObject = pem === null ? (key as KeyObjectLike) : readKey(pem, passphrase);
   return {
     key: keyObject.export({ type: "pkcs8", format: "pem" }).toString(),
     cert: pemText(tls.cert, "cert"),
@@ -47,4 +47,13 @@ function pemText(value: TlsOptions["cert"], name: string): string {
       throw new TypeError(`tls.${name} must be PEM text (a string or a Buffer), or an array of them`);
     })
     .join("\n");
+}
+
+function readKey(pem: string | Buffer, passphrase: string | undefined): KeyObjectLike {
+  try {
+    return createPrivateKey({ key: pem, passphrase });
+  } catch (err) {
+    const hint = passphrase === undefined ? "; an encrypted key needs its tls.passphrase" : "; is tls.passphrase the key's?";
+    throw new TypeError(`tls.key could not be read (${(err as Error).message})${hint}`);
+  }
 }
