@@ -201,6 +201,25 @@ describe("TLS", () => {
     await assert.rejects(locked.listen(0, "127.0.0.1"), /passphrase|decrypt|bad/i);
   });
 
+  test("client certificates: requestCert with ca refuses clients without one and serves those ca signed", { skip: opensslSkip }, async (t) => {
+    const client = certs!.issue("client");
+    const { port } = await servedWith(t, { tls: { ...certs!.issue("localhost"), ca: certs!.ca, requestCert: true, rejectUnauthorized: true } });
+    const get = (identity: { key: string; cert: string } | object) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = tlsConnect({ host: "127.0.0.1", port, ca: certs!.ca, servername: "localhost", ...identity }, () => {
+          socket.end("GET /hello HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+        });
+        let text = "";
+        socket.setEncoding("latin1").on("data", (c: string) => (text += c));
+        socket.on("close", () => resolve(text));
+        socket.on("error", reject);
+      });
+    assert.deepEqual(statuses(await get(client)), [200]);
+    // TLS 1.3 clients learn of the refusal after their handshake: as an alert, or a connection closed unanswered.
+    const refused = await get({}).catch((err: Error) => err.message);
+    assert.doesNotMatch(refused, /HTTP\/1\.1 200/);
+  });
+
   test("wss: a WebSocket over TLS", { skip: opensslSkip }, async (t) => {
     const served = await serve(t, (app) => app.ws("/echo", { message: (ws, data, isBinary) => void ws.send(data, isBinary) }), { tls: certs!.issue("localhost") });
     const client = new WebSocketClient(`wss://localhost:${served.port}/echo`, { ca: certs!.ca });
