@@ -216,8 +216,11 @@ impl State {
 
     /// Closes the connection; returns abort events for requests JavaScript still holds.
     pub(crate) fn close_conn(&mut self, key: usize) -> Vec<Call> {
-        let Some(conn) = self.conns.get_mut(key).and_then(Option::take) else { return Vec::new() };
+        let Some(mut conn) = self.conns.get_mut(key).and_then(Option::take) else { return Vec::new() };
         self.free_conns.push(key);
+        if let Some(tls) = conn.tls.as_deref_mut() {
+            tls.close(conn.fd);
+        }
         unsafe { close_fd_handle(conn.poll, conn.fd) };
         let mut calls = Vec::new();
         if let Some(ws) = &conn.ws {

@@ -137,6 +137,13 @@ impl TlsConn {
         }
     }
 
+    /// Tells the client the connection ends here (close_notify), as far as the socket takes it
+    /// now: the end of a body framed by the connection's close is then told from a cut.
+    pub(crate) fn close(&mut self, fd: c_int) {
+        self.session.send_close_notify();
+        let _ = self.push(fd);
+    }
+
     /// Whether records (a handshake message, an alert, a response) wait to be written.
     pub(crate) fn has_output(&self) -> bool {
         self.session.wants_write()

@@ -24,6 +24,8 @@ impl State {
         let mut dropped = Vec::new();
         loop {
             let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (false, dropped) };
+            // On TLS, rustls takes the output (all of it, unless the socket is full) and writes it
+            // as records; the cleartext loop below then finds nothing left.
             if let Some(tls) = conn.tls.as_deref_mut() {
                 match tls.send(conn.fd, &conn.out, &mut conn.out_pos) {
                     Sent::All => {}
