@@ -130,7 +130,7 @@ if (store) {
 }
 
 const { port } = await app.listen(Number(process.env.PORT ?? 8080), process.env.HOST ?? "127.0.0.1");
-console.log(`arena on http://127.0.0.1:${port} (${app.engineInUse} engine${store ? "" : "; no DATABASE_URL, so no /async-db or /crud"})`);
+console.log(`arena on http://127.0.0.1:${port} (${app.engine} engine${store ? "" : "; no DATABASE_URL, so no /async-db or /crud"})`);
 console.log("ready");
 
 const shutDown = async () => {

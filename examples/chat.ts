@@ -37,4 +37,4 @@ app.ws("/chat/:room", {
 });
 
 const { port } = await app.listen(Number(process.env.PORT ?? 3000));
-console.log(`chat on http://localhost:${port}/?name=ada (${app.engineInUse} engine)`);
+console.log(`chat on http://localhost:${port}/?name=ada (${app.engine} engine)`);

@@ -15,6 +15,12 @@ export interface ChainOwner {
   fail(err: unknown, req: Request, res: Response): void;
   /** `next()` called past the last handler: nothing answered this request. */
   fallThrough(req: Request, res: Response): void;
+  /**
+   * A handler returned (an async one: its promise fulfilled, with `value`) without having begun
+   * to answer or called `next`: maybe a bug, maybe an answer still to come (`nextCalled` tells
+   * later whether it called `next` after all).
+   */
+  returned(req: Request, res: Response, handler: Handler, nextCalled: () => boolean, value: unknown): void;
 }
 
 /**
@@ -39,15 +45,24 @@ function step(handlers: readonly Handler[], index: number, req: Request, res: Re
   };
   try {
     const result = handler(req, res, next) as PromiseLike<unknown> | undefined;
-    // Only async handlers pay for a rejection handler; sync ones create no promise at all.
+    // Only async handlers pay for settlement handlers; sync ones create no promise at all, and one
+    // that answered before returning costs two property reads here.
     if (result !== undefined && result !== null && typeof result.then === "function") {
-      result.then(undefined, (err: unknown) => owner.fail(err ?? new Error("Handler rejected without a reason"), req, res));
+      result.then(
+        (value) => {
+          if (!called && !res.writableEnded && !res.headersSent) owner.returned(req, res, handler, () => called, value);
+        },
+        (err: unknown) => owner.fail(err ?? new Error("Handler rejected without a reason"), req, res),
+      );
+    } else if (!called && !res.writableEnded && !res.headersSent) {
+      owner.returned(req, res, handler, () => called, result);
     }
   } catch (err) {
     owner.fail(err, req, res);
   }
 }
 
-function describe(handler: Handler): string {
+/** A handler's name for messages: `"auth"`, or `(anonymous)`. */
+export function describe(handler: Handler): string {
   return handler.name === "" ? "(anonymous)" : `"${handler.name}"`;
 }

@@ -1,13 +1,14 @@
 import type { Server, ServerOptions } from "node:http";
 import { availableParallelism } from "node:os";
-import { runChain, type ChainOwner, type Handler } from "./chain.js";
+import { debuglog } from "node:util";
+import { describe, runChain, type ChainOwner, type Handler } from "./chain.js";
 import type { Address, Engine, EngineConfig, HeadVerdict } from "./engines/engine.js";
 import { tooLarge } from "./body.js";
 import { compress } from "./compress.js";
 import { HttpError, errorBody, statusOf } from "./errors.js";
 import { NO_BODY, pathOf } from "./head.js";
 import { resolveLimits, type Limits } from "./limits.js";
-import { REPORT, whereOf } from "./log.js";
+import { REPORT, WARN, hintFor, whereOf } from "./log.js";
 import { RequestLogger, type LoggerOption } from "./logger.js";
 import { RESPONSE, ROUTE, decodeParam, type InternalRequest, type Params, type Request, type RequestSettings } from "./request.js";
 import { SERIALIZERS, WATCH, resetForError, type InternalResponse, type Response } from "./response.js";
@@ -18,6 +19,7 @@ import type { RouteOptions } from "./schema/types.js";
 import { Scope, type Layer, type Registry } from "./scope.js";
 import { secretsOf } from "./signing.js";
 import { serverTlsOptions, type TlsOptions } from "./tls.js";
+import { UnansweredWatch } from "./unanswered.js";
 import type { InjectOptions, InjectResponse } from "./testing.js";
 import { Topics, type Broker } from "./websocket/topics.js";
 import type { OutgoingData } from "./websocket/types.js";
@@ -25,6 +27,8 @@ import type { WorkerPool } from "./workers.js";
 
 export type EngineName = "node" | "native" | "auto";
 const ENGINES: readonly EngineName[] = ["node", "native", "auto"];
+/** `NODE_DEBUG=cog` prints which engine an app runs on (and, for "auto", why). */
+const debug = debuglog("cog");
 
 /** Every limit and timeout is an option; see `Limits` for what each means and README for the defaults. */
 export interface CogOptions extends Partial<Limits> {
@@ -154,13 +158,18 @@ export class Cog extends Scope implements ChainOwner {
   private readonly strict: boolean;
   private engineName: EngineName;
   private readonly logErrors: boolean;
+  /** Warns of handlers that return without answering: outside production, when logging. */
+  private readonly unanswered: UnansweredWatch | null;
   private readonly logger: RequestLogger | null;
   private readonly cogOptions: CogOptions;
   private errorHandler: ErrorHandler | null = null;
   private notFoundHandler: NotFoundHandler | null = null;
   /** Middleware for requests that match no route, rebuilt when `use` adds some. */
   private fallbackLayers: Handler[] | null = null;
-  private engine: Engine | null = null;
+  /** The engine listening, while it is. */
+  private serving: Engine | null = null;
+  /** The engine chosen for this app, once `listen` or `inject` has made it. */
+  private chosen: "node" | "native" | undefined = undefined;
   /** In the primary of `listen({ workers })`: the worker processes. */
   private workerPool: WorkerPool | null = null;
   /** Removes the SIGTERM/SIGINT handlers of `listen({ signals: true })`. */
@@ -209,6 +218,7 @@ export class Cog extends Scope implements ChainOwner {
     (this as { get: unknown }).get = (path: string, ...args: unknown[]) => (args.length === 0 ? this.setting(path) : (route as (...a: unknown[]) => this)(path, ...args));
     this.settings = { trustProxy: options.trustProxy ?? false, maxFields: this.limits.maxFields, maxJsonDepth: this.limits.maxJsonDepth, secrets: secretsOf(options.secret) };
     this.logErrors = options.logErrors ?? true;
+    this.unanswered = this.logErrors && process.env.NODE_ENV !== "production" ? new UnansweredWatch((message, req) => this[WARN](message, req)) : null;
     if (options.broker !== undefined && (options.broker === null || typeof options.broker.publish !== "function")) throw new TypeError("broker must be a Broker, such as redisBroker(url)");
     this.logger = options.logger === undefined || options.logger === false ? null : new RequestLogger(options.logger, options.trustRequestId ?? false);
   }
@@ -282,7 +292,7 @@ export class Cog extends Scope implements ChainOwner {
 
   /** The primary of `workers`: forks them, and answers `close` by draining them. */
   private async startWorkers(options: ListenOptions, drainMs: number): Promise<Address> {
-    if (this.engine !== null || this.starting || this.workerPool !== null) throw new Error("This app is already listening; create another Cog to serve twice");
+    if (this.serving !== null || this.starting || this.workerPool !== null) throw new Error("This app is already listening; create another Cog to serve twice");
     const requested = options.workers;
     const count = requested === "auto" ? availableParallelism() : requested;
     if (typeof count !== "number" || !Number.isInteger(count) || count < 1) throw new RangeError(`listen({ workers }) takes a whole number of processes (1 or more) or "auto"; got ${String(requested)}`);
@@ -299,14 +309,14 @@ export class Cog extends Scope implements ChainOwner {
 
   /** Listens in this process. `shared`: other processes (Cog's workers) listen on the port too. */
   private async serve(port: number, host: string | undefined, shared: boolean): Promise<Address> {
-    if (this.engine !== null || this.starting || this.workerPool !== null) throw new Error("This app is already listening; create another Cog to serve twice");
+    if (this.serving !== null || this.starting || this.workerPool !== null) throw new Error("This app is already listening; create another Cog to serve twice");
     this.starting = true;
     this.closing = false;
     try {
       const engine = await this.createEngine();
       await this.topics?.start();
       const address = await engine.listen(port, host, shared);
-      this.engine = engine;
+      this.serving = engine;
       this.startWatch();
       return address;
     } finally {
@@ -318,10 +328,19 @@ export class Cog extends Scope implements ChainOwner {
   /** The engine this app serves with, loaded on demand: an app on one engine never loads the other. */
   private async createEngine(): Promise<Engine> {
     const config: EngineConfig = { app: this, dispatch: this.dispatch, limits: this.limits, settings: this.settings, strict: this.strict, options: this.cogOptions };
-    let name = this.engineName;
-    if (name === "auto") name = (await import("./engines/native/load.js")).nativeUnavailable() === null ? "native" : "node";
-    const engine = name === "native" ? new (await import("./engines/native/engine.js")).NativeEngine(config) : new (await import("./engines/node/engine.js")).NodeEngine(config);
+    let name: "node" | "native";
+    if (this.engineName === "auto") {
+      const unavailable = (await import("./engines/native/load.js")).nativeUnavailable();
+      name = unavailable === null ? "native" : "node";
+      debug('engine "auto" chose %s%s', name, unavailable === null ? ": the native engine loads here" : `, because ${unavailable}`);
+    } else {
+      name = this.engineName;
+      debug('engine "%s"', name);
+    }
+    const engine =
+      name === "native" ? new (await import("./engines/native/engine.js")).NativeEngine(config) : new (await import("./engines/node/engine.js")).NodeEngine(config);
     if (this.logger !== null) this.logger.bodyBytes = (res) => engine.bodyBytes(res);
+    this.chosen = name;
     return engine;
   }
 
@@ -332,19 +351,23 @@ export class Cog extends Scope implements ChainOwner {
    */
   setSecureContext(tls: TlsOptions): void {
     if (this.cogOptions.tls === undefined) throw new Error("setSecureContext needs an app made with the tls option: new Cog({ tls: { key, cert } })");
-    const engine = this.engine;
+    const engine = this.serving;
     if (engine === null) throw new Error("setSecureContext works once the app listens; before that, pass the certificate as the tls option");
     engine.setSecureContext!(tls);
   }
 
-  /** The engine serving requests once listening ("node" or "native"; with `engine: "auto"`, the one it chose). */
-  get engineInUse(): "node" | "native" | undefined {
-    return this.engine?.name;
+  /**
+   * The engine this app runs on, "node" or "native" (with `engine: "auto"`, the one it chose;
+   * `NODE_DEBUG=cog` also prints it, and why), once `listen` or `inject` has started it;
+   * undefined before.
+   */
+  get engine(): "node" | "native" | undefined {
+    return this.chosen;
   }
 
   /** The underlying `http.Server` once listening, on the node engine only (for upgrades, or tuning timeouts). */
   get server(): Server | undefined {
-    return this.engine?.name === "node" ? (this.engine as unknown as { server: Server }).server : undefined;
+    return this.serving?.name === "node" ? (this.serving as unknown as { server: Server }).server : undefined;
   }
 
   /**
@@ -360,12 +383,12 @@ export class Cog extends Scope implements ChainOwner {
       await pool.stop();
       this.workerPool = null;
     }
-    const engine = this.engine;
+    const engine = this.serving;
     if (engine === null) return;
     this.closing = true;
     await engine.close(drainMs);
     await this.topics?.stop();
-    this.engine = null;
+    this.serving = null;
     this.stopWatch();
   }
 
@@ -596,21 +619,50 @@ export class Cog extends Scope implements ChainOwner {
       try {
         const result = this.errorHandler(err, req, res) as PromiseLike<unknown> | undefined;
         if (result !== undefined && result !== null && typeof result.then === "function") {
-          result.then(undefined, (e: unknown) => this.defaultError(e, req, res));
+          result.then(
+            (value) => this.errorHandlerReturned(req, res, value),
+            (handlerErr: unknown) => this.errorHandlerFailed(handlerErr, err, req, res),
+          );
+        } else {
+          this.errorHandlerReturned(req, res, result);
         }
         return;
       } catch (handlerErr) {
-        this[REPORT](handlerErr, req, "in the error handler");
-        if (res.headersSent) return void res.destroy();
-        resetForError(res);
+        return this.errorHandlerFailed(handlerErr, err, req, res);
       }
     }
     this.defaultError(err, req, res);
   }
 
+  /** The app's error handler threw or rejected: that is reported, and the original error answered as if there were none. */
+  private errorHandlerFailed(handlerErr: unknown, err: unknown, req: Request, res: Response): void {
+    this[REPORT](handlerErr, req, "in the error handler");
+    if (res.writableEnded || res.destroyed) return;
+    if (res.headersSent) return void res.destroy();
+    resetForError(res);
+    this.defaultError(err, req, res);
+  }
+
+  private errorHandlerReturned(req: Request, res: Response, value: unknown): void {
+    if (this.unanswered !== null && !res.writableEnded && !res.headersSent) this.unanswered.watch(req, res, "the error handler (onError)", () => false, value);
+  }
+
+  returned(req: Request, res: Response, handler: Handler, nextCalled: () => boolean, value: unknown): void {
+    this.unanswered?.watch(req, res, `the handler ${describe(handler)}`, nextCalled, value);
+  }
+
   fallThrough(req: Request, res: Response): void {
+    const route = (req as InternalRequest)[ROUTE];
+    if (route !== null && !res.headersSent && !res.writableEnded) {
+      this[WARN](`the last handler of route ${route} called next() without answering: nothing else answers, so the request gets 404 as if no route matched; answer there, or don't call next() in it`, req);
+    }
     if (this.notFoundHandler !== null) {
-      runChain([this.notFoundHandler as Handler], req, res, { fail: (e, rq, rs) => this.fail(e, rq, rs), fallThrough: () => this.defaultNotFound(req, res) });
+      const owner: ChainOwner = {
+        fail: (e, rq, rs) => this.fail(e, rq, rs),
+        fallThrough: () => this.defaultNotFound(req, res),
+        returned: (rq, rs, _handler, nextCalled, value) => this.unanswered?.watch(rq, rs, "the notFound handler", nextCalled, value),
+      };
+      runChain([this.notFoundHandler as Handler], req, res, owner);
       return;
     }
     this.defaultNotFound(req, res);
@@ -647,12 +699,19 @@ export class Cog extends Scope implements ChainOwner {
     }
   }
 
-  /** Logs an error with where it happened (method, path, route), unless `logErrors` is off. */
+  /** Logs an error with where it happened (method, path, route), and how to fix it where Cog knows, unless `logErrors` is off. */
   [REPORT](err: unknown, req: Request, when?: string): void {
     if (!this.logErrors) return;
     const where = whereOf(req);
     if (this.logger !== null) return this.logger.error(err, req, `cog: ${where}${when === undefined ? "" : ` (${when})`}`);
-    console.error(`cog: ${where}${when === undefined ? "" : ` (${when})`}:`, err);
+    const hint = hintFor(err);
+    if (hint === undefined) console.error(`cog: ${where}${when === undefined ? "" : ` (${when})`}:`, err);
+    else console.error(`cog: ${where}${when === undefined ? "" : ` (${when})`}:`, err, `\n  (${hint})`);
+  }
+
+  /** Logs a warning about how the app uses Cog, with where (method, path, route), unless `logErrors` is off. */
+  [WARN](message: string, req: Request): void {
+    if (this.logErrors) console.warn(`cog: warning: ${whereOf(req)}: ${message}`);
   }
 }
 

@@ -1,6 +1,7 @@
 export { Cog, type CogOptions, type ListenOptions, type EngineName, type ErrorHandler, type NotFoundHandler } from "./cog.js";
 export { Scope as Group, type AddRoute } from "./scope.js";
-export type { Request, CogRequest, Query, Cookies, SignedCookies, Params } from "./request.js";
+export type { Request, CogRequest, RouteRequest, Query, Cookies, SignedCookies, Params } from "./request.js";
+export type { PathParams } from "./router.js";
 export type { Response, CogResponse, CookieOptions, HeaderValue } from "./response.js";
 export { HttpError } from "./errors.js";
 export type { Handler, Next } from "./chain.js";

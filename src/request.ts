@@ -341,6 +341,9 @@ export type Request = InstanceType<ReturnType<typeof withRequestHelpers<abstract
 /** A request as Cog's own code sees it: with its internal state. @internal */
 export type InternalRequest = Request & RequestInternals;
 
+/** The request a route's handlers see: `req.params` typed from the route's path (see `PathParams`). */
+export type RouteRequest<P> = Omit<Request, "params"> & { params: P };
+
 /** Older name of `Request`. */
 export type CogRequest = Request;
 

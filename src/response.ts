@@ -1,6 +1,10 @@
 import { validateHeaderName, validateHeaderValue, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
 import { createRequire } from "node:module";
 import { pipeline, type Readable } from "node:stream";
+// The helpers' declared type (dist/response.d.ts) names EventEmitter.captureRejectionSymbol, a
+// member every engine's response inherits: EventEmitter must be in scope there, or a project
+// that checks library types (skipLibCheck off) fails on Cog's declarations.
+import type { EventEmitter } from "node:events";
 import { stringifySetCookie } from "cookie";
 import encodeUrl from "encodeurl";
 import type { ResponseSurface } from "./engines/engine.js";
@@ -62,6 +66,7 @@ export interface ResponseInternals {
   [WHOLE_BODY]: string | Buffer | undefined;
   [WATCH]: Map<unknown, unknown> | null;
 }
+export type { EventEmitter };
 type Internal = ResponseInternals;
 /** A response's internal state (a cast, which V8 compiles away). */
 const own = (res: object) => res as Internal;

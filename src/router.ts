@@ -7,6 +7,20 @@
  * A single trailing slash is ignored (`/admin/` finds `/admin`).
  */
 
+/** The name a pattern's segment declares: `:id` -> "id", `*` -> "*", a static segment -> never. */
+type SegmentParam<S extends string> = S extends `:${infer Name}` ? Name : S extends "*" ? "*" : never;
+type ParamNames<P extends string> = P extends `${infer Head}/${infer Rest}` ? SegmentParam<Head> | ParamNames<Rest> : SegmentParam<P>;
+
+/**
+ * The params a path pattern declares, as `req.params` holds them: `"/users/:id/*"` ->
+ * `{ id: string; "*": string }`, a static path -> `{}`. A path that is not a literal (a `string`)
+ * gives `Record<string, string>`.
+ */
+export type PathParams<P extends string> = string extends P ? Record<string, string> : { [K in ParamNames<P>]: string };
+
+/** A group prefix and a path joined, as types: a `string` either side gives `string`. */
+export type JoinedPath<Prefix extends string, Path extends string> = string extends Prefix | Path ? string : `${Prefix}/${Path}`;
+
 /** What a lookup answers: the route for the method, or null when only other methods exist. */
 export interface Match<T> {
   readonly data: T | null;
@@ -77,8 +91,9 @@ export class Router<T> {
           entry = node.wildcard ??= new PathEntry<T>();
         } else if (segment[0] === ":") {
           const name = segment.slice(1);
-          if (!/^[A-Za-z_$][\w$]*$/.test(name)) throw new Error(`Route ${pattern}: invalid param name "${name}"`);
-          if (names.includes(name)) throw new Error(`Route ${pattern}: param "${name}" appears twice`);
+          const problem = segmentProblem(segment);
+          if (problem !== null) throw new Error(`Route ${pattern}: ${problem}`);
+          if (names.includes(name)) throw new Error(`Route ${pattern}: param "${name}" appears twice (a group's prefix counts too); give each a name of its own`);
           names.push(name);
           node = node.param ??= new TrieNode<T>();
         } else {
@@ -145,6 +160,41 @@ function matchNode<T>(node: TrieNode<T>, path: string, start: number, values: st
     return node.wildcard;
   }
   return null;
+}
+
+/**
+ * What is wrong with one segment of a path pattern, in words that say how to write it, or null.
+ * Cog's syntax is static segments, `:name` params (a whole segment each) and a final `*`; the
+ * regex-style forms of other routers would otherwise be taken as literal text and never match.
+ */
+function segmentProblem(segment: string): string | null {
+  if (segment[0] === ":") {
+    const name = segment.slice(1);
+    if (/^[A-Za-z_$][\w$]*$/.test(name)) return null;
+    if (name.endsWith("?")) return `optional params ("${segment}") are not supported: register the path with and without it`;
+    if (name.includes("(")) return `regex constraints on params ("${segment}") are not supported: validate the param with a params schema (e.g. an integer)`;
+    if (/[*+]$/.test(name)) return `repeating params ("${segment}") are not supported: end the path with "*" for the rest of it (req.params["*"])`;
+    return `invalid param name "${name}": a param is a whole segment, ":" then letters, digits, "_" or "$" (e.g. "/files/:name"; split "a.b" values in the handler)`;
+  }
+  if (segment !== "*" && segment.includes("*")) return `"*" matches the rest of the path as a segment of its own, at the end ("/files/*"), not inside "${segment}"`;
+  if (segment.includes("?")) return `"?" starts the query string, which routes never match: declare the query with a schema, or read req.query`;
+  if (/[(){}[\]]/.test(segment)) return `"${segment}" looks like another router's syntax; Cog's params are ":name" segments (e.g. "/users/:id")`;
+  return null;
+}
+
+/**
+ * Checks a path given to a registering method (`where` names it, e.g. `GET users`) before it is
+ * joined to its group's prefix: a string that starts with "/", in Cog's syntax. A mistake throws
+ * at registration with the reason, rather than registering a route that never matches.
+ */
+export function checkPath(path: unknown, where: string): string {
+  if (typeof path !== "string") throw new TypeError(`${where}: a path must be a string that starts with "/", got ${path === null ? "null" : typeof path}${typeof path === "number" ? ` (write "/${path}")` : ""}`);
+  if (path[0] !== "/") throw new TypeError(`${where}: a path must start with "/": write "/${path}"`);
+  for (const segment of path.slice(1).split("/")) {
+    const problem = segmentProblem(segment);
+    if (problem !== null) throw new TypeError(`${where}: ${problem}`);
+  }
+  return path;
 }
 
 /** `"admin/"` -> `"/admin"`, `""` -> `"/"`: one spelling per pattern. */

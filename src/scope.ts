@@ -1,22 +1,29 @@
 import type { Handler } from "./chain.js";
 import { pathOf } from "./head.js";
-import { CACHED_PATH, type InternalRequest, type Request } from "./request.js";
-import { joinPaths, normalizePattern } from "./router.js";
+import { CACHED_PATH, type InternalRequest, type Request, type RouteRequest } from "./request.js";
+import { checkPath, joinPaths, normalizePattern, type JoinedPath, type PathParams } from "./router.js";
 import type { RouteOptions, RouteSchema, SchemaRequest, SchemaResponse } from "./schema/types.js";
 import { upgradeHandler } from "./websocket/route.js";
 import type { Topics } from "./websocket/topics.js";
 import { resolveWebSocketOptions, type WebSocketHandlers, type WebSocketOptions } from "./websocket/types.js";
 
 /**
- * A route-registering method: `(path, ...handlers)`, or `(path, { schema }, ...handlers)`
- * whose handlers see `req.body`, `req.query`, `req.params` and `res.json` typed from the schema.
+ * A route-registering method: `(path, ...handlers)`, whose handlers see `req.params` typed from
+ * the path (`"/users/:id"` -> `{ id: string }`, under the group's `Prefix`), or
+ * `(path, { schema }, ...handlers)`, whose handlers see `req.body`, `req.query`, `req.params` and
+ * `res.json` typed from the schema (the schema's params type wins over the path's).
  */
-export interface AddRoute<This> {
-  <const S extends RouteSchema>(path: string, options: RouteOptions<S>, ...handlers: Array<Handler<SchemaRequest<S>, SchemaResponse<S>>>): This;
-  (path: string, ...handlers: Handler[]): This;
+export interface AddRoute<This, Prefix extends string = ""> {
+  <const Path extends string, const S extends RouteSchema>(
+    path: Path,
+    options: RouteOptions<S>,
+    ...handlers: Array<Handler<SchemaRequest<S, PathParams<JoinedPath<Prefix, Path>>>, SchemaResponse<S>>>
+  ): This;
+  <const Path extends string>(path: Path, ...handlers: Array<Handler<RouteRequest<PathParams<JoinedPath<Prefix, Path>>>>>): This;
 }
 
-type RouteArgs = Array<Handler | RouteOptions>;
+// Checked at run time (`route`): the typed overloads are `AddRoute`'s.
+type RouteArgs = unknown[];
 
 /** A middleware registered with `use`, and the path prefix it is limited to ("/" for all). */
 export interface Layer {
@@ -40,15 +47,15 @@ export interface Registry {
  * with a path prefix and middleware of its own, which apply to the routes
  * registered inside it (and to its nested groups) after the `use` call.
  */
-export class Scope {
+export class Scope<Prefix extends string = ""> {
   readonly layers: Layer[] = [];
   /** Nested groups, so middleware of theirs can also run for unmatched paths under their prefix. */
-  readonly children: Scope[] = [];
+  readonly children: Scope<string>[] = [];
 
   constructor(
     protected readonly registry: Registry,
     readonly prefix: string,
-    readonly parent: Scope | null,
+    readonly parent: Scope<string> | null,
   ) {}
 
   /**
@@ -60,8 +67,9 @@ export class Scope {
    */
   use(pathOrHandler: string | Handler, ...handlers: Handler[]): this {
     let path = "/";
-    if (typeof pathOrHandler === "string") path = pathOrHandler === "*" || pathOrHandler === "/*" ? "/" : normalizePattern(pathOrHandler);
-    else handlers.unshift(pathOrHandler);
+    if (typeof pathOrHandler === "function") handlers.unshift(pathOrHandler);
+    else if (pathOrHandler === "*" || pathOrHandler === "/*") path = "/";
+    else path = normalizePattern(checkPath(pathOrHandler, "use()"));
     if (handlers.length === 0) throw new TypeError("use() needs at least one middleware function");
     const prefix = joinPaths(this.prefix, path);
     for (const handler of handlers) {
@@ -73,15 +81,15 @@ export class Scope {
     return this;
   }
 
-  readonly get: AddRoute<this> = (path: string, ...args: RouteArgs) => this.route("GET", path, args);
-  readonly post: AddRoute<this> = (path: string, ...args: RouteArgs) => this.route("POST", path, args);
-  readonly put: AddRoute<this> = (path: string, ...args: RouteArgs) => this.route("PUT", path, args);
-  readonly patch: AddRoute<this> = (path: string, ...args: RouteArgs) => this.route("PATCH", path, args);
-  readonly delete: AddRoute<this> = (path: string, ...args: RouteArgs) => this.route("DELETE", path, args);
-  readonly head: AddRoute<this> = (path: string, ...args: RouteArgs) => this.route("HEAD", path, args);
-  readonly options: AddRoute<this> = (path: string, ...args: RouteArgs) => this.route("OPTIONS", path, args);
+  readonly get: AddRoute<this, Prefix> = (path: string, ...args: RouteArgs) => this.route("GET", path, args);
+  readonly post: AddRoute<this, Prefix> = (path: string, ...args: RouteArgs) => this.route("POST", path, args);
+  readonly put: AddRoute<this, Prefix> = (path: string, ...args: RouteArgs) => this.route("PUT", path, args);
+  readonly patch: AddRoute<this, Prefix> = (path: string, ...args: RouteArgs) => this.route("PATCH", path, args);
+  readonly delete: AddRoute<this, Prefix> = (path: string, ...args: RouteArgs) => this.route("DELETE", path, args);
+  readonly head: AddRoute<this, Prefix> = (path: string, ...args: RouteArgs) => this.route("HEAD", path, args);
+  readonly options: AddRoute<this, Prefix> = (path: string, ...args: RouteArgs) => this.route("OPTIONS", path, args);
   /** Every method on this path. */
-  readonly all: AddRoute<this> = (path: string, ...args: RouteArgs) => this.route("*", path, args);
+  readonly all: AddRoute<this, Prefix> = (path: string, ...args: RouteArgs) => this.route("*", path, args);
 
   /**
    * A WebSocket endpoint: a GET route whose middleware (the app's, as for any route) runs on the
@@ -98,9 +106,12 @@ export class Scope {
     return this.route("GET", path, [handler]);
   }
 
-  /** Routes under a common prefix with middleware of their own: `app.group("/admin", (admin) => …)`. */
-  group(prefix: string, define: (group: Scope) => void): this {
-    const child = new Scope(this.registry, joinPaths(this.prefix, prefix), this);
+  /**
+   * Routes under a common prefix with middleware of their own: `app.group("/admin", (admin) => …)`.
+   * The prefix's params are typed in its routes' `req.params` too.
+   */
+  group<const G extends string>(prefix: G, define: (group: Scope<JoinedPath<Prefix, G>>) => void): this {
+    const child = new Scope<JoinedPath<Prefix, G>>(this.registry, joinPaths(this.prefix, checkPath(prefix, "group()")), this);
     this.children.push(child);
     define(child);
     return this;
@@ -110,6 +121,7 @@ export class Scope {
     const first = args[0];
     const options = typeof first === "object" && first !== null ? (first as RouteOptions) : undefined;
     const handlers = (options === undefined ? args : args.slice(1)) as Handler[];
+    checkPath(path, `${method === "*" ? "ALL" : method} ${String(path)}`);
     if (handlers.length === 0) throw new TypeError(`Route ${method} ${path} needs at least one handler`);
     for (const handler of handlers) assertHandler(handler, `${method} ${path}`);
     this.registry.addRoute(this, method, path, handlers, options);

@@ -2,28 +2,13 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Cog } from "../src/index.js";
 import { engine } from "./helpers.js";
-import { load, logLines, start } from "./serving.js";
+import { sigtermUnderLoad, start } from "./serving.js";
 
 describe("graceful shutdown of one process (listen({ signals: true }))", () => {
   test("SIGTERM under load: every request the server took is answered, then it exits 0", async (t) => {
     const app = await start();
     t.after(() => app.child.kill("SIGKILL"));
-    let answered = 0;
-    let signalled = false;
-    const results = await load(app.port, "/slow", 16, (r) => {
-      if ("status" in r) answered++;
-      if (!signalled && answered >= 50) {
-        signalled = true;
-        app.child.kill("SIGTERM");
-      }
-      return signalled && "error" in r;
-    });
-    assert.equal(await app.exited, 0);
-    const lines = logLines(app.output());
-    const ok = results.filter((r) => "status" in r);
-    assert.ok(lines.every((l) => !l.aborted), "no accepted request was cut");
-    assert.equal(ok.length, lines.length, "every request the server logged reached its client, and vice versa");
-    assert.ok(ok.every((r) => r.status === 200 || r.status === 503));
+    await sigtermUnderLoad(app);
   });
 
   test("close() removes the signal handlers; bad worker counts are refused with what to pass", async () => {

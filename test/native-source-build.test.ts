@@ -20,7 +20,10 @@ function folders(dir: string): string[] {
     .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1));
 }
 
-describe("cog-http installed where no prebuilt package fits, built from source", { skip: !cargo && "cargo is not installed: the build from source needs Rust" }, () => {
+// CI runs the suite once per supported Node; a build with cargo is the same on each, so it is checked on the first.
+const skip = !cargo ? "cargo is not installed: the build from source needs Rust" : process.env.COG_NODE_MATRIX === "1" ? "checked on CI's first Node (COG_NODE_MATRIX=1): the build from source doesn't change with Node's version" : false;
+
+describe("cog-http installed where no prebuilt package fits, built from source", { skip }, () => {
   const dir = mkdtempSync(join(tmpdir(), "cog-source-build-"));
   after(() => rmSync(dir, { recursive: true, force: true }));
   const env = { ...process.env, CARGO_TARGET_DIR: join(repo, ".cache", "source-build-target") };

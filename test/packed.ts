@@ -105,7 +105,7 @@ app.get("/hello/:name", (req, res) => res.send("hello " + req.params.name));
 const { port } = await app.listen(0, "127.0.0.1");
 const response = await fetch("http://127.0.0.1:" + port + "/hello/installed");
 const addons = readFileSync("/proc/self/maps", "utf8").split("\\n").map((line) => line.split(/\\s+/)[5] ?? "").filter((file) => file.endsWith(".node"));
-console.log(JSON.stringify({ status: response.status, body: await response.text(), engine: app.engineInUse, addons: [...new Set(addons)] }));
+console.log(JSON.stringify({ status: response.status, body: await response.text(), engine: app.engine, addons: [...new Set(addons)] }));
 await app.close();
 `,
   );

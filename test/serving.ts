@@ -1,4 +1,5 @@
 // Helpers for tests that run an app as a process of its own (test/fixtures/serving-app.ts) and load it.
+import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { request } from "node:http";
 import { engine } from "./helpers.js";
@@ -74,4 +75,28 @@ export function logLines(output: string): Array<{ status: number; aborted: boole
     .filter((l) => l.startsWith("{"))
     .map((l) => JSON.parse(l) as { level: string; status: number; aborted: boolean; path: string })
     .filter((l) => l.level === "info");
+}
+
+/**
+ * Loads `app` on `/slow` with 16 clients, sends it SIGTERM after 50 answers, and checks the drain:
+ * it exits 0, no request it logged was cut, and every request it logged reached its client (and
+ * the reverse); what came after the signal is a 200 or a 503.
+ */
+export async function sigtermUnderLoad(app: Served): Promise<void> {
+  let answered = 0;
+  let signalled = false;
+  const results = await load(app.port, "/slow", 16, (r) => {
+    if ("status" in r) answered++;
+    if (!signalled && answered >= 50) {
+      signalled = true;
+      app.child.kill("SIGTERM");
+    }
+    return signalled && "error" in r;
+  });
+  assert.equal(await app.exited, 0);
+  const lines = logLines(app.output());
+  const ok = results.filter((r) => "status" in r);
+  assert.ok(lines.every((l) => !l.aborted), "no accepted request was cut");
+  assert.equal(ok.length, lines.length, "every request the server logged reached its client, and vice versa");
+  assert.ok(ok.every((r) => r.status === 200 || r.status === 503), JSON.stringify(ok.filter((r) => r.status !== 200 && r.status !== 503)));
 }

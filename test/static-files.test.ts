@@ -6,7 +6,7 @@ import type { FileHandle } from "node:fs/promises";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, before, describe, test, type TestContext } from "node:test";
 import compression from "compression";
 import { serveStatic, type Cog, type Handler, type StaticOptions } from "../src/index.js";
 import { raw, serve } from "./helpers.js";
@@ -105,6 +105,18 @@ function site(t: Parameters<typeof serve>[0], options: StaticOptions = {}, extra
   });
 }
 
+/** Every path the file system is asked to open during the test `t`. */
+function recordOpens(t: TestContext): string[] {
+  const opened: string[] = [];
+  const open = fsp.open;
+  fsp.open = ((path: string, ...rest: unknown[]) => {
+    opened.push(String(path));
+    return (open as (...args: unknown[]) => Promise<FileHandle>)(path, ...rest);
+  }) as typeof fsp.open;
+  t.after(() => void (fsp.open = open));
+  return opened;
+}
+
 describe("serveStatic", () => {
   test("serves files with their type, length, validators and caching headers", async (t) => {
     const { port } = await site(t);
@@ -196,13 +208,7 @@ describe("serveStatic", () => {
   });
 
   test("no spelling of a path outside the root is served, and nothing outside it is even opened", async (t) => {
-    const opened: string[] = [];
-    const open = fsp.open;
-    fsp.open = ((path: string, ...rest: unknown[]) => {
-      opened.push(String(path));
-      return (open as (...args: unknown[]) => Promise<FileHandle>)(path, ...rest);
-    }) as typeof fsp.open;
-    t.after(() => void (fsp.open = open));
+    const opened = recordOpens(t);
     const { port } = await site(t, { dotfiles: "allow" });
     const spellings = [
       "/static/../secret.txt",
@@ -281,13 +287,7 @@ describe("the in-memory cache (an option)", () => {
 
   test("with cache, small files and their variants are opened once; ranges, HEAD and 304s are answered from memory", async (t) => {
     writeFileSync(join(root, "kept.txt"), "kept in memory");
-    const opened: string[] = [];
-    const open = fsp.open;
-    fsp.open = ((path: string, ...rest: unknown[]) => {
-      opened.push(String(path));
-      return (open as (...args: unknown[]) => Promise<FileHandle>)(path, ...rest);
-    }) as typeof fsp.open;
-    t.after(() => void (fsp.open = open));
+    const opened = recordOpens(t);
     const { port, base } = await site(t, { cache: { maxFileBytes: 1024 }, precompressed: true });
     const first = await get(port, "/static/kept.txt");
     writeFileSync(join(root, "kept.txt"), "changed on disk");

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { get, load, logLines, start } from "./serving.js";
+import { get, load, sigtermUnderLoad, start } from "./serving.js";
 
 const linuxOnly = process.platform === "linux" ? false : "workers on the native engine share a port with SO_REUSEPORT (Linux)";
 
@@ -54,21 +54,6 @@ describe("workers", { skip: linuxOnly }, () => {
   test("SIGTERM under load drains every worker: each request a worker took is answered, and the primary exits 0", async (t) => {
     const app = await start({ WORKERS: "2" });
     t.after(() => app.child.kill("SIGKILL"));
-    let answered = 0;
-    let signalled = false;
-    const results = await load(app.port, "/slow", 16, (r) => {
-      if ("status" in r) answered++;
-      if (!signalled && answered >= 50) {
-        signalled = true;
-        app.child.kill("SIGTERM");
-      }
-      return signalled && "error" in r;
-    });
-    assert.equal(await app.exited, 0);
-    const lines = logLines(app.output());
-    const ok = results.filter((r) => "status" in r);
-    assert.ok(lines.every((l) => !l.aborted), "no accepted request was cut");
-    assert.equal(ok.length, lines.length, "every request a worker logged reached its client, and vice versa");
-    assert.ok(ok.every((r) => r.status === 200 || r.status === 503), JSON.stringify(ok.filter((r) => r.status !== 200 && r.status !== 503)));
+    await sigtermUnderLoad(app);
   });
 });

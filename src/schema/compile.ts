@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import type { StandardSchemaV1 } from "@standard-schema/spec";
+import type { StandardJSONSchemaV1, StandardSchemaV1 } from "@standard-schema/spec";
 import type { Ajv as AjvInstance, ErrorObject, ValidateFunction } from "ajv";
 import type { Handler } from "../chain.js";
 import { HttpError } from "../errors.js";
@@ -28,6 +28,8 @@ export function isStandardSchema(schema: unknown): schema is StandardSchemaV1 {
 }
 
 const ajvInstances = new Map<string, AjvInstance>();
+/** Coerces only (see `compileCoercion`): lists every field, so each gets coerced; adds no defaults. */
+const COERCE_ONLY = "coerce-only";
 
 /**
  * Bodies are validated as sent; params, query and headers arrive as strings,
@@ -37,14 +39,15 @@ const ajvInstances = new Map<string, AjvInstance>();
  * fast one (which stops at the first failure) has refused a request, so valid
  * requests never pay for them, and the body limit bounds what invalid ones cost.
  */
-function ajvFor(location: Location, allErrors: boolean): AjvInstance {
+function ajvFor(location: Location, allErrors: boolean | typeof COERCE_ONLY): AjvInstance {
   const coerce = location !== "body";
   const key = `${coerce}/${allErrors}`;
   let ajv = ajvInstances.get(key);
   if (ajv === undefined) {
     const AjvClass = (require("ajv") as typeof import("ajv")).default;
     const addFormats = (require("ajv-formats") as typeof import("ajv-formats")).default;
-    ajv = new AjvClass({ allErrors, strict: false, useDefaults: true, coerceTypes: coerce ? "array" : false });
+    const coerceOnly = allErrors === COERCE_ONLY;
+    ajv = new AjvClass({ allErrors: allErrors !== false, strict: false, useDefaults: !coerceOnly, coerceTypes: coerce ? "array" : false });
     addFormats(ajv);
     ajvInstances.set(key, ajv);
   }
@@ -58,6 +61,8 @@ interface Validator {
   /** Lists every failure: run only to explain a refusal. */
   readonly jsonAll: ValidateFunction | null;
   readonly standard: StandardSchemaV1 | null;
+  /** Coerces strings to a Standard Schema's declared types before it validates (params, query, headers). */
+  readonly coerce: ValidateFunction | null;
 }
 
 /**
@@ -72,9 +77,9 @@ export function compileValidation(schema: RouteSchema, where: string): Handler |
     const part = schema[location];
     if (part === undefined) continue;
     if (isStandardSchema(part)) {
-      validators.push({ location, json: null, jsonAll: null, standard: part });
+      validators.push({ location, json: null, jsonAll: null, standard: part, coerce: location === "body" ? null : compileCoercion(part, location) });
     } else {
-      validators.push({ location, json: compileJson(part, location, where, false), jsonAll: compileJson(part, location, where, true), standard: null });
+      validators.push({ location, json: compileJson(part, location, where, false), jsonAll: compileJson(part, location, where, true), standard: null, coerce: null });
     }
   }
   if (validators.length === 0) return null;
@@ -95,6 +100,7 @@ export function compileValidation(schema: RouteSchema, where: string): Handler |
         }
         continue;
       }
+      if (v.coerce !== null) v.coerce(value);
       const result = v.standard!["~standard"].validate(value);
       if (result instanceof Promise) (waiting ??= []).push(result.then((r) => apply(v.location, r)));
       else apply(v.location, result);
@@ -113,6 +119,27 @@ function compileJson(schema: JsonSchema, location: Location, where: string, allE
     return ajvFor(location, allErrors).compile(schema);
   } catch (err) {
     throw new Error(`Route ${where}: the ${location} schema does not compile: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/**
+ * Params, query and headers arrive as strings. A Standard Schema that describes its input as
+ * JSON Schema (Standard JSON Schema's `~standard.jsonSchema`, which zod 4, valibot and arktype
+ * offer) has them coerced to the types it declares before it validates, as a JSON Schema route's
+ * are: `z.number()` on `/:id` sees 7, not "7". Ajv, compiled from that JSON Schema, does the
+ * coercing (in place, where the value has the declared type's form; "7x" stays a string, and
+ * the Standard Schema refuses it); the verdict and the value handlers see are the Standard
+ * Schema's. A schema that can't describe itself so (no `jsonSchema`, or a type JSON Schema
+ * can't express) is given the strings, as before: its own coercion applies (`z.coerce.number()`).
+ */
+function compileCoercion(schema: StandardSchemaV1, location: Location): ValidateFunction | null {
+  const describe = (schema["~standard"] as Partial<StandardJSONSchemaV1.Props>).jsonSchema;
+  if (describe === undefined) return null;
+  try {
+    const jsonSchema = describe.input({ target: "draft-07" });
+    return ajvFor(location, COERCE_ONLY).compile(jsonSchema);
+  } catch {
+    return null;
   }
 }
 

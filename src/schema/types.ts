@@ -48,11 +48,14 @@ export type Infer<S> = S extends StandardSchemaV1<unknown, infer Output>
 
 type Part<S, K extends string, Fallback> = S extends { readonly [P in K]: infer T } ? Infer<T> : Fallback;
 
-/** The request a schema'd route's handlers see: body, query, params and headers typed from the schema. */
-export type SchemaRequest<S extends RouteSchema> = Omit<CogRequest, "body" | "query" | "params"> & {
+/**
+ * The request a schema'd route's handlers see: body, query and params typed from the schema;
+ * params without a schema are typed from the path (`Params`, given by the route).
+ */
+export type SchemaRequest<S extends RouteSchema, Params = CogRequest["params"]> = Omit<CogRequest, "body" | "query" | "params"> & {
   body: Part<S, "body", CogRequest["body"]>;
   query: Part<S, "query", CogRequest["query"]>;
-  params: Part<S, "params", CogRequest["params"]>;
+  params: Part<S, "params", Params>;
 };
 
 /** Any body one of the route's response schemas allows. */

@@ -112,7 +112,7 @@ export class NativeEngine implements Engine {
       this.config.dispatch(request, response, verdict);
     } catch (err) {
       // dispatch answers its own errors; anything escaping it is a bug: don't leave the client hanging.
-      console.error(err);
+      this.config.app[REPORT](err, request, "escaped Cog's dispatch, a bug in Cog: the connection was cut");
       response.destroy();
     }
     // Only unanswered responses are tracked: nothing else can run while this handler does.
