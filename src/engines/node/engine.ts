@@ -37,9 +37,14 @@ export class NodeEngine implements Engine {
   private readonly sessions: Sessions | null;
 
   constructor(private readonly config: EngineConfig) {
-    const { dispatch, limits, strict } = config;
+    const { dispatch, limits, strict, responseDone } = config;
     const http2 = config.options.http2 !== undefined && config.options.http2 !== false;
+    // node:http's responses emit 'close' once, when done or cut, whether or not anyone listens.
+    const closed = responseDone === null ? null : function (this: NodeResponse | H2Response): void {
+      responseDone(this as unknown as Response, !this.writableFinished);
+    };
     const listener = (this.listener = (req: NodeRequest | H2Request, res: NodeResponse | H2Response): void => {
+      if (closed !== null) res.on("close", closed);
       let verdict: HeadVerdict;
       try {
         verdict = http2 && req.httpVersionMajor === 2 ? inspectH2Head(req as H2Request, limits) : inspectHead(req, limits, strict);
@@ -138,7 +143,7 @@ function createServer(config: EngineConfig, Request: typeof NodeRequest, listene
   const tls = options.tls === undefined ? undefined : serverTlsOptions(options.tls);
   const handle = listener as unknown as (req: IncomingMessage, res: ServerResponse) => void;
   if (options.http2 === undefined || options.http2 === false) {
-    const server = tls === undefined ? createHttpServer(http1, handle) : createHttpsServer({ ...http1, ...tls }, handle);
+    const server = tls === undefined ? createHttpServer(http1, handle) : createHttpsServer({ handshakeTimeout: limits.headersTimeout, ...http1, ...tls }, handle);
     return { server, sessions: null };
   }
   const h2 = {
@@ -151,7 +156,7 @@ function createServer(config: EngineConfig, Request: typeof NodeRequest, listene
   if (options.http2 === "h2c") {
     server = createHttp2Server(h2, handle as never) as unknown as Server;
   } else {
-    server = createSecureHttp2Server({ ...h2, ...tls!, allowHTTP1: true, Http1IncomingMessage: http1.IncomingMessage, Http1ServerResponse: http1.ServerResponse }, handle as never) as unknown as Server;
+    server = createSecureHttp2Server({ handshakeTimeout: limits.headersTimeout, ...h2, ...tls!, allowHTTP1: true, Http1IncomingMessage: http1.IncomingMessage, Http1ServerResponse: http1.ServerResponse }, handle as never) as unknown as Server;
   }
   // A session idle this long is closed, as node:http closes an idle keep-alive connection.
   server.setTimeout(limits.keepAliveTimeout);
