@@ -1,0 +1,49 @@
+// The edges of the upgrade request on a server with WebSocket routes: frames that arrive in the
+// same packet as the handshake, a handshake that carries a body (refused), and a request with an
+// Upgrade header but no Connection: upgrade (an ordinary request, its connection kept). The
+// same cases run on both engines (COG_ENGINE).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { connect } from "node:net";
+import type { WebSocket } from "../src/index.js";
+import { engine, serve, statuses } from "./helpers.js";
+import { TEXT, frame, handshake } from "./websocket-wire.js";
+
+const echo = { message: (ws: WebSocket, data: string | Buffer, isBinary: boolean) => void ws.send(data, isBinary) };
+
+/**
+ * Writes `bytes` in one write and collects what the server sends until it closes the
+ * connection (`closed`) or `ms` pass; the client sends nothing more meanwhile.
+ */
+function exchange(port: number, bytes: Buffer | string, ms = 1000): Promise<{ text: string; closed: boolean }> {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    const chunks: Buffer[] = [];
+    const finish = (closed: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ text: Buffer.concat(chunks).toString("latin1"), closed });
+    };
+    const timer = setTimeout(() => finish(false), ms);
+    socket.on("data", (chunk) => chunks.push(chunk));
+    socket.on("error", () => {});
+    socket.on("close", () => finish(true));
+    socket.on("connect", () => socket.write(bytes));
+  });
+}
+
+/** A server text frame's bytes (unmasked, short). */
+const serverText = (text: string) => Buffer.concat([Buffer.from([0x81, text.length]), Buffer.from(text)]).toString("latin1");
+
+test(`[${engine}] a frame in the same packet as the handshake is answered without the client sending again`, async (t) => {
+  const { port } = await serve(t, (app) => {
+    app.ws("/echo", echo);
+    app.ws("/hooked", { ...echo, upgrade: async () => ({}) });
+  });
+  for (const path of ["/echo", "/hooked"]) {
+    const packet = Buffer.concat([Buffer.from(handshake(path)), frame({ opcode: TEXT, payload: "early" })]);
+    const { text } = await exchange(port, packet, 1500);
+    assert.match(text, /^HTTP\/1\.1 101 /, path);
+    assert.ok(text.endsWith(serverText("early")), `${path}: the echo arrived: ${JSON.stringify(text)}`);
+  }
+});
