@@ -47,3 +47,15 @@ test(`[${engine}] a frame in the same packet as the handshake is answered withou
     assert.ok(text.endsWith(serverText("early")), `${path}: the echo arrived: ${JSON.stringify(text)}`);
   }
 });
+
+test(`[${engine}] Upgrade without Connection: upgrade is an ordinary request: pipelined requests are answered, the connection kept`, async (t) => {
+  const { port } = await serve(t, (app) => {
+    app.ws("/echo", echo);
+    app.get("/p", (req, res) => res.send(`p ${req.get("upgrade") ?? "-"}`));
+  });
+  const packet = "GET /p HTTP/1.1\r\nHost: x\r\nUpgrade: h2c\r\n\r\nGET /p HTTP/1.1\r\nHost: x\r\n\r\n";
+  const { text, closed } = await exchange(port, packet, 800);
+  assert.deepEqual(statuses(text), [200, 200], text);
+  assert.match(text, /p h2c/);
+  assert.ok(!closed, "the connection is kept");
+});

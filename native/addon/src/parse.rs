@@ -10,7 +10,6 @@
 
 use crate::js::{Body, Call, FLAG_ENCODED, FLAG_HTTP11, FLAG_REFUSED, FLAG_UPGRADE};
 use crate::request::{new_req, Req};
-use crate::websocket::asks_upgrade;
 use crate::state::{now, State};
 use crate::write::HIGH_WATER;
 use cog_framing::response::refusal;
@@ -170,7 +169,7 @@ impl State {
                         continue;
                     }
                     match head.framing {
-                        Framing::None if web_sockets && asks_upgrade(&req) => {
+                        Framing::None if web_sockets && head.upgrade => {
                             // The app answers it (a WebSocket route accepts it): read nothing more meanwhile.
                             conn.no_more_requests = true;
                             conn.upgrading = true;

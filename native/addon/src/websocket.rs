@@ -306,8 +306,3 @@ impl State {
         }
     }
 }
-
-/// Whether a request's head asks to change protocols (it has an Upgrade header).
-pub(crate) fn asks_upgrade(req: &crate::request::Req) -> bool {
-    req.headers.iter().any(|(name, _)| req.head[name.clone()].eq_ignore_ascii_case(b"upgrade"))
-}
