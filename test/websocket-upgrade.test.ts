@@ -48,6 +48,24 @@ test(`[${engine}] a frame in the same packet as the handshake is answered withou
   }
 });
 
+test(`[${engine}] a handshake with a body is refused with 400 and its connection closed; the server goes on`, async (t) => {
+  let opened = 0;
+  const { port } = await serve(t, (app) => {
+    app.ws("/echo", { ...echo, open: () => void opened++ });
+    app.get("/ok", (_req, res) => res.send("ok"));
+  });
+  const withLength = handshake("/echo", { "Content-Length": "5" }) + "hello";
+  const chunked = handshake("/echo", { "Transfer-Encoding": "chunked" }) + "5\r\nhello\r\n0\r\n\r\n";
+  const bodyAndFrame = Buffer.concat([Buffer.from(withLength), frame({ opcode: TEXT, payload: "early" })]);
+  for (const [what, packet] of [["Content-Length", withLength], ["chunked", chunked], ["body and a frame", bodyAndFrame]] as const) {
+    const { text, closed } = await exchange(port, packet, 2000);
+    assert.deepEqual(statuses(text), [400], `${what}: ${JSON.stringify(text)}`);
+    assert.ok(closed, `${what}: the connection closed`);
+  }
+  assert.equal(opened, 0);
+  assert.equal(await (await fetch(`http://127.0.0.1:${port}/ok`)).text(), "ok");
+});
+
 test(`[${engine}] Upgrade without Connection: upgrade is an ordinary request: pipelined requests are answered, the connection kept`, async (t) => {
   const { port } = await serve(t, (app) => {
     app.ws("/echo", echo);

@@ -52,11 +52,14 @@ impl State {
     /// and turns its connection into a WebSocket. False when the client is gone.
     pub fn ws_accept(&mut self, id: u64, max_payload: usize, idle_timeout: u64, max_backpressure: usize, close_on_backpressure: bool) -> bool {
         let Some(key_header) = self.header(id, b"sec-websocket-key", true) else { return false };
-        let Some(req) = self.reqs.remove(&id) else { return false };
+        let Some(req) = self.reqs.get(&id) else { return false };
         let (key, gen) = (req.conn, req.gen);
-        if !self.is_conn(key, gen) {
+        // Only a request parsed as an upgrade without a body (RFC 6455's handshake is a GET
+        // without one) becomes a WebSocket: with a body half read, the connection can't be one.
+        if !self.is_conn(key, gen) || !self.conns[key].as_ref().is_some_and(|c| c.upgrading && c.body.is_none()) {
             return false;
         }
+        self.reqs.remove(&id);
         let server_id = self.conns[key].as_ref().unwrap().server;
         let server = self.servers[server_id].as_mut().unwrap();
         let now = now(server);
