@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { connect } from "node:net";
 import type { WebSocket } from "../src/index.js";
 import { engine, serve, statuses } from "./helpers.js";
-import { TEXT, frame, handshake } from "./websocket-wire.js";
+import { TEXT, frame, handshake, openRaw } from "./websocket-wire.js";
 
 const echo = { message: (ws: WebSocket, data: string | Buffer, isBinary: boolean) => void ws.send(data, isBinary) };
 
@@ -76,4 +76,23 @@ test(`[${engine}] Upgrade without Connection: upgrade is an ordinary request: pi
   assert.deepEqual(statuses(text), [200, 200], text);
   assert.match(text, /p h2c/);
   assert.ok(!closed, "the connection is kept");
+});
+
+test(`[${engine}] close(drainMs) drains WebSockets and in-flight requests together, under one deadline`, async (t) => {
+  const { app, port, base } = await serve(t, (app) => {
+    app.ws("/echo", echo);
+    app.get("/never", () => {}); // never answers: cut at the deadline
+  });
+  const socket = await openRaw(port, "/echo"); // never answers the server's Close: cut at the deadline
+  const request = fetch(`${base}/never`).catch(() => "cut");
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const drainMs = 1000;
+  const started = performance.now();
+  await app.close(drainMs);
+  const took = performance.now() - started;
+  assert.equal(await request, "cut");
+  await socket.rest(1000);
+  assert.ok(socket.ended, "the WebSocket was cut");
+  // Both cut at one deadline: well before two of them (one after the other, it took 2,000 ms).
+  assert.ok(took < 1.7 * drainMs, `close took ${Math.round(took)} ms for drainMs ${drainMs}`);
 });
