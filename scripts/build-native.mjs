@@ -28,21 +28,27 @@ function skip(reason) {
   process.exit(0);
 }
 
-/** The prebuilt package for this platform, when it is installed and loads here. */
-function prebuilt() {
+/** The prebuilt package for this platform, when it is installed, loads here and speaks this cog-http's interface version. */
+async function prebuilt() {
   const platform = hostPlatform();
   if (platform === null) return null;
   const name = `@cog-http/native-${platform.name}`;
+  const require = createRequire(join(root, "package.json"));
+  let addon;
   try {
-    createRequire(join(root, "package.json"))(name);
-    return name;
+    addon = require(name);
   } catch {
     return null;
   }
+  const { INTERFACE_VERSION, interfaceVersionOf } = await import("../dist/engines/native/load.js");
+  const version = interfaceVersionOf(addon);
+  if (version === INTERFACE_VERSION) return name;
+  console.log(`cog: the prebuilt native engine (${name}) has interface version ${version ?? "none"}, and this cog-http needs ${INTERFACE_VERSION}: building from source.`);
+  return null;
 }
 
 if (installed && process.env.COG_NATIVE_FROM_SOURCE !== "1") {
-  const name = prebuilt();
+  const name = await prebuilt();
   if (name !== null) {
     console.log(`cog: the prebuilt native engine (${name}) loads here: nothing to build (COG_NATIVE_FROM_SOURCE=1 builds it anyway).`);
     process.exit(0);

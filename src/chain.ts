@@ -18,9 +18,10 @@ export interface ChainOwner {
   /**
    * A handler returned (an async one: its promise fulfilled, with `value`) without having begun
    * to answer or called `next`: maybe a bug, maybe an answer still to come (`nextCalled` tells
-   * later whether it called `next` after all).
+   * later whether it called `next` after all). Absent where nobody watches for that (in
+   * production): an async handler's promise then gets no fulfilment callback at all.
    */
-  returned(req: Request, res: Response, handler: Handler, nextCalled: () => boolean, value: unknown): void;
+  readonly returned?: ((req: Request, res: Response, handler: Handler, nextCalled: () => boolean, value: unknown) => void) | undefined;
 }
 
 /**
@@ -47,15 +48,18 @@ function step(handlers: readonly Handler[], index: number, req: Request, res: Re
     const result = handler(req, res, next) as PromiseLike<unknown> | undefined;
     // Only async handlers pay for settlement handlers; sync ones create no promise at all, and one
     // that answered before returning costs two property reads here.
+    const returned = owner.returned;
     if (result !== undefined && result !== null && typeof result.then === "function") {
       result.then(
-        (value) => {
-          if (!called && !res.writableEnded && !res.headersSent) owner.returned(req, res, handler, () => called, value);
-        },
+        returned === undefined
+          ? undefined
+          : (value) => {
+              if (!called && !res.writableEnded && !res.headersSent) returned(req, res, handler, () => called, value);
+            },
         (err: unknown) => owner.fail(err ?? new Error("Handler rejected without a reason"), req, res),
       );
-    } else if (!called && !res.writableEnded && !res.headersSent) {
-      owner.returned(req, res, handler, () => called, result);
+    } else if (returned !== undefined && !called && !res.writableEnded && !res.headersSent) {
+      returned(req, res, handler, () => called, result);
     }
   } catch (err) {
     owner.fail(err, req, res);

@@ -217,7 +217,9 @@ export class Cog extends Scope implements ChainOwner {
     (this as { get: unknown }).get = (path: string, ...args: unknown[]) => (args.length === 0 ? this.setting(path) : (route as (...a: unknown[]) => this)(path, ...args));
     this.settings = { trustProxy: options.trustProxy ?? false, maxFields: this.limits.maxFields, maxJsonDepth: this.limits.maxJsonDepth, secrets: secretsOf(options.secret) };
     this.logErrors = options.logErrors ?? true;
-    this.unanswered = this.logErrors && process.env.NODE_ENV !== "production" ? new UnansweredWatch((message, req) => this[WARN](message, req)) : null;
+    const unanswered = this.logErrors && process.env.NODE_ENV !== "production" ? new UnansweredWatch((message, req) => this[WARN](message, req)) : null;
+    this.unanswered = unanswered;
+    this.returned = unanswered === null ? undefined : (req, res, handler, nextCalled, value) => unanswered.watch(req, res, `the handler ${describe(handler)}`, nextCalled, value);
     if (options.broker !== undefined && (options.broker === null || typeof options.broker.publish !== "function")) throw new TypeError("broker must be a Broker, such as redisBroker(url)");
     this.logger = options.logger === undefined || options.logger === false ? null : new RequestLogger(options.logger, options.trustRequestId ?? false);
   }
@@ -326,7 +328,7 @@ export class Cog extends Scope implements ChainOwner {
 
   /** The engine this app serves with, loaded on demand: an app on one engine never loads the other. */
   private async createEngine(): Promise<Engine> {
-    const config: EngineConfig = { app: this, dispatch: this.dispatch, limits: this.limits, settings: this.settings, strict: this.strict, options: this.cogOptions };
+    const config: EngineConfig = { app: this, dispatch: this.dispatch, limits: this.limits, settings: this.settings, strict: this.strict, options: this.cogOptions, responseDone: this.logger?.finished ?? null };
     let name: "node" | "native";
     if (this.engineName === "auto") {
       const unavailable = (await import("./engines/native/load.js")).nativeUnavailable();
@@ -646,9 +648,8 @@ export class Cog extends Scope implements ChainOwner {
     if (this.unanswered !== null && !res.writableEnded && !res.headersSent) this.unanswered.watch(req, res, "the error handler (onError)", () => false, value);
   }
 
-  returned(req: Request, res: Response, handler: Handler, nextCalled: () => boolean, value: unknown): void {
-    this.unanswered?.watch(req, res, `the handler ${describe(handler)}`, nextCalled, value);
-  }
+  /** ChainOwner's watch on handlers that return without answering: none in production. */
+  readonly returned: ChainOwner["returned"];
 
   fallThrough(req: Request, res: Response): void {
     const route = (req as InternalRequest)[ROUTE];
@@ -659,7 +660,7 @@ export class Cog extends Scope implements ChainOwner {
       const owner: ChainOwner = {
         fail: (e, rq, rs) => this.fail(e, rq, rs),
         fallThrough: () => this.defaultNotFound(req, res),
-        returned: (rq, rs, _handler, nextCalled, value) => this.unanswered?.watch(rq, rs, "the notFound handler", nextCalled, value),
+        returned: this.unanswered === null ? undefined : (rq, rs, _handler, nextCalled, value) => this.unanswered?.watch(rq, rs, "the notFound handler", nextCalled, value),
       };
       runChain([this.notFoundHandler as Handler], req, res, owner);
       return;

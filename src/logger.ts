@@ -4,6 +4,7 @@ import { pathOf } from "./head.js";
 import { ROUTE, type InternalRequest, type Request } from "./request.js";
 import { acceptedRequestId, nextRequestId } from "./request-id.js";
 import type { Response } from "./response.js";
+import { ECHO_REQUEST_ID, type RequestIdEcho, type ResponseDone } from "./engines/engine.js";
 
 /** One line per request, written once the response is done (sent, cut, or abandoned by the client). */
 export interface RequestLogLine {
@@ -64,9 +65,9 @@ export type BodyBytes = (res: Response) => number | null;
 
 /**
  * The access log and error log of an app. `begin` runs as the engine hands a request over: it
- * gives the request its id, echoes it in X-Request-Id, and listens for the response's 'close'
- * (both engines emit it once a response is done; on the native engine only a response with a
- * listener pays for events, so an app without a logger pays nothing).
+ * gives the request its id and echoes it in X-Request-Id (see `ECHO_REQUEST_ID`). The engine
+ * calls `finished` once the response is done (`EngineConfig.responseDone`), from its own
+ * once-per-response bookkeeping: no event listener per response.
  */
 export class RequestLogger {
   private readonly write: LogFunction;
@@ -81,26 +82,20 @@ export class RequestLogger {
   ) {
     this.pino = typeof option === "object" ? option : null;
     this.write = typeof option === "function" ? option : option === true ? jsonLines() : toPino(option);
-    const logger = this;
-    // One function for every response (`this` is the response), not a closure per request.
-    this.onClose = function (this: Response) {
-      logger.finished(this);
-    };
   }
-
-  private readonly onClose: (this: Response) => void;
 
   begin(req: Request, res: Response): void {
     (req as unknown as Timed)[STARTED] = performance.now();
     const id = (this.trustRequestId ? acceptedRequestId(req.firstHeader("x-request-id")) : undefined) ?? nextRequestId();
     req.id = id;
-    res.set("x-request-id", id);
-    res.on("close", this.onClose);
+    const echo = (res as RequestIdEcho)[ECHO_REQUEST_ID];
+    if (echo !== undefined) echo.call(res, id);
+    else res.setHeader("x-request-id", id);
   }
 
-  private finished(res: Response): void {
+  /** Writes a response's line: the engine's `responseDone` (bound, as engines call it bare). */
+  readonly finished: ResponseDone = (res, aborted) => {
     const req = res.req as Request;
-    const done = res.writableFinished;
     this.write({
       level: "info",
       time: Date.now(),
@@ -109,12 +104,12 @@ export class RequestLogger {
       method: req.method!,
       path: pathOf(req.originalUrl),
       route: (req as InternalRequest)[ROUTE],
-      status: done || res.headersSent ? res.statusCode : null,
+      status: !aborted || res.headersSent ? res.statusCode : null,
       bytes: this.bodyBytes(res),
       ms: Math.round((performance.now() - (req as unknown as Timed)[STARTED]) * 1000) / 1000,
-      aborted: !done,
+      aborted,
     });
-  }
+  };
 
   /** Logs an error with the request's id, method, path and route. */
   error(err: unknown, req: Request, where: string): void {

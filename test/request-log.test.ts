@@ -149,4 +149,33 @@ describe("request log", () => {
     assert.deepEqual(lines.map((l) => l.id), ids);
     assert.ok(lines.every((l) => l.msg === "request" && l.status === 200 && l.route === "GET /hello"));
   });
+  test("handlers see the echoed id with getHeader and may replace it; a response cut without an answer is logged as aborted", async (t) => {
+    const lines: Line[] = [];
+    const { fetch, port } = await serve(
+      t,
+      (app) => {
+        app.get("/seen", (req, res) => res.json({ echoed: res.getHeader("x-request-id"), has: res.hasHeader("x-request-id"), id: req.id }));
+        app.get("/own", (_req, res) => {
+          res.setHeader("X-Request-Id", "own-1");
+          res.send("ok");
+        });
+        app.get("/cut", (_req, res) => void res.destroy());
+      },
+      { logger: (line) => lines.push(line) },
+    );
+    const seen = await fetch("/seen");
+    const body = (await seen.json()) as { echoed: string; has: boolean; id: string };
+    assert.deepEqual(body, { echoed: body.id, has: true, id: seen.headers.get("x-request-id") });
+    const own = await fetch("/own");
+    await own.text();
+    assert.equal(own.headers.get("x-request-id"), "own-1", "one header, the handler's (fetch joins repeats with a comma)");
+    await until(lines, 2);
+
+    assert.equal(await raw(port, "GET /cut HTTP/1.1\r\nHost: a\r\n\r\n", 100), "", "the connection is cut unanswered");
+    await until(lines, 3);
+    const cut = lines[2] as RequestLogLine;
+    assert.equal(cut.route, "GET /cut");
+    assert.equal(cut.aborted, true);
+    assert.equal(cut.status, null, "no head was sent");
+  });
 });

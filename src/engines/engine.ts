@@ -141,6 +141,33 @@ export interface EngineConfig {
   /** Refuse what a correct origin server must (see `CogOptions.strict`). */
   readonly strict: boolean;
   readonly options: CogOptions;
+  /**
+   * Called once for every response, when it is done: handed whole to the engine, cut, or
+   * abandoned by the client (`aborted`: it did not complete). Null when the app does not ask
+   * (only the access log does), and then nothing is called. Each engine calls it from what it
+   * already learns once per response rather than through an event listener: the native engine
+   * as it forgets the request (a 'close' listener there made every response emit events, which
+   * otherwise only a response with listeners does); node:http from the 'close' event its
+   * ServerResponse emits anyway.
+   */
+  readonly responseDone: ResponseDone | null;
+}
+
+/** See `EngineConfig.responseDone`. */
+export type ResponseDone = (res: Response, aborted: boolean) => void;
+
+/**
+ * Echoing the request id (`req.id`, the access log's) in the response's X-Request-Id header, an
+ * optional method of an engine's response: the app calls it, before any handler runs, where the
+ * response has it, and sets the header with `setHeader` where it has not (node:http's responses).
+ * Either way `getHeader("x-request-id")` answers the id and a handler's own `setHeader` replaces
+ * it. The native engine appends the line to the header block it sends: set as a header, the id
+ * (different on every response) made its cache of header blocks miss every time.
+ */
+export const ECHO_REQUEST_ID: unique symbol = Symbol("cog.echoRequestId");
+
+export interface RequestIdEcho {
+  [ECHO_REQUEST_ID]?(id: string): void;
 }
 
 /**

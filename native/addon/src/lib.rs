@@ -53,6 +53,19 @@ pub struct ListenOptions {
     pub reuse_port: Option<bool>,
 }
 
+/// The version of the interface between this addon and its JavaScript side: its exports, their
+/// arguments and results, the listen options, the flags and the events. The loader
+/// (src/engines/native/load.ts, `INTERFACE_VERSION`) refuses an addon whose version is not its
+/// own, since a prebuilt platform package can be older than the JavaScript that loads it.
+/// Bump it here and there together whenever any of that interface changes.
+const INTERFACE_VERSION: u32 = 1;
+
+/// See `INTERFACE_VERSION`.
+#[napi]
+pub fn interface_version() -> u32 {
+    INTERFACE_VERSION
+}
+
 /// libuv's version number (major << 16 | minor << 8 | patch), checked before the engine is used.
 #[napi]
 pub fn uv_version() -> u32 {

@@ -37,7 +37,16 @@ export class NativeEngine implements Engine {
     this.Request.prototype[ADDON] = addon;
     const Response = (this.Response = class extends NativeResponse {});
     Response.prototype[ADDON] = addon;
-    Response.prototype[FORGET] = this.forget;
+    const done = config.responseDone;
+    // The engine's own once-per-response bookkeeping tells the app a response is done (the
+    // access log), so no response needs a 'close' listener; without one, forgetting is all.
+    Response.prototype[FORGET] =
+      done === null
+        ? this.forget
+        : (response, aborted) => {
+            this.forget(response, aborted);
+            done(response, aborted);
+          };
   }
 
   async listen(port: number, host: string | undefined, shared: boolean): Promise<Address> {

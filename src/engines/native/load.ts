@@ -2,8 +2,19 @@ import { existsSync } from "node:fs";
 import { METHODS } from "node:http";
 import { createRequire } from "node:module";
 
+/**
+ * The version of the interface between this JavaScript and the addon (its exports, their
+ * arguments, the listen options, the flags and the events): an addon that reports another is
+ * refused, since a prebuilt platform package can be older (or newer) than the JavaScript that
+ * loads it. Bump it here and in native/addon/src/lib.rs (`INTERFACE_VERSION`) together whenever
+ * any of that interface changes.
+ */
+export const INTERFACE_VERSION = 1;
+
 /** The addon's exports (native/addon/src/lib.rs). */
 export interface NativeAddon {
+  /** See `INTERFACE_VERSION` (addons older than the check lack it). */
+  interfaceVersion?(): number;
   uvVersion(): number;
   /** The methods the engine accepts; `onRequest` gets a method as its place in this list. */
   methods(): string[];
@@ -114,27 +125,59 @@ export function loadNative(): NativeAddon {
   if (versions.bun !== undefined || versions.deno !== undefined || "Deno" in globalThis) {
     throw new Error(`engine "native" runs on Node.js only (it drives Node's own libuv loop); this is ${versions.bun !== undefined ? "Bun" : "Deno"}. Use engine: "node".`);
   }
-  const require = createRequire(import.meta.url);
   const where = `Node ${process.version} (${process.platform}-${process.arch})`;
-  let addon: NativeAddon | null = null;
-  const failures: string[] = [];
-  for (const candidate of candidates()) {
-    if (candidate.startsWith("/") && !existsSync(candidate)) continue;
-    try {
-      addon = require(candidate) as NativeAddon;
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") failures.push((err as Error).message.split("\n")[0]!);
-    }
-  }
+  const { addon, failures } = firstUsable(candidates());
   if (addon === null) {
-    const why = failures.length > 0 ? `it failed to load: ${failures.join("; ")}` : "it is not built for this platform";
+    const why = failures.length > 0 ? `no build of it could be used: ${failures.join("; ")}` : "it is not built for this platform";
     throw new Error(`engine "native" is not available on ${where}: ${why}. ${BUILD}`);
   }
   const major = addon.uvVersion() >>> 16;
   if (major !== 1) throw new Error(`engine "native" needs libuv 1.x, and ${where} has libuv ${major}.x. Use engine: "node".`);
   loaded = addon;
   return addon;
+}
+
+/**
+ * The first of `files` (paths, or package names) that loads and speaks this interface version,
+ * and why each one before it could not be used (a missing one is no failure: none is required).
+ */
+export function firstUsable(files: readonly string[]): { addon: NativeAddon | null; failures: string[] } {
+  const require = createRequire(import.meta.url);
+  const failures: string[] = [];
+  for (const file of files) {
+    if (file.startsWith("/") && !existsSync(file)) continue;
+    let addon: NativeAddon;
+    try {
+      addon = require(file) as NativeAddon;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") failures.push((err as Error).message.split("\n")[0]!);
+      continue;
+    }
+    const mismatch = interfaceMismatch(addon, file.startsWith("/") ? file : require.resolve(file), !file.startsWith("/"));
+    if (mismatch === null) return { addon, failures };
+    failures.push(mismatch);
+  }
+  return { addon: null, failures };
+}
+
+/**
+ * Why `addon` (loaded from `file`) can't serve this JavaScript, or null when its interface
+ * version is this one's. `packaged`: it came from a prebuilt platform package (else from a
+ * build from source), which says how to fix it.
+ */
+export function interfaceMismatch(addon: Partial<NativeAddon>, file: string, packaged: boolean): string | null {
+  const version = interfaceVersionOf(addon);
+  if (version === INTERFACE_VERSION) return null;
+  const has = version === undefined ? "no interface version (it predates them)" : `interface version ${String(version)}`;
+  const fix = packaged
+    ? "reinstall cog-http so that its platform package is the same version as cog-http (npm install), or build the addon from source: npx cog-build-native"
+    : "rebuild it: npx cog-build-native (in this repository: node scripts/build-native.mjs)";
+  return `${file} has ${has}, and this cog-http needs interface version ${INTERFACE_VERSION}: ${fix}`;
+}
+
+/** The interface version an addon reports; undefined for one older than interface versions. */
+export function interfaceVersionOf(addon: Partial<NativeAddon>): number | undefined {
+  return typeof addon.interfaceVersion === "function" ? addon.interfaceVersion() : undefined;
 }
 
 /** Why the native engine can't run here, or null when it can (for engine: "auto", and tests). */

@@ -1,7 +1,7 @@
 import { STATUS_CODES, validateHeaderName, validateHeaderValue, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
 import type { FileHandle } from "node:fs/promises";
 import { Stream } from "node:stream";
-import { SEND_FILE, type ResponseSurface } from "../engine.js";
+import { ECHO_REQUEST_ID, SEND_FILE, type ResponseSurface } from "../engine.js";
 import { streamFileRange } from "../../file-stream.js";
 import { lowerCase, WHOLE_BODY } from "../../response.js";
 
@@ -59,6 +59,8 @@ export const HEAD: unique symbol = Symbol("cog.native.head");
 export const HEAD_LOWER: unique symbol = Symbol("cog.native.headLower");
 /** Whether the body is being streamed (status and headers are out). */
 export const STREAMING: unique symbol = Symbol("cog.native.streaming");
+/** The request id to echo in X-Request-Id (see `ECHO_REQUEST_ID`), kept apart from the store: the engine appends it to the header block. */
+export const REQUEST_ID: unique symbol = Symbol("cog.native.requestId");
 /** A write returned false: emit 'drain' when the engine has sent what it holds. */
 const NEED_DRAIN: unique symbol = Symbol("cog.native.needDrain");
 
@@ -88,6 +90,7 @@ export abstract class OutgoingResponse {
   /** @internal */ declare [HEAD]: OutgoingHttpHeaders | null;
   /** @internal */ declare [HEAD_LOWER]: boolean;
   /** @internal */ declare [STREAMING]: boolean;
+  /** @internal */ declare [REQUEST_ID]: string | undefined;
   /** @internal */ declare [NEED_DRAIN]: boolean;
   /** @internal The body `send` is writing (response.ts). */
   declare [WHOLE_BODY]: string | Buffer | undefined;
@@ -105,11 +108,28 @@ export abstract class OutgoingResponse {
     return this.setHeader(name, current === undefined ? value : [...(Array.isArray(current) ? current : [String(current)]), ...values]);
   }
 
+  /** The engine contract's request id echo: the id is sent after the other headers unless the app sets its own X-Request-Id. */
+  [ECHO_REQUEST_ID](id: string): void {
+    this[REQUEST_ID] = id;
+  }
+
+  /**
+   * The X-Request-Id line to send after the other headers: the echoed id's, unless the app set
+   * the header itself (it is then in the store) or there is none.
+   * @internal
+   */
+  requestIdLine(): string {
+    const id = this[REQUEST_ID];
+    return id === undefined || this[STORE]?.has("x-request-id") === true ? "" : `x-request-id: ${id}\r\n`;
+  }
+
   /** A header set so far; Content-Length, which the engine writes itself, is answered from the body `send` is writing. */
   getHeader(name: string): number | string | string[] | undefined {
     const lower = name.toLowerCase();
     const value = this[STORE]?.get(lower) as number | string | string[] | undefined;
-    if (value !== undefined || lower !== "content-length") return value;
+    if (value !== undefined) return value;
+    if (lower === "x-request-id") return this[REQUEST_ID];
+    if (lower !== "content-length") return value;
     const head = this[HEAD]?.["content-length"] ?? this[HEAD]?.["Content-Length"];
     if (head !== undefined) return head as number | string;
     const body = this[WHOLE_BODY];
@@ -118,21 +138,25 @@ export abstract class OutgoingResponse {
 
   getHeaders(): OutgoingHttpHeaders {
     const headers: OutgoingHttpHeaders = Object.create(null);
+    if (this[REQUEST_ID] !== undefined) headers["x-request-id"] = this[REQUEST_ID];
     if (this[STORE] !== null) for (const [name, value] of this[STORE]) headers[name] = value as OutgoingHttpHeader;
     return headers;
   }
 
   getHeaderNames(): string[] {
-    return this[STORE] === null ? [] : [...this[STORE].keys()];
+    return Object.keys(this.getHeaders());
   }
 
   hasHeader(name: string): boolean {
-    return this[STORE]?.has(name.toLowerCase()) ?? false;
+    const lower = name.toLowerCase();
+    return (this[STORE]?.has(lower) ?? false) || (lower === "x-request-id" && this[REQUEST_ID] !== undefined);
   }
 
   removeHeader(name: string): void {
     if (this.headersSent) throw headersSentError("remove");
-    this[STORE]?.delete(name.toLowerCase());
+    const lower = name.toLowerCase();
+    if (lower === "x-request-id") this[REQUEST_ID] = undefined;
+    this[STORE]?.delete(lower);
   }
 
   /**
@@ -383,6 +407,7 @@ Object.assign(OutgoingResponse.prototype, {
   [HEAD]: null,
   [HEAD_LOWER]: true,
   [STREAMING]: false,
+  [REQUEST_ID]: undefined,
   [NEED_DRAIN]: false,
   [WHOLE_BODY]: undefined,
 });

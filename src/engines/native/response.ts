@@ -54,13 +54,15 @@ class NativeResponseBase extends OutgoingResponse {
     const addon = this[ADDON];
     const id = this.req[ID];
     const known = this[KNOWN];
+    // The request id's line, when the app echoes one, follows the cached block (it differs every time).
+    const idLine = this.requestIdLine();
     if (known !== null && this[STORE] === null) {
       const flags = (this.shouldKeepAlive ? 0 : RESPONSE_CLOSE) | (known.hasDate ? RESPONSE_HAS_DATE : 0);
-      addon.respond(id, this.statusCode, known.keptBy(addon), body ?? "", flags, -1);
+      addon.respond(id, this.statusCode, idLine === "" ? known.keptBy(addon) : known.block + idLine, body ?? "", flags, -1);
       return;
     }
     const head = this.headBlock(typeof body === "string");
-    const block = head.node !== null ? head.node.keptBy(addon) : head.block;
+    const block = idLine !== "" ? (head.node !== null ? head.node.block : head.block) + idLine : head.node !== null ? head.node.keptBy(addon) : head.block;
     const reason = this.reason();
     if (reason === undefined) addon.respond(id, this.statusCode, block, body ?? "", head.flags, head.declared);
     else addon.respond(id, this.statusCode, block, body ?? "", head.flags, head.declared, reason);
@@ -69,7 +71,7 @@ class NativeResponseBase extends OutgoingResponse {
   /** @internal */
   protected startStream(): void {
     const head = this.headBlock(false);
-    const block = head.node !== null ? head.node.block : head.block;
+    const block = (head.node !== null ? head.node.block : head.block) + this.requestIdLine();
     const reason = this.reason();
     const id = this.req[ID];
     if (reason === undefined) this[ADDON].streamStart(id, this.statusCode, block, head.flags, head.declared);
@@ -212,7 +214,8 @@ class BlockNode {
     let byValue = this.children.get(name);
     const found = byValue?.get(value);
     if (found !== undefined) return found;
-    // X-Request-Id differs on every response (the logger's): caching it would only fill the cache.
+    // X-Request-Id differs on every response: caching it would only fill the cache (the access
+    // log's echo of it doesn't come here: see `requestIdLine`).
     if (blockNodes >= 1000 || this.block.length + name.length + value.length > 2048 || name === "x-request-id" || NON_ASCII.test(value)) return null;
     if (byValue === undefined) this.children.set(name, (byValue = new Map()));
     const child = new BlockNode(`${this.block}${name}: ${value}\r\n`, this.hasDate || name === "date");

@@ -37,9 +37,14 @@ export class NodeEngine implements Engine {
   private readonly sessions: Sessions | null;
 
   constructor(private readonly config: EngineConfig) {
-    const { dispatch, limits, strict } = config;
+    const { dispatch, limits, strict, responseDone } = config;
     const http2 = config.options.http2 !== undefined && config.options.http2 !== false;
+    // node:http's responses emit 'close' once, when done or cut, whether or not anyone listens.
+    const closed = responseDone === null ? null : function (this: NodeResponse | H2Response): void {
+      responseDone(this as unknown as Response, !this.writableFinished);
+    };
     const listener = (this.listener = (req: NodeRequest | H2Request, res: NodeResponse | H2Response): void => {
+      if (closed !== null) res.on("close", closed);
       let verdict: HeadVerdict;
       try {
         verdict = http2 && req.httpVersionMajor === 2 ? inspectH2Head(req as H2Request, limits) : inspectHead(req, limits, strict);
