@@ -7,7 +7,9 @@ import { WEBSOCKET, type Address, type Engine, type EngineConfig } from "../engi
 import type { NativeWebSockets } from "../../websocket/native.js";
 import type { Response } from "../../response.js";
 import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "./load.js";
-import { ADDON, GONE, ID, NativeRequest } from "./request.js";
+import { ADDON, ENCRYPTED, GONE, ID, NativeRequest } from "./request.js";
+import { nativeTlsOptions } from "./tls.js";
+import type { TlsOptions } from "../../tls.js";
 import { FORGET, NativeResponse } from "./response.js";
 
 /**
@@ -47,6 +49,12 @@ export class NativeEngine implements Engine {
             this.forget(response, aborted);
             done(response, aborted);
           };
+    if (config.options.tls !== undefined) this.Request.prototype[ENCRYPTED] = true;
+  }
+
+  /** Replaces the certificate: connections made from now on use it (open ones keep theirs). */
+  setSecureContext(tls: TlsOptions): void {
+    this.addon.setTls(this.serverId, nativeTlsOptions(tls));
   }
 
   async listen(port: number, host: string | undefined, shared: boolean): Promise<Address> {
@@ -80,6 +88,7 @@ export class NativeEngine implements Engine {
           timeoutCheckInterval: limits.timeoutCheckInterval,
           webSockets: this.webSockets !== null,
           reusePort: shared,
+          tls: this.config.options.tls === undefined ? undefined : nativeTlsOptions(this.config.options.tls),
         },
         this.onRequest,
         this.onEvent,
