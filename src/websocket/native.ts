@@ -35,6 +35,8 @@ export class NativeWebSockets implements WebSocketEngine {
     const upgrade = this.upgradeOf(req);
     const remoteAddress = upgrade.remoteAddress;
     const accepted = this.addon.wsAccept(upgrade.id, settings.maxPayload, settings.idleTimeout * 1000, settings.maxBackpressure, settings.onBackpressure === "close", settings.perMessageDeflate);
+    // Retired answered with its 101 (the access log counts it so), or abandoned.
+    if (accepted) res.statusCode = 101;
     upgrade.retire(res);
     if (!accepted) return null;
     const transport = new NativeTransport(this, this.addon, upgrade.id, remoteAddress, events);

@@ -262,7 +262,9 @@ impl State {
         conn.in_batch = false;
         State::ws_end_batch(conn);
         let (more, calls) = self.flush(key);
-        let more = more && self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| !c.inbuf.is_empty() && !c.no_more_requests);
+        // A connection that became a WebSocket in this batch decodes the frames that came with its
+        // handshake now (no more requests, but frames).
+        let more = more && self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| !c.inbuf.is_empty() && (!c.no_more_requests || c.ws.is_some()));
         (calls, more)
     }
 

@@ -69,11 +69,14 @@ impl State {
     pub fn ws_accept(&mut self, id: u64, max_payload: usize, idle_timeout: u64, max_backpressure: usize, close_on_backpressure: bool, per_message_deflate: bool) -> bool {
         let Some(key_header) = self.header(id, b"sec-websocket-key", true) else { return false };
         let offer = if per_message_deflate { self.header(id, b"sec-websocket-extensions", false) } else { None };
-        let Some(req) = self.reqs.remove(&id) else { return false };
+        let Some(req) = self.reqs.get(&id) else { return false };
         let (key, gen) = (req.conn, req.gen);
-        if !self.is_conn(key, gen) {
+        // Only a request parsed as an upgrade without a body (RFC 6455's handshake is a GET
+        // without one) becomes a WebSocket: with a body half read, the connection can't be one.
+        if !self.is_conn(key, gen) || !self.conns[key].as_ref().is_some_and(|c| c.upgrading && c.body.is_none()) {
             return false;
         }
+        self.reqs.remove(&id);
         let agreed = match offer.as_deref().map(negotiate) {
             None => None,
             Some(Ok(agreed)) => agreed,
@@ -370,9 +373,4 @@ fn write_message(conn: &mut crate::state::Conn, data: &[u8], binary: bool) {
     }
     let compressed = conn.ws.as_mut().unwrap().deflater.as_mut().unwrap().0.deflate(data);
     write_compressed_frame(&mut conn.out, opcode, &compressed);
-}
-
-/// Whether a request's head asks to change protocols (it has an Upgrade header).
-pub(crate) fn asks_upgrade(req: &crate::request::Req) -> bool {
-    req.headers.iter().any(|(name, _)| req.head[name.clone()].eq_ignore_ascii_case(b"upgrade"))
 }

@@ -172,20 +172,25 @@ export class NativeEngine implements Engine {
     const server = this.serverId;
     this.serverId = -1;
     addon.stopListening(server);
-    await this.webSockets?.closeAll(drainMs);
-    if (this.inFlight.size > 0) {
-      await new Promise<void>((resolve) => {
-        const deadline = setTimeout(() => {
-          for (const id of addon.destroyConnections(server)) this.inFlight.get(id)?.aborted();
-          resolve();
-        }, drainMs);
-        this.idle = () => {
-          clearTimeout(deadline);
-          resolve();
-        };
-      });
-      this.idle = null;
-    }
+    // WebSockets and requests drain together, under one deadline (as on the node engine). The
+    // sockets' deadline is set first, so that it fires first: they are cut (and their closes
+    // reported) before the requests' deadline cuts every connection left.
+    const sockets = this.webSockets?.closeAll(drainMs);
+    const requests =
+      this.inFlight.size === 0
+        ? undefined
+        : new Promise<void>((resolve) => {
+            const deadline = setTimeout(() => {
+              for (const id of addon.destroyConnections(server)) this.inFlight.get(id)?.aborted();
+              resolve();
+            }, drainMs);
+            this.idle = () => {
+              clearTimeout(deadline);
+              resolve();
+            };
+          });
+    await Promise.all([sockets, requests]);
+    this.idle = null;
     addon.destroyConnections(server);
     addon.dispose(server);
   }
