@@ -38,6 +38,7 @@ const SCENARIOS = {
     contenders: [
       { name: "node:https (bare)", file: "node-bare.mjs", env: { PROTO: "tls" } },
       { name: "cog", file: "cog.mjs", env: { PROTO: "tls" } },
+      { name: "cog-native", file: "cog.mjs", env: { PROTO: "tls", ENGINE: "native" } },
       { name: "fastify", file: "fastify.mjs", env: { PROTO: "tls" } },
     ],
     load: (port) => wrk(`https://127.0.0.1:${port}/json`, "1"),

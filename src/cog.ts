@@ -68,8 +68,10 @@ export interface CogOptions extends Partial<Limits> {
   secret?: string | readonly string[];
   /**
    * Serve HTTPS: the certificate and key (PEM), and any other of Node's secure-context options;
-   * TLS 1.2 and 1.3 only. Replace the certificate later with `app.setSecureContext`. Node engine
-   * only for now: the native engine refuses it (see docs/guide/deployment.md).
+   * TLS 1.2 and 1.3 only. Replace the certificate later with `app.setSecureContext`. The native
+   * engine serves it with rustls (HTTP/1.1, ALPN "http/1.1"): `key`, `cert`, `passphrase`, `ca`,
+   * `requestCert`, `rejectUnauthorized`, `minVersion`/`maxVersion`; it refuses OpenSSL-only options
+   * such as `pfx` or `ciphers` (see docs/guide/deployment.md).
    */
   tls?: TlsOptions;
   /**
@@ -202,10 +204,9 @@ export class Cog extends Scope implements ChainOwner {
       throw new RangeError('engine "uws" was retired: use engine: "native", Cog\'s own engine, which serves what a bare uWebSockets.js server serves without its install problems (see docs/engines.md)');
     }
     if (!ENGINES.includes(this.engineName)) throw new RangeError(`engine must be one of ${ENGINES.map((e) => `"${e}"`).join(", ")}; got ${String(this.engineName)}`);
-    const nodeOnly = options.tls !== undefined ? "tls" : options.http2 !== undefined && options.http2 !== false ? "http2" : null;
-    if (nodeOnly !== null) {
+    if (options.http2 !== undefined && options.http2 !== false) {
       if (this.engineName === "native") {
-        throw new RangeError(`The native engine serves cleartext HTTP/1.1 only: ${nodeOnly} needs engine: "node" (or "auto", which picks it), or a TLS-terminating proxy in front of the native engine (see docs/guide/deployment.md)`);
+        throw new RangeError('The native engine serves HTTP/1.1 only (cleartext or TLS): http2 needs engine: "node" (or "auto", which picks it), or an HTTP/2-terminating proxy in front of the native engine (see docs/guide/deployment.md)');
       }
       // "auto" picks the engine that can serve what was asked.
       this.engineName = "node";

@@ -96,6 +96,8 @@ export class RequestLogger {
   /** Writes a response's line: the engine's `responseDone` (bound, as engines call it bare). */
   readonly finished: ResponseDone = (res, aborted) => {
     const req = res.req as Request;
+    // An accepted WebSocket: its response was retired, not cut (the 101 went out on the connection).
+    const answered = !aborted || res.statusCode === 101;
     this.write({
       level: "info",
       time: Date.now(),
@@ -104,10 +106,10 @@ export class RequestLogger {
       method: req.method!,
       path: pathOf(req.originalUrl),
       route: (req as InternalRequest)[ROUTE],
-      status: !aborted || res.headersSent ? res.statusCode : null,
+      status: answered || res.headersSent ? res.statusCode : null,
       bytes: this.bodyBytes(res),
       ms: Math.round((performance.now() - (req as unknown as Timed)[STARTED]) * 1000) / 1000,
-      aborted,
+      aborted: !answered,
     });
   };
 

@@ -4,6 +4,7 @@ import { once } from "node:events";
 import { describe, test } from "node:test";
 import type { ErrorLogLine, RequestLogLine } from "../src/index.js";
 import { engine, raw, serve } from "./helpers.js";
+import { TEXT, frame, openRaw } from "./websocket-wire.js";
 
 type Line = RequestLogLine | ErrorLogLine;
 
@@ -177,5 +178,30 @@ describe("request log", () => {
     assert.equal(cut.route, "GET /cut");
     assert.equal(cut.aborted, true);
     assert.equal(cut.status, null, "no head was sent");
+  });
+  test("an accepted WebSocket is one line with status 101, not aborted; a refused handshake is logged with its status", async (t) => {
+    const lines: Line[] = [];
+    const { port, fetch } = await serve(
+      t,
+      (app) => app.ws("/chat", { message: (ws, data) => void ws.send(data) }),
+      { logger: (line) => lines.push(line) },
+    );
+    const socket = await openRaw(port, "/chat");
+    socket.send(frame({ opcode: TEXT, payload: "hi" }));
+    assert.equal((await socket.next()).payload.toString(), "hi");
+    await until(lines, 1);
+    const accepted = lines[0] as RequestLogLine;
+    assert.equal(accepted.status, 101);
+    assert.equal(accepted.aborted, false);
+    assert.equal(accepted.route, "GET /chat");
+    assert.equal(accepted.path, "/chat");
+    socket.socket.destroy();
+
+    const plain = await fetch("/chat");
+    await plain.text();
+    assert.equal(plain.status, 426);
+    await until(lines, 2);
+    assert.equal((lines[1] as RequestLogLine).status, 426);
+    assert.equal((lines[1] as RequestLogLine).aborted, false);
   });
 });

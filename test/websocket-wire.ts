@@ -56,6 +56,8 @@ export function closePayload(code: number, reason: Buffer | string = ""): Buffer
 
 export interface ServerFrame {
   fin: boolean;
+  /** RSV1: the message is compressed (permessage-deflate). */
+  rsv1: boolean;
   opcode: number;
   payload: Buffer;
   /** For a Close frame: its code (1005 when it has none). */
@@ -176,7 +178,7 @@ function parseFrame(bytes: Buffer): { frame: ServerFrame; used: number } | null 
   if (bytes.length < at + length) return null;
   const payload = Buffer.from(bytes.subarray(at, at + length));
   const opcode = bytes[0]! & 0x0f;
-  const frame: ServerFrame = { fin: (bytes[0]! & 0x80) !== 0, opcode, payload };
+  const frame: ServerFrame = { fin: (bytes[0]! & 0x80) !== 0, rsv1: (bytes[0]! & 0x40) !== 0, opcode, payload };
   if (opcode === CLOSE) frame.code = payload.length >= 2 ? payload.readUInt16BE(0) : 1005;
   return { frame, used: at + length };
 }

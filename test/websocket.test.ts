@@ -52,9 +52,9 @@ test(`[${engine}] the handshake answers 101 with the RFC's accept key, and messa
   assert.match(socket.head, /\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK\+xOo=\r\n/i);
   assert.match(socket.head, /\r\nUpgrade: websocket\r\n/i);
   socket.send(frame({ opcode: TEXT, payload: "hello" }));
-  assert.deepEqual(await socket.next(), { fin: true, opcode: TEXT, payload: Buffer.from("hello") });
+  assert.deepEqual(await socket.next(), { fin: true, rsv1: false, opcode: TEXT, payload: Buffer.from("hello") });
   socket.send(frame({ opcode: BINARY, payload: Buffer.from([0, 1, 2]) }));
-  assert.deepEqual(await socket.next(), { fin: true, opcode: BINARY, payload: Buffer.from([0, 1, 2]) });
+  assert.deepEqual(await socket.next(), { fin: true, rsv1: false, opcode: BINARY, payload: Buffer.from([0, 1, 2]) });
   socket.send(frame({ opcode: CLOSE, payload: closePayload(1000) }));
   const rest = await socket.rest();
   assert.equal(rest.at(-1)?.code, 1000);
@@ -250,7 +250,7 @@ test(`[${engine}] pings are answered with their payload; a socket silent past id
   });
   const socket = await openRaw(port, "/idle");
   socket.send(frame({ opcode: PING, payload: "are you there" }));
-  assert.deepEqual(await socket.next(), { fin: true, opcode: PONG, payload: Buffer.from("are you there") });
+  assert.deepEqual(await socket.next(), { fin: true, rsv1: false, opcode: PONG, payload: Buffer.from("are you there") });
   // This client never answers the server's ping: it is pinged half-way, then cut.
   const started = Date.now();
   assert.equal((await socket.next(2000)).opcode, PING);

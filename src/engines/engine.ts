@@ -184,7 +184,9 @@ export interface WebSocketEngine {
   /**
    * Completes the handshake (101) on the connection of `req`, a valid version-13 upgrade, and
    * takes the connection over; `res` is done with (the engine retires it, so nothing answers it
-   * later). Returns null when the client is gone.
+   * later): accepted, with `res.statusCode` 101 and `responseDone` called as for an answered
+   * response (the access log's line); refused, as a response the client abandoned. Returns null
+   * when the client is gone.
    */
   accept(req: Request, res: Response, settings: WebSocketSettings, events: WebSocketEvents): WebSocketTransport | null;
   /** Sends one message to many of this engine's sockets (as `send` each), framed once where the engine can. */

@@ -34,7 +34,9 @@ export class NativeWebSockets implements WebSocketEngine {
   accept(req: Request, res: Response, settings: WebSocketSettings, events: WebSocketEvents): WebSocketTransport | null {
     const upgrade = this.upgradeOf(req);
     const remoteAddress = upgrade.remoteAddress;
-    const accepted = this.addon.wsAccept(upgrade.id, settings.maxPayload, settings.idleTimeout * 1000, settings.maxBackpressure, settings.onBackpressure === "close");
+    const accepted = this.addon.wsAccept(upgrade.id, settings.maxPayload, settings.idleTimeout * 1000, settings.maxBackpressure, settings.onBackpressure === "close", settings.perMessageDeflate);
+    // Retired answered with its 101 (the access log counts it so), or abandoned.
+    if (accepted) res.statusCode = 101;
     upgrade.retire(res);
     if (!accepted) return null;
     const transport = new NativeTransport(this, this.addon, upgrade.id, remoteAddress, events);

@@ -59,6 +59,10 @@ export class NodeWebSockets implements WebSocketEngine {
     server.handleUpgrade(req as never, socket, (req as unknown as { [HEAD]: Buffer })[HEAD], (ws) => {
       transport = new NodeTransport(this, ws, socket, req.socket.remoteAddress, settings, events);
     });
+    // The response is done, answered with the 101 ws wrote: its 'close' tells the engine (the
+    // access log's line), as the socket, no longer the response's, won't.
+    res.statusCode = transport === null ? res.statusCode : 101;
+    res.emit("close");
     if (transport === null) return null;
     const opened: NodeTransport = transport;
     this.open.add(opened);

@@ -14,7 +14,7 @@ const KEY = /^[A-Za-z0-9+/]{22}==$/;
 /**
  * Why a request is not a WebSocket handshake Cog can complete (RFC 6455 §4.2.1), as the
  * HttpError to answer: 426 for a plain request or another version (with the headers that say
- * what to send), 400 for a malformed handshake.
+ * what to send), 400 for a malformed handshake (one with a body too).
  */
 export function handshakeProblem(req: Request): HttpError | null {
   const upgrade = req.firstHeader("upgrade");
@@ -23,6 +23,11 @@ export function handshakeProblem(req: Request): HttpError | null {
   }
   if (req.httpVersion !== "1.1") return new HttpError(400, "A WebSocket handshake is an HTTP/1.1 request");
   if (!hasToken(req.firstHeader("connection") ?? "", "upgrade")) return new HttpError(400, "A WebSocket handshake needs Connection: Upgrade");
+  // The handshake is a GET without a body (RFC 6455 §4.1): bytes after its head are frames.
+  const length = req.firstHeader("content-length");
+  if ((length !== undefined && Number(length) !== 0) || req.firstHeader("transfer-encoding") !== undefined) {
+    return new HttpError(400, `A WebSocket handshake has no body: send ${req.path}'s upgrade request without Content-Length or Transfer-Encoding`);
+  }
   if (req.firstHeader("sec-websocket-version") !== "13") {
     return new HttpError(426, "Only WebSocket version 13 is supported", { headers: { "Sec-WebSocket-Version": "13" } });
   }

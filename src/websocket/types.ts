@@ -38,7 +38,7 @@ export interface WebSocketOptions {
   maxBackpressure?: number;
   /** What a `send` that would pass `maxBackpressure` does: "drop" the message (the default) or "close" the socket (cut, code 1006). */
   onBackpressure?: "drop" | "close";
-  /** Negotiate permessage-deflate compression (node engine; the native engine does not compress). Default false. */
+  /** Negotiate permessage-deflate compression (RFC 7692) when the client offers it; messages of 1 KiB or more go out compressed. Default false. */
   perMessageDeflate?: boolean;
 }
 

@@ -9,11 +9,12 @@ use crate::serve::on_conn;
 use crate::socket;
 use crate::state::{now, with_state, Conn, Server, Settings, State};
 use crate::timers::on_timer;
+use crate::tls::TlsConn;
 use crate::uv::*;
 use std::collections::VecDeque;
 use std::os::raw::{c_int, c_void};
 
-pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, settings: Settings) -> Result<(usize, u16), String> {
+pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, settings: Settings, tls: Option<std::sync::Arc<rustls::ServerConfig>>) -> Result<(usize, u16), String> {
     let (fd, bound) = socket::open(host, port, reuse_port)?;
     let uv_loop = js.uv_loop;
     let listen_poll = alloc_handle(UV_POLL);
@@ -26,7 +27,7 @@ pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, setting
             s.servers.push(None);
             s.servers.len() - 1
         });
-        s.servers[id] = Some(Server { js, listen_fd: fd, listen_poll, timer, kick, kick_armed: false, check, check_armed: false, ready: Vec::new(), batch: Vec::new(), touched: Vec::new(), settings, deferred: Vec::new(), stopped: false, sweep_every: interval });
+        s.servers[id] = Some(Server { js, listen_fd: fd, listen_poll, timer, kick, kick_armed: false, check, check_armed: false, ready: Vec::new(), batch: Vec::new(), touched: Vec::new(), settings, deferred: Vec::new(), stopped: false, sweep_every: interval, tls });
         id
     });
     unsafe {
@@ -148,6 +149,7 @@ impl State {
     fn accept_all(&mut self, id: usize) {
         let Some(server) = self.server(id) else { return };
         let (listen_fd, uv_loop, now) = (server.listen_fd, server.js.uv_loop, now(server));
+        let tls_config = server.tls.clone();
         loop {
             let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
             let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
@@ -156,6 +158,16 @@ impl State {
                 return; // EAGAIN, or an error on a connection that went away: try again on the next event.
             }
             unsafe { socket::set_option(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1) };
+            let tls = match &tls_config {
+                None => None,
+                Some(config) => match TlsConn::new(config) {
+                    Some(tls) => Some(tls),
+                    None => {
+                        unsafe { libc::close(fd) };
+                        continue;
+                    }
+                },
+            };
             let poll = alloc_handle(UV_POLL);
             self.next_gen = self.next_gen.wrapping_add(1);
             let conn = Conn {
@@ -176,11 +188,13 @@ impl State {
                 peer_ended: false,
                 file_bodies: 0,
                 polling: UV_READABLE | UV_DISCONNECT,
-                head_started: None,
+                // On TLS, the headers timeout runs from the start: it bounds the handshake too.
+                head_started: tls.as_ref().map(|_| now),
                 body_started: 0,
                 idle_since: now,
                 upgrading: false,
                 ws: None,
+                tls,
             };
             let key = match self.free_conns.pop() {
                 Some(key) => {
@@ -202,8 +216,11 @@ impl State {
 
     /// Closes the connection; returns abort events for requests JavaScript still holds.
     pub(crate) fn close_conn(&mut self, key: usize) -> Vec<Call> {
-        let Some(conn) = self.conns.get_mut(key).and_then(Option::take) else { return Vec::new() };
+        let Some(mut conn) = self.conns.get_mut(key).and_then(Option::take) else { return Vec::new() };
         self.free_conns.push(key);
+        if let Some(tls) = conn.tls.as_deref_mut() {
+            tls.close(conn.fd);
+        }
         unsafe { close_fd_handle(conn.poll, conn.fd) };
         let mut calls = Vec::new();
         if let Some(ws) = &conn.ws {

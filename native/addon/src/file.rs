@@ -4,9 +4,11 @@
 //! everything before it is written, `flush` sends it while the socket takes it, then moves on to
 //! the responses behind it. What is left of it counts as unsent output, so a slow reader holds
 //! back the connection's reading exactly as a large buffered body does.
+//! On a TLS connection the file is read and encrypted instead (`piece_through_tls`).
 
 use crate::socket::would_block;
 use crate::state::State;
+use crate::tls::{Sent, TlsConn};
 use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::raw::c_int;
@@ -83,6 +85,7 @@ impl State {
             return FileSend::Idle;
         }
         let socket = conn.fd;
+        let mut tls = conn.tls.as_deref_mut();
         let Some(body) = conn.queue.front().and_then(|id| self.reqs.get_mut(id)).and_then(|req| req.held.is_empty().then_some(req.file.as_mut()).flatten()) else {
             return FileSend::Idle;
         };
@@ -91,7 +94,13 @@ impl State {
             if budget == 0 {
                 return FileSend::Blocked;
             }
-            let n = unsafe { send_piece(socket, body, budget) };
+            let n = match tls.as_deref_mut() {
+                None => unsafe { send_piece(socket, body, budget) },
+                Some(tls) => match piece_through_tls(tls, socket, body, budget) {
+                    Ok(n) => n as isize,
+                    Err(outcome) => return outcome,
+                },
+            };
             if n > 0 {
                 body.offset += n as u64;
                 body.left -= n as u64;
@@ -127,4 +136,23 @@ unsafe fn send_piece(socket: c_int, body: &mut FileBody, budget: u64) -> isize {
         return read;
     }
     crate::socket::send(socket, &buf[..read as usize])
+}
+
+/// On TLS, sendfile can't be used (the bytes must be encrypted): a piece of the file is read
+/// and handed to rustls, which takes what its buffer holds. Returns the bytes taken.
+fn piece_through_tls(tls: &mut TlsConn, socket: c_int, body: &FileBody, budget: u64) -> Result<usize, FileSend> {
+    // One TLS record's worth of plaintext.
+    let mut buf = [0u8; 16 * 1024];
+    let want = body.left.min(budget).min(buf.len() as u64) as usize;
+    // SAFETY: pread into a buffer of `want` bytes or more.
+    let read = unsafe { libc::pread(body.file.as_raw_fd(), buf.as_mut_ptr() as *mut libc::c_void, want, body.offset as libc::off_t) };
+    if read <= 0 {
+        return Err(FileSend::Failed);
+    }
+    let mut taken = 0;
+    match tls.send(socket, &buf[..read as usize], &mut taken) {
+        Sent::Failed => Err(FileSend::Failed),
+        _ if taken == 0 => Err(FileSend::Blocked),
+        _ => Ok(taken),
+    }
 }

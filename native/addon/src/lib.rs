@@ -8,7 +8,8 @@
 //! - `parse.rs`: bytes become requests (`request.rs`, the engine's record of one) and bodies;
 //! - `write.rs`: the answers are written in request order, corked per slice, with backpressure;
 //! - `file.rs`: file bodies go from the page cache to the socket with sendfile(2);
-//! - `timers.rs`: slow and idle connections are swept out.
+//! - `timers.rs`: slow and idle connections are swept out;
+//! - `tls.rs`: on a server with `tls`, connections are read and written through rustls.
 //!
 //! `state.rs` holds the servers and connections all of these share; `spare.rs` the buffers they
 //! reuse; `socket.rs` the socket calls; `text.rs` JavaScript strings into bytes; `uv.rs` libuv.
@@ -24,6 +25,7 @@ mod spare;
 mod state;
 mod text;
 mod timers;
+mod tls;
 mod uv;
 mod websocket;
 mod write;
@@ -51,6 +53,8 @@ pub struct ListenOptions {
     pub web_sockets: bool,
     /// Share the port with other processes (SO_REUSEPORT): Cog's workers.
     pub reuse_port: Option<bool>,
+    /// Serve TLS (see `tls.rs`).
+    pub tls: Option<tls::TlsOptions>,
 }
 
 /// The version of the interface between this addon and its JavaScript side: its exports, their
@@ -58,7 +62,7 @@ pub struct ListenOptions {
 /// (src/engines/native/load.ts, `INTERFACE_VERSION`) refuses an addon whose version is not its
 /// own, since a prebuilt platform package can be older than the JavaScript that loads it.
 /// Bump it here and there together whenever any of that interface changes.
-const INTERFACE_VERSION: u32 = 1;
+const INTERFACE_VERSION: u32 = 2;
 
 /// See `INTERFACE_VERSION`.
 #[napi]
@@ -92,11 +96,26 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
         check_interval: u64::from(options.timeout_check_interval),
         web_sockets: options.web_sockets,
     };
+    let tls = options.tls.as_ref().map(tls::server_config).transpose().map_err(Error::from_reason)?;
     let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port {} is out of range", options.port)))?;
-    match accept::listen(js, &options.host, port, options.reuse_port.unwrap_or(false), settings) {
+    match accept::listen(js, &options.host, port, options.reuse_port.unwrap_or(false), settings, tls) {
         Ok((id, port)) => Ok(vec![id as u32, u32::from(port)]),
         Err(message) => Err(Error::from_reason(message)),
     }
+}
+
+/// Replaces a TLS server's certificate, key and client-certificate options: connections made
+/// from now on use them, open ones keep theirs.
+#[napi]
+pub fn set_tls(server: u32, options: tls::TlsOptions) -> Result<()> {
+    let config = tls::server_config(&options).map_err(Error::from_reason)?;
+    with_state(|s| match s.servers.get_mut(server as usize).and_then(Option::as_mut) {
+        Some(server) if server.tls.is_some() => {
+            server.tls = Some(config);
+            Ok(())
+        }
+        _ => Err(Error::from_reason("setSecureContext: this server was not started with tls")),
+    })
 }
 
 /// Accepts what waits in a listening socket's queue (at most `max`): the node engine's
@@ -376,10 +395,11 @@ impl ToNapiValue for Latin1 {
 }
 
 /// Completes the WebSocket handshake of request `id` (101) and makes its connection a socket
-/// with that id; false when the client is gone. `idleTimeout` in ms (0: none).
+/// with that id; false when the client is gone, or when its permessage-deflate offer is invalid
+/// (answered 400, as `ws` answers it). `idleTimeout` in ms (0: none).
 #[napi]
-pub fn ws_accept(id: f64, max_payload: f64, idle_timeout: f64, max_backpressure: f64, close_on_backpressure: bool) -> bool {
-    with_state(|s| s.ws_accept(id as u64, max_payload as usize, idle_timeout as u64, max_backpressure as usize, close_on_backpressure))
+pub fn ws_accept(id: f64, max_payload: f64, idle_timeout: f64, max_backpressure: f64, close_on_backpressure: bool, per_message_deflate: bool) -> bool {
+    with_state(|s| s.ws_accept(id as u64, max_payload as usize, idle_timeout as u64, max_backpressure as usize, close_on_backpressure, per_message_deflate))
 }
 
 /// Sends a message: 1 sent, 0 queued behind unsent bytes (a drain event follows), -1 dropped

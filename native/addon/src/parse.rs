@@ -10,7 +10,6 @@
 
 use crate::js::{Body, Call, FLAG_ENCODED, FLAG_HTTP11, FLAG_REFUSED, FLAG_UPGRADE};
 use crate::request::{new_req, Req};
-use crate::websocket::asks_upgrade;
 use crate::state::{now, State};
 use crate::write::HIGH_WATER;
 use cog_framing::response::refusal;
@@ -31,6 +30,9 @@ pub(crate) struct BodyState {
     /// The request was answered before its body was read: the rest is read and dropped (as
     /// node:http dumps it), so that the next request on the connection can be parsed.
     pub(crate) discard: bool,
+    /// The request asks to change protocols: its connection closes after the answer (a
+    /// handshake with a body is refused, never accepted: `ws_accept`).
+    pub(crate) upgrade: bool,
 }
 
 impl State {
@@ -91,13 +93,13 @@ impl State {
                         }
                         if done {
                             let body = conn.body.take().unwrap();
-                            let flags = body_flags(self.reqs.get(&body.id).unwrap());
+                            let flags = body_flags(self.reqs.get(&body.id).unwrap(), body.upgrade);
                             calls.push(request_call(body.id, Body::Whole(body.buf), flags));
                             conn.queue.push_back(body.id);
                             continue;
                         }
                         // Not whole in what has arrived: hand the request over now, and the body as it comes.
-                        let flags = body_flags(self.reqs.get(&body.id).unwrap());
+                        let flags = body_flags(self.reqs.get(&body.id).unwrap(), body.upgrade);
                         let declared = if let Framing::Length(total) = body.framing { Some(total) } else { None };
                         calls.push(request_call(body.id, Body::Follows(declared), flags));
                         conn.queue.push_back(body.id);
@@ -170,7 +172,7 @@ impl State {
                         continue;
                     }
                     match head.framing {
-                        Framing::None if web_sockets && asks_upgrade(&req) => {
+                        Framing::None if web_sockets && head.upgrade => {
                             // The app answers it (a WebSocket route accepts it): read nothing more meanwhile.
                             conn.no_more_requests = true;
                             conn.upgrading = true;
@@ -186,7 +188,14 @@ impl State {
                                 conn.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
                             }
                             let remaining = if let Framing::Length(n) = framing { n } else { 0 };
-                            conn.body = Some(BodyState { id, framing, remaining, decoder: ChunkedDecoder::new(), buf: Vec::new(), delivered: false, paused: false, discard: false });
+                            let upgrade = web_sockets && head.upgrade;
+                            if upgrade {
+                                // Nothing after its body is read as a request (node:http hands the
+                                // rest of the socket to the upgrade too).
+                                conn.no_more_requests = true;
+                                conn.close_when_done = true;
+                            }
+                            conn.body = Some(BodyState { id, framing, remaining, decoder: ChunkedDecoder::new(), buf: Vec::new(), delivered: false, paused: false, discard: false, upgrade });
                             conn.body_started = now;
                         }
                     }
@@ -241,11 +250,12 @@ impl State {
     }
 }
 
-/// The flags of a request with a body: HTTP/1.1, and whether it names a Content-Encoding (so that
-/// JavaScript asks for the header only then: most bodies have none, and each ask is a call).
-fn body_flags(req: &Req) -> u32 {
+/// The flags of a request with a body: HTTP/1.1, whether it asks to change protocols, and whether
+/// it names a Content-Encoding (so that JavaScript asks for the header only then: most bodies
+/// have none, and each ask is a call).
+fn body_flags(req: &Req, upgrade: bool) -> u32 {
     let encoded = req.headers.iter().any(|(name, _)| req.head[name.clone()].eq_ignore_ascii_case(b"content-encoding"));
-    (if req.minor >= 1 { FLAG_HTTP11 } else { 0 }) | if encoded { FLAG_ENCODED } else { 0 }
+    (if req.minor >= 1 { FLAG_HTTP11 } else { 0 }) | if encoded { FLAG_ENCODED } else { 0 } | if upgrade { FLAG_UPGRADE } else { 0 }
 }
 
 fn request_call(id: u64, body: Body, flags: u32) -> Call {

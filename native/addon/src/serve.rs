@@ -7,6 +7,7 @@ use crate::js::{self, Call};
 use crate::request::ReqState;
 use crate::socket::{recv, would_block};
 use crate::state::{with_state, State};
+use crate::tls::Received;
 use crate::uv::*;
 use std::os::raw::c_int;
 
@@ -198,23 +199,38 @@ impl State {
         let mut total = 0;
         while total < READ_BUDGET {
             let n = unsafe { recv(conn.fd, &mut rx[..RX_SIZE]) };
-            if n > 0 {
-                conn.inbuf.extend_from_slice(&rx[..n as usize]);
-                total += n as usize;
-                if (n as usize) < RX_SIZE {
-                    break;
+            let ended = if n > 0 {
+                let bytes = &rx[..n as usize];
+                match conn.tls.as_deref_mut() {
+                    None => {
+                        conn.inbuf.extend_from_slice(bytes);
+                        false
+                    }
+                    // On TLS, what was read becomes plaintext input (or says the client is done).
+                    Some(tls) => match tls.receive(bytes, conn.fd, &mut conn.inbuf) {
+                        Received::Data => false,
+                        Received::Ended => true,
+                        Received::Failed => return self.close_conn(key),
+                    },
                 }
             } else if n == 0 {
+                true
+            } else if would_block() {
+                break;
+            } else {
+                return self.close_conn(key);
+            };
+            if ended {
                 conn.peer_ended = true;
                 conn.close_when_done = true;
                 if self.streaming(key) {
                     return self.close_conn(key);
                 }
                 break;
-            } else if would_block() {
+            }
+            total += n as usize;
+            if (n as usize) < RX_SIZE {
                 break;
-            } else {
-                return self.close_conn(key);
             }
         }
         Vec::new()
@@ -246,7 +262,9 @@ impl State {
         conn.in_batch = false;
         State::ws_end_batch(conn);
         let (more, calls) = self.flush(key);
-        let more = more && self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| !c.inbuf.is_empty() && !c.no_more_requests);
+        // A connection that became a WebSocket in this batch decodes the frames that came with its
+        // handshake now (no more requests, but frames).
+        let more = more && self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| !c.inbuf.is_empty() && (!c.no_more_requests || c.ws.is_some()));
         (calls, more)
     }
 

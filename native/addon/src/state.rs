@@ -10,6 +10,7 @@ use crate::parse::BodyState;
 use crate::request::Requests;
 use crate::spare::Spare;
 use crate::uv::*;
+use crate::tls::TlsConn;
 use crate::websocket::WsConn;
 use cog_framing::rules::Rules;
 use cog_framing::Limits;
@@ -51,6 +52,8 @@ pub struct Server {
     /// Events for JavaScript raised outside a batch (an abort found while answering), sent soon.
     pub deferred: Vec<Call>,
     pub(crate) stopped: bool,
+    /// With `tls`: the configuration new connections get (`set_tls` swaps it).
+    pub(crate) tls: Option<std::sync::Arc<rustls::ServerConfig>>,
     /// How often the timeout sweep runs (shorter than `check_interval` for a short WebSocket idleTimeout).
     pub(crate) sweep_every: u64,
 }
@@ -87,6 +90,8 @@ pub(crate) struct Conn {
     pub(crate) upgrading: bool,
     /// Set once the connection is a WebSocket.
     pub(crate) ws: Option<Box<WsConn>>,
+    /// On a TLS server: the connection's TLS state (see `tls.rs`).
+    pub(crate) tls: Option<Box<TlsConn>>,
 }
 
 #[derive(Default)]

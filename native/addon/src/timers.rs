@@ -39,7 +39,10 @@ impl State {
             if slow_head || slow_body {
                 if conn.queue.is_empty() {
                     conn.out.extend_from_slice(&refusal(408, "The request took too long to arrive"));
-                    let _ = unsafe { send(conn.fd, &conn.out) };
+                    match conn.tls.as_deref_mut() {
+                        None => drop(unsafe { send(conn.fd, &conn.out) }),
+                        Some(tls) => drop(tls.send(conn.fd, &conn.out, &mut 0)),
+                    }
                 }
                 calls.extend(self.close_conn(key));
                 continue;

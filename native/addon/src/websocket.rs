@@ -7,11 +7,24 @@
 //! on; any other answer closes it. Messages, drains and closes reach JavaScript in the same
 //! batches as requests (`Call::Ws*`). Pings are answered here, and Close frames, and a
 //! connection that breaks the protocol is failed with the code the decoder gives.
+//!
+//! permessage-deflate (when the route enables it and the client offers it): the decoder inflates,
+//! and messages go out compressed, each socket with its own compressor (as `ws` does it: every
+//! message with context takeover, where even a short one gains from the shared window; with
+//! server_no_context_takeover only those of at least `COMPRESS_THRESHOLD` bytes). A publication is therefore framed once for the sockets without the extension
+//! and compressed per socket for those with it: with context takeover (what clients ask by
+//! default, and what compresses best for chat-like streams) each socket's deflate stream
+//! differs, so one compressed frame can't serve them all.
 
 use crate::js::Call;
 use crate::state::{now, State};
 use crate::uv::*;
-use cog_framing::websocket::{accept_key, write_close, write_frame, Decoder, Event, OP_BINARY, OP_PING, OP_PONG, OP_TEXT};
+use cog_framing::deflate::{negotiate, Deflater, Inflater};
+use cog_framing::websocket::{accept_key, write_close, write_compressed_frame, write_frame, Decoder, Event, OP_BINARY, OP_PING, OP_PONG, OP_TEXT};
+
+/// Without context takeover, messages smaller than this go out uncompressed (ws's default
+/// threshold): compressed alone, deflate costs more than it saves on them.
+const COMPRESS_THRESHOLD: usize = 1024;
 
 /// How long a Close frame the server sent waits for the client's before the connection is cut.
 const CLOSE_TIMEOUT: u64 = 5_000;
@@ -40,6 +53,9 @@ pub(crate) struct WsConn {
     /// The Close frame to answer with once the batch that found the client's Close (or its
     /// protocol error) is answered: after what the app sent for the messages before it.
     close_reply: Option<(u16, &'static str)>,
+    /// The compressor for outgoing messages, when permessage-deflate lets the server compress,
+    /// and the size from which a message is compressed.
+    deflater: Option<(Deflater, usize)>,
 }
 
 /// What `send` reports: the message went out with the rest, or waits behind unsent bytes, or the socket is gone.
@@ -50,13 +66,34 @@ pub const GONE: i32 = -1;
 impl State {
     /// Completes the handshake of request `id` (a WebSocket route accepted it): writes the 101
     /// and turns its connection into a WebSocket. False when the client is gone.
-    pub fn ws_accept(&mut self, id: u64, max_payload: usize, idle_timeout: u64, max_backpressure: usize, close_on_backpressure: bool) -> bool {
+    pub fn ws_accept(&mut self, id: u64, max_payload: usize, idle_timeout: u64, max_backpressure: usize, close_on_backpressure: bool, per_message_deflate: bool) -> bool {
         let Some(key_header) = self.header(id, b"sec-websocket-key", true) else { return false };
-        let Some(req) = self.reqs.remove(&id) else { return false };
+        let offer = if per_message_deflate { self.header(id, b"sec-websocket-extensions", false) } else { None };
+        let Some(req) = self.reqs.get(&id) else { return false };
         let (key, gen) = (req.conn, req.gen);
-        if !self.is_conn(key, gen) {
+        // Only a request parsed as an upgrade without a body (RFC 6455's handshake is a GET
+        // without one) becomes a WebSocket: with a body half read, the connection can't be one.
+        if !self.is_conn(key, gen) || !self.conns[key].as_ref().is_some_and(|c| c.upgrading && c.body.is_none()) {
             return false;
         }
+        self.reqs.remove(&id);
+        let agreed = match offer.as_deref().map(negotiate) {
+            None => None,
+            Some(Ok(agreed)) => agreed,
+            Some(Err(_)) => {
+                // As ws answers it: the handshake fails, the connection closes once this is written.
+                const MESSAGE: &str = "Invalid or unacceptable Sec-WebSocket-Extensions header";
+                let conn = self.conns[key].as_mut().unwrap();
+                conn.queue.retain(|queued| *queued != id);
+                conn.upgrading = false;
+                conn.out.extend_from_slice(format!("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{MESSAGE}", MESSAGE.len()).as_bytes());
+                conn.close_when_done = true;
+                if !conn.in_batch {
+                    self.write_out(key);
+                }
+                return false;
+            }
+        };
         let server_id = self.conns[key].as_ref().unwrap().server;
         let server = self.servers[server_id].as_mut().unwrap();
         let now = now(server);
@@ -73,8 +110,18 @@ impl State {
         conn.upgrading = false;
         conn.out.extend_from_slice(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ");
         conn.out.extend_from_slice(accept_key(key_header.trim_ascii()).as_bytes());
+        let (decoder, deflater) = match &agreed {
+            None => (Decoder::new(max_payload), None),
+            Some(agreed) => {
+                conn.out.extend_from_slice(b"\r\nSec-WebSocket-Extensions: ");
+                conn.out.extend_from_slice(agreed.header().as_bytes());
+                let threshold = if agreed.server_no_context_takeover { COMPRESS_THRESHOLD } else { 0 };
+                let deflater = agreed.server_compresses().then(|| (Deflater::new(agreed.server_no_context_takeover), threshold));
+                (Decoder::with_inflater(max_payload, Inflater::new(agreed.client_no_context_takeover)), deflater)
+            }
+        };
         conn.out.extend_from_slice(b"\r\n\r\n");
-        conn.ws = Some(Box::new(WsConn { id, decoder: Decoder::new(max_payload), idle_timeout, heard: now, pinged: false, close_sent: None, reported: false, done_reading: false, wants_drain: false, close_reply: None, max_backpressure, close_on_backpressure }));
+        conn.ws = Some(Box::new(WsConn { id, decoder, idle_timeout, heard: now, pinged: false, close_sent: None, reported: false, done_reading: false, wants_drain: false, close_reply: None, max_backpressure, close_on_backpressure, deflater }));
         self.ws_conns.insert(id, (key, gen));
         let (in_batch, waiting) = (conn.in_batch, !conn.inbuf.is_empty());
         if !in_batch {
@@ -159,7 +206,7 @@ impl State {
             return GONE;
         }
         let conn = self.conns[key].as_mut().unwrap();
-        write_frame(&mut conn.out, if binary { OP_BINARY } else { OP_TEXT }, data);
+        write_message(conn, data, binary);
         self.after_send(key)
     }
 
@@ -183,7 +230,8 @@ impl State {
         false
     }
 
-    /// One message to many sockets: framed once, then copied to each connection's output.
+    /// One message to many sockets: framed once and copied to each connection's output, or
+    /// compressed per socket for those that compress it (see the module's comment).
     pub fn ws_send_many(&mut self, ids: &[u64], data: &[u8], binary: bool) {
         let mut frame = Vec::with_capacity(data.len() + 10);
         write_frame(&mut frame, if binary { OP_BINARY } else { OP_TEXT }, data);
@@ -192,7 +240,12 @@ impl State {
             if !self.admits(key, frame.len()) {
                 continue;
             }
-            self.conns[key].as_mut().unwrap().out.extend_from_slice(&frame);
+            let conn = self.conns[key].as_mut().unwrap();
+            if compresses(conn, data) {
+                write_message(conn, data, binary);
+            } else {
+                conn.out.extend_from_slice(&frame);
+            }
             self.after_send(key);
         }
     }
@@ -307,7 +360,17 @@ impl State {
     }
 }
 
-/// Whether a request's head asks to change protocols (it has an Upgrade header).
-pub(crate) fn asks_upgrade(req: &crate::request::Req) -> bool {
-    req.headers.iter().any(|(name, _)| req.head[name.clone()].eq_ignore_ascii_case(b"upgrade"))
+/// Whether a message goes out compressed on the connection.
+fn compresses(conn: &crate::state::Conn, data: &[u8]) -> bool {
+    conn.ws.as_ref().unwrap().deflater.as_ref().is_some_and(|(_, threshold)| data.len() >= *threshold)
+}
+
+/// Appends one message to the connection's output: compressed (RSV1 set) when it compresses.
+fn write_message(conn: &mut crate::state::Conn, data: &[u8], binary: bool) {
+    let opcode = if binary { OP_BINARY } else { OP_TEXT };
+    if !compresses(conn, data) {
+        return write_frame(&mut conn.out, opcode, data);
+    }
+    let compressed = conn.ws.as_mut().unwrap().deflater.as_mut().unwrap().0.deflate(data);
+    write_compressed_frame(&mut conn.out, opcode, &compressed);
 }

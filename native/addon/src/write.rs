@@ -10,6 +10,7 @@ use crate::request::{Req, ReqState, Requests};
 use crate::serve::on_conn;
 use crate::socket::{send, would_block};
 use crate::state::{Conn, State};
+use crate::tls::Sent;
 use crate::uv::*;
 use cog_framing::response::{write_head, AppHead, BodyFraming, HeadOptions};
 use std::os::raw::c_int;
@@ -23,6 +24,18 @@ impl State {
         let mut dropped = Vec::new();
         loop {
             let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (false, dropped) };
+            // On TLS, rustls takes the output (all of it, unless the socket is full) and writes it
+            // as records; the cleartext loop below then finds nothing left.
+            if let Some(tls) = conn.tls.as_deref_mut() {
+                match tls.send(conn.fd, &conn.out, &mut conn.out_pos) {
+                    Sent::All => {}
+                    Sent::Blocked => break,
+                    Sent::Failed => {
+                        dropped.extend(self.close_conn(key));
+                        return (false, dropped);
+                    }
+                }
+            }
             while conn.out_pos < conn.out.len() {
                 let rest = &conn.out[conn.out_pos..];
                 let n = unsafe { send(conn.fd, rest) };
@@ -58,7 +71,8 @@ impl State {
             conn.out.drain(..conn.out_pos);
             conn.out_pos = 0;
         }
-        let pending = conn.out.len() - conn.out_pos + file_left;
+        // Records rustls holds count as one byte: enough to wait for the socket to take them.
+        let pending = conn.out.len() - conn.out_pos + file_left + conn.tls.as_ref().map_or(0, |tls| tls.has_output() as usize);
         if pending == 0 && conn.close_when_done && conn.queue.is_empty() && conn.body.is_none() {
             dropped.extend(self.close_conn(key));
             return (false, dropped);

@@ -38,6 +38,9 @@ pub struct Head {
     pub keep_alive: bool,
     /// `Expect: 100-continue`: the client waits for a 100 before sending the body.
     pub expect_continue: bool,
+    /// The request asks to change protocols: an Upgrade header and the upgrade token in
+    /// Connection, both (as node:http's parser takes it; either alone is an ordinary request).
+    pub upgrade: bool,
 }
 
 /// The methods node:http's parser knows (`http.METHODS`, the same on Node 20 and 24), sorted.
@@ -133,6 +136,7 @@ pub fn parse_head_reusing(buf: &[u8], limits: &Limits, spare: &mut Vec<(Range<us
     let mut close = false;
     let mut keep_alive_token = false;
     let mut expect_continue = false;
+    let (mut upgrade_header, mut upgrade_token) = (false, false);
     for h in req.headers.iter() {
         let name = h.name.as_bytes();
         let value = h.value;
@@ -157,7 +161,10 @@ pub fn parse_head_reusing(buf: &[u8], limits: &Limits, spare: &mut Vec<(Range<us
                 let token = trim(token);
                 close |= token.eq_ignore_ascii_case(b"close");
                 keep_alive_token |= token.eq_ignore_ascii_case(b"keep-alive");
+                upgrade_token |= token.eq_ignore_ascii_case(b"upgrade");
             }
+        } else if name.eq_ignore_ascii_case(b"upgrade") {
+            upgrade_header = true;
         } else if name.eq_ignore_ascii_case(b"expect") {
             if trim(value).eq_ignore_ascii_case(b"100-continue") {
                 expect_continue = true;
@@ -179,7 +186,8 @@ pub fn parse_head_reusing(buf: &[u8], limits: &Limits, spare: &mut Vec<(Range<us
     // On HTTP/1.0, keep-alive keeps the connection even beside close: RFC 9112 9.3 has close win,
     // but llhttp reads it so and node:http answers the next request, and framing must agree.
     let keep_alive = if minor == 0 { keep_alive_token } else { !close };
-    Ok(Some(Head { len, method, method_index, target, minor, headers, framing, keep_alive, expect_continue }))
+    let upgrade = upgrade_header && upgrade_token;
+    Ok(Some(Head { len, method, method_index, target, minor, headers, framing, keep_alive, expect_continue, upgrade }))
 }
 
 /// node:http takes several spaces between the method, the target and the version; httparse one.
@@ -604,6 +612,9 @@ mod tests {
         let many: String = (0..LIMITS.max_headers + 1).map(|i| format!("X-{i}: v\r\n")).collect();
         assert_eq!(status(&format!("GET / HTTP/1.1\r\n{many}\r\n")), 431);
         assert!(parse("POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n").unwrap().unwrap().expect_continue);
+        assert!(parse("GET / HTTP/1.1\r\nUpgrade: websocket\r\nConnection: keep-alive, Upgrade\r\n\r\n").unwrap().unwrap().upgrade);
+        assert!(!parse("GET / HTTP/1.1\r\nUpgrade: h2c\r\n\r\n").unwrap().unwrap().upgrade, "Upgrade without Connection: upgrade");
+        assert!(!parse("GET / HTTP/1.1\r\nConnection: upgrade\r\n\r\n").unwrap().unwrap().upgrade, "Connection: upgrade without Upgrade");
         assert_eq!(status("POST / HTTP/1.1\r\nExpect: teapot\r\n\r\n"), 417);
     }
 }

@@ -15,6 +15,7 @@
 //! - a head larger than the limit is a 431, more headers than the limit a 431.
 
 mod chunked;
+pub mod deflate;
 mod head;
 pub mod response;
 pub mod rules;

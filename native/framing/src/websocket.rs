@@ -8,7 +8,12 @@
 //! and close reasons that are not (1007); a frame or message past the payload limit (1009).
 //! A frame's length is checked against the limit before any of its payload is buffered, so a
 //! client can make the decoder hold at most the limit.
+//!
+//! With permessage-deflate negotiated (`with_inflater`), RSV1 on a message's first frame marks
+//! it compressed; it is inflated when whole, to at most the limit (past it: 1009). RSV1 on a
+//! control frame or a continuation, or without the extension, is a protocol error (1002).
 
+use crate::deflate::{Inflated, Inflater};
 use sha1::{Digest, Sha1};
 
 pub const OP_CONTINUATION: u8 = 0x0;
@@ -54,11 +59,20 @@ pub struct Decoder {
     max_payload: usize,
     /// The fragmented message so far: whether it is text, and its bytes.
     partial: Option<(bool, Vec<u8>)>,
+    /// Whether the message being assembled is compressed.
+    compressed: bool,
+    /// Present when permessage-deflate was negotiated.
+    inflater: Option<Inflater>,
 }
 
 impl Decoder {
     pub fn new(max_payload: usize) -> Self {
-        Decoder { max_payload, partial: None }
+        Decoder { max_payload, partial: None, compressed: false, inflater: None }
+    }
+
+    /// A decoder for a connection with permessage-deflate.
+    pub fn with_inflater(max_payload: usize, inflater: Inflater) -> Self {
+        Decoder { inflater: Some(inflater), ..Decoder::new(max_payload) }
     }
 
     /// Decodes the next event from `input` (its masked bytes are unmasked in place). Returns the
@@ -70,10 +84,14 @@ impl Decoder {
         }
         let (first, second) = (input[0], input[1]);
         let fin = first & 0x80 != 0;
-        if first & 0x70 != 0 {
+        let opcode = first & 0x0F;
+        let rsv1 = first & 0x40 != 0;
+        if first & 0x30 != 0 || (rsv1 && self.inflater.is_none()) {
             return Err(fail(PROTOCOL_ERROR, "reserved bits set without an extension that uses them"));
         }
-        let opcode = first & 0x0F;
+        if rsv1 && !matches!(opcode, OP_TEXT | OP_BINARY) {
+            return Err(fail(PROTOCOL_ERROR, "RSV1 (compressed) is only for a message's first frame"));
+        }
         if second & 0x80 == 0 {
             return Err(fail(PROTOCOL_ERROR, "a client frame must be masked"));
         }
@@ -138,15 +156,16 @@ impl Decoder {
                 let text = *text;
                 if fin {
                     let (_, bytes) = self.partial.take().unwrap();
-                    Some(message(text, bytes)?)
+                    Some(self.message(text, bytes)?)
                 } else {
                     None
                 }
             }
             _ => {
                 let text = opcode == OP_TEXT;
+                self.compressed = rsv1;
                 if fin {
-                    Some(message(text, payload.to_vec())?)
+                    Some(self.message(text, payload.to_vec())?)
                 } else {
                     self.partial = Some((text, payload.to_vec()));
                     None
@@ -154,6 +173,18 @@ impl Decoder {
             }
         };
         Ok((total, event))
+    }
+
+    /// A whole message, inflated if it came compressed.
+    fn message(&mut self, text: bool, bytes: Vec<u8>) -> Result<Event, Failure> {
+        if !self.compressed {
+            return message(text, bytes);
+        }
+        match self.inflater.as_mut().unwrap().inflate(&bytes, self.max_payload) {
+            Inflated::Message(inflated) => message(text, inflated),
+            Inflated::Invalid => Err(fail(INVALID_DATA, "a compressed message that is not valid deflate data")),
+            Inflated::TooBig => Err(fail(TOO_BIG, "the message inflates past maxPayload")),
+        }
     }
 }
 
@@ -212,6 +243,13 @@ pub fn unmask(payload: &mut [u8], mask: [u8; 4]) {
 pub fn write_frame(out: &mut Vec<u8>, opcode: u8, payload: &[u8]) {
     write_frame_head(out, opcode, payload.len());
     out.extend_from_slice(payload);
+}
+
+/// Appends a server frame with RSV1 set: a message compressed with permessage-deflate.
+pub fn write_compressed_frame(out: &mut Vec<u8>, opcode: u8, payload: &[u8]) {
+    let at = out.len();
+    write_frame(out, opcode, payload);
+    out[at] |= 0x40;
 }
 
 /// Appends the head of a server frame of `length` bytes; its payload follows.

@@ -7,7 +7,9 @@ import { WEBSOCKET, type Address, type Engine, type EngineConfig } from "../engi
 import type { NativeWebSockets } from "../../websocket/native.js";
 import type { Response } from "../../response.js";
 import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "./load.js";
-import { ADDON, GONE, ID, NativeRequest } from "./request.js";
+import { ADDON, ENCRYPTED, GONE, ID, NativeRequest } from "./request.js";
+import { nativeTlsOptions } from "./tls.js";
+import type { TlsOptions } from "../../tls.js";
 import { FORGET, NativeResponse } from "./response.js";
 
 /**
@@ -47,6 +49,12 @@ export class NativeEngine implements Engine {
             this.forget(response, aborted);
             done(response, aborted);
           };
+    if (config.options.tls !== undefined) this.Request.prototype[ENCRYPTED] = true;
+  }
+
+  /** Replaces the certificate: connections made from now on use it (open ones keep theirs). */
+  setSecureContext(tls: TlsOptions): void {
+    this.addon.setTls(this.serverId, nativeTlsOptions(tls));
   }
 
   async listen(port: number, host: string | undefined, shared: boolean): Promise<Address> {
@@ -80,6 +88,7 @@ export class NativeEngine implements Engine {
           timeoutCheckInterval: limits.timeoutCheckInterval,
           webSockets: this.webSockets !== null,
           reusePort: shared,
+          tls: this.config.options.tls === undefined ? undefined : nativeTlsOptions(this.config.options.tls),
         },
         this.onRequest,
         this.onEvent,
@@ -163,20 +172,25 @@ export class NativeEngine implements Engine {
     const server = this.serverId;
     this.serverId = -1;
     addon.stopListening(server);
-    await this.webSockets?.closeAll(drainMs);
-    if (this.inFlight.size > 0) {
-      await new Promise<void>((resolve) => {
-        const deadline = setTimeout(() => {
-          for (const id of addon.destroyConnections(server)) this.inFlight.get(id)?.aborted();
-          resolve();
-        }, drainMs);
-        this.idle = () => {
-          clearTimeout(deadline);
-          resolve();
-        };
-      });
-      this.idle = null;
-    }
+    // WebSockets and requests drain together, under one deadline (as on the node engine). The
+    // sockets' deadline is set first, so that it fires first: they are cut (and their closes
+    // reported) before the requests' deadline cuts every connection left.
+    const sockets = this.webSockets?.closeAll(drainMs);
+    const requests =
+      this.inFlight.size === 0
+        ? undefined
+        : new Promise<void>((resolve) => {
+            const deadline = setTimeout(() => {
+              for (const id of addon.destroyConnections(server)) this.inFlight.get(id)?.aborted();
+              resolve();
+            }, drainMs);
+            this.idle = () => {
+              clearTimeout(deadline);
+              resolve();
+            };
+          });
+    await Promise.all([sockets, requests]);
+    this.idle = null;
     addon.destroyConnections(server);
     addon.dispose(server);
   }

@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
  * loads it. Bump it here and in native/addon/src/lib.rs (`INTERFACE_VERSION`) together whenever
  * any of that interface changes.
  */
-export const INTERFACE_VERSION = 1;
+export const INTERFACE_VERSION = 2;
 
 /** The addon's exports (native/addon/src/lib.rs). */
 export interface NativeAddon {
@@ -20,6 +20,8 @@ export interface NativeAddon {
   methods(): string[];
   listen(options: NativeListenOptions, onRequest: NativeRequestHandler, onEvent: (kind: number, id: number, piece?: Buffer) => void, onSocket: NativeSocketHandler): [number, number];
   stopListening(server: number): void;
+  /** Replaces a TLS server's certificate for the connections made from now on. */
+  setTls(server: number, tls: NativeTlsOptions): void;
   destroyConnections(server: number): number[];
   dispose(server: number): void;
   headers(id: number): string[];
@@ -53,7 +55,7 @@ export interface NativeAddon {
    * when the client is gone. `idleTimeout` in ms, 0 for none; past `maxBackpressure` unsent
    * bytes a message is dropped, and with `closeOnBackpressure` the socket cut.
    */
-  wsAccept(id: number, maxPayload: number, idleTimeout: number, maxBackpressure: number, closeOnBackpressure: boolean): boolean;
+  wsAccept(id: number, maxPayload: number, idleTimeout: number, maxBackpressure: number, closeOnBackpressure: boolean, perMessageDeflate: boolean): boolean;
   /** 1 sent, 0 queued behind unsent bytes (a drain event follows), -1 dropped (the socket is closing, or past maxBackpressure). */
   wsSend(id: number, data: string | Buffer, binary: boolean): number;
   /** One message to many sockets, framed once. */
@@ -80,6 +82,18 @@ export interface NativeListenOptions {
   webSockets: boolean;
   /** SO_REUSEPORT: several processes (Cog's workers) listen on the port. */
   reusePort?: boolean;
+  /** Serve TLS (native/addon/src/tls.rs). */
+  tls?: NativeTlsOptions;
+}
+/** TLS as the addon takes it (see `src/engines/native/tls.ts`): PEM text, the key unencrypted. */
+export interface NativeTlsOptions {
+  key: string;
+  cert: string;
+  ca: string | undefined;
+  requestCert: boolean;
+  rejectUnauthorized: boolean;
+  tls12: boolean;
+  tls13: boolean;
 }
 /** `body`: the whole body; or, when it follows in pieces (EVENT_BODY_PIECE, EVENT_BODY_END), its declared length (-1: chunked). */
 export type NativeRequestHandler = (id: number, method: number, url: string, body: Buffer | number | undefined, flags: number, problem: string | undefined) => void;

@@ -9,6 +9,7 @@ import { FLAG_ENCODED, FLAG_HTTP11, type NativeAddon } from "./load.js";
 
 // The engine's handles, under symbols so that no middleware's `req.id` can reach them.
 export const ADDON: unique symbol = Symbol("cog.native.addon");
+export const ENCRYPTED: unique symbol = Symbol("cog.native.encrypted");
 export const ID: unique symbol = Symbol("cog.native.id");
 const FLAGS: unique symbol = Symbol("cog.native.flags");
 const RECEIVED: unique symbol = Symbol("cog.native.received");
@@ -43,6 +44,7 @@ class NativeRequestBase {
   /** @internal */ declare [RAW]: string[] | null;
   /** @internal */ declare [HEADERS]: IncomingHttpHeaders | null;
   /** @internal */ declare [ADDRESS]: string | undefined;
+  /** @internal Set on the app's request class when the server serves TLS. */ declare [ENCRYPTED]: boolean;
   /** @internal */ declare [SOCKET]: NativeSocket | null;
   /** @internal The first Content-Type, once asked for (null: not yet). */ declare [CONTENT_TYPE]: string | undefined | null;
   /** @internal */ declare [GONE]: boolean;
@@ -151,6 +153,7 @@ Object.assign(NativeRequestBase.prototype, {
   [RAW]: null,
   [HEADERS]: null,
   [ADDRESS]: undefined,
+  [ENCRYPTED]: false,
   [SOCKET]: null,
   [CONTENT_TYPE]: null,
   [GONE]: false,
@@ -168,9 +171,9 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     return this[ADDRESS];
   }
 
-  /** The native engine serves cleartext HTTP/1.1 only (`tls` is refused when the app is made). */
+  /** Whether the request came over TLS (the engine's server was made with `tls`). */
   get encrypted(): boolean {
-    return false;
+    return this[ENCRYPTED];
   }
 
   /** @internal One header from the engine, unless they were all fetched already. */

@@ -143,7 +143,7 @@ function createServer(config: EngineConfig, Request: typeof NodeRequest, listene
   const tls = options.tls === undefined ? undefined : serverTlsOptions(options.tls);
   const handle = listener as unknown as (req: IncomingMessage, res: ServerResponse) => void;
   if (options.http2 === undefined || options.http2 === false) {
-    const server = tls === undefined ? createHttpServer(http1, handle) : createHttpsServer({ ...http1, ...tls }, handle);
+    const server = tls === undefined ? createHttpServer(http1, handle) : createHttpsServer({ handshakeTimeout: limits.headersTimeout, ...http1, ...tls }, handle);
     return { server, sessions: null };
   }
   const h2 = {
@@ -156,7 +156,7 @@ function createServer(config: EngineConfig, Request: typeof NodeRequest, listene
   if (options.http2 === "h2c") {
     server = createHttp2Server(h2, handle as never) as unknown as Server;
   } else {
-    server = createSecureHttp2Server({ ...h2, ...tls!, allowHTTP1: true, Http1IncomingMessage: http1.IncomingMessage, Http1ServerResponse: http1.ServerResponse }, handle as never) as unknown as Server;
+    server = createSecureHttp2Server({ handshakeTimeout: limits.headersTimeout, ...h2, ...tls!, allowHTTP1: true, Http1IncomingMessage: http1.IncomingMessage, Http1ServerResponse: http1.ServerResponse }, handle as never) as unknown as Server;
   }
   // A session idle this long is closed, as node:http closes an idle keep-alive connection.
   server.setTimeout(limits.keepAliveTimeout);
