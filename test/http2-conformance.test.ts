@@ -41,11 +41,11 @@ function failures(report: string): string[] {
   return failed;
 }
 
-/** h2spec's failures against the server listening on `port`. */
-async function h2specFailures(port: number, tls: boolean): Promise<string[]> {
+/** h2spec's failures against the server listening on `port`: of every check, or of those named ("http2/6.1/2"). */
+async function h2specFailures(port: number, tls: boolean, only: string[] = []): Promise<string[]> {
   // Asynchronously: the server answers from this process's event loop.
   const run = await new Promise<{ stdout: string; stderr: string }>((resolve) => {
-    execFile(found.path!, ["-h", "127.0.0.1", "-p", String(port), "-o", "2", ...(tls ? ["-t", "-k"] : [])], { encoding: "utf8", timeout: 240_000 }, (_err, stdout, stderr) => resolve({ stdout, stderr }));
+    execFile(found.path!, [...only, "-h", "127.0.0.1", "-p", String(port), "-o", "2", ...(tls ? ["-t", "-k"] : [])], { encoding: "utf8", timeout: 240_000 }, (_err, stdout, stderr) => resolve({ stdout, stderr }));
   });
   assert.match(run.stdout, /\d+ tests, \d+ passed/, `h2spec ran: ${run.stdout.slice(-500)}${run.stderr}`);
   return failures(run.stdout);
@@ -78,7 +78,10 @@ async function conformance(options: CogOptions, tls: false | { key: string; cert
   app.post("/", (_req, res) => res.send("ok"));
   const { port } = await app.listen(0, "127.0.0.1");
   try {
-    const unexpected = (await h2specFailures(port, tls !== false)).filter((id) => !inherited.has(id));
+    let unexpected = (await h2specFailures(port, tls !== false)).filter((id) => !inherited.has(id));
+    // Several checks wait 2 s for an answer: on a loaded machine one can time out on either server
+    // (the bare one's list varies the same way). A failure of Cog's counts once it repeats alone.
+    if (unexpected.length > 0) unexpected = await h2specFailures(port, tls !== false, unexpected.map((id) => `http2/${id}`));
     assert.deepEqual(unexpected, [], `h2spec failures beyond those of a bare node:http2 server on this Node (${[...inherited].join(", ")})`);
   } finally {
     await app.close(100);
