@@ -39,12 +39,13 @@ export class NodeEngine implements Engine {
   constructor(private readonly config: EngineConfig) {
     const { dispatch, limits, strict, responseDone } = config;
     const http2 = config.options.http2 !== undefined && config.options.http2 !== false;
-    // node:http's responses emit 'close' once, when done or cut, whether or not anyone listens.
+    // node:http's responses emit 'close' when done or cut, whether or not anyone listens; `once`,
+    // since a response handed to a WebSocket is closed by Cog and, on Node 24, by its destroy too.
     const closed = responseDone === null ? null : function (this: NodeResponse | H2Response): void {
       responseDone(this as unknown as Response, !this.writableFinished);
     };
     const listener = (this.listener = (req: NodeRequest | H2Request, res: NodeResponse | H2Response): void => {
-      if (closed !== null) res.on("close", closed);
+      if (closed !== null) res.once("close", closed);
       let verdict: HeadVerdict;
       try {
         verdict = http2 && req.httpVersionMajor === 2 ? inspectH2Head(req as H2Request, limits) : inspectHead(req, limits, strict);
