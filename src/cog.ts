@@ -543,10 +543,15 @@ export class Cog extends Scope implements ChainOwner {
     this.run([...this.fallbackChain(), final], req, res);
   }
 
+  /**
+   * A request that arrived while the server drains gets 503 and `Connection: close`: normal
+   * operation, not an error, so it is not reported; the access log's line says why, at info.
+   */
   private refuseWhileClosing(req: Request, res: Response): void {
     res.shouldKeepAlive = false;
     res.set("connection", "close");
-    this.fail(new HttpError(503, "The server is shutting down; retry on a new connection"), req, res);
+    this.logger?.because(req, "draining");
+    this.fail(new RefusedWhileDraining(), req, res);
   }
 
   /** Every `use` middleware, each limited at run time to its prefix, in registration order. */
@@ -682,7 +687,7 @@ export class Cog extends Scope implements ChainOwner {
   private defaultError(err: unknown, req: Request, res: Response): void {
     if (res.headersSent) return void res.destroy();
     const status = statusOf(err);
-    if (status >= 500) this[REPORT](err, req);
+    if (status >= 500 && !(err instanceof RefusedWhileDraining)) this[REPORT](err, req);
     if (err instanceof HttpError && err.headers !== undefined) res.set(err.headers);
     // A header the app set that can't be sent (CR/LF in its value) fails the first try and is
     // dropped by it: the second goes out without it. Failing twice, the response is unusable.
@@ -713,6 +718,13 @@ export class Cog extends Scope implements ChainOwner {
   /** Logs a warning about how the app uses Cog, with where (method, path, route), unless `logErrors` is off. */
   [WARN](message: string, req: Request): void {
     if (this.logErrors) console.warn(`cog: warning: ${whereOf(req)}: ${message}`);
+  }
+}
+
+/** The 503 of a request that arrived while the server drains: expected, so not reported as an error. */
+class RefusedWhileDraining extends HttpError {
+  constructor() {
+    super(503, "The server is shutting down; retry on a new connection");
   }
 }
 

@@ -27,6 +27,12 @@ export interface RequestLogLine {
   ms: number;
   /** True when the response did not complete: the client went away or the connection was cut. */
   aborted: boolean;
+  /**
+   * Why Cog answered the request itself when that is normal operation, not an error (absent
+   * otherwise): `"draining"`, refused with 503 and `Connection: close` because the server is
+   * closing (`close(drainMs)`, a stop signal, workers draining).
+   */
+  reason?: "draining";
 }
 
 /** An error Cog could not answer with, or that became a 5xx, with where it happened. */
@@ -56,8 +62,11 @@ export type LoggerOption = boolean | PinoLike | LogFunction;
 
 /** When the app began on this request (performance.now()), for the duration. */
 const STARTED: unique symbol = Symbol("cog.started");
+/** Why Cog answered it itself (see `RequestLogLine.reason`), set on the rare request that has one. */
+const REASON: unique symbol = Symbol("cog.reason");
 interface Timed {
   [STARTED]: number;
+  [REASON]?: RequestLogLine["reason"];
 }
 
 /** How many body bytes a response carried, as its engine knows it (see `Engine.bodyBytes`). */
@@ -98,7 +107,7 @@ export class RequestLogger {
     const req = res.req as Request;
     // An accepted WebSocket: its response was retired, not cut (the 101 went out on the connection).
     const answered = !aborted || res.statusCode === 101;
-    this.write({
+    const line: RequestLogLine = {
       level: "info",
       time: Date.now(),
       msg: "request",
@@ -110,8 +119,19 @@ export class RequestLogger {
       bytes: this.bodyBytes(res),
       ms: Math.round((performance.now() - (req as unknown as Timed)[STARTED]) * 1000) / 1000,
       aborted: !answered,
-    });
+    };
+    // Only a 503 can have a reason: the usual line pays one comparison for it.
+    if (res.statusCode === 503) {
+      const reason = (req as unknown as Timed)[REASON];
+      if (reason !== undefined) line.reason = reason;
+    }
+    this.write(line);
   };
+
+  /** Notes why Cog answered this request itself as part of normal operation: its line says so, at info level. */
+  because(req: Request, reason: NonNullable<RequestLogLine["reason"]>): void {
+    (req as unknown as Timed)[REASON] = reason;
+  }
 
   /** Logs an error with the request's id, method, path and route. */
   error(err: unknown, req: Request, where: string): void {
@@ -168,7 +188,7 @@ function jsonLines(): LogFunction {
     used = 0;
   });
   return (line) => {
-    const text = line.level === "info" ? requestLine(line) : `${JSON.stringify(line)}\n`;
+    const text = line.level === "info" && line.reason === undefined ? requestLine(line) : `${JSON.stringify(line)}\n`;
     // A UTF-8 character takes at most 3 bytes per UTF-16 unit.
     if (used + text.length * 3 > SIZE) {
       flush();

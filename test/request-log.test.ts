@@ -3,7 +3,9 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { describe, test } from "node:test";
 import type { ErrorLogLine, RequestLogLine } from "../src/index.js";
-import { engine, raw, serve } from "./helpers.js";
+import { connect } from "node:net";
+import { Cog } from "../src/index.js";
+import { engine, raw, serve, statuses } from "./helpers.js";
 import { TEXT, frame, openRaw } from "./websocket-wire.js";
 
 type Line = RequestLogLine | ErrorLogLine;
@@ -102,6 +104,35 @@ describe("request log", () => {
     assert.match(refused, /^HTTP\/1\.1 400/);
     await until(lines, 3);
     assert.equal((lines[2] as RequestLogLine).status, 400);
+  });
+
+  test("a request refused while the server drains is an info line with reason draining, not an error", async () => {
+    const lines: Line[] = [];
+    const app = new Cog({ engine, logErrors: true, logger: (line) => lines.push(line) });
+    let release = (): void => {};
+    app.get("/slow", (_req, res) => void (release = () => res.send("done")));
+    const { port } = await app.listen(0, "127.0.0.1");
+    const socket = connect(port, "127.0.0.1");
+    let received = "";
+    socket.setEncoding("latin1").on("data", (chunk: string) => (received += chunk));
+    const ended = once(socket, "close");
+    socket.write("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+    await until(lines, 0);
+    await new Promise((r) => setTimeout(r, 30));
+    const closing = app.close(2000);
+    // On the connection still busy with /slow, after the drain began.
+    socket.write("GET /slow?late HTTP/1.1\r\nHost: x\r\n\r\n");
+    await new Promise((r) => setTimeout(r, 30));
+    release();
+    await closing;
+    await ended;
+    assert.deepEqual(statuses(received), [200, 503]);
+    await until(lines, 2);
+    assert.deepEqual(lines.map((l) => l.level), ["info", "info"], "no error line for the refusal");
+    // The native engine dispatches a pipelined request as it arrives, so its refusal may be logged first.
+    const [served, refused] = [200, 503].map((status) => (lines as RequestLogLine[]).find((l) => l.status === status)!);
+    assert.deepEqual([refused!.status, refused!.reason, refused!.path, refused!.aborted], [503, "draining", "/slow", false]);
+    assert.equal(served!.reason, undefined, "an ordinary line has no reason");
   });
 
   test("a pino logger gets info and error calls", async (t) => {

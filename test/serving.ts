@@ -67,20 +67,19 @@ export async function load(port: number, path: string, concurrency: number, done
   return results;
 }
 
-/** The access-log lines the processes wrote (not the error lines: a 503 while draining is logged as one too). */
-export function logLines(output: string): Array<{ status: number; aborted: boolean; path: string }> {
+/** The JSON log lines the processes wrote to stdout (after the port). */
+export function logLines(output: string): Array<{ level: string; status: number; aborted: boolean; path: string; reason?: string }> {
   return output
     .split("\n")
     .slice(1)
     .filter((l) => l.startsWith("{"))
-    .map((l) => JSON.parse(l) as { level: string; status: number; aborted: boolean; path: string })
-    .filter((l) => l.level === "info");
+    .map((l) => JSON.parse(l) as { level: string; status: number; aborted: boolean; path: string; reason?: string });
 }
 
 /**
  * Loads `app` on `/slow` with 16 clients, sends it SIGTERM after 50 answers, and checks the drain:
  * it exits 0, no request it logged was cut, and every request it logged reached its client (and
- * the reverse); what came after the signal is a 200 or a 503.
+ * the reverse); what came after the signal is a 200 or a 503 (logged at info, with its reason).
  */
 export async function sigtermUnderLoad(app: Served): Promise<void> {
   let answered = 0;
@@ -95,6 +94,8 @@ export async function sigtermUnderLoad(app: Served): Promise<void> {
   });
   assert.equal(await app.exited, 0);
   const lines = logLines(app.output());
+  assert.deepEqual(lines.filter((l) => l.level !== "info"), [], "a drain logs no error: a request it refuses is an info line");
+  assert.ok(lines.every((l) => (l.status === 503) === (l.reason === "draining")), "each 503 says it was refused while draining");
   const ok = results.filter((r) => "status" in r);
   assert.ok(lines.every((l) => !l.aborted), "no accepted request was cut");
   assert.equal(ok.length, lines.length, "every request the server logged reached its client, and vice versa");
