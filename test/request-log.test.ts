@@ -24,7 +24,8 @@ describe("request log", () => {
       (app) => {
         app.get("/users/:id", (req, res) => res.json({ id: req.params.id, requestId: req.id }));
         app.get("/stream", (_req, res) => {
-          res.write("a");
+          res.write("é");
+          res.write(Buffer.from("xyz"));
           res.end("b");
         });
       },
@@ -55,10 +56,10 @@ describe("request log", () => {
     assert.equal((lines[1] as RequestLogLine).route, null);
     assert.notEqual(lines[1]!.id, id, "each request gets its own id");
 
-    assert.equal(await (await fetch("/stream")).text(), "ab");
+    assert.equal(await (await fetch("/stream")).text(), "éxyzb");
     await until(lines, 3);
     assert.equal((lines[2] as RequestLogLine).status, 200);
-    assert.equal((lines[2] as RequestLogLine).bytes, null, "a stream without a length has no byte count");
+    assert.equal((lines[2] as RequestLogLine).bytes, 6, "a stream without a length: the bytes written (é is two)");
   });
 
   test("a client's X-Request-Id is ignored unless trustRequestId is on, and kept only when well-formed", async (t) => {

@@ -265,6 +265,28 @@ describe("HTTP/2", () => {
     assert.equal(tooBig.status, 413, "bodyLimit applies per stream");
   });
 
+  test("the access log counts body bytes over h2 and h2c: whole bodies, streams, files", { skip: nodeEngineOnly }, async (t) => {
+    for (const http2 of [true, "h2c"] as const) {
+      const lines: RequestLogLine[] = [];
+      const tls = http2 === true ? { tls: certs!.issue("localhost") } : {};
+      const { port } = await servedWith(t, { http2, ...tls, logger: (line) => void (line.level === "info" && lines.push(line)) });
+      const session = http2Connect(http2 === true ? `https://localhost:${port}` : `http://127.0.0.1:${port}`, { ca: certs!.ca });
+      t.after(() => session.close());
+      const hello = await h2request(session, "/hello?name=bytes");
+      assert.equal((await h2request(session, "/stream")).body, "ab");
+      await h2request(session, "/big");
+      await h2request(session, "/file");
+      await h2request(session, "/nope");
+      for (let i = 0; i < 200 && lines.length < 5; i++) await new Promise((r) => setTimeout(r, 5));
+      const bytes = Object.fromEntries(lines.map((l) => [l.path, l.bytes]));
+      assert.deepEqual(
+        bytes,
+        { "/hello": Buffer.byteLength(hello.body), "/stream": 2, "/big": 2 * 1024 * 1024, "/file": FILE_BYTES.length, "/nope": Buffer.byteLength((await h2request(session, "/nope")).body) },
+        `over ${http2 === true ? "h2" : "h2c"}`,
+      );
+    }
+  });
+
   test('http2: "h2c" serves cleartext HTTP/2 with prior knowledge; close() ends its sessions', { skip: engine === "node" ? false : nodeEngineOnly }, async (t) => {
     const lines: RequestLogLine[] = [];
     const app = new Cog({ http2: "h2c", logErrors: false, bodyLimit: 1024, logger: (line) => void (line.level === "info" && lines.push(line)) });

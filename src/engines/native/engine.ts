@@ -11,6 +11,7 @@ import { ADDON, ENCRYPTED, GONE, ID, NativeRequest } from "./request.js";
 import { nativeTlsOptions } from "./tls.js";
 import type { TlsOptions } from "../../tls.js";
 import { FORGET, NativeResponse } from "./response.js";
+import { STREAMED_BYTES, STREAMING } from "./outgoing.js";
 
 /**
  * Cog's native engine: an HTTP/1.1 server written in Rust (native/), run as a Node-API addon on
@@ -156,9 +157,10 @@ export class NativeEngine implements Engine {
   }
 
   bodyBytes(res: Response): number | null {
-    // The length of the body `send` wrote, or the Content-Length the app declared.
+    // The length of the body `send` wrote, or the Content-Length the app declared; else the bytes streamed.
     const length = Number(res.getHeader("content-length") ?? Number.NaN);
-    return Number.isNaN(length) ? null : length;
+    if (!Number.isNaN(length)) return length;
+    return (res as unknown as NativeResponse)[STREAMING] ? (res as unknown as NativeResponse)[STREAMED_BYTES] : null;
   }
 
   /**

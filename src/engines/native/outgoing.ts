@@ -61,6 +61,8 @@ export const HEAD_LOWER: unique symbol = Symbol("cog.native.headLower");
 export const STREAMING: unique symbol = Symbol("cog.native.streaming");
 /** The request id to echo in X-Request-Id (see `ECHO_REQUEST_ID`), kept apart from the store: the engine appends it to the header block. */
 export const REQUEST_ID: unique symbol = Symbol("cog.native.requestId");
+/** Bytes of a streamed body handed to the engine so far: the access log's count when no Content-Length was declared. */
+export const STREAMED_BYTES: unique symbol = Symbol("cog.native.streamedBytes");
 /** A write returned false: emit 'drain' when the engine has sent what it holds. */
 const NEED_DRAIN: unique symbol = Symbol("cog.native.needDrain");
 
@@ -92,6 +94,7 @@ export abstract class OutgoingResponse {
   /** @internal */ declare [STREAMING]: boolean;
   /** @internal */ declare [REQUEST_ID]: string | undefined;
   /** @internal */ declare [NEED_DRAIN]: boolean;
+  /** @internal */ declare [STREAMED_BYTES]: number;
   /** @internal The body `send` is writing (response.ts). */
   declare [WHOLE_BODY]: string | Buffer | undefined;
 
@@ -244,6 +247,7 @@ export abstract class OutgoingResponse {
     if (!this.headersSent && !this.implicitHead()) return false;
     if (!this[STREAMING]) this.openStream();
     let ready = true;
+    this[STREAMED_BYTES] += bytes.length;
     if (bytes.length > 0 && !this.sendChunk(bytes)) {
       this[NEED_DRAIN] = true;
       ready = false;
@@ -273,7 +277,11 @@ export abstract class OutgoingResponse {
     this.writableEnded = true;
     if (this.destroyed) return this;
     if (this[STREAMING]) {
-      if (body !== undefined && body.length > 0) this.sendChunk(typeof body === "string" ? Buffer.from(body) : body);
+      if (body !== undefined && body.length > 0) {
+        const bytes = typeof body === "string" ? Buffer.from(body) : body;
+        this[STREAMED_BYTES] += bytes.length;
+        this.sendChunk(bytes);
+      }
       this.endStream();
     } else {
       this.sendWhole(body);
@@ -409,6 +417,7 @@ Object.assign(OutgoingResponse.prototype, {
   [STREAMING]: false,
   [REQUEST_ID]: undefined,
   [NEED_DRAIN]: false,
+  [STREAMED_BYTES]: 0,
   [WHOLE_BODY]: undefined,
 });
 

@@ -9,6 +9,7 @@ import type { NodeWebSockets } from "../../websocket/node.js";
 import type { InjectOptions, InjectResponse } from "../../testing.js";
 import type { Response } from "../../response.js";
 import { acceptQueuedConnections } from "./accept.js";
+import { bodyBytesOf } from "./body-bytes.js";
 import { injectInMemory } from "./inject.js";
 import type { Request } from "../../request.js";
 import { serverTlsOptions, type TlsOptions } from "../../tls.js";
@@ -87,9 +88,7 @@ export class NodeEngine implements Engine {
   }
 
   bodyBytes(res: Response): number | null {
-    // Node's own count, set when a whole body was written or a Content-Length declared.
-    const length = (res as unknown as { _contentLength: number | null })._contentLength;
-    return typeof length === "number" ? length : null;
+    return bodyBytesOf(res);
   }
 
   async close(drainMs: number): Promise<void> {

@@ -6,6 +6,7 @@ import type { Limits } from "../../limits.js";
 import { withRequestHelpers } from "../../request.js";
 import { withNodeBody } from "./request.js";
 import { withResponseHelpers, type EngineResponse } from "../../response.js";
+import { WRITTEN, chunkBytes } from "./body-bytes.js";
 
 /**
  * HTTP/2 on the node engine, through Node's compatibility API: its Http2ServerRequest and
@@ -23,6 +24,14 @@ const CONNECTION_HEADERS = new Set(["connection", "keep-alive", "proxy-connectio
 const H2ResponseBase = Http2ServerResponse as unknown as abstract new (...args: any[]) => EngineResponse & { readonly stream: ServerHttp2Stream };
 
 export class H2Response extends withResponseHelpers(H2ResponseBase) {
+  /** @internal Body bytes written so far: node:http2 keeps no count (see body-bytes.ts). */ declare [WRITTEN]: number;
+
+  /** Node's write, counted (its `end` writes a last chunk through here too). */
+  override write(chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
+    if (!this.writableEnded && !this.destroyed) this[WRITTEN] += chunkBytes(chunk, encoding);
+    return super.write(chunk, encoding as BufferEncoding, callback as () => void);
+  }
+
   override writeHead(status: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
     const given = typeof reason === "string" ? headers : reason;
     const kept = given === undefined || Array.isArray(given) ? given : withoutConnectionHeaders(given);
@@ -51,6 +60,8 @@ export class H2Response extends withResponseHelpers(H2ResponseBase) {
     return this.stream.destroyed;
   }
 }
+
+H2Response.prototype[WRITTEN] = 0;
 
 function withoutConnectionHeaders(headers: OutgoingHttpHeaders): OutgoingHttpHeaders {
   let copy: OutgoingHttpHeaders | null = null;

@@ -7,6 +7,7 @@ import { REPORT } from "../../log.js";
 import { ENDING } from "./writes.js";
 import { SEND_FILE } from "../engine.js";
 import { streamFileRange } from "../../file-stream.js";
+import { WRITTEN, chunkBytes } from "./body-bytes.js";
 
 /**
  * A response on the node engine: Node's own ServerResponse with Cog's helpers, so
@@ -14,6 +15,7 @@ import { streamFileRange } from "../../file-stream.js";
  */
 export class NodeResponse extends withResponseHelpers(ServerResponse) {
   /** @internal */ declare [ENDING]: boolean;
+  /** @internal Bytes of a streamed body written so far; -1 until the first `write` (see body-bytes.ts). */ declare [WRITTEN]: number;
 
   override writeHead(status: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
     try {
@@ -43,7 +45,9 @@ export class NodeResponse extends withResponseHelpers(ServerResponse) {
       return false;
     }
     if (!this.headersSent && !this.implicitHead()) return false;
-    return super.write(chunk, encoding as BufferEncoding, callback as () => void);
+    const ready = super.write(chunk, encoding as BufferEncoding, callback as () => void);
+    this[WRITTEN] = Math.max(this[WRITTEN], 0) + chunkBytes(chunk, encoding);
+    return ready;
   }
 
   /** Node's end, except that a second end with a body is a logged no-op rather than an 'error' that ends the process (as `write`). */
@@ -54,6 +58,8 @@ export class NodeResponse extends withResponseHelpers(ServerResponse) {
       return this;
     }
     if (!this.headersSent && !this.implicitHead()) return this;
+    // A streamed body's last chunk (a whole body's length is node:http's `_contentLength`).
+    if (this[WRITTEN] >= 0 && chunk !== undefined && chunk !== null && typeof chunk !== "function") this[WRITTEN] += chunkBytes(chunk, encoding);
     // The socket's uncork inside Node's end() writes the whole answer: sliced writes may hold it.
     this[ENDING] = true;
     return super.end(chunk, encoding as BufferEncoding, callback as () => void);
@@ -77,3 +83,4 @@ export class NodeResponse extends withResponseHelpers(ServerResponse) {
   }
 }
 NodeResponse.prototype[ENDING] = false;
+NodeResponse.prototype[WRITTEN] = -1;

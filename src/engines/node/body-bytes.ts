@@ -1,0 +1,28 @@
+import type { Response } from "../../response.js";
+
+/**
+ * The access log's byte count on the node engine (`Engine.bodyBytes`). node:http knows a body's
+ * length when the body is whole or declared (`_contentLength`); a body streamed without a
+ * Content-Length is counted here as it is written. node:http2 keeps no count at all, so every
+ * HTTP/2 body is counted. A response that never streams pays one comparison, in `end`.
+ */
+export const WRITTEN: unique symbol = Symbol("cog.node.written");
+
+/** Set on a response class's prototype: -1 (count nothing until the body streams) or 0 (count every chunk). */
+export interface BodyCount {
+  [WRITTEN]: number;
+}
+
+/** The bytes a chunk given to `write` or `end` adds to the body. */
+export function chunkBytes(chunk: unknown, encoding: unknown): number {
+  if (typeof chunk === "string") return Buffer.byteLength(chunk, typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8");
+  return chunk instanceof Uint8Array ? chunk.byteLength : 0;
+}
+
+/** The body's length: whole or declared (node:http's own count), else what was written; null if neither is known. */
+export function bodyBytesOf(res: Response): number | null {
+  const length = (res as unknown as { _contentLength?: number | null })._contentLength;
+  if (typeof length === "number") return length;
+  const written = (res as unknown as BodyCount)[WRITTEN];
+  return written >= 0 ? written : null;
+}
