@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { request as httpsRequest } from "node:https";
 import { connect as http2Connect, constants as h2, type ClientHttp2Session } from "node:http2";
-import { createPrivateKey } from "node:crypto";
+import { createPrivateKey, X509Certificate } from "node:crypto";
 import { on, once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { connect as tlsConnect } from "node:tls";
+import { connect as tlsConnect, type PeerCertificate } from "node:tls";
 import WebSocketClient from "ws";
 import { describe, test } from "node:test";
 import { Cog, type CogOptions, type RequestLogLine } from "../src/index.js";
@@ -218,6 +218,60 @@ describe("TLS", () => {
     // TLS 1.3 clients learn of the refusal after their handshake: as an alert, or a connection closed unanswered.
     const refused = await get({}).catch((err: Error) => err.message);
     assert.doesNotMatch(refused, /HTTP\/1\.1 200/);
+  });
+
+  test("client certificates: requestCert without rejectUnauthorized lets every client in, and says as node:tls does whether its certificate verified", { skip: opensslSkip }, async (t) => {
+    const stranger = makeCertificates().issue("stranger");
+    const { port } = await serve(
+      t,
+      (app) =>
+        app.get("/who", (req, res) => {
+          const socket = req.socket;
+          const peer = socket.getPeerCertificate!() as Partial<PeerCertificate>;
+          res.json({
+            encrypted: socket.encrypted,
+            authorized: socket.authorized,
+            error: socket.authorizationError ?? null,
+            subject: peer.subject === undefined ? null : { ...peer.subject },
+            issuer: peer.issuer === undefined ? null : { ...peer.issuer },
+            serial: peer.serialNumber ?? null,
+            san: peer.subjectaltname ?? null,
+            from: peer.valid_from ?? null,
+            fingerprint256: peer.fingerprint256 ?? null,
+            raw: peer.raw === undefined ? null : peer.raw.length,
+          });
+        }),
+      { tls: { ...certs!.issue("localhost"), ca: certs!.ca, requestCert: true, rejectUnauthorized: false } },
+    );
+    const who = (identity: { key: string; cert: string } | object) =>
+      new Promise<Record<string, unknown>>((resolve, reject) => {
+        const socket = tlsConnect({ host: "127.0.0.1", port, ca: certs!.ca, servername: "localhost", ...identity }, () => {
+          socket.end("GET /who HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+        });
+        let text = "";
+        socket.setEncoding("utf8").on("data", (c: string) => (text += c));
+        socket.on("close", () => resolve(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4)) as Record<string, unknown>));
+        socket.on("error", reject);
+      });
+    const client = certs!.issue("client");
+    const trusted = await who(client);
+    const der = new X509Certificate(client.cert);
+    assert.deepEqual(trusted, {
+      encrypted: true,
+      authorized: true,
+      error: null,
+      subject: { CN: "client" },
+      issuer: { CN: "Cog test CA" },
+      serial: der.serialNumber,
+      san: "DNS:localhost, IP Address:127.0.0.1",
+      from: der.validFrom,
+      fingerprint256: der.fingerprint256,
+      raw: der.raw.length,
+    });
+    const unknown = await who(stranger);
+    assert.deepEqual([unknown.authorized, unknown.error, unknown.subject], [false, "UNABLE_TO_VERIFY_LEAF_SIGNATURE", { CN: "stranger" }], "a certificate another CA signed is let in, unauthorized");
+    const none = await who({});
+    assert.deepEqual([none.authorized, none.error, none.subject, none.raw], [false, "UNABLE_TO_GET_ISSUER_CERT", null, null], "a client without a certificate is let in, unauthorized");
   });
 
   test("wss: a WebSocket over TLS", { skip: opensslSkip }, async (t) => {

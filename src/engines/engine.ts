@@ -1,6 +1,7 @@
 import type { EventEmitter } from "node:events";
 import type { IncomingHttpHeaders, OutgoingHttpHeader, OutgoingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
+import type { PeerCertificate } from "node:tls";
 import type { HttpError } from "../errors.js";
 import type { Cog, CogOptions } from "../cog.js";
 import type { Limits } from "../limits.js";
@@ -70,6 +71,16 @@ export interface RequestSocket extends EventEmitter {
   readonly destroyed: boolean;
   destroy(error?: Error): this;
   setTimeout(ms: number, callback?: () => void): this;
+  /**
+   * TLS, as node:tls's sockets report it (node: Node's TLSSocket; native: from rustls). Whether
+   * the connection is TLS; with `tls.requestCert`, whether the client's certificate verified
+   * against `tls.ca` and why not (OpenSSL's words: `UNABLE_TO_GET_ISSUER_CERT` for none,
+   * `UNABLE_TO_VERIFY_LEAF_SIGNATURE` for an unknown issuer…), and the certificate (`{}` for none).
+   */
+  readonly encrypted?: boolean;
+  readonly authorized?: boolean;
+  readonly authorizationError?: Error | string | null;
+  getPeerCertificate?(): PeerCertificate | Record<string, never>;
 }
 
 /**

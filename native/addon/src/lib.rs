@@ -62,7 +62,7 @@ pub struct ListenOptions {
 /// (src/engines/native/load.ts, `INTERFACE_VERSION`) refuses an addon whose version is not its
 /// own, since a prebuilt platform package can be older than the JavaScript that loads it.
 /// Bump it here and there together whenever any of that interface changes.
-const INTERFACE_VERSION: u32 = 2;
+const INTERFACE_VERSION: u32 = 3;
 
 /// See `INTERFACE_VERSION`.
 #[napi]
@@ -154,6 +154,22 @@ pub fn headers(id: f64) -> Vec<Latin1> {
 #[napi]
 pub fn remote_address(id: f64) -> Option<String> {
     with_state(|s| s.remote_address(id as u64).map(str::to_string))
+}
+
+/// What the client of a TLS connection proved (see `tls::Peer`), as node:tls reports it.
+#[napi(object)]
+pub struct TlsPeer {
+    pub authorized: bool,
+    pub authorization_error: Option<String>,
+    /// The client's certificate, DER.
+    pub certificate: Option<Buffer>,
+}
+
+/// The client certificate of the request's connection and whether it verified; none when the
+/// request is gone or its connection is not TLS.
+#[napi]
+pub fn tls_peer(id: f64) -> Option<TlsPeer> {
+    with_state(|s| s.tls_peer(id as u64)).map(|peer| TlsPeer { authorized: peer.authorized, authorization_error: peer.error.map(str::to_string), certificate: peer.certificate.map(Buffer::from) })
 }
 
 /// Response flags from JavaScript.

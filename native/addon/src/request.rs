@@ -105,6 +105,16 @@ impl State {
         let conn = self.conns.get(req.conn)?.as_ref()?;
         (conn.gen == req.gen).then_some(conn.remote.as_str())
     }
+
+    /// The client's certificate and whether it verified, on a TLS connection.
+    pub fn tls_peer(&self, id: u64) -> Option<crate::tls::Peer> {
+        let req = self.reqs.get(&id)?;
+        let conn = self.conns.get(req.conn)?.as_ref()?;
+        if conn.gen != req.gen {
+            return None;
+        }
+        conn.tls.as_ref().map(|tls| tls.peer())
+    }
 }
 
 /// The engine's record of a parsed head: `buffer` (empty) receives a copy of the head's bytes,

@@ -53,7 +53,7 @@ pub struct Server {
     pub deferred: Vec<Call>,
     pub(crate) stopped: bool,
     /// With `tls`: the configuration new connections get (`set_tls` swaps it).
-    pub(crate) tls: Option<std::sync::Arc<rustls::ServerConfig>>,
+    pub(crate) tls: Option<std::sync::Arc<crate::tls::TlsServer>>,
     /// How often the timeout sweep runs (shorter than `check_interval` for a short WebSocket idleTimeout).
     pub(crate) sweep_every: u64,
 }

@@ -9,10 +9,12 @@
 //! they were made with, new ones get the new one.
 
 use crate::socket::{send, would_block};
+use rustls::client::danger::HandshakeSignatureValid;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, UnixTime};
+use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::server::WebPkiClientVerifier;
-use rustls::{RootCertStore, ServerConfig, ServerConnection};
+use rustls::{CertificateError, DigitallySignedStruct, DistinguishedName, Error, RootCertStore, ServerConfig, ServerConnection, SignatureScheme};
 use std::io::{self, Read, Write};
 use std::os::raw::c_int;
 use std::sync::Arc;
@@ -29,7 +31,8 @@ pub struct TlsOptions {
     pub ca: Option<String>,
     /// Ask clients for a certificate.
     pub request_cert: bool,
-    /// With `request_cert`: refuse clients without a certificate `ca` signed.
+    /// With `request_cert`: refuse clients without a certificate `ca` signed (else let them
+    /// in, as node:tls does, and say whether theirs verified: `TlsConn::peer`).
     pub reject_unauthorized: bool,
     /// Serve TLS 1.2 (else 1.3 only).
     pub tls12: bool,
@@ -37,8 +40,15 @@ pub struct TlsOptions {
     pub tls13: bool,
 }
 
+/// A TLS server's configuration: what its new connections get (`set_tls` replaces it).
+pub struct TlsServer {
+    config: Arc<ServerConfig>,
+    /// With `request_cert`: whether a client's certificate is one `ca` signed (see `TlsConn::peer`).
+    client_verifier: Option<Arc<dyn ClientCertVerifier>>,
+}
+
 /// The rustls configuration for a server's new connections.
-pub fn server_config(options: &TlsOptions) -> Result<Arc<ServerConfig>, String> {
+pub fn server_config(options: &TlsOptions) -> Result<Arc<TlsServer>, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let certs = CertificateDer::pem_slice_iter(options.cert.as_bytes()).collect::<Result<Vec<_>, _>>().map_err(|e| format!("tls.cert is not a PEM certificate: {e}"))?;
     if certs.is_empty() {
@@ -47,7 +57,7 @@ pub fn server_config(options: &TlsOptions) -> Result<Arc<ServerConfig>, String> 
     let key = PrivateKeyDer::from_pem_slice(options.key.as_bytes()).map_err(|e| format!("tls.key is not a PEM private key: {e}"))?;
     let versions: Vec<&'static rustls::SupportedProtocolVersion> = [(options.tls13, &rustls::version::TLS13), (options.tls12, &rustls::version::TLS12)].into_iter().filter_map(|(on, v)| on.then_some(v)).collect();
     let builder = ServerConfig::builder_with_provider(provider.clone()).with_protocol_versions(&versions).map_err(|e| format!("tls: {e}"))?;
-    let builder = if options.request_cert {
+    let (builder, client_verifier) = if options.request_cert {
         let mut roots = RootCertStore::empty();
         for ca in CertificateDer::pem_slice_iter(options.ca.as_deref().unwrap_or("").as_bytes()) {
             roots.add(ca.map_err(|e| format!("tls.ca is not a PEM certificate: {e}"))?).map_err(|e| format!("tls.ca: {e}"))?;
@@ -55,20 +65,66 @@ pub fn server_config(options: &TlsOptions) -> Result<Arc<ServerConfig>, String> 
         if roots.is_empty() {
             return Err("tls.requestCert needs tls.ca: the certificates that sign acceptable client certificates (PEM)".into());
         }
-        let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
-        let verifier = if options.reject_unauthorized { verifier } else { verifier.allow_unauthenticated() };
-        builder.with_client_cert_verifier(verifier.build().map_err(|e| format!("tls.ca: {e}"))?)
+        let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider).build().map_err(|e| format!("tls.ca: {e}"))?;
+        // Refusing: the handshake fails without a certificate `ca` signed. Not refusing, as
+        // node:tls: any certificate (or none) is let in, and `peer` says whether it verified.
+        let used: Arc<dyn ClientCertVerifier> = if options.reject_unauthorized { verifier.clone() } else { Arc::new(AnyClientCert(verifier.clone())) };
+        (builder.with_client_cert_verifier(used), Some(verifier))
     } else {
-        builder.with_no_client_auth()
+        (builder.with_no_client_auth(), None)
     };
     let mut config = builder.with_single_cert(certs, key).map_err(|e| format!("tls.key and tls.cert: {e}"))?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(Arc::new(config))
+    Ok(Arc::new(TlsServer { config: Arc::new(config), client_verifier }))
+}
+
+/// `requestCert` without `rejectUnauthorized`: asks for a certificate and takes any, or none.
+/// The client must still prove it holds the certificate's key (the handshake's signature is
+/// checked as usual); whether `ca` signed it is the connection's `peer` to tell.
+#[derive(Debug)]
+struct AnyClientCert(Arc<dyn ClientCertVerifier>);
+
+impl ClientCertVerifier for AnyClientCert {
+    fn client_auth_mandatory(&self) -> bool {
+        false
+    }
+
+    fn root_hint_subjects(&self) -> &[DistinguishedName] {
+        self.0.root_hint_subjects()
+    }
+
+    fn verify_client_cert(&self, _end_entity: &CertificateDer<'_>, _intermediates: &[CertificateDer<'_>], _now: UnixTime) -> Result<ClientCertVerified, Error> {
+        Ok(ClientCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+/// What a connection's client proved, as node:tls reports it on its sockets.
+pub struct Peer {
+    /// Its certificate verified against `ca` (node's `authorized`).
+    pub authorized: bool,
+    /// Why not, in OpenSSL's words (node's `authorizationError`); none when no certificate was asked for, or it verified.
+    pub error: Option<&'static str>,
+    /// Its certificate (DER), when it gave one.
+    pub certificate: Option<Vec<u8>>,
 }
 
 /// One connection's TLS state.
 pub(crate) struct TlsConn {
     session: ServerConnection,
+    /// The server's, when it asks clients for a certificate.
+    client_verifier: Option<Arc<dyn ClientCertVerifier>>,
 }
 
 /// What `receive` found.
@@ -92,8 +148,20 @@ pub(crate) enum Sent {
 }
 
 impl TlsConn {
-    pub(crate) fn new(config: &Arc<ServerConfig>) -> Option<Box<TlsConn>> {
-        ServerConnection::new(config.clone()).ok().map(|session| Box::new(TlsConn { session }))
+    pub(crate) fn new(server: &TlsServer) -> Option<Box<TlsConn>> {
+        let session = ServerConnection::new(server.config.clone()).ok()?;
+        Some(Box::new(TlsConn { session, client_verifier: server.client_verifier.clone() }))
+    }
+
+    /// The client's certificate and whether it verified: checked when asked (few apps ask), so
+    /// that no handshake pays for it; a server that refuses unverified clients checked it already.
+    pub(crate) fn peer(&self) -> Peer {
+        let Some(verifier) = &self.client_verifier else { return Peer { authorized: false, error: None, certificate: None } };
+        let Some((end_entity, intermediates)) = self.session.peer_certificates().and_then(|chain| chain.split_first()) else {
+            return Peer { authorized: false, error: Some("UNABLE_TO_GET_ISSUER_CERT"), certificate: None };
+        };
+        let error = verifier.verify_client_cert(end_entity, intermediates, UnixTime::now()).err().map(|e| openssl_reason(&e));
+        Peer { authorized: error.is_none(), error, certificate: Some(end_entity.to_vec()) }
     }
 
     /// Takes bytes read from the socket and appends the plaintext they carry to `input`.
@@ -179,5 +247,22 @@ impl Write for Socket {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// A verification failure in the words node:tls uses (OpenSSL's `X509_V_ERR_*` names), for the
+/// failures a client certificate meets; anything else is a rejected certificate.
+fn openssl_reason(error: &Error) -> &'static str {
+    match error {
+        Error::InvalidCertificate(e) => match e {
+            // No issuer `ca` holds signed it: unknown, or one of the same name whose key did not sign it.
+            CertificateError::UnknownIssuer | CertificateError::BadSignature => "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+            CertificateError::Expired | CertificateError::ExpiredContext { .. } => "CERT_HAS_EXPIRED",
+            CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => "CERT_NOT_YET_VALID",
+            CertificateError::Revoked => "CERT_REVOKED",
+            CertificateError::InvalidPurpose | CertificateError::InvalidPurposeContext { .. } => "INVALID_PURPOSE",
+            _ => "CERT_REJECTED",
+        },
+        _ => "CERT_REJECTED",
     }
 }

@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
  * loads it. Bump it here and in native/addon/src/lib.rs (`INTERFACE_VERSION`) together whenever
  * any of that interface changes.
  */
-export const INTERFACE_VERSION = 2;
+export const INTERFACE_VERSION = 3;
 
 /** The addon's exports (native/addon/src/lib.rs). */
 export interface NativeAddon {
@@ -28,6 +28,8 @@ export interface NativeAddon {
   /** One header's value: repeats joined as Node joins them, or with `first`, the first alone. */
   header(id: number, name: string, first?: boolean): string | null;
   remoteAddress(id: number): string | null;
+  /** What the client of a TLS connection proved (its certificate, whether it verified); null when the request is gone or not on TLS. */
+  tlsPeer(id: number): TlsPeer | null;
   /**
    * A whole response; false when the client is gone. `block`: the header lines, or the number
    * `keepHeaderBlock` gave for them; `flags`: RESPONSE_CLOSE, RESPONSE_HAS_DATE; `declared`: the
@@ -84,6 +86,12 @@ export interface NativeListenOptions {
   reusePort?: boolean;
   /** Serve TLS (native/addon/src/tls.rs). */
   tls?: NativeTlsOptions;
+}
+/** See `NativeAddon.tlsPeer`: as node:tls's `authorized` and `authorizationError`, and the certificate (DER). */
+export interface TlsPeer {
+  authorized: boolean;
+  authorizationError: string | null;
+  certificate: Buffer | null;
 }
 /** TLS as the addon takes it (see `src/engines/native/tls.ts`): PEM text, the key unencrypted. */
 export interface NativeTlsOptions {

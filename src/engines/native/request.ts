@@ -5,7 +5,9 @@ import { BodyCollector, tooLarge } from "../../body.js";
 import { withRequestHelpers } from "../../request.js";
 import type { BodyCallback, RequestSocket } from "../engine.js";
 import { headersFromRaw } from "./headers.js";
-import { FLAG_ENCODED, FLAG_HTTP11, type NativeAddon } from "./load.js";
+import { FLAG_ENCODED, FLAG_HTTP11, type NativeAddon, type TlsPeer } from "./load.js";
+import { peerCertificate } from "./peer-certificate.js";
+import type { PeerCertificate } from "node:tls";
 
 // The engine's handles, under symbols so that no middleware's `req.id` can reach them.
 export const ADDON: unique symbol = Symbol("cog.native.addon");
@@ -261,9 +263,10 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
  * never holds itself.
  */
 class NativeSocket extends EventEmitter implements RequestSocket {
-  readonly encrypted = false;
   readonly remotePort: number | undefined = undefined;
   private open = true;
+  /** On TLS: what the client proved, fetched from the engine on first use (see `peer`). */
+  private tls: TlsPeer | null = null;
 
   constructor(private readonly request: NativeRequest) {
     super();
@@ -272,6 +275,36 @@ class NativeSocket extends EventEmitter implements RequestSocket {
   get remoteAddress(): string | undefined {
     return this.request.remoteAddress;
   }
+
+  /** Whether the connection is TLS (node:tls's sockets say true). */
+  get encrypted(): boolean {
+    return this.request.encrypted;
+  }
+
+  /** On TLS: whether the client's certificate verified against `tls.ca` (see `TlsOptions.requestCert`). */
+  get authorized(): boolean {
+    return this.peer().authorized;
+  }
+
+  /** On TLS: why the client's certificate did not verify, in OpenSSL's words as node:tls gives them, or null. */
+  get authorizationError(): string | null {
+    return this.peer().authorizationError ?? null;
+  }
+
+  /** On TLS: the client's certificate as node:tls describes it (see peer-certificate.ts); `{}` when it gave none. */
+  getPeerCertificate(): PeerCertificate | Record<string, never> {
+    const der = this.peer().certificate;
+    return der === null || der === undefined ? {} : peerCertificate(der);
+  }
+
+  private peer(): TlsPeer {
+    if (this.tls === null) {
+      const request = this.request;
+      this.tls = (request.encrypted && !request[GONE] ? request[ADDON].tlsPeer(request[ID]) : null) ?? NO_PEER;
+    }
+    return this.tls;
+  }
+
   get remoteFamily(): string | undefined {
     const address = this.remoteAddress;
     return address === undefined ? undefined : address.includes(":") ? "IPv6" : "IPv4";
@@ -311,3 +344,6 @@ class NativeSocket extends EventEmitter implements RequestSocket {
     this.emit("close", false);
   }
 }
+
+/** A connection's peer when the engine can't tell of one (not TLS, or the request is gone): as node:tls's socket without a client certificate. */
+const NO_PEER: TlsPeer = { authorized: false, authorizationError: null, certificate: null };
