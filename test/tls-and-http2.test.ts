@@ -341,6 +341,70 @@ describe("HTTP/2", () => {
     }
   });
 
+  test("limits, timeouts and bad input per stream, as over HTTP/1.1: each stream gets its 4xx/5xx and the session's other streams go on", { skip: nodeEngineOnly }, async (t) => {
+    const limits: CogOptions = { bodyLimit: 1024, maxHeaders: 10, maxHeaderSize: 2048, maxUrlLength: 200, headersTimeout: 200, requestTimeout: 400, keepAliveTimeout: 300, timeoutCheckInterval: 100 };
+    const routes = (app: Cog) => {
+      define(app);
+      app.post("/small", { bodyLimit: 10 }, (req, res) => res.json({ got: req.body }));
+      app.post("/count", { body: "stream" }, async (req, res) => {
+        let n = 0;
+        for await (const chunk of req) n += (chunk as Buffer).length;
+        res.json({ n });
+      });
+      // Longer than keepAliveTimeout: a session busy with it is not idle.
+      app.get("/slow", (_req, res) => void setTimeout(() => res.send("late"), 600));
+    };
+    const json = { "content-type": "application/json" };
+    const text = { "content-type": "text/plain" };
+    const cases: Array<{ name: string; path: string; method?: string; headers?: Record<string, string>; body?: string }> = [
+      { name: "bad JSON", path: "/echo", method: "POST", headers: json, body: "{bad" },
+      { name: "a body over bodyLimit, larger than the stream's window", path: "/echo", method: "POST", headers: text, body: "x".repeat(256 * 1024) },
+      { name: "a body over the route's bodyLimit", path: "/small", method: "POST", headers: text, body: "x".repeat(50) },
+      { name: "a streamed body over bodyLimit", path: "/count", method: "POST", headers: { "content-type": "application/octet-stream" }, body: "x".repeat(5000) },
+      { name: "a handler that throws", path: "/boom" },
+      { name: "too many headers", path: "/hello", headers: Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`x-h${i}`, "v"])) },
+      { name: "headers over maxHeaderSize", path: "/hello", headers: { "x-big": "v".repeat(3000) } },
+      { name: "a URL over maxUrlLength", path: `/hello?${"q".repeat(300)}` },
+      { name: "an unknown route", path: "/nope" },
+      { name: "a handler slower than keepAliveTimeout", path: "/slow" },
+      { name: "a good request", path: "/echo", method: "POST", headers: json, body: '{"n":1}' },
+    ];
+    // The statuses over HTTP/1.1 first, on a server with the same limits.
+    const plain = await serve(t, routes, limits);
+    const expected: Record<string, number> = {};
+    for (const c of cases) {
+      const res = await plain.fetch(c.path, { method: c.method ?? "GET", headers: c.headers ?? {}, body: c.body ?? null });
+      await res.arrayBuffer();
+      expected[c.name] = res.status;
+    }
+    const stalled = await raw(plain.port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nabc", 1500);
+    expected["a body that stops arriving"] = statuses(stalled)[0]!;
+    assert.deepEqual(Object.values(expected), [400, 413, 413, 413, 500, 431, 431, 414, 404, 200, 201, 408], JSON.stringify(expected));
+
+    for (const http2 of [true, "h2c"] as const) {
+      const lines: RequestLogLine[] = [];
+      const served = await serve(t, routes, { ...limits, http2, ...(http2 === true ? { tls: certs!.issue("localhost") } : {}), logger: (line) => void (line.level === "info" && lines.push(line)) });
+      const session = http2Connect(http2 === true ? `https://localhost:${served.port}` : `http://127.0.0.1:${served.port}`, { ca: certs!.ca });
+      // Not close(): a client stream still pushing a refused body would hold it open.
+      t.after(() => session.destroy());
+      const got: Record<string, number> = {};
+      // All at once, on one session; the stalled body never ends.
+      const stalledStream = session.request({ ":method": "POST", ":path": "/echo", ...text });
+      stalledStream.write("abc");
+      const timedOut = new Promise<number>((resolve) => stalledStream.on("response", (h) => resolve(Number(h[":status"]))));
+      await Promise.all(cases.map(async (c) => (got[c.name] = (await h2request(session, c.path, c)).status)));
+      got["a body that stops arriving"] = await timedOut;
+      assert.deepEqual(got, expected, `over ${http2 === true ? "h2" : "h2c"}`);
+      assert.equal((await h2request(session, "/hello")).status, 200, "the session still serves");
+      // Every stream closed on the server, the refused and timed-out ones too: each has its log line.
+      for (let i = 0; i < 200 && lines.length < cases.length + 2; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(lines.length, cases.length + 2, JSON.stringify(lines.map((l) => [l.path, l.status])));
+      // Idle now: closed after keepAliveTimeout, as an idle keep-alive connection is.
+      const goaway = await Promise.race([once(session, "goaway").then(() => true), new Promise((r) => setTimeout(() => r(false), 2000))]);
+      assert.equal(goaway, true, "an idle session is closed (GOAWAY) after keepAliveTimeout");
+    }
+  });
+
   test('http2: "h2c" serves cleartext HTTP/2 with prior knowledge; close() ends its sessions', { skip: engine === "node" ? false : nodeEngineOnly }, async (t) => {
     const lines: RequestLogLine[] = [];
     const app = new Cog({ http2: "h2c", logErrors: false, bodyLimit: 1024, logger: (line) => void (line.level === "info" && lines.push(line)) });

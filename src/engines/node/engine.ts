@@ -2,7 +2,7 @@ import { createServer as createHttpServer, IncomingMessage, ServerResponse, type
 import { createSecureServer as createSecureHttp2Server, createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from "node:http2";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, ListenOptions, Socket } from "node:net";
-import { inspectHead } from "../../head.js";
+import { NO_BODY, inspectHead } from "../../head.js";
 import { forApp } from "../../request.js";
 import { WEBSOCKET, type Address, type Engine, type EngineConfig, type HeadVerdict } from "../engine.js";
 import type { NodeWebSockets } from "../../websocket/node.js";
@@ -13,7 +13,7 @@ import { bodyBytesOf } from "./body-bytes.js";
 import { injectInMemory } from "./inject.js";
 import type { Request } from "../../request.js";
 import { serverTlsOptions, type TlsOptions } from "../../tls.js";
-import { H2Request, H2Response, Sessions, inspectH2Head } from "./http2.js";
+import { H2Request, H2Response, Sessions, inspectH2Head, limitRequestTime } from "./http2.js";
 import { NodeRequest } from "./request.js";
 import { NodeResponse } from "./response.js";
 import { writeInSlices } from "./writes.js";
@@ -48,10 +48,14 @@ export class NodeEngine implements Engine {
     const listener = (this.listener = (req: NodeRequest | H2Request, res: NodeResponse | H2Response): void => {
       if (closed !== null) res.once("close", closed);
       let verdict: HeadVerdict;
+      const h2 = http2 && req.httpVersionMajor === 2;
       try {
-        verdict = http2 && req.httpVersionMajor === 2 ? inspectH2Head(req as H2Request, limits) : inspectHead(req, limits, strict);
+        verdict = h2 ? inspectH2Head(req as H2Request, limits) : inspectHead(req, limits, strict);
       } catch (err) {
         verdict = err as HeadVerdict;
+      }
+      if (h2 && typeof verdict === "number" && verdict !== NO_BODY && limits.requestTimeout > 0) {
+        limitRequestTime(req as H2Request, res as H2Response, limits.requestTimeout, (err) => config.app.fail(err, req as Request, res as Response));
       }
       dispatch(req as Request, res as Response, verdict);
     });
@@ -149,7 +153,9 @@ function createServer(config: EngineConfig, Request: typeof NodeRequest, listene
   const h2 = {
     Http2ServerRequest: forApp(H2Request, config.app, config.settings) as unknown as typeof Http2ServerRequest,
     Http2ServerResponse: H2Response as unknown as typeof Http2ServerResponse,
-    maxHeaderListPairs: limits.maxHeaders + 5,
+    // Past this many fields Node resets the stream (ENHANCE_YOUR_CALM) before Cog sees it: room
+    // for every list within maxHeaderSize (32 bytes a field at least), so Cog answers 431 as on HTTP/1.1.
+    maxHeaderListPairs: Math.max(limits.maxHeaders + 5, Math.ceil(limits.maxHeaderSize / 32) + 1),
     settings: { maxHeaderListSize: limits.maxHeaderSize },
   };
   let server: Server;
@@ -160,8 +166,11 @@ function createServer(config: EngineConfig, Request: typeof NodeRequest, listene
   }
   // A session idle this long is closed, as node:http closes an idle keep-alive connection.
   server.setTimeout(limits.keepAliveTimeout);
-  const sessions = new Sessions();
+  const sessions = new Sessions(limits.keepAliveTimeout);
+  server.on("connection", sessions.connection);
   server.on("session", (session: Http2Session) => sessions.track(session));
+  server.on("stream", sessions.stream);
+  server.on("timeout", sessions.idle);
   return { server, sessions };
 }
 

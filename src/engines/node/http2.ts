@@ -1,4 +1,5 @@
-import { Http2ServerRequest, Http2ServerResponse, type Http2Session, type OutgoingHttpHeaders, type ServerHttp2Stream } from "node:http2";
+import { constants, Http2ServerRequest, Http2ServerResponse, type Http2Session, type OutgoingHttpHeaders, type ServerHttp2Stream } from "node:http2";
+import type { Socket } from "node:net";
 import type { OutgoingHttpHeader } from "node:http";
 import { HttpError } from "../../errors.js";
 import { CHUNKED, NO_BODY } from "../../head.js";
@@ -14,7 +15,25 @@ import { WRITTEN, chunkBytes } from "./body-bytes.js";
  * handlers serve h2 streams. HTTP/2 frames its own messages (no Host, Content-Length optional,
  * no Connection headers), so the head rules differ from HTTP/1.1's: see `inspectH2Head`.
  */
-export class H2Request extends withNodeBody(withRequestHelpers(Http2ServerRequest)) {}
+/** Set on a request whose body Cog stopped reading (see `H2Request.push`). */
+const BODY_CUT: unique symbol = Symbol("cog.h2.bodyCut");
+
+export class H2Request extends withNodeBody(withRequestHelpers(Http2ServerRequest)) {
+  /** @internal The body was cut short (see `push`). */ declare [BODY_CUT]: boolean;
+
+  /**
+   * Node's compatibility request ends its body whenever its stream closes, even when the body
+   * was cut short: by the client's reset, or by Cog's once it answered before the body was
+   * whole (see `H2Response.end`). Such a body is cut, never complete, as on node:http: the rest
+   * is dropped, and whoever reads it gets an 'aborted' error (a handler must not run on half a body).
+   */
+  override push(chunk: unknown, encoding?: BufferEncoding): boolean {
+    if (!this[BODY_CUT] && !this.aborted) return super.push(chunk, encoding);
+    if (chunk === null && !this.destroyed) this.destroy(this.listenerCount("error") === 0 ? undefined : Object.assign(new Error("aborted"), { code: "ECONNRESET" }));
+    return true;
+  }
+}
+H2Request.prototype[BODY_CUT] = false;
 
 /** Headers HTTP/2 forbids (RFC 9113 §8.2.2): Node throws on them; on h2 they mean nothing, so they are dropped. */
 const CONNECTION_HEADERS = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]);
@@ -42,6 +61,26 @@ export class H2Response extends withResponseHelpers(H2ResponseBase) {
   override setHeader(name: string, value: number | string | readonly string[]): this {
     if (CONNECTION_HEADERS.has(name.toLowerCase())) return this;
     return super.setHeader(name, value);
+  }
+
+  /**
+   * Node's end; and when the request's body is still coming (a 413, a 408, a handler that
+   * answered without reading it), the client is asked to stop sending once the response is out
+   * (RST_STREAM NO_ERROR, RFC 9113 §8.1): otherwise the unread body fills the stream's window
+   * and the client's stream waits forever. What did arrive is discarded, so that the stream
+   * can close. On HTTP/1.1, Cog closes the connection instead.
+   */
+  override end(chunk?: unknown, encoding?: unknown, callback?: unknown): this {
+    super.end(chunk, encoding as BufferEncoding, callback as () => void);
+    const stream = this.stream;
+    if (!stream.endAfterHeaders && !stream.destroyed && stream.state.remoteClose !== 1) {
+      const req = this.req as unknown as H2Request;
+      req[BODY_CUT] = true;
+      // Node sends the RST_STREAM after the response's last frame ('finish').
+      stream.close(constants.NGHTTP2_NO_ERROR);
+      req.resume();
+    }
+    return this;
   }
 
   /** A stream's response: whether its connection may be reused is HTTP/2's own business. */
@@ -84,9 +123,16 @@ function withoutConnectionHeaders(headers: OutgoingHttpHeaders): OutgoingHttpHea
 export function inspectH2Head(req: H2Request, limits: Limits): number {
   // rawHeaders holds the pseudo-headers too (:method, :path, :scheme, :authority).
   let count = 0;
+  let size = 0;
   const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.charCodeAt(0) !== 58 /* ":" */) count++;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.charCodeAt(0) !== 58 /* ":" */) count++;
+    size += raw[i]!.length + raw[i + 1]!.length + 32;
+  }
   if (count > limits.maxHeaders) throw new HttpError(431, `Too many headers (the limit is ${limits.maxHeaders}); raise the maxHeaders option to accept more`);
+  // The size SETTINGS_MAX_HEADER_LIST_SIZE announces (RFC 9113 §6.5.2: each field's name and
+  // value, plus 32), which Node leaves to the application to enforce.
+  if (size > limits.maxHeaderSize) throw new HttpError(431, `Request headers are larger than the limit of ${limits.maxHeaderSize} bytes; raise the maxHeaderSize option to accept them`);
   const url = req.url;
   if (url.length > limits.maxUrlLength) throw new HttpError(414, `URL is longer than the limit of ${limits.maxUrlLength} characters; raise the maxUrlLength option to accept it`);
   const declared = req.headers["content-length"];
@@ -98,16 +144,76 @@ export function inspectH2Head(req: H2Request, limits: Limits): number {
 }
 
 /**
- * The HTTP/2 sessions of a server, so that `close` can end them: GOAWAY lets their open
- * streams finish and refuses new ones; what is left at the deadline is destroyed.
+ * HTTP/1.1's `requestTimeout`, per stream: a request whose body has not all arrived `ms` after
+ * it began gets 408 (by `fail`, the app's error response), as node:http answers a slow request,
+ * and its stream closes; or, if its response has begun, its stream is reset. The session's other
+ * streams go on. Only streams with a body are timed (a HEADERS block arrives whole).
+ */
+export function limitRequestTime(req: H2Request, res: H2Response, ms: number, fail: (err: HttpError) => void): void {
+  const stream = req.stream;
+  const timer = setTimeout(() => {
+    if (stream.destroyed || stream.state.remoteClose === 1) return;
+    if (res.headersSent) return void stream.close(constants.NGHTTP2_CANCEL);
+    fail(new HttpError(408, `The request body did not arrive within requestTimeout (${ms} ms); raise the requestTimeout option for slower clients`));
+  }, ms);
+  stream.once("close", () => clearTimeout(timer));
+}
+
+/** The streams in flight on a session (see `Sessions.idle`). */
+const IN_FLIGHT: unique symbol = Symbol("cog.h2.inFlight");
+interface Counted {
+  [IN_FLIGHT]: number;
+}
+
+/**
+ * The HTTP/2 sessions of a server, so that `close` can end them (GOAWAY lets their open
+ * streams finish and refuses new ones; what is left at the deadline is destroyed), and so that
+ * `keepAliveTimeout` closes a session only when it is idle, as node:http closes a keep-alive
+ * connection between requests and never during one.
  */
 export class Sessions {
   private readonly open = new Set<Http2Session>();
+  /** Every connection, so that what `close` finds left at its deadline is cut (a gracefully closed session waits for its peer to hang up). */
+  private readonly connections = new Set<Socket>();
+
+  constructor(private readonly keepAliveTimeout: number) {}
 
   track(session: Http2Session): void {
     this.open.add(session);
+    (session as unknown as Counted)[IN_FLIGHT] = 0;
     session.once("close", () => this.open.delete(session));
   }
+
+  /** A connection the server accepted (TCP, before any TLS handshake). */
+  readonly connection = (socket: Socket): void => {
+    this.connections.add(socket);
+    socket.once("close", () => this.connections.delete(socket));
+  };
+
+  /** A stream began on a tracked session: counted until it closes. */
+  readonly stream = (stream: ServerHttp2Stream): void => {
+    const session = stream.session as unknown as Counted | undefined;
+    if (session === undefined) return;
+    session[IN_FLIGHT]++;
+    stream.once("close", () => session[IN_FLIGHT]--);
+  };
+
+  /**
+   * The server's idle timeout (`keepAliveTimeout`) fired on a connection: a session (or, on
+   * `http2: true`, an HTTP/1.1 connection) with nothing in flight is closed (GOAWAY, then the
+   * connection: a graceful close would wait for the peer to hang up); a busy one is left to its
+   * requests' own limits, and timed again (Node listens to a session's timeout once). Node's
+   * default would close it busy or not, cutting a slow response.
+   */
+  readonly idle = (connection: Http2Session | Socket): void => {
+    if (IN_FLIGHT in connection) {
+      const session = connection as Http2Session;
+      if ((connection as unknown as Counted)[IN_FLIGHT] === 0) session.destroy();
+      else session.setTimeout(this.keepAliveTimeout, () => this.idle(session));
+    } else if ((connection as unknown as { _httpMessage?: unknown })._httpMessage == null) {
+      connection.destroy();
+    }
+  };
 
   /** Sends GOAWAY on every session (each closes once its streams are done). */
   closeGracefully(): void {
@@ -116,5 +222,6 @@ export class Sessions {
 
   destroyAll(): void {
     for (const session of this.open) session.destroy();
+    for (const socket of this.connections) socket.destroy();
   }
 }
