@@ -114,13 +114,13 @@ export abstract class OutgoingResponse {
   }
 
   /**
-   * The X-Request-Id line to send after the other headers: the echoed id's, unless the app set
-   * the header itself (it is then in the store) or there is none.
+   * The request id to send after the other headers: the echoed one, unless the app set
+   * X-Request-Id itself (it is then in the store) or there is none.
    * @internal
    */
-  requestIdLine(): string {
+  echoedRequestId(): string | undefined {
     const id = this[REQUEST_ID];
-    return id === undefined || this[STORE]?.has("x-request-id") === true ? "" : `x-request-id: ${id}\r\n`;
+    return id === undefined || this[STORE]?.has("x-request-id") === true ? undefined : id;
   }
 
   /** A header set so far; Content-Length, which the engine writes itself, is answered from the body `send` is writing. */

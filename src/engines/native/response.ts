@@ -54,28 +54,26 @@ class NativeResponseBase extends OutgoingResponse {
     const addon = this[ADDON];
     const id = this.req[ID];
     const known = this[KNOWN];
-    // The request id's line, when the app echoes one, follows the cached block (it differs every time).
-    const idLine = this.requestIdLine();
+    // The request id, when the app echoes one, goes beside the block (it differs every time), so a kept block still serves.
+    const echoed = this.echoedRequestId();
     if (known !== null && this[STORE] === null) {
       const flags = (this.shouldKeepAlive ? 0 : RESPONSE_CLOSE) | (known.hasDate ? RESPONSE_HAS_DATE : 0);
-      addon.respond(id, this.statusCode, idLine === "" ? known.keptBy(addon) : known.block + idLine, body ?? "", flags, -1);
+      if (echoed === undefined) addon.respond(id, this.statusCode, known.keptBy(addon), body ?? "", flags, -1);
+      else addon.respond(id, this.statusCode, known.keptBy(addon), body ?? "", flags, -1, undefined, echoed);
       return;
     }
     const head = this.headBlock(typeof body === "string");
-    const block = idLine !== "" ? (head.node !== null ? head.node.block : head.block) + idLine : head.node !== null ? head.node.keptBy(addon) : head.block;
+    const block = head.node !== null ? head.node.keptBy(addon) : head.block;
     const reason = this.reason();
-    if (reason === undefined) addon.respond(id, this.statusCode, block, body ?? "", head.flags, head.declared);
-    else addon.respond(id, this.statusCode, block, body ?? "", head.flags, head.declared, reason);
+    if (reason === undefined && echoed === undefined) addon.respond(id, this.statusCode, block, body ?? "", head.flags, head.declared);
+    else addon.respond(id, this.statusCode, block, body ?? "", head.flags, head.declared, reason, echoed);
   }
 
   /** @internal */
   protected startStream(): void {
     const head = this.headBlock(false);
-    const block = (head.node !== null ? head.node.block : head.block) + this.requestIdLine();
-    const reason = this.reason();
-    const id = this.req[ID];
-    if (reason === undefined) this[ADDON].streamStart(id, this.statusCode, block, head.flags, head.declared);
-    else this[ADDON].streamStart(id, this.statusCode, block, head.flags, head.declared, reason);
+    const block = head.node !== null ? head.node.block : head.block;
+    this[ADDON].streamStart(this.req[ID], this.statusCode, block, head.flags, head.declared, this.reason(), this.echoedRequestId());
   }
 
   /** @internal */
@@ -215,7 +213,7 @@ class BlockNode {
     const found = byValue?.get(value);
     if (found !== undefined) return found;
     // X-Request-Id differs on every response: caching it would only fill the cache (the access
-    // log's echo of it doesn't come here: see `requestIdLine`).
+    // log's echo of it doesn't come here: see `echoedRequestId`).
     if (blockNodes >= 1000 || this.block.length + name.length + value.length > 2048 || name === "x-request-id" || NON_ASCII.test(value)) return null;
     if (byValue === undefined) this.children.set(name, (byValue = new Map()));
     const child = new BlockNode(`${this.block}${name}: ${value}\r\n`, this.hasDate || name === "date");
