@@ -199,7 +199,7 @@ unsafe extern "C" fn respond_callback(env: napi::sys::napi_env, info: napi::sys:
         true
     };
     let with_reason = more && !is_undefined(env, argv[6]);
-    let request_id = (more && argc > 7).then(|| argv[7]);
+    let request_id = (more && argc > 7 && !is_undefined(env, argv[7])).then_some(argv[7]);
     let sent = (|| {
         let (id, status) = (f64::from_napi_value(env, argv[0])?, u32::from_napi_value(env, argv[1])?);
         let (block, body) = (JsUnknown::from_raw_unchecked(env, argv[2]), JsUnknown::from_raw_unchecked(env, argv[3]));

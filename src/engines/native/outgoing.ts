@@ -129,9 +129,17 @@ export abstract class OutgoingResponse {
     const value = this[STORE]?.get(lower) as number | string | string[] | undefined;
     if (value !== undefined) return value;
     if (lower === "x-request-id") return this[REQUEST_ID];
-    if (lower !== "content-length") return value;
-    const head = this[HEAD]?.["content-length"] ?? this[HEAD]?.["Content-Length"];
-    if (head !== undefined) return head as number | string;
+    return lower === "content-length" ? this.bodyLength() : value;
+  }
+
+  /**
+   * The Content-Length sent or to be sent: one the app set, or the length of the whole body
+   * `send` is writing. Apart from getHeader for the access log, which asks on every response.
+   * @internal
+   */
+  bodyLength(): number | string | undefined {
+    const set = this[STORE]?.get("content-length") ?? this[HEAD]?.["content-length"] ?? this[HEAD]?.["Content-Length"];
+    if (set !== undefined) return set as number | string;
     const body = this[WHOLE_BODY];
     return body === undefined ? undefined : typeof body === "string" ? Buffer.byteLength(body) : body.length;
   }
