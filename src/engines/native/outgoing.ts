@@ -57,6 +57,9 @@ export const STORE: unique symbol = Symbol("cog.native.store");
 export const HEAD: unique symbol = Symbol("cog.native.head");
 /** Whether every name in HEAD is in lower case already (Cog's own headers are). */
 export const HEAD_LOWER: unique symbol = Symbol("cog.native.headLower");
+/** The status and reason phrase as writeHead took them: node:http writes its status line then, so changing either afterwards changes nothing. */
+export const HEAD_STATUS: unique symbol = Symbol("cog.native.headStatus");
+export const HEAD_REASON: unique symbol = Symbol("cog.native.headReason");
 /** Whether the body is being streamed (status and headers are out). */
 export const STREAMING: unique symbol = Symbol("cog.native.streaming");
 /** The request id to echo in X-Request-Id (see `ECHO_REQUEST_ID`), kept apart from the store: the engine appends it to the header block. */
@@ -89,6 +92,8 @@ export abstract class OutgoingResponse {
   /** @internal */ declare [STORE]: Map<string, StoredValue> | null;
   /** @internal */ declare [HEAD]: OutgoingHttpHeaders | null;
   /** @internal */ declare [HEAD_LOWER]: boolean;
+  /** @internal */ declare [HEAD_STATUS]: number;
+  /** @internal */ declare [HEAD_REASON]: string | undefined;
   /** @internal */ declare [STREAMING]: boolean;
   /** @internal */ declare [REQUEST_ID]: string | undefined;
   /** @internal */ declare [NEED_DRAIN]: boolean;
@@ -188,6 +193,8 @@ export abstract class OutgoingResponse {
       for (const name in object) if (checkHeader(name, object[name] as StoredValue | undefined) !== name) lower = false;
     }
     this.statusCode = code;
+    this[HEAD_STATUS] = code;
+    this[HEAD_REASON] = message;
     this[HEAD] = object;
     this[HEAD_LOWER] = lower;
     this.headersSent = true;
@@ -284,7 +291,14 @@ export abstract class OutgoingResponse {
       if (body !== undefined && body.length > 0) this.sendChunk(typeof body === "string" ? Buffer.from(body) : body);
       this.endStream();
     } else {
-      this.sendWhole(body);
+      try {
+        this.sendWhole(body);
+      } catch (err) {
+        // The engine refused the head (the checks here let through what it won't write): the
+        // head counts as sent, so no error answer can follow. Cut, rather than leave the client waiting.
+        this.destroy();
+        throw err;
+      }
     }
     this.release(false);
     this.writableFinished = true;
@@ -414,6 +428,8 @@ Object.assign(OutgoingResponse.prototype, {
   [STORE]: null,
   [HEAD]: null,
   [HEAD_LOWER]: true,
+  [HEAD_STATUS]: 200,
+  [HEAD_REASON]: undefined,
   [STREAMING]: false,
   [REQUEST_ID]: undefined,
   [NEED_DRAIN]: false,

@@ -2,7 +2,7 @@ import { STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 
 import { REPORT } from "../../log.js";
 import { FRAMES_BODY, withResponseHelpers } from "../../response.js";
 import { ADDON, GONE, ID, type NativeRequest } from "./request.js";
-import { HEAD, HEAD_LOWER, OutgoingResponse, STORE } from "./outgoing.js";
+import { HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, OutgoingResponse, STORE } from "./outgoing.js";
 import { RESPONSE_CLOSE, RESPONSE_HAS_DATE, type NativeAddon } from "./load.js";
 
 /** Called once per request, when the engine has forgotten it (`aborted`: without an answer). */
@@ -40,6 +40,7 @@ class NativeResponseBase extends OutgoingResponse {
         node = next;
       }
       this.statusCode = status;
+      this[HEAD_STATUS] = status;
       this[HEAD] = reason;
       this[HEAD_LOWER] = true;
       this.headersSent = true;
@@ -58,22 +59,22 @@ class NativeResponseBase extends OutgoingResponse {
     const echoed = this.echoedRequestId();
     if (known !== null && this[STORE] === null) {
       const flags = (this.shouldKeepAlive ? 0 : RESPONSE_CLOSE) | (known.hasDate ? RESPONSE_HAS_DATE : 0);
-      if (echoed === undefined) addon.respond(id, this.statusCode, known.keptBy(addon), body ?? "", flags, -1);
-      else addon.respond(id, this.statusCode, known.keptBy(addon), body ?? "", flags, -1, undefined, echoed);
+      if (echoed === undefined) addon.respond(id, this[HEAD_STATUS], known.keptBy(addon), body ?? "", flags, -1);
+      else addon.respond(id, this[HEAD_STATUS], known.keptBy(addon), body ?? "", flags, -1, undefined, echoed);
       return;
     }
     const head = this.headBlock(typeof body === "string");
     const block = head.node !== null ? head.node.keptBy(addon) : head.block;
     const reason = this.reason();
-    if (reason === undefined && echoed === undefined) addon.respond(id, this.statusCode, block, body ?? "", head.flags, head.declared);
-    else addon.respond(id, this.statusCode, block, body ?? "", head.flags, head.declared, reason, echoed);
+    if (reason === undefined && echoed === undefined) addon.respond(id, this[HEAD_STATUS], block, body ?? "", head.flags, head.declared);
+    else addon.respond(id, this[HEAD_STATUS], block, body ?? "", head.flags, head.declared, reason, echoed);
   }
 
   /** @internal */
   protected startStream(): void {
     const head = this.headBlock(false);
     const block = head.node !== null ? head.node.block : head.block;
-    this[ADDON].streamStart(this.req[ID], this.statusCode, block, head.flags, head.declared, this.reason(), this.echoedRequestId());
+    this[ADDON].streamStart(this.req[ID], this[HEAD_STATUS], block, head.flags, head.declared, this.reason(), this.echoedRequestId());
   }
 
   /** @internal */
@@ -113,9 +114,9 @@ class NativeResponseBase extends OutgoingResponse {
 
   /** The reason phrase to send when it isn't the status's usual one. */
   private reason(): string | undefined {
-    const message = this.statusMessage;
+    const message = this[HEAD_REASON];
     // As node:http: an empty one means the status's own (`statusMessage ||= …`).
-    return !message || message === STATUS_CODES[this.statusCode] ? undefined : message;
+    return !message || message === STATUS_CODES[this[HEAD_STATUS]] ? undefined : message;
   }
 
   /**
