@@ -158,7 +158,7 @@ export class NativeEngine implements Engine {
 
   bodyBytes(res: Response): number | null {
     // The length of the body `send` wrote, or the Content-Length the app declared; else the bytes streamed.
-    const length = Number(res.getHeader("content-length") ?? Number.NaN);
+    const length = Number((res as unknown as NativeResponse).bodyLength() ?? Number.NaN);
     if (!Number.isNaN(length)) return length;
     return (res as unknown as NativeResponse)[STREAMING] ? (res as unknown as NativeResponse)[STREAMED_BYTES] : null;
   }
