@@ -319,6 +319,26 @@ describe("HTTP/2", () => {
     assert.equal(tooBig.status, 413, "bodyLimit applies per stream");
   });
 
+  test("http2: true serves its HTTP/1.1 clients with the app's timeouts: a head that trickles in gets 408", { skip: nodeEngineOnly }, async (t) => {
+    const { port } = await servedWith(t, { tls: certs!.issue("localhost"), http2: true, headersTimeout: 300, requestTimeout: 600, timeoutCheckInterval: 100 });
+    const started = Date.now();
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = tlsConnect({ host: "127.0.0.1", port, ca: certs!.ca, servername: "localhost", ALPNProtocols: ["http/1.1"] }, () => {
+        // One byte every 50 ms: never a whole head before headersTimeout (node:http2's own default is a minute).
+        const head = "GET /hello HTTP/1.1\r\nHost: localhost\r\nX-Slow: " + "s".repeat(200);
+        let i = 0;
+        const drip = setInterval(() => (i < head.length && !socket.destroyed ? socket.write(head[i++]!) : clearInterval(drip)), 50);
+        socket.once("close", () => clearInterval(drip));
+      });
+      let text = "";
+      socket.setEncoding("latin1").on("data", (c: string) => (text += c));
+      socket.on("close", () => resolve(text));
+      socket.on("error", reject);
+    });
+    assert.match(answer, /^HTTP\/1\.1 408/);
+    assert.ok(Date.now() - started < 3000, `cut after ${Date.now() - started} ms`);
+  });
+
   test("the access log counts body bytes over h2 and h2c: whole bodies, streams, files", { skip: nodeEngineOnly }, async (t) => {
     for (const http2 of [true, "h2c"] as const) {
       const lines: RequestLogLine[] = [];

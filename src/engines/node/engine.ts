@@ -163,6 +163,11 @@ function createServer(config: EngineConfig, Request: typeof NodeRequest, listene
     server = createHttp2Server(h2, handle as never) as unknown as Server;
   } else {
     server = createSecureHttp2Server({ handshakeTimeout: limits.headersTimeout, ...h2, ...tls!, allowHTTP1: true, Http1IncomingMessage: http1.IncomingMessage, Http1ServerResponse: http1.ServerResponse }, handle as never) as unknown as Server;
+    // Its HTTP/1.1 clients are served by node:http's connection handling, which reads its limits
+    // and timeouts from the server object, where node:http2 puts its own (60 s for the headers,
+    // 5 min for a request): the app's replace them.
+    const { IncomingMessage: _request, ServerResponse: _response, ...limitsOfHttp1 } = http1;
+    Object.assign(server, limitsOfHttp1);
   }
   // A session idle this long is closed, as node:http closes an idle keep-alive connection.
   server.setTimeout(limits.keepAliveTimeout);
