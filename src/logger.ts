@@ -21,7 +21,7 @@ export interface RequestLogLine {
   route: string | null;
   /** The status sent; null if the connection ended before a head was sent. */
   status: number | null;
-  /** The body's length in bytes when it was known (a whole body, or a Content-Length); null for a stream without one. */
+  /** The body's length in bytes: a whole body's, a Content-Length, or what was written of a stream without one (null if unknown). */
   bytes: number | null;
   /** From the moment the engine handed the request to the app until the response was done, in milliseconds. */
   ms: number;

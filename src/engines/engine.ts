@@ -54,7 +54,8 @@ export interface Engine {
   inject(options: InjectOptions | string): Promise<InjectResponse>;
   /**
    * How many body bytes a finished response carried, for the access log: its whole body's length
-   * or its Content-Length; null when the engine can't tell (a stream without a length).
+   * or its Content-Length, else the bytes written to a stream without one; null when the engine
+   * can't tell.
    */
   bodyBytes(res: Response): number | null;
   /** Engines that serve TLS: new connections get these secure-context options (certificate reload). */
