@@ -425,6 +425,46 @@ describe("HTTP/2", () => {
     }
   });
 
+  test("a stream the client resets mid-body never reaches its handler, and is logged as aborted", { skip: engine === "node" ? false : nodeEngineOnly }, async (t) => {
+    const lines: RequestLogLine[] = [];
+    const bodies: string[] = [];
+    const { port } = await serve(
+      t,
+      (app) => {
+        app.post("/take", (req, res) => {
+          bodies.push(String(req.body));
+          res.send("took");
+        });
+        app.post("/count", { body: "stream" }, async (req, res) => {
+          let n = 0;
+          for await (const chunk of req) n += (chunk as Buffer).length;
+          bodies.push(`streamed ${n}`);
+          res.json({ n });
+        });
+      },
+      { http2: "h2c", logger: (line) => void (line.level === "info" && lines.push(line)) },
+    );
+    const session = http2Connect(`http://127.0.0.1:${port}`);
+    t.after(() => session.destroy());
+    // Reset on a stream of the session (Node's client ends its side first: the Content-Length
+    // says the body is short), and a whole connection cut mid-body.
+    const cut = http2Connect(`http://127.0.0.1:${port}`);
+    for (const [client, path] of [[session, "/take"], [session, "/count"], [cut, "/take"]] as const) {
+      const stream = client.request({ ":method": "POST", ":path": path, "content-type": "text/plain", "content-length": "100" });
+      stream.on("error", () => {});
+      stream.write("half a bo");
+      await new Promise((r) => setTimeout(r, 50));
+      if (client === cut) cut.destroy();
+      else stream.close(h2.NGHTTP2_CANCEL);
+    }
+    for (let i = 0; i < 200 && lines.length < 3; i++) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(bodies, [], "no handler ran on half a body");
+    assert.deepEqual(lines.map((l) => [l.path, l.status, l.aborted]), [["/take", null, true], ["/count", null, true], ["/take", null, true]]);
+    assert.equal((await h2request(session, "/take", { method: "POST", body: "whole", headers: { "content-type": "text/plain" } })).body, "took");
+    assert.deepEqual(bodies, ["whole"]);
+  });
+
   test('http2: "h2c" serves cleartext HTTP/2 with prior knowledge; close() ends its sessions', { skip: engine === "node" ? false : nodeEngineOnly }, async (t) => {
     const lines: RequestLogLine[] = [];
     const app = new Cog({ http2: "h2c", logErrors: false, bodyLimit: 1024, logger: (line) => void (line.level === "info" && lines.push(line)) });

@@ -25,12 +25,19 @@ export class H2Request extends withNodeBody(withRequestHelpers(Http2ServerReques
    * Node's compatibility request ends its body whenever its stream closes, even when the body
    * was cut short: by the client's reset, or by Cog's once it answered before the body was
    * whole (see `H2Response.end`). Such a body is cut, never complete, as on node:http: the rest
-   * is dropped, and whoever reads it gets an 'aborted' error (a handler must not run on half a body).
+   * is dropped, and whoever reads it gets an 'aborted' error (a handler must not run on half a
+   * body).
    */
   override push(chunk: unknown, encoding?: BufferEncoding): boolean {
-    if (!this[BODY_CUT] && !this.aborted) return super.push(chunk, encoding);
-    if (chunk === null && !this.destroyed) this.destroy(this.listenerCount("error") === 0 ? undefined : Object.assign(new Error("aborted"), { code: "ECONNRESET" }));
-    return true;
+    if (this[BODY_CUT] || this.aborted) {
+      if (chunk === null) this.cutShort();
+      return true;
+    }
+    return super.push(chunk, encoding);
+  }
+
+  private cutShort(): void {
+    if (!this.destroyed) this.destroy(this.listenerCount("error") === 0 ? undefined : Object.assign(new Error("aborted"), { code: "ECONNRESET" }));
   }
 }
 H2Request.prototype[BODY_CUT] = false;
@@ -97,6 +104,16 @@ export class H2Response extends withResponseHelpers(H2ResponseBase) {
 
   override get destroyed(): boolean {
     return this.stream.destroyed;
+  }
+
+  /**
+   * Whether the whole response went out: ended, and its stream closed without a reset. (Node's
+   * says so of any closed stream, one the client reset before the answer too, which the access
+   * log would take for answered.)
+   */
+  override get writableFinished(): boolean {
+    const stream = this.stream;
+    return this.writableEnded && stream.closed && stream.rstCode === constants.NGHTTP2_NO_ERROR;
   }
 }
 
