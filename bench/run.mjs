@@ -352,7 +352,7 @@ async function timeServer({ server }, route, load, duration) {
     cpu: pinning && !load.unpinned ? LOAD_CPU : null,
   }).catch((err) => ({ failed: err.message }));
   const usage = sampler.stop();
-  return { ...result, serverPeakRss: usage.peakRss, serverCpu: usage.cpu, serverCpuSeconds: usage.cpuSeconds, rssSeries: usage.series };
+  return { ...result, serverPeakRss: usage.peakRss, serverCpu: usage.cpu, serverCpuSeconds: usage.cpuSeconds, processCpuSeconds: usage.processCpuSeconds, rssSeries: usage.series };
 }
 
 /** The bare server a contender is paired with (--paired): its own, else the shared one; null for a bare server or one whose bare server is not running. */

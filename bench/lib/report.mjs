@@ -59,6 +59,8 @@ export function summarize(results) {
       peakRss: Math.max(0, ...ok.map((m) => m.serverPeakRss ?? 0)),
       serverCpu: median(ok.map((m) => m.serverCpu)),
       cpuMicrosPerRequest: median(ok.map(cpuMicros)),
+      // Each process's share of the server's CPU (a server with workers: the primary, then each worker).
+      cpuShares: (ok[0]?.processCpuSeconds ?? []).map((_, i) => median(ok.map((m) => (m.serverCpuSeconds > 0 ? (m.processCpuSeconds?.[i] ?? 0) / m.serverCpuSeconds : null)))),
       generatorCpu: median(ok.map((m) => m.generatorCpu)),
     });
   }
@@ -230,14 +232,14 @@ function servingReport(results, rows, scenarios) {
   for (const scenario of scenarios) {
     const workers = scenario.workers !== undefined;
     out.push(`### ${scenario.id}: ${scenario.title}`, "");
-    out.push(`Sends: ${scenario.sends}. ${results.meta.connectionsOverride ?? scenario.connections} connections${scenario.streams ? `, ${scenario.streams} concurrent streams each` : ""}.${workers ? " Not pinned: the worker processes and the load generator share both cores, so this shows whether a second worker scales, not what a server can do." : ""}`, "");
+    out.push(`Sends: ${scenario.sends}. ${results.meta.connectionsOverride ?? scenario.connections} connections${scenario.streams ? `, ${scenario.streams} concurrent streams each` : ""}.${workers ? " Not pinned: the worker processes and the load generator share both cores, so this shows whether a second worker scales, not what a server can do. CPU by process: each process's share of the server's CPU (the primary first, then its workers)." : ""}`, "");
     const list = rows.filter((r) => r.scenario === scenario.id).sort((a, b) => (b.rps ?? 0) - (a.rps ?? 0));
     if (list.length > 0) {
-      out.push(`| contender | version | req/s | ${workers ? "× 1 worker" : "× bare | × node-http"} | p99 (ms) | CPU µs/req | CPU/req × ${workers ? "1 worker" : "bare"} | server CPU | errors | unexpected status | peak RSS (MiB) |`);
-      out.push(`| :-- | --: | --: | --: |${workers ? "" : " --: |"} --: | --: | --: | --: | --: | --: | --: |`);
+      const header = ["contender", "version", "req/s", ...(workers ? ["× 1 worker"] : ["× bare", "× node-http"]), "p99 (ms)", "CPU µs/req", `CPU/req × ${workers ? "1 worker" : "bare"}`, "server CPU", ...(workers ? ["CPU by process"] : []), "errors", "unexpected status", "peak RSS (MiB)"];
+      out.push(`| ${header.join(" | ")} |`, `| :-- |${" --: |".repeat(header.length - 1)}`);
       for (const row of list) {
         const ratios = workers ? fmt.ratio(row.ratio) : `${fmt.ratio(row.ratio)} | ${fmt.ratio(row.ratioToNode)}`;
-        out.push(`| ${bold(row.contender)} | ${version(row.contender)} | ${fmt.int(row.rps)}${row.generatorBound ? "†" : ""} | ${ratios} | ${fmt.fixed(row.latencyP99)} | ${fmt.fixed(row.cpuMicrosPerRequest, 1)} | ${fmt.fixed(row.cpuRatio)} | ${fmt.pct(row.serverCpu)} | ${row.errors} | ${row.unexpected} | ${fmt.mb(row.peakRss)} |`);
+        out.push(`| ${bold(row.contender)} | ${version(row.contender)} | ${fmt.int(row.rps)}${row.generatorBound ? "†" : ""} | ${ratios} | ${fmt.fixed(row.latencyP99)} | ${fmt.fixed(row.cpuMicrosPerRequest, 1)} | ${fmt.fixed(row.cpuRatio)} | ${fmt.pct(row.serverCpu)} |${workers ? ` ${row.cpuShares.map(fmt.pct).join(" · ")} |` : ""} ${row.errors} | ${row.unexpected} | ${fmt.mb(row.peakRss)} |`);
       }
       out.push("");
     }

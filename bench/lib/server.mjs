@@ -86,34 +86,36 @@ export class Sampler {
   constructor(pid, everyMs = 250) {
     this.pids = processTree(pid);
     this.series = [];
-    this.startCpu = this.cpu();
+    this.startEach = this.pids.map(cpuSeconds);
+    this.startCpu = total(this.startEach);
     this.started = process.hrtime.bigint();
     this.timer = setInterval(() => this.sample(), everyMs);
     this.sample();
   }
 
-  /** CPU seconds of the processes sampled, or null once the first one (the server) is gone. */
-  cpu() {
-    const each = this.pids.map(cpuSeconds);
-    return each[0] === null ? null : each.reduce((sum, s) => sum + (s ?? 0), 0);
-  }
-
   sample() {
-    const each = this.pids.map(rssBytes);
-    if (each[0] !== null) this.series.push({ t: Number(process.hrtime.bigint() - this.started) / 1e9, rss: each.reduce((sum, r) => sum + (r ?? 0), 0) });
+    const rss = total(this.pids.map(rssBytes));
+    if (rss !== null) this.series.push({ t: Number(process.hrtime.bigint() - this.started) / 1e9, rss });
   }
 
-  /** Stops sampling: peak RSS, mean CPU use (1.0 = one core), and the RSS series. */
+  /** Stops sampling: peak RSS, mean CPU use (1.0 = one core), CPU seconds per process (the server's first), and the RSS series. */
   stop() {
     clearInterval(this.timer);
     this.sample();
     const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
-    const endCpu = this.cpu();
+    const endEach = this.pids.map(cpuSeconds);
+    const endCpu = total(endEach);
     return {
       peakRss: Math.max(0, ...this.series.map((s) => s.rss)),
       cpu: endCpu === null || this.startCpu === null ? null : (endCpu - this.startCpu) / seconds,
       cpuSeconds: endCpu === null || this.startCpu === null ? null : endCpu - this.startCpu,
+      processCpuSeconds: this.pids.map((_, i) => (endEach[i] === null || this.startEach[i] === null ? null : endEach[i] - this.startEach[i])),
       series: this.series,
     };
   }
+}
+
+/** The sum of per-process figures, or null once the first process (the server) is gone. */
+function total(each) {
+  return each[0] === null ? null : each.reduce((sum, x) => sum + (x ?? 0), 0);
 }
