@@ -331,7 +331,7 @@ async function benchHttp() {
   for (const { contender } of serving?.running ?? []) {
     if (contenders.some((c) => c.name === contender.name)) continue;
     const runtime = contender.runtime === "bun" ? bunBinary() : {};
-    contenders.push({ name: contender.name, engine: contender.engine, baseline: contender.baseline, version: packageVersion(contender, runtime), about: contender.about });
+    contenders.push({ name: contender.name, engine: contender.engine, baseline: contender.baseline, family: contender.family, version: packageVersion(contender, runtime), about: contender.about });
   }
   const results = { meta, scenarios: [...scenarios, ...arenaScenarios.map(({ lua, prepare, ...s }) => s), ...servingScenarios], contenders, skipped, scenarioSkipped: [...(arena?.skipped ?? []), ...(serving?.skipped ?? [])], measurements };
   mkdirSync(outDir, { recursive: true });

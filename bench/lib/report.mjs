@@ -157,7 +157,8 @@ export function buildReport(results, chartFiles = []) {
   }
 
   out.push("## Contenders", "");
-  for (const c of results.contenders) out.push(`- **${c.name}** ${c.version} — ${c.about}`);
+  // A contender run with 1 and 2 workers (`family`: its name) is described once, under its name.
+  for (const c of results.contenders.filter((c) => c.family === undefined)) out.push(`- **${c.name}** ${c.version} — ${c.about}`);
   out.push("");
   return out.join("\n");
 }
