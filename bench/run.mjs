@@ -129,9 +129,8 @@ const wantedArena = arenaScenarios.length === 0 ? [] : wantedNames ? ARENA_CONTE
 const wantedServing = servingScenarios.length === 0 ? [] : wantedNames ? SERVING_CONTENDERS.filter((c) => wantedNames.includes(c.name)) : SERVING_CONTENDERS;
 // The arena's scenarios are always timed with wrk: its Lua scripts rotate their requests.
 if (arenaScenarios.length > 0 && !commandExists("wrk")) fatal("the arena's scenarios are timed with wrk and its Lua scripts: install wrk (Debian/Ubuntu: apt-get install wrk)");
-for (const [tool, install] of servingTools(servingScenarios)) {
-  if (!commandExists(tool)) fatal(`the serving scenarios need ${tool}: install it (Debian/Ubuntu: ${install})`);
-}
+const missingTools = [...servingTools(servingScenarios)].filter(([tool]) => !commandExists(tool));
+if (missingTools.length > 0) fatal(`the serving scenarios need ${missingTools.map(([tool]) => tool).join(", ")}: install ${missingTools.length === 1 ? "it" : "them"} (Debian/Ubuntu: ${missingTools.map(([, install]) => install).join("; ")})`);
 const outDir = resolve(flags.out ?? join(here, "results", new Date().toISOString().replace(/[:.]/g, "-")));
 const SERVER_CPU = "0";
 const LOAD_CPU = "1";
@@ -140,7 +139,7 @@ const pinning = hasTaskset() && cpus().length >= 2;
 const nodePath = flags.node ? nodeBinary(flags.node) : process.execPath;
 const nodeVersion = flags.node ? execVersion(nodePath) : process.version;
 // uWebSockets.js on another Node than this one needs that Node's binary (scripts/uws-binary.mjs).
-const uwsBuild = flags.node && wanted.some((c) => baselineOf(c) === "uws") ? setUpUws(flags.node) : null;
+const uwsBuild = flags.node && (wanted.some((c) => baselineOf(c) === "uws") || wantedServing.some((c) => c.engine === "uws")) ? setUpUws(flags.node) : null;
 
 main().catch((err) => {
   console.error(err);
@@ -167,7 +166,8 @@ Command: \`npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2)
 }
 
 async function benchHttp() {
-  console.log(`Cog benchmark: ${wanted.length + wantedArena.length + wantedServing.length} contenders, ${[...scenarios, ...arenaScenarios, ...servingScenarios].reduce((n, s) => n + s.routes.length, 0)} routes, ${settings.rounds} round(s) of ${settings.seedDurations ? "the seeds' durations" : `${settings.duration}s`}, ${settings.tool}, servers on Node ${nodeVersion}`);
+  const tools = [scenarios.length > 0 && settings.tool, arenaScenarios.length > 0 && (scenarios.length > 0 ? "the arena: wrk" : "wrk"), servingScenarios.length > 0 && "serving: wrk (HTTP/1.1), h2load (HTTP/2)"].filter(Boolean).join("; ");
+  console.log(`Cog benchmark: ${wanted.length + wantedArena.length + wantedServing.length} contenders, ${[...scenarios, ...arenaScenarios, ...servingScenarios].reduce((n, s) => n + s.routes.length, 0)} routes, ${settings.rounds} round(s) of ${settings.seedDurations ? "the seeds' durations" : `${settings.duration}s`}, ${tools}, servers on Node ${nodeVersion}`);
   if (!pinning) console.log("Note: taskset or a second core is missing, so server and load generator share cores; figures will be noisier.");
 
   // 1. Start every contender and check it answers the contract before timing anything.
@@ -314,7 +314,7 @@ async function benchHttp() {
     date: new Date().toISOString(),
     machine: `${platform()} ${arch()} ${release()} | ${cpus().length} × ${cpus()[0]?.model.trim()} | ${Math.round(totalmem() / 2 ** 30)} GiB`,
     node: nodeVersion,
-    tool: [scenarios.length > 0 && settings.tool, arenaScenarios.length > 0 && (scenarios.length > 0 ? "the arena: wrk" : "wrk"), servingScenarios.length > 0 && "serving: wrk (HTTP/1.1), h2load (HTTP/2)"].filter(Boolean).join("; "),
+    tool: tools,
     rounds: settings.rounds,
     duration: settings.seedDurations ? "seed durations" : settings.duration,
     warmup: settings.warmup,

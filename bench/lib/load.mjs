@@ -13,7 +13,7 @@ const require = createRequire(import.meta.url);
 
 /**
  * @param {object} o
- * @param {"autocannon"|"wrk"|"h2load"} o.tool h2load (HTTP/2, from nghttp2-client) for h2:// URLs of either scheme
+ * @param {"autocannon"|"wrk"|"h2load"} o.tool h2load (nghttp2-client) speaks HTTP/2: over TLS for an https: URL, with prior knowledge for http:
  * @param {string} o.url
  * @param {string} o.method
  * @param {Record<string,string>} o.headers
@@ -149,11 +149,10 @@ function h2loadCommand(o) {
       if (!(done > 0)) throw new Error(`h2load completed no request:\n${stdout.trim().split("\n").slice(-8).join("\n")}`);
       const [clientErrors, serverErrors] = field(/status codes: \d+ 2xx, \d+ 3xx, (\d+) 4xx, (\d+) 5xx/);
       const [bytes] = field(/traffic: .*?\((\d+)\) total/);
-      const seconds = o.duration;
       return {
         requests: done,
-        rps: done / seconds,
-        bytesPerSec: bytes / seconds,
+        rps: done / o.duration,
+        bytesPerSec: bytes / o.duration,
         latencyAvg: micros.length > 0 ? micros.reduce((a, b) => a + b, 0) / micros.length / 1000 : null,
         latencyP99: micros.length > 0 ? micros[Math.min(micros.length - 1, Math.floor(micros.length * 0.99))] / 1000 : null,
         errors: failed + errored,
