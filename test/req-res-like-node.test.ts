@@ -58,6 +58,26 @@ describe("res is a Writable-like response", () => {
     assert.ok(Math.min(finish, callback) === 3 && Math.max(finish, callback) === 4, seen.join(" | "));
   });
 
+  test("writeHead fixes the status line: statusCode or statusMessage changed afterwards change nothing, whole or streamed", async (t) => {
+    const { port } = await serve(t, (app) => {
+      for (const path of ["/whole", "/streamed"]) {
+        app.get(path, (_req, res) => {
+          const r = res as unknown as Loose;
+          r.writeHead(202, "Taken", { "x-a": "1" });
+          r.statusCode = 500;
+          r.statusMessage = "Bad\r\nX-Injected: 1";
+          if (path === "/streamed") r.write("a");
+          r.end("b");
+        });
+      }
+    });
+    for (const path of ["/whole", "/streamed", "/whole"]) {
+      const answer = await request(port, path);
+      assert.equal(`${answer.status} ${answer.statusMessage} ${answer.text}`, path === "/streamed" ? "202 Taken ab" : "202 Taken b", path);
+      assert.equal(answer.headers["x-injected"], undefined);
+    }
+  });
+
   test("the header API: setHeader/getHeader/getHeaders/hasHeader/removeHeader/getHeaderNames, and writeHead(status, reason, headers)", async (t) => {
     const { port } = await serve(t, (app) => {
       app.get("/h", (_req, res) => {

@@ -25,6 +25,10 @@ describe("request log", () => {
           res.write("a");
           res.end("b");
         });
+        app.get("/phrase", (_req, res) => {
+          res.statusMessage = "Quite Fine";
+          res.status(203).send("x");
+        });
       },
       { logger: (line) => lines.push(line) },
     );
@@ -53,10 +57,20 @@ describe("request log", () => {
     assert.equal((lines[1] as RequestLogLine).route, null);
     assert.notEqual(lines[1]!.id, id, "each request gets its own id");
 
-    assert.equal(await (await fetch("/stream")).text(), "ab");
+    const streamed = await fetch("/stream");
+    assert.equal(await streamed.text(), "ab");
     await until(lines, 3);
     assert.equal((lines[2] as RequestLogLine).status, 200);
     assert.equal((lines[2] as RequestLogLine).bytes, null, "a stream without a length has no byte count");
+    assert.equal(streamed.headers.get("x-request-id"), lines[2]!.id, "a streamed response echoes its id too");
+
+    // Twice: the second is sent with the header block the first left in the engine's cache.
+    for (const n of [4, 5]) {
+      const phrased = await fetch("/phrase");
+      assert.equal(`${phrased.status} ${phrased.statusText} ${await phrased.text()}`, "203 Quite Fine x");
+      await until(lines, n);
+      assert.equal(phrased.headers.get("x-request-id"), lines[n - 1]!.id, "beside a reason phrase of the app's");
+    }
   });
 
   test("a client's X-Request-Id is ignored unless trustRequestId is on, and kept only when well-formed", async (t) => {

@@ -33,7 +33,7 @@ mod write;
 use napi::bindgen_prelude::*;
 use napi::{Env, JsError, JsFunction, JsString, JsUnknown, NapiRaw, NapiValue};
 use napi_derive::napi;
-use cog_framing::response::{status_code, AppHead, HeaderBlock, KeptHeaderBlock, ReasonPhrase};
+use cog_framing::response::{status_code, AppHead, HeaderBlock, KeptHeaderBlock, ReasonPhrase, RequestId};
 use state::{with_state, Settings};
 use std::cell::RefCell;
 
@@ -62,7 +62,7 @@ pub struct ListenOptions {
 /// (src/engines/native/load.ts, `INTERFACE_VERSION`) refuses an addon whose version is not its
 /// own, since a prebuilt platform package can be older than the JavaScript that loads it.
 /// Bump it here and there together whenever any of that interface changes.
-const INTERFACE_VERSION: u32 = 2;
+const INTERFACE_VERSION: u32 = 3;
 
 /// See `INTERFACE_VERSION`.
 #[napi]
@@ -167,42 +167,47 @@ struct Scratch {
     body: Vec<u8>,
     units: Vec<u16>,
     reason: Vec<u8>,
+    request_id: Vec<u8>,
 }
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// `respond(id, status, block, body, flags, declared, reason?)`: a whole response; false when
+/// `respond(id, status, block, body, flags, declared, reason?, requestId?)`: a whole response; false when
 /// the client is gone. `block` holds the app's header lines (`name: value\r\n`, latin1), or is
 /// the number `keepHeaderBlock` gave for them; `body` is a string (sent as UTF-8) or a Buffer;
 /// `declared` the Content-Length the app set, or -1; `reason`, when passed and not undefined,
-/// the status line's reason phrase (node:http's `statusMessage`). Throws, writing nothing, for a
-/// status outside 100-999 or a reason phrase that isn't a string of tab, space, visible ASCII and
-/// U+0080-U+00FF characters (a CR or LF would end the status line).
+/// the status line's reason phrase (node:http's `statusMessage`); `requestId`, when passed, the
+/// id to echo in X-Request-Id after the block (so that a kept block serves responses that each
+/// echo their own id). Throws, writing nothing, for a status outside 100-999, a reason phrase
+/// that isn't a string of tab, space, visible ASCII and U+0080-U+00FF characters (a CR or LF
+/// would end the status line), or a request id `RequestId` refuses.
 ///
-/// Bound by hand rather than with `#[napi]`, for the optional reason: asked for six arguments,
-/// Node-API still tells how many were passed, so a response without a reason pays nothing for
-/// it. `#[napi]` asks for all seven (~25 instructions a response more) and can only tell a
-/// missing one by asking its type (~100 more), and nearly no response has a reason of its own.
+/// Bound by hand rather than with `#[napi]`, for the optional arguments: asked for six,
+/// Node-API still tells how many were passed, so a response without them pays nothing for
+/// them. `#[napi]` asks for all eight (~25 instructions a response more) and can only tell a
+/// missing one by asking its type (~100 more), and most responses have neither.
 #[cfg_attr(test, allow(dead_code))] // Exported only outside tests, as `#[napi]` functions are.
 unsafe extern "C" fn respond_callback(env: napi::sys::napi_env, info: napi::sys::napi_callback_info) -> napi::sys::napi_value {
-    let mut argv = [std::ptr::null_mut(); 7];
+    let mut argv = [std::ptr::null_mut(); 8];
     let mut argc = 6;
     napi::sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), std::ptr::null_mut(), std::ptr::null_mut());
-    let with_reason = argc > 6 && {
-        argc = 7;
+    let more = argc > 6 && {
+        argc = 8;
         napi::sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), std::ptr::null_mut(), std::ptr::null_mut());
-        !is_undefined(env, argv[6])
+        true
     };
+    let with_reason = more && !is_undefined(env, argv[6]);
+    let request_id = (more && argc > 7 && !is_undefined(env, argv[7])).then_some(argv[7]);
     let sent = (|| {
         let (id, status) = (f64::from_napi_value(env, argv[0])?, u32::from_napi_value(env, argv[1])?);
         let (block, body) = (JsUnknown::from_raw_unchecked(env, argv[2]), JsUnknown::from_raw_unchecked(env, argv[3]));
         let (flags, declared) = (u32::from_napi_value(env, argv[4])?, f64::from_napi_value(env, argv[5])?);
         let env = Env::from_raw(env);
         match with_reason {
-            false => respond_with::<false>(env, id, status, None, block, body, flags, declared),
-            true => respond_with::<true>(env, id, status, Some(JsUnknown::from_raw_unchecked(env.raw(), argv[6])), block, body, flags, declared),
+            false => respond_with::<false>(env, id, status, None, block, body, flags, declared, request_id),
+            true => respond_with::<true>(env, id, status, Some(JsUnknown::from_raw_unchecked(env.raw(), argv[6])), block, body, flags, declared, request_id),
         }
     })();
     match sent {
@@ -232,7 +237,7 @@ unsafe fn respond_export(env: napi::sys::napi_env) -> Result<napi::sys::napi_val
 /// inlined whole: one copy called for both cost a response ~50 instructions more.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn respond_with<const WITH_REASON: bool>(env: Env, id: f64, status: u32, reason: Option<JsUnknown>, block: JsUnknown, body: JsUnknown, flags: u32, declared: f64) -> Result<bool> {
+fn respond_with<const WITH_REASON: bool>(env: Env, id: f64, status: u32, reason: Option<JsUnknown>, block: JsUnknown, body: JsUnknown, flags: u32, declared: f64, request_id: Option<napi::sys::napi_value>) -> Result<bool> {
     let env = env.raw();
     let Some(status) = status_code(status) else { return Err(invalid_status(status)) };
     KEPT.with(|kept| SCRATCH.with(|scratch| {
@@ -248,7 +253,11 @@ fn respond_with<const WITH_REASON: bool>(env: Env, id: f64, status: u32, reason:
                 HeaderBlock::new(&scratch.block).map_err(Error::from_reason)?
             }
         };
-        let answer = AppHead { status, reason, block, has_date: flags & HAS_DATE != 0, declared_length: (declared >= 0.0).then_some(declared as u64), close: flags & CLOSE != 0 };
+        let request_id = match request_id {
+            Some(value) => Some(unsafe { request_id_of(env, value, &mut scratch.request_id) }?),
+            None => None,
+        };
+        let answer = AppHead { status, reason, block, has_date: flags & HAS_DATE != 0, declared_length: (declared >= 0.0).then_some(declared as u64), close: flags & CLOSE != 0, request_id };
         let body = unsafe { body_bytes(env, body.raw(), &mut scratch.units, &mut scratch.body) }?;
         let sent = with_state(|s| s.respond(id as u64, &answer, body.len(), |out| out.extend_from_slice(body)));
         text::trim(&mut scratch.body);
@@ -311,16 +320,20 @@ unsafe fn body_bytes<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value,
 
 /// The head of a streamed response (its body follows through `stream_write`); `declared`, the
 /// Content-Length the app set (the body is then framed by it rather than chunked), or -1;
-/// `reason`, when not undefined, the status line's reason phrase. Throws as `respond` does.
+/// `reason`, when not undefined, the status line's reason phrase; `requestId`, when not
+/// undefined, the id to echo. Throws as `respond` does.
 #[napi]
-pub fn stream_start(env: Env, id: f64, status: u32, block: JsString, flags: u32, declared: f64, reason: JsUnknown) -> Result<bool> {
+#[allow(clippy::too_many_arguments)]
+pub fn stream_start(env: Env, id: f64, status: u32, block: JsString, flags: u32, declared: f64, reason: JsUnknown, request_id: JsUnknown) -> Result<bool> {
     let Some(status) = status_code(status) else { return Err(invalid_status(status)) };
     let (mut units, mut phrase) = (Vec::new(), Vec::new());
     let reason = if unsafe { is_undefined(env.raw(), reason.raw()) } { None } else { Some(unsafe { reason_phrase(env.raw(), reason.raw(), &mut units, &mut phrase) }?) };
     let mut bytes = Vec::new();
     unsafe { text::latin1_into(env.raw(), block.raw(), &mut bytes) };
     let block = HeaderBlock::new(&bytes).map_err(Error::from_reason)?;
-    let answer = AppHead { status, reason, block, has_date: flags & HAS_DATE != 0, declared_length: (declared >= 0.0).then_some(declared as u64), close: flags & CLOSE != 0 };
+    let mut id_bytes = Vec::new();
+    let request_id = if unsafe { is_undefined(env.raw(), request_id.raw()) } { None } else { Some(unsafe { request_id_of(env.raw(), request_id.raw(), &mut id_bytes) }?) };
+    let answer = AppHead { status, reason, block, has_date: flags & HAS_DATE != 0, declared_length: (declared >= 0.0).then_some(declared as u64), close: flags & CLOSE != 0, request_id };
     Ok(with_state(|s| s.stream_start(id as u64, &answer)))
 }
 
@@ -329,6 +342,17 @@ unsafe fn is_undefined(env: napi::sys::napi_env, value: napi::sys::napi_value) -
     let mut kind = 0;
     napi::sys::napi_typeof(env, value, &mut kind);
     kind == napi::sys::ValueType::napi_undefined
+}
+
+/// The request id JavaScript passed to echo: a string `RequestId` takes, kept in `out`.
+unsafe fn request_id_of<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value, out: &'a mut Vec<u8>) -> Result<RequestId<'a>> {
+    let mut kind = 0;
+    napi::sys::napi_typeof(env, value, &mut kind);
+    if kind != napi::sys::ValueType::napi_string {
+        return Err(Error::from_reason("A request id to echo must be a string"));
+    }
+    text::latin1_into(env, value, out);
+    RequestId::new(out).map_err(Error::from_reason)
 }
 
 /// The reason phrase JavaScript passed: a string of latin1 characters that `ReasonPhrase` takes

@@ -14,6 +14,22 @@ pub enum BodyFraming {
     NoBody,
 }
 
+/// The request id echoed in X-Request-Id, sent apart from the header block so that a block kept
+/// for reuse stays reusable (the id differs on every response): visible ASCII only, 1 to 128
+/// bytes, so it can't end the line early. Only made by `RequestId::new`, which refuses anything else.
+#[derive(Debug, Clone, Copy)]
+pub struct RequestId<'a>(&'a [u8]);
+
+impl<'a> RequestId<'a> {
+    pub fn new(bytes: &'a [u8]) -> Result<RequestId<'a>, &'static str> {
+        if (1..=128).contains(&bytes.len()) && bytes.iter().all(|&b| (0x21..0x7f).contains(&b)) {
+            Ok(RequestId(bytes))
+        } else {
+            Err("Invalid request id to echo in X-Request-Id: 1 to 128 visible ASCII characters")
+        }
+    }
+}
+
 /// The app's headers as `name: value\r\n` lines (latin1, as Node writes header strings),
 /// without Content-Length, Transfer-Encoding or Connection: those are the engine's to write.
 /// Only made by `HeaderBlock::new`, which refuses anything that isn't well-formed header lines,
@@ -90,6 +106,8 @@ pub struct AppHead<'a> {
     pub declared_length: Option<u64>,
     /// The app asked to close the connection after this response.
     pub close: bool,
+    /// The request id to echo, written after the block.
+    pub request_id: Option<RequestId<'a>>,
 }
 
 pub struct HeadOptions<'a> {
@@ -117,6 +135,11 @@ pub fn write_head(out: &mut Vec<u8>, o: &HeadOptions) -> bool {
     });
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(app.block.as_bytes());
+    if let Some(id) = app.request_id {
+        out.extend_from_slice(b"x-request-id: ");
+        out.extend_from_slice(id.0);
+        out.extend_from_slice(b"\r\n");
+    }
     if !app.has_date {
         out.extend_from_slice(b"Date: ");
         with_date(|d| out.extend_from_slice(d));
@@ -276,7 +299,7 @@ pub fn refusal(status: u16, message: &str) -> Vec<u8> {
     let body = format!("{{\"statusCode\":{status},\"error\":\"{}\",\"message\":\"{}\"}}", reason(status), message.replace('"', "'"));
     let mut out = Vec::with_capacity(160 + body.len());
     let block = HeaderBlock::new(b"content-type: application/json; charset=utf-8\r\n").expect("constant headers are valid");
-    let app = AppHead { status, reason: None, block, has_date: false, declared_length: None, close: true };
+    let app = AppHead { status, reason: None, block, has_date: false, declared_length: None, close: true, request_id: None };
     let options = HeadOptions { app: &app, framing: BodyFraming::Length(body.len()), minor: 1, request_close: false, head_request: false };
     write_head(&mut out, &options);
     out.extend_from_slice(body.as_bytes());
@@ -372,10 +395,24 @@ mod tests {
 
     fn head_with(status: u16, reason: Option<&[u8]>) -> String {
         let block = super::HeaderBlock::new(b"").unwrap();
-        let app = super::AppHead { status, reason: reason.map(|r| super::ReasonPhrase::new(r).unwrap()), block, has_date: true, declared_length: None, close: false };
+        let app = super::AppHead { status, reason: reason.map(|r| super::ReasonPhrase::new(r).unwrap()), block, has_date: true, declared_length: None, close: false, request_id: None };
         let mut out = Vec::new();
         super::write_head(&mut out, &super::HeadOptions { app: &app, framing: super::BodyFraming::Length(0), minor: 1, request_close: false, head_request: false });
         String::from_utf8_lossy(&out).into_owned()
+    }
+
+    #[test]
+    fn an_echoed_request_id_follows_the_block_and_cannot_split_the_head() {
+        let block = super::HeaderBlock::new(b"a: b\r\n").unwrap();
+        let request_id = Some(super::RequestId::new(b"k3f9-12").unwrap());
+        let app = super::AppHead { status: 200, reason: None, block, has_date: true, declared_length: None, close: false, request_id };
+        let mut out = Vec::new();
+        super::write_head(&mut out, &super::HeadOptions { app: &app, framing: super::BodyFraming::Length(0), minor: 1, request_close: false, head_request: false });
+        assert_eq!(String::from_utf8_lossy(&out), "HTTP/1.1 200 OK\r\na: b\r\nx-request-id: k3f9-12\r\nContent-Length: 0\r\n\r\n");
+        for bad in [&b""[..], b"a b", b"a\r\nb: c", b"\xe9", &[b'a'; 129]] {
+            assert!(super::RequestId::new(bad).is_err(), "{bad:?}");
+        }
+        assert!(super::RequestId::new(&[b'a'; 128]).is_ok());
     }
 
     #[test]

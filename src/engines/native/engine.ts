@@ -157,7 +157,7 @@ export class NativeEngine implements Engine {
 
   bodyBytes(res: Response): number | null {
     // The length of the body `send` wrote, or the Content-Length the app declared.
-    const length = Number(res.getHeader("content-length") ?? Number.NaN);
+    const length = Number((res as unknown as NativeResponse).bodyLength() ?? Number.NaN);
     return Number.isNaN(length) ? null : length;
   }
 

@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
  * loads it. Bump it here and in native/addon/src/lib.rs (`INTERFACE_VERSION`) together whenever
  * any of that interface changes.
  */
-export const INTERFACE_VERSION = 2;
+export const INTERFACE_VERSION = 3;
 
 /** The addon's exports (native/addon/src/lib.rs). */
 export interface NativeAddon {
@@ -32,15 +32,17 @@ export interface NativeAddon {
    * A whole response; false when the client is gone. `block`: the header lines, or the number
    * `keepHeaderBlock` gave for them; `flags`: RESPONSE_CLOSE, RESPONSE_HAS_DATE; `declared`: the
    * app's Content-Length or -1; `reason`: the status line's reason phrase (`statusMessage`), when
-   * not the status's own. Throws, writing nothing, for a status outside 100-999 or a reason that
+   * not the status's own; `requestId`: the id to echo in X-Request-Id after the block (so a kept
+   * block still serves). Throws, writing nothing, for a status outside 100-999, a reason that
    * is not a string of tab, space, visible ASCII and U+0080-U+00FF characters (a CR or LF would
-   * end the status line). A response without a reason pays nothing for the argument.
+   * end the status line), or a request id that isn't 1-128 visible ASCII characters. A response
+   * without a reason or id pays nothing for the arguments.
    */
-  respond(id: number, status: number, block: string | number, body: string | Buffer, flags: number, declared: number, reason?: string): boolean;
+  respond(id: number, status: number, block: string | number, body: string | Buffer, flags: number, declared: number, reason?: string, requestId?: string): boolean;
   /** Checks header lines once and keeps them; `respond` then takes the number returned. */
   keepHeaderBlock(block: string): number;
   /** The head of a streamed response, framed by `declared` (the app's Content-Length) or else chunked; its other arguments and errors as `respond`'s. */
-  streamStart(id: number, status: number, block: string, flags: number, declared: number, reason?: string): boolean;
+  streamStart(id: number, status: number, block: string, flags: number, declared: number, reason?: string, requestId?: string): boolean;
   streamWrite(id: number, chunk: string | Buffer): boolean;
   streamEnd(id: number): boolean;
   /** Sends `length` bytes of the open file `fd` from `position` after what the stream wrote (the engine keeps a duplicate of `fd`). */

@@ -57,6 +57,9 @@ export const STORE: unique symbol = Symbol("cog.native.store");
 export const HEAD: unique symbol = Symbol("cog.native.head");
 /** Whether every name in HEAD is in lower case already (Cog's own headers are). */
 export const HEAD_LOWER: unique symbol = Symbol("cog.native.headLower");
+/** The status and reason phrase as writeHead took them: node:http writes its status line then, so changing either afterwards changes nothing. */
+export const HEAD_STATUS: unique symbol = Symbol("cog.native.headStatus");
+export const HEAD_REASON: unique symbol = Symbol("cog.native.headReason");
 /** Whether the body is being streamed (status and headers are out). */
 export const STREAMING: unique symbol = Symbol("cog.native.streaming");
 /** The request id to echo in X-Request-Id (see `ECHO_REQUEST_ID`), kept apart from the store: the engine appends it to the header block. */
@@ -89,6 +92,8 @@ export abstract class OutgoingResponse {
   /** @internal */ declare [STORE]: Map<string, StoredValue> | null;
   /** @internal */ declare [HEAD]: OutgoingHttpHeaders | null;
   /** @internal */ declare [HEAD_LOWER]: boolean;
+  /** @internal */ declare [HEAD_STATUS]: number;
+  /** @internal */ declare [HEAD_REASON]: string | undefined;
   /** @internal */ declare [STREAMING]: boolean;
   /** @internal */ declare [REQUEST_ID]: string | undefined;
   /** @internal */ declare [NEED_DRAIN]: boolean;
@@ -114,13 +119,13 @@ export abstract class OutgoingResponse {
   }
 
   /**
-   * The X-Request-Id line to send after the other headers: the echoed id's, unless the app set
-   * the header itself (it is then in the store) or there is none.
+   * The request id to send after the other headers: the echoed one, unless the app set
+   * X-Request-Id itself (it is then in the store) or there is none.
    * @internal
    */
-  requestIdLine(): string {
+  echoedRequestId(): string | undefined {
     const id = this[REQUEST_ID];
-    return id === undefined || this[STORE]?.has("x-request-id") === true ? "" : `x-request-id: ${id}\r\n`;
+    return id === undefined || this[STORE]?.has("x-request-id") === true ? undefined : id;
   }
 
   /** A header set so far; Content-Length, which the engine writes itself, is answered from the body `send` is writing. */
@@ -129,9 +134,17 @@ export abstract class OutgoingResponse {
     const value = this[STORE]?.get(lower) as number | string | string[] | undefined;
     if (value !== undefined) return value;
     if (lower === "x-request-id") return this[REQUEST_ID];
-    if (lower !== "content-length") return value;
-    const head = this[HEAD]?.["content-length"] ?? this[HEAD]?.["Content-Length"];
-    if (head !== undefined) return head as number | string;
+    return lower === "content-length" ? this.bodyLength() : value;
+  }
+
+  /**
+   * The Content-Length sent or to be sent: one the app set, or the length of the whole body
+   * `send` is writing. Apart from getHeader for the access log, which asks on every response.
+   * @internal
+   */
+  bodyLength(): number | string | undefined {
+    const set = this[STORE]?.get("content-length") ?? this[HEAD]?.["content-length"] ?? this[HEAD]?.["Content-Length"];
+    if (set !== undefined) return set as number | string;
     const body = this[WHOLE_BODY];
     return body === undefined ? undefined : typeof body === "string" ? Buffer.byteLength(body) : body.length;
   }
@@ -180,6 +193,8 @@ export abstract class OutgoingResponse {
       for (const name in object) if (checkHeader(name, object[name] as StoredValue | undefined) !== name) lower = false;
     }
     this.statusCode = code;
+    this[HEAD_STATUS] = code;
+    this[HEAD_REASON] = message;
     this[HEAD] = object;
     this[HEAD_LOWER] = lower;
     this.headersSent = true;
@@ -276,7 +291,14 @@ export abstract class OutgoingResponse {
       if (body !== undefined && body.length > 0) this.sendChunk(typeof body === "string" ? Buffer.from(body) : body);
       this.endStream();
     } else {
-      this.sendWhole(body);
+      try {
+        this.sendWhole(body);
+      } catch (err) {
+        // The engine refused the head (the checks here let through what it won't write): the
+        // head counts as sent, so no error answer can follow. Cut, rather than leave the client waiting.
+        this.destroy();
+        throw err;
+      }
     }
     this.release(false);
     this.writableFinished = true;
@@ -406,6 +428,8 @@ Object.assign(OutgoingResponse.prototype, {
   [STORE]: null,
   [HEAD]: null,
   [HEAD_LOWER]: true,
+  [HEAD_STATUS]: 200,
+  [HEAD_REASON]: undefined,
   [STREAMING]: false,
   [REQUEST_ID]: undefined,
   [NEED_DRAIN]: false,

@@ -2,7 +2,7 @@ import { STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 
 import { REPORT } from "../../log.js";
 import { FRAMES_BODY, withResponseHelpers } from "../../response.js";
 import { ADDON, GONE, ID, type NativeRequest } from "./request.js";
-import { HEAD, HEAD_LOWER, OutgoingResponse, STORE } from "./outgoing.js";
+import { HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, OutgoingResponse, STORE } from "./outgoing.js";
 import { RESPONSE_CLOSE, RESPONSE_HAS_DATE, type NativeAddon } from "./load.js";
 
 /** Called once per request, when the engine has forgotten it (`aborted`: without an answer). */
@@ -40,6 +40,7 @@ class NativeResponseBase extends OutgoingResponse {
         node = next;
       }
       this.statusCode = status;
+      this[HEAD_STATUS] = status;
       this[HEAD] = reason;
       this[HEAD_LOWER] = true;
       this.headersSent = true;
@@ -54,28 +55,26 @@ class NativeResponseBase extends OutgoingResponse {
     const addon = this[ADDON];
     const id = this.req[ID];
     const known = this[KNOWN];
-    // The request id's line, when the app echoes one, follows the cached block (it differs every time).
-    const idLine = this.requestIdLine();
+    // The request id, when the app echoes one, goes beside the block (it differs every time), so a kept block still serves.
+    const echoed = this.echoedRequestId();
     if (known !== null && this[STORE] === null) {
       const flags = (this.shouldKeepAlive ? 0 : RESPONSE_CLOSE) | (known.hasDate ? RESPONSE_HAS_DATE : 0);
-      addon.respond(id, this.statusCode, idLine === "" ? known.keptBy(addon) : known.block + idLine, body ?? "", flags, -1);
+      if (echoed === undefined) addon.respond(id, this[HEAD_STATUS], known.keptBy(addon), body ?? "", flags, -1);
+      else addon.respond(id, this[HEAD_STATUS], known.keptBy(addon), body ?? "", flags, -1, undefined, echoed);
       return;
     }
     const head = this.headBlock(typeof body === "string");
-    const block = idLine !== "" ? (head.node !== null ? head.node.block : head.block) + idLine : head.node !== null ? head.node.keptBy(addon) : head.block;
+    const block = head.node !== null ? head.node.keptBy(addon) : head.block;
     const reason = this.reason();
-    if (reason === undefined) addon.respond(id, this.statusCode, block, body ?? "", head.flags, head.declared);
-    else addon.respond(id, this.statusCode, block, body ?? "", head.flags, head.declared, reason);
+    if (reason === undefined && echoed === undefined) addon.respond(id, this[HEAD_STATUS], block, body ?? "", head.flags, head.declared);
+    else addon.respond(id, this[HEAD_STATUS], block, body ?? "", head.flags, head.declared, reason, echoed);
   }
 
   /** @internal */
   protected startStream(): void {
     const head = this.headBlock(false);
-    const block = (head.node !== null ? head.node.block : head.block) + this.requestIdLine();
-    const reason = this.reason();
-    const id = this.req[ID];
-    if (reason === undefined) this[ADDON].streamStart(id, this.statusCode, block, head.flags, head.declared);
-    else this[ADDON].streamStart(id, this.statusCode, block, head.flags, head.declared, reason);
+    const block = head.node !== null ? head.node.block : head.block;
+    this[ADDON].streamStart(this.req[ID], this[HEAD_STATUS], block, head.flags, head.declared, this.reason(), this.echoedRequestId());
   }
 
   /** @internal */
@@ -115,9 +114,9 @@ class NativeResponseBase extends OutgoingResponse {
 
   /** The reason phrase to send when it isn't the status's usual one. */
   private reason(): string | undefined {
-    const message = this.statusMessage;
+    const message = this[HEAD_REASON];
     // As node:http: an empty one means the status's own (`statusMessage ||= …`).
-    return !message || message === STATUS_CODES[this.statusCode] ? undefined : message;
+    return !message || message === STATUS_CODES[this[HEAD_STATUS]] ? undefined : message;
   }
 
   /**
@@ -215,7 +214,7 @@ class BlockNode {
     const found = byValue?.get(value);
     if (found !== undefined) return found;
     // X-Request-Id differs on every response: caching it would only fill the cache (the access
-    // log's echo of it doesn't come here: see `requestIdLine`).
+    // log's echo of it doesn't come here: see `echoedRequestId`).
     if (blockNodes >= 1000 || this.block.length + name.length + value.length > 2048 || name === "x-request-id" || NON_ASCII.test(value)) return null;
     if (byValue === undefined) this.children.set(name, (byValue = new Map()));
     const child = new BlockNode(`${this.block}${name}: ${value}\r\n`, this.hasDate || name === "date");
