@@ -12,6 +12,12 @@ export interface CompressOptions {
   /** Smallest body compressed, in bytes (default 1024). A streamed body of unknown length is compressed whatever its size. */
   threshold?: number;
   /**
+   * Whole bodies up to this many bytes are compressed on the JavaScript thread; larger ones, and
+   * streams, on libuv's thread pool (default 8192; 0: always on the thread pool). A small body
+   * takes less time to compress than its round trip through the pool costs.
+   */
+  syncLimit?: number;
+  /**
    * The codings offered, best first: the client's q-values decide, this order breaks ties.
    * Default `["br", "zstd", "gzip", "deflate"]`; zstd only where Node has it (22.15+).
    */
@@ -29,9 +35,10 @@ export const ZSTD = typeof (zlib as { createZstdCompress?: unknown }).createZstd
 
 /** A zlib compressing stream (each has `flush`). */
 type Compressor = Transform & { flush(callback?: () => void): void };
-type Codec = { stream(): Compressor; whole(body: Buffer, done: (err: Error | null, out: Buffer) => void): void };
+type Codec = { stream(): Compressor; whole(body: Buffer, done: (err: Error | null, out: Buffer) => void): void; wholeSync(body: Buffer): Buffer };
 interface Settings {
   readonly threshold: number;
+  readonly syncLimit: number;
   readonly offered: string[];
   readonly codecs: Record<string, Codec>;
 }
@@ -58,9 +65,11 @@ function loadDeps(): Promise<Deps> {
  * When no coding is acceptable (`identity;q=0` and nothing else), the response goes out
  * uncompressed, as RFC 9110 12.5.3 recommends (rather than a 406).
  *
- * The work runs on libuv's thread pool (zlib's asynchronous API), never on the JavaScript
- * thread: a whole body is compressed in one call, a stream chunk by chunk with backpressure;
- * each write of a `text/event-stream` is flushed at once, so every event reaches the client.
+ * A whole body is compressed in one call: on the JavaScript thread up to `syncLimit` bytes,
+ * where that costs less than a round trip through libuv's thread pool, and on the pool beyond
+ * (zlib's asynchronous API), so a large body never stalls the loop. A stream is compressed
+ * chunk by chunk on the pool, with backpressure; each write of a `text/event-stream` is
+ * flushed at once, so every event reaches the client.
  */
 export function compress(options: CompressOptions = {}): Handler {
   const settings = resolve(options);
@@ -81,26 +90,28 @@ export function compress(options: CompressOptions = {}): Handler {
 function resolve(options: CompressOptions): Settings {
   const threshold = options.threshold ?? 1024;
   if (!Number.isInteger(threshold) || threshold < 0) throw new RangeError(`compress: threshold must be a whole number >= 0, got ${String(threshold)}`);
+  const syncLimit = options.syncLimit ?? 8192;
+  if (!Number.isInteger(syncLimit) || syncLimit < 0) throw new RangeError(`compress: syncLimit must be a whole number >= 0, got ${String(syncLimit)}`);
   const level = options.level ?? zlib.constants.Z_DEFAULT_COMPRESSION;
   const quality = options.brotliQuality ?? 4;
   const zstdLevel = options.zstdLevel ?? 3;
   const brotli = { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: quality } };
   const codecs: Record<string, Codec> = {
-    gzip: { stream: () => zlib.createGzip({ level }), whole: (body, done) => zlib.gzip(body, { level }, done) },
-    deflate: { stream: () => zlib.createDeflate({ level }), whole: (body, done) => zlib.deflate(body, { level }, done) },
-    br: { stream: () => zlib.createBrotliCompress(brotli), whole: (body, done) => zlib.brotliCompress(body, brotli, done) },
+    gzip: { stream: () => zlib.createGzip({ level }), whole: (body, done) => zlib.gzip(body, { level }, done), wholeSync: (body) => zlib.gzipSync(body, { level }) },
+    deflate: { stream: () => zlib.createDeflate({ level }), whole: (body, done) => zlib.deflate(body, { level }, done), wholeSync: (body) => zlib.deflateSync(body, { level }) },
+    br: { stream: () => zlib.createBrotliCompress(brotli), whole: (body, done) => zlib.brotliCompress(body, brotli, done), wholeSync: (body) => zlib.brotliCompressSync(body, brotli) },
   };
   if (ZSTD) {
-    const z = zlib as unknown as { createZstdCompress(o: object): Compressor; zstdCompress(b: Buffer, o: object, cb: (e: Error | null, r: Buffer) => void): void; constants: Record<string, number> };
+    const z = zlib as unknown as { createZstdCompress(o: object): Compressor; zstdCompress(b: Buffer, o: object, cb: (e: Error | null, r: Buffer) => void): void; zstdCompressSync(b: Buffer, o: object): Buffer; constants: Record<string, number> };
     const zstd = { params: { [z.constants.ZSTD_c_compressionLevel!]: zstdLevel } };
-    codecs.zstd = { stream: () => z.createZstdCompress(zstd), whole: (body, done) => z.zstdCompress(body, zstd, done) };
+    codecs.zstd = { stream: () => z.createZstdCompress(zstd), whole: (body, done) => z.zstdCompress(body, zstd, done), wholeSync: (body) => z.zstdCompressSync(body, zstd) };
   }
   const wanted = options.encodings ?? ["br", "zstd", "gzip", "deflate"];
   for (const name of wanted) {
     if (!["br", "zstd", "gzip", "deflate"].includes(name)) throw new RangeError(`compress: unknown encoding ${JSON.stringify(name)}; use br, zstd, gzip or deflate`);
   }
   const offered = wanted.filter((name) => codecs[name] !== undefined);
-  return { threshold, offered: [...offered, "identity"], codecs };
+  return { threshold, syncLimit, offered: [...offered, "identity"], codecs };
 }
 
 /** What the response does once its head is decided. */
@@ -202,8 +213,8 @@ function wrap(req: Request, res: Response, settings: Settings): void {
       if (typeof callback === "function") this.once("finish", callback as () => void);
       return this;
     }
-    // A whole body: compressed in one call on the thread pool, sent with its length; one too
-    // small to gain goes out as it is.
+    // A whole body: compressed in one call, sent with its length; one too small to gain goes
+    // out as it is. Up to syncLimit here (docs/decisions/compression.md), beyond on the pool.
     restore();
     const asItIs = () => {
       delete head["content-encoding"];
@@ -214,15 +225,26 @@ function wrap(req: Request, res: Response, settings: Settings): void {
       realHead(body.length);
       return original.end.call(this, body, callback as () => void);
     }
-    codec!.whole(body, (err, compressed) => {
-      if (this.destroyed) return;
+    const send = (err: Error | null, compressed: Buffer) => {
       if (err !== null) {
         // zlib failing on a buffer is a bug of zlib's: the body goes out as it is rather than not at all.
         asItIs();
         compressed = body;
       }
       realHead(compressed.length);
-      original.end.call(this, compressed, callback as () => void);
+      return original.end.call(this, compressed, callback as () => void);
+    };
+    if (body.length <= settings.syncLimit) {
+      let compressed: Buffer;
+      try {
+        compressed = codec!.wholeSync(body);
+      } catch (err) {
+        return send(err as Error, body);
+      }
+      return send(null, compressed);
+    }
+    codec!.whole(body, (err, compressed) => {
+      if (!this.destroyed) send(err, compressed);
     });
     return this;
   } as Response["end"];

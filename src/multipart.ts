@@ -45,7 +45,8 @@ let busboy: Promise<typeof import("@fastify/busboy").Busboy> | null = null;
 
 /**
  * Reads a multipart/form-data body with @fastify/busboy (fastify's maintained fork of busboy):
- * fields into an object, files as streams to `onFile`. A body that is not multipart is a 415,
+ * fields into an object, files as streams to `onFile`. A body that is not multipart (or is
+ * compressed) is a 415,
  * a malformed one (no boundary, cut short) a 400, one past a limit a 413. The body arrives as a
  * stream (multipart routes always take theirs so), within the route's bodyLimit.
  */
@@ -53,6 +54,11 @@ export async function readMultipart(req: Request, options: MultipartOptions): Pr
   const type = req.firstHeader("content-type");
   if (type === undefined || !/^multipart\/form-data\s*;/i.test(type)) {
     throw new HttpError(415, `Expected a multipart/form-data body, got ${type === undefined ? "no Content-Type" : `"${type}"`}`);
+  }
+  // The parts are read as they stream in, and a multipart body is not inflated on the way.
+  const encoding = req.firstHeader("content-encoding");
+  if (encoding !== undefined && !/^\s*identity\s*$/i.test(encoding)) {
+    throw new HttpError(415, `A multipart/form-data body with Content-Encoding "${encoding}" can't be read: send it uncompressed`);
   }
   const Busboy = await (busboy ??= import("@fastify/busboy").then((m) => m.Busboy));
   const limits = { fileSize: Infinity, files: 10, fields: 100, parts: 110, fieldSize: 64 * 1024, ...options.limits };

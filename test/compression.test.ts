@@ -191,6 +191,26 @@ test("the route option compresses one route only; bad options are refused", asyn
   assert.equal((await get(port, "/off", { "accept-encoding": "gzip" })).headers["content-encoding"], undefined);
   assert.throws(() => compress({ threshold: -1 }), /threshold must be a whole number/);
   assert.throws(() => compress({ encodings: ["lzma" as "gzip"] }), /unknown encoding "lzma"/);
+  assert.throws(() => compress({ syncLimit: 1.5 }), /syncLimit must be a whole number/);
+});
+
+test("a whole body is compressed the same on the JavaScript thread (up to syncLimit) as on the thread pool", async (t) => {
+  const text = Array.from({ length: 400 }, (_, i) => `row ${i}: ${"abc".repeat(i % 7)}\n`).join("");
+  assert.ok(text.length > 4000 && text.length < 8192);
+  const { port } = await serve(t, (app) => {
+    app.get("/loop", compress(), (_req, res) => res.type("text").send(text));
+    app.get("/pool", compress({ syncLimit: 0 }), (_req, res) => res.type("text").send(text));
+    app.get("/large", compress({ syncLimit: 100 }), (_req, res) => res.type("text").send(text));
+  });
+  for (const encoding of ["gzip", "br", "deflate", ...(ZSTD ? ["zstd"] : [])]) {
+    const [loop, pool, large] = await Promise.all(["/loop", "/pool", "/large"].map((path) => get(port, path, { "accept-encoding": encoding })));
+    for (const answer of [loop!, pool!, large!]) {
+      assert.equal(answer.headers["content-encoding"], encoding);
+      assert.equal(Number(answer.headers["content-length"]), answer.raw.length);
+      assert.equal(decode(answer), text, encoding);
+    }
+    assert.deepEqual(loop!.raw, pool!.raw, `${encoding}: the same bytes either way`);
+  }
 });
 
 test("an error response after compress() is compressed or not as any other, and the server goes on", async (t) => {

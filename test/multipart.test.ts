@@ -1,5 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { gzipSync } from "node:zlib";
 import { createHash } from "node:crypto";
 import multer from "multer";
 import type { Handler } from "../src/index.js";
@@ -92,6 +93,9 @@ test("malformed multipart is a 400, a body that isn't multipart a 415, a file wh
   assert.match(((await cut.json()) as { message: string }).message, /Malformed multipart/);
   const json = await post(base, "/fields", Buffer.from("{}"), "application/json");
   assert.equal(json.status, 415);
+  const gzipped = await raw(port, [`POST /fields HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nContent-Encoding: gzip\r\nContent-Length: ${gzipSync(body).length}\r\nConnection: close\r\n\r\n`, gzipSync(body)]);
+  assert.deepEqual(statuses(gzipped), [415]);
+  assert.match(gzipped, /Content-Encoding \\"gzip\\" can't be read: send it uncompressed/);
   const withFile = form([{ name: "doc", file: { filename: "x.txt", type: "text/plain", bytes: Buffer.from("hi") } }]);
   const refused = await post(base, "/fields", withFile.body, withFile.type);
   assert.equal(refused.status, 400);

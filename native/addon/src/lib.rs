@@ -337,18 +337,21 @@ pub fn stream_start(env: Env, id: f64, status: u32, block: JsString, flags: u32,
     Ok(with_state(|s| s.stream_start(id as u64, &answer)))
 }
 
-/// Whether an argument is `undefined` (or was not passed).
-unsafe fn is_undefined(env: napi::sys::napi_env, value: napi::sys::napi_value) -> bool {
+/// A JavaScript value's type (`napi::sys::ValueType`).
+unsafe fn type_of(env: napi::sys::napi_env, value: napi::sys::napi_value) -> napi::sys::napi_valuetype {
     let mut kind = 0;
     napi::sys::napi_typeof(env, value, &mut kind);
-    kind == napi::sys::ValueType::napi_undefined
+    kind
+}
+
+/// Whether an argument is `undefined` (or was not passed).
+unsafe fn is_undefined(env: napi::sys::napi_env, value: napi::sys::napi_value) -> bool {
+    type_of(env, value) == napi::sys::ValueType::napi_undefined
 }
 
 /// The request id JavaScript passed to echo: a string `RequestId` takes, kept in `out`.
 unsafe fn request_id_of<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value, out: &'a mut Vec<u8>) -> Result<RequestId<'a>> {
-    let mut kind = 0;
-    napi::sys::napi_typeof(env, value, &mut kind);
-    if kind != napi::sys::ValueType::napi_string {
+    if type_of(env, value) != napi::sys::ValueType::napi_string {
         return Err(Error::from_reason("A request id to echo must be a string"));
     }
     text::latin1_into(env, value, out);
@@ -358,9 +361,7 @@ unsafe fn request_id_of<'a>(env: napi::sys::napi_env, value: napi::sys::napi_val
 /// The reason phrase JavaScript passed: a string of latin1 characters that `ReasonPhrase` takes
 /// (no CR, LF or other control character but tab), kept in `out`.
 unsafe fn reason_phrase<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value, units: &mut Vec<u16>, out: &'a mut Vec<u8>) -> Result<ReasonPhrase<'a>> {
-    let mut kind = 0;
-    napi::sys::napi_typeof(env, value, &mut kind);
-    if kind != napi::sys::ValueType::napi_string {
+    if type_of(env, value) != napi::sys::ValueType::napi_string {
         return Err(Error::from_reason("A reason phrase (statusMessage) must be a string"));
     }
     text::utf16_into(env, value, units);
