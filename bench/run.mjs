@@ -8,6 +8,7 @@
 //   npm run bench -- --contenders cog,node-http,fastify --scenarios seed,hello
 //   npm run bench -- --paired          each contender timed at the same moment as its bare server
 //   npm run bench -- --scenarios arena the arena (bench/arena/): realistic workloads, a real Postgres, wrk
+//   npm run bench -- --scenarios serving  TLS, HTTP/2 and worker processes (bench/serving/): wrk, h2load
 //
 // Method: servers on core 0, the load generator on core 1 (taskset), a warm-up
 // round, then contenders interleaved over several rounds; medians and ratios.
@@ -33,6 +34,9 @@ import { WEBSOCKET_CONTENDERS, WEBSOCKET_SCENARIOS, runWebSocketBench, webSocket
 import { ARENA_CONTENDERS } from "./arena/contenders.mjs";
 import { ARENA_SCENARIOS } from "./arena/scenarios.mjs";
 import { startArena } from "./arena/servers.mjs";
+import { SERVING_CONTENDERS } from "./serving/contenders.mjs";
+import { SERVING_SCENARIOS, servingTools } from "./serving/scenarios.mjs";
+import { startServing } from "./serving/servers.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "..");
@@ -65,6 +69,8 @@ if (flags.help) {
   --scenarios a,b       only these (${SCENARIOS.map((s) => s.id).join(", ")});
                         "arena" for all of the arena's, or some of them: ${ARENA_SCENARIOS.map((s) => s.id).join(", ")}
                         (the arena starts a seeded Postgres and times with wrk; default: the seeds' scenarios only);
+                        "serving" for TLS, HTTP/2 and worker processes, or some of them: ${SERVING_SCENARIOS.map((s) => s.id).join(", ")}
+                        (wrk and h2load, contenders ${SERVING_CONTENDERS.map((c) => c.name).join(", ")});
                         "websocket" for both WebSocket scenarios, or one: ${WEBSOCKET_SCENARIOS.map((s) => s.id).join(", ")}
                         (timed with bench/ws-load, contenders ${WEBSOCKET_CONTENDERS.map((c) => c.name).join(", ")})
   --routes a,b          only these route ids within the scenarios
@@ -97,12 +103,14 @@ for (const key of ["rounds", "duration"]) {
 }
 if (!(settings.warmup >= 0)) fatal("--warmup must be 0 (no warm-up round) or a positive number");
 
-const GROUPS = { arena: ARENA_SCENARIOS, websocket: WEBSOCKET_SCENARIOS };
+const GROUPS = { arena: ARENA_SCENARIOS, serving: SERVING_SCENARIOS, websocket: WEBSOCKET_SCENARIOS };
 const scenarioIds = flags.scenarios ? flags.scenarios.split(",").flatMap((id) => (id in GROUPS ? GROUPS[id].map((s) => s.id) : [id])) : SCENARIOS.map((s) => s.id);
-const unknown = scenarioIds.filter((id) => ![...SCENARIOS, ...ARENA_SCENARIOS, ...WEBSOCKET_SCENARIOS].some((s) => s.id === id));
-if (unknown.length > 0) fatal(`Unknown scenario "${unknown[0]}"; known: ${SCENARIOS.map((s) => s.id).join(", ")}, arena (${ARENA_SCENARIOS.map((s) => s.id).join(", ")}), websocket (${WEBSOCKET_SCENARIOS.map((s) => s.id).join(", ")})`);
+const unknown = scenarioIds.filter((id) => ![...SCENARIOS, ...ARENA_SCENARIOS, ...SERVING_SCENARIOS, ...WEBSOCKET_SCENARIOS].some((s) => s.id === id));
+if (unknown.length > 0) fatal(`Unknown scenario "${unknown[0]}"; known: ${SCENARIOS.map((s) => s.id).join(", ")}, arena (${ARENA_SCENARIOS.map((s) => s.id).join(", ")}), serving (${SERVING_SCENARIOS.map((s) => s.id).join(", ")}), websocket (${WEBSOCKET_SCENARIOS.map((s) => s.id).join(", ")})`);
 // An arena scenario is one route: its wrk script rotates the requests.
 const arenaScenarios = ARENA_SCENARIOS.filter((s) => scenarioIds.includes(s.id)).map((s) => ({ ...s, arena: true, pipelining: s.pipelining ?? 1, routes: [`arena-${s.id}`] }));
+// A serving scenario is one route, timed with its own tool over its own protocol.
+const servingScenarios = SERVING_SCENARIOS.filter((s) => scenarioIds.includes(s.id)).map((s) => ({ ...s, serving: true, pipelining: 1, routes: [`serving-${s.id}`] }));
 // The WebSocket scenarios (bench/lib/websocket.mjs) run after the others, with contenders of their own.
 const webSocketScenarios = WEBSOCKET_SCENARIOS.filter((s) => scenarioIds.includes(s.id));
 const scenarios = SCENARIOS.filter((s) => scenarioIds.includes(s.id)).map((s) => {
@@ -111,15 +119,18 @@ const scenarios = SCENARIOS.filter((s) => scenarioIds.includes(s.id)).map((s) =>
   else if (quick) routes = routes.slice(0, 1);
   return { ...s, routes };
 }).filter((s) => s.routes.length > 0);
-if (scenarios.length === 0 && arenaScenarios.length === 0 && webSocketScenarios.length === 0) fatal("No route left to measure: check --scenarios and --routes");
+if (scenarios.length === 0 && arenaScenarios.length === 0 && servingScenarios.length === 0 && webSocketScenarios.length === 0) fatal("No route left to measure: check --scenarios and --routes");
 for (const s of scenarios) for (const r of s.routes) routeById(r);
 
 const wantedNames = flags.contenders?.split(",");
-for (const name of wantedNames ?? []) if (!ARENA_CONTENDERS.some((c) => c.name === name) && !WEBSOCKET_CONTENDERS.some((c) => c.name === name)) contenderByName(name);
+for (const name of wantedNames ?? []) if (![...ARENA_CONTENDERS, ...SERVING_CONTENDERS, ...WEBSOCKET_CONTENDERS].some((c) => c.name === name)) contenderByName(name);
 const wanted = scenarios.length === 0 ? [] : wantedNames ? CONTENDERS.filter((c) => wantedNames.includes(c.name)) : CONTENDERS;
 const wantedArena = arenaScenarios.length === 0 ? [] : wantedNames ? ARENA_CONTENDERS.filter((c) => wantedNames.includes(c.name)) : ARENA_CONTENDERS;
+const wantedServing = servingScenarios.length === 0 ? [] : wantedNames ? SERVING_CONTENDERS.filter((c) => wantedNames.includes(c.name)) : SERVING_CONTENDERS;
 // The arena's scenarios are always timed with wrk: its Lua scripts rotate their requests.
 if (arenaScenarios.length > 0 && !commandExists("wrk")) fatal("the arena's scenarios are timed with wrk and its Lua scripts: install wrk (Debian/Ubuntu: apt-get install wrk)");
+const missingTools = [...servingTools(servingScenarios)].filter(([tool]) => !commandExists(tool));
+if (missingTools.length > 0) fatal(`the serving scenarios need ${missingTools.map(([tool]) => tool).join(", ")}: install ${missingTools.length === 1 ? "it" : "them"} (Debian/Ubuntu: ${missingTools.map(([, install]) => install).join("; ")})`);
 const outDir = resolve(flags.out ?? join(here, "results", new Date().toISOString().replace(/[:.]/g, "-")));
 const SERVER_CPU = "0";
 const LOAD_CPU = "1";
@@ -128,7 +139,7 @@ const pinning = hasTaskset() && cpus().length >= 2;
 const nodePath = flags.node ? nodeBinary(flags.node) : process.execPath;
 const nodeVersion = flags.node ? execVersion(nodePath) : process.version;
 // uWebSockets.js on another Node than this one needs that Node's binary (scripts/uws-binary.mjs).
-const uwsBuild = flags.node && wanted.some((c) => baselineOf(c) === "uws") ? setUpUws(flags.node) : null;
+const uwsBuild = flags.node && (wanted.some((c) => baselineOf(c) === "uws") || wantedServing.some((c) => c.engine === "uws")) ? setUpUws(flags.node) : null;
 
 main().catch((err) => {
   console.error(err);
@@ -137,7 +148,7 @@ main().catch((err) => {
 
 async function main() {
   if (!existsSync(join(root, "dist", "index.js"))) fatal("dist/ is missing: run `npm install` (it builds Cog) or `npm run build` first");
-  if (scenarios.length > 0 || arenaScenarios.length > 0) await benchHttp();
+  if (scenarios.length > 0 || arenaScenarios.length > 0 || servingScenarios.length > 0) await benchHttp();
   if (webSocketScenarios.length > 0) await benchWebSockets();
 }
 
@@ -155,7 +166,8 @@ Command: \`npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2)
 }
 
 async function benchHttp() {
-  console.log(`Cog benchmark: ${wanted.length + wantedArena.length} contenders, ${[...scenarios, ...arenaScenarios].reduce((n, s) => n + s.routes.length, 0)} routes, ${settings.rounds} round(s) of ${settings.seedDurations ? "the seeds' durations" : `${settings.duration}s`}, ${settings.tool}, servers on Node ${nodeVersion}`);
+  const tools = [scenarios.length > 0 && settings.tool, arenaScenarios.length > 0 && (scenarios.length > 0 ? "the arena: wrk" : "wrk"), servingScenarios.length > 0 && "serving: wrk (HTTP/1.1), h2load (HTTP/2)"].filter(Boolean).join("; ");
+  console.log(`Cog benchmark: ${wanted.length + wantedArena.length + wantedServing.length} contenders, ${[...scenarios, ...arenaScenarios, ...servingScenarios].reduce((n, s) => n + s.routes.length, 0)} routes, ${settings.rounds} round(s) of ${settings.seedDurations ? "the seeds' durations" : `${settings.duration}s`}, ${tools}, servers on Node ${nodeVersion}`);
   if (!pinning) console.log("Note: taskset or a second core is missing, so server and load generator share cores; figures will be noisier.");
 
   // 1. Start every contender and check it answers the contract before timing anything.
@@ -215,7 +227,15 @@ async function benchHttp() {
     serviceCpu: pinning ? LOAD_CPU : null,
     log: (line) => console.log(line),
   });
-  if (running.length === 0 && (arena?.running.length ?? 0) === 0) fatal("No contender could run.");
+  // The serving scenarios: each contender started and checked once per scenario, over its protocol.
+  const serving = servingScenarios.length === 0 ? null : await startServing({
+    scenarios: servingScenarios,
+    contenders: wantedServing,
+    runtimeOf,
+    serverCpu: pinning ? SERVER_CPU : null,
+    log: (line) => console.log(line),
+  });
+  if (running.length === 0 && (arena?.running.length ?? 0) === 0 && (serving?.running.length ?? 0) === 0) fatal("No contender could run.");
 
   // 2. Measure: per route, a warm-up round, then rounds with the order rotated each time.
   const measurements = [];
@@ -224,6 +244,7 @@ async function benchHttp() {
   const plan = [
     ...scenarios.flatMap((s) => s.routes.map((r) => ({ scenario: s, route: routeById(r), servers: takingPart(s) }))),
     ...arenaScenarios.map((s) => ({ scenario: s, route: routeById(s.routes[0]), servers: arena.running.filter((r) => r.scenarios.includes(s.id)) })),
+    ...servingScenarios.map((s) => ({ scenario: s, route: routeById(s.routes[0]), servers: serving.running.filter((r) => r.scenarios.includes(s.id)) })),
   ].filter((p) => p.servers.length > 0);
   const firstRound = settings.warmup > 0 ? 0 : 1;
   // Sequential: one measurement per contender per round. Paired: one per contender that has a bare
@@ -242,8 +263,12 @@ async function benchHttp() {
   try {
     for (const { scenario, route, servers } of plan) {
       const load = {
-        // The arena's requests come from its scenario's wrk script.
-        tool: scenario.arena ? "wrk" : settings.tool,
+        // The arena's requests come from its scenario's wrk script; a serving scenario names its tool and protocol.
+        tool: scenario.arena ? "wrk" : scenario.serving ? scenario.tool : settings.tool,
+        scheme: scenario.protocol === "tls" || scenario.protocol === "h2" ? "https" : "http",
+        streams: scenario.streams,
+        // Worker processes take both cores: the load generator shares them.
+        unpinned: scenario.workers !== undefined,
         script: scenario.arena ? scenario.lua() : undefined,
         method: route.method,
         headers: route.headers,
@@ -281,6 +306,7 @@ async function benchHttp() {
   } finally {
     await Promise.all(running.flatMap(({ server, partner }) => [server.stop(), partner?.server.stop()]));
     await arena?.stop();
+    await serving?.stop();
   }
 
   // 3. Report.
@@ -288,7 +314,7 @@ async function benchHttp() {
     date: new Date().toISOString(),
     machine: `${platform()} ${arch()} ${release()} | ${cpus().length} × ${cpus()[0]?.model.trim()} | ${Math.round(totalmem() / 2 ** 30)} GiB`,
     node: nodeVersion,
-    tool: scenarios.length === 0 ? "wrk" : arenaScenarios.length > 0 ? `${settings.tool} (the arena: wrk)` : settings.tool,
+    tool: tools,
     rounds: settings.rounds,
     duration: settings.seedDurations ? "seed durations" : settings.duration,
     warmup: settings.warmup,
@@ -302,7 +328,12 @@ async function benchHttp() {
     if (contenders.some((c) => c.name === contender.name)) continue;
     contenders.push({ name: contender.name, engine: contender.engine, version: contender.engine === "nginx" ? execVersion("nginx", "-v").replace(/^nginx version: /, "") : packageVersion(contender, {}), about: contender.about });
   }
-  const results = { meta, scenarios: [...scenarios, ...arenaScenarios.map(({ lua, prepare, ...s }) => s)], contenders, skipped, arenaSkipped: arena?.skipped ?? [], measurements };
+  for (const { contender } of serving?.running ?? []) {
+    if (contenders.some((c) => c.name === contender.name)) continue;
+    const runtime = contender.runtime === "bun" ? bunBinary() : {};
+    contenders.push({ name: contender.name, engine: contender.engine, baseline: contender.baseline, family: contender.family, version: packageVersion(contender, runtime), about: contender.about });
+  }
+  const results = { meta, scenarios: [...scenarios, ...arenaScenarios.map(({ lua, prepare, ...s }) => s), ...servingScenarios], contenders, skipped, scenarioSkipped: [...(arena?.skipped ?? []), ...(serving?.skipped ?? [])], measurements };
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, "results.json"), JSON.stringify(results, null, 1));
   const charts = await writeCharts(results, join(outDir, "charts"));
@@ -315,13 +346,13 @@ async function timeServer({ server }, route, load, duration) {
   const sampler = server.sampler();
   const result = await measure({
     tool: load.tool,
-    url: `http://127.0.0.1:${server.port}${load.script === undefined ? route.path : "/"}`,
+    url: `${load.scheme}://127.0.0.1:${server.port}${load.script === undefined ? route.path : "/"}`,
     ...load,
     duration,
-    cpu: pinning ? LOAD_CPU : null,
+    cpu: pinning && !load.unpinned ? LOAD_CPU : null,
   }).catch((err) => ({ failed: err.message }));
   const usage = sampler.stop();
-  return { ...result, serverPeakRss: usage.peakRss, serverCpu: usage.cpu, serverCpuSeconds: usage.cpuSeconds, rssSeries: usage.series };
+  return { ...result, serverPeakRss: usage.peakRss, serverCpu: usage.cpu, serverCpuSeconds: usage.cpuSeconds, processCpuSeconds: usage.processCpuSeconds, rssSeries: usage.series };
 }
 
 /** The bare server a contender is paired with (--paired): its own, else the shared one; null for a bare server or one whose bare server is not running. */
@@ -353,8 +384,9 @@ function packageVersion(contender, runtime) {
   // uWebSockets.js for another Node comes from its own build (scripts/uws-binary.mjs), not node_modules.
   if (contender.package === "uWebSockets.js") return uwsBuild?.version ?? packageJsonVersion("uWebSockets.js");
   if (contender.bare) return contender.engine === "node" ? nodeVersion : runtime.version;
-  // Every Cog contender runs this repository's build, whatever its engine.
-  if (contender.name === "cog" || contender.name.startsWith("cog-")) return packageJsonVersion(null);
+  // Every Cog contender runs this repository's build, whatever its engine (and worker count: `family`).
+  const name = contender.family ?? contender.name;
+  if (name === "cog" || name.startsWith("cog-")) return packageJsonVersion(null);
   return packageJsonVersion(contender.package);
 }
 

@@ -1,8 +1,13 @@
 // The benchmark suite's own machinery: the conformance gate and the report builder.
 import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
+import { createServer as createH2c } from "node:http2";
 import type { AddressInfo } from "node:net";
-import { describe, test } from "node:test";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
 // @ts-expect-error -- plain ESM modules without type declarations
 import { checkArena } from "../bench/arena/contract.mjs";
 // @ts-expect-error -- plain ESM modules without type declarations
@@ -17,6 +22,10 @@ import { SCENARIOS } from "../bench/lib/scenarios.mjs";
 import { buildReport, median, summarize, unexpectedAnswers } from "../bench/lib/report.mjs";
 // @ts-expect-error -- plain ESM modules without type declarations
 import { startServer } from "../bench/lib/server.mjs";
+// @ts-expect-error -- plain ESM modules without type declarations
+import { checkServing } from "../bench/serving/check.mjs";
+// @ts-expect-error -- plain ESM modules without type declarations
+import { SERVING_ROUTES } from "../bench/serving/scenarios.mjs";
 
 describe("conformance check", () => {
   test("passes the bare node:http contender and names what a wrong one gets wrong", async (t) => {
@@ -162,6 +171,56 @@ describe("report builder", () => {
     assert.match(svg, /<\/svg>$/);
   });
 });
+
+describe("serving scenarios", () => {
+  const route = SERVING_ROUTES.find((r: { id: string }) => r.id === "serving-json-h2c");
+
+  test("the check passes the bare node:http2 server and names what a wrong one gets wrong", async (t) => {
+    const bare = await startServer({ runtime: process.execPath, file: "bench/serving/node-http.mjs", port: await freePort(), cpu: null, env: { PROTO: "h2c" } });
+    t.after(() => bare.stop());
+    assert.deepEqual(await checkServing({ protocol: "h2c", port: bare.port, route }), []);
+    const wrong = createH2c((_req, res) => {
+      res.setHeader("content-type", "text/plain");
+      res.end('{"message":"Hello"}');
+    });
+    await new Promise<void>((r) => wrong.listen(0, "127.0.0.1", r));
+    t.after(() => wrong.close());
+    const problems: string[] = await checkServing({ protocol: "h2c", port: (wrong.address() as AddressInfo).port, route });
+    assert.ok(problems.some((p) => p.startsWith('GET /json over h2c: Content-Type "text/plain"')), problems.join("\n"));
+    assert.ok(problems.some((p) => p.startsWith('GET /json over h2c: body {"message":"Hello"}')), problems.join("\n"));
+    // An HTTP/1.1 server asked for h2c gives no HTTP/2 answer: a problem, not a hang.
+    const http1 = await checkServing({ protocol: "h2c", port: (await listening(createServer((_req, res) => res.end()))).port, route });
+    assert.equal(http1.length, 1, http1.join("\n"));
+  });
+
+  test("npm run bench -- --scenarios json-h2c times the contenders and lists the one that can't run it", { skip: hasCommand("h2load") ? false : "h2load is not installed (apt-get install nghttp2-client)" }, (t) => {
+    const out = mkdtempSync(join(tmpdir(), "cog-bench-serving-"));
+    t.after(() => rmSync(out, { recursive: true, force: true }));
+    const run = spawnSync(process.execPath, ["bench/run.mjs", "--scenarios", "json-h2c", "--contenders", "node-http,cog,uws", "--rounds", "1", "--duration", "1", "--warmup", "0", "--out", out], { encoding: "utf8", timeout: 60_000 });
+    assert.equal(run.status, 0, run.stderr + run.stdout);
+    assert.match(run.stdout, /\[1\/2[^\]]*\] json-h2c\/serving-json-h2c round 1\/1 (cog|node-http): [\d,]+ req\/s/);
+    const report = readFileSync(join(out, "report.md"), "utf8");
+    assert.match(report, /### json-h2c: JSON over cleartext HTTP\/2/);
+    assert.match(report, /\| \*\*cog\*\* \| [^|]+ \| [\d,]+ \| [\d.]+× \| [\d.]+× \|/);
+    assert.match(report, /\| node-http \| v\d+[^|]* \| [\d,]+ \| 1\.00× \| 1\.00× \|/);
+    assert.match(report, /- \*\*uws\*\*: uWebSockets\.js has no HTTP\/2/);
+  });
+});
+
+function hasCommand(command: string): boolean {
+  try {
+    execFileSync(command, ["--version"], { stdio: "ignore" });
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== "ENOENT";
+  }
+}
+
+async function listening(server: ReturnType<typeof createServer>): Promise<AddressInfo> {
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  after(() => server.close());
+  return server.address() as AddressInfo;
+}
 
 /**
  * A port nothing listens on, from the kernel. A fixed one can collide: ports from 32768 up are

@@ -15,35 +15,44 @@ export async function checkConformance(name, port, capabilities = []) {
       const res = await fetch(`http://127.0.0.1:${port}${route.path}`, { method: route.method, headers: route.headers, body: route.payload });
       const text = await res.text();
       const where = `${route.method} ${route.path} (${route.id})`;
-      if (res.status !== route.status) problems.push(`${where}: status ${res.status}, expected ${route.status}`);
       if (res.headers.get("x-powered-by") !== name) problems.push(`${where}: X-Powered-By is ${JSON.stringify(res.headers.get("x-powered-by"))}, expected "${name}"`);
-      const type = res.headers.get("content-type") ?? "";
-      if (!route.type.test(type)) problems.push(`${where}: Content-Type "${type}" does not match ${route.type}`);
-      if (route.json !== undefined) {
-        let parsed;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          parsed = Symbol("not JSON");
-        }
-        if (JSON.stringify(parsed) !== JSON.stringify(route.json)) problems.push(`${where}: body ${text.slice(0, 80)}, expected ${JSON.stringify(route.json)}`);
-      } else {
-        const expected = route.body(name);
-        const ok = expected instanceof RegExp ? expected.test(text) : text === expected;
-        if (!ok) problems.push(`${where}: body ${JSON.stringify(text.slice(0, 80))}, expected ${expected instanceof RegExp ? expected : JSON.stringify(expected)}`);
-      }
+      problems.push(...answerProblems(where, route, { status: res.status, type: res.headers.get("content-type"), length: res.headers.get("content-length"), text }, name));
       if (route.setCookie !== undefined) {
         const cookies = res.headers.getSetCookie();
         if (!cookies.some((c) => route.setCookie.test(c))) problems.push(`${where}: Set-Cookie ${JSON.stringify(cookies)} does not match ${route.setCookie}`);
       }
-      const length = res.headers.get("content-length");
-      if (length !== null && Number(length) !== Buffer.byteLength(text)) problems.push(`${where}: Content-Length ${length} but ${Buffer.byteLength(text)} bytes`);
     } catch (err) {
       problems.push(`${route.method} ${route.path}: ${err.message}`);
     }
   }
   const pipelined = await pipelinedStatuses(port, ["/json", "/hello?name=P", "/json", "/api?name=A&lastname=B"]);
   if (pipelined.join() !== "200,200,200,200") problems.push(`4 pipelined GETs: got statuses [${pipelined}], expected four 200s in order`);
+  return problems;
+}
+
+/**
+ * What is wrong with one answer to a route of the contract (status, Content-Type, body, and
+ * Content-Length when sent), each problem prefixed with `where`; `name` is the contender's, for
+ * the routes whose body names it.
+ */
+export function answerProblems(where, route, { status, type, length, text }, name) {
+  const problems = [];
+  if (status !== route.status) problems.push(`${where}: status ${status}, expected ${route.status}`);
+  if (!route.type.test(type ?? "")) problems.push(`${where}: Content-Type "${type ?? ""}" does not match ${route.type}`);
+  if (route.json !== undefined) {
+    let parsed;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = Symbol("not JSON");
+    }
+    if (JSON.stringify(parsed) !== JSON.stringify(route.json)) problems.push(`${where}: body ${text.slice(0, 80)}, expected ${JSON.stringify(route.json)}`);
+  } else {
+    const expected = route.body(name);
+    const ok = expected instanceof RegExp ? expected.test(text) : text === expected;
+    if (!ok) problems.push(`${where}: body ${JSON.stringify(text.slice(0, 80))}, expected ${expected instanceof RegExp ? expected : JSON.stringify(expected)}`);
+  }
+  if (length != null && Number(length) !== Buffer.byteLength(text)) problems.push(`${where}: Content-Length ${length} but ${Buffer.byteLength(text)} bytes`);
   return problems;
 }
 

@@ -1,6 +1,7 @@
 // The route contract every contender implements, and the shared pieces of work
 // (the HTML page) so that each app does exactly the same job.
 import { ARENA_ROUTES } from "../arena/scenarios.mjs";
+import { SERVING_ROUTES } from "../serving/scenarios.mjs";
 import { INVALID_BODY, ORDER, VALID_BODY, summarize } from "./validation.mjs";
 
 export const TOKEN = "my_token_12345";
@@ -48,9 +49,9 @@ export const EXTRA_CHECKS = [
   { id: "validate-invalid", needs: "validation", method: "POST", path: "/validate", headers: { "content-type": "application/json" }, payload: INVALID_BODY, status: 400, type: /^application\/json/, body: () => /./ },
 ];
 
-/** A route of the contract, or an arena scenario's (one per scenario, named `arena-<scenario>`). */
+/** A route of the contract, or an arena or serving scenario's (one per scenario, named `arena-<scenario>`, `serving-<scenario>`). */
 export function routeById(id) {
-  const route = ROUTES.find((r) => r.id === id) ?? ARENA_ROUTES.find((r) => r.id === id);
+  const route = ROUTES.find((r) => r.id === id) ?? ARENA_ROUTES.find((r) => r.id === id) ?? SERVING_ROUTES.find((r) => r.id === id);
   if (!route) throw new Error(`Unknown route "${id}"; known: ${ROUTES.map((r) => r.id).join(", ")}`);
   return route;
 }

@@ -3,7 +3,7 @@
 // core, and its CPU use is sampled so the report can say when it, rather than
 // the server, was the limit.
 import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,19 +13,20 @@ const require = createRequire(import.meta.url);
 
 /**
  * @param {object} o
- * @param {"autocannon"|"wrk"} o.tool
+ * @param {"autocannon"|"wrk"|"h2load"} o.tool h2load (nghttp2-client) speaks HTTP/2: over TLS for an https: URL, with prior knowledge for http:
  * @param {string} o.url
  * @param {string} o.method
  * @param {Record<string,string>} o.headers
  * @param {string} [o.body]
  * @param {number} o.connections
  * @param {number} o.pipelining
+ * @param {number} [o.streams] h2load only: concurrent streams per connection
  * @param {string} [o.script] wrk only: Lua that defines init/request itself (requests rotated by the scenario)
  * @param {number} o.duration seconds
  * @param {string|null} o.cpu core list for taskset, or null
  */
 export async function measure(o) {
-  const { command, args, parse } = o.tool === "wrk" ? wrkCommand(o) : autocannonCommand(o);
+  const { command, args, parse } = o.tool === "wrk" ? wrkCommand(o) : o.tool === "h2load" ? h2loadCommand(o) : autocannonCommand(o);
   const child = spawn(...pin(o.cpu, command, args), { stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
@@ -120,6 +121,45 @@ function wrkCommand(o) {
         resets: 0,
         // wrk only counts answers outside 2xx/3xx.
         statuses: { "non-2xx/3xx": status },
+      };
+    },
+  };
+}
+
+/** h2load over HTTP/2 (TLS with ALPN for https:, prior knowledge for http:); p99 from its per-request log. */
+function h2loadCommand(o) {
+  const dir = mkdtempSync(join(tmpdir(), "cog-bench-"));
+  const log = join(dir, "requests.log");
+  const args = ["-t1", `-c${o.connections}`, `-m${o.streams ?? 1}`, `-D${o.duration}`, `--log-file=${log}`];
+  for (const [k, v] of Object.entries(o.headers)) args.push("-H", `${k}: ${v}`);
+  args.push(o.url);
+  return {
+    command: "h2load",
+    args,
+    parse(stdout) {
+      // Each line of the log: start (µs since the epoch), status, time to the answer (µs).
+      const micros = readFileSync(log, "utf8").split("\n").filter(Boolean).map((line) => Number(line.split("\t")[2])).sort((a, b) => a - b);
+      rmSync(dir, { recursive: true, force: true });
+      const field = (re) => {
+        const m = re.exec(stdout);
+        if (!m) throw new Error(`h2load printed no ${re}:\n${stdout}`);
+        return m.slice(1).map(Number);
+      };
+      const [done, failed, errored, timeout] = field(/requests: \d+ total, \d+ started, (\d+) done, \d+ succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/);
+      if (!(done > 0)) throw new Error(`h2load completed no request:\n${stdout.trim().split("\n").slice(-8).join("\n")}`);
+      const [clientErrors, serverErrors] = field(/status codes: \d+ 2xx, \d+ 3xx, (\d+) 4xx, (\d+) 5xx/);
+      const [bytes] = field(/traffic: .*?\((\d+)\) total/);
+      return {
+        requests: done,
+        rps: done / o.duration,
+        bytesPerSec: bytes / o.duration,
+        latencyAvg: micros.length > 0 ? micros.reduce((a, b) => a + b, 0) / micros.length / 1000 : null,
+        latencyP99: micros.length > 0 ? micros[Math.min(micros.length - 1, Math.floor(micros.length * 0.99))] / 1000 : null,
+        errors: failed + errored,
+        timeouts: timeout,
+        resets: 0,
+        // As wrk's: answers outside 2xx/3xx.
+        statuses: { "non-2xx/3xx": clientErrors + serverErrors },
       };
     },
   };

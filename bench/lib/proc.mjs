@@ -1,6 +1,6 @@
 // Process figures from /proc (Linux), and CPU pinning with taskset when present.
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 
 const TICKS = 100; // USER_HZ on Linux
 let tasksetPresent;
@@ -32,6 +32,22 @@ export function cpuSeconds(pid) {
   } catch {
     return null;
   }
+}
+
+/** A process and its descendants (a server's cluster workers), from /proc/PID/task/TID/children. */
+export function processTree(pid) {
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) {
+    try {
+      for (const task of readdirSync(`/proc/${tree[i]}/task`)) {
+        const children = readFileSync(`/proc/${tree[i]}/task/${task}/children`, "utf8").trim();
+        if (children) tree.push(...children.split(" ").map(Number));
+      }
+    } catch {
+      // Gone meanwhile, or a kernel without the children file: the process alone.
+    }
+  }
+  return tree;
 }
 
 /** Resident memory in bytes, or null once the process is gone. */

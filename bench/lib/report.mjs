@@ -59,12 +59,15 @@ export function summarize(results) {
       peakRss: Math.max(0, ...ok.map((m) => m.serverPeakRss ?? 0)),
       serverCpu: median(ok.map((m) => m.serverCpu)),
       cpuMicrosPerRequest: median(ok.map(cpuMicros)),
+      // Each process's share of the server's CPU (a server with workers: the primary, then each worker).
+      cpuShares: (ok[0]?.processCpuSeconds ?? []).map((_, i) => median(ok.map((m) => (m.serverCpuSeconds > 0 ? (m.processCpuSeconds?.[i] ?? 0) / m.serverCpuSeconds : null)))),
       generatorCpu: median(ok.map((m) => m.generatorCpu)),
     });
   }
-  const engineOf = (name) => results.contenders.find((c) => c.name === name)?.engine ?? CONTENDERS.find((c) => c.name === name)?.engine;
+  // The seeds' contenders, else as the run describes them (an arena or serving contender: its engine, or its `baseline`).
+  const contenderOf = (name) => CONTENDERS.find((c) => c.name === name) ?? results.contenders.find((c) => c.name === name) ?? {};
   for (const row of rows) {
-    const bareName = baselineOf(CONTENDERS.find((c) => c.name === row.contender) ?? { engine: engineOf(row.contender) });
+    const bareName = baselineOf(contenderOf(row.contender));
     const bare = rows.find((r) => r.scenario === row.scenario && r.route === row.route && r.contender === bareName);
     row.baseline = bare ? bareName : null;
     row.ratio = pairedRatio(row, bare);
@@ -135,9 +138,11 @@ export function buildReport(results, chartFiles = []) {
   out.push(`- **Command:** \`${meta.command}\``);
   out.push(`- **Run:** ${meta.date}`);
   out.push("");
-  const seedScenarios = results.scenarios.filter((s) => !s.arena);
+  const seedScenarios = results.scenarios.filter((s) => !s.arena && !s.serving);
   const arenaScenarios = results.scenarios.filter((s) => s.arena);
+  const servingScenarios = results.scenarios.filter((s) => s.serving);
   if (arenaScenarios.length > 0) out.push(...arenaReport(results, rows, arenaScenarios));
+  if (servingScenarios.length > 0) out.push(...servingReport(results, rows, servingScenarios));
   if (seedScenarios.length > 0) out.push(...seedReport(results, rows, seedScenarios, order));
 
   if (results.skipped.length > 0) {
@@ -152,7 +157,8 @@ export function buildReport(results, chartFiles = []) {
   }
 
   out.push("## Contenders", "");
-  for (const c of results.contenders) out.push(`- **${c.name}** ${c.version} — ${c.about}`);
+  // A contender run with 1 and 2 workers (`family`: its name) is described once, under its name.
+  for (const c of results.contenders.filter((c) => c.family === undefined)) out.push(`- **${c.name}** ${c.version} — ${c.about}`);
   out.push("");
   return out.join("\n");
 }
@@ -179,7 +185,7 @@ function arenaReport(results, rows, scenarios) {
     const cells = scenarios.map((s) => {
       const row = rows.find((r) => r.scenario === s.id && r.contender === name);
       if (row) return cell(row);
-      return results.arenaSkipped?.some((k) => k.name === name && k.scenario === s.id) ? "can't" : "–";
+      return results.scenarioSkipped?.some((k) => k.name === name && k.scenario === s.id) ? "can't" : "–";
     });
     out.push(`| ${name.startsWith("cog") ? `**${name}**` : name} | ${cells.join(" | ")} |`);
   }
@@ -208,12 +214,45 @@ function arenaReport(results, rows, scenarios) {
       }
       out.push("");
     }
-    const unable = (results.arenaSkipped ?? []).filter((k) => k.scenario === scenario.id);
+    const unable = (results.scenarioSkipped ?? []).filter((k) => k.scenario === scenario.id);
     if (unable.length > 0) {
       out.push("Not run here:", "");
       for (const k of unable) out.push(`- **${k.name}**: ${k.reason}`);
       out.push("");
     }
+  }
+  return out;
+}
+
+/** The serving scenarios: a table each, as multiples of the bare servers (workers: of the same server with one worker). */
+function servingReport(results, rows, scenarios) {
+  const out = ["## Serving: TLS, HTTP/2, worker processes", ""];
+  out.push("Each contender answered its scenario's request right, over the scenario's protocol, before it was timed (`bench/serving/check.mjs`: status, Content-Type, body; ALPN h2 over TLS). `× bare` divides requests/s by the hand-written server of its engine (node-http: node:https/node:http2 for Node frameworks, uws for uWS.js ones and for Cog's native engine, bun for Bun), `× node-http` by the bare Node server, each as the median of the per-round ratios. CPU, RSS: the server's processes together.", "");
+  const version = (name) => results.contenders.find((c) => c.name === name)?.version ?? "";
+  const bold = (name) => (name.startsWith("cog") ? `**${name}**` : name);
+  for (const scenario of scenarios) {
+    const workers = scenario.workers !== undefined;
+    out.push(`### ${scenario.id}: ${scenario.title}`, "");
+    out.push(`Sends: ${scenario.sends}. ${results.meta.connectionsOverride ?? scenario.connections} connections${scenario.streams ? `, ${scenario.streams} concurrent streams each` : ""}.${workers ? " Not pinned: the worker processes and the load generator share both cores, so this shows whether a second worker scales, not what a server can do. CPU by process: each process's share of the server's CPU (the primary first, then its workers)." : ""}`, "");
+    const list = rows.filter((r) => r.scenario === scenario.id).sort((a, b) => (b.rps ?? 0) - (a.rps ?? 0));
+    if (list.length > 0) {
+      const header = ["contender", "version", "req/s", ...(workers ? ["× 1 worker"] : ["× bare", "× node-http"]), "p99 (ms)", "CPU µs/req", `CPU/req × ${workers ? "1 worker" : "bare"}`, "server CPU", ...(workers ? ["CPU by process"] : []), "errors", "unexpected status", "peak RSS (MiB)"];
+      out.push(`| ${header.join(" | ")} |`, `| :-- |${" --: |".repeat(header.length - 1)}`);
+      for (const row of list) {
+        const ratios = workers ? fmt.ratio(row.ratio) : `${fmt.ratio(row.ratio)} | ${fmt.ratio(row.ratioToNode)}`;
+        out.push(`| ${bold(row.contender)} | ${version(row.contender)} | ${fmt.int(row.rps)}${row.generatorBound ? "†" : ""} | ${ratios} | ${fmt.fixed(row.latencyP99)} | ${fmt.fixed(row.cpuMicrosPerRequest, 1)} | ${fmt.fixed(row.cpuRatio)} | ${fmt.pct(row.serverCpu)} |${workers ? ` ${row.cpuShares.map(fmt.pct).join(" · ")} |` : ""} ${row.errors} | ${row.unexpected} | ${fmt.mb(row.peakRss)} |`);
+      }
+      out.push("");
+    }
+    const unable = (results.scenarioSkipped ?? []).filter((k) => k.scenario === scenario.id);
+    if (unable.length > 0) {
+      out.push("Not run here:", "");
+      for (const k of unable) out.push(`- **${k.name}**: ${k.reason}`);
+      out.push("");
+    }
+  }
+  if (rows.some((r) => r.generatorBound && scenarios.some((s) => s.id === r.scenario))) {
+    out.push("† the load generator used a whole core during this measurement: the figure is the generator's ceiling as much as the server's.", "");
   }
   return out;
 }

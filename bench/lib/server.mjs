@@ -1,7 +1,8 @@
 // Starts a contender's server in its own process, pinned to the server core,
 // and samples its memory and CPU while it serves.
 import { spawn } from "node:child_process";
-import { cpuSeconds, pin, rssBytes } from "./proc.mjs";
+import { createServer } from "node:net";
+import { cpuSeconds, pin, processTree, rssBytes } from "./proc.mjs";
 
 const READY_TIMEOUT_MS = 20_000;
 
@@ -21,7 +22,7 @@ export function startServer({ runtime, args = [], file, port, cpu, env = {}, cwd
     const fail = (err) => {
       clearTimeout(timer);
       child.kill("SIGKILL");
-      reject(new Error(`${err.message}${output.trim() ? `\n${output.trim().split("\n").slice(-6).join("\n")}` : ""}`));
+      reject(new Error(`${err.message}${output.trim() ? `\n${lastWords(output)}` : ""}`));
     };
     const onData = (chunk) => {
       output += chunk;
@@ -47,6 +48,24 @@ export function startServer({ runtime, args = [], file, port, cpu, env = {}, cwd
   });
 }
 
+/** What a server printed before it failed: its last lines, after the thrown error's (Node prints it above the stack). */
+function lastWords(output) {
+  const lines = output.trim().split("\n");
+  const last = lines.slice(-6);
+  const thrown = lines.find((line) => /^[A-Z]\w*Error\b.*: /.test(line));
+  return [...(thrown === undefined || last.includes(thrown) ? [] : [thrown]), ...last].join("\n");
+}
+
+/** A port nothing listens on, from the kernel. */
+export function freePort() {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 function stop(child) {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
@@ -59,33 +78,44 @@ function stop(child) {
   });
 }
 
-/** Samples a process's RSS and CPU every `everyMs` until stopped. */
+/**
+ * Samples a server's RSS and CPU every `everyMs` until stopped: its process and the processes it
+ * had started when sampling began (a server run as worker processes counts as all of them).
+ */
 export class Sampler {
   constructor(pid, everyMs = 250) {
-    this.pid = pid;
+    this.pids = processTree(pid);
     this.series = [];
-    this.startCpu = cpuSeconds(pid);
+    this.startEach = this.pids.map(cpuSeconds);
+    this.startCpu = total(this.startEach);
     this.started = process.hrtime.bigint();
     this.timer = setInterval(() => this.sample(), everyMs);
     this.sample();
   }
 
   sample() {
-    const rss = rssBytes(this.pid);
+    const rss = total(this.pids.map(rssBytes));
     if (rss !== null) this.series.push({ t: Number(process.hrtime.bigint() - this.started) / 1e9, rss });
   }
 
-  /** Stops sampling: peak RSS, mean CPU use (1.0 = one core), and the RSS series. */
+  /** Stops sampling: peak RSS, mean CPU use (1.0 = one core), CPU seconds per process (the server's first), and the RSS series. */
   stop() {
     clearInterval(this.timer);
     this.sample();
     const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
-    const endCpu = cpuSeconds(this.pid);
+    const endEach = this.pids.map(cpuSeconds);
+    const endCpu = total(endEach);
     return {
       peakRss: Math.max(0, ...this.series.map((s) => s.rss)),
       cpu: endCpu === null || this.startCpu === null ? null : (endCpu - this.startCpu) / seconds,
       cpuSeconds: endCpu === null || this.startCpu === null ? null : endCpu - this.startCpu,
+      processCpuSeconds: this.pids.map((_, i) => (endEach[i] === null || this.startEach[i] === null ? null : endEach[i] - this.startEach[i])),
       series: this.series,
     };
   }
+}
+
+/** The sum of per-process figures, or null once the first process (the server) is gone. */
+function total(each) {
+  return each[0] === null ? null : each.reduce((sum, x) => sum + (x ?? 0), 0);
 }

@@ -5,12 +5,11 @@
 // contenders checked first, interleaved over rounds, medians.
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
-import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
 import { cpuSeconds, pin } from "./proc.mjs";
-import { startServer } from "./server.mjs";
+import { freePort, startServer } from "./server.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..", "..");
@@ -39,15 +38,6 @@ export function loadGenerator() {
     execFileSync("go", ["build", "-o", binary, "."], { cwd: join(root, "bench", "ws-load"), stdio: ["ignore", "ignore", "inherit"] });
   }
   return binary;
-}
-
-function freePort() {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Checks a contender before timing it: /echo echoes, and /fanout delivers one socket's message to another. */

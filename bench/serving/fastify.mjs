@@ -1,11 +1,12 @@
-// Fastify for bench/serving.mjs: PROTO=tls (HTTPS/1.1), h2 (HTTP/2 over TLS, HTTP/1.1 allowed) or h2c.
-import { readFileSync } from "node:fs";
+// Fastify with its own https / http2 options (h2 over TLS allows HTTP/1.1, as the others do).
 import Fastify from "fastify";
+import { HOST, PORT, PROTO, serve, tlsFiles } from "./processes.mjs";
+import { HELLO } from "./scenarios.mjs";
 
-const proto = process.env.PROTO ?? "http";
-const https = proto === "tls" || proto === "h2" ? { key: readFileSync(process.env.TLS_KEY), cert: readFileSync(process.env.TLS_CERT), ...(proto === "h2" ? { allowHTTP1: true } : {}) } : undefined;
-const app = Fastify({ https, http2: proto === "h2" || proto === "h2c" });
-app.get("/", async () => "Hello, World!");
-app.get("/json", async () => ({ message: "Hello, World!" }));
-await app.listen({ port: Number(process.env.PORT), host: "127.0.0.1" });
-console.log("ready");
+await serve(async () => {
+  const https = PROTO === "tls" ? tlsFiles() : PROTO === "h2" ? { ...tlsFiles(), allowHTTP1: true } : undefined;
+  const app = Fastify({ https, http2: PROTO === "h2" || PROTO === "h2c" });
+  app.get("/", async () => HELLO);
+  app.get("/json", async () => ({ message: HELLO }));
+  await app.listen({ port: PORT, host: HOST });
+});

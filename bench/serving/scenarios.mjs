@@ -1,0 +1,38 @@
+// The serving scenarios, after HttpArena's: the same small answers over TLS, HTTP/2 and cleartext
+// HTTP/2, and the same app on 1 and 2 worker processes. Every contender answers GET / and
+// GET /json alike (checked before timing, over the scenario's protocol: ./check.mjs).
+
+export const HELLO = "Hello, World!";
+export const HELLO_JSON = JSON.stringify({ message: HELLO });
+
+const ANSWERS = {
+  "/": { type: /^text\/plain/, body: () => HELLO },
+  "/json": { type: /^application\/json/, json: { message: HELLO } },
+};
+
+/**
+ * `protocol`: http (HTTP/1.1), tls (HTTPS/1.1), h2 (HTTP/2 over TLS, ALPN) or h2c (cleartext,
+ * prior knowledge). `tool`: the load generator (wrk speaks HTTP/1.1 with or without TLS, h2load
+ * HTTP/2); `streams`: h2load's concurrent streams per connection. `workers`: the scenario runs
+ * each contender that can with that many processes each, unpinned (they need both cores).
+ */
+export const SERVING_SCENARIOS = [
+  { id: "json-tls", title: "JSON over HTTPS/1.1", protocol: "tls", path: "/json", tool: "wrk", connections: 50, sends: "GET /json over HTTP/1.1 with TLS (wrk, keep-alive)" },
+  { id: "baseline-h2", title: "Plain text over HTTP/2 with TLS", protocol: "h2", path: "/", tool: "h2load", connections: 50, streams: 10, sends: "GET / over HTTP/2 with TLS, ALPN h2 (h2load)" },
+  { id: "json-h2c", title: "JSON over cleartext HTTP/2", protocol: "h2c", path: "/json", tool: "h2load", connections: 50, streams: 10, sends: "GET /json over cleartext HTTP/2 with prior knowledge (h2load)" },
+  { id: "workers", title: "JSON over HTTP/1.1 from 1 and 2 worker processes", protocol: "http", path: "/json", tool: "wrk", connections: 50, workers: [1, 2], sends: "GET /json over HTTP/1.1 (wrk) to each contender run with 1, then 2 worker processes on one port; servers and wrk share both cores" },
+];
+
+/** One route per scenario (`serving-<scenario>`), in the shape of the contract's (bench/lib/contract.mjs). */
+export const SERVING_ROUTES = SERVING_SCENARIOS.map((s) => ({ id: `serving-${s.id}`, method: "GET", path: s.path, headers: {}, status: 200, ...ANSWERS[s.path] }));
+
+/** The tools a run of these scenarios needs, each with how to install it. */
+export function servingTools(scenarios) {
+  const tools = new Map();
+  for (const s of scenarios) {
+    if (s.tool === "wrk") tools.set("wrk", "apt-get install wrk");
+    if (s.tool === "h2load") tools.set("h2load", "apt-get install nghttp2-client");
+    if (s.protocol === "tls" || s.protocol === "h2") tools.set("openssl", "apt-get install openssl");
+  }
+  return tools;
+}
