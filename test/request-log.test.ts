@@ -28,6 +28,7 @@ describe("request log", () => {
           res.write(Buffer.from("xyz"));
           res.end("b");
         });
+        app.get("/ended", (_req, res) => void res.end("héllo"));
         app.get("/phrase", (_req, res) => {
           res.statusMessage = "Quite Fine";
           res.status(203).send("x");
@@ -67,8 +68,12 @@ describe("request log", () => {
     assert.equal((lines[2] as RequestLogLine).bytes, 6, "a stream without a length: the bytes written (é is two)");
     assert.equal(streamed.headers.get("x-request-id"), lines[2]!.id, "a streamed response echoes its id too");
 
+    assert.equal(await (await fetch("/ended")).text(), "héllo");
+    await until(lines, 4);
+    assert.equal((lines[3] as RequestLogLine).bytes, 6, "a whole body given to end() without a length: its bytes");
+
     // Twice: the second is sent with the header block the first left in the engine's cache.
-    for (const n of [4, 5]) {
+    for (const n of [5, 6]) {
       const phrased = await fetch("/phrase");
       assert.equal(`${phrased.status} ${phrased.statusText} ${await phrased.text()}`, "203 Quite Fine x");
       await until(lines, n);

@@ -299,6 +299,8 @@ export abstract class OutgoingResponse {
       }
       this.endStream();
     } else {
+      // A whole body `send` did not give (`res.end(body)`): its length, for the access log.
+      if (body !== undefined && this[WHOLE_BODY] === undefined) this[WHOLE_BODY] = body;
       try {
         this.sendWhole(body);
       } catch (err) {

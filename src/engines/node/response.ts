@@ -58,8 +58,11 @@ export class NodeResponse extends withResponseHelpers(ServerResponse) {
       return this;
     }
     if (!this.headersSent && !this.implicitHead()) return this;
-    // A streamed body's last chunk (a whole body's length is node:http's `_contentLength`).
-    if (this[WRITTEN] >= 0 && chunk !== undefined && chunk !== null && typeof chunk !== "function") this[WRITTEN] += chunkBytes(chunk, encoding);
+    // A streamed body's last chunk, or a whole body without a Content-Length (Cog's `send` declares
+    // one, which is node:http's `_contentLength`; the head this end sent first declared none).
+    if (chunk !== undefined && chunk !== null && typeof chunk !== "function" && (this[WRITTEN] >= 0 || (this as unknown as { _contentLength: number | null })._contentLength === null)) {
+      this[WRITTEN] = Math.max(this[WRITTEN], 0) + chunkBytes(chunk, encoding);
+    }
     // The socket's uncork inside Node's end() writes the whole answer: sliced writes may hold it.
     this[ENDING] = true;
     return super.end(chunk, encoding as BufferEncoding, callback as () => void);
