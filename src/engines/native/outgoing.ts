@@ -287,7 +287,11 @@ export abstract class OutgoingResponse {
     }
     const charset = encoding as BufferEncoding | undefined;
     const body = chunk === undefined || chunk === null ? undefined : typeof chunk === "string" && (charset === undefined || charset === "utf8" || charset === "utf-8") ? chunk : toBody(chunk, charset);
-    if (!this.headersSent && !this.implicitHead()) return this;
+    if (!this.headersSent) {
+      if (!this.implicitHead()) return this;
+      // A whole body that came without `send` (`res.end(body)`): its length, for the access log.
+      if (body !== undefined) this[WHOLE_BODY] = body;
+    }
     if (callback !== undefined) this.once("finish", callback);
     this.writableEnded = true;
     if (this.destroyed) return this;
@@ -299,8 +303,6 @@ export abstract class OutgoingResponse {
       }
       this.endStream();
     } else {
-      // A whole body `send` did not give (`res.end(body)`): its length, for the access log.
-      if (body !== undefined && this[WHOLE_BODY] === undefined) this[WHOLE_BODY] = body;
       try {
         this.sendWhole(body);
       } catch (err) {
