@@ -214,14 +214,15 @@ function arenaReport(results, rows, scenarios) {
       }
       out.push("");
     }
-    const unable = (results.scenarioSkipped ?? []).filter((k) => k.scenario === scenario.id);
-    if (unable.length > 0) {
-      out.push("Not run here:", "");
-      for (const k of unable) out.push(`- **${k.name}**: ${k.reason}`);
-      out.push("");
-    }
+    out.push(...notRunHere(results, scenario));
   }
   return out;
+}
+
+/** The contenders a scenario could not run, each with its reason. */
+function notRunHere(results, scenario) {
+  const unable = (results.scenarioSkipped ?? []).filter((k) => k.scenario === scenario.id);
+  return unable.length === 0 ? [] : ["Not run here:", "", ...unable.map((k) => `- **${k.name}**: ${k.reason}`), ""];
 }
 
 /** The serving scenarios: a table each, as multiples of the bare servers (workers: of the same server with one worker). */
@@ -244,12 +245,7 @@ function servingReport(results, rows, scenarios) {
       }
       out.push("");
     }
-    const unable = (results.scenarioSkipped ?? []).filter((k) => k.scenario === scenario.id);
-    if (unable.length > 0) {
-      out.push("Not run here:", "");
-      for (const k of unable) out.push(`- **${k.name}**: ${k.reason}`);
-      out.push("");
-    }
+    out.push(...notRunHere(results, scenario));
   }
   if (rows.some((r) => r.generatorBound && scenarios.some((s) => s.id === r.scenario))) {
     out.push("† the load generator used a whole core during this measurement: the figure is the generator's ceiling as much as the server's.", "");
