@@ -158,9 +158,10 @@ export class NativeEngine implements Engine {
 
   bodyBytes(res: Response): number | null {
     // The length of the body `send` wrote, or the Content-Length the app declared; else the bytes streamed.
-    const length = Number((res as unknown as NativeResponse).bodyLength() ?? Number.NaN);
+    const response = res as unknown as NativeResponse;
+    const length = Number(response.bodyLength() ?? Number.NaN);
     if (!Number.isNaN(length)) return length;
-    return (res as unknown as NativeResponse)[STREAMING] ? (res as unknown as NativeResponse)[STREAMED_BYTES] : null;
+    return response[STREAMING] ? response[STREAMED_BYTES] : null;
   }
 
   /**
