@@ -3,7 +3,15 @@ import contentType from "fast-content-type-parse";
 import { parse as parseQueryString } from "fast-querystring";
 import secureJson from "secure-json-parse";
 import { HttpError } from "./errors.js";
-import type { BodyCallback } from "./engines/engine.js";
+
+/**
+ * Called once the body is buffered, or with the error (413) that refused it. An engine hands a
+ * request's body over in one of two ways, as the app's route asks: buffered whole
+ * (`receiveBody(length, limit, done)`), or streamed through the request's readable side as it
+ * arrives, with backpressure (`streamBody(length, limit)`); see `withRequestHelpers`. Size limits
+ * are the app's, per route, applied by both.
+ */
+export type BodyCallback = (err: HttpError | null, body: Buffer | null) => void;
 
 /** The first value of a request header, by lower-case name, without building `req.headers`. */
 export function rawHeader(req: { rawHeaders: readonly string[] }, lowerName: string): string | undefined {

@@ -2,15 +2,14 @@ import type { Server, ServerOptions } from "node:http";
 import { availableParallelism } from "node:os";
 import { debuglog } from "node:util";
 import { describe, runChain, type ChainOwner, type Handler } from "./chain.js";
-import type { Address, Engine, EngineConfig, HeadVerdict } from "./engines/engine.js";
+import { NO_BODY, type Engine, type EngineConfig, type EngineHost, type HeadVerdict, type InjectOptions, type InjectResponse, type RequestSurface, type ResponseDone, type ResponseSurface } from "./engines/engine.js";
 import { tooLarge } from "./body.js";
 import { compress } from "./compress.js";
 import { HttpError, errorBody, statusOf } from "./errors.js";
-import { NO_BODY, pathOf } from "./head.js";
 import { resolveLimits, type Limits } from "./limits.js";
 import { REPORT, WARN, hintFor, whereOf } from "./log.js";
 import { RequestLogger, type LoggerOption } from "./logger.js";
-import { RESPONSE, ROUTE, decodeParam, type InternalRequest, type Params, type Request, type RequestSettings } from "./request.js";
+import { RESPONSE, ROUTE, decodeParam, forApp, pathOf, type InternalRequest, type Params, type Request, type RequestSettings } from "./request.js";
 import { SERIALIZERS, WATCH, resetForError, type InternalResponse, type Response } from "./response.js";
 import { Router, joinPaths, prefixCoverage, prefixMatcher, type Match } from "./router.js";
 import { compileSerializers, compileValidation, type Serializer } from "./schema/compile.js";
@@ -20,12 +19,22 @@ import { Scope, type Layer, type Registry } from "./scope.js";
 import { secretsOf } from "./signing.js";
 import { serverTlsOptions, type TlsOptions } from "./tls.js";
 import { UnansweredWatch } from "./unanswered.js";
-import type { InjectOptions, InjectResponse } from "./testing.js";
 import { Topics, type Broker } from "./websocket/topics.js";
 import type { OutgoingData } from "./websocket/types.js";
 import type { WorkerPool } from "./workers.js";
 
 export type EngineName = "node" | "native" | "auto";
+
+/** Where a server listens, once it does. */
+export interface Address {
+  readonly host: string;
+  readonly port: number;
+}
+
+declare module "./request.js" {
+  /** `req.app`: the Cog app serving the request. */
+  interface RequestApp extends Cog {}
+}
 const ENGINES: readonly EngineName[] = ["node", "native", "auto"];
 /** `NODE_DEBUG=cog` prints which engine an app runs on (and, for "auto", why). */
 const debug = debuglog("cog");
@@ -185,6 +194,8 @@ export class Cog extends Scope implements ChainOwner {
   private order = 0;
   /** The app's WebSocket topics, made when a WebSocket route is registered. */
   private topics: Topics | null = null;
+  /** What this app's engines talk to (see `EngineHost`). */
+  private readonly host: EngineHost;
 
   constructor(options: CogOptions = {}) {
     const registry: Registry = {
@@ -223,6 +234,17 @@ export class Cog extends Scope implements ChainOwner {
     this.returned = unanswered === null ? undefined : (req, res, handler, nextCalled, value) => unanswered.watch(req, res, `the handler ${describe(handler)}`, nextCalled, value);
     if (options.broker !== undefined && (options.broker === null || typeof options.broker.publish !== "function")) throw new TypeError("broker must be a Broker, such as redisBroker(url)");
     this.logger = options.logger === undefined || options.logger === false ? null : new RequestLogger(options.logger, options.trustRequestId ?? false);
+    const app = this;
+    const host: EngineHost = (this.host = {
+      dispatch: this.dispatch,
+      fail: (err, req, res) => this.fail(err, req as Request, res as Response),
+      report: (err, req, when) => this[REPORT](err, req as Request, when),
+      responseDone: (this.logger?.finished ?? null) as ResponseDone | null,
+      get servesWebSockets() {
+        return app.topics !== null;
+      },
+      requestClass: (Base) => forApp(Base, this, this.settings, host),
+    });
   }
 
   /**
@@ -329,7 +351,7 @@ export class Cog extends Scope implements ChainOwner {
 
   /** The engine this app serves with, loaded on demand: an app on one engine never loads the other. */
   private async createEngine(): Promise<Engine> {
-    const config: EngineConfig = { app: this, dispatch: this.dispatch, limits: this.limits, settings: this.settings, strict: this.strict, options: this.cogOptions, responseDone: this.logger?.finished ?? null };
+    const config: EngineConfig = { host: this.host, limits: this.limits, strict: this.strict, options: this.cogOptions };
     let name: "node" | "native";
     if (this.engineName === "auto") {
       const unavailable = (await import("./engines/native/load.js")).nativeUnavailable();
@@ -427,7 +449,9 @@ export class Cog extends Scope implements ChainOwner {
    * The entry point for every request, bound so engines can call it directly: the engine has
    * read the head and says what body follows, or why the request is refused.
    */
-  readonly dispatch = (req: Request, res: Response, verdict: HeadVerdict): void => {
+  readonly dispatch = (request: RequestSurface, response: ResponseSurface, verdict: HeadVerdict): void => {
+    const req = request as Request;
+    const res = response as Response;
     (req as InternalRequest)[RESPONSE] = res;
     if (this.logger !== null) this.logger.begin(req, res);
     if (this.closing) return this.refuseWhileClosing(req, res);

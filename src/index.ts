@@ -1,13 +1,13 @@
-export { Cog, type CogOptions, type ListenOptions, type EngineName, type ErrorHandler, type NotFoundHandler } from "./cog.js";
+export { Cog, type Address, type CogOptions, type ListenOptions, type EngineName, type ErrorHandler, type NotFoundHandler } from "./cog.js";
 export { Scope as Group, type AddRoute } from "./scope.js";
 export type { Request, CogRequest, RouteRequest, Query, Cookies, SignedCookies, Params } from "./request.js";
 export type { PathParams } from "./router.js";
 export type { Response, CogResponse, CookieOptions, HeaderValue } from "./response.js";
 export { HttpError } from "./errors.js";
 export type { Handler, Next } from "./chain.js";
-export type { Address, RequestSocket } from "./engines/engine.js";
+export type { RequestSocket } from "./engines/engine.js";
 export type { Limits } from "./limits.js";
-export type { InjectOptions, InjectResponse } from "./testing.js";
+export type { InjectOptions, InjectResponse } from "./engines/engine.js";
 export type { RouteSchema, RouteOptions, Schema, JsonSchema, Infer, SchemaRequest, SchemaResponse } from "./schema/types.js";
 export type { ValidationIssue } from "./schema/compile.js";
 export type { OpenApiInfo } from "./schema/openapi.js";

@@ -1,5 +1,5 @@
 import { brotliDecompress, gunzip, inflate, type InputType, type ZlibOptions } from "node:zlib";
-import type { BodyCallback } from "./engines/engine.js";
+import type { BodyCallback } from "./body.js";
 import { HttpError } from "./errors.js";
 
 type Decoder = (buffer: InputType, options: ZlibOptions, callback: (error: Error | null, result: Buffer) => void) => void;

@@ -1,7 +1,6 @@
 import { writeSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import { pathOf } from "./head.js";
-import { ROUTE, type InternalRequest, type Request } from "./request.js";
+import { ROUTE, pathOf, type InternalRequest, type Request } from "./request.js";
 import { acceptedRequestId, nextRequestId } from "./request-id.js";
 import type { Response } from "./response.js";
 import { ECHO_REQUEST_ID, type RequestIdEcho, type ResponseDone } from "./engines/engine.js";
@@ -103,7 +102,8 @@ export class RequestLogger {
   }
 
   /** Writes a response's line: the engine's `responseDone` (bound, as engines call it bare). */
-  readonly finished: ResponseDone = (res, aborted) => {
+  readonly finished: ResponseDone = (response, aborted) => {
+    const res = response as Response;
     const req = res.req as Request;
     // An accepted WebSocket: its response was retired, not cut (the 101 went out on the connection).
     const answered = !aborted || res.statusCode === 101;

@@ -1,10 +1,8 @@
 import { parseCookie } from "cookie";
 import { parse as parseQueryString } from "fast-querystring";
-import { countFields, parseBody, rawHeader } from "./body.js";
-import type { Cog } from "./cog.js";
-import type { BodyCallback, EngineRequest, RequestSurface } from "./engines/engine.js";
+import { countFields, parseBody, rawHeader, type BodyCallback } from "./body.js";
+import { HOST, type EngineHost, type EngineRequest, type RequestSurface } from "./engines/engine.js";
 import { HttpError } from "./errors.js";
-import { pathOf } from "./head.js";
 import { DEFAULT_LIMITS } from "./limits.js";
 import { unsignCookies } from "./signing.js";
 import type { FormFields, MultipartOptions } from "./multipart.js";
@@ -18,6 +16,13 @@ export type Params = Record<string, string>;
 /** Shared by every request without params; frozen so no handler can leak state into the next request. */
 export const NO_PARAMS: Params = Object.freeze(Object.create(null));
 const UNSET: unique symbol = Symbol("unset");
+
+/**
+ * The app serving a request, as `req.app` shows it: declared by the application's face
+ * (src/cog.ts makes it `Cog`), so that this layer needs no import of it.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface RequestApp {}
 
 /** What a request needs from the app that serves it. */
 export interface RequestSettings {
@@ -61,6 +66,8 @@ export interface RequestInternals {
   [ROUTE]: string | null;
   [RESPONSE]: RequestResponse | null;
   [SIGNAL]: AbortSignal | undefined;
+  /** The host serving it (on the prototype: see `forApp`). */
+  readonly [HOST]: EngineHost;
 }
 /** What `req.signal` needs of the response: its 'close', and whether it finished first. */
 interface RequestResponse {
@@ -91,7 +98,7 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
     /** The path a `use("/prefix", mw)` middleware is mounted at, while it runs (Express's `req.baseUrl`); "" elsewhere. */
     declare baseUrl: string;
     /** The app serving this request. */
-    declare readonly app: Cog;
+    declare readonly app: RequestApp;
 
     /**
      * This request's id when the app has a `logger`: the one in its log lines and in the
@@ -324,15 +331,22 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
 }
 
 /**
- * A subclass of an engine's request class for one app: the app and its settings sit on the
- * prototype, so requests carry them without a store per request.
+ * A subclass of an engine's request class for one app (`EngineHost.requestClass`): the app, its
+ * settings and the host sit on the prototype, so requests carry them without a store per request.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function forApp<Class extends abstract new (...args: any[]) => object>(Base: Class, app: Cog, settings: RequestSettings): Class {
+export function forApp<Class extends abstract new (...args: any[]) => object>(Base: Class, app: object, settings: RequestSettings, host: EngineHost): Class {
   abstract class AppRequest extends Base {}
   own(AppRequest.prototype)[SETTINGS] = settings;
+  (AppRequest.prototype as { [HOST]?: EngineHost })[HOST] = host;
   Object.defineProperty(AppRequest.prototype, "app", { value: app, writable: true, configurable: true });
   return AppRequest;
+}
+
+/** The path of a request target: what precedes its query. */
+export function pathOf(url: string): string {
+  const q = url.indexOf("?");
+  return q === -1 ? url : url.slice(0, q);
 }
 
 /** The request handed to handlers, on every engine: Cog's helpers over Node's IncomingMessage surface. */

@@ -7,7 +7,7 @@ import { pipeline, type Readable } from "node:stream";
 import type { EventEmitter } from "node:events";
 import { stringifySetCookie } from "cookie";
 import encodeUrl from "encodeurl";
-import type { ResponseSurface } from "./engines/engine.js";
+import { HOST, type ResponseSurface } from "./engines/engine.js";
 import { HttpError } from "./errors.js";
 import { SETTINGS, type InternalRequest } from "./request.js";
 import type { Serializer } from "./schema/compile.js";
@@ -178,7 +178,7 @@ export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base
       const req = this.req as InternalRequest;
       return loadFiles()
         .then((files) => files.sendFile(req, this as unknown as Response, path, options))
-        .catch((err: unknown) => req.app.fail(err, req, this as unknown as Response));
+        .catch((err: unknown) => req[HOST].fail(err, req, this as unknown as Response));
     }
 
     /** Sends a file as a download: `res.attachment(name ?? the file's name)`, then `res.sendFile`. */
@@ -416,7 +416,7 @@ function stream(res: Response, body: Readable): Response {
       writeHeaders(res, res.statusCode, headers);
     } catch (err) {
       body.destroy();
-      return req.app.fail(err, req, res);
+      return req[HOST].fail(err, req, res);
     }
     // pipeline destroys both sides on error, so a failing stream ends the connection instead of hanging it.
     pipeline(body, res, () => {});
@@ -424,7 +424,7 @@ function stream(res: Response, body: Readable): Response {
   const failEarly = (err: Error) => {
     body.off("readable", start);
     res.off("close", abandon);
-    req.app.fail(streamError(err), req, res);
+    req[HOST].fail(streamError(err), req, res);
   };
   // The client went away first: nothing is waiting for the stream.
   const abandon = () => body.destroy();

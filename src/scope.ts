@@ -1,6 +1,5 @@
 import type { Handler } from "./chain.js";
-import { pathOf } from "./head.js";
-import { CACHED_PATH, type InternalRequest, type Request, type RouteRequest } from "./request.js";
+import { CACHED_PATH, pathOf, type InternalRequest, type Request, type RouteRequest } from "./request.js";
 import { checkPath, joinPaths, normalizePattern, type JoinedPath, type PathParams } from "./router.js";
 import type { RouteOptions, RouteSchema, SchemaRequest, SchemaResponse } from "./schema/types.js";
 import { upgradeHandler } from "./websocket/route.js";

@@ -1,21 +1,22 @@
 import type { EventEmitter } from "node:events";
-import type { IncomingHttpHeaders, OutgoingHttpHeader, OutgoingHttpHeaders } from "node:http";
+import type { IncomingHttpHeaders, OutgoingHttpHeader, OutgoingHttpHeaders, ServerOptions } from "node:http";
 import type { Readable } from "node:stream";
 import type { PeerCertificate } from "node:tls";
+import type { InjectOptions as LightOptions } from "light-my-request";
 import type { HttpError } from "../errors.js";
-import type { Cog, CogOptions } from "../cog.js";
 import type { Limits } from "../limits.js";
-import type { InjectOptions, InjectResponse } from "../testing.js";
-import type { Request, RequestSettings } from "../request.js";
-import type { Response } from "../response.js";
-import type { SendResult, WebSocketSettings } from "../websocket/types.js";
 import type { TlsOptions } from "../tls.js";
 
 /**
  * The engine contract: what every engine (node:http, Cog's native engine) gives the app, and
- * what the app's helpers may rely on. Handlers see only `Request` and `Response`, the same on
- * every engine: Cog's helpers over the part of Node's IncomingMessage and ServerResponse that
+ * what the app gives an engine. Handlers see only `Request` and `Response`, the same on every
+ * engine: Cog's helpers over the part of Node's IncomingMessage and ServerResponse that
  * Express-style middleware uses (a readable request, a writable response with its events).
+ *
+ * Data flows one way: an engine turns bytes into request and response objects and hands them to
+ * its `EngineHost`; it never reaches into the app. This file imports no module of the app's
+ * (only the leaf vocabularies errors, limits and tls): the engines depend on it, and so does the
+ * core, never the other way round.
  */
 
 /**
@@ -25,29 +26,101 @@ import type { TlsOptions } from "../tls.js";
  */
 export type HeadVerdict = number | HttpError;
 
-/** The app's entry point for one request, called by an engine. */
-export type Dispatch = (req: Request, res: Response, verdict: HeadVerdict) => void;
+/** The `HeadVerdict` of a request without a body, and of a chunked one. */
+export const NO_BODY = -1;
+export const CHUNKED = -2;
 
 /**
- * Called once the body is buffered, or with the error (413) that refused it. An engine hands a
- * request's body over in one of two ways, as the app's route asks: buffered whole
- * (`receiveBody(length, limit, done)`), or streamed through the request's readable side as it
- * arrives, with backpressure (`streamBody(length, limit)`); see `withRequestHelpers`. Size limits
- * are the app's, per route, applied by both.
+ * What an engine talks to: the app behind it, as far as an engine needs to know it. An engine is
+ * built with one (`EngineConfig.host`) and calls nothing else of the app.
  */
-export type BodyCallback = (err: HttpError | null, body: Buffer | null) => void;
+export interface EngineHost {
+  /**
+   * The entry point for every request (bound: engines call it detached). The engine has read
+   * the head and says what body follows, or why the request is refused. `req` is an instance of
+   * the engine's request class made with `requestClass`, `res` of its response class (both
+   * with Cog's helpers).
+   */
+  readonly dispatch: Dispatch;
+  /** Turns an error into the app's error response, whatever state the response is in. */
+  fail(err: unknown, req: RequestSurface, res: ResponseSurface): void;
+  /** Logs an error nothing can answer with any more, with where it happened (`when`: what was going on). */
+  report(err: unknown, req: RequestSurface, when?: string): void;
+  /**
+   * Called once for every response, when it is done: handed whole to the engine, cut, or
+   * abandoned by the client (`aborted`: it did not complete). Null when the app does not ask
+   * (only the access log does), and then nothing is called. Each engine calls it from what it
+   * already learns once per response rather than through an event listener: the native engine
+   * as it forgets the request (a 'close' listener there made every response emit events, which
+   * otherwise only a response with listeners does); node:http from the 'close' event its
+   * ServerResponse emits anyway.
+   */
+  readonly responseDone: ResponseDone | null;
+  /** Whether the app has WebSocket routes: an engine then serves upgrades (it asks as it starts listening). */
+  readonly servesWebSockets: boolean;
+  /**
+   * The app's subclass of an engine's request class (one made with Cog's request helpers): the
+   * app (`req.app`), its settings and this host (`HOST`) sit on the prototype, so requests carry
+   * them without a store per request.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  requestClass<Class extends abstract new (...args: any[]) => object>(Base: Class): Class;
+}
 
-/** Where a server listens, once it does. */
-export interface Address {
-  readonly host: string;
-  readonly port: number;
+/** The host serving a request, on its class's prototype (put there by `EngineHost.requestClass`). */
+export const HOST: unique symbol = Symbol("cog.host");
+
+/** A request of a class made by `EngineHost.requestClass`. */
+export interface HostedRequest extends RequestSurface {
+  readonly [HOST]: EngineHost;
+}
+
+/** The app's entry point for one request (see `EngineHost.dispatch`). */
+export type Dispatch = (req: RequestSurface, res: ResponseSurface, verdict: HeadVerdict) => void;
+
+/** See `EngineHost.responseDone`. */
+export type ResponseDone = (res: ResponseSurface, aborted: boolean) => void;
+
+/** The app's options an engine reads; documented where applications see them (`CogOptions`). */
+export interface EngineOptions {
+  tls?: TlsOptions;
+  http2?: boolean | "h2c";
+  server?: ServerOptions;
+  sliceWrites?: boolean;
+  drainAcceptQueue?: boolean;
+}
+
+/** What an engine is built with: the host it serves, the app's limits and options. */
+export interface EngineConfig {
+  readonly host: EngineHost;
+  readonly limits: Limits;
+  /** Refuse what a correct origin server must (see `CogOptions.strict`). */
+  readonly strict: boolean;
+  readonly options: EngineOptions;
+}
+
+/** A request for `app.inject` (light-my-request's options; `url` may carry a query). */
+export type InjectOptions = Pick<LightOptions, "url" | "path" | "method" | "headers" | "query" | "payload" | "body" | "cookies" | "remoteAddress">;
+
+/** What `app.inject` answers, on every engine. */
+export interface InjectResponse {
+  statusCode: number;
+  statusMessage: string;
+  headers: OutgoingHttpHeaders;
+  rawPayload: Buffer;
+  /** The body as text (UTF-8). */
+  payload: string;
+  body: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  json<T = any>(): T;
+  cookies: Array<{ name: string; value: string; [attribute: string]: unknown }>;
 }
 
 /** Accepting connections, turning bytes into requests for `Dispatch`, and stopping gracefully. */
 export interface Engine {
   readonly name: "node" | "native";
   /** `shared`: other processes (Cog's workers) listen on this port too (native: SO_REUSEPORT; node: node:cluster, which needs nothing). */
-  listen(port: number, host: string | undefined, shared: boolean): Promise<Address>;
+  listen(port: number, host: string | undefined, shared: boolean): Promise<{ readonly host: string; readonly port: number }>;
   /** Stops accepting, lets in-flight requests finish, and force-closes what is left after `drainMs`. */
   close(drainMs: number): Promise<void>;
   /** Answers one request for a test, through this engine's own request and response (see `Cog.inject`). */
@@ -57,7 +130,7 @@ export interface Engine {
    * or its Content-Length, else the bytes written to a stream without one; null when the engine
    * can't tell.
    */
-  bodyBytes(res: Response): number | null;
+  bodyBytes(res: ResponseSurface): number | null;
   /** Engines that serve TLS: new connections get these secure-context options (certificate reload). */
   setSecureContext?(tls: TlsOptions): void;
 }
@@ -144,30 +217,6 @@ export interface EngineRequest {
   httpVersionMinor: number;
 }
 
-/** What an engine is built with: the app it serves and the app's settings. */
-export interface EngineConfig {
-  readonly app: Cog;
-  readonly dispatch: Dispatch;
-  readonly limits: Limits;
-  readonly settings: RequestSettings;
-  /** Refuse what a correct origin server must (see `CogOptions.strict`). */
-  readonly strict: boolean;
-  readonly options: CogOptions;
-  /**
-   * Called once for every response, when it is done: handed whole to the engine, cut, or
-   * abandoned by the client (`aborted`: it did not complete). Null when the app does not ask
-   * (only the access log does), and then nothing is called. Each engine calls it from what it
-   * already learns once per response rather than through an event listener: the native engine
-   * as it forgets the request (a 'close' listener there made every response emit events, which
-   * otherwise only a response with listeners does); node:http from the 'close' event its
-   * ServerResponse emits anyway.
-   */
-  readonly responseDone: ResponseDone | null;
-}
-
-/** See `EngineConfig.responseDone`. */
-export type ResponseDone = (res: Response, aborted: boolean) => void;
-
 /**
  * Echoing the request id (`req.id`, the access log's) in the response's X-Request-Id header, an
  * optional method of an engine's response: the app calls it, before any handler runs, where the
@@ -200,9 +249,21 @@ export interface WebSocketEngine {
    * response (the access log's line); refused, as a response the client abandoned. Returns null
    * when the client is gone.
    */
-  accept(req: Request, res: Response, settings: WebSocketSettings, events: WebSocketEvents): WebSocketTransport | null;
+  accept(req: RequestSurface, res: ResponseSurface, settings: WebSocketSettings, events: WebSocketEvents): WebSocketTransport | null;
   /** Sends one message to many of this engine's sockets (as `send` each), framed once where the engine can. */
   sendMany(transports: readonly WebSocketTransport[], data: string | Buffer, binary: boolean): void;
+}
+
+/** What `send` did with a message: written to the connection, queued behind unsent bytes (backpressure), or dropped. */
+export type SendResult = "sent" | "queued" | "dropped";
+
+/** A WebSocket route's options with every default applied (see `WebSocketOptions`). */
+export interface WebSocketSettings {
+  readonly maxPayload: number;
+  readonly idleTimeout: number;
+  readonly maxBackpressure: number;
+  readonly onBackpressure: "drop" | "close";
+  readonly perMessageDeflate: boolean;
 }
 
 /** One WebSocket connection, as an engine frames and writes it. */

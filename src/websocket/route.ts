@@ -1,7 +1,6 @@
 import type { Handler } from "../chain.js";
-import { WEBSOCKET, type WebSocketEngine } from "../engines/engine.js";
+import { HOST, WEBSOCKET, type HostedRequest, type WebSocketEngine } from "../engines/engine.js";
 import { HttpError } from "../errors.js";
-import { REPORT } from "../log.js";
 import type { Request } from "../request.js";
 import type { Response } from "../response.js";
 import { WebSocket } from "./socket.js";
@@ -50,7 +49,7 @@ export function upgradeHandler(handlers: WebSocketHandlers<unknown>, settings: W
     const engine = (req as unknown as { [WEBSOCKET]?: WebSocketEngine })[WEBSOCKET];
     if (engine === undefined) throw new Error("This engine was started before the app had WebSocket routes: register app.ws routes before listen");
     let ws: WebSocket<unknown> | null = null;
-    const report = (err: unknown, where: string): void => req.app[REPORT](err, req, `in the WebSocket ${where} handler`);
+    const report = (err: unknown, where: string): void => (req as unknown as HostedRequest)[HOST].report(err, req, `in the WebSocket ${where} handler`);
     const transport = engine.accept(req, res, settings, {
       message: (message, binary) => {
         if (handlers.message === undefined) return;

@@ -1,8 +1,8 @@
 import type { Request } from "../request.js";
 import type { WebSocket } from "./socket.js";
 
-/** What `send` did with a message: written to the connection, queued behind unsent bytes (backpressure), or dropped. */
-export type SendResult = "sent" | "queued" | "dropped";
+export type { SendResult, WebSocketSettings } from "../engines/engine.js";
+import type { WebSocketSettings } from "../engines/engine.js";
 
 /** A message's payload: text arrives as a string, binary as a Buffer. */
 export type MessageData = string | Buffer;
@@ -40,15 +40,6 @@ export interface WebSocketOptions {
   onBackpressure?: "drop" | "close";
   /** Negotiate permessage-deflate compression (RFC 7692) when the client offers it; messages of 1 KiB or more go out compressed. Default false. */
   perMessageDeflate?: boolean;
-}
-
-/** The options with every default applied. */
-export interface WebSocketSettings {
-  readonly maxPayload: number;
-  readonly idleTimeout: number;
-  readonly maxBackpressure: number;
-  readonly onBackpressure: "drop" | "close";
-  readonly perMessageDeflate: boolean;
 }
 
 export function resolveWebSocketOptions(options: WebSocketOptions, where: string): WebSocketSettings {

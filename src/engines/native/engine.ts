@@ -1,11 +1,7 @@
 import { HttpError } from "../../errors.js";
-import { REPORT } from "../../log.js";
-import { CHUNKED, NO_BODY } from "../../head.js";
-import { forApp } from "../../request.js";
-import { injectOverLoopback, type InjectOptions, type InjectResponse } from "../../testing.js";
-import { WEBSOCKET, type Address, type Engine, type EngineConfig } from "../engine.js";
+import { CHUNKED, NO_BODY, WEBSOCKET, type Engine, type EngineConfig, type EngineHost, type InjectOptions, type InjectResponse, type ResponseSurface } from "../engine.js";
+import { injectOverLoopback } from "./inject.js";
 import type { NativeWebSockets } from "../../websocket/native.js";
-import type { Response } from "../../response.js";
 import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "./load.js";
 import { ADDON, ENCRYPTED, GONE, ID, NativeRequest } from "./request.js";
 import { nativeTlsOptions } from "./tls.js";
@@ -32,15 +28,17 @@ export class NativeEngine implements Engine {
   private readonly Response: typeof NativeResponse;
   /** The app's WebSockets, when it has WebSocket routes. */
   private webSockets: NativeWebSockets | null = null;
+  private readonly host: EngineHost;
 
   constructor(private readonly config: EngineConfig) {
     const addon = (this.addon = loadNative());
     this.methods = methodNames(addon);
-    this.Request = forApp(NativeRequest, config.app, config.settings);
+    this.host = config.host;
+    this.Request = config.host.requestClass(NativeRequest);
     this.Request.prototype[ADDON] = addon;
     const Response = (this.Response = class extends NativeResponse {});
     Response.prototype[ADDON] = addon;
-    const done = config.responseDone;
+    const done = config.host.responseDone;
     // The engine's own once-per-response bookkeeping tells the app a response is done (the
     // access log), so no response needs a 'close' listener; without one, forgetting is all.
     Response.prototype[FORGET] =
@@ -58,8 +56,8 @@ export class NativeEngine implements Engine {
     this.addon.setTls(this.serverId, nativeTlsOptions(tls));
   }
 
-  async listen(port: number, host: string | undefined, shared: boolean): Promise<Address> {
-    if (this.config.app.servesWebSockets && this.webSockets === null) {
+  async listen(port: number, host: string | undefined, shared: boolean): Promise<{ host: string; port: number }> {
+    if (this.host.servesWebSockets && this.webSockets === null) {
       const { NativeWebSockets } = await import("../../websocket/native.js");
       this.webSockets = new NativeWebSockets(this.addon, (req) => ({
         id: (req as unknown as NativeRequest)[ID],
@@ -71,7 +69,7 @@ export class NativeEngine implements Engine {
     return this.open(port, host, shared);
   }
 
-  private open(port: number, host: string | undefined, shared: boolean): Promise<Address> {
+  private open(port: number, host: string | undefined, shared: boolean): Promise<{ host: string; port: number }> {
     try {
       const { limits, strict } = this.config;
       const bind = host ?? "::";
@@ -119,10 +117,10 @@ export class NativeEngine implements Engine {
               : body
             : body.length; // a chunked body may be empty, and still be a body
     try {
-      this.config.dispatch(request, response, verdict);
+      this.host.dispatch(request, response, verdict);
     } catch (err) {
       // dispatch answers its own errors; anything escaping it is a bug: don't leave the client hanging.
-      this.config.app[REPORT](err, request, "escaped Cog's dispatch, a bug in Cog: the connection was cut");
+      this.host.report(err, request, "escaped Cog's dispatch, a bug in Cog: the connection was cut");
       response.destroy();
     }
     // Only unanswered responses are tracked: nothing else can run while this handler does.
@@ -139,7 +137,7 @@ export class NativeEngine implements Engine {
       else if (kind === EVENT_BODY_END) response.req.bodyEnd();
     } catch (err) {
       // A listener threw ('close', 'drain', or the body stream's): report it with the route, as an error in a handler is.
-      response.req.app[REPORT](err, response.req, kind === EVENT_ABORT ? "in a 'close' listener" : kind === EVENT_DRAIN ? "in a 'drain' listener" : "in a listener of the request body");
+      this.host.report(err, response.req, kind === EVENT_ABORT ? "in a 'close' listener" : kind === EVENT_DRAIN ? "in a 'drain' listener" : "in a listener of the request body");
     }
   };
 
@@ -156,7 +154,7 @@ export class NativeEngine implements Engine {
     return injectOverLoopback(new NativeEngine(this.config), options);
   }
 
-  bodyBytes(res: Response): number | null {
+  bodyBytes(res: ResponseSurface): number | null {
     // The length of the body `send` wrote, or the Content-Length the app declared; else the bytes streamed.
     const response = res as unknown as NativeResponse;
     const length = Number(response.bodyLength() ?? Number.NaN);

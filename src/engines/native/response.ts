@@ -1,5 +1,5 @@
 import { STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
-import { REPORT } from "../../log.js";
+import { HOST, type HostedRequest } from "../engine.js";
 import { FRAMES_BODY, withResponseHelpers } from "../../response.js";
 import { ADDON, GONE, ID, type NativeRequest } from "./request.js";
 import { HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, OutgoingResponse, STORE } from "./outgoing.js";
@@ -104,12 +104,12 @@ class NativeResponseBase extends OutgoingResponse {
 
   /** @internal */
   protected misuse(message: string): void {
-    this.req.app[REPORT](new Error(message), this.req);
+    (this.req as unknown as HostedRequest)[HOST].report(new Error(message), this.req);
   }
 
   /** @internal */
   protected failed(err: unknown): void {
-    this.req.app.fail(err, this.req, this as unknown as NativeResponse);
+    (this.req as unknown as HostedRequest)[HOST].fail(err, this.req, this as unknown as NativeResponse);
   }
 
   /** The reason phrase to send when it isn't the status's usual one. */

@@ -1,4 +1,4 @@
-import type { Response } from "../../response.js";
+import type { ResponseSurface } from "../engine.js";
 
 /**
  * The access log's byte count on the node engine (`Engine.bodyBytes`). node:http knows a body's
@@ -20,7 +20,7 @@ export function chunkBytes(chunk: unknown, encoding: unknown): number {
 }
 
 /** The body's length: whole or declared (node:http's own count), else what was written; null if neither is known. */
-export function bodyBytesOf(res: Response): number | null {
+export function bodyBytesOf(res: ResponseSurface): number | null {
   const length = (res as unknown as { _contentLength?: number | null })._contentLength;
   if (typeof length === "number") return length;
   const written = (res as unknown as BodyCount)[WRITTEN];

@@ -2,16 +2,12 @@ import { createServer as createHttpServer, IncomingMessage, ServerResponse, type
 import { createSecureServer as createSecureHttp2Server, createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from "node:http2";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, ListenOptions, Socket } from "node:net";
-import { NO_BODY, inspectHead } from "../../head.js";
-import { forApp } from "../../request.js";
-import { WEBSOCKET, type Address, type Engine, type EngineConfig, type HeadVerdict } from "../engine.js";
+import { inspectHead } from "./head.js";
+import { NO_BODY, WEBSOCKET, type Engine, type EngineConfig, type HeadVerdict, type InjectOptions, type InjectResponse, type ResponseSurface } from "../engine.js";
 import type { NodeWebSockets } from "../../websocket/node.js";
-import type { InjectOptions, InjectResponse } from "../../testing.js";
-import type { Response } from "../../response.js";
 import { acceptQueuedConnections } from "./accept.js";
 import { bodyBytesOf } from "./body-bytes.js";
 import { injectInMemory } from "./inject.js";
-import type { Request } from "../../request.js";
 import { serverTlsOptions, type TlsOptions } from "../../tls.js";
 import { H2Request, H2Response, Sessions, inspectH2Head, limitRequestTime } from "./http2.js";
 import { NodeRequest } from "./request.js";
@@ -38,12 +34,13 @@ export class NodeEngine implements Engine {
   private readonly sessions: Sessions | null;
 
   constructor(private readonly config: EngineConfig) {
-    const { dispatch, limits, strict, responseDone } = config;
+    const { limits, strict, host } = config;
+    const { dispatch, responseDone } = host;
     const http2 = config.options.http2 !== undefined && config.options.http2 !== false;
     // node:http's responses emit 'close' when done or cut, whether or not anyone listens; `once`,
     // since a response handed to a WebSocket is closed by Cog and, on Node 24, by its destroy too.
     const closed = responseDone === null ? null : function (this: NodeResponse | H2Response): void {
-      responseDone(this as unknown as Response, !this.writableFinished);
+      responseDone(this, !this.writableFinished);
     };
     const listener = (this.listener = (req: NodeRequest | H2Request, res: NodeResponse | H2Response): void => {
       if (closed !== null) res.once("close", closed);
@@ -55,11 +52,11 @@ export class NodeEngine implements Engine {
         verdict = err as HeadVerdict;
       }
       if (h2 && typeof verdict === "number" && verdict !== NO_BODY && limits.requestTimeout > 0) {
-        limitRequestTime(req as H2Request, res as H2Response, limits.requestTimeout, (err) => config.app.fail(err, req as Request, res as Response));
+        limitRequestTime(req as H2Request, res as H2Response, limits.requestTimeout, (err) => host.fail(err, req, res));
       }
-      dispatch(req as Request, res as Response, verdict);
+      dispatch(req, res, verdict);
     });
-    const Request = (this.Request = forApp(NodeRequest, config.app, config.settings));
+    const Request = (this.Request = host.requestClass(NodeRequest));
     const { server, sessions } = createServer(config, Request, listener);
     this.server = server;
     this.sessions = sessions;
@@ -75,8 +72,8 @@ export class NodeEngine implements Engine {
     (this.server as unknown as TlsServer).setSecureContext(serverTlsOptions(tls));
   }
 
-  async listen(port: number, host: string | undefined): Promise<Address> {
-    if (this.config.app.servesWebSockets && this.webSockets === null) {
+  async listen(port: number, host: string | undefined): Promise<{ host: string; port: number }> {
+    if (this.config.host.servesWebSockets && this.webSockets === null) {
       const { NodeWebSockets } = await import("../../websocket/node.js");
       this.webSockets = new NodeWebSockets(this.server, this.listener as never, NodeResponse as never);
       (this.Request.prototype as unknown as { [WEBSOCKET]: NodeWebSockets })[WEBSOCKET] = this.webSockets;
@@ -91,7 +88,7 @@ export class NodeEngine implements Engine {
     return injectInMemory(this.listener as never, this.Request as never, NodeResponse as never, options);
   }
 
-  bodyBytes(res: Response): number | null {
+  bodyBytes(res: ResponseSurface): number | null {
     return bodyBytesOf(res);
   }
 
@@ -151,7 +148,7 @@ function createServer(config: EngineConfig, Request: typeof NodeRequest, listene
     return { server, sessions: null };
   }
   const h2 = {
-    Http2ServerRequest: forApp(H2Request, config.app, config.settings) as unknown as typeof Http2ServerRequest,
+    Http2ServerRequest: config.host.requestClass(H2Request) as unknown as typeof Http2ServerRequest,
     Http2ServerResponse: H2Response as unknown as typeof Http2ServerResponse,
     // Past this many fields Node resets the stream (ENHANCE_YOUR_CALM) before Cog sees it: room
     // for every list within maxHeaderSize (32 bytes a field at least), so Cog answers 431 as on HTTP/1.1.

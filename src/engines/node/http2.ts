@@ -2,7 +2,7 @@ import { constants, Http2ServerRequest, Http2ServerResponse, type Http2Session, 
 import type { Socket } from "node:net";
 import type { OutgoingHttpHeader } from "node:http";
 import { HttpError } from "../../errors.js";
-import { CHUNKED, NO_BODY } from "../../head.js";
+import { CHUNKED, NO_BODY } from "../engine.js";
 import type { Limits } from "../../limits.js";
 import { withRequestHelpers } from "../../request.js";
 import { withNodeBody } from "./request.js";

@@ -1,6 +1,6 @@
 import { IncomingMessage, ServerResponse } from "node:http";
 import type { InjectOptions as LightOptions } from "light-my-request";
-import type { InjectOptions, InjectResponse } from "../../testing.js";
+import type { InjectOptions, InjectResponse } from "../engine.js";
 
 type Inject = typeof import("light-my-request").inject;
 let loading: Promise<Inject> | null = null;

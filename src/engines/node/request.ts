@@ -3,7 +3,7 @@ import type { Readable } from "node:stream";
 import { readBody, tooLarge } from "../../body.js";
 import { HttpError } from "../../errors.js";
 import { withRequestHelpers } from "../../request.js";
-import type { BodyCallback } from "../engine.js";
+import type { BodyCallback } from "../../body.js";
 
 /** The most body bytes a streamed request may push (Infinity: no count kept). */
 const STREAM_LIMIT: unique symbol = Symbol("cog.node.streamLimit");

@@ -1,11 +1,8 @@
 import { ServerResponse, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
 import { withResponseHelpers } from "../../response.js";
-import type { Request } from "../../request.js";
-import type { Response } from "../../response.js";
 import type { FileHandle } from "node:fs/promises";
-import { REPORT } from "../../log.js";
 import { ENDING } from "./writes.js";
-import { SEND_FILE } from "../engine.js";
+import { HOST, SEND_FILE, type HostedRequest } from "../engine.js";
 import { streamFileRange } from "../../file-stream.js";
 import { WRITTEN, chunkBytes } from "./body-bytes.js";
 
@@ -40,8 +37,8 @@ export class NodeResponse extends withResponseHelpers(ServerResponse) {
    */
   override write(chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
     if (this.writableEnded || this.destroyed) {
-      const req = this.req as unknown as Request;
-      req.app[REPORT](new Error(`res.write() after the response ${this.writableEnded ? "ended" : "was cut"}: the chunk was dropped`), req);
+      const req = this.req as unknown as HostedRequest;
+      req[HOST].report(new Error(`res.write() after the response ${this.writableEnded ? "ended" : "was cut"}: the chunk was dropped`), req);
       return false;
     }
     if (!this.headersSent && !this.implicitHead()) return false;
@@ -53,8 +50,8 @@ export class NodeResponse extends withResponseHelpers(ServerResponse) {
   /** Node's end, except that a second end with a body is a logged no-op rather than an 'error' that ends the process (as `write`). */
   override end(chunk?: unknown, encoding?: unknown, callback?: unknown): this {
     if (this.writableEnded && chunk !== undefined && chunk !== null && typeof chunk !== "function") {
-      const req = this.req as unknown as Request;
-      req.app[REPORT](new Error("res.end() with a body after the response ended: the body was dropped"), req);
+      const req = this.req as unknown as HostedRequest;
+      req[HOST].report(new Error("res.end() with a body after the response ended: the body was dropped"), req);
       return this;
     }
     if (!this.headersSent && !this.implicitHead()) return this;
@@ -79,8 +76,8 @@ export class NodeResponse extends withResponseHelpers(ServerResponse) {
       (this as unknown as { _implicitHeader(): void })._implicitHeader();
       return true;
     } catch (err) {
-      const req = this.req as unknown as Request;
-      req.app.fail(err, req, this as unknown as Response);
+      const req = this.req as unknown as HostedRequest;
+      req[HOST].fail(err, req, this);
       return false;
     }
   }

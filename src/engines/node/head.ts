@@ -1,10 +1,7 @@
-import { HttpError } from "./errors.js";
-import type { Limits } from "./limits.js";
-import type { EngineRequest } from "./engines/engine.js";
-
-/** What `inspectHead` returns for a request without a body, and for a chunked one. */
-export const NO_BODY = -1;
-export const CHUNKED = -2;
+import { HttpError } from "../../errors.js";
+import type { Limits } from "../../limits.js";
+import { pathOf } from "../../request.js";
+import { CHUNKED, NO_BODY, type EngineRequest } from "../engine.js";
 
 // RFC 3986 host (IP-literal, IPv4 or reg-name) and an optional port. Linear: ":" is in no class before it.
 const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]*)(?::[0-9]*)?$/;
@@ -102,12 +99,6 @@ function checkRequestLine(req: EngineRequest, url: string, chunked: boolean): vo
   if ((url.indexOf(".") !== -1 || url.indexOf("%") !== -1) && DOT_SEGMENT.test(pathOf(url))) {
     throw badRequest('The path contains a "." or ".." segment');
   }
-}
-
-/** The path of a request target: what precedes its query. */
-export function pathOf(url: string): string {
-  const q = url.indexOf("?");
-  return q === -1 ? url : url.slice(0, q);
 }
 
 /** Case-insensitive name match that allocates nothing for the two spellings clients actually send. */

@@ -1,23 +1,6 @@
 import { request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http";
 import { parseSetCookie } from "cookie";
-import type { InjectOptions as LightOptions } from "light-my-request";
-import type { Engine } from "./engines/engine.js";
-
-/** A request for `app.inject` (light-my-request's options; `url` may carry a query). */
-export type InjectOptions = Pick<LightOptions, "url" | "path" | "method" | "headers" | "query" | "payload" | "body" | "cookies" | "remoteAddress">;
-
-/** What `app.inject` answers, on every engine. */
-export interface InjectResponse {
-  statusCode: number;
-  statusMessage: string;
-  headers: OutgoingHttpHeaders;
-  rawPayload: Buffer;
-  /** The body as text (UTF-8). */
-  payload: string;
-  body: string;
-  json<T = any>(): T;
-  cookies: Array<{ name: string; value: string; [attribute: string]: unknown }>;
-}
+import type { Engine, InjectOptions, InjectResponse } from "../engine.js";
 
 /**
  * Answers a request over a loopback connection to `engine`, started for this request and
