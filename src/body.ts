@@ -1,4 +1,3 @@
-import type { IncomingMessage } from "node:http";
 import contentType from "fast-content-type-parse";
 import { parse as parseQueryString } from "fast-querystring";
 import secureJson from "secure-json-parse";
@@ -65,21 +64,6 @@ export class BodyCollector {
     this.finished = true;
     this.done(tooLarge(this.limit), null);
   }
-}
-
-/** The node engine's body reader: Node's request stream into a BodyCollector. */
-export function readBody(req: IncomingMessage, length: number, limit: number, done: BodyCallback): void {
-  const body = new BodyCollector(length, limit, done);
-  if (body.finished) return;
-  req.on("data", (chunk: Buffer) => {
-    body.add(chunk);
-    // Over the limit: stop reading; the connection is closed after the 413.
-    if (body.finished) req.pause();
-  });
-  // A client that vanishes mid-body destroys the stream: "end" never comes, so neither does `done`.
-  // No "error" listener is needed for that, nor to keep the error from being thrown: Node emits
-  // a request's "aborted" error only to listeners.
-  req.on("end", () => body.end());
 }
 
 export function tooLarge(limit: number): HttpError {

@@ -1,6 +1,5 @@
 import type { Server, ServerOptions } from "node:http";
 import { availableParallelism } from "node:os";
-import { debuglog } from "node:util";
 import { describe, runChain, type ChainOwner, type Handler } from "./chain.js";
 import { NO_BODY, type Engine, type EngineConfig, type EngineHost, type HeadVerdict, type InjectOptions, type InjectResponse, type RequestSurface, type ResponseDone, type ResponseSurface } from "./engines/engine.js";
 import { tooLarge } from "./body.js";
@@ -19,11 +18,12 @@ import { Scope, type Layer, type Registry } from "./scope.js";
 import { secretsOf } from "./signing.js";
 import { serverTlsOptions, type TlsOptions } from "./tls.js";
 import { UnansweredWatch } from "./unanswered.js";
+import { chooseEngine, startEngine, type EngineName } from "./engines/select.js";
 import { Topics, type Broker } from "./websocket/topics.js";
 import type { OutgoingData } from "./websocket/types.js";
 import type { WorkerPool } from "./workers.js";
 
-export type EngineName = "node" | "native" | "auto";
+export type { EngineName };
 
 /** Where a server listens, once it does. */
 export interface Address {
@@ -35,9 +35,6 @@ declare module "./request.js" {
   /** `req.app`: the Cog app serving the request. */
   interface RequestApp extends Cog {}
 }
-const ENGINES: readonly EngineName[] = ["node", "native", "auto"];
-/** `NODE_DEBUG=cog` prints which engine an app runs on (and, for "auto", why). */
-const debug = debuglog("cog");
 
 /** Every limit and timeout is an option; see `Limits` for what each means and README for the defaults. */
 export interface CogOptions extends Partial<Limits> {
@@ -165,7 +162,7 @@ export class Cog extends Scope implements ChainOwner {
   private readonly settings: RequestSettings;
   private readonly limits: Limits;
   private readonly strict: boolean;
-  private engineName: EngineName;
+  private readonly engineName: EngineName;
   private readonly logErrors: boolean;
   /** Warns of handlers that return without answering: outside production, when logging. */
   private readonly unanswered: UnansweredWatch | null;
@@ -210,18 +207,7 @@ export class Cog extends Scope implements ChainOwner {
     this.limits = resolveLimits(options);
     this.strict = options.strict ?? true;
     this.cogOptions = options;
-    this.engineName = options.engine ?? "node";
-    if ((this.engineName as string) === "uws") {
-      throw new RangeError('engine "uws" was retired: use engine: "native", Cog\'s own engine, which serves what a bare uWebSockets.js server serves without its install problems (see docs/engines.md)');
-    }
-    if (!ENGINES.includes(this.engineName)) throw new RangeError(`engine must be one of ${ENGINES.map((e) => `"${e}"`).join(", ")}; got ${String(this.engineName)}`);
-    if (options.http2 !== undefined && options.http2 !== false) {
-      if (this.engineName === "native") {
-        throw new RangeError('The native engine serves HTTP/1.1 only (cleartext or TLS): http2 needs engine: "node" (or "auto", which picks it), or an HTTP/2-terminating proxy in front of the native engine (see docs/guide/deployment.md)');
-      }
-      // "auto" picks the engine that can serve what was asked.
-      this.engineName = "node";
-    }
+    this.engineName = chooseEngine(options.engine, options.http2 !== undefined && options.http2 !== false);
     if (options.tls !== undefined) serverTlsOptions(options.tls);
     else if (options.http2 === true) throw new TypeError('http2: true serves HTTP/2 over TLS and needs the tls option ({ key, cert }); for cleartext HTTP/2 use http2: "h2c"');
     const route = this.get;
@@ -352,19 +338,9 @@ export class Cog extends Scope implements ChainOwner {
   /** The engine this app serves with, loaded on demand: an app on one engine never loads the other. */
   private async createEngine(): Promise<Engine> {
     const config: EngineConfig = { host: this.host, limits: this.limits, strict: this.strict, options: this.cogOptions };
-    let name: "node" | "native";
-    if (this.engineName === "auto") {
-      const unavailable = (await import("./engines/native/load.js")).nativeUnavailable();
-      name = unavailable === null ? "native" : "node";
-      debug('engine "auto" chose %s%s', name, unavailable === null ? ": the native engine loads here" : `, because ${unavailable}`);
-    } else {
-      name = this.engineName;
-      debug('engine "%s"', name);
-    }
-    const engine =
-      name === "native" ? new (await import("./engines/native/engine.js")).NativeEngine(config) : new (await import("./engines/node/engine.js")).NodeEngine(config);
+    const engine = await startEngine(this.engineName, config);
     if (this.logger !== null) this.logger.bodyBytes = (res) => engine.bodyBytes(res);
-    this.chosen = name;
+    this.chosen = engine.name;
     return engine;
   }
 

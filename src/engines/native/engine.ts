@@ -1,7 +1,7 @@
 import { HttpError } from "../../errors.js";
 import { CHUNKED, NO_BODY, WEBSOCKET, type Engine, type EngineConfig, type EngineHost, type InjectOptions, type InjectResponse, type ResponseSurface } from "../engine.js";
 import { injectOverLoopback } from "./inject.js";
-import type { NativeWebSockets } from "../../websocket/native.js";
+import type { NativeWebSockets } from "./websocket.js";
 import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "./load.js";
 import { ADDON, ENCRYPTED, GONE, ID, NativeRequest } from "./request.js";
 import { nativeTlsOptions } from "./tls.js";
@@ -58,7 +58,7 @@ export class NativeEngine implements Engine {
 
   async listen(port: number, host: string | undefined, shared: boolean): Promise<{ host: string; port: number }> {
     if (this.host.servesWebSockets && this.webSockets === null) {
-      const { NativeWebSockets } = await import("../../websocket/native.js");
+      const { NativeWebSockets } = await import("./websocket.js");
       this.webSockets = new NativeWebSockets(this.addon, (req) => ({
         id: (req as unknown as NativeRequest)[ID],
         remoteAddress: (req as unknown as NativeRequest).remoteAddress,

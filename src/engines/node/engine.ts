@@ -4,7 +4,7 @@ import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, ListenOptions, Socket } from "node:net";
 import { inspectHead } from "./head.js";
 import { NO_BODY, WEBSOCKET, type Engine, type EngineConfig, type HeadVerdict, type InjectOptions, type InjectResponse, type ResponseSurface } from "../engine.js";
-import type { NodeWebSockets } from "../../websocket/node.js";
+import type { NodeWebSockets } from "./websocket.js";
 import { acceptQueuedConnections } from "./accept.js";
 import { bodyBytesOf } from "./body-bytes.js";
 import { injectInMemory } from "./inject.js";
@@ -20,7 +20,7 @@ const BACKLOG = 4096;
 /**
  * The default engine: Node's own HTTP server, handed Cog's request and response subclasses so
  * that `req`/`res` are real IncomingMessage and ServerResponse objects. Node parses and frames;
- * this engine applies Cog's head rules (src/head.ts) before handing each request to the app.
+ * this engine applies Cog's head rules (head.ts) before handing each request to the app.
  */
 export class NodeEngine implements Engine {
   readonly name = "node";
@@ -74,7 +74,7 @@ export class NodeEngine implements Engine {
 
   async listen(port: number, host: string | undefined): Promise<{ host: string; port: number }> {
     if (this.config.host.servesWebSockets && this.webSockets === null) {
-      const { NodeWebSockets } = await import("../../websocket/node.js");
+      const { NodeWebSockets } = await import("./websocket.js");
       this.webSockets = new NodeWebSockets(this.server, this.listener as never, NodeResponse as never);
       (this.Request.prototype as unknown as { [WEBSOCKET]: NodeWebSockets })[WEBSOCKET] = this.webSockets;
     }

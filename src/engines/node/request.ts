@@ -1,6 +1,6 @@
 import { IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
-import { readBody, tooLarge } from "../../body.js";
+import { BodyCollector, tooLarge } from "../../body.js";
 import { HttpError } from "../../errors.js";
 import { withRequestHelpers } from "../../request.js";
 import type { BodyCallback } from "../../body.js";
@@ -66,6 +66,21 @@ export function withNodeBody<Base extends abstract new (...args: any[]) => Reada
   }
   (NodeBody.prototype as unknown as StreamCount)[STREAM_LIMIT] = Infinity;
   return NodeBody;
+}
+
+/** The node engine's body reader: Node's request stream into a BodyCollector. */
+function readBody(req: IncomingMessage, length: number, limit: number, done: BodyCallback): void {
+  const body = new BodyCollector(length, limit, done);
+  if (body.finished) return;
+  req.on("data", (chunk: Buffer) => {
+    body.add(chunk);
+    // Over the limit: stop reading; the connection is closed after the 413.
+    if (body.finished) req.pause();
+  });
+  // A client that vanishes mid-body destroys the stream: "end" never comes, so neither does `done`.
+  // No "error" listener is needed for that, nor to keep the error from being thrown: Node emits
+  // a request's "aborted" error only to listeners.
+  req.on("end", () => body.end());
 }
 
 /**

@@ -1,11 +1,10 @@
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import { WebSocketServer, type WebSocket as WsSocket } from "ws";
-import type { WebSocketEngine, WebSocketEvents, WebSocketTransport } from "../engines/engine.js";
-import type { Request } from "../request.js";
-import type { Response } from "../response.js";
-import { IdleSweep } from "./idle.js";
-import type { SendResult, WebSocketSettings } from "./types.js";
+import type { SendResult, WebSocketEngine, WebSocketEvents, WebSocketSettings, WebSocketTransport } from "../engine.js";
+import type { Request } from "../../request.js";
+import type { Response } from "../../response.js";
+import { IdleSweep } from "./websocket-idle.js";
 
 /** The bytes that followed an upgrade request's head on its socket (Node hands them to 'upgrade' listeners). */
 const HEAD: unique symbol = Symbol("cog.websocket.head");
@@ -95,7 +94,7 @@ export class NodeWebSockets implements WebSocketEngine {
 }
 
 class NodeTransport implements WebSocketTransport {
-  /** For the idle sweep (src/websocket/idle.ts). */
+  /** For the idle sweep (websocket-idle.ts). */
   active = false;
   heard = Date.now();
   pinged = false;

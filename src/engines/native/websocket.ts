@@ -1,8 +1,7 @@
-import type { WebSocketEngine, WebSocketEvents, WebSocketTransport } from "../engines/engine.js";
-import type { NativeAddon } from "../engines/native/load.js";
-import type { Request } from "../request.js";
-import type { Response } from "../response.js";
-import type { SendResult, WebSocketSettings } from "./types.js";
+import type { SendResult, WebSocketEngine, WebSocketEvents, WebSocketSettings, WebSocketTransport } from "../engine.js";
+import type { NativeAddon } from "./load.js";
+import type { Request } from "../../request.js";
+import type { Response } from "../../response.js";
 
 /** WebSocket events from the addon (native/addon/src/js.rs). */
 const SOCKET_TEXT = 1;
