@@ -1,7 +1,7 @@
 import type { OutgoingHttpHeaders } from "node:http";
 import * as zlib from "node:zlib";
 import type { Transform } from "node:stream";
-import type { Handler } from "./chain.js";
+import type { Handler } from "./core/chain.js";
 import type { Request } from "./request.js";
 import { PENDING, WHOLE_BODY, type InternalResponse, type Response } from "./response.js";
 

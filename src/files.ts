@@ -4,7 +4,7 @@ import { basename, isAbsolute, join, resolve, sep } from "node:path";
 import { contentType } from "mime-types";
 import Negotiator from "negotiator";
 import parseRange from "range-parser";
-import type { Handler, Next } from "./chain.js";
+import type { Handler, Next } from "./core/chain.js";
 import { SEND_FILE, type FileSending, type ResponseSurface } from "./engines/engine.js";
 import { HttpError } from "./errors.js";
 import { streamFileRange } from "./file-stream.js";

@@ -1,10 +1,10 @@
 export { Cog, type Address, type CogOptions, type ListenOptions, type EngineName, type ErrorHandler, type NotFoundHandler } from "./cog.js";
-export { Scope as Group, type AddRoute } from "./scope.js";
+export { Group, type AddRoute } from "./core/group.js";
 export type { Request, CogRequest, RouteRequest, Query, Cookies, SignedCookies, Params } from "./request.js";
-export type { PathParams } from "./router.js";
+export type { PathParams } from "./core/router.js";
 export type { Response, CogResponse, CookieOptions, HeaderValue } from "./response.js";
 export { HttpError } from "./errors.js";
-export type { Handler, Next } from "./chain.js";
+export type { Handler, Next } from "./core/chain.js";
 export type { RequestSocket } from "./engines/engine.js";
 export type { Limits } from "./limits.js";
 export type { InjectOptions, InjectResponse } from "./engines/engine.js";

@@ -54,8 +54,13 @@ export const ENGINE_HEADERS: unique symbol = Symbol("cog.engineHeaders");
 export const FRAMES_BODY: unique symbol = Symbol("cog.framesBody");
 /** On such an engine, the whole body `send` is writing, so the engine can tell its length to middleware that asks (`getHeader("content-length")`). */
 export const WHOLE_BODY: unique symbol = Symbol("cog.wholeBody");
-/** The watch list of the app's handlerTimeout while this response has not begun; null otherwise. */
+/** The app's handlerTimeout watch while this response has not begun; null otherwise. */
 export const WATCH: unique symbol = Symbol("cog.watch");
+
+/** What watches a response until it begins (the app's handlerTimeout): told once its head is written. */
+export interface ResponseWatch {
+  begun(res: object): void;
+}
 
 /** Cog's state on every response, under the symbols above (kept out of the public types). */
 export interface ResponseInternals {
@@ -64,7 +69,7 @@ export interface ResponseInternals {
   [ENGINE_HEADERS]: boolean;
   [FRAMES_BODY]: boolean;
   [WHOLE_BODY]: string | Buffer | undefined;
-  [WATCH]: Map<unknown, unknown> | null;
+  [WATCH]: ResponseWatch | null;
 }
 export type { EventEmitter };
 type Internal = ResponseInternals;
@@ -104,10 +109,7 @@ export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base
      */
     override writeHead(status: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
       const watch = own(this)[WATCH];
-      if (watch !== null) {
-        watch.delete(this);
-        own(this)[WATCH] = null;
-      }
+      if (watch !== null) watch.begun(this);
       const pending = own(this)[PENDING];
       if (pending !== null && reason !== pending && headers !== pending) {
         if (typeof reason === "string") headers = withPending(pending, headers);

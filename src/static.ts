@@ -1,4 +1,4 @@
-import type { Handler } from "./chain.js";
+import type { Handler } from "./core/chain.js";
 
 /** How a file is sent, by `serveStatic` and `res.sendFile` alike. */
 export interface FileOptions {

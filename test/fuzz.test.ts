@@ -15,7 +15,7 @@ import { parse as parseQuery } from "fast-querystring";
 import { countFields, parseBody } from "../src/body.js";
 import { HttpError } from "../src/errors.js";
 import { DEFAULT_LIMITS } from "../src/limits.js";
-import { Router } from "../src/router.js";
+import { Router } from "../src/core/router.js";
 import type { Cog } from "../src/index.js";
 import { serve } from "./helpers.js";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { Router, joinPaths, normalizePattern, prefixCoverage, prefixMatcher } from "../src/router.js";
+import { Router, joinPaths, normalizePattern, prefixCoverage, prefixMatcher } from "../src/core/router.js";
 
 function router(...patterns: string[]): Router<string> {
   const r = new Router<string>();

@@ -81,12 +81,41 @@ export type Dispatch = (req: RequestSurface, res: ResponseSurface, verdict: Head
 /** See `EngineHost.responseDone`. */
 export type ResponseDone = (res: ResponseSurface, aborted: boolean) => void;
 
-/** The app's options an engine reads; documented where applications see them (`CogOptions`). */
+/** The app's options an engine reads (part of `CogOptions`). */
 export interface EngineOptions {
+  /**
+   * Serve HTTPS: the certificate and key (PEM), and any other of Node's secure-context options;
+   * TLS 1.2 and 1.3 only. Replace the certificate later with `app.setSecureContext`. The native
+   * engine serves it with rustls (HTTP/1.1, ALPN "http/1.1"): `key`, `cert`, `passphrase`, `ca`,
+   * `requestCert`, `rejectUnauthorized`, `minVersion`/`maxVersion`; it refuses OpenSSL-only options
+   * such as `pfx` or `ciphers` (see docs/guide/deployment.md).
+   */
   tls?: TlsOptions;
+  /**
+   * Node engine only. `true`: HTTP/2 over TLS (needs `tls`), with HTTP/1.1 for clients that don't
+   * offer h2 by ALPN; `"h2c"`: cleartext HTTP/2 with prior knowledge (no HTTP/1.1), as behind a
+   * proxy that speaks h2c. The same handlers serve every protocol.
+   */
   http2?: boolean | "h2c";
+  /** Further options for `http.createServer` (node engine only); they override those Cog derives from its limits. */
   server?: ServerOptions;
+  /**
+   * Node engine only. Hold each answer once `res.end()` has buffered it and write the held ones
+   * together, 16 at a time or at the end of the event loop's round, so that a client on the same
+   * host (a proxy, a load generator) is woken once per slice rather than once per answer.
+   * Relies on Node's socket internals (src/engines/node/writes.ts, checked by
+   * test/node-internals.test.ts): turn it off if a Node release breaks them, or to have every
+   * answer written the moment it ends. Default true.
+   */
   sliceWrites?: boolean;
+  /**
+   * Node engine only, on Linux where Cog's native addon is built (not in cluster workers). Each
+   * time Node accepts a connection, accept the others waiting in the kernel's queue too (up to
+   * 1024), so that a burst of clients is let in at once rather than one per turn of the event loop.
+   * Relies on Node's net.Server internals (src/engines/node/accept.ts, checked by
+   * test/node-internals.test.ts): turn it off if a Node release breaks them, or to accept
+   * exactly as Node does. Default true.
+   */
   drainAcceptQueue?: boolean;
 }
 

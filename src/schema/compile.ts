@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from "@standard-schema/spec";
 import type { Ajv as AjvInstance, ErrorObject, ValidateFunction } from "ajv";
-import type { Handler } from "../chain.js";
+import type { Handler } from "../core/chain.js";
 import { HttpError } from "../errors.js";
 import type { CogRequest } from "../request.js";
 import type { JsonSchema, RouteSchema, Schema } from "./types.js";

@@ -1,4 +1,4 @@
-import type { Handler } from "../chain.js";
+import type { Handler } from "../core/chain.js";
 import { HOST, WEBSOCKET, type HostedRequest, type WebSocketEngine } from "../engines/engine.js";
 import { HttpError } from "../errors.js";
 import type { Request } from "../request.js";

@@ -1,10 +1,10 @@
 import type { Handler } from "./chain.js";
-import { CACHED_PATH, pathOf, type InternalRequest, type Request, type RouteRequest } from "./request.js";
+import { CACHED_PATH, pathOf, type InternalRequest, type Request, type RouteRequest } from "../request.js";
 import { checkPath, joinPaths, normalizePattern, type JoinedPath, type PathParams } from "./router.js";
-import type { RouteOptions, RouteSchema, SchemaRequest, SchemaResponse } from "./schema/types.js";
-import { upgradeHandler } from "./websocket/route.js";
-import type { Topics } from "./websocket/topics.js";
-import { resolveWebSocketOptions, type WebSocketHandlers, type WebSocketOptions } from "./websocket/types.js";
+import type { RouteOptions, RouteSchema, SchemaRequest, SchemaResponse } from "../schema/types.js";
+import { upgradeHandler } from "../websocket/route.js";
+import type { Topics } from "../websocket/topics.js";
+import { resolveWebSocketOptions, type WebSocketHandlers, type WebSocketOptions } from "../websocket/types.js";
 
 /**
  * A route-registering method: `(path, ...handlers)`, whose handlers see `req.params` typed from
@@ -28,13 +28,13 @@ type RouteArgs = unknown[];
 export interface Layer {
   readonly prefix: string;
   readonly handler: Handler;
-  /** Registration order across all scopes, so 404/405 chains keep it too. */
+  /** Registration order across all groups, so 404/405 chains keep it too. */
   readonly order: number;
 }
 
-/** Where a scope sends what it registers: the app. */
+/** Where a group sends what it registers: the app's routes (src/core/routes.ts). */
 export interface Registry {
-  addRoute(scope: Scope, method: string, path: string, handlers: Handler[], options: RouteOptions | undefined): void;
+  addRoute(group: Group, method: string, path: string, handlers: Handler[], options: RouteOptions | undefined): void;
   /** The app's topics, for a WebSocket route (the app then serves WebSockets). */
   webSockets(): Topics;
   nextOrder(): number;
@@ -42,23 +42,23 @@ export interface Registry {
 }
 
 /**
- * Route registration shared by the app and its groups. A group is a Scope
- * with a path prefix and middleware of its own, which apply to the routes
- * registered inside it (and to its nested groups) after the `use` call.
+ * Route registration shared by the app and its groups. A group has a path prefix and middleware
+ * of its own, which apply to the routes registered inside it (and to its nested groups) after
+ * the `use` call.
  */
-export class Scope<Prefix extends string = ""> {
+export class Group<Prefix extends string = ""> {
   readonly layers: Layer[] = [];
   /** Nested groups, so middleware of theirs can also run for unmatched paths under their prefix. */
-  readonly children: Scope<string>[] = [];
+  readonly children: Group<string>[] = [];
 
   constructor(
     protected readonly registry: Registry,
     readonly prefix: string,
-    readonly parent: Scope<string> | null,
+    readonly parent: Group<string> | null,
   ) {}
 
   /**
-   * Adds middleware. `use(mw)` and `use("*", mw)` run it for every request of this scope;
+   * Adds middleware. `use(mw)` and `use("*", mw)` run it for every request of this group;
    * `use("/prefix", mw)` only for paths under that prefix (a whole segment: `/admin` covers
    * `/admin/x`, never `/adminx`), and, as in Express, with the prefix taken off `req.url` while
    * it runs (`req.baseUrl` holds it, `req.originalUrl` the whole URL), so static file servers
@@ -109,8 +109,8 @@ export class Scope<Prefix extends string = ""> {
    * Routes under a common prefix with middleware of their own: `app.group("/admin", (admin) => …)`.
    * The prefix's params are typed in its routes' `req.params` too.
    */
-  group<const G extends string>(prefix: G, define: (group: Scope<JoinedPath<Prefix, G>>) => void): this {
-    const child = new Scope<JoinedPath<Prefix, G>>(this.registry, joinPaths(this.prefix, checkPath(prefix, "group()")), this);
+  group<const G extends string>(prefix: G, define: (group: Group<JoinedPath<Prefix, G>>) => void): this {
+    const child = new Group<JoinedPath<Prefix, G>>(this.registry, joinPaths(this.prefix, checkPath(prefix, "group()")), this);
     this.children.push(child);
     define(child);
     return this;

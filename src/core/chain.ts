@@ -1,5 +1,5 @@
-import type { Request } from "./request.js";
-import type { Response } from "./response.js";
+import type { Request } from "../request.js";
+import type { Response } from "../response.js";
 
 /** Call it to run the next middleware, or with an error to skip to the error handler. */
 export type Next = (err?: unknown) => void;

@@ -1,0 +1,221 @@
+import { HttpError, errorBody, statusOf } from "../errors.js";
+import type { RequestLogger } from "../logger.js";
+import { ROUTE, type InternalRequest, type Request } from "../request.js";
+import { WATCH, resetForError, type InternalResponse, type Response, type ResponseWatch } from "../response.js";
+import { describe, runChain, type ChainOwner, type Handler } from "./chain.js";
+import type { Reports } from "./report.js";
+import type { Match } from "./router.js";
+import type { UnansweredWatch } from "./unanswered.js";
+
+export type ErrorHandler = (err: unknown, req: Request, res: Response) => unknown;
+export type NotFoundHandler = (req: Request, res: Response) => unknown;
+
+/**
+ * The last stage of a request: answering what the route's chain did not. Any error becomes the
+ * app's error response (its `onError` handler, else JSON `{statusCode, error, message}`), a chain
+ * that runs out becomes the 404 (its `notFound` handler), an unmatched method the 405 with Allow;
+ * an error that can no longer be answered is reported. The chains' owner (`ChainOwner`).
+ */
+export class Answers implements ChainOwner {
+  errorHandler: ErrorHandler | null = null;
+  notFoundHandler: NotFoundHandler | null = null;
+  /** ChainOwner's watch on handlers that return without answering: none in production. */
+  readonly returned: ChainOwner["returned"];
+
+  constructor(
+    private readonly reports: Reports,
+    /** Warns of handlers that return without answering: outside production, when logging. */
+    private readonly unanswered: UnansweredWatch | null,
+    private readonly logger: RequestLogger | null,
+  ) {
+    this.returned = unanswered === null ? undefined : (req, res, handler, nextCalled, value) => unanswered.watch(req, res, `the handler ${describe(handler)}`, nextCalled, value);
+  }
+
+  /** Turns any error into a response, whatever state the response is in. */
+  fail(err: unknown, req: Request, res: Response): void {
+    if (res.writableEnded || res.destroyed) {
+      // Already answered (e.g. a handler threw after sending): nothing to send, but don't hide it.
+      this.reports.report(err, req, "after the response was sent");
+      return;
+    }
+    if (res.headersSent) {
+      // Half a response is out; the only honest signal left is to cut the connection.
+      this.reports.report(err, req, "after the response began: the connection was cut");
+      res.destroy();
+      return;
+    }
+    resetForError(res);
+    if (this.errorHandler !== null) {
+      try {
+        const result = this.errorHandler(err, req, res) as PromiseLike<unknown> | undefined;
+        if (result !== undefined && result !== null && typeof result.then === "function") {
+          result.then(
+            (value) => this.errorHandlerReturned(req, res, value),
+            (handlerErr: unknown) => this.errorHandlerFailed(handlerErr, err, req, res),
+          );
+        } else {
+          this.errorHandlerReturned(req, res, result);
+        }
+        return;
+      } catch (handlerErr) {
+        return this.errorHandlerFailed(handlerErr, err, req, res);
+      }
+    }
+    this.defaultError(err, req, res);
+  }
+
+  /** The app's error handler threw or rejected: that is reported, and the original error answered as if there were none. */
+  private errorHandlerFailed(handlerErr: unknown, err: unknown, req: Request, res: Response): void {
+    this.reports.report(handlerErr, req, "in the error handler");
+    if (res.writableEnded || res.destroyed) return;
+    if (res.headersSent) return void res.destroy();
+    resetForError(res);
+    this.defaultError(err, req, res);
+  }
+
+  private errorHandlerReturned(req: Request, res: Response, value: unknown): void {
+    if (this.unanswered !== null && !res.writableEnded && !res.headersSent) this.unanswered.watch(req, res, "the error handler (onError)", () => false, value);
+  }
+
+  /** `next()` past a chain's last handler: the 404. */
+  fallThrough(req: Request, res: Response): void {
+    const route = (req as InternalRequest)[ROUTE];
+    if (route !== null && !res.headersSent && !res.writableEnded) {
+      this.reports.warn(`the last handler of route ${route} called next() without answering: nothing else answers, so the request gets 404 as if no route matched; answer there, or don't call next() in it`, req);
+    }
+    if (this.notFoundHandler !== null) {
+      const owner: ChainOwner = {
+        fail: (e, rq, rs) => this.fail(e, rq, rs),
+        fallThrough: () => this.defaultNotFound(req, res),
+        returned: this.unanswered === null ? undefined : (rq, rs, _handler, nextCalled, value) => this.unanswered?.watch(rq, rs, "the notFound handler", nextCalled, value),
+      };
+      runChain([this.notFoundHandler as Handler], req, res, owner);
+      return;
+    }
+    this.defaultNotFound(req, res);
+  }
+
+  /**
+   * The handler that ends the chain of a request no route matched, after the app's middleware:
+   * the 404 (no route has the path), OPTIONS's 204 with Allow, or the 405 with Allow.
+   */
+  unmatched(req: Request, res: Response, match: Match<unknown> | null): Handler {
+    if (match === null) return () => this.fallThrough(req, res);
+    if (req.method === "OPTIONS") {
+      return () => {
+        res.set("allow", match.allow);
+        res.send(undefined, 204);
+      };
+    }
+    return () => {
+      // On the response before the error handler runs, so a custom one keeps it too.
+      res.set("allow", match.allow);
+      this.fail(new HttpError(405, `Method ${req.method} is not allowed on ${req.path}; allowed: ${match.allow}`, { headers: { allow: match.allow } }), req, res);
+    };
+  }
+
+  /**
+   * A request that arrived while the server drains gets 503 and `Connection: close`: normal
+   * operation, not an error, so it is not reported; the access log's line says why, at info.
+   */
+  refuseWhileClosing(req: Request, res: Response): void {
+    res.shouldKeepAlive = false;
+    res.set("connection", "close");
+    this.logger?.because(req, "draining");
+    this.fail(new RefusedWhileDraining(), req, res);
+  }
+
+  private defaultNotFound(req: Request, res: Response): void {
+    if (res.headersSent || res.writableEnded) {
+      // The chain went on past a handler that answered: a middleware called next() after responding.
+      this.reports.report(new Error("next() was called after the response was sent; nothing more to do"), req);
+      return;
+    }
+    this.fail(new HttpError(404, `Route ${req.method} ${req.path} not found`), req, res);
+  }
+
+  /** The default error response; if even that can't be written (the response is unusable), the connection is cut. */
+  private defaultError(err: unknown, req: Request, res: Response): void {
+    if (res.headersSent) return void res.destroy();
+    const status = statusOf(err);
+    if (status >= 500 && !(err instanceof RefusedWhileDraining)) this.reports.report(err, req);
+    if (err instanceof HttpError && err.headers !== undefined) res.set(err.headers);
+    // A header the app set that can't be sent (CR/LF in its value) fails the first try and is
+    // dropped by it: the second goes out without it. Failing twice, the response is unusable.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        res.json(errorBody(status, err), status);
+        return;
+      } catch (writeErr) {
+        if (attempt === 2 || res.headersSent) {
+          this.reports.report(writeErr, req, "while answering with an error: the connection was cut");
+          res.destroy();
+          return;
+        }
+      }
+    }
+  }
+}
+
+/** The 503 of a request that arrived while the server drains: expected, so not reported as an error. */
+class RefusedWhileDraining extends HttpError {
+  constructor() {
+    super(503, "The server is shutting down; retry on a new connection");
+  }
+}
+
+/**
+ * The `handlerTimeout` watch: a response whose handlers returned without beginning it is
+ * answered 503 once it has waited that long. Watched responses carry the watch (`WATCH`) until
+ * their head is written, when the response calls `begun`: the list is this class's alone.
+ */
+export class HandlerTimeouts implements ResponseWatch {
+  /** Responses whose handler has not begun to answer, by the time their handler returned. */
+  private readonly waiting = new Map<Response, { readonly req: Request; readonly since: number }>();
+  private sweep: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly timeout: number,
+    private readonly answers: Answers,
+    private readonly reports: Reports,
+  ) {}
+
+  /** After a chain returned: watch the response if it has not begun (only while serving, with a handlerTimeout). */
+  watch(req: Request, res: Response): void {
+    if (this.sweep !== null && !res.writableEnded && !res.destroyed && (res as InternalResponse)[WATCH] === null) {
+      (res as InternalResponse)[WATCH] = this;
+      this.waiting.set(res, { req, since: Date.now() });
+    }
+  }
+
+  /** The response began (its head is being written): it no longer waits. */
+  begun(res: object): void {
+    this.waiting.delete(res as Response);
+    (res as InternalResponse)[WATCH] = null;
+  }
+
+  start(): void {
+    const timeout = this.timeout;
+    if (timeout === 0 || this.sweep !== null) return;
+    this.sweep = setInterval(() => this.sweepWaiting(timeout), Math.min(1000, Math.max(10, timeout / 4)));
+    this.sweep.unref();
+  }
+
+  stop(): void {
+    if (this.sweep !== null) clearInterval(this.sweep);
+    this.sweep = null;
+  }
+
+  /** Answers 503 for each response still not begun `timeout` ms after its handler returned. */
+  private sweepWaiting(timeout: number): void {
+    const expired = Date.now() - timeout;
+    // Oldest first (a Map keeps insertion order): stop at the first that has time left.
+    for (const [res, { req, since }] of this.waiting) {
+      if (since > expired) break;
+      this.begun(res);
+      if (res.headersSent || res.writableEnded || res.destroyed) continue;
+      this.reports.report(new Error(`The handler did not answer within handlerTimeout (${timeout} ms): answered 503; answer sooner, or raise handlerTimeout`), req);
+      this.answers.fail(new HttpError(503, "The server did not answer in time"), req, res);
+    }
+  }
+}

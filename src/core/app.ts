@@ -1,0 +1,71 @@
+import type { EngineHost, ResponseDone } from "../engines/engine.js";
+import { chooseEngine, type EngineName } from "../engines/select.js";
+import { resolveLimits, type Limits } from "../limits.js";
+import { RequestLogger } from "../logger.js";
+import { forApp, type Request, type RequestSettings } from "../request.js";
+import type { Response } from "../response.js";
+import { secretsOf } from "../signing.js";
+import { serverTlsOptions } from "../tls.js";
+import { Answers, HandlerTimeouts } from "./answer.js";
+import { Dispatcher } from "./dispatch.js";
+import type { Group } from "./group.js";
+import type { CogOptions } from "./options.js";
+import { Reports } from "./report.js";
+import { Routes } from "./routes.js";
+import { Serving } from "./serving.js";
+import { UnansweredWatch } from "./unanswered.js";
+
+/**
+ * One app's core, by stage of a request: routes (registered and compiled), dispatch (route
+ * lookup, body, chain), answers (errors, 404/405, the handler timeout), serving (listen, workers,
+ * signals, close). A face (the API applications write against: `Cog`) makes one and attaches
+ * itself: it is the outermost group of routes, and what handlers see as `req.app`. The core
+ * knows no face's API, so another face over it needs no change here.
+ */
+export class AppCore {
+  readonly limits: Limits;
+  readonly settings: RequestSettings;
+  readonly routes: Routes;
+  readonly answers: Answers;
+  readonly serving: Serving;
+  /** What this app's engines talk to (see `EngineHost`). */
+  readonly host: EngineHost;
+  /** The face serving requests, as `req.app` shows it (set by `attach`). */
+  private face: Group<string> | null = null;
+
+  /** Checks every option (a typo fails here, when the app is made, rather than in production). */
+  constructor(options: CogOptions) {
+    const limits = (this.limits = resolveLimits(options));
+    const engine: EngineName = chooseEngine(options.engine, options.http2 !== undefined && options.http2 !== false);
+    if (options.tls !== undefined) serverTlsOptions(options.tls);
+    else if (options.http2 === true) throw new TypeError('http2: true serves HTTP/2 over TLS and needs the tls option ({ key, cert }); for cleartext HTTP/2 use http2: "h2c"');
+    this.settings = { trustProxy: options.trustProxy ?? false, maxFields: limits.maxFields, maxJsonDepth: limits.maxJsonDepth, secrets: secretsOf(options.secret) };
+    const logErrors = options.logErrors ?? true;
+    if (options.broker !== undefined && (options.broker === null || typeof options.broker.publish !== "function")) throw new TypeError("broker must be a Broker, such as redisBroker(url)");
+    const logger = options.logger === undefined || options.logger === false ? null : new RequestLogger(options.logger, options.trustRequestId ?? false);
+    const reports = new Reports(logErrors, logger);
+    const unanswered = logErrors && process.env.NODE_ENV !== "production" ? new UnansweredWatch((message, req) => reports.warn(message, req)) : null;
+    this.routes = new Routes(limits.bodyLimit, options.broker ?? null);
+    const answers = (this.answers = new Answers(reports, unanswered, logger));
+    const timeouts = new HandlerTimeouts(limits.handlerTimeout, answers, reports);
+    const dispatcher = new Dispatcher(this.routes, answers, timeouts, limits, logger);
+    const core = this;
+    const host: EngineHost = (this.host = {
+      dispatch: dispatcher.dispatch,
+      fail: (err, req, res) => answers.fail(err, req as Request, res as Response),
+      report: (err, req, when) => reports.report(err, req as Request, when),
+      responseDone: (logger?.finished ?? null) as ResponseDone | null,
+      get servesWebSockets() {
+        return core.routes.topics !== null;
+      },
+      requestClass: (Base) => forApp(Base, this.face!, this.settings, host),
+    });
+    this.serving = new Serving(engine, { host, limits, strict: options.strict ?? true, options }, dispatcher, timeouts, this.routes, logger);
+  }
+
+  /** The face over this core: its outermost group of routes, and `req.app`. */
+  attach(face: Group<string>): void {
+    this.face = face;
+    this.routes.root = face;
+  }
+}

@@ -1,0 +1,125 @@
+import { tooLarge } from "../body.js";
+import { NO_BODY, type HeadVerdict, type RequestSurface, type ResponseSurface } from "../engines/engine.js";
+import { HttpError } from "../errors.js";
+import type { Limits } from "../limits.js";
+import type { RequestLogger } from "../logger.js";
+import { RESPONSE, ROUTE, decodeParam, pathOf, type InternalRequest, type Params, type Request } from "../request.js";
+import { SERIALIZERS, type InternalResponse, type Response } from "../response.js";
+import type { Answers, HandlerTimeouts } from "./answer.js";
+import { runChain, type Handler } from "./chain.js";
+import type { Router } from "./router.js";
+import type { Route, Routes } from "./routes.js";
+
+/**
+ * The second stage, where an engine hands each request over (`EngineHost.dispatch`): find the
+ * route, receive the body as the route asks (buffered before the chain, or streamed through it),
+ * run the chain. What the chain leaves unanswered goes to the answers.
+ */
+export class Dispatcher {
+  /** The server drains: new requests get 503 (see `Answers.refuseWhileClosing`). */
+  closing = false;
+  private readonly router: Router<Route>;
+
+  constructor(
+    private readonly routes: Routes,
+    private readonly answers: Answers,
+    private readonly timeouts: HandlerTimeouts,
+    private readonly limits: Limits,
+    private readonly logger: RequestLogger | null,
+  ) {
+    this.router = routes.router;
+  }
+
+  /**
+   * The entry point for every request, bound so engines can call it directly: the engine has
+   * read the head and says what body follows, or why the request is refused.
+   */
+  readonly dispatch = (request: RequestSurface, response: ResponseSurface, verdict: HeadVerdict): void => {
+    const req = request as Request;
+    const res = response as Response;
+    (req as InternalRequest)[RESPONSE] = res;
+    if (this.logger !== null) this.logger.begin(req, res);
+    if (this.closing) return this.answers.refuseWhileClosing(req, res);
+    if (typeof verdict !== "number") {
+      // The request broke a rule of HTTP or a limit: answer it, then close rather than guess what follows.
+      res.shouldKeepAlive = false;
+      return this.answers.fail(verdict, req, res);
+    }
+    const match = this.router.find(req.method!, pathOf(req.url!));
+    if (match === null || match.data === null) return this.run([...this.routes.fallbackChain(), this.answers.unmatched(req, res, match)], req, res);
+    const route = match.data;
+    (req as InternalRequest)[ROUTE] = route.where;
+    if (route.serializers !== null) (res as InternalResponse)[SERIALIZERS] = route.serializers;
+    if (match.values !== null) {
+      try {
+        req.params = buildParams(route.paramNames, match.values, this.limits.maxParamLength);
+      } catch (err) {
+        return this.answers.fail(err, req, res);
+      }
+    }
+    if (verdict === NO_BODY) return this.run(route.handlers, req, res);
+    if (route.streamsBody || isMultipart(req)) return this.stream(req, res, route, verdict);
+    this.receive(req, res, route, verdict);
+  };
+
+  /** Buffers the body (within the limit) before the chain runs, so `req.body` can be read synchronously. */
+  private receive(req: Request, res: Response, route: Route, length: number): void {
+    req.receiveBody(length, route.bodyLimit, (err, body) => {
+      if (err !== null) return this.refuseBody(err, req, res);
+      const encoding = req.firstHeader("content-encoding");
+      if (encoding === undefined) return this.received(body!, req, res, route);
+      void import("../inflate.js").then(({ inflateBody }) =>
+        inflateBody(body!, encoding, route.bodyLimit, (error, inflated) => (error !== null ? this.refuseBody(error, req, res) : this.received(inflated!, req, res, route))),
+      );
+    });
+  }
+
+  private received(body: Buffer, req: Request, res: Response, route: Route): void {
+    req.rawBody = body;
+    req._body = true;
+    this.run(route.handlers, req, res);
+  }
+
+  /** The body is refused (too large, or undecodable): answer, then close the connection rather than read the rest. */
+  private refuseBody(err: HttpError, req: Request, res: Response): void {
+    res.shouldKeepAlive = false;
+    this.answers.fail(err, req, res);
+  }
+
+  /** Runs the chain at once, the body flowing through `req` as it arrives (within the route's limit). */
+  private stream(req: Request, res: Response, route: Route, length: number): void {
+    if (length > route.bodyLimit) return this.refuseBody(tooLarge(route.bodyLimit), req, res);
+    // A body past the limit fails the stream with a 413, which the handler's read rethrows; the
+    // connection is then not reused (the rest of the body is never read). Listening also keeps
+    // a failure no handler reads from ending the process.
+    req.on("error", (err) => {
+      if (err instanceof HttpError && err.status === 413) res.shouldKeepAlive = false;
+    });
+    req.streamBody(length, route.bodyLimit);
+    this.run(route.handlers, req, res);
+  }
+
+  /** Runs a chain; a response its handlers have not begun by the time they return is watched for handlerTimeout. */
+  private run(handlers: readonly Handler[], req: Request, res: Response): void {
+    runChain(handlers, req, res, this.answers);
+    if (!res.headersSent) this.timeouts.watch(req, res);
+  }
+}
+
+/** Whether the body is multipart: left unread, as a stream, for a multipart parser (multer, busboy). */
+function isMultipart(req: Request): boolean {
+  const type = req.firstHeader("content-type");
+  return type !== undefined && type.length >= 19 && type.slice(0, 19).toLowerCase() === "multipart/form-data";
+}
+
+function buildParams(names: readonly string[], values: readonly string[], maxLength: number): Params {
+  const params: Params = {};
+  for (let i = 0; i < names.length; i++) {
+    const value = values[i]!;
+    if (value.length > maxLength) {
+      throw new HttpError(414, `Route param "${names[i]}" is longer than ${maxLength} characters; raise the maxParamLength option to accept it`);
+    }
+    params[names[i]!] = decodeParam(value);
+  }
+  return params;
+}

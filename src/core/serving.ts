@@ -1,0 +1,173 @@
+import type { Server } from "node:http";
+import { availableParallelism } from "node:os";
+import type { Engine, EngineConfig, InjectOptions, InjectResponse } from "../engines/engine.js";
+import { startEngine, type EngineName } from "../engines/select.js";
+import type { RequestLogger } from "../logger.js";
+import type { TlsOptions } from "../tls.js";
+import type { HandlerTimeouts } from "./answer.js";
+import type { Dispatcher } from "./dispatch.js";
+import type { Routes } from "./routes.js";
+import type { WorkerPool } from "./workers.js";
+
+/** Where a server listens, once it does. */
+export interface Address {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** Where and how to serve: `app.listen({ port: 8080, workers: "auto" })`. */
+export interface ListenOptions {
+  /** Default 3000; 0 picks a free port (with workers, one for all of them). */
+  port?: number;
+  /** Default: every interface ("::", which takes IPv4 too). */
+  host?: string;
+  /**
+   * Serve from this many worker processes sharing the port ("auto": one per core), each
+   * re-running the app's entry file as node:cluster does; this process supervises them: it
+   * restarts one that dies (with backoff) and, on SIGTERM or SIGINT, drains them all and exits 0.
+   * `listen` resolves in this process once every worker listens (and in each worker with its own).
+   */
+  workers?: number | "auto";
+  /** Without workers: on SIGTERM or SIGINT, drain (`close(drainMs)`) and exit 0. Default false (with workers, always on). */
+  signals?: boolean;
+  /** How long a drain on a signal waits for in-flight requests before cutting them. Default 10000 ms. */
+  drainMs?: number;
+}
+
+/**
+ * Serving an app: listening on one engine (or supervising worker processes that do), draining on
+ * signals, closing gracefully, reloading the TLS certificate, and answering `inject` for tests.
+ */
+export class Serving {
+  /** The engine listening, while it is. */
+  private serving: Engine | null = null;
+  /** The engine chosen for this app, once `listen` or `inject` has made it. */
+  private chosen: "node" | "native" | undefined = undefined;
+  /** In the primary of `listen({ workers })`: the worker processes. */
+  private workerPool: WorkerPool | null = null;
+  /** Removes the SIGTERM/SIGINT handlers of `listen({ signals: true })`. */
+  private removeSignals: (() => void) | null = null;
+  private starting = false;
+  /** The engine `inject` answers through, made on its first use (it does not listen). */
+  private injecting: Promise<Engine> | null = null;
+
+  constructor(
+    private readonly engineName: EngineName,
+    private readonly config: EngineConfig,
+    private readonly dispatcher: Dispatcher,
+    private readonly timeouts: HandlerTimeouts,
+    private readonly routes: Routes,
+    private readonly logger: RequestLogger | null,
+  ) {}
+
+  async listen(options: ListenOptions): Promise<Address> {
+    const drainMs = options.drainMs ?? 10_000;
+    if (options.workers !== undefined) {
+      const workers = await import("./workers.js");
+      if (!workers.isCogWorker()) return this.startWorkers(options, drainMs);
+      let address: Address;
+      try {
+        address = await this.serve(Number(process.env[workers.WORKER_PORT]), options.host, true);
+      } catch (err) {
+        workers.reportListenFailure(err);
+        throw err;
+      }
+      workers.serveAsWorker((ms) => this.close(ms), drainMs);
+      return address;
+    }
+    const address = await this.serve(options.port ?? 3000, options.host, false);
+    if (options.signals === true) {
+      const { drainOnSignals } = await import("./signals.js");
+      this.removeSignals = drainOnSignals(async (signal) => {
+        console.error(`cog: ${signal}: draining, up to ${drainMs} ms`);
+        await this.close(drainMs);
+      });
+    }
+    return address;
+  }
+
+  /** The primary of `workers`: forks them, and answers `close` by draining them. */
+  private async startWorkers(options: ListenOptions, drainMs: number): Promise<Address> {
+    if (this.serving !== null || this.starting || this.workerPool !== null) throw new Error("This app is already listening; create another Cog to serve twice");
+    const requested = options.workers;
+    const count = requested === "auto" ? availableParallelism() : requested;
+    if (typeof count !== "number" || !Number.isInteger(count) || count < 1) throw new RangeError(`listen({ workers }) takes a whole number of processes (1 or more) or "auto"; got ${String(requested)}`);
+    this.starting = true;
+    try {
+      const { WorkerPool } = await import("./workers.js");
+      const { pool, address } = await WorkerPool.start(count, options.port ?? 3000, options.host, drainMs);
+      this.workerPool = pool;
+      return address;
+    } finally {
+      this.starting = false;
+    }
+  }
+
+  /** Listens in this process. `shared`: other processes (Cog's workers) listen on the port too. */
+  private async serve(port: number, host: string | undefined, shared: boolean): Promise<Address> {
+    if (this.serving !== null || this.starting || this.workerPool !== null) throw new Error("This app is already listening; create another Cog to serve twice");
+    this.starting = true;
+    this.dispatcher.closing = false;
+    try {
+      const engine = await this.createEngine();
+      await this.routes.topics?.start();
+      const address = await engine.listen(port, host, shared);
+      this.serving = engine;
+      this.timeouts.start();
+      return address;
+    } finally {
+      // On failure nothing is listening: a later listen() may try again.
+      this.starting = false;
+    }
+  }
+
+  /** The engine this app serves with, loaded on demand: an app on one engine never loads the other. */
+  private async createEngine(): Promise<Engine> {
+    const engine = await startEngine(this.engineName, this.config);
+    if (this.logger !== null) this.logger.bodyBytes = (res) => engine.bodyBytes(res);
+    this.chosen = engine.name;
+    return engine;
+  }
+
+  /** See `Cog.setSecureContext`. */
+  setSecureContext(tls: TlsOptions): void {
+    if (this.config.options.tls === undefined) throw new Error("setSecureContext needs an app made with the tls option: new Cog({ tls: { key, cert } })");
+    const engine = this.serving;
+    if (engine === null) throw new Error("setSecureContext works once the app listens; before that, pass the certificate as the tls option");
+    engine.setSecureContext!(tls);
+  }
+
+  /** The engine this app runs on, once `listen` or `inject` has started it. */
+  get engine(): "node" | "native" | undefined {
+    return this.chosen;
+  }
+
+  /** The node engine's `http.Server`, while it listens. */
+  get server(): Server | undefined {
+    return this.serving?.name === "node" ? (this.serving as unknown as { server: Server }).server : undefined;
+  }
+
+  /** See `Cog.close`. */
+  async close(drainMs: number): Promise<void> {
+    this.removeSignals?.();
+    this.removeSignals = null;
+    const pool = this.workerPool;
+    if (pool !== null) {
+      await pool.stop();
+      this.workerPool = null;
+    }
+    const engine = this.serving;
+    if (engine === null) return;
+    this.dispatcher.closing = true;
+    await engine.close(drainMs);
+    await this.routes.topics?.stop();
+    this.serving = null;
+    this.timeouts.stop();
+  }
+
+  /** See `Cog.inject`. */
+  async inject(options: InjectOptions | string): Promise<InjectResponse> {
+    this.injecting ??= this.createEngine();
+    return (await this.injecting).inject(options);
+  }
+}
