@@ -66,6 +66,25 @@ export class BodyCollector {
   }
 }
 
+/** A body streamed through the request (`streamBody`), counted against its route's limit: on both engines' requests. */
+export const STREAM_LIMIT: unique symbol = Symbol("cog.streamLimit");
+export const STREAMED: unique symbol = Symbol("cog.streamed");
+export interface StreamCount {
+  /** The most body bytes a streamed request may push (Infinity: no count kept). */
+  [STREAM_LIMIT]: number;
+  /** Bytes of the body streamed so far. */
+  [STREAMED]: number;
+}
+
+/** Counts a piece of a streamed body; past the limit the request fails with a 413, and true says to drop the piece. */
+export function overStreamLimit(req: StreamCount & { destroy(error: Error): unknown }, bytes: number): boolean {
+  req[STREAMED] += bytes;
+  const limit = req[STREAM_LIMIT];
+  if (req[STREAMED] <= limit) return false;
+  req.destroy(tooLarge(limit));
+  return true;
+}
+
 export function tooLarge(limit: number): HttpError {
   return new HttpError(413, `Request body is larger than the limit of ${limit} bytes; raise the bodyLimit option to accept it`);
 }

@@ -3,7 +3,8 @@ import * as zlib from "node:zlib";
 import type { Transform } from "node:stream";
 import type { Handler } from "./core/chain.js";
 import type { Request } from "./request.js";
-import { PENDING, WHOLE_BODY, type InternalResponse, type Response } from "./response.js";
+import { FRAME_BODY, type BodyFraming } from "./engines/engine.js";
+import { PENDING, type InternalResponse, type Response } from "./response.js";
 
 /** A content coding Cog compresses with. */
 export type Encoding = "br" | "zstd" | "gzip" | "deflate";
@@ -296,7 +297,9 @@ function decide(req: Request, res: Response, status: number, given: OutgoingHttp
   // From here, whether it is compressed depends on the request: caches must know.
   addVary(res, head);
   if (req.method === "HEAD") return keep(res, head);
-  const declared = head["content-length"] ?? (res as InternalResponse)[WHOLE_BODY]?.length;
+  // An engine that frames the body itself answers its length (see `FRAME_BODY`).
+  const frame = (res as BodyFraming)[FRAME_BODY];
+  const declared = head["content-length"] ?? (frame === undefined ? undefined : res.getHeader("content-length"));
   const length = ending >= 0 ? ending : declared === undefined ? -1 : Number(declared);
   if (length >= 0 && length < settings.threshold) return keep(res, head);
   const accept = req.headerValue("accept-encoding");
@@ -307,7 +310,7 @@ function decide(req: Request, res: Response, status: number, given: OutgoingHttp
   delete head["content-length"];
   if (pending !== null) delete pending["content-length"];
   if (res.hasHeader("content-length")) res.removeHeader("content-length");
-  (res as InternalResponse)[WHOLE_BODY] = undefined;
+  frame?.call(res, undefined);
   const etag = head.etag;
   if (typeof etag === "string" && etag.startsWith('"')) head.etag = `W/${etag}`;
   head["content-encoding"] = encoding;

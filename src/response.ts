@@ -1,4 +1,4 @@
-import { validateHeaderName, validateHeaderValue, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
+import type { OutgoingHttpHeader, OutgoingHttpHeaders } from "node:http";
 import { createRequire } from "node:module";
 import { pipeline, type Readable } from "node:stream";
 // The helpers' declared type (dist/response.d.ts) names EventEmitter.captureRejectionSymbol, a
@@ -7,7 +7,8 @@ import { pipeline, type Readable } from "node:stream";
 import type { EventEmitter } from "node:events";
 import { stringifySetCookie } from "cookie";
 import encodeUrl from "encodeurl";
-import { HOST, type ResponseSurface } from "./engines/engine.js";
+import { isStatus, isValidHeader, lowerCase } from "./engines/compat.js";
+import { FRAME_BODY, HOST, type BodyFraming, type ResponseSurface } from "./engines/engine.js";
 import { HttpError } from "./errors.js";
 import { SETTINGS, type InternalRequest } from "./request.js";
 import type { Serializer } from "./schema/compile.js";
@@ -50,10 +51,6 @@ export const PENDING: unique symbol = Symbol("cog.pending");
 export const SERIALIZERS: unique symbol = Symbol("cog.serializers");
 /** Whether anything used the engine's own header store (`setHeader`), which `send` then has to consult. */
 export const ENGINE_HEADERS: unique symbol = Symbol("cog.engineHeaders");
-/** The engine writes Content-Length from the body it is given: the helpers needn't count it (set on the engine's class). */
-export const FRAMES_BODY: unique symbol = Symbol("cog.framesBody");
-/** On such an engine, the whole body `send` is writing, so the engine can tell its length to middleware that asks (`getHeader("content-length")`). */
-export const WHOLE_BODY: unique symbol = Symbol("cog.wholeBody");
 /** The app's handlerTimeout watch while this response has not begun; null otherwise. */
 export const WATCH: unique symbol = Symbol("cog.watch");
 
@@ -67,8 +64,6 @@ export interface ResponseInternals {
   [PENDING]: Record<string, HeaderValue> | null;
   [SERIALIZERS]: Map<number, Serializer> | null;
   [ENGINE_HEADERS]: boolean;
-  [FRAMES_BODY]: boolean;
-  [WHOLE_BODY]: string | Buffer | undefined;
   [WATCH]: ResponseWatch | null;
 }
 export type { EventEmitter };
@@ -345,6 +340,7 @@ function withPending(pending: Record<string, HeaderValue>, given: OutgoingHttpHe
 
 /** Throws unless `code` is a status a response can carry: an integer from 100 to 999 (Node's and Express's rule). */
 export function checkStatus(code: unknown): void {
+  if (isStatus(code)) return;
   if (typeof code !== "number" || !Number.isInteger(code)) {
     throw new TypeError(`Invalid status code ${JSON.stringify(code) ?? String(code)}: a status must be an integer from 100 to 999`);
   }
@@ -368,7 +364,8 @@ function finish(res: Response, body: string | Buffer, type: string): Response {
     return res;
   }
   defaultType(res, headers, type);
-  if (own(res)[FRAMES_BODY]) own(res)[WHOLE_BODY] = body;
+  const frame = (res as BodyFraming)[FRAME_BODY];
+  if (frame !== undefined) frame.call(res, body);
   else headers["content-length"] = typeof body === "string" ? Buffer.byteLength(body) : body.length;
   writeHeaders(res, status, headers);
   res.end(body);
@@ -389,14 +386,7 @@ function writeHeaders(res: Response, status: number, headers: Record<string, Hea
   try {
     res.writeHead(status, headers as OutgoingHttpHeaders);
   } catch (err) {
-    for (const name of Object.keys(headers)) {
-      try {
-        validateHeaderName(name);
-        validateHeaderValue(name, headers[name] as string);
-      } catch {
-        delete headers[name];
-      }
-    }
+    for (const name of Object.keys(headers)) if (!isValidHeader(name, headers[name])) delete headers[name];
     throw err;
   }
 }
@@ -458,20 +448,6 @@ export function resetForError(res: Response): void {
     if (pending !== null) delete pending[name];
     res.removeHeader(name);
   }
-}
-
-/**
- * Header names are nearly always the same few literals: remember their lower case instead of
- * allocating a new string per response (bounded, so arbitrary names can't grow it without limit).
- */
-const LOWER_CASE = new Map<string, string>();
-export function lowerCase(name: string): string {
-  let lower = LOWER_CASE.get(name);
-  if (lower === undefined) {
-    lower = name.toLowerCase();
-    if (LOWER_CASE.size < 1000) LOWER_CASE.set(name, lower);
-  }
-  return lower;
 }
 
 function isReadable(value: unknown): value is Readable {

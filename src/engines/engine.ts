@@ -323,6 +323,20 @@ export interface WebSocketEvents {
 }
 
 /**
+ * A whole body the engine frames itself, an optional method of an engine's response. Cog's
+ * `send` hands it the body it is about to write (with `writeHead`, then `end(body)`) instead of
+ * setting Content-Length; a middleware that replaces the body (compression) hands it `undefined`.
+ * Until the body is written, `getHeader("content-length")` answers its length. The native engine
+ * writes the Content-Length from the body it is given; node:http's responses have no such method
+ * (the helpers set the header).
+ */
+export const FRAME_BODY: unique symbol = Symbol("cog.frameBody");
+
+export interface BodyFraming {
+  [FRAME_BODY]?(body: string | Buffer | undefined): void;
+}
+
+/**
  * Sending a file as a response's body: the one thing about files an engine may do its own way.
  * After the head, an engine response with this method writes `read` (the range's first bytes,
  * which Cog reads before the head so that a file failing to read gets an error response), then

@@ -7,7 +7,7 @@ import { ADDON, ENCRYPTED, GONE, ID, NativeRequest } from "./request.js";
 import { nativeTlsOptions } from "./tls.js";
 import type { TlsOptions } from "../../tls.js";
 import { FORGET, NativeResponse } from "./response.js";
-import { STREAMED_BYTES, STREAMING } from "./outgoing.js";
+import { STREAMED_BYTES, STREAMING } from "./server-response.js";
 
 /**
  * Cog's native engine: an HTTP/1.1 server written in Rust (native/), run as a Node-API addon on

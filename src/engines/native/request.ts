@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import type { IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
-import { BodyCollector, tooLarge } from "../../body.js";
+import { BodyCollector, STREAMED, STREAM_LIMIT, overStreamLimit, tooLarge } from "../../body.js";
 import { withRequestHelpers } from "../../request.js";
 import type { RequestSocket } from "../engine.js";
 import type { BodyCallback } from "../../body.js";
@@ -23,8 +23,6 @@ const SOCKET: unique symbol = Symbol("cog.native.socket");
 const CONTENT_TYPE: unique symbol = Symbol("cog.native.contentType");
 /** Where the pieces of a body that follows its request go: a collector (buffered), or the stream's limit (streamed). */
 const COLLECTOR: unique symbol = Symbol("cog.native.collector");
-const STREAM_LIMIT: unique symbol = Symbol("cog.native.streamLimit");
-const STREAMED: unique symbol = Symbol("cog.native.streamed");
 const PAUSED: unique symbol = Symbol("cog.native.paused");
 const BODY_ENDED: unique symbol = Symbol("cog.native.bodyEnded");
 /** Set once the engine has forgotten the request (answered or aborted): it can't be asked anything more. */
@@ -225,9 +223,7 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     const collector = this[COLLECTOR];
     if (collector !== null) return collector.add(piece);
     if (this.destroyed) return;
-    this[STREAMED] += piece.length;
-    const limit = this[STREAM_LIMIT];
-    if (this[STREAMED] > limit) return void this.destroy(tooLarge(limit));
+    if (overStreamLimit(this, piece.length)) return;
     if (!this.push(piece) && !this[PAUSED]) {
       this[PAUSED] = true;
       this[ADDON].pauseBody(this[ID], true);

@@ -1,8 +1,8 @@
 import { STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
-import { HOST, type HostedRequest } from "../engine.js";
-import { FRAMES_BODY, withResponseHelpers } from "../../response.js";
+import { isStatus } from "../compat.js";
+import { withResponseHelpers } from "../../response.js";
 import { ADDON, GONE, ID, type NativeRequest } from "./request.js";
-import { HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, OutgoingResponse, STORE } from "./outgoing.js";
+import { HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, NativeServerResponse, STORE } from "./server-response.js";
 import { RESPONSE_CLOSE, RESPONSE_HAS_DATE, type NativeAddon } from "./load.js";
 
 /** Called once per request, when the engine has forgotten it (`aborted`: without an answer). */
@@ -13,7 +13,7 @@ export const FORGET: unique symbol = Symbol("cog.native.forget");
 const KNOWN: unique symbol = Symbol("cog.native.known");
 
 /** What Cog's response helpers need, over the native engine: the whole response in one call, or a stream of chunks. */
-class NativeResponseBase extends OutgoingResponse {
+class NativeResponseBase extends NativeServerResponse {
   /** @internal */ declare [ADDON]: NativeAddon;
   /** @internal */ declare [FORGET]: Forget;
   /** @internal */ declare [KNOWN]: BlockNode | null;
@@ -102,16 +102,6 @@ class NativeResponseBase extends OutgoingResponse {
     this[FORGET](this as unknown as NativeResponse, aborted);
   }
 
-  /** @internal */
-  protected misuse(message: string): void {
-    (this.req as unknown as HostedRequest)[HOST].report(new Error(message), this.req);
-  }
-
-  /** @internal */
-  protected failed(err: unknown): void {
-    (this.req as unknown as HostedRequest)[HOST].fail(err, this.req, this as unknown as NativeResponse);
-  }
-
   /** The reason phrase to send when it isn't the status's usual one. */
   private reason(): string | undefined {
     const message = this[HEAD_REASON];
@@ -132,10 +122,6 @@ class NativeResponseBase extends OutgoingResponse {
     this.eachHeader(addHeader, head);
     return head;
   }
-}
-
-function isStatus(status: number): boolean {
-  return typeof status === "number" && status >= 100 && status <= 999 && (status | 0) === status;
 }
 
 interface HeadBlock {
@@ -226,7 +212,7 @@ class BlockNode {
 const BLOCKS = new BlockNode("", false);
 let blockNodes = 0;
 
-Object.assign(NativeResponseBase.prototype, { [KNOWN]: null, [FRAMES_BODY]: true });
+Object.assign(NativeResponseBase.prototype, { [KNOWN]: null });
 
 /** A response on the native engine. */
 export class NativeResponse extends withResponseHelpers(NativeResponseBase) {}

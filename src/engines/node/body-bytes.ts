@@ -13,12 +13,6 @@ export interface BodyCount {
   [WRITTEN]: number;
 }
 
-/** The bytes a chunk given to `write` or `end` adds to the body. */
-export function chunkBytes(chunk: unknown, encoding: unknown): number {
-  if (typeof chunk === "string") return Buffer.byteLength(chunk, typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8");
-  return chunk instanceof Uint8Array ? chunk.byteLength : 0;
-}
-
 /** The body's length: whole or declared (node:http's own count), else what was written; null if neither is known. */
 export function bodyBytesOf(res: ResponseSurface): number | null {
   const length = (res as unknown as { _contentLength?: number | null })._contentLength;

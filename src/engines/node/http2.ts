@@ -7,7 +7,8 @@ import type { Limits } from "../../limits.js";
 import { withRequestHelpers } from "../../request.js";
 import { withNodeBody } from "./request.js";
 import { withResponseHelpers, type EngineResponse } from "../../response.js";
-import { WRITTEN, chunkBytes } from "./body-bytes.js";
+import { WRITTEN } from "./body-bytes.js";
+import { chunkBytes } from "../compat.js";
 
 /**
  * HTTP/2 on the node engine, through Node's compatibility API: its Http2ServerRequest and

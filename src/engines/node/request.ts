@@ -1,17 +1,10 @@
 import { IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
-import { BodyCollector, tooLarge } from "../../body.js";
+import { BodyCollector, STREAMED, STREAM_LIMIT, overStreamLimit, type StreamCount } from "../../body.js";
 import { HttpError } from "../../errors.js";
 import { withRequestHelpers } from "../../request.js";
 import type { BodyCallback } from "../../body.js";
 
-/** The most body bytes a streamed request may push (Infinity: no count kept). */
-const STREAM_LIMIT: unique symbol = Symbol("cog.node.streamLimit");
-const STREAMED: unique symbol = Symbol("cog.node.streamed");
-interface StreamCount {
-  [STREAM_LIMIT]: number;
-  [STREAMED]: number;
-}
 
 /**
  * The body side of a request on the node engine, over the Readable that Node feeds (node:http's
@@ -44,14 +37,7 @@ export function withNodeBody<Base extends abstract new (...args: any[]) => Reada
     /** Node pushes each piece of the body here: counted against a streamed body's limit. */
     override push(chunk: unknown, encoding?: BufferEncoding): boolean {
       const counted = this as unknown as StreamCount;
-      const limit = counted[STREAM_LIMIT];
-      if (limit !== Infinity && chunk !== null && !this.destroyed) {
-        counted[STREAMED] += (chunk as Buffer).length;
-        if (counted[STREAMED] > limit) {
-          this.destroy(tooLarge(limit));
-          return false;
-        }
-      }
+      if (counted[STREAM_LIMIT] !== Infinity && chunk !== null && !this.destroyed && overStreamLimit(this as never, (chunk as Buffer).length)) return false;
       return super.push(chunk, encoding);
     }
 

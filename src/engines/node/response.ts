@@ -2,9 +2,10 @@ import { ServerResponse, type OutgoingHttpHeader, type OutgoingHttpHeaders } fro
 import { withResponseHelpers } from "../../response.js";
 import type { FileHandle } from "node:fs/promises";
 import { ENDING } from "./writes.js";
-import { HOST, SEND_FILE, type HostedRequest } from "../engine.js";
+import { SEND_FILE } from "../engine.js";
+import { chunkBytes, endAfterEnd, implicitHead, writeAfterEnd } from "../compat.js";
 import { streamFileRange } from "../../file-stream.js";
-import { WRITTEN, chunkBytes } from "./body-bytes.js";
+import { WRITTEN } from "./body-bytes.js";
 
 /**
  * A response on the node engine: Node's own ServerResponse with Cog's helpers, so
@@ -37,11 +38,10 @@ export class NodeResponse extends withResponseHelpers(ServerResponse) {
    */
   override write(chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
     if (this.writableEnded || this.destroyed) {
-      const req = this.req as unknown as HostedRequest;
-      req[HOST].report(new Error(`res.write() after the response ${this.writableEnded ? "ended" : "was cut"}: the chunk was dropped`), req);
+      writeAfterEnd(this);
       return false;
     }
-    if (!this.headersSent && !this.implicitHead()) return false;
+    if (!this.headersSent && !implicitHead(this as never)) return false;
     const ready = super.write(chunk, encoding as BufferEncoding, callback as () => void);
     this[WRITTEN] = Math.max(this[WRITTEN], 0) + chunkBytes(chunk, encoding);
     return ready;
@@ -50,11 +50,10 @@ export class NodeResponse extends withResponseHelpers(ServerResponse) {
   /** Node's end, except that a second end with a body is a logged no-op rather than an 'error' that ends the process (as `write`). */
   override end(chunk?: unknown, encoding?: unknown, callback?: unknown): this {
     if (this.writableEnded && chunk !== undefined && chunk !== null && typeof chunk !== "function") {
-      const req = this.req as unknown as HostedRequest;
-      req[HOST].report(new Error("res.end() with a body after the response ended: the body was dropped"), req);
+      endAfterEnd(this);
       return this;
     }
-    if (!this.headersSent && !this.implicitHead()) return this;
+    if (!this.headersSent && !implicitHead(this as never)) return this;
     // A streamed body's last chunk, or a whole body without a Content-Length (Cog's `send` declares
     // one, which is node:http's `_contentLength`; the head this end sent first declared none).
     if (chunk !== undefined && chunk !== null && typeof chunk !== "function" && (this[WRITTEN] >= 0 || (this as unknown as { _contentLength: number | null })._contentLength === null)) {
@@ -63,23 +62,6 @@ export class NodeResponse extends withResponseHelpers(ServerResponse) {
     // The socket's uncork inside Node's end() writes the whole answer: sliced writes may hold it.
     this[ENDING] = true;
     return super.end(chunk, encoding as BufferEncoding, callback as () => void);
-  }
-
-  /**
-   * The head a `write` or `end` sends first when none was written; false if it could not be (a
-   * bad status or header): the app then answers with its error response, since the call may
-   * come from a piped stream, where a throw would reach no handler and end the process.
-   */
-  private implicitHead(): boolean {
-    try {
-      // Node's own (undocumented in its types): the head from statusCode and setHeader's headers.
-      (this as unknown as { _implicitHeader(): void })._implicitHeader();
-      return true;
-    } catch (err) {
-      const req = this.req as unknown as HostedRequest;
-      req[HOST].fail(err, req, this);
-      return false;
-    }
   }
 }
 NodeResponse.prototype[ENDING] = false;

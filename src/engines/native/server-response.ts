@@ -1,54 +1,11 @@
-import { STATUS_CODES, validateHeaderName, validateHeaderValue, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
+import { STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
 import type { FileHandle } from "node:fs/promises";
 import { Stream } from "node:stream";
-import { ECHO_REQUEST_ID, SEND_FILE, type ResponseSurface } from "../engine.js";
+import { BAD_VALUE_CHAR, checkHeader, endAfterEnd, headersSentError, implicitHead, isStatus, lowerCase, nodeError, toBytes, writeAfterEnd, type HeaderInput } from "../compat.js";
+import { ECHO_REQUEST_ID, FRAME_BODY, SEND_FILE, type ResponseSurface } from "../engine.js";
 import { streamFileRange } from "../../file-stream.js";
-import { lowerCase, WHOLE_BODY } from "../../response.js";
 
-export type StoredValue = number | string | readonly string[];
-
-/** Header names already validated, to their lower case: nearly always the same few literals, so each is checked once (bounded). */
-const GOOD_NAMES = new Map<string, string>();
-/**
- * Short header values already validated ("application/json; charset=utf-8", "no-cache"…): most
- * responses repeat the same literals, and a Set lookup of a literal costs a tenth of scanning it.
- * Bounded in count and length, so varying values (cookies, ETags) can't grow it past ~100 KiB.
- */
-const GOOD_VALUES = new Set<string>();
-/**
- * Node's rule for header values: no CR, LF, NUL or other control characters except tab, nothing
- * past latin1. A regular expression rather than a charCodeAt loop: measured 2-3x faster from ~10
- * characters up (the loop paid ~5 ns a character), on Node 20 and 24 alike.
- */
-const BAD_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
-
-function isFieldValue(value: string): boolean {
-  if (GOOD_VALUES.has(value)) return true;
-  if (BAD_VALUE_CHAR.test(value)) return false;
-  if (value.length <= 100 && GOOD_VALUES.size < 1000) GOOD_VALUES.add(value);
-  return true;
-}
-
-/**
- * Throws Node's own errors (ERR_INVALID_HTTP_TOKEN, ERR_INVALID_CHAR…) for a header Node would
- * refuse; returns the name in lower case.
- */
-function checkHeader(name: string, value: StoredValue | undefined): string {
-  let lower = GOOD_NAMES.get(name);
-  if (lower === undefined) {
-    validateHeaderName(name);
-    lower = name.toLowerCase();
-    if (GOOD_NAMES.size < 1000) GOOD_NAMES.set(name, lower);
-  }
-  if (typeof value === "string" ? !isFieldValue(value) : typeof value !== "number") validateHeaderValue(name, value as string);
-  return lower;
-}
-
-/** Node's errors for a call that comes too late or with a bad status, with Node's codes. */
-function nodeError(code: string, message: string, Kind: ErrorConstructor | RangeErrorConstructor | TypeErrorConstructor = Error): Error {
-  return Object.assign(new Kind(message), { code });
-}
-const headersSentError = (what: string) => nodeError("ERR_HTTP_HEADERS_SENT", `Cannot ${what} headers after they are sent to the client`);
+export type StoredValue = HeaderInput;
 
 // An outgoing response's own state, under symbols (middleware sets `res.flush`, `res.locals`…).
 /** Headers given to `setHeader`, by lower-case name. */
@@ -68,6 +25,8 @@ export const REQUEST_ID: unique symbol = Symbol("cog.native.requestId");
 export const STREAMED_BYTES: unique symbol = Symbol("cog.native.streamedBytes");
 /** A write returned false: emit 'drain' when the engine has sent what it holds. */
 const NEED_DRAIN: unique symbol = Symbol("cog.native.needDrain");
+/** The whole body `send` (or `end` before any head) is writing: see `FRAME_BODY`. */
+export const WHOLE_BODY: unique symbol = Symbol("cog.native.wholeBody");
 
 /**
  * Node's ServerResponse, for an engine that takes a whole response in one call or a streamed one
@@ -80,7 +39,7 @@ const NEED_DRAIN: unique symbol = Symbol("cog.native.needDrain");
  * It is an EventEmitter (Node's legacy Stream, as ServerResponse is) whose listener table is
  * made on first `on`: a response nobody listens to emits nothing and costs nothing for it.
  */
-export abstract class OutgoingResponse {
+export abstract class NativeServerResponse {
   // Every field's default is on the prototype (below), so no constructor runs for this level of
   // the engine's response class: each one that runs costs every response ~150 instructions.
   declare statusCode: number;
@@ -100,8 +59,12 @@ export abstract class OutgoingResponse {
   /** @internal */ declare [REQUEST_ID]: string | undefined;
   /** @internal */ declare [NEED_DRAIN]: boolean;
   /** @internal */ declare [STREAMED_BYTES]: number;
-  /** @internal The body `send` is writing (response.ts). */
-  declare [WHOLE_BODY]: string | Buffer | undefined;
+  /** @internal */ declare [WHOLE_BODY]: string | Buffer | undefined;
+
+  /** The engine contract's whole body (see `FRAME_BODY`): the engine frames it, and until it is written getHeader("content-length") answers its length. */
+  [FRAME_BODY](body: string | Buffer | undefined): void {
+    this[WHOLE_BODY] = body;
+  }
 
   setHeader(name: string, value: StoredValue): this {
     if (this.headersSent) throw headersSentError("set");
@@ -184,10 +147,8 @@ export abstract class OutgoingResponse {
     if (this.headersSent) throw headersSentError("write");
     if (typeof reason === "string") this.statusMessage = reason;
     else headers ??= reason;
-    const code = status | 0;
-    if (typeof status !== "number" || code !== status || code < 100 || code > 999) {
-      throw nodeError("ERR_HTTP_INVALID_STATUS_CODE", `Invalid status code: ${String(status)}`, RangeError);
-    }
+    if (!isStatus(status)) throw nodeError("ERR_HTTP_INVALID_STATUS_CODE", `Invalid status code: ${String(status)}`, RangeError);
+    const code = status;
     const message = this.statusMessage;
     if (message !== undefined && BAD_VALUE_CHAR.test(message)) throw nodeError("ERR_INVALID_CHAR", 'Invalid character in statusMessage', TypeError);
     const object = Array.isArray(headers) ? headersFromList(headers) : headers ?? null;
@@ -207,21 +168,6 @@ export abstract class OutgoingResponse {
   /** Node's internal name for writing the head the response has so far (compression and express-session call it). */
   _implicitHeader(): void {
     this.writeHead(this.statusCode);
-  }
-
-  /**
-   * The head a `write` or `end` sends first when none was written; false if it could not be (a
-   * bad status or header): the app then answers with its error response, since the call may
-   * come from a piped stream, where a throw would reach no handler.
-   */
-  private implicitHead(): boolean {
-    try {
-      this._implicitHeader();
-      return true;
-    } catch (err) {
-      this.failed(err);
-      return false;
-    }
   }
 
   /** Node's status line once the head is written, or null: middleware tests it to ask whether the head is out. */
@@ -255,11 +201,11 @@ export abstract class OutgoingResponse {
       encoding = undefined;
     }
     if (this.writableEnded || this.destroyed) {
-      this.misuse(`res.write() after the response ${this.writableEnded ? "ended" : "was cut"}: the chunk was dropped`);
+      writeAfterEnd(this as unknown as ResponseSurface & { req: unknown });
       return false;
     }
-    const bytes = toBody(chunk, encoding);
-    if (!this.headersSent && !this.implicitHead()) return false;
+    const bytes = toBytes(chunk, encoding);
+    if (!this.headersSent && !implicitHead(this as never)) return false;
     if (!this[STREAMING]) this.openStream();
     let ready = true;
     this[STREAMED_BYTES] += bytes.length;
@@ -281,14 +227,14 @@ export abstract class OutgoingResponse {
       encoding = undefined;
     }
     if (this.writableEnded) {
-      if (chunk !== undefined && chunk !== null) this.misuse("res.end() with a body after the response ended: the body was dropped");
+      if (chunk !== undefined && chunk !== null) endAfterEnd(this as unknown as ResponseSurface & { req: unknown });
       if (callback !== undefined) process.nextTick(callback);
       return this;
     }
     const charset = encoding as BufferEncoding | undefined;
-    const body = chunk === undefined || chunk === null ? undefined : typeof chunk === "string" && (charset === undefined || charset === "utf8" || charset === "utf-8") ? chunk : toBody(chunk, charset);
+    const body = chunk === undefined || chunk === null ? undefined : typeof chunk === "string" && (charset === undefined || charset === "utf8" || charset === "utf-8") ? chunk : toBytes(chunk, charset);
     if (!this.headersSent) {
-      if (!this.implicitHead()) return this;
+      if (!implicitHead(this as never)) return this;
       // A whole body that came without `send` (`res.end(body)`): its length, for the access log.
       if (body !== undefined) this[WHOLE_BODY] = body;
     }
@@ -325,7 +271,7 @@ export abstract class OutgoingResponse {
    */
   [SEND_FILE](read: Buffer, file: FileHandle, position: number, length: number, done: (err: Error | null) => void): void {
     if (this.writableEnded || this.destroyed) return done(new Error(`The response ${this.writableEnded ? "ended" : "was cut"} before the file was sent`));
-    if (!this.headersSent && !this.implicitHead()) return done(null);
+    if (!this.headersSent && !implicitHead(this as never)) return done(null);
     // A body that isn't framed by a Content-Length (chunked) goes through `write` instead.
     if (length > 0 && this.getHeader("content-length") === undefined) return streamFileRange(this as unknown as ResponseSurface, read, file, position, length, done);
     this.write(read);
@@ -389,10 +335,6 @@ export abstract class OutgoingResponse {
   protected abstract cut(): void;
   /** @internal Called once, when the engine's request may no longer be touched; `aborted` when it ended without an answer. */
   protected abstract release(aborted: boolean): void;
-  /** @internal A call the app should not make, made anyway: report it (with the route) and go on. */
-  protected abstract misuse(message: string): void;
-  /** @internal Writing the head failed outside the app's code: the app answers with its error response. */
-  protected abstract failed(err: unknown): void;
 
   /**
    * Calls `write(to, name, value)` for each header to send: `setHeader`'s unless `writeHead` gave
@@ -416,14 +358,14 @@ export abstract class OutgoingResponse {
   }
 }
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-export interface OutgoingResponse extends Stream {
+export interface NativeServerResponse extends Stream {
   /** EventEmitter's listener table, undefined until the first listener (EventEmitter makes it then). */
   _events: Record<string, unknown> | undefined;
 }
 // Node's ServerResponse is a legacy Stream (an EventEmitter); so is this, without running its constructor.
-Object.setPrototypeOf(OutgoingResponse.prototype, Stream.prototype);
+Object.setPrototypeOf(NativeServerResponse.prototype, Stream.prototype);
 
-Object.assign(OutgoingResponse.prototype, {
+Object.assign(NativeServerResponse.prototype, {
   statusCode: 200,
   statusMessage: undefined,
   headersSent: false,
@@ -449,22 +391,13 @@ Object.assign(OutgoingResponse.prototype, {
   [WHOLE_BODY]: undefined,
 });
 
-function emitFinish(res: OutgoingResponse): void {
+function emitFinish(res: NativeServerResponse): void {
   res.emit("finish");
   res.emit("close");
 }
 
-function emitClose(res: OutgoingResponse): void {
+function emitClose(res: NativeServerResponse): void {
   res.emit("close");
-}
-
-/** A chunk as bytes: strings in their encoding (UTF-8 unless told), Buffers and byte views as they are. */
-function toBody(chunk: unknown, encoding: BufferEncoding | undefined): Buffer {
-  if (typeof chunk === "string") return Buffer.from(chunk, encoding ?? "utf8");
-  if (Buffer.isBuffer(chunk)) return chunk;
-  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-  if (chunk === undefined || chunk === null) return Buffer.alloc(0);
-  throw nodeError("ERR_INVALID_ARG_TYPE", `The "chunk" argument must be a string, Buffer or Uint8Array; got ${typeof chunk}`, TypeError);
 }
 
 /** Node's list forms of writeHead's headers: `[name, value, name, value]` or `[[name, value], …]`. */
