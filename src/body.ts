@@ -2,6 +2,7 @@ import contentType from "fast-content-type-parse";
 import { parse as parseQueryString } from "fast-querystring";
 import secureJson from "secure-json-parse";
 import { HttpError } from "./errors.js";
+import { STREAMED, STREAM_LIMIT } from "./symbols.js";
 
 /**
  * Called once the body is buffered, or with the error (413) that refused it. An engine hands a
@@ -66,9 +67,6 @@ export class BodyCollector {
   }
 }
 
-/** A body streamed through the request (`streamBody`), counted against its route's limit: on both engines' requests. */
-export const STREAM_LIMIT: unique symbol = Symbol("cog.streamLimit");
-export const STREAMED: unique symbol = Symbol("cog.streamed");
 export interface StreamCount {
   /** The most body bytes a streamed request may push (Infinity: no count kept). */
   [STREAM_LIMIT]: number;

@@ -4,7 +4,8 @@ import type { Transform } from "node:stream";
 import type { Handler } from "./core/chain.js";
 import type { Request } from "./request.js";
 import { FRAME_BODY, type BodyFraming } from "./engines/engine.js";
-import { PENDING, type InternalResponse, type Response } from "./response.js";
+import { type InternalResponse, type Response } from "./response.js";
+import { PENDING } from "./symbols.js";
 
 /** A content coding Cog compresses with. */
 export type Encoding = "br" | "zstd" | "gzip" | "deflate";

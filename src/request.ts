@@ -6,6 +6,7 @@ import { HttpError } from "./errors.js";
 import { DEFAULT_LIMITS } from "./limits.js";
 import { unsignCookies } from "./signing.js";
 import type { FormFields, MultipartOptions } from "./multipart.js";
+import { CACHED_BODY, CACHED_COOKIES, CACHED_PATH, CACHED_QUERY, CACHED_SIGNED, ORIGINAL_URL, RESPONSE, ROUTE, SETTINGS, SIGNAL, UNSET } from "./symbols.js";
 
 export type Query = Record<string, string | string[] | undefined>;
 export type Cookies = Record<string, string | undefined>;
@@ -15,7 +16,6 @@ export type Params = Record<string, string>;
 
 /** Shared by every request without params; frozen so no handler can leak state into the next request. */
 export const NO_PARAMS: Params = Object.freeze(Object.create(null));
-const UNSET: unique symbol = Symbol("unset");
 
 /**
  * The app serving a request, as `req.app` shows it: declared by the application's face
@@ -38,23 +38,11 @@ export interface RequestSettings {
 
 const DEFAULT_SETTINGS: RequestSettings = { trustProxy: false, maxFields: DEFAULT_LIMITS.maxFields, maxJsonDepth: DEFAULT_LIMITS.maxJsonDepth, secrets: [] };
 
-// Cog's own state on a request sits under symbols, so no middleware's property (`req.id`,
-// `req.session`, `req.user`…) can collide with it. Defaults live on the prototype (below): a
-// request that never sets one pays nothing for it.
-export const SETTINGS: unique symbol = Symbol("cog.settings");
-export const CACHED_PATH: unique symbol = Symbol("cog.path");
-export const CACHED_QUERY: unique symbol = Symbol("cog.query");
-export const CACHED_COOKIES: unique symbol = Symbol("cog.cookies");
-export const CACHED_SIGNED: unique symbol = Symbol("cog.signedCookies");
-export const CACHED_BODY: unique symbol = Symbol("cog.body");
-export const ORIGINAL_URL: unique symbol = Symbol("cog.originalUrl");
-/** The route a request matched (`GET /users/:id`), for log lines; null for unmatched requests. */
-export const ROUTE: unique symbol = Symbol("cog.route");
-/** The response answering this request (set by the app when it dispatches the request). */
-export const RESPONSE: unique symbol = Symbol("cog.response");
-const SIGNAL: unique symbol = Symbol("cog.signal");
-
-/** Cog's state on every request, under the symbols above (kept out of the public types). */
+/**
+ * Cog's state on every request, under symbols (src/symbols.ts) so no middleware's property
+ * (`req.id`, `req.session`, `req.user`…) can collide with it, kept out of the public types.
+ * Defaults live on the prototype (below): a request that never sets one pays nothing for it.
+ */
 export interface RequestInternals {
   [SETTINGS]: RequestSettings;
   [CACHED_PATH]: string | undefined;

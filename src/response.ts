@@ -10,11 +10,12 @@ import encodeUrl from "encodeurl";
 import { isStatus, isValidHeader, lowerCase } from "./engines/compat.js";
 import { FRAME_BODY, HOST, type BodyFraming, type ResponseSurface } from "./engines/engine.js";
 import { HttpError } from "./errors.js";
-import { SETTINGS, type InternalRequest } from "./request.js";
+import { type InternalRequest } from "./request.js";
 import type { Serializer } from "./schema/compile.js";
 import { signCookie } from "./signing.js";
 import { EventStream, type EventStreamOptions } from "./sse.js";
-import { loadFiles, type SendFileOptions } from "./static.js";
+import { loadFiles, type SendFileOptions } from "./files/serve.js";
+import { ENGINE_HEADERS, PENDING, SERIALIZERS, SETTINGS, WATCH } from "./symbols.js";
 
 export type HeaderValue = string | number | readonly string[];
 
@@ -43,23 +44,16 @@ const EXPIRED = new Date(0);
 const PROTOCOL_RELATIVE = /^[/\\]{2}/;
 const BODY_HEADERS = ["content-type", "content-length", "content-encoding", "content-language", "content-range", "etag", "last-modified"];
 
-// Cog's own state on a response sits under symbols, so no middleware's property (`res.flush`,
-// `res.locals`…) can collide with it. Defaults live on the prototype (below).
-/** Headers set with `res.set`, by lower-case name; null until the first one. */
-export const PENDING: unique symbol = Symbol("cog.pending");
-/** The route's compiled response serializers by status, when it declared response schemas. */
-export const SERIALIZERS: unique symbol = Symbol("cog.serializers");
-/** Whether anything used the engine's own header store (`setHeader`), which `send` then has to consult. */
-export const ENGINE_HEADERS: unique symbol = Symbol("cog.engineHeaders");
-/** The app's handlerTimeout watch while this response has not begun; null otherwise. */
-export const WATCH: unique symbol = Symbol("cog.watch");
-
 /** What watches a response until it begins (the app's handlerTimeout): told once its head is written. */
 export interface ResponseWatch {
   begun(res: object): void;
 }
 
-/** Cog's state on every response, under the symbols above (kept out of the public types). */
+/**
+ * Cog's state on every response, under symbols (src/symbols.ts) so no middleware's property
+ * (`res.flush`, `res.locals`…) can collide with it, kept out of the public types. Defaults live on
+ * the prototype (below).
+ */
 export interface ResponseInternals {
   [PENDING]: Record<string, HeaderValue> | null;
   [SERIALIZERS]: Map<number, Serializer> | null;

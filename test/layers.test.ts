@@ -34,7 +34,7 @@ const CONTRACT_MAY_IMPORT = new Set(["errors.ts", "limits.ts", "tls.ts"]);
 /** What files outside src/engines/ may import of it: the contract, the rules engines share, and the engine loader. */
 const ENGINES_SEEN_FROM_OUTSIDE = new Set(["engines/engine.ts", "engines/compat.ts", "engines/select.ts"]);
 /** The app's core and faces, which no engine imports. */
-const isCoreFile = (file: string) => file === "cog.ts" || file === "index.ts" || file.startsWith("core/") || file === "log.ts" || file === "logger.ts";
+const isCoreFile = (file: string) => file === "cog.ts" || file === "index.ts" || file.startsWith("core/") || file === "access-log.ts";
 
 /** Every import that breaks a rule, as "importer -> imported: rule". */
 export function violations(files: readonly string[], imports: (file: string) => string[]): string[] {
@@ -58,7 +58,7 @@ test("no source file breaks the layers' import rules", () => {
 test("the rules catch a planted violation of each kind", () => {
   const planted: Record<string, string> = {
     "engines/engine.ts": 'import type { Cog } from "../cog.js";',
-    "engines/node/response.ts": 'const log = await import("../../logger.js");',
+    "engines/node/response.ts": 'const log = await import("../../access-log.js");',
     "engines/native/engine.ts": 'export { Cog } from "../../cog.js";',
     "response.ts": 'import type { NodeResponse } from "./engines/node/response.js";',
     "request.ts": 'import { engineHelpers } from "./engines/node/engine.js";\nimport { NO_BODY } from "./engines/engine.js";',
@@ -66,7 +66,7 @@ test("the rules catch a planted violation of each kind", () => {
   const found = violations(Object.keys(planted), (file) => importsOf(file, planted[file]));
   assert.deepEqual(found, [
     "engines/engine.ts -> cog.ts: the contract imports no module of the app",
-    "engines/node/response.ts -> logger.ts: an engine talks to the app through its EngineHost only",
+    "engines/node/response.ts -> access-log.ts: an engine talks to the app through its EngineHost only",
     "engines/native/engine.ts -> cog.ts: an engine talks to the app through its EngineHost only",
     "response.ts -> engines/node/response.ts: outside src/engines/, only the contract, compat and the loader are imported",
     "request.ts -> engines/node/engine.ts: outside src/engines/, only the contract, compat and the loader are imported",

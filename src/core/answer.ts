@@ -1,11 +1,12 @@
 import { HttpError, errorBody, statusOf } from "../errors.js";
-import type { RequestLogger } from "../logger.js";
-import { ROUTE, type InternalRequest, type Request } from "../request.js";
-import { WATCH, resetForError, type InternalResponse, type Response, type ResponseWatch } from "../response.js";
+import type { RequestLogger } from "../access-log.js";
+import { type InternalRequest, type Request } from "../request.js";
+import { resetForError, type InternalResponse, type Response, type ResponseWatch } from "../response.js";
 import { describe, runChain, type ChainOwner, type Handler } from "./chain.js";
 import type { Reports } from "./report.js";
 import type { Match } from "./router.js";
 import type { UnansweredWatch } from "./unanswered.js";
+import { ROUTE, WATCH } from "../symbols.js";
 
 export type ErrorHandler = (err: unknown, req: Request, res: Response) => unknown;
 export type NotFoundHandler = (req: Request, res: Response) => unknown;

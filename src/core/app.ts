@@ -1,7 +1,7 @@
 import type { EngineHost, ResponseDone } from "../engines/engine.js";
 import { chooseEngine, type EngineName } from "../engines/select.js";
 import { resolveLimits, type Limits } from "../limits.js";
-import { RequestLogger } from "../logger.js";
+import { RequestLogger } from "../access-log.js";
 import { forApp, type Request, type RequestSettings } from "../request.js";
 import type { Response } from "../response.js";
 import { secretsOf } from "../signing.js";

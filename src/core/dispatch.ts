@@ -2,13 +2,14 @@ import { tooLarge } from "../body.js";
 import { NO_BODY, type HeadVerdict, type RequestSurface, type ResponseSurface } from "../engines/engine.js";
 import { HttpError } from "../errors.js";
 import type { Limits } from "../limits.js";
-import type { RequestLogger } from "../logger.js";
-import { RESPONSE, ROUTE, decodeParam, pathOf, type InternalRequest, type Params, type Request } from "../request.js";
-import { SERIALIZERS, type InternalResponse, type Response } from "../response.js";
+import type { RequestLogger } from "../access-log.js";
+import { decodeParam, pathOf, type InternalRequest, type Params, type Request } from "../request.js";
+import { type InternalResponse, type Response } from "../response.js";
 import type { Answers, HandlerTimeouts } from "./answer.js";
 import { runChain, type Handler } from "./chain.js";
 import type { Router } from "./router.js";
 import type { Route, Routes } from "./routes.js";
+import { RESPONSE, ROUTE, SERIALIZERS } from "../symbols.js";
 
 /**
  * The second stage, where an engine hands each request over (`EngineHost.dispatch`): find the

@@ -1,5 +1,6 @@
-import type { RequestLogger } from "../logger.js";
-import { ROUTE, type InternalRequest, type Request } from "../request.js";
+import type { RequestLogger } from "../access-log.js";
+import { type InternalRequest, type Request } from "../request.js";
+import { ROUTE } from "../symbols.js";
 
 /**
  * The app's error reports: errors nothing can answer with any more (or that became a 5xx), and

@@ -2,7 +2,7 @@ import type { Server } from "node:http";
 import { availableParallelism } from "node:os";
 import type { Engine, EngineConfig, InjectOptions, InjectResponse } from "../engines/engine.js";
 import { startEngine, type EngineName } from "../engines/select.js";
-import type { RequestLogger } from "../logger.js";
+import type { RequestLogger } from "../access-log.js";
 import type { TlsOptions } from "../tls.js";
 import type { HandlerTimeouts } from "./answer.js";
 import type { Dispatcher } from "./dispatch.js";
@@ -40,7 +40,7 @@ export interface ListenOptions {
  */
 export class Serving {
   /** The engine listening, while it is. */
-  private serving: Engine | null = null;
+  private listening: Engine | null = null;
   /** The engine chosen for this app, once `listen` or `inject` has made it. */
   private chosen: "node" | "native" | undefined = undefined;
   /** In the primary of `listen({ workers })`: the worker processes. */
@@ -52,7 +52,8 @@ export class Serving {
   private injecting: Promise<Engine> | null = null;
 
   constructor(
-    private readonly engineName: EngineName,
+    /** The `engine` option, as `chooseEngine` settled it. */
+    private readonly requested: EngineName,
     private readonly config: EngineConfig,
     private readonly dispatcher: Dispatcher,
     private readonly timeouts: HandlerTimeouts,
@@ -88,7 +89,7 @@ export class Serving {
 
   /** The primary of `workers`: forks them, and answers `close` by draining them. */
   private async startWorkers(options: ListenOptions, drainMs: number): Promise<Address> {
-    if (this.serving !== null || this.starting || this.workerPool !== null) throw new Error("This app is already listening; create another Cog to serve twice");
+    if (this.listening !== null || this.starting || this.workerPool !== null) throw new Error("This app is already listening; create another Cog to serve twice");
     const requested = options.workers;
     const count = requested === "auto" ? availableParallelism() : requested;
     if (typeof count !== "number" || !Number.isInteger(count) || count < 1) throw new RangeError(`listen({ workers }) takes a whole number of processes (1 or more) or "auto"; got ${String(requested)}`);
@@ -105,14 +106,14 @@ export class Serving {
 
   /** Listens in this process. `shared`: other processes (Cog's workers) listen on the port too. */
   private async serve(port: number, host: string | undefined, shared: boolean): Promise<Address> {
-    if (this.serving !== null || this.starting || this.workerPool !== null) throw new Error("This app is already listening; create another Cog to serve twice");
+    if (this.listening !== null || this.starting || this.workerPool !== null) throw new Error("This app is already listening; create another Cog to serve twice");
     this.starting = true;
     this.dispatcher.closing = false;
     try {
       const engine = await this.createEngine();
       await this.routes.topics?.start();
       const address = await engine.listen(port, host, shared);
-      this.serving = engine;
+      this.listening = engine;
       this.timeouts.start();
       return address;
     } finally {
@@ -123,7 +124,7 @@ export class Serving {
 
   /** The engine this app serves with, loaded on demand: an app on one engine never loads the other. */
   private async createEngine(): Promise<Engine> {
-    const engine = await startEngine(this.engineName, this.config);
+    const engine = await startEngine(this.requested, this.config);
     if (this.logger !== null) this.logger.bodyBytes = (res) => engine.bodyBytes(res);
     this.chosen = engine.name;
     return engine;
@@ -132,7 +133,7 @@ export class Serving {
   /** See `Cog.setSecureContext`. */
   setSecureContext(tls: TlsOptions): void {
     if (this.config.options.tls === undefined) throw new Error("setSecureContext needs an app made with the tls option: new Cog({ tls: { key, cert } })");
-    const engine = this.serving;
+    const engine = this.listening;
     if (engine === null) throw new Error("setSecureContext works once the app listens; before that, pass the certificate as the tls option");
     engine.setSecureContext!(tls);
   }
@@ -144,7 +145,7 @@ export class Serving {
 
   /** The node engine's `http.Server`, while it listens. */
   get server(): Server | undefined {
-    return this.serving?.name === "node" ? (this.serving as unknown as { server: Server }).server : undefined;
+    return this.listening?.name === "node" ? (this.listening as unknown as { server: Server }).server : undefined;
   }
 
   /** See `Cog.close`. */
@@ -156,12 +157,12 @@ export class Serving {
       await pool.stop();
       this.workerPool = null;
     }
-    const engine = this.serving;
+    const engine = this.listening;
     if (engine === null) return;
     this.dispatcher.closing = true;
     await engine.close(drainMs);
     await this.routes.topics?.stop();
-    this.serving = null;
+    this.listening = null;
     this.timeouts.stop();
   }
 

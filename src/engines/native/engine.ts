@@ -3,11 +3,11 @@ import { CHUNKED, NO_BODY, WEBSOCKET, type Engine, type EngineConfig, type Engin
 import { injectOverLoopback } from "./inject.js";
 import type { NativeWebSockets } from "./websocket.js";
 import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "./load.js";
-import { ADDON, ENCRYPTED, GONE, ID, NativeRequest } from "./request.js";
+import { NativeRequest } from "./request.js";
 import { nativeTlsOptions } from "./tls.js";
 import type { TlsOptions } from "../../tls.js";
-import { FORGET, NativeResponse } from "./response.js";
-import { STREAMED_BYTES, STREAMING } from "./server-response.js";
+import { NativeResponse } from "./response.js";
+import { ADDON, ENCRYPTED, FORGET, GONE, ID, STREAMED_BYTES, STREAMING } from "../../symbols.js";
 
 /**
  * Cog's native engine: an HTTP/1.1 server written in Rust (native/), run as a Node-API addon on

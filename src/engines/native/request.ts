@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import type { IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
-import { BodyCollector, STREAMED, STREAM_LIMIT, overStreamLimit, tooLarge } from "../../body.js";
+import { BodyCollector, overStreamLimit, tooLarge } from "../../body.js";
 import { withRequestHelpers } from "../../request.js";
 import type { RequestSocket } from "../engine.js";
 import type { BodyCallback } from "../../body.js";
@@ -9,24 +9,7 @@ import { headersFromRaw } from "./headers.js";
 import { FLAG_ENCODED, FLAG_HTTP11, type NativeAddon, type TlsPeer } from "./load.js";
 import { peerCertificate } from "./peer-certificate.js";
 import type { PeerCertificate } from "node:tls";
-
-// The engine's handles, under symbols so that no middleware's `req.id` can reach them.
-export const ADDON: unique symbol = Symbol("cog.native.addon");
-export const ENCRYPTED: unique symbol = Symbol("cog.native.encrypted");
-export const ID: unique symbol = Symbol("cog.native.id");
-const FLAGS: unique symbol = Symbol("cog.native.flags");
-const RECEIVED: unique symbol = Symbol("cog.native.received");
-const RAW: unique symbol = Symbol("cog.native.rawHeaders");
-const HEADERS: unique symbol = Symbol("cog.native.headers");
-const ADDRESS: unique symbol = Symbol("cog.native.address");
-const SOCKET: unique symbol = Symbol("cog.native.socket");
-const CONTENT_TYPE: unique symbol = Symbol("cog.native.contentType");
-/** Where the pieces of a body that follows its request go: a collector (buffered), or the stream's limit (streamed). */
-const COLLECTOR: unique symbol = Symbol("cog.native.collector");
-const PAUSED: unique symbol = Symbol("cog.native.paused");
-const BODY_ENDED: unique symbol = Symbol("cog.native.bodyEnded");
-/** Set once the engine has forgotten the request (answered or aborted): it can't be asked anything more. */
-export const GONE: unique symbol = Symbol("cog.native.gone");
+import { ADDON, ADDRESS, BODY_ENDED, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADERS, ID, PAUSED, RAW, RECEIVED, SOCKET, STREAMED, STREAM_LIMIT } from "../../symbols.js";
 
 /**
  * What Cog's request helpers need, from the native engine. The engine has parsed and framed the

@@ -1,16 +1,13 @@
 import { STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
 import { isStatus } from "../compat.js";
 import { withResponseHelpers } from "../../response.js";
-import { ADDON, GONE, ID, type NativeRequest } from "./request.js";
-import { HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, NativeServerResponse, STORE } from "./server-response.js";
+import { type NativeRequest } from "./request.js";
+import { NativeServerResponse } from "./server-response.js";
 import { RESPONSE_CLOSE, RESPONSE_HAS_DATE, type NativeAddon } from "./load.js";
+import { ADDON, FORGET, GONE, HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, ID, KNOWN, STORE } from "../../symbols.js";
 
 /** Called once per request, when the engine has forgotten it (`aborted`: without an answer). */
 export type Forget = (res: NativeResponse, aborted: boolean) => void;
-/** The engine's bookkeeping for this app's responses, on the prototype of its response class. */
-export const FORGET: unique symbol = Symbol("cog.native.forget");
-/** The cached block of `writeHead`'s headers, when it found every line in the cache. */
-const KNOWN: unique symbol = Symbol("cog.native.known");
 
 /** What Cog's response helpers need, over the native engine: the whole response in one call, or a stream of chunks. */
 class NativeResponseBase extends NativeServerResponse {

@@ -3,30 +3,10 @@ import type { FileHandle } from "node:fs/promises";
 import { Stream } from "node:stream";
 import { BAD_VALUE_CHAR, checkHeader, endAfterEnd, headersSentError, implicitHead, isStatus, lowerCase, nodeError, toBytes, writeAfterEnd, type HeaderInput } from "../compat.js";
 import { ECHO_REQUEST_ID, FRAME_BODY, SEND_FILE, type ResponseSurface } from "../engine.js";
-import { streamFileRange } from "../../file-stream.js";
+import { streamFileRange } from "../../files/range-stream.js";
+import { HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, NEED_DRAIN, REQUEST_ID, STORE, STREAMED_BYTES, STREAMING, WHOLE_BODY } from "../../symbols.js";
 
 export type StoredValue = HeaderInput;
-
-// An outgoing response's own state, under symbols (middleware sets `res.flush`, `res.locals`…).
-/** Headers given to `setHeader`, by lower-case name. */
-export const STORE: unique symbol = Symbol("cog.native.store");
-/** Headers given to `writeHead`. */
-export const HEAD: unique symbol = Symbol("cog.native.head");
-/** Whether every name in HEAD is in lower case already (Cog's own headers are). */
-export const HEAD_LOWER: unique symbol = Symbol("cog.native.headLower");
-/** The status and reason phrase as writeHead took them: node:http writes its status line then, so changing either afterwards changes nothing. */
-export const HEAD_STATUS: unique symbol = Symbol("cog.native.headStatus");
-export const HEAD_REASON: unique symbol = Symbol("cog.native.headReason");
-/** Whether the body is being streamed (status and headers are out). */
-export const STREAMING: unique symbol = Symbol("cog.native.streaming");
-/** The request id to echo in X-Request-Id (see `ECHO_REQUEST_ID`), kept apart from the store: the engine appends it to the header block. */
-export const REQUEST_ID: unique symbol = Symbol("cog.native.requestId");
-/** Bytes of a streamed body handed to the engine so far: the access log's count when no Content-Length was declared. */
-export const STREAMED_BYTES: unique symbol = Symbol("cog.native.streamedBytes");
-/** A write returned false: emit 'drain' when the engine has sent what it holds. */
-const NEED_DRAIN: unique symbol = Symbol("cog.native.needDrain");
-/** The whole body `send` (or `end` before any head) is writing: see `FRAME_BODY`. */
-export const WHOLE_BODY: unique symbol = Symbol("cog.native.wholeBody");
 
 /**
  * Node's ServerResponse, for an engine that takes a whole response in one call or a streamed one

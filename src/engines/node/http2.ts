@@ -7,8 +7,8 @@ import type { Limits } from "../../limits.js";
 import { withRequestHelpers } from "../../request.js";
 import { withNodeBody } from "./request.js";
 import { withResponseHelpers, type EngineResponse } from "../../response.js";
-import { WRITTEN } from "./body-bytes.js";
 import { chunkBytes } from "../compat.js";
+import { BODY_CUT, IN_FLIGHT, WRITTEN } from "../../symbols.js";
 
 /**
  * HTTP/2 on the node engine, through Node's compatibility API: its Http2ServerRequest and
@@ -16,8 +16,6 @@ import { chunkBytes } from "../compat.js";
  * handlers serve h2 streams. HTTP/2 frames its own messages (no Host, Content-Length optional,
  * no Connection headers), so the head rules differ from HTTP/1.1's: see `inspectH2Head`.
  */
-/** Set on a request whose body Cog stopped reading (see `H2Request.push`). */
-const BODY_CUT: unique symbol = Symbol("cog.h2.bodyCut");
 
 export class H2Request extends withNodeBody(withRequestHelpers(Http2ServerRequest)) {
   /** @internal The body was cut short (see `push`). */ declare [BODY_CUT]: boolean;
@@ -177,8 +175,6 @@ export function limitRequestTime(req: H2Request, res: H2Response, ms: number, fa
   stream.once("close", () => clearTimeout(timer));
 }
 
-/** The streams in flight on a session (see `Sessions.idle`). */
-const IN_FLIGHT: unique symbol = Symbol("cog.h2.inFlight");
 interface Counted {
   [IN_FLIGHT]: number;
 }

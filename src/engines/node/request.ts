@@ -1,9 +1,10 @@
 import { IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
-import { BodyCollector, STREAMED, STREAM_LIMIT, overStreamLimit, type StreamCount } from "../../body.js";
+import { BodyCollector, overStreamLimit, type StreamCount } from "../../body.js";
 import { HttpError } from "../../errors.js";
 import { withRequestHelpers } from "../../request.js";
 import type { BodyCallback } from "../../body.js";
+import { STREAMED, STREAM_LIMIT } from "../../symbols.js";
 
 
 /**

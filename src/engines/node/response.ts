@@ -1,11 +1,10 @@
 import { ServerResponse, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
 import { withResponseHelpers } from "../../response.js";
 import type { FileHandle } from "node:fs/promises";
-import { ENDING } from "./writes.js";
 import { SEND_FILE } from "../engine.js";
 import { chunkBytes, endAfterEnd, implicitHead, writeAfterEnd } from "../compat.js";
-import { streamFileRange } from "../../file-stream.js";
-import { WRITTEN } from "./body-bytes.js";
+import { streamFileRange } from "../../files/range-stream.js";
+import { ENDING, WRITTEN } from "../../symbols.js";
 
 /**
  * A response on the node engine: Node's own ServerResponse with Cog's helpers, so

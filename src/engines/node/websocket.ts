@@ -5,9 +5,8 @@ import type { SendResult, WebSocketEngine, WebSocketEvents, WebSocketSettings, W
 import type { Request } from "../../request.js";
 import type { Response } from "../../response.js";
 import { IdleSweep } from "./websocket-idle.js";
+import { UPGRADE_HEAD } from "../../symbols.js";
 
-/** The bytes that followed an upgrade request's head on its socket (Node hands them to 'upgrade' listeners). */
-const HEAD: unique symbol = Symbol("cog.websocket.head");
 
 type UpgradeListener = (req: Request, res: Response) => void;
 
@@ -33,7 +32,7 @@ export class NodeWebSockets implements WebSocketEngine {
   ) {
     server.on("upgrade", (req: Request, socket: Socket, head: Buffer) => {
       socket.on("error", () => socket.destroy());
-      (req as unknown as { [HEAD]: Buffer })[HEAD] = head;
+      (req as unknown as { [UPGRADE_HEAD]: Buffer })[UPGRADE_HEAD] = head;
       const res = new this.Response(req);
       res.shouldKeepAlive = false;
       (res as unknown as { assignSocket(socket: Socket): void }).assignSocket(socket);
@@ -55,7 +54,7 @@ export class NodeWebSockets implements WebSocketEngine {
     }
     let transport: NodeTransport | null = null;
     // ws completes the handshake synchronously (no verifyClient): the callback runs before this returns.
-    server.handleUpgrade(req as never, socket, (req as unknown as { [HEAD]: Buffer })[HEAD], (ws) => {
+    server.handleUpgrade(req as never, socket, (req as unknown as { [UPGRADE_HEAD]: Buffer })[UPGRADE_HEAD], (ws) => {
       transport = new NodeTransport(this, ws, socket, req.socket.remoteAddress, settings, events);
     });
     // The response is done, answered with the 101 ws wrote: its 'close' tells the engine (the

@@ -1,5 +1,6 @@
 import type { Server } from "node:http";
 import { Socket } from "node:net";
+import { ENDING } from "../../symbols.js";
 
 /**
  * Writing answers a slice at a time instead of one by one.
@@ -28,8 +29,6 @@ import { Socket } from "node:net";
  */
 const SLICE = 16;
 
-/** Set on a response when its `end()` begins (src/engines/node/response.ts): the uncork that follows is its final one. */
-export const ENDING: unique symbol = Symbol("cog.node.ending");
 
 interface HeldSocket extends Socket {
   /** Whether this socket's final uncork is held, waiting in `held`. */

@@ -1,4 +1,4 @@
-import type { Handler } from "./core/chain.js";
+import type { Handler } from "../core/chain.js";
 
 /** How a file is sent, by `serveStatic` and `res.sendFile` alike. */
 export interface FileOptions {
@@ -51,11 +51,11 @@ export interface SendFileOptions extends FileOptions {
   root?: string;
 }
 
-type Files = typeof import("./files.js");
+type Files = typeof import("./server.js");
 let files: Promise<Files> | undefined;
 /** The file-serving code, loaded on first use: an app that serves no file never loads it. */
 export function loadFiles(): Promise<Files> {
-  return (files ??= import("./files.js"));
+  return (files ??= import("./server.js"));
 }
 
 /**

@@ -4,13 +4,13 @@ import { basename, isAbsolute, join, resolve, sep } from "node:path";
 import { contentType } from "mime-types";
 import Negotiator from "negotiator";
 import parseRange from "range-parser";
-import type { Handler, Next } from "./core/chain.js";
-import { SEND_FILE, type FileSending, type ResponseSurface } from "./engines/engine.js";
-import { HttpError } from "./errors.js";
-import { streamFileRange } from "./file-stream.js";
-import type { Request } from "./request.js";
-import type { Response } from "./response.js";
-import type { FileOptions, SendFileOptions, StaticOptions } from "./static.js";
+import type { Handler, Next } from "../core/chain.js";
+import { SEND_FILE, type FileSending, type ResponseSurface } from "../engines/engine.js";
+import { HttpError } from "../errors.js";
+import { streamFileRange } from "./range-stream.js";
+import type { Request } from "../request.js";
+import type { Response } from "../response.js";
+import type { FileOptions, SendFileOptions, StaticOptions } from "./serve.js";
 
 /**
  * Files from disk as responses: the part of `serveStatic`, `res.sendFile` and `res.download`

@@ -1,9 +1,10 @@
 import { writeSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import { ROUTE, pathOf, type InternalRequest, type Request } from "./request.js";
+import { pathOf, type InternalRequest, type Request } from "./request.js";
 import { acceptedRequestId, nextRequestId } from "./request-id.js";
 import type { Response } from "./response.js";
 import { ECHO_REQUEST_ID, type RequestIdEcho, type ResponseDone } from "./engines/engine.js";
+import { REASON, ROUTE, STARTED } from "./symbols.js";
 
 /** One line per request, written once the response is done (sent, cut, or abandoned by the client). */
 export interface RequestLogLine {
@@ -59,10 +60,6 @@ export interface PinoLike {
 /** `true`: JSON lines on stdout; a pino logger; or a function called with each line. */
 export type LoggerOption = boolean | PinoLike | LogFunction;
 
-/** When the app began on this request (performance.now()), for the duration. */
-const STARTED: unique symbol = Symbol("cog.started");
-/** Why Cog answered it itself (see `RequestLogLine.reason`), set on the rare request that has one. */
-const REASON: unique symbol = Symbol("cog.reason");
 interface Timed {
   [STARTED]: number;
   [REASON]?: RequestLogLine["reason"];

@@ -1,0 +1,99 @@
+/**
+ * Cog's private state on requests and responses sits under these symbols, so that no
+ * middleware's property (`req.id`, `req.session`, `res.locals`…) can collide with it, and none
+ * shows in the public types. One registry, so that every such name is found in one place; the
+ * engine contract's own symbols (HOST, WEBSOCKET, SEND_FILE, FRAME_BODY, ECHO_REQUEST_ID) are
+ * in src/engines/engine.ts. This file imports nothing.
+ */
+
+// Request helpers (src/request.ts): Cog's state on a request, defaults on the prototype
+/** `CACHED_BODY` before the body was parsed (a parsed body may be undefined). */
+export const UNSET: unique symbol = Symbol("unset");
+export const SETTINGS: unique symbol = Symbol("cog.settings");
+export const CACHED_PATH: unique symbol = Symbol("cog.path");
+export const CACHED_QUERY: unique symbol = Symbol("cog.query");
+export const CACHED_COOKIES: unique symbol = Symbol("cog.cookies");
+export const CACHED_SIGNED: unique symbol = Symbol("cog.signedCookies");
+export const CACHED_BODY: unique symbol = Symbol("cog.body");
+export const ORIGINAL_URL: unique symbol = Symbol("cog.originalUrl");
+/** The route a request matched (`GET /users/:id`), for log lines; null for unmatched requests. */
+export const ROUTE: unique symbol = Symbol("cog.route");
+/** The response answering this request (set by the app when it dispatches the request). */
+export const RESPONSE: unique symbol = Symbol("cog.response");
+export const SIGNAL: unique symbol = Symbol("cog.signal");
+
+// Response helpers (src/response.ts): Cog's state on a response, defaults on the prototype
+/** Headers set with `res.set`, by lower-case name; null until the first one. */
+export const PENDING: unique symbol = Symbol("cog.pending");
+/** The route's compiled response serializers by status, when it declared response schemas. */
+export const SERIALIZERS: unique symbol = Symbol("cog.serializers");
+/** Whether anything used the engine's own header store (`setHeader`), which `send` then has to consult. */
+export const ENGINE_HEADERS: unique symbol = Symbol("cog.engineHeaders");
+/** The app's handlerTimeout watch while this response has not begun; null otherwise. */
+export const WATCH: unique symbol = Symbol("cog.watch");
+
+// Request bodies (src/body.ts), on both engines' requests
+/** A body streamed through the request (`streamBody`), counted against its route's limit: on both engines' requests. */
+export const STREAM_LIMIT: unique symbol = Symbol("cog.streamLimit");
+export const STREAMED: unique symbol = Symbol("cog.streamed");
+
+// The access log (src/access-log.ts)
+/** When the app began on this request (performance.now()), for the duration. */
+export const STARTED: unique symbol = Symbol("cog.started");
+/** Why Cog answered it itself (see `RequestLogLine.reason`), set on the rare request that has one. */
+export const REASON: unique symbol = Symbol("cog.reason");
+
+// The node engine (src/engines/node/)
+/** Bytes of a streamed body written so far, for the access log (see src/engines/node/body-bytes.ts). */
+export const WRITTEN: unique symbol = Symbol("cog.node.written");
+/** Set on a response when its `end()` begins (src/engines/node/response.ts): the uncork that follows is its final one. */
+export const ENDING: unique symbol = Symbol("cog.node.ending");
+/** Set on a request whose body Cog stopped reading (see `H2Request.push`). */
+export const BODY_CUT: unique symbol = Symbol("cog.h2.bodyCut");
+/** The streams in flight on a session (see `Sessions.idle`). */
+export const IN_FLIGHT: unique symbol = Symbol("cog.h2.inFlight");
+/** The bytes that followed an upgrade request's head on its socket (Node hands them to 'upgrade' listeners). */
+export const UPGRADE_HEAD: unique symbol = Symbol("cog.websocket.head");
+
+// The native engine's request (src/engines/native/request.ts): the engine's handles
+export const ADDON: unique symbol = Symbol("cog.native.addon");
+export const ENCRYPTED: unique symbol = Symbol("cog.native.encrypted");
+export const ID: unique symbol = Symbol("cog.native.id");
+export const FLAGS: unique symbol = Symbol("cog.native.flags");
+export const RECEIVED: unique symbol = Symbol("cog.native.received");
+export const RAW: unique symbol = Symbol("cog.native.rawHeaders");
+export const HEADERS: unique symbol = Symbol("cog.native.headers");
+export const ADDRESS: unique symbol = Symbol("cog.native.address");
+export const SOCKET: unique symbol = Symbol("cog.native.socket");
+export const CONTENT_TYPE: unique symbol = Symbol("cog.native.contentType");
+/** Where the pieces of a body that follows its request go: a collector (buffered), or the stream's limit (streamed). */
+export const COLLECTOR: unique symbol = Symbol("cog.native.collector");
+export const PAUSED: unique symbol = Symbol("cog.native.paused");
+export const BODY_ENDED: unique symbol = Symbol("cog.native.bodyEnded");
+/** Set once the engine has forgotten the request (answered or aborted): it can't be asked anything more. */
+export const GONE: unique symbol = Symbol("cog.native.gone");
+
+// The native engine's ServerResponse (src/engines/native/server-response.ts, response.ts)
+/** Headers given to `setHeader`, by lower-case name. */
+export const STORE: unique symbol = Symbol("cog.native.store");
+/** Headers given to `writeHead`. */
+export const HEAD: unique symbol = Symbol("cog.native.head");
+/** Whether every name in HEAD is in lower case already (Cog's own headers are). */
+export const HEAD_LOWER: unique symbol = Symbol("cog.native.headLower");
+/** The status and reason phrase as writeHead took them: node:http writes its status line then, so changing either afterwards changes nothing. */
+export const HEAD_STATUS: unique symbol = Symbol("cog.native.headStatus");
+export const HEAD_REASON: unique symbol = Symbol("cog.native.headReason");
+/** Whether the body is being streamed (status and headers are out). */
+export const STREAMING: unique symbol = Symbol("cog.native.streaming");
+/** The request id to echo in X-Request-Id (see `ECHO_REQUEST_ID`), kept apart from the store: the engine appends it to the header block. */
+export const REQUEST_ID: unique symbol = Symbol("cog.native.requestId");
+/** Bytes of a streamed body handed to the engine so far: the access log's count when no Content-Length was declared. */
+export const STREAMED_BYTES: unique symbol = Symbol("cog.native.streamedBytes");
+/** A write returned false: emit 'drain' when the engine has sent what it holds. */
+export const NEED_DRAIN: unique symbol = Symbol("cog.native.needDrain");
+/** The whole body `send` (or `end` before any head) is writing: see `FRAME_BODY`. */
+export const WHOLE_BODY: unique symbol = Symbol("cog.native.wholeBody");
+/** The engine's bookkeeping for this app's responses, on the prototype of its response class. */
+export const FORGET: unique symbol = Symbol("cog.native.forget");
+/** The cached block of `writeHead`'s headers, when it found every line in the cache. */
+export const KNOWN: unique symbol = Symbol("cog.native.known");
