@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Installs h2spec (the HTTP/2 conformance checker) from the Go module proxy into
-// node_modules/.cache/h2spec, for test/http2-conformance.test.ts and CI, and prints its path.
+// node_modules/.cache/h2spec, for test/contract/http2-conformance.test.ts and CI, and prints its path.
 // Needs Go; without it, says so and exits 1 (the test then skips with that reason).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";

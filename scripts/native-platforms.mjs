@@ -1,6 +1,6 @@
 // The platforms Cog's native engine ships prebuilt for, one npm package each (npm/<platform>/,
 // napi-rs's layout), and the checks every such binary must pass: built by
-// scripts/build-prebuilt.mjs, checked again by test/native-without-compiler.test.ts.
+// scripts/build-prebuilt.mjs, checked again by test/engines/native/native-without-compiler.test.ts.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";

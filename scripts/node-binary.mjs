@@ -2,7 +2,7 @@
 // Prints the path of a Node.js binary of the given major version (and architecture, this
 // machine's by default), installing it from npm (package node-linux-ARCH@MAJOR) into .cache/ on
 // first use. Used by CI (tests on Node 22, 24 and 26), by `npm run bench -- --node 24`, and for
-// arm64 (run under qemu) by test/native-without-compiler.test.ts.
+// arm64 (run under qemu) by test/engines/native/native-without-compiler.test.ts.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";

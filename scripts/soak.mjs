@@ -12,7 +12,7 @@
 //   npm run soak -- --requests 200000   a shorter run
 //   npm run soak -- --engine native     on another engine (node, native)
 //
-// test/leaks.test.ts runs it in short form on every `npm test`.
+// test/system/leaks.test.ts runs it in short form on every `npm test`.
 import { fork } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";

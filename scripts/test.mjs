@@ -1,21 +1,32 @@
 #!/usr/bin/env node
 // `npm test` (after the build and type checks): the whole suite on the node
-// engine, then the integration tests again on Cog's native engine (when its
+// engine, then the contract tests again on Cog's native engine (when its
 // addon was built at install). An engine that can't run here is skipped with the
 // reason in one line; COG_NATIVE_REQUIRED=1 (CI) makes a missing native
-// engine a failure. test/*-engine.test.ts check the errors users get instead.
+// engine a failure. test/engines/native/ checks the errors users get instead.
+//
+// Where a test file sits says how it runs (docs/README.md, "Source layout"):
+// - test/contract/: what every engine must do alike: run once per engine (COG_ENGINE);
+// - test/unit/ (pure units), test/system/ (the docs' code, the seed app, a soak that picks its
+//   engines itself) and test/engines/<name>/ (one engine's own tests, which start the engine they
+//   test themselves): run once.
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
+import { join } from "node:path";
 
-// Files with no server in them (docs-code: the docs' code blocks and links), or that run a fixed
-// engine themselves (node-internals: the node engine's canaries, on plain node:http servers;
-// native-*: installed apps on engine "native"): once is enough.
-const ENGINE_INDEPENDENT = new Set(["bench.test.ts", "docs-code.test.ts", "router.test.ts", "seed-app.test.ts", "leaks.test.ts", "native-engine.test.ts", "node-internals.test.ts", "native-without-compiler.test.ts", "native-source-build.test.ts"]);
-const all = readdirSync("test").filter((f) => f.endsWith(".test.ts")).sort();
+/** The test files under test/<dir>, sorted, as paths from the repository's root. */
+function testFiles(dir) {
+  return readdirSync(join("test", dir), { recursive: true })
+    .filter((f) => f.endsWith(".test.ts"))
+    .map((f) => join("test", dir, f))
+    .sort();
+}
+const contract = testFiles("contract");
+const once = [...testFiles("unit"), ...testFiles("system"), ...testFiles("engines")];
 
 function run(engine, files) {
   console.log(`\n# engine: ${engine} (${files.length} test files)`);
-  const result = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-reporter=spec", ...files.map((f) => `test/${f}`)], {
+  const result = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-reporter=spec", ...files], {
     stdio: "inherit",
     env: { ...process.env, COG_ENGINE: engine },
   });
@@ -40,10 +51,10 @@ if (spawnSync("go", ["version"], { stdio: "ignore" }).status === 0) {
   console.log("\n# bench: go test (the WebSocket load generator, bench/ws-load)");
   failed ||= spawnSync("go", ["test", "./..."], { cwd: "bench/ws-load", stdio: "inherit" }).status ?? 1;
 }
-failed ||= run("node", all);
+failed ||= run("node", [...once, ...contract]);
 const native = nativeLoads();
 if (native.ok) {
-  failed ||= run("native", all.filter((f) => !ENGINE_INDEPENDENT.has(f)));
+  failed ||= run("native", contract);
 } else if (process.env.COG_NATIVE_REQUIRED === "1") {
   console.log(`\n# engine: native is required (COG_NATIVE_REQUIRED=1) but does not load: ${native.reason}`);
   failed = 1;

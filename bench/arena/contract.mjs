@@ -1,5 +1,5 @@
 // What every arena server must answer, checked over real sockets before anything
-// is timed (bench/run.mjs) and by test/arena.test.ts: randomized inputs (so no
+// is timed (bench/run.mjs) and by test/contract/arena.test.ts: randomized inputs (so no
 // answer can be cached), requests split across TCP writes, compressed and
 // uncompressed negotiation, 404s, the cache header and upload counts. Answers
 // that come from Postgres are compared with Postgres itself.

