@@ -1,6 +1,11 @@
 import type { Readable } from "node:stream";
 import { HttpError } from "./errors.js";
-import type { Request } from "./request.js";
+import type { RequestSurface } from "./engines/engine.js";
+
+/** The request a multipart body is read from (a type of its own, so that this file and request.ts don't import each other). */
+interface MultipartRequest extends RequestSurface {
+  firstHeader(name: string): string | undefined;
+}
 
 /** A file in a multipart/form-data body, handed to `onFile` as it arrives. */
 export interface UploadedFile {
@@ -50,7 +55,7 @@ let busboy: Promise<typeof import("@fastify/busboy").Busboy> | null = null;
  * a malformed one (no boundary, cut short) a 400, one past a limit a 413. The body arrives as a
  * stream (multipart routes always take theirs so), within the route's bodyLimit.
  */
-export async function readMultipart(req: Request, options: MultipartOptions): Promise<FormFields> {
+export async function readMultipart(req: MultipartRequest, options: MultipartOptions): Promise<FormFields> {
   const type = req.firstHeader("content-type");
   if (type === undefined || !/^multipart\/form-data\s*;/i.test(type)) {
     throw new HttpError(415, `Expected a multipart/form-data body, got ${type === undefined ? "no Content-Type" : `"${type}"`}`);

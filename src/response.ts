@@ -11,13 +11,15 @@ import { isStatus, isValidHeader, lowerCase } from "./engines/compat.js";
 import { FRAME_BODY, HOST, type BodyFraming, type ResponseSurface } from "./engines/engine.js";
 import { HttpError } from "./errors.js";
 import { type InternalRequest } from "./request.js";
-import type { Serializer } from "./schema/compile.js";
 import { signCookie } from "./signing.js";
 import { EventStream, type EventStreamOptions } from "./sse.js";
 import { loadFiles, type SendFileOptions } from "./files/serve.js";
 import { ENGINE_HEADERS, PENDING, SERIALIZERS, SETTINGS, WATCH } from "./symbols.js";
 
 export type HeaderValue = string | number | readonly string[];
+
+/** A route's compiled serializer for one status (src/schema/compile.ts makes them). */
+export type Serializer = (value: unknown) => string;
 
 export interface CookieOptions {
   /** Defaults to `/`, so the cookie is sent back on every path. */

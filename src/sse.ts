@@ -1,4 +1,9 @@
-import type { Response } from "./response.js";
+import type { ResponseSurface } from "./engines/engine.js";
+
+/** What an event stream writes to: a response, with Cog's `set` (a type of its own, so that this file and response.ts don't import each other). */
+interface EventSink extends ResponseSurface {
+  set(headers: Record<string, string>): unknown;
+}
 
 /** One server-sent event. */
 export interface ServerEvent {
@@ -28,7 +33,7 @@ export class EventStream {
 
   /** @internal Made by `res.sse()`. */
   constructor(
-    private readonly res: Response,
+    private readonly res: EventSink,
     options: EventStreamOptions,
   ) {
     const every = options.heartbeat ?? 15_000;

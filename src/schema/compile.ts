@@ -4,6 +4,7 @@ import type { Ajv as AjvInstance, ErrorObject, ValidateFunction } from "ajv";
 import type { Handler } from "../core/chain.js";
 import { HttpError } from "../errors.js";
 import type { CogRequest } from "../request.js";
+import type { Serializer } from "../response.js";
 import type { JsonSchema, RouteSchema, Schema } from "./types.js";
 
 // ajv and fast-json-stringify are loaded on the first route that declares a JSON Schema,
@@ -21,7 +22,7 @@ export interface ValidationIssue {
   message: string;
 }
 
-export type Serializer = (value: unknown) => string;
+export type { Serializer };
 
 export function isStandardSchema(schema: unknown): schema is StandardSchemaV1 {
   return typeof schema === "object" && schema !== null && "~standard" in schema;
