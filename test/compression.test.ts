@@ -255,3 +255,51 @@ test("static files under compress(): a large text file is compressed, a large im
   assert.equal(Number(png.headers["content-length"]), image.length);
   assert.ok(png.raw.equals(image));
 });
+
+test("static files under compress(): the 206 and 304 carry the 200's Vary, the 304 its ETag form", async (t) => {
+  const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const { tmpdir } = await import("node:os");
+  const { serveStatic } = await import("../src/index.js");
+  const dir = mkdtempSync(join(tmpdir(), "cog-compress-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, "site.css"), "body { color: red; }\n".repeat(2000));
+  writeFileSync(join(dir, "tiny.css"), "b{}");
+  writeFileSync(join(dir, "photo.png"), Buffer.alloc(5000, 9));
+  const { port } = await serve(t, (app) => {
+    app.use(compress());
+    app.use("/static", serveStatic(dir));
+  });
+  const gzip = { "accept-encoding": "gzip" };
+  // Compressed: the tag weakened on the 200, and the 304 that validates it says so too.
+  const whole = await get(port, "/static/site.css", gzip);
+  assert.equal(whole.status, 200);
+  assert.equal(whole.headers["content-encoding"], "gzip");
+  assert.equal(whole.headers.vary, "Accept-Encoding");
+  assert.match(whole.headers.etag!, /^W\/"/);
+  const part = await get(port, "/static/site.css", { ...gzip, range: "bytes=0-9" });
+  assert.equal(part.status, 206);
+  assert.equal(part.raw.toString(), "body { col");
+  assert.equal(part.headers.vary, "Accept-Encoding");
+  const same = await get(port, "/static/site.css", { ...gzip, "if-none-match": whole.headers.etag! });
+  assert.equal(same.status, 304);
+  assert.equal(same.headers.vary, "Accept-Encoding");
+  assert.equal(same.headers.etag, whole.headers.etag);
+  // Sent as it is (no acceptable coding, or too small to gain): the tag stays strong on both.
+  for (const [path, headers] of [["/static/site.css", { "accept-encoding": "identity" }], ["/static/tiny.css", gzip]] as const) {
+    const plain = await get(port, path, headers);
+    assert.equal(plain.status, 200);
+    assert.equal(plain.headers["content-encoding"], undefined);
+    assert.match(plain.headers.etag!, /^"/);
+    const validated = await get(port, path, { ...headers, "if-none-match": plain.headers.etag! });
+    assert.equal(validated.status, 304);
+    assert.equal(validated.headers.vary, "Accept-Encoding");
+    assert.equal(validated.headers.etag, plain.headers.etag);
+  }
+  // A type compress() never compresses varies on nothing, whatever the status.
+  const png = await get(port, "/static/photo.png", gzip);
+  const pngSame = await get(port, "/static/photo.png", { ...gzip, "if-none-match": png.headers.etag! });
+  assert.equal(pngSame.status, 304);
+  assert.equal(pngSame.headers.vary, undefined);
+  assert.equal(pngSame.headers.etag, png.headers.etag);
+});
