@@ -70,7 +70,7 @@ export function stop(child: ChildProcess, graceMs = 5_000): Promise<void> {
 }
 
 /** Waits until `ready(stdout)` holds, failing (with the child's output) if it exits first or `ms` pass. */
-export async function until(started: Started, ready: (stdout: string) => boolean, what: string, ms = 30_000): Promise<void> {
+export async function waitForOutput(started: Started, ready: (stdout: string) => boolean, what: string, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!ready(started.stdout())) {
     const { child } = started;

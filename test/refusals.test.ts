@@ -2,11 +2,8 @@
 // the rule or the limit, the same on both engines, and none is logged as the server's fault
 // (any client can send them as often as it likes).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { test } from "node:test";
+import { startChild, waitForOutput } from "./children.js";
 import { engine, raw, serve, statuses } from "./helpers.js";
 
 /** The JSON body of a raw answer. */
@@ -15,20 +12,9 @@ function bodyOf(answer: string): Record<string, unknown> {
 }
 
 test("an HTTP/2.0 request line gets 505 with its reason, and the server's stderr gets no stack trace", async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), "cog-refusals-"));
-  const stderr = openSync(join(dir, "stderr"), "w");
-  // stderr to a file, not a pipe: a child left behind can't hold the test runner open.
-  const child = spawn(process.execPath, ["--import", "tsx", "test/fixtures/refusing-app.ts"], { env: { ...process.env, COG_ENGINE: engine }, stdio: ["ignore", "pipe", stderr] });
-  closeSync(stderr);
-  t.after(() => {
-    child.kill("SIGKILL");
-    rmSync(dir, { recursive: true, force: true });
-  });
-  let out = "";
-  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
-  for (let i = 0; i < 1200 && !out.includes("\n") && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 25));
-  const port = Number(out.split("\n")[0]);
-  assert.ok(port > 0, `the app prints its port: ${out}${readFileSync(join(dir, "stderr"), "utf8")}`);
+  const app = startChild(t, process.execPath, ["--import", "tsx", "test/fixtures/refusing-app.ts"], { env: { ...process.env, COG_ENGINE: engine } });
+  await waitForOutput(app, (out) => out.includes("\n"), "the app to print its port");
+  const port = Number(app.stdout().split("\n")[0]);
   for (let i = 0; i < 20; i++) {
     const answer = await raw(port, "GET / HTTP/2.0\r\nHost: a\r\n\r\n");
     assert.deepEqual(statuses(answer), [505]);
@@ -36,11 +22,8 @@ test("an HTTP/2.0 request line gets 505 with its reason, and the server's stderr
   }
   // The server is well, and still logs what is its own fault: that line is how we know stderr is written.
   assert.equal((await fetch(`http://127.0.0.1:${port}/fail`)).status, 500);
-  let logged = "";
-  for (let i = 0; i < 400 && !logged.includes("a handler's own failure"); i++) {
-    await new Promise((r) => setTimeout(r, 25));
-    logged = readFileSync(join(dir, "stderr"), "utf8");
-  }
+  for (let i = 0; i < 1000 && !app.stderr().includes("a handler's own failure"); i++) await new Promise((r) => setTimeout(r, 20));
+  const logged = app.stderr();
   assert.match(logged, /GET \/fail.*a handler's own failure/);
   assert.doesNotMatch(logged, /HTTP version|505/, "a refused request is not logged");
   assert.doesNotMatch(logged, /inspectHead|checkRequestLine/, "no stack trace of a refusal");

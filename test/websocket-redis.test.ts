@@ -12,7 +12,7 @@ import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import WebSocketClient from "ws";
 import { redisBroker } from "../src/index.js";
-import { startChild, stop, until, type Owner, type Started } from "./children.js";
+import { startChild, stop, waitForOutput, type Owner, type Started } from "./children.js";
 import { engine, serve } from "./helpers.js";
 
 const REDIS = "/usr/bin/redis-server";
@@ -33,7 +33,7 @@ function freePort(): Promise<number> {
 async function startRedis(t: Owner, port: number): Promise<Started> {
   const binary = existsSync(REDIS) ? REDIS : "redis-server";
   const redis = startChild(t, binary, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]);
-  await until(redis, (out) => out.includes("Ready to accept connections"), "redis-server to start", PATIENCE);
+  await waitForOutput(redis, (out) => out.includes("Ready to accept connections"), "redis-server to start", PATIENCE);
   return redis;
 }
 
@@ -86,7 +86,7 @@ test(`[${engine}] publications cross processes through Redis: once each, in orde
   );
   // Process B: a child on its own port, with its own broker on the same Redis.
   const b = startChild(t, process.execPath, ["--import", "tsx", "test/fixtures/websocket-broker-app.ts"], { env: { ...process.env, REDIS_URL: url, COG_ENGINE: engine } });
-  await until(b, (out) => out.includes("\n"), "the second app to listen", PATIENCE);
+  await waitForOutput(b, (out) => out.includes("\n"), "the second app to listen", PATIENCE);
   const bPort = Number(b.stdout().trim());
 
   const [a1, a2, b1, b2] = await Promise.all([listener(a.port), listener(a.port), listener(bPort), listener(bPort)]);
