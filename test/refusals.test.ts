@@ -60,3 +60,28 @@ test(
     });
   },
 );
+
+test("what the parser refuses gets the same status and JSON body on both engines, naming the rule or limit", async (t) => {
+  const { port } = await serve(t, (app) => app.post("/echo", (req, res) => res.send(req.body)), { maxHeaderSize: 4096 });
+  const cases: Array<[string, number, string]> = [
+    ["GET / HTTP/1.1\r\nHost: a\rX-A: b\r\n\r\n", 400, "Malformed request head"],
+    ["GET / HTTP/1.1\nHost: a\n\n", 400, "Bare LF in request head"],
+    ["GET / HTTP/1.1\r\n\r\n", 400, "An HTTP/1.1 request needs a Host header"],
+    ["POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400, "More than one Content-Length header"],
+    ["POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: +3\r\n\r\nabc", 400, "Invalid Content-Length"],
+    ["POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", 400, "Both Content-Length and Transfer-Encoding"],
+    ["POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\nabc\r\n0\r\n\r\n", 400, "Chunk size too large"],
+    [`POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3;${"x".repeat(20_000)}\r\nabc\r\n0\r\n\r\n`, 413, "Chunk extensions too large"],
+    [`GET / HTTP/1.1\r\nHost: a\r\nX-Big: ${"a".repeat(5_000)}\r\n\r\n`, 431, "Request head is larger than maxHeaderSize; raise the maxHeaderSize option to accept it"],
+    ["GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505, "HTTP version not supported; use HTTP/1.1"],
+    ["CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", 501, "CONNECT is not supported by this server"],
+  ];
+  for (const [bytes, status, message] of cases) {
+    const answer = await raw(port, bytes);
+    assert.deepEqual(statuses(answer), [status], answer);
+    assert.match(answer, /\r\ncontent-type: application\/json; charset=utf-8\r\n/i);
+    assert.match(answer, /\r\nConnection: close\r\n/i);
+    assert.equal(bodyOf(answer).message, message, JSON.stringify(bytes.slice(0, 60)));
+    assert.equal(bodyOf(answer).statusCode, status);
+  }
+});

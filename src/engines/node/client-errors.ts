@@ -1,6 +1,7 @@
 import { STATUS_CODES, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { errorBody } from "../../errors.js";
+import { Refusal } from "../../head.js";
 import { tooSlow, type Limits } from "../../limits.js";
 
 /** Node's parse error, or its request timeout (`ERR_HTTP_REQUEST_TIMEOUT`). */
@@ -29,7 +30,7 @@ function refusalOf(err: ClientError, inFlight: ServerResponse | null | undefined
       // A request whose head was read is in flight until its body is: then the body was too slow.
       return inFlight != null && inFlight.req.complete === false ? tooSlow("requestTimeout", limits.requestTimeout) : tooSlow("headersTimeout", limits.headersTimeout);
     case "HPE_HEADER_OVERFLOW":
-      return { status: 431, message: "Request head too large" };
+      return { status: 431, message: "Request head is larger than maxHeaderSize; raise the maxHeaderSize option to accept it" };
     case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
       return { status: 413, message: "Chunk extensions too large" };
     case "HPE_UNEXPECTED_CONTENT_LENGTH":
@@ -42,8 +43,10 @@ function refusalOf(err: ClientError, inFlight: ServerResponse | null | undefined
       return bad(/overflow/i.test(err.reason ?? "") ? "Chunk size too large" : "Invalid chunk size");
     case "HPE_INVALID_URL":
       return bad("Invalid request target");
-    case "HPE_INVALID_METHOD":
     case "HPE_INVALID_VERSION":
+      // llhttp's words for a line ended by LF alone, which the native engine names.
+      return bad(/CRLF/.test(err.reason ?? "") ? "Bare LF in request head" : "Malformed request line");
+    case "HPE_INVALID_METHOD":
       return bad("Malformed request line");
     default:
       return bad("Malformed request head");
@@ -56,6 +59,6 @@ function bad(message: string): { status: number; message: string } {
 
 /** The bytes of a refusal, as the native engine writes them: the JSON error body every Cog refusal carries, and `Connection: close`. */
 export function refusal({ status, message }: { status: number; message: string }): string {
-  const body = JSON.stringify(errorBody(status, new Error(message)));
+  const body = JSON.stringify(errorBody(status, new Refusal(status, message)));
   return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\nDate: ${new Date().toUTCString()}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 }
