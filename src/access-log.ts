@@ -71,7 +71,7 @@ export type BodyBytes = (res: Response) => number | null;
 /**
  * The access log and error log of an app. `begin` runs as the engine hands a request over: it
  * gives the request its id and echoes it in X-Request-Id (see `ECHO_REQUEST_ID`). The engine
- * calls `finished` once the response is done (`EngineConfig.responseDone`), from its own
+ * calls `finished` once the response is done (`EngineHost.responseDone`), from its own
  * once-per-response bookkeeping: no event listener per response.
  */
 export class RequestLogger {

@@ -31,6 +31,17 @@ export class HttpError extends Error {
 }
 
 /**
+ * A request refused for a rule of HTTP it breaks: the client's fault whatever the status (a 505
+ * too), so its reason is sent and it is not logged as the server's error (any client could fill
+ * the log with it).
+ */
+export class Refusal extends HttpError {
+  override get expose(): boolean {
+    return true;
+  }
+}
+
+/**
  * The status an error maps to: HttpError's own, or `status`/`statusCode` on
  * errors thrown by Express-style libraries (http-errors, body-parser), else 500.
  */
@@ -46,7 +57,7 @@ export function statusOf(err: unknown): number {
 /** The JSON body of an error response, shaped like Fastify's. */
 export function errorBody(status: number, err: unknown): Record<string, unknown> {
   const error = STATUS_CODES[status] ?? "Error";
-  const exposed = status < 500 && err instanceof Error && err.message !== "" ? err.message : error;
+  const exposed = (err instanceof HttpError ? err.expose : status < 500) && err instanceof Error && err.message !== "" ? err.message : error;
   const body: Record<string, unknown> = { statusCode: status, error, message: exposed };
   if (status < 500 && err instanceof HttpError && err.data !== undefined) Object.assign(body, err.data);
   return body;

@@ -14,7 +14,7 @@ import { type InternalRequest } from "./request.js";
 import { signCookie } from "./signing.js";
 import { EventStream, type EventStreamOptions } from "./sse.js";
 import { loadFiles, type SendFileOptions } from "./files/serve.js";
-import { ENGINE_HEADERS, PENDING, SERIALIZERS, SETTINGS, WATCH } from "./symbols.js";
+import { ENGINE_HEADERS, PENDING, SERIALIZERS, SETTINGS, VALIDATES, WATCH } from "./symbols.js";
 
 export type HeaderValue = string | number | readonly string[];
 
@@ -61,6 +61,7 @@ export interface ResponseInternals {
   [SERIALIZERS]: Map<number, Serializer> | null;
   [ENGINE_HEADERS]: boolean;
   [WATCH]: ResponseWatch | null;
+  [VALIDATES]: { type: string; length: number } | null;
 }
 export type { EventEmitter };
 type Internal = ResponseInternals;
@@ -266,7 +267,7 @@ export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base
       return this.append("set-cookie", stringifySetCookie(cookieOf(name, "", options, EXPIRED, undefined)));
     }
   }
-  Object.assign(ResponseHelpers.prototype, { [PENDING]: null, [SERIALIZERS]: null, [ENGINE_HEADERS]: false, [WATCH]: null });
+  Object.assign(ResponseHelpers.prototype, { [PENDING]: null, [SERIALIZERS]: null, [ENGINE_HEADERS]: false, [WATCH]: null, [VALIDATES]: null });
   // `locals` is an object per response, made on first use.
   Object.defineProperty(ResponseHelpers.prototype, "locals", {
     get(this: ResponseHelpers) {

@@ -31,6 +31,11 @@ export const SERIALIZERS: unique symbol = Symbol("cog.serializers");
 export const ENGINE_HEADERS: unique symbol = Symbol("cog.engineHeaders");
 /** The app's handlerTimeout watch while this response has not begun; null otherwise. */
 export const WATCH: unique symbol = Symbol("cog.watch");
+/**
+ * On a 304 for a file, the Content-Type and length of the 200 it stands for, which the 304 does
+ * not carry: compress() gives the 304 the Vary and ETag form that 200 had. Null otherwise.
+ */
+export const VALIDATES: unique symbol = Symbol("cog.validates");
 
 // Request bodies (src/body.ts), on both engines' requests
 /** A body streamed through the request (`streamBody`), counted against its route's limit: on both engines' requests. */

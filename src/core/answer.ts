@@ -1,4 +1,4 @@
-import { HttpError, errorBody, statusOf } from "../errors.js";
+import { HttpError, Refusal, errorBody, statusOf } from "../errors.js";
 import type { RequestLogger } from "../access-log.js";
 import { type InternalRequest, type Request } from "../request.js";
 import { resetForError, type InternalResponse, type Response, type ResponseWatch } from "../response.js";
@@ -139,7 +139,7 @@ export class Answers implements ChainOwner {
   private defaultError(err: unknown, req: Request, res: Response): void {
     if (res.headersSent) return void res.destroy();
     const status = statusOf(err);
-    if (status >= 500 && !(err instanceof RefusedWhileDraining)) this.reports.report(err, req);
+    if (status >= 500 && !(err instanceof RefusedWhileDraining) && !(err instanceof Refusal)) this.reports.report(err, req);
     if (err instanceof HttpError && err.headers !== undefined) res.set(err.headers);
     // A header the app set that can't be sent (CR/LF in its value) fails the first try and is
     // dropped by it: the second goes out without it. Failing twice, the response is unusable.

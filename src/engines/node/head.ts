@@ -1,4 +1,4 @@
-import { HttpError } from "../../errors.js";
+import { HttpError, Refusal } from "../../errors.js";
 import type { Limits } from "../../limits.js";
 import { pathOf } from "../../request.js";
 import { CHUNKED, NO_BODY, type EngineRequest } from "../engine.js";
@@ -82,7 +82,7 @@ function checkRequestLine(req: EngineRequest, url: string, chunked: boolean): vo
   // Node reports a request line without a version as HTTP/0.9.
   if (major === 0 && minor === 9) throw badRequest("The request line has no HTTP version; send HTTP/1.1");
   if (major !== 1 || (minor !== 0 && minor !== 1)) {
-    throw new HttpError(505, `HTTP version ${major}.${minor} is not supported; use HTTP/1.1`);
+    throw new Refusal(505, "HTTP version not supported; use HTTP/1.1");
   }
   if (chunked && minor === 0) throw badRequest("Transfer-Encoding is not allowed in HTTP/1.0");
   if (url.charCodeAt(0) !== 47 /* "/" */) {
