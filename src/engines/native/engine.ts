@@ -3,7 +3,7 @@ import { REPORT } from "../../log.js";
 import { CHUNKED, NO_BODY } from "../../head.js";
 import { forApp } from "../../request.js";
 import { injectOverLoopback, type InjectOptions, type InjectResponse } from "../../testing.js";
-import { WEBSOCKET, type Address, type Engine, type EngineConfig } from "../engine.js";
+import { WEBSOCKET, type Address, type Engine, type EngineConfig, type HeadVerdict } from "../engine.js";
 import type { NativeWebSockets } from "../../websocket/native.js";
 import type { Response } from "../../response.js";
 import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "./load.js";
@@ -11,6 +11,7 @@ import { ADDON, ENCRYPTED, GONE, ID, NativeRequest } from "./request.js";
 import { nativeTlsOptions } from "./tls.js";
 import type { TlsOptions } from "../../tls.js";
 import { FORGET, NativeResponse } from "./response.js";
+import { RequestScope, SCOPE } from "../request-scope.js";
 import { STREAMED_BYTES, STREAMING } from "./outgoing.js";
 
 /**
@@ -118,6 +119,14 @@ export class NativeEngine implements Engine {
               ? CHUNKED
               : body
             : body.length; // a chunked body may be empty, and still be a body
+    // The addon calls in once for a batch of requests: each runs in an async context of its own.
+    const scope = (response[SCOPE] = new RequestScope());
+    scope.runInAsyncScope(this.dispatchOne, this, request, response, verdict);
+    // Only unanswered responses are tracked: nothing else can run while this handler does.
+    if (!request[GONE]) this.inFlight.set(id, response);
+  };
+
+  private dispatchOne(request: NativeRequest, response: NativeResponse, verdict: HeadVerdict): void {
     try {
       this.config.dispatch(request, response, verdict);
     } catch (err) {
@@ -125,13 +134,16 @@ export class NativeEngine implements Engine {
       this.config.app[REPORT](err, request, "escaped Cog's dispatch, a bug in Cog: the connection was cut");
       response.destroy();
     }
-    // Only unanswered responses are tracked: nothing else can run while this handler does.
-    if (!request[GONE]) this.inFlight.set(id, response);
-  };
+  }
 
   private readonly onEvent = (kind: number, id: number, piece?: Buffer): void => {
     const response = this.inFlight.get(id);
     if (response === undefined) return;
+    // In the request's own context, as node:http emits a request's events in its connection's.
+    response[SCOPE].runInAsyncScope(this.deliver, this, kind, response, piece);
+  };
+
+  private deliver(kind: number, response: NativeResponse, piece: Buffer | undefined): void {
     try {
       if (kind === EVENT_ABORT) response.aborted();
       else if (kind === EVENT_DRAIN) response.drained();
@@ -141,7 +153,7 @@ export class NativeEngine implements Engine {
       // A listener threw ('close', 'drain', or the body stream's): report it with the route, as an error in a handler is.
       response.req.app[REPORT](err, response.req, kind === EVENT_ABORT ? "in a 'close' listener" : kind === EVENT_DRAIN ? "in a 'drain' listener" : "in a listener of the request body");
     }
-  };
+  }
 
   /** A response is done with (answered, cut or aborted): the engine has forgotten its request. */
   private readonly forget = (response: NativeResponse, aborted: boolean): void => {
@@ -184,7 +196,10 @@ export class NativeEngine implements Engine {
         ? undefined
         : new Promise<void>((resolve) => {
             const deadline = setTimeout(() => {
-              for (const id of addon.destroyConnections(server)) this.inFlight.get(id)?.aborted();
+              for (const id of addon.destroyConnections(server)) {
+                const response = this.inFlight.get(id);
+                if (response !== undefined) response[SCOPE].runInAsyncScope(response.aborted, response);
+              }
               resolve();
             }, drainMs);
             this.idle = () => {

@@ -4,6 +4,7 @@ import { FRAMES_BODY, withResponseHelpers } from "../../response.js";
 import { ADDON, GONE, ID, type NativeRequest } from "./request.js";
 import { HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, OutgoingResponse, STORE } from "./outgoing.js";
 import { RESPONSE_CLOSE, RESPONSE_HAS_DATE, type NativeAddon } from "./load.js";
+import { SCOPE, type RequestScope } from "../request-scope.js";
 
 /** Called once per request, when the engine has forgotten it (`aborted`: without an answer). */
 export type Forget = (res: NativeResponse, aborted: boolean) => void;
@@ -17,6 +18,7 @@ class NativeResponseBase extends OutgoingResponse {
   /** @internal */ declare [ADDON]: NativeAddon;
   /** @internal */ declare [FORGET]: Forget;
   /** @internal */ declare [KNOWN]: BlockNode | null;
+  /** @internal The request's async context (see request-scope.ts), set when it arrives. */ declare [SCOPE]: RequestScope;
 
   /** The request this answers (as Node's `res.req`). */
   constructor(readonly req: NativeRequest) {
@@ -226,7 +228,7 @@ class BlockNode {
 const BLOCKS = new BlockNode("", false);
 let blockNodes = 0;
 
-Object.assign(NativeResponseBase.prototype, { [KNOWN]: null, [FRAMES_BODY]: true });
+Object.assign(NativeResponseBase.prototype, { [KNOWN]: null, [FRAMES_BODY]: true, [SCOPE]: null });
 
 /** A response on the native engine. */
 export class NativeResponse extends withResponseHelpers(NativeResponseBase) {}
