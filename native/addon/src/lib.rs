@@ -62,7 +62,7 @@ pub struct ListenOptions {
 /// (src/engines/native/load.ts, `INTERFACE_VERSION`) refuses an addon whose version is not its
 /// own, since a prebuilt platform package can be older than the JavaScript that loads it.
 /// Bump it here and there together whenever any of that interface changes.
-const INTERFACE_VERSION: u32 = 4;
+const INTERFACE_VERSION: u32 = 5;
 
 /// See `INTERFACE_VERSION`.
 #[napi]
@@ -154,6 +154,20 @@ pub fn headers(id: f64) -> Vec<Latin1> {
 #[napi]
 pub fn remote_address(id: f64) -> Option<String> {
     with_state(|s| s.remote_address(id as u64).map(str::to_string))
+}
+
+/// The request's connection beyond its client's address: the client's port, and the local
+/// address and port it reached.
+#[napi(object)]
+pub struct Endpoints {
+    pub remote_port: u32,
+    pub local_address: String,
+    pub local_port: u32,
+}
+
+#[napi]
+pub fn endpoints(id: f64) -> Option<Endpoints> {
+    with_state(|s| s.endpoints(id as u64)).map(|(remote_port, local_address, local_port)| Endpoints { remote_port: u32::from(remote_port), local_address, local_port: u32::from(local_port) })
 }
 
 /// What the client of a TLS connection proved (see `tls::Peer`), as node:tls reports it.

@@ -7,7 +7,8 @@ import { WEBSOCKET, type Address, type Engine, type EngineConfig, type HeadVerdi
 import type { NativeWebSockets } from "../../websocket/native.js";
 import type { Response } from "../../response.js";
 import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "./load.js";
-import { ADDON, ENCRYPTED, GONE, ID, NativeRequest } from "./request.js";
+import { ADDON, ENCRYPTED, GONE, ID, NativeRequest, SERVER } from "./request.js";
+import { NativeServer, publishesResponseCreated, requestStart, responseCreated } from "./http-channels.js";
 import { nativeTlsOptions } from "./tls.js";
 import type { TlsOptions } from "../../tls.js";
 import { FORGET, NativeResponse } from "./response.js";
@@ -97,6 +98,7 @@ export class NativeEngine implements Engine {
         this.webSockets?.onSocket ?? ignoreSocketEvent,
       );
       this.serverId = server;
+      this.Request.prototype[SERVER] = new NativeServer({ host: bind, port: bound });
       return Promise.resolve({ host: bind, port: bound });
     } catch (err) {
       return Promise.reject(err as Error);
@@ -127,6 +129,9 @@ export class NativeEngine implements Engine {
   };
 
   private dispatchOne(request: NativeRequest, response: NativeResponse, verdict: HeadVerdict): void {
+    // Node's own channels, as node:http publishes them: the response made, then the request started.
+    if (publishesResponseCreated && responseCreated.hasSubscribers) responseCreated.publish({ request, response });
+    if (requestStart.hasSubscribers) requestStart.publish({ request, response, socket: request.socket, server: request[SERVER] });
     try {
       this.config.dispatch(request, response, verdict);
     } catch (err) {
@@ -187,6 +192,8 @@ export class NativeEngine implements Engine {
     const server = this.serverId;
     this.serverId = -1;
     addon.stopListening(server);
+    const listening = this.Request.prototype[SERVER];
+    if (listening !== null) listening.listening = false;
     // WebSockets and requests drain together, under one deadline (as on the node engine). The
     // sockets' deadline is set first, so that it fires first: they are cut (and their closes
     // reported) before the requests' deadline cuts every connection left.

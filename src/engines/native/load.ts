@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
  * loads it. Bump it here and in native/addon/src/lib.rs (`INTERFACE_VERSION`) together whenever
  * any of that interface changes.
  */
-export const INTERFACE_VERSION = 4;
+export const INTERFACE_VERSION = 5;
 
 /** The addon's exports (native/addon/src/lib.rs). */
 export interface NativeAddon {
@@ -28,6 +28,8 @@ export interface NativeAddon {
   /** One header's value: repeats joined as Node joins them, or with `first`, the first alone. */
   header(id: number, name: string, first?: boolean): string | null;
   remoteAddress(id: number): string | null;
+  /** The client's port and the local address and port it reached; null once the request is gone. */
+  endpoints(id: number): Endpoints | null;
   /** What the client of a TLS connection proved (its certificate, whether it verified); null when the request is gone or not on TLS. */
   tlsPeer(id: number): TlsPeer | null;
   /**
@@ -90,6 +92,12 @@ export interface NativeListenOptions {
   tls?: NativeTlsOptions;
 }
 /** See `NativeAddon.tlsPeer`: as node:tls's `authorized` and `authorizationError`, and the certificate (DER). */
+export interface Endpoints {
+  remotePort: number;
+  localAddress: string;
+  localPort: number;
+}
+
 export interface TlsPeer {
   authorized: boolean;
   authorizationError: string | null;
