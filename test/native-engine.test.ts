@@ -138,6 +138,7 @@ describe("the status line: reason phrases and status codes", { skip: nativeSkip 
       },
       () => {},
       () => {},
+      {},
     );
   });
   after(() => {
@@ -275,6 +276,7 @@ describe("differential framing: native engine vs node:http's parser", { skip: na
       onRequest,
       onEvent,
       () => {},
+      {},
     );
   });
   after(() => {

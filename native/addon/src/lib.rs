@@ -31,7 +31,7 @@ mod websocket;
 mod write;
 
 use napi::bindgen_prelude::*;
-use napi::{Env, JsError, JsFunction, JsString, JsUnknown, NapiRaw, NapiValue};
+use napi::{Env, JsError, JsFunction, JsObject, JsString, JsUnknown, NapiRaw, NapiValue};
 use napi_derive::napi;
 use cog_framing::response::{status_code, AppHead, HeaderBlock, KeptHeaderBlock, ReasonPhrase, RequestId};
 use state::{with_state, Settings};
@@ -84,8 +84,8 @@ pub fn methods() -> Vec<&'static str> {
 
 /// Starts a server; returns `[serverId, port]`.
 #[napi]
-pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event: JsFunction, on_socket: JsFunction) -> Result<Vec<u32>> {
-    let js = unsafe { js::ServerJs::new(env.raw(), on_request.raw(), on_event.raw(), on_socket.raw()) }.map_err(Error::from_reason)?;
+pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event: JsFunction, on_socket: JsFunction, context: JsObject) -> Result<Vec<u32>> {
+    let js = unsafe { js::ServerJs::new(env.raw(), on_request.raw(), on_event.raw(), on_socket.raw(), context.raw()) }.map_err(Error::from_reason)?;
     let settings = Settings {
         // The parser's own bound sits one past Cog's, so Cog's 431 (with its message) answers first.
         head: cog_framing::Limits { max_head: options.max_header_size as usize, max_headers: options.max_headers as usize + 1 },

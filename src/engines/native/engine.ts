@@ -12,7 +12,7 @@ import { NativeServer, publishesResponseCreated, requestStart, responseCreated }
 import { nativeTlsOptions } from "./tls.js";
 import type { TlsOptions } from "../../tls.js";
 import { FORGET, NativeResponse } from "./response.js";
-import { RequestScope, SCOPE } from "../request-scope.js";
+import { RequestContexts, serve } from "./request-context.js";
 import { STREAMED_BYTES, STREAMING } from "./outgoing.js";
 
 /**
@@ -34,6 +34,8 @@ export class NativeEngine implements Engine {
   private readonly Response: typeof NativeResponse;
   /** The app's WebSockets, when it has WebSocket routes. */
   private webSockets: NativeWebSockets | null = null;
+  /** Each request's async context (made when the server listens, in the context it listens in). */
+  private contexts = NO_CONTEXTS;
 
   constructor(private readonly config: EngineConfig) {
     const addon = (this.addon = loadNative());
@@ -77,6 +79,7 @@ export class NativeEngine implements Engine {
     try {
       const { limits, strict } = this.config;
       const bind = host ?? "::";
+      const contexts = (this.contexts = new RequestContexts());
       const [server, bound] = this.addon.listen(
         {
           host: bind,
@@ -96,6 +99,7 @@ export class NativeEngine implements Engine {
         this.onRequest,
         this.onEvent,
         this.webSockets?.onSocket ?? ignoreSocketEvent,
+        contexts.resource,
       );
       this.serverId = server;
       this.Request.prototype[SERVER] = new NativeServer({ host: bind, port: bound });
@@ -122,8 +126,7 @@ export class NativeEngine implements Engine {
               : body
             : body.length; // a chunked body may be empty, and still be a body
     // The addon calls in once for a batch of requests: each runs in an async context of its own.
-    const scope = (response[SCOPE] = new RequestScope());
-    scope.runInAsyncScope(this.dispatchOne, this, request, response, verdict);
+    serve(this.contexts, response, this.dispatchOne, this, request, response, verdict);
     // Only unanswered responses are tracked: nothing else can run while this handler does.
     if (!request[GONE]) this.inFlight.set(id, response);
   };
@@ -145,7 +148,7 @@ export class NativeEngine implements Engine {
     const response = this.inFlight.get(id);
     if (response === undefined) return;
     // In the request's own context, as node:http emits a request's events in its connection's.
-    response[SCOPE].runInAsyncScope(this.deliver, this, kind, response, piece);
+    serve(this.contexts, response, this.deliver, this, kind, response, piece);
   };
 
   private deliver(kind: number, response: NativeResponse, piece: Buffer | undefined): void {
@@ -205,7 +208,7 @@ export class NativeEngine implements Engine {
             const deadline = setTimeout(() => {
               for (const id of addon.destroyConnections(server)) {
                 const response = this.inFlight.get(id);
-                if (response !== undefined) response[SCOPE].runInAsyncScope(response.aborted, response);
+                if (response !== undefined) serve(this.contexts, response, this.deliver, this, EVENT_ABORT, response, undefined);
               }
               resolve();
             }, drainMs);
@@ -222,3 +225,6 @@ export class NativeEngine implements Engine {
 }
 
 function ignoreSocketEvent(): void {}
+
+/** Before the server listens: no request can arrive. */
+const NO_CONTEXTS = null as unknown as RequestContexts;

@@ -18,7 +18,8 @@ export interface NativeAddon {
   uvVersion(): number;
   /** The methods the engine accepts; `onRequest` gets a method as its place in this list. */
   methods(): string[];
-  listen(options: NativeListenOptions, onRequest: NativeRequestHandler, onEvent: (kind: number, id: number, piece?: Buffer) => void, onSocket: NativeSocketHandler): [number, number];
+  /** `context`: the async resource every call into JavaScript runs in (see request-context.ts). */
+  listen(options: NativeListenOptions, onRequest: NativeRequestHandler, onEvent: (kind: number, id: number, piece?: Buffer) => void, onSocket: NativeSocketHandler, context: object): [number, number];
   stopListening(server: number): void;
   /** Replaces a TLS server's certificate for the connections made from now on. */
   setTls(server: number, tls: NativeTlsOptions): void;

@@ -4,7 +4,7 @@ import { FRAMES_BODY, withResponseHelpers } from "../../response.js";
 import { ADDON, GONE, ID, SERVER, type NativeRequest } from "./request.js";
 import { HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, OutgoingResponse, STORE } from "./outgoing.js";
 import { RESPONSE_CLOSE, RESPONSE_HAS_DATE, type NativeAddon } from "./load.js";
-import { SCOPE, type RequestScope } from "../request-scope.js";
+import { STORES } from "./request-context.js";
 import { responseFinish } from "./http-channels.js";
 
 /** Called once per request, when the engine has forgotten it (`aborted`: without an answer). */
@@ -19,7 +19,7 @@ class NativeResponseBase extends OutgoingResponse {
   /** @internal */ declare [ADDON]: NativeAddon;
   /** @internal */ declare [FORGET]: Forget;
   /** @internal */ declare [KNOWN]: BlockNode | null;
-  /** @internal The request's async context (see request-scope.ts), set when it arrives. */ declare [SCOPE]: RequestScope;
+  /** @internal What its request entered in its async context (see request-context.ts). */ declare [STORES]: Record<PropertyKey, unknown> | null;
 
   /** The request this answers (as Node's `res.req`). */
   constructor(readonly req: NativeRequest) {
@@ -247,7 +247,7 @@ class BlockNode {
 const BLOCKS = new BlockNode("", false);
 let blockNodes = 0;
 
-Object.assign(NativeResponseBase.prototype, { [KNOWN]: null, [FRAMES_BODY]: true, [SCOPE]: null });
+Object.assign(NativeResponseBase.prototype, { [KNOWN]: null, [FRAMES_BODY]: true, [STORES]: null });
 
 /** A response on the native engine. */
 export class NativeResponse extends withResponseHelpers(NativeResponseBase) {}

@@ -17,7 +17,7 @@ import { H2Request, H2Response, Sessions, inspectH2Head, limitRequestTime } from
 import { NodeRequest } from "./request.js";
 import { NodeResponse } from "./response.js";
 import { writeInSlices } from "./writes.js";
-import { RequestScope } from "../request-scope.js";
+import { RequestScope } from "./request-scope.js";
 
 /** Node's default backlog (511) drops SYNs when thousands of clients connect at once; the kernel caps this at net.core.somaxconn. */
 const BACKLOG = 4096;
