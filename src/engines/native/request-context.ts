@@ -29,7 +29,7 @@ export class RequestContexts {
   /** The batches' async resource (the addon's `napi_async_init` resource). */
   readonly resource: object;
   /** With async context frames: the server's context, entered for each request's calls; else null. */
-  readonly frames: AsyncResource | null = FRAMES ? new AsyncResource("CogNativeServer") : null;
+  readonly frames: AsyncResource | null = storesInFrames ? new AsyncResource("CogNativeServer") : null;
 
   constructor() {
     const server: Stores = Object.create(null) as Stores;
@@ -79,4 +79,4 @@ export function serve<A, B, C>(contexts: RequestContexts, request: Served, call:
  * Whether AsyncLocalStorage keeps its stores in async context frames rather than on async
  * resources: its `enterWith` sets a frame then (read from its source, which names it).
  */
-const FRAMES = AsyncLocalStorage.prototype.enterWith.toString().includes("AsyncContextFrame");
+export const storesInFrames = AsyncLocalStorage.prototype.enterWith.toString().includes("AsyncContextFrame");

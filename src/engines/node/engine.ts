@@ -17,7 +17,6 @@ import { H2Request, H2Response, Sessions, inspectH2Head, limitRequestTime } from
 import { NodeRequest } from "./request.js";
 import { NodeResponse } from "./response.js";
 import { writeInSlices } from "./writes.js";
-import { RequestScope } from "./request-scope.js";
 
 /** Node's default backlog (511) drops SYNs when thousands of clients connect at once; the kernel caps this at net.core.somaxconn. */
 const BACKLOG = 4096;
@@ -46,12 +45,7 @@ export class NodeEngine implements Engine {
     const closed = responseDone === null ? null : function (this: NodeResponse | H2Response): void {
       responseDone(this as unknown as Response, !this.writableFinished);
     };
-    // Each request in an async context of its own: node:http's is its connection's, which the
-    // requests of a keep-alive connection share (a store one entered would be the next one's).
     const listener = (this.listener = (req: NodeRequest | H2Request, res: NodeResponse | H2Response): void => {
-      new RequestScope().runInAsyncScope(serve, null, req, res);
-    });
-    const serve = (req: NodeRequest | H2Request, res: NodeResponse | H2Response): void => {
       if (closed !== null) res.once("close", closed);
       let verdict: HeadVerdict;
       const h2 = http2 && req.httpVersionMajor === 2;
@@ -64,7 +58,7 @@ export class NodeEngine implements Engine {
         limitRequestTime(req as H2Request, res as H2Response, limits.requestTimeout, (err) => config.app.fail(err, req as Request, res as Response));
       }
       dispatch(req as Request, res as Response, verdict);
-    };
+    });
     const Request = (this.Request = forApp(NodeRequest, config.app, config.settings));
     const { server, sessions } = createServer(config, Request, listener);
     this.server = server;
