@@ -17,6 +17,7 @@ import { H2Request, H2Response, Sessions, inspectH2Head, limitRequestTime } from
 import { NodeRequest } from "./request.js";
 import { NodeResponse } from "./response.js";
 import { writeInSlices } from "./writes.js";
+import { limitSendTime } from "./send-timeout.js";
 
 /** Node's default backlog (511) drops SYNs when thousands of clients connect at once; the kernel caps this at net.core.somaxconn. */
 const BACKLOG = 4096;
@@ -68,6 +69,7 @@ export class NodeEngine implements Engine {
     // Without a listener Node destroys a CONNECT request's socket unanswered; a server that is not a proxy says so.
     this.server.on("connect", refuseConnect);
     if (sessions === null && config.options.tls === undefined && (config.options.sliceWrites ?? true)) writeInSlices(this.server);
+    if (sessions === null && limits.sendTimeout > 0) limitSendTime(this.server, limits.sendTimeout, limits.timeoutCheckInterval, config.options.tls !== undefined);
   }
 
   /** Replaces the TLS certificate and key (or any secure-context option) for new connections, without a restart. */
