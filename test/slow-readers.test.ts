@@ -1,0 +1,128 @@
+// Clients that stop reading an answer: the server holds the app's one shared Buffer for all of
+// them (no copy each), and closes their connections once no byte has moved for sendTimeout; a
+// client that reads slowly but steadily is not cut. The server runs as a process of its own
+// (test/fixtures/big-answer-app.ts), so that its memory and sockets, read from /proc, are its own.
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { connect, type Socket } from "node:net";
+import { describe, test } from "node:test";
+import { Cog } from "../src/index.js";
+import { engine, nativeSkip } from "./helpers.js";
+
+const HUGE = 32 * 1024 * 1024;
+const SEND_TIMEOUT = 1500;
+const CHECK_INTERVAL = 250;
+const CLIENTS = 150;
+const linuxOnly = existsSync("/proc/self/status") ? false : "reads the server's memory and sockets from /proc";
+const skip = (engine === "native" && nativeSkip) || linuxOnly;
+
+/** The server's resident set, in MiB. */
+const rss = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
+/** The server's open sockets: its listener and its connections. */
+function sockets(pid: number): number {
+  return readdirSync(`/proc/${pid}/fd`).filter((fd) => {
+    try {
+      return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith("socket:");
+    } catch {
+      return false; // closed meanwhile
+    }
+  }).length;
+}
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function startApp(t: { after(fn: () => unknown): void }): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ["--import", "tsx", "test/fixtures/big-answer-app.ts"], {
+    env: { ...process.env, COG_ENGINE: engine, SEND_TIMEOUT: String(SEND_TIMEOUT), CHECK_INTERVAL: String(CHECK_INTERVAL) },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  t.after(() => child.kill("SIGKILL"));
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = "";
+    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+      out += chunk;
+      if (out.includes("\n")) resolve(Number(out.split("\n")[0]));
+    });
+    child.once("exit", (code) => reject(new Error(`the app exited (${code}) before listening`)));
+  });
+  return { child, port };
+}
+
+/** Asks for /big on a connection of its own and never reads the answer. */
+function nonReader(port: number): Socket {
+  const socket = connect(port, "127.0.0.1");
+  socket.on("error", () => {});
+  socket.once("connect", () => {
+    socket.write("GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+    socket.pause();
+  });
+  return socket;
+}
+
+/** Waits (polling) until `done` holds, at most `ms`; returns whether it did. */
+async function until(done: () => boolean, ms: number): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; await sleep(50)) if (done()) return true;
+  return done();
+}
+
+describe("clients that stop reading", { skip, timeout: 60_000 }, () => {
+  test(`${CLIENTS} of them, on one shared 4 MiB Buffer: the server holds the one Buffer, and closes them after sendTimeout`, async (t) => {
+    const { child, port } = await startApp(t);
+    const pid = child.pid!;
+    for (let i = 0; i < 50; i++) await fetch(`http://127.0.0.1:${port}/ping`, { headers: { connection: "close" } }).then((r) => r.text());
+    await sleep(300);
+    const idle = sockets(pid);
+    const before = rss(pid);
+    const asked = Date.now();
+    const clients = Array.from({ length: CLIENTS }, () => nonReader(port));
+    t.after(() => clients.forEach((c) => c.destroy()));
+    assert.ok(await until(() => sockets(pid) - idle >= CLIENTS, 10_000), `the server should hold all ${CLIENTS} connections, has ${sockets(pid) - idle}`);
+    // Every answer has been started by now: the kernel has taken what it takes of each.
+    await sleep(500);
+    const during = rss(pid);
+    // A copy of the body per client would be CLIENTS x 4 MiB (600 MiB); the node engine, which
+    // holds the app's Buffer, grows by a few MiB. The bound leaves room for the allocator.
+    assert.ok(during - before < 64, `the server grew by ${(during - before).toFixed(0)} MiB for ${CLIENTS} slow readers of one 4 MiB Buffer (${before.toFixed(0)} -> ${during.toFixed(0)} MiB)`);
+    assert.ok(await until(() => sockets(pid) - idle <= 0, 15_000), `sendTimeout should close every connection, ${sockets(pid) - idle} still open`);
+    const closed = Date.now() - asked;
+    assert.ok(closed >= SEND_TIMEOUT, `closed ${closed} ms after the requests, before sendTimeout (${SEND_TIMEOUT} ms)`);
+    await sleep(500);
+    const after = rss(pid);
+    assert.ok(after - before < 64, `after the clients left the server holds ${(after - before).toFixed(0)} MiB more than before`);
+    // And it goes on serving.
+    assert.equal(await fetch(`http://127.0.0.1:${port}/ping`).then((r) => r.text()), "pong");
+  });
+
+  test("a client that reads slowly but steadily is not cut, though the answer takes longer than sendTimeout", async (t) => {
+    const { port } = await startApp(t);
+    const socket = connect(port, "127.0.0.1");
+    t.after(() => socket.destroy());
+    const started = Date.now();
+    let received = 0;
+    const whole = await new Promise<boolean>((resolve) => {
+      socket.on("error", () => resolve(false));
+      socket.on("close", () => resolve(false));
+      socket.on("data", (chunk: Buffer) => {
+        received += chunk.length;
+        if (received >= HUGE) return resolve(true);
+        // At most 64 KiB a read (Node's read size), then a pause: ~6 MB/s, 5 s or more for 32 MiB.
+        socket.pause();
+        setTimeout(() => socket.resume(), 10);
+      });
+      socket.write("GET /huge HTTP/1.1\r\nHost: x\r\n\r\n");
+    });
+    const took = Date.now() - started;
+    assert.ok(whole, `the connection was cut after ${received} bytes, ${took} ms`);
+    assert.ok(received > HUGE, "the head and the whole body arrived");
+    assert.ok(took > SEND_TIMEOUT, `the answer took ${took} ms: longer than sendTimeout (${SEND_TIMEOUT} ms), or this test proves nothing`);
+  });
+});
+
+describe("sendTimeout", () => {
+  test("is checked when the app is made: a whole number of ms, 0 for none", () => {
+    assert.throws(() => new Cog({ sendTimeout: -1 }), /sendTimeout must be a whole number >= 0, got -1/);
+    assert.throws(() => new Cog({ sendTimeout: "60s" as unknown as number }), /sendTimeout must be a whole number >= 0, got 60s/);
+    assert.doesNotThrow(() => new Cog({ sendTimeout: 0 }));
+    assert.doesNotThrow(() => new Cog({ sendTimeout: 120_000 }));
+  });
+});
