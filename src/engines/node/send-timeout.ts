@@ -56,7 +56,7 @@ export function stopLimitingSendTime(socket: Socket): void {
 }
 
 class SendTimeLimit {
-  /** Sockets with bytes queued: what Node had reported written when last seen moving, and when. */
+  /** Sockets with bytes queued: what Node had reported written when last seen moving (-1: not seen yet), and when. */
   private readonly watched = new Map<Socket, { written: number; since: number }>();
   private sweep: NodeJS.Timeout | null = null;
 
@@ -108,10 +108,14 @@ class SendTimeLimit {
     this.queued(socket);
   }
 
-  /** After a write: if bytes are left queued, the socket is watched. */
+  /**
+   * After a write: if bytes are left queued, the socket is watched. Its stall is timed from the
+   * first sweep that sees it (as on the native engine), not from here: `bytesWritten` can't be
+   * read inside a write (Node may be part-way through its buffer of writes).
+   */
   private queued(socket: Socket): void {
     if (socket.writableLength === 0 || this.watched.has(socket)) return;
-    this.watched.set(socket, { written: written(socket), since: Date.now() });
+    this.watched.set(socket, { written: -1, since: 0 });
     if (this.sweep === null) {
       this.sweep = setInterval(() => this.check(), this.every);
       this.sweep.unref();
