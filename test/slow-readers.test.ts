@@ -3,9 +3,10 @@
 // client that reads slowly but steadily is not cut. The server runs as a process of its own
 // (test/fixtures/big-answer-app.ts), so that its memory and sockets, read from /proc, are its own.
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { connect, type Socket } from "node:net";
+import { tmpdir } from "node:os";
 import { describe, test } from "node:test";
 import { Cog } from "../src/index.js";
 import { engine, nativeSkip } from "./helpers.js";
@@ -115,6 +116,37 @@ describe("clients that stop reading", { skip, timeout: 60_000 }, () => {
     assert.ok(whole, `the connection was cut after ${received} bytes, ${took} ms`);
     assert.ok(received > HUGE, "the head and the whole body arrived");
     assert.ok(took > SEND_TIMEOUT, `the answer took ${took} ms: longer than sendTimeout (${SEND_TIMEOUT} ms), or this test proves nothing`);
+  });
+});
+
+// slowhttptest (https://github.com/shekyan/slowhttptest), in its slow-read mode: connections that
+// advertise a tiny receive window and read a few bytes a second, an attack on servers that keep
+// answers waiting for as long as the client likes.
+const slowhttptest = spawnSync("slowhttptest", ["-h"]).error === undefined ? false : "slowhttptest is not installed (apt-get install slowhttptest)";
+
+describe("slowhttptest's slow-read mode", { skip: skip || slowhttptest, timeout: 60_000 }, () => {
+  test("100 slow readers of a 4 MiB answer: closed by sendTimeout, the server's memory flat, and it goes on serving", async (t) => {
+    const { child, port } = await startApp(t);
+    const pid = child.pid!;
+    await fetch(`http://127.0.0.1:${port}/ping`, { headers: { connection: "close" } }).then((r) => r.text());
+    await sleep(300);
+    const idle = sockets(pid);
+    const before = rss(pid);
+    // 100 connections at 100 a second, each reading 32 bytes a second through a 512-1024 byte window, for 8 s.
+    const attack = spawn("slowhttptest", ["-X", "-c", "100", "-r", "100", "-l", "8", "-n", "1", "-z", "32", "-w", "512", "-y", "1024", "-k", "1", "-p", "3", "-u", `http://127.0.0.1:${port}/big`], { stdio: "ignore", cwd: tmpdir() });
+    t.after(() => attack.kill("SIGKILL"));
+    assert.ok(await until(() => sockets(pid) - idle >= 50, 10_000), `slowhttptest's connections should reach the server, ${sockets(pid) - idle} did`);
+    assert.equal(await fetch(`http://127.0.0.1:${port}/ping`, { headers: { connection: "close" } }).then((r) => r.text()), "pong", "the server answers others meanwhile");
+    let peak = rss(pid);
+    assert.ok(
+      await until(() => {
+        peak = Math.max(peak, rss(pid));
+        return sockets(pid) - idle <= 0;
+      }, 15_000),
+      `sendTimeout should close every slow reader, ${sockets(pid) - idle} still open`,
+    );
+    assert.ok(peak - before < 64, `the server grew by ${(peak - before).toFixed(0)} MiB (${before.toFixed(0)} -> ${peak.toFixed(0)} MiB)`);
+    assert.equal(await fetch(`http://127.0.0.1:${port}/ping`, { headers: { connection: "close" } }).then((r) => r.text()), "pong");
   });
 });
 
