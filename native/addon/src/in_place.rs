@@ -54,7 +54,7 @@ impl InPlaceBody {
 }
 
 impl State {
-    /// What is left of the file body due next on the connection (0 if none): unsent output.
+    /// What is left of the body in place due next on the connection (0 if none): unsent output.
     pub(crate) fn in_place_left(&self, key: usize) -> u64 {
         let conn = self.conns[key].as_ref().unwrap();
         if conn.in_place_bodies == 0 {
@@ -64,9 +64,9 @@ impl State {
     }
 }
 
-/// How sending a connection's file body went.
+/// How sending a connection's body in place went.
 pub(crate) enum InPlaceSend {
-    /// No file body is due on the connection now.
+    /// No body in place is due on the connection now.
     Idle,
     /// The socket is full; the rest goes on a writable event.
     Blocked,

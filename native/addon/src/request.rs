@@ -39,7 +39,7 @@ pub struct Req {
     pub(crate) length_left: Option<u64>,
     /// A streamed response whose status has no body (1xx, 204, 304): chunks are dropped.
     pub(crate) body_dropped: bool,
-    /// A range of a file to send after `held`, before the response is done (see `file.rs`).
+    /// A body sent where it lies (a range of a file, the app's Buffer) after `held`, before the response is done (see `in_place.rs`).
     pub(crate) in_place: Option<InPlaceBody>,
 }
 

@@ -82,7 +82,7 @@ pub(crate) struct Conn {
     pub(crate) close_when_done: bool,
     /// The client ended its side: answer what arrived whole, then close.
     pub(crate) peer_ended: bool,
-    /// Requests on it with a file body still to send (see `file.rs`): while none, writing skips looking for one.
+    /// Requests on it with a body in place still to send (a file or a held Buffer, see `in_place.rs`): while none, writing skips looking for one.
     pub(crate) in_place_bodies: u32,
     pub(crate) polling: c_int,
     pub(crate) head_started: Option<u64>,

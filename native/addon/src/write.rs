@@ -71,7 +71,7 @@ impl State {
             if conn.out_pos < conn.out.len() {
                 break;
             }
-            // All written: a file body due next goes out now, then the responses behind it.
+            // All written: a body in place due next goes out now, then the responses behind it.
             match self.send_in_place(key) {
                 InPlaceSend::Done => dropped.extend(self.promote(key)),
                 InPlaceSend::Failed => {
@@ -332,7 +332,7 @@ impl State {
     }
 
     /// Moves every response complete at the head of the connection's queue to its output, up to
-    /// one still being written or with a file body due; returns abort events for requests
+    /// one still being written or with a body in place due; returns abort events for requests
     /// dropped behind a response that closes the connection.
     fn promote(&mut self, key: usize) -> Vec<Call> {
         let conn = self.conns[key].as_mut().unwrap();
