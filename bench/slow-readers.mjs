@@ -34,6 +34,12 @@ const { port } = await app.listen(0, "127.0.0.1");
 console.log(port);
 `;
 
+/** The servers not yet stopped: killed if this process exits first (cut short, or failing). */
+const running = new Set();
+process.once("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+});
+
 /** The server's resident set, in MiB. */
 const rss = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]) / 1024;
 /** The server's open sockets (its listener and connections), from /proc. */
@@ -46,6 +52,8 @@ async function ping(port, n) {
 
 async function run(engine) {
   const child = spawn(process.execPath, ["--input-type=module", "-e", server(engine, flags["send-timeout"])], { stdio: ["ignore", "pipe", "inherit"] });
+  running.add(child);
+  child.once("exit", () => running.delete(child));
   const port = await new Promise((resolve) => child.stdout.once("data", (d) => resolve(Number(String(d).trim()))));
   await ping(port, 200);
   await sleep(500);

@@ -3,12 +3,13 @@
 // client that reads slowly but steadily is not cut. The server runs as a process of its own
 // (test/fixtures/big-answer-app.ts), so that its memory and sockets, read from /proc, are its own.
 import assert from "node:assert/strict";
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { describe, test } from "node:test";
 import { Cog } from "../src/index.js";
+import { startChild, waitForOutput, type Owner } from "./children.js";
 import { engine, nativeSkip } from "./helpers.js";
 
 const HUGE = 32 * 1024 * 1024;
@@ -32,21 +33,12 @@ function sockets(pid: number): number {
 }
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function startApp(t: { after(fn: () => unknown): void }): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "test/fixtures/big-answer-app.ts"], {
+async function startApp(t: Owner): Promise<{ child: ChildProcess; port: number }> {
+  const app = startChild(t, process.execPath, ["--import", "tsx", "test/fixtures/big-answer-app.ts"], {
     env: { ...process.env, COG_ENGINE: engine, SEND_TIMEOUT: String(SEND_TIMEOUT), CHECK_INTERVAL: String(CHECK_INTERVAL) },
-    stdio: ["ignore", "pipe", "inherit"],
   });
-  t.after(() => child.kill("SIGKILL"));
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = "";
-    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
-      out += chunk;
-      if (out.includes("\n")) resolve(Number(out.split("\n")[0]));
-    });
-    child.once("exit", (code) => reject(new Error(`the app exited (${code}) before listening`)));
-  });
-  return { child, port };
+  await waitForOutput(app, (out) => out.includes("\n"), "the app with a 4 MiB answer");
+  return { child: app.child, port: Number(app.stdout().split("\n")[0]) };
 }
 
 /** Asks for /big on a connection of its own and never reads the answer. */
@@ -133,8 +125,7 @@ describe("slowhttptest's slow-read mode", { skip: skip || slowhttptest, timeout:
     const idle = sockets(pid);
     const before = rss(pid);
     // 100 connections at 100 a second, each reading 32 bytes a second through a 512-1024 byte window, for 8 s.
-    const attack = spawn("slowhttptest", ["-X", "-c", "100", "-r", "100", "-l", "8", "-n", "1", "-z", "32", "-w", "512", "-y", "1024", "-k", "1", "-p", "3", "-u", `http://127.0.0.1:${port}/big`], { stdio: "ignore", cwd: tmpdir() });
-    t.after(() => attack.kill("SIGKILL"));
+    startChild(t, "slowhttptest", ["-X", "-c", "100", "-r", "100", "-l", "8", "-n", "1", "-z", "32", "-w", "512", "-y", "1024", "-k", "1", "-p", "3", "-u", `http://127.0.0.1:${port}/big`], { cwd: tmpdir() });
     assert.ok(await until(() => sockets(pid) - idle >= 50, 10_000), `slowhttptest's connections should reach the server, ${sockets(pid) - idle} did`);
     assert.equal(await fetch(`http://127.0.0.1:${port}/ping`, { headers: { connection: "close" } }).then((r) => r.text()), "pong", "the server answers others meanwhile");
     let peak = rss(pid);
