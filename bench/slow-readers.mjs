@@ -10,9 +10,10 @@
 // --hold: seconds the clients stay; --send-timeout: the server's sendTimeout in ms (0: off, so the
 // clients stay the whole --hold; omitted: Cog's default).
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { readdirSync, readlinkSync } from "node:fs";
 import { connect } from "node:net";
 import { parseArgs } from "node:util";
+import { rssBytes } from "./lib/proc.mjs";
 
 const { values: flags } = parseArgs({
   options: {
@@ -41,7 +42,7 @@ process.once("exit", () => {
 });
 
 /** The server's resident set, in MiB. */
-const rss = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]) / 1024;
+const rss = (pid) => rssBytes(pid) / 1048576;
 /** The server's open sockets (its listener and connections), from /proc. */
 const sockets = (pid) => readdirSync(`/proc/${pid}/fd`).filter((fd) => { try { return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith("socket:"); } catch { return false; } }).length;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -18,8 +18,8 @@ use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::raw::c_int;
 
-/// Most bytes one flush sends from a file, so one fast client can't hold the loop for a whole
-/// large file: the rest goes on the next writable event.
+/// Most bytes one flush sends of a body in place, so one fast client can't hold the loop for a
+/// whole large file or Buffer: the rest goes on the next writable event.
 const SEND_BUDGET: u64 = 1024 * 1024;
 
 pub(crate) struct InPlaceBody {
