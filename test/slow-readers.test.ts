@@ -7,11 +7,14 @@ import { spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
+import { connect as tlsConnect } from "node:tls";
 import { describe, test } from "node:test";
 import { Cog } from "../src/index.js";
 import { startChild, waitForOutput, type Owner } from "./children.js";
-import { engine, nativeSkip } from "./helpers.js";
+import { makeCertificates, opensslSkip } from "./certificates.js";
+import { engine, nativeSkip, serve } from "./helpers.js";
 
+const BIG = 4 * 1024 * 1024;
 const HUGE = 32 * 1024 * 1024;
 const SEND_TIMEOUT = 1500;
 const CHECK_INTERVAL = 250;
@@ -108,6 +111,47 @@ describe("clients that stop reading", { skip, timeout: 60_000 }, () => {
     assert.ok(whole, `the connection was cut after ${received} bytes, ${took} ms`);
     assert.ok(received > HUGE, "the head and the whole body arrived");
     assert.ok(took > SEND_TIMEOUT, `the answer took ${took} ms: longer than sendTimeout (${SEND_TIMEOUT} ms), or this test proves nothing`);
+  });
+});
+
+/**
+ * Over TLS: a client asks for a 4 MiB answer, reads nothing for `pauseMs`, then reads what it can.
+ * Resolves with the bytes it got and whether the connection ended in an error (a reset).
+ */
+function pausedTlsReader(port: number, ca: string, alpn: string[] | undefined, pauseMs: number): Promise<{ bytes: number; reset: boolean }> {
+  return new Promise((resolve) => {
+    const socket = tlsConnect({ host: "127.0.0.1", port, ca, servername: "localhost", ALPNProtocols: alpn });
+    let bytes = 0;
+    socket.on("data", (chunk: Buffer) => (bytes += chunk.length));
+    socket.once("error", () => resolve({ bytes, reset: true }));
+    socket.once("close", () => resolve({ bytes, reset: false }));
+    socket.once("secureConnect", () => {
+      socket.write("GET /big HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+      socket.pause();
+      setTimeout(() => socket.resume(), pauseMs);
+    });
+  });
+}
+
+describe("clients that stop reading, over TLS", { skip: (engine === "native" && nativeSkip) || opensslSkip, timeout: 30_000 }, () => {
+  const certs = opensslSkip === false ? makeCertificates() : null;
+  const body = Buffer.alloc(BIG, "z");
+  const define = (app: Cog) => app.get("/big", (_req, res) => res.type("application/octet-stream").send(body));
+
+  test("are cut after sendTimeout; a client that reads at once gets the whole answer", async (t) => {
+    const { port } = await serve(t, define, { tls: certs!.issue("localhost"), sendTimeout: SEND_TIMEOUT, timeoutCheckInterval: CHECK_INTERVAL });
+    const prompt = await pausedTlsReader(port, certs!.ca, undefined, 0);
+    assert.ok(prompt.bytes > BIG, `a client that reads got ${prompt.bytes} bytes`);
+    const stalled = await pausedTlsReader(port, certs!.ca, undefined, SEND_TIMEOUT + 4 * CHECK_INTERVAL + 1000);
+    assert.ok(stalled.bytes < BIG, `a client that stopped reading for longer than sendTimeout got all ${stalled.bytes} bytes: it was not cut`);
+  });
+
+  test("an http2: true server's HTTP/1.1 clients are cut after sendTimeout too", { skip: engine === "native" ? "http2 is the node engine's" : false }, async (t) => {
+    const { port } = await serve(t, define, { tls: certs!.issue("localhost"), http2: true, sendTimeout: SEND_TIMEOUT, timeoutCheckInterval: CHECK_INTERVAL });
+    const prompt = await pausedTlsReader(port, certs!.ca, ["http/1.1"], 0);
+    assert.ok(prompt.bytes > BIG, `a client that reads got ${prompt.bytes} bytes`);
+    const stalled = await pausedTlsReader(port, certs!.ca, ["http/1.1"], SEND_TIMEOUT + 4 * CHECK_INTERVAL + 1000);
+    assert.ok(stalled.bytes < BIG, `a client that stopped reading for longer than sendTimeout got all ${stalled.bytes} bytes: it was not cut`);
   });
 });
 
