@@ -84,6 +84,7 @@ export interface NativeListenOptions {
   headersTimeout: number;
   requestTimeout: number;
   keepAliveTimeout: number;
+  sendTimeout: number;
   timeoutCheckInterval: number;
   /** The app has WebSocket routes: a request with an Upgrade header waits for its answer, and its connection closes after a non-101 one. */
   webSockets: boolean;
