@@ -38,6 +38,14 @@ export interface RequestSettings {
 
 const DEFAULT_SETTINGS: RequestSettings = { trustProxy: false, maxFields: DEFAULT_LIMITS.maxFields, maxJsonDepth: DEFAULT_LIMITS.maxJsonDepth, secrets: [] };
 
+/** What a request knows of the route it matched (the app's compiled route is one). */
+export interface MatchedRoute {
+  /** Its pattern, group prefixes included: `/users/:id`. */
+  readonly path: string;
+  /** Its method and pattern, for messages: `GET /users/:id` (`ALL` for `app.all`). */
+  readonly where: string;
+}
+
 /**
  * Cog's state on every request, under symbols (src/symbols.ts) so no middleware's property
  * (`req.id`, `req.session`, `req.user`…) can collide with it, kept out of the public types.
@@ -51,7 +59,7 @@ export interface RequestInternals {
   [CACHED_SIGNED]: SignedCookies | undefined;
   [CACHED_BODY]: unknown;
   [ORIGINAL_URL]: string | undefined;
-  [ROUTE]: string | null;
+  [ROUTE]: MatchedRoute | null;
   [RESPONSE]: RequestResponse | null;
   [SIGNAL]: AbortSignal | undefined;
   /** The host serving it (on the prototype: see `forApp`). */
@@ -165,6 +173,20 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
      */
     multipart(options: MultipartOptions = {}): Promise<FormFields> {
       return import("./multipart.js").then(({ readMultipart }) => readMultipart(this as unknown as Request, options));
+    }
+
+    /**
+     * The pattern of the route that matched, group prefixes included (`/users/:id`,
+     * `/files/*`): the same for every request it matched, so a label for metrics and a name
+     * for spans. Undefined when no route matched: a 404, a 405, and in middleware that runs
+     * for them.
+     */
+    get route(): string | undefined {
+      return own(this)[ROUTE]?.path;
+    }
+    set route(route: string | undefined) {
+      // Someone else's router (Express's) may set its own: it is theirs from then on.
+      Object.defineProperty(this, "route", { value: route, writable: true, configurable: true, enumerable: true });
     }
 
     /** The path without the query string, as sent (not decoded); inside a mounted middleware, the part below its prefix. */

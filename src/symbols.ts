@@ -16,7 +16,7 @@ export const CACHED_COOKIES: unique symbol = Symbol("cog.cookies");
 export const CACHED_SIGNED: unique symbol = Symbol("cog.signedCookies");
 export const CACHED_BODY: unique symbol = Symbol("cog.body");
 export const ORIGINAL_URL: unique symbol = Symbol("cog.originalUrl");
-/** The route a request matched (`GET /users/:id`), for log lines; null for unmatched requests. */
+/** The route a request matched, for `req.route` and log lines; null for unmatched requests. */
 export const ROUTE: unique symbol = Symbol("cog.route");
 /** The response answering this request (set by the app when it dispatches the request). */
 export const RESPONSE: unique symbol = Symbol("cog.response");
@@ -77,6 +77,8 @@ export const PAUSED: unique symbol = Symbol("cog.native.paused");
 export const BODY_ENDED: unique symbol = Symbol("cog.native.bodyEnded");
 /** Set once the engine has forgotten the request (answered or aborted): it can't be asked anything more. */
 export const GONE: unique symbol = Symbol("cog.native.gone");
+/** The server it came to, as `http.server.*` channel messages give it (see http-channels.ts). */
+export const SERVER: unique symbol = Symbol("cog.native.server");
 
 // The native engine's ServerResponse (src/engines/native/server-response.ts, response.ts)
 /** Headers given to `setHeader`, by lower-case name. */
@@ -98,6 +100,8 @@ export const STREAMED_BYTES: unique symbol = Symbol("cog.native.streamedBytes");
 export const NEED_DRAIN: unique symbol = Symbol("cog.native.needDrain");
 /** The whole body `send` (or `end` before any head) is writing: see `FRAME_BODY`. */
 export const WHOLE_BODY: unique symbol = Symbol("cog.native.wholeBody");
+/** What a request keeps of the batch resource's properties (its stores), on its response; null until it sets one (request-context.ts). */
+export const STORES: unique symbol = Symbol("cog.native.stores");
 /** The engine's bookkeeping for this app's responses, on the prototype of its response class. */
 export const FORGET: unique symbol = Symbol("cog.native.forget");
 /** The cached block of `writeHead`'s headers, when it found every line in the cache. */

@@ -82,7 +82,7 @@ export class Answers implements ChainOwner {
   fallThrough(req: Request, res: Response): void {
     const route = (req as InternalRequest)[ROUTE];
     if (route !== null && !res.headersSent && !res.writableEnded) {
-      this.reports.warn(`the last handler of route ${route} called next() without answering: nothing else answers, so the request gets 404 as if no route matched; answer there, or don't call next() in it`, req);
+      this.reports.warn(`the last handler of route ${route.where} called next() without answering: nothing else answers, so the request gets 404 as if no route matched; answer there, or don't call next() in it`, req);
     }
     if (this.notFoundHandler !== null) {
       const owner: ChainOwner = {

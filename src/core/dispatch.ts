@@ -49,7 +49,7 @@ export class Dispatcher {
     const match = this.router.find(req.method!, pathOf(req.url!));
     if (match === null || match.data === null) return this.run([...this.routes.fallbackChain(), this.answers.unmatched(req, res, match)], req, res);
     const route = match.data;
-    (req as InternalRequest)[ROUTE] = route.where;
+    (req as InternalRequest)[ROUTE] = route;
     if (route.serializers !== null) (res as InternalResponse)[SERIALIZERS] = route.serializers;
     if (match.values !== null) {
       try {

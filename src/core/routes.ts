@@ -18,6 +18,8 @@ export interface Route {
   readonly serializers: Map<number, Serializer> | null;
   /** `GET /users/:id`, for log lines. */
   readonly where: string;
+  /** `/users/:id`: `req.route`. */
+  readonly path: string;
 }
 
 /**
@@ -86,6 +88,7 @@ export class Routes implements Registry {
       paramNames: [],
       serializers: schema === undefined ? null : compileSerializers(schema.response, where),
       where,
+      path: pattern,
     };
     route.paramNames.push(...this.router.add(method, pattern, route));
     this.described.push({ method, pattern, paramNames: route.paramNames, schema });

@@ -6,10 +6,11 @@ import { withRequestHelpers } from "../../request.js";
 import type { RequestSocket } from "../engine.js";
 import type { BodyCallback } from "../../body.js";
 import { headersFromRaw } from "./headers.js";
-import { FLAG_ENCODED, FLAG_HTTP11, type NativeAddon, type TlsPeer } from "./load.js";
+import { FLAG_ENCODED, FLAG_HTTP11, type Endpoints, type NativeAddon, type TlsPeer } from "./load.js";
 import { peerCertificate } from "./peer-certificate.js";
+import type { NativeServer } from "./http-channels.js";
 import type { PeerCertificate } from "node:tls";
-import { ADDON, ADDRESS, BODY_ENDED, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADERS, ID, PAUSED, RAW, RECEIVED, SOCKET, STREAMED, STREAM_LIMIT } from "../../symbols.js";
+import { ADDON, ADDRESS, BODY_ENDED, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT } from "../../symbols.js";
 
 /**
  * What Cog's request helpers need, from the native engine. The engine has parsed and framed the
@@ -32,6 +33,7 @@ class NativeRequestBase {
   /** @internal */ declare [SOCKET]: NativeSocket | null;
   /** @internal The first Content-Type, once asked for (null: not yet). */ declare [CONTENT_TYPE]: string | undefined | null;
   /** @internal */ declare [GONE]: boolean;
+  /** @internal Set on the app's request class when the server listens. */ declare [SERVER]: NativeServer | null;
   /** @internal */ declare [COLLECTOR]: BodyCollector | null;
   /** @internal */ declare [STREAM_LIMIT]: number;
   /** @internal Bytes of the body streamed so far. */ declare [STREAMED]: number;
@@ -79,11 +81,11 @@ class NativeRequestBase {
   }
 
   /** The connection, as much of Node's Socket as the engine can stand for (made on first read). */
-  get socket(): RequestSocket {
+  get socket(): NativeSocket {
     return (this[SOCKET] ??= new NativeSocket(this as unknown as NativeRequest));
   }
   /** Node's older name for `socket`. */
-  get connection(): RequestSocket {
+  get connection(): NativeSocket {
     return this.socket;
   }
 
@@ -141,6 +143,7 @@ Object.assign(NativeRequestBase.prototype, {
   [SOCKET]: null,
   [CONTENT_TYPE]: null,
   [GONE]: false,
+  [SERVER]: null,
   [COLLECTOR]: null,
   [STREAM_LIMIT]: Infinity,
   [STREAMED]: 0,
@@ -242,11 +245,12 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
  * `on("close")`): an EventEmitter that stands for the engine's connection, which JavaScript
  * never holds itself.
  */
-class NativeSocket extends EventEmitter implements RequestSocket {
-  readonly remotePort: number | undefined = undefined;
+export class NativeSocket extends EventEmitter implements RequestSocket {
   private open = true;
   /** On TLS: what the client proved, fetched from the engine on first use (see `peer`). */
   private tls: TlsPeer | null = null;
+  /** The ports and local address, fetched from the engine on first use (see `ends`). */
+  private endpoints: Endpoints | null = null;
 
   constructor(private readonly request: NativeRequest) {
     super();
@@ -254,6 +258,27 @@ class NativeSocket extends EventEmitter implements RequestSocket {
 
   get remoteAddress(): string | undefined {
     return this.request.remoteAddress;
+  }
+  get remotePort(): number | undefined {
+    return this.ends()?.remotePort;
+  }
+  get localAddress(): string | undefined {
+    return this.ends()?.localAddress;
+  }
+  get localPort(): number | undefined {
+    return this.ends()?.localPort;
+  }
+
+  private ends(): Endpoints | undefined {
+    const request = this.request;
+    if (this.endpoints === null && !request[GONE]) this.endpoints = request[ADDON].endpoints(request[ID]);
+    return this.endpoints ?? undefined;
+  }
+
+  /** @internal What the connection was, kept for listeners that read it after the engine forgot the request ('finish', 'close'). */
+  keep(): void {
+    void this.request.remoteAddress;
+    this.ends();
   }
 
   /** Whether the connection is TLS (node:tls's sockets say true). */

@@ -4,7 +4,8 @@ import { withResponseHelpers } from "../../response.js";
 import { type NativeRequest } from "./request.js";
 import { NativeServerResponse } from "./server-response.js";
 import { RESPONSE_CLOSE, RESPONSE_HAS_DATE, type NativeAddon } from "./load.js";
-import { ADDON, FORGET, GONE, HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, ID, KNOWN, STORE } from "../../symbols.js";
+import { ADDON, FORGET, GONE, HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, ID, KNOWN, SERVER, STORE, STORES } from "../../symbols.js";
+import { responseFinish } from "./http-channels.js";
 
 /** Called once per request, when the engine has forgotten it (`aborted`: without an answer). */
 export type Forget = (res: NativeResponse, aborted: boolean) => void;
@@ -14,6 +15,7 @@ class NativeResponseBase extends NativeServerResponse {
   /** @internal */ declare [ADDON]: NativeAddon;
   /** @internal */ declare [FORGET]: Forget;
   /** @internal */ declare [KNOWN]: BlockNode | null;
+  /** @internal What its request entered in its async context (see request-context.ts). */ declare [STORES]: Record<PropertyKey, unknown> | null;
 
   /** The request this answers (as Node's `res.req`). */
   constructor(readonly req: NativeRequest) {
@@ -49,6 +51,7 @@ class NativeResponseBase extends NativeServerResponse {
 
   /** @internal */
   protected sendWhole(body: string | Buffer | undefined): void {
+    this.keepConnection();
     const addon = this[ADDON];
     const id = this.req[ID];
     const known = this[KNOWN];
@@ -86,6 +89,7 @@ class NativeResponseBase extends NativeServerResponse {
 
   /** @internal */
   protected endStream(): void {
+    this.keepConnection();
     this[ADDON].streamEnd(this.req[ID]);
   }
 
@@ -97,6 +101,22 @@ class NativeResponseBase extends NativeServerResponse {
   /** @internal */
   protected release(aborted: boolean): void {
     this[FORGET](this as unknown as NativeResponse, aborted);
+  }
+
+  /**
+   * Before the engine is handed the end of the response (and forgets the request): keeps the
+   * connection's addresses for those who read them once it is finished, 'finish' and 'close'
+   * listeners (`req.socket.remoteAddress`, `remotePort`) and http.server.response.finish's
+   * subscribers. Only a response someone listens to pays for it.
+   */
+  private keepConnection(): void {
+    if (this._events !== undefined || responseFinish.hasSubscribers) this.req.socket.keep();
+  }
+
+  /** @internal */
+  finishMessage(): object {
+    const request = this.req;
+    return { request, response: this, socket: request.socket, server: request[SERVER] };
   }
 
   /** The reason phrase to send when it isn't the status's usual one. */
@@ -209,7 +229,7 @@ class BlockNode {
 const BLOCKS = new BlockNode("", false);
 let blockNodes = 0;
 
-Object.assign(NativeResponseBase.prototype, { [KNOWN]: null });
+Object.assign(NativeResponseBase.prototype, { [KNOWN]: null, [STORES]: null });
 
 /** A response on the native engine. */
 export class NativeResponse extends withResponseHelpers(NativeResponseBase) {}

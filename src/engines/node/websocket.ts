@@ -4,6 +4,7 @@ import { WebSocketServer, type WebSocket as WsSocket } from "ws";
 import type { SendResult, WebSocketEngine, WebSocketEvents, WebSocketSettings, WebSocketTransport } from "../engine.js";
 import type { Request } from "../../request.js";
 import type { Response } from "../../response.js";
+import { stopLimitingSendTime } from "./send-timeout.js";
 import { IdleSweep } from "./websocket-idle.js";
 import { UPGRADE_HEAD } from "../../symbols.js";
 
@@ -46,6 +47,7 @@ export class NodeWebSockets implements WebSocketEngine {
     if (socket === null || socket.destroyed) return null;
     // The response is done with: the socket is the WebSocket's now.
     (res as unknown as { detachSocket(socket: Socket): void }).detachSocket(socket);
+    stopLimitingSendTime(socket);
     res.destroy();
     let server = this.servers.get(settings);
     if (server === undefined) {
