@@ -6,7 +6,8 @@ import { HttpError } from "./errors.js";
 import { DEFAULT_LIMITS } from "./limits.js";
 import { unsignCookies } from "./signing.js";
 import type { FormFields, MultipartOptions } from "./multipart.js";
-import { CACHED_BODY, CACHED_COOKIES, CACHED_PATH, CACHED_QUERY, CACHED_SIGNED, ORIGINAL_URL, RESPONSE, ROUTE, SETTINGS, SIGNAL, UNSET } from "./symbols.js";
+import { CACHED_BODY, CACHED_COOKIES, CACHED_PATH, CACHED_QUERY, CACHED_SIGNED, ORIGINAL_URL, RESPONSE, ROUTE, SETTINGS, SIGNAL, TRACED, UNSET } from "./symbols.js";
+import type { RequestMessage } from "./observe/request-channel.js";
 
 export type Query = Record<string, string | string[] | undefined>;
 export type Cookies = Record<string, string | undefined>;
@@ -62,6 +63,8 @@ export interface RequestInternals {
   [ROUTE]: MatchedRoute | null;
   [RESPONSE]: RequestResponse | null;
   [SIGNAL]: AbortSignal | undefined;
+  /** Its message on the `cog.request` tracing channel, while someone subscribes. */
+  [TRACED]: RequestMessage | undefined;
   /** The host serving it (on the prototype: see `forApp`). */
   readonly [HOST]: EngineHost;
 }
@@ -338,6 +341,7 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
     [ROUTE]: null,
     [RESPONSE]: null,
     [SIGNAL]: undefined,
+    [TRACED]: undefined,
   });
   return RequestHelpers;
 }

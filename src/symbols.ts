@@ -21,6 +21,8 @@ export const ROUTE: unique symbol = Symbol("cog.route");
 /** The response answering this request (set by the app when it dispatches the request). */
 export const RESPONSE: unique symbol = Symbol("cog.response");
 export const SIGNAL: unique symbol = Symbol("cog.signal");
+/** The request's message on the `cog.request` tracing channel, set only while someone subscribes (src/observe/request-channel.ts). */
+export const TRACED: unique symbol = Symbol("cog.traced");
 
 // Response helpers (src/response.ts): Cog's state on a response, defaults on the prototype
 /** Headers set with `res.set`, by lower-case name; null until the first one. */

@@ -6,7 +6,8 @@ import { describe, runChain, type ChainOwner, type Handler } from "./chain.js";
 import type { Reports } from "./report.js";
 import type { Match } from "./router.js";
 import type { UnansweredWatch } from "./unanswered.js";
-import { ROUTE, WATCH } from "../symbols.js";
+import { publishError } from "../observe/request-channel.js";
+import { ROUTE, TRACED, WATCH } from "../symbols.js";
 
 export type ErrorHandler = (err: unknown, req: Request, res: Response) => unknown;
 export type NotFoundHandler = (req: Request, res: Response) => unknown;
@@ -34,6 +35,8 @@ export class Answers implements ChainOwner {
 
   /** Turns any error into a response, whatever state the response is in. */
   fail(err: unknown, req: Request, res: Response): void {
+    const traced = (req as InternalRequest)[TRACED];
+    if (traced !== undefined) publishError(traced, err);
     if (res.writableEnded || res.destroyed) {
       // Already answered (e.g. a handler threw after sending): nothing to send, but don't hide it.
       this.reports.report(err, req, "after the response was sent");

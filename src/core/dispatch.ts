@@ -7,9 +7,10 @@ import { decodeParam, pathOf, type InternalRequest, type Params, type Request } 
 import { type InternalResponse, type Response } from "../response.js";
 import type { Answers, HandlerTimeouts } from "./answer.js";
 import { runChain, type Handler } from "./chain.js";
-import type { Router } from "./router.js";
+import type { Match, Router } from "./router.js";
 import type { Route, Routes } from "./routes.js";
-import { RESPONSE, ROUTE, SERIALIZERS } from "../symbols.js";
+import { rejoin, requestTracing, traceRequest } from "../observe/request-channel.js";
+import { RESPONSE, ROUTE, SERIALIZERS, TRACED } from "../symbols.js";
 
 /**
  * The second stage, where an engine hands each request over (`EngineHost.dispatch`): find the
@@ -40,13 +41,20 @@ export class Dispatcher {
     const res = response as Response;
     (req as InternalRequest)[RESPONSE] = res;
     if (this.logger !== null) this.logger.begin(req, res);
+    // The route is found first, so the tracing channel's `start` knows it.
+    const match = typeof verdict === "number" ? this.router.find(req.method!, pathOf(req.url!)) : null;
+    if (requestTracing.hasSubscribers) return traceRequest(req, res, match?.data?.path, () => this.proceed(req, res, verdict, match));
+    this.proceed(req, res, verdict, match);
+  };
+
+  /** The rest of a request's dispatch, once its route is found (`match`; null for a refused request, or no route). */
+  private proceed(req: Request, res: Response, verdict: HeadVerdict, match: Match<Route> | null): void {
     if (this.closing) return this.answers.refuseWhileClosing(req, res);
     if (typeof verdict !== "number") {
       // The request broke a rule of HTTP or a limit: answer it, then close rather than guess what follows.
       res.shouldKeepAlive = false;
       return this.answers.fail(verdict, req, res);
     }
-    const match = this.router.find(req.method!, pathOf(req.url!));
     if (match === null || match.data === null) return this.run([...this.routes.fallbackChain(), this.answers.unmatched(req, res, match)], req, res);
     const route = match.data;
     (req as InternalRequest)[ROUTE] = route;
@@ -61,7 +69,7 @@ export class Dispatcher {
     if (verdict === NO_BODY) return this.run(route.handlers, req, res);
     if (route.streamsBody || isMultipart(req)) return this.stream(req, res, route, verdict);
     this.receive(req, res, route, verdict);
-  };
+  }
 
   /** Buffers the body (within the limit) before the chain runs, so `req.body` can be read synchronously. */
   private receive(req: Request, res: Response, route: Route, length: number): void {
@@ -78,7 +86,9 @@ export class Dispatcher {
   private received(body: Buffer, req: Request, res: Response, route: Route): void {
     req.rawBody = body;
     req._body = true;
-    this.run(route.handlers, req, res);
+    const traced = (req as InternalRequest)[TRACED];
+    if (traced === undefined) this.run(route.handlers, req, res);
+    else rejoin(traced, () => this.run(route.handlers, req, res));
   }
 
   /** The body is refused (too large, or undecodable): answer, then close the connection rather than read the rest. */
