@@ -21,3 +21,4 @@ export type { MultipartOptions, MultipartLimits, UploadedFile, FormFields } from
 export type { LoggerOption, LogFunction, PinoLike, RequestLogLine, ErrorLogLine } from "./access-log.js";
 export type { TlsOptions } from "./tls.js";
 export { serveStatic, type StaticOptions, type SendFileOptions, type FileOptions } from "./files/serve.js";
+export type { RequestMessage } from "./observe/request-channel.js";

@@ -1,0 +1,143 @@
+import { createRequire } from "node:module";
+import { SpanKind, SpanStatusCode, context, createContextKey, propagation, trace, type Attributes, type Context, type Span } from "@opentelemetry/api";
+import { InstrumentationBase, type InstrumentationConfig } from "@opentelemetry/instrumentation";
+import { statusOf } from "../errors.js";
+import { requestChannel, WITHIN, type RequestMessage } from "../observe/request-channel.js";
+
+const { name: PACKAGE_NAME, version: PACKAGE_VERSION } = createRequire(import.meta.url)("../../package.json") as { name: string; version: string };
+
+/**
+ * The key under which @opentelemetry/instrumentation-http keeps, in the context it runs a
+ * request's listeners in, the SERVER span it made for that request (`{ type: "http", span }`,
+ * @opentelemetry/core's RPC metadata). `createContextKey` makes the same key from the same
+ * description, so this reads it without depending on @opentelemetry/core.
+ */
+const RPC_METADATA = createContextKey("OpenTelemetry SDK Context Key RPC_METADATA");
+interface RpcMetadata {
+  type: string;
+  span: Span;
+  route?: string;
+}
+
+/** Where a traced request's span is kept between the channel's events. */
+const SPAN: unique symbol = Symbol("cog.otel.span");
+/** Whether the span is this instrumentation's own (ended by it) or instrumentation-http's (updated only). */
+const OWN: unique symbol = Symbol("cog.otel.own");
+interface Traced extends RequestMessage {
+  [SPAN]?: Span;
+  [OWN]?: boolean;
+}
+
+/**
+ * OpenTelemetry for Cog, on both engines: one SERVER span per request, named `METHOD /route`
+ * (`GET /users/:id`), with the stable HTTP semantic-convention attributes, status ERROR on a 5xx
+ * with the error recorded as an exception event, and the request's chain run with the span
+ * active, so what a handler does (a `fetch`, a database query) is its child.
+ *
+ * It subscribes to Cog's `cog.request` tracing channel; it patches nothing. Beside
+ * @opentelemetry/instrumentation-http on the node engine, that instrumentation's SERVER span is
+ * the request's: this one names it by the route and adds the route, rather than making a second.
+ * On the native engine, which instrumentation-http does not see, this one makes the span,
+ * continuing the trace of an incoming `traceparent` (the global propagator's headers).
+ */
+export class CogInstrumentation extends InstrumentationBase<InstrumentationConfig> {
+  /** The channel handlers while enabled (declared, not initialised: the base's constructor enables). */
+  declare private handlers: Parameters<typeof requestChannel.subscribe>[0] | undefined;
+
+  constructor(config: InstrumentationConfig = {}) {
+    super(PACKAGE_NAME, PACKAGE_VERSION, config);
+  }
+
+  /** Nothing to patch: Cog publishes what this needs on its tracing channel. */
+  protected override init(): [] {
+    return [];
+  }
+
+  override enable(): void {
+    super.enable();
+    if (this.handlers !== undefined) return;
+    this.handlers = {
+      start: (message) => this.started(message),
+      end: () => {},
+      asyncStart: () => {},
+      asyncEnd: (message) => this.done(message),
+      error: (message) => this.failed(message),
+    };
+    requestChannel.subscribe(this.handlers);
+  }
+
+  override disable(): void {
+    super.disable();
+    if (this.handlers === undefined) return;
+    requestChannel.unsubscribe(this.handlers);
+    this.handlers = undefined;
+  }
+
+  /** `start`: the request's span, made or found, and the chain to run with it active. */
+  private started(message: Traced): void {
+    const { req, route } = message;
+    const method = req.method!;
+    const name = route === undefined ? method : `${method} ${route}`;
+    const active = context.active();
+    const rpc = active.getValue(RPC_METADATA) as RpcMetadata | undefined;
+    let span: Span;
+    let ctx: Context;
+    if (rpc !== undefined && rpc.type === "http" && rpc.span !== undefined && trace.getSpan(active) === rpc.span) {
+      // instrumentation-http's span for this request: name it, and let it name itself by the route too.
+      span = rpc.span;
+      ctx = active;
+      if (route !== undefined) rpc.route = route;
+      span.updateName(name);
+      span.setAttributes(requestAttributes(message));
+      message[OWN] = false;
+    } else {
+      const parent = propagation.extract(active, req.headers);
+      span = this.tracer.startSpan(name, { kind: SpanKind.SERVER, attributes: requestAttributes(message) }, parent);
+      ctx = trace.setSpan(parent, span);
+      message[OWN] = true;
+    }
+    message[SPAN] = span;
+    message[WITHIN] = (chain) => context.with(ctx, chain);
+  }
+
+  /** `error`: an error that becomes a 5xx is recorded on the span as it happens (instrumentation-http may end its span before `asyncEnd`). */
+  private failed(message: Traced): void {
+    const span = message[SPAN];
+    const error = message.error;
+    if (span === undefined || statusOf(error) < 500) return;
+    span.recordException(error instanceof Error ? error : String(error));
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+  }
+
+  /** `asyncEnd`: the response is done; this instrumentation's own span gets the status and ends. */
+  private done(message: Traced): void {
+    const span = message[SPAN];
+    if (span === undefined || message[OWN] !== true) return;
+    const { res } = message;
+    // A response cut before its head has no status to report.
+    if (res.headersSent) {
+      span.setAttribute("http.response.status_code", res.statusCode);
+      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    } else {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: "The connection closed before the response was sent" });
+    }
+    span.end();
+  }
+}
+
+/** The stable HTTP server attributes known when the request starts. */
+function requestAttributes({ req, route }: RequestMessage): Attributes {
+  const attributes: Attributes = {
+    "http.request.method": req.method,
+    "url.path": req.path,
+    "url.scheme": req.protocol,
+  };
+  if (route !== undefined) attributes["http.route"] = route;
+  const socket = req.socket;
+  if (socket.localPort !== undefined) attributes["server.port"] = socket.localPort;
+  const client = req.ip;
+  if (client !== undefined) attributes["client.address"] = client;
+  const agent = req.get("user-agent");
+  if (agent !== undefined) attributes["user_agent.original"] = agent;
+  return attributes;
+}

@@ -1,0 +1,2 @@
+// Types for `require("cog-http/otel")` from CommonJS (see require.d.cts).
+export * from "../dist/otel/index.js";
