@@ -21,6 +21,8 @@ symlinkSync(root, join(project, "node_modules", "cog-http"), "dir");
 writeFileSync(
   join(project, "server.cjs"),
   `const { Cog, HttpError } = require("cog-http");
+const { CogInstrumentation } = require("cog-http/otel");
+new CogInstrumentation().disable();
 const app = new Cog({ engine: process.env.COG_ENGINE });
 app.get("/users/:id", (req, res) => res.json({ id: req.params.id, engine: app.engine }));
 app.get("/missing", () => { throw new HttpError(404, "no such thing"); });
@@ -50,9 +52,9 @@ const typesSkip = engine === "node" ? false : "type checks run once, on the node
 test("the packed package holds every file its exports name", { skip: typesSkip }, () => {
   const packed = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: root, encoding: "utf8" })) as Array<{ files: Array<{ path: string }> }>;
   const files = new Set(packed[0]!.files.map((f) => f.path));
-  const exported = JSON.stringify(JSON.parse(readFileSync(join(root, "package.json"), "utf8")).exports["."]);
+  const exported = JSON.stringify(Object.values(JSON.parse(readFileSync(join(root, "package.json"), "utf8")).exports));
   const targets = [...exported.matchAll(/"\.\/([^"]+)"/g)].map((m) => m[1]!);
-  assert.ok(targets.includes("types/require.d.cts") && targets.includes("dist/index.js"), exported);
+  for (const entry of ["types/require.d.cts", "dist/index.js", "types/otel.d.cts", "dist/otel/index.js"]) assert.ok(targets.includes(entry), exported);
   for (const target of targets) assert.ok(files.has(target), `npm pack leaves out ${target}`);
 });
 
@@ -68,6 +70,8 @@ app.get("/users/:id", (req, res) => {
   res.json({ id });
 });
 app.onError((err, _req, res) => res.status(err instanceof cog.HttpError ? err.status : 500).send(String(err)));
+import otel = require("cog-http/otel");
+new otel.CogInstrumentation({ enabled: false });
 export = app;
 `,
   );
