@@ -54,11 +54,11 @@ export class Answers implements ChainOwner {
         const result = this.errorHandler(err, req, res) as PromiseLike<unknown> | undefined;
         if (result !== undefined && result !== null && typeof result.then === "function") {
           result.then(
-            (value) => this.errorHandlerReturned(req, res, value),
+            (value) => this.errorHandlerReturned(err, req, res, value),
             (handlerErr: unknown) => this.errorHandlerFailed(handlerErr, err, req, res),
           );
         } else {
-          this.errorHandlerReturned(req, res, result);
+          this.errorHandlerReturned(err, req, res, result);
         }
         return;
       } catch (handlerErr) {
@@ -77,8 +77,15 @@ export class Answers implements ChainOwner {
     this.defaultError(err, req, res);
   }
 
-  private errorHandlerReturned(req: Request, res: Response, value: unknown): void {
-    if (this.unanswered !== null && !res.writableEnded && !res.headersSent) this.unanswered.watch(req, res, "the error handler (onError)", () => false, value);
+  /**
+   * The app's error handler decides the answer, not whether the error is logged: an error it
+   * answered with a 5xx (or, not answered yet, one that is a 5xx) is reported as the default
+   * answer would report it.
+   */
+  private errorHandlerReturned(err: unknown, req: Request, res: Response, value: unknown): void {
+    const begun = res.headersSent || res.writableEnded;
+    if ((begun ? res.statusCode : statusOf(err)) >= 500 && isReported(err)) this.reports.report(err, req);
+    if (this.unanswered !== null && !begun) this.unanswered.watch(req, res, "the error handler (onError)", () => false, value);
   }
 
   /** `next()` past a chain's last handler: the 404. */
@@ -142,7 +149,7 @@ export class Answers implements ChainOwner {
   private defaultError(err: unknown, req: Request, res: Response): void {
     if (res.headersSent) return void res.destroy();
     const status = statusOf(err);
-    if (status >= 500 && !(err instanceof RefusedWhileDraining) && !(err instanceof Refusal)) this.reports.report(err, req);
+    if (status >= 500 && isReported(err)) this.reports.report(err, req);
     if (err instanceof HttpError && err.headers !== undefined) res.set(err.headers);
     // A header the app set that can't be sent (CR/LF in its value) fails the first try and is
     // dropped by it: the second goes out without it. Failing twice, the response is unusable.
@@ -159,6 +166,11 @@ export class Answers implements ChainOwner {
       }
     }
   }
+}
+
+/** Whether a 5xx error is logged: not the refusals, which are normal operation or the client's doing. */
+function isReported(err: unknown): boolean {
+  return !(err instanceof RefusedWhileDraining) && !(err instanceof Refusal);
 }
 
 /** The 503 of a request that arrived while the server drains: expected, so not reported as an error. */

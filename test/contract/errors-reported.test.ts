@@ -1,0 +1,121 @@
+// Errors are always reported: a 5xx is logged with its error, the request id, method, path and
+// route even when the app has its own onError, which decides the answer, not whether it is
+// logged; logErrors: false turns the log off. The same on both engines.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { HttpError, type ErrorLogLine, type LogFunction } from "../../src/index.js";
+import { engine, serve } from "../helpers.js";
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+function errorLines(): { lines: ErrorLogLine[]; logger: LogFunction } {
+  const lines: ErrorLogLine[] = [];
+  return { lines, logger: (line) => void (line.level === "error" && lines.push(line as ErrorLogLine)) };
+}
+
+test(`a 5xx answered by a custom onError is logged with the error, request id, method, path and route (${engine})`, async (t) => {
+  const { lines, logger } = errorLines();
+  const { fetch } = await serve(
+    t,
+    (app) => {
+      app.get("/orders/:id", async () => {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        throw new Error("the query failed");
+      });
+      app.get("/sync/:id", () => {
+        throw new Error("thrown at once");
+      });
+      app.onError(async (err, _req, res) => {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        res.status(500).json({ error: "internal", message: (err as Error).message });
+      });
+    },
+    { logger, logErrors: true },
+  );
+  const answer = await fetch("/orders/7?secret=1");
+  assert.equal(answer.status, 500);
+  const id = answer.headers.get("x-request-id");
+  assert.equal((await fetch("/sync/1")).status, 500);
+  await until(() => lines.length >= 2);
+  assert.equal(lines.length, 2);
+  const [line] = lines;
+  assert.equal(line!.id, id);
+  assert.equal(line!.method, "GET");
+  assert.equal(line!.path, "/orders/7");
+  assert.equal(line!.route, "/orders/:id");
+  assert.match(line!.msg, /GET \/orders\/7\?secret=1 \(route GET \/orders\/:id\)/);
+  assert.equal((line!.err as { message: string }).message, "the query failed");
+  assert.equal((lines[1]!.err as { message: string }).message, "thrown at once");
+});
+
+test(`onError decides: what it answers with a 4xx is not logged, what it turns into a 5xx is (${engine})`, async (t) => {
+  const { lines, logger } = errorLines();
+  const { fetch } = await serve(
+    t,
+    (app) => {
+      app.get("/invalid", () => {
+        throw new Error("a plain error the app calls a bad request");
+      });
+      app.get("/upstream", () => {
+        throw new HttpError(400, "a 400 the app answers 502");
+      });
+      app.get("/missing", () => {
+        throw new HttpError(404, "no such order");
+      });
+      app.onError((err, req, res) => {
+        if (req.path === "/invalid") return res.status(400).json({ error: "bad" });
+        if (req.path === "/upstream") return res.status(502).json({ error: "bad gateway" });
+        res.status((err as HttpError).status).json({ error: "missing" });
+      });
+    },
+    { logger, logErrors: true },
+  );
+  assert.equal((await fetch("/invalid")).status, 400);
+  assert.equal((await fetch("/missing")).status, 404);
+  assert.equal((await fetch("/upstream")).status, 502);
+  await until(() => lines.length >= 1);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.deepEqual(
+    lines.map((line) => [line.path, (line.err as { message: string }).message]),
+    [["/upstream", "a 400 the app answers 502"]],
+  );
+});
+
+test(`without a logger, a 5xx under a custom onError goes to stderr with where it happened (${engine})`, async (t) => {
+  const written: unknown[][] = [];
+  t.mock.method(console, "error", (...args: unknown[]) => void written.push(args));
+  const { fetch } = await serve(
+    t,
+    (app) => {
+      app.get("/users/:id", () => {
+        throw new Error("no database");
+      });
+      app.onError((_err, _req, res) => res.status(500).send("sorry"));
+    },
+    { logErrors: true },
+  );
+  assert.equal(await (await fetch("/users/3")).text(), "sorry");
+  await until(() => written.length >= 1);
+  assert.equal(written.length, 1);
+  assert.equal(written[0]![0], "cog: GET /users/3 (route GET /users/:id):");
+  assert.equal((written[0]![1] as Error).message, "no database");
+});
+
+test(`logErrors: false turns the log off, custom onError or not (${engine})`, async (t) => {
+  const { lines, logger } = errorLines();
+  const { fetch } = await serve(
+    t,
+    (app) => {
+      app.get("/", () => {
+        throw new Error("quiet");
+      });
+      app.onError((_err, _req, res) => res.status(500).send("sorry"));
+    },
+    { logger, logErrors: false },
+  );
+  assert.equal((await fetch("/")).status, 500);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.deepEqual(lines, []);
+});
