@@ -48,13 +48,44 @@ export interface ErrorLogLine {
   err: { type: string; message: string; stack?: string | undefined } | unknown;
 }
 
-/** Receives every log line (a request's or an error's). */
-export type LogFunction = (line: RequestLogLine | ErrorLogLine) => void;
+/** A line the app wrote with `req.log`: its fields, with the level, the time, the message and the request's id. */
+export interface AppLogLine {
+  level: "debug" | "info" | "warn" | "error";
+  time: number;
+  msg: string;
+  id: string | undefined;
+  [field: string]: unknown;
+}
 
-/** A pino logger, or anything with pino's `info(object, msg)` and `error(object, msg)`. */
+/** Receives every log line (a request's, an error's, or one the app wrote with `req.log`). */
+export type LogFunction = (line: RequestLogLine | ErrorLogLine | AppLogLine) => void;
+
+/** A pino logger, or anything with pino's `info(object, msg)` and `error(object, msg)` (and, for `req.log`, `child`, `warn`, `debug`). */
 export interface PinoLike {
   info(object: object, msg?: string): void;
   error(object: object, msg?: string): void;
+  warn?(object: object, msg?: string): void;
+  debug?(object: object, msg?: string): void;
+  /** pino's: a logger whose lines carry `bindings` too (`req.log` is one, bound to the request's id). */
+  child?(bindings: Record<string, unknown>): RequestLog;
+}
+
+/** A level's method of `req.log`, as pino's: a message, or fields and a message. */
+export interface LogMethod {
+  (msg: string): void;
+  (fields: object, msg?: string): void;
+}
+
+/**
+ * `req.log`: a logger bound to the request's id. With a pino `logger`, a pino child logger
+ * (`logger.child({ id })`); with `logger: true` or a function, Cog's, whose lines
+ * (`AppLogLine`) go where the access log's go; without a logger, one that writes nothing.
+ */
+export interface RequestLog {
+  debug: LogMethod;
+  info: LogMethod;
+  warn: LogMethod;
+  error: LogMethod;
 }
 
 /** `true`: JSON lines on stdout; a pino logger; or a function called with each line. */
@@ -76,6 +107,8 @@ export type BodyBytes = (res: Response) => number | null;
  */
 export class RequestLogger {
   private readonly write: LogFunction;
+  /** Where `req.log`'s lines go without pino: the access log's function, or JSON lines on stdout. */
+  private readonly writeApp: (line: AppLogLine) => void;
   private readonly pino: PinoLike | null;
   /** Set once the app listens: the engine's count of a response's body bytes. */
   bodyBytes: BodyBytes = () => null;
@@ -86,7 +119,33 @@ export class RequestLogger {
     private readonly trustRequestId: boolean,
   ) {
     this.pino = typeof option === "object" ? option : null;
-    this.write = typeof option === "function" ? option : option === true ? jsonLines() : toPino(option);
+    const json = option === true ? jsonLines() : null;
+    this.write = typeof option === "function" ? option : option === true ? json!.line : toPino(option);
+    this.writeApp = typeof option === "function" ? option : json !== null ? (line) => json.text(`${JSON.stringify(line)}\n`) : noop;
+  }
+
+  /** `req.log` for a request (made on its first read): bound to its id. */
+  child(req: Request): RequestLog {
+    const id = req.id;
+    const pino = this.pino;
+    if (pino !== null) {
+      if (typeof pino.child === "function") return pino.child({ id });
+      // A pino-like logger without child(): its methods, with the id added to the fields.
+      const at = (method: ((object: object, msg?: string) => void) | undefined): LogMethod =>
+        ((fields: object | string, msg?: string) => {
+          const bound = typeof fields === "string" ? { id } : { ...fields, id };
+          (method ?? pino.info).call(pino, bound, typeof fields === "string" ? fields : msg);
+        }) as LogMethod;
+      return { debug: at(pino.debug), info: at(pino.info), warn: at(pino.warn), error: at(pino.error) };
+    }
+    const write = this.writeApp;
+    const at = (level: AppLogLine["level"]): LogMethod =>
+      ((fields: object | string, msg?: string) => {
+        const line: AppLogLine = typeof fields === "string" ? { level, time: Date.now(), msg: fields, id } : { level, time: Date.now(), msg: msg ?? "", id, ...fields };
+        if (fields instanceof Error) line.err = { type: fields.name, message: fields.message, stack: fields.stack };
+        write(line);
+      }) as LogMethod;
+    return { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
   }
 
   begin(req: Request, res: Response): void {
@@ -152,6 +211,10 @@ export class RequestLogger {
   }
 }
 
+/** `req.log` without a logger: writes nothing. */
+const noop = (): void => {};
+export const SILENT_LOG: RequestLog = { debug: noop, info: noop, warn: noop, error: noop };
+
 function toPino(pino: PinoLike): LogFunction {
   return (line) => {
     const { level: _level, time: _time, msg, ...fields } = line;
@@ -166,7 +229,7 @@ function toPino(pino: PinoLike): LogFunction {
  * made a rope that every young-generation GC copied, which was most of the logger's cost (see
  * docs/decisions/request-log.md). What is still buffered is written synchronously at exit.
  */
-function jsonLines(): LogFunction {
+function jsonLines(): { line: LogFunction; text: (text: string) => void } {
   const SIZE = 64 * 1024;
   const buffer = Buffer.allocUnsafeSlow(SIZE);
   let used = 0;
@@ -184,8 +247,7 @@ function jsonLines(): LogFunction {
     if (used > 0) writeSync(1, buffer, 0, used);
     used = 0;
   });
-  return (line) => {
-    const text = line.level === "info" && line.reason === undefined ? requestLine(line) : `${JSON.stringify(line)}\n`;
+  const text = (text: string): void => {
     // A UTF-8 character takes at most 3 bytes per UTF-16 unit.
     if (used + text.length * 3 > SIZE) {
       flush();
@@ -197,6 +259,9 @@ function jsonLines(): LogFunction {
       setImmediate(flush);
     }
   };
+  // Cog's own lines: request lines spelled out, error lines as JSON (app lines come through `text`).
+  const line: LogFunction = (line) => text(line.level === "info" && line.reason === undefined ? requestLine(line as RequestLogLine) : `${JSON.stringify(line)}\n`);
+  return { line, text };
 }
 
 /**

@@ -18,7 +18,7 @@ export { redisBroker, type RedisBrokerOptions, type RedisClientLike } from "./we
 export { compress, type CompressOptions, type Encoding } from "./compress.js";
 export { EventStream, type EventStreamOptions, type ServerEvent } from "./sse.js";
 export type { MultipartOptions, MultipartLimits, UploadedFile, FormFields } from "./multipart.js";
-export type { LoggerOption, LogFunction, PinoLike, RequestLogLine, ErrorLogLine } from "./access-log.js";
+export type { LoggerOption, LogFunction, PinoLike, RequestLogLine, ErrorLogLine, AppLogLine, RequestLog, LogMethod } from "./access-log.js";
 export type { TlsOptions } from "./tls.js";
 export { serveStatic, type StaticOptions, type SendFileOptions, type FileOptions } from "./files/serve.js";
 export type { RequestMessage } from "./observe/request-channel.js";

@@ -6,7 +6,8 @@ import { HttpError } from "./errors.js";
 import { DEFAULT_LIMITS } from "./limits.js";
 import { unsignCookies } from "./signing.js";
 import type { FormFields, MultipartOptions } from "./multipart.js";
-import { CACHED_BODY, CACHED_COOKIES, CACHED_PATH, CACHED_QUERY, CACHED_SIGNED, ORIGINAL_URL, RESPONSE, ROUTE, SETTINGS, SIGNAL, TRACED, UNSET } from "./symbols.js";
+import { CACHED_BODY, CACHED_COOKIES, CACHED_PATH, CACHED_QUERY, CACHED_SIGNED, ORIGINAL_URL, RESPONSE, LOG, ROUTE, SETTINGS, SIGNAL, TRACED, UNSET } from "./symbols.js";
+import { SILENT_LOG, type RequestLog, type RequestLogger } from "./access-log.js";
 import type { RequestMessage } from "./observe/request-channel.js";
 
 export type Query = Record<string, string | string[] | undefined>;
@@ -35,9 +36,11 @@ export interface RequestSettings {
   readonly maxJsonDepth: number;
   /** Secrets that sign cookies, the first for signing, all for checking (empty: no signing). */
   readonly secrets: readonly string[];
+  /** The app's logger (its `logger` option), which `req.log` is a child of; null without one. */
+  readonly logger: RequestLogger | null;
 }
 
-const DEFAULT_SETTINGS: RequestSettings = { trustProxy: false, maxFields: DEFAULT_LIMITS.maxFields, maxJsonDepth: DEFAULT_LIMITS.maxJsonDepth, secrets: [] };
+const DEFAULT_SETTINGS: RequestSettings = { trustProxy: false, maxFields: DEFAULT_LIMITS.maxFields, maxJsonDepth: DEFAULT_LIMITS.maxJsonDepth, secrets: [], logger: null };
 
 /** What a request knows of the route it matched (the app's compiled route is one). */
 export interface MatchedRoute {
@@ -63,6 +66,8 @@ export interface RequestInternals {
   [ROUTE]: MatchedRoute | null;
   [RESPONSE]: RequestResponse | null;
   [SIGNAL]: AbortSignal | undefined;
+  /** `req.log`, made on its first read (or set by a middleware, as pino-http does). */
+  [LOG]: RequestLog | undefined;
   /** Its message on the `cog.request` tracing channel, while someone subscribes. */
   [TRACED]: RequestMessage | undefined;
   /** The host serving it (on the prototype: see `forApp`). */
@@ -105,6 +110,21 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
      * Without a logger Cog leaves it undefined, for a middleware of the app's own to set.
      */
     declare id: string | undefined;
+
+    /**
+     * A logger bound to this request's id: with a pino `logger`, its child (`logger.child({ id })`);
+     * with `logger: true` or a function, Cog's, whose lines go where the access log's go; without
+     * a logger, one that writes nothing. Made on first read. A middleware may set it (pino-http does).
+     */
+    get log(): RequestLog {
+      const made = own(this)[LOG];
+      if (made !== undefined) return made;
+      const logger = own(this)[SETTINGS].logger;
+      return (own(this)[LOG] = logger === null ? SILENT_LOG : logger.child(this as unknown as Request));
+    }
+    set log(log: RequestLog) {
+      own(this)[LOG] = log;
+    }
 
     /** The client's address as the engine sees it (the peer of the TCP connection). */
     abstract get remoteAddress(): string | undefined;
@@ -342,6 +362,7 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
     [RESPONSE]: null,
     [SIGNAL]: undefined,
     [TRACED]: undefined,
+    [LOG]: undefined,
   });
   return RequestHelpers;
 }

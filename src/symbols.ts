@@ -21,6 +21,8 @@ export const ROUTE: unique symbol = Symbol("cog.route");
 /** The response answering this request (set by the app when it dispatches the request). */
 export const RESPONSE: unique symbol = Symbol("cog.response");
 export const SIGNAL: unique symbol = Symbol("cog.signal");
+/** `req.log`, once made or set. */
+export const LOG: unique symbol = Symbol("cog.log");
 /** The request's message on the `cog.request` tracing channel, set only while someone subscribes (src/observe/request-channel.ts). */
 export const TRACED: unique symbol = Symbol("cog.traced");
 

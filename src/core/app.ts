@@ -39,10 +39,10 @@ export class AppCore {
     const engine: EngineName = chooseEngine(options.engine, options.http2 !== undefined && options.http2 !== false);
     if (options.tls !== undefined) serverTlsOptions(options.tls);
     else if (options.http2 === true) throw new TypeError('http2: true serves HTTP/2 over TLS and needs the tls option ({ key, cert }); for cleartext HTTP/2 use http2: "h2c"');
-    this.settings = { trustProxy: options.trustProxy ?? false, maxFields: limits.maxFields, maxJsonDepth: limits.maxJsonDepth, secrets: secretsOf(options.secret) };
     const logErrors = options.logErrors ?? true;
     if (options.broker !== undefined && (options.broker === null || typeof options.broker.publish !== "function")) throw new TypeError("broker must be a Broker, such as redisBroker(url)");
     const logger = options.logger === undefined || options.logger === false ? null : new RequestLogger(options.logger, options.trustRequestId ?? false);
+    this.settings = { trustProxy: options.trustProxy ?? false, maxFields: limits.maxFields, maxJsonDepth: limits.maxJsonDepth, secrets: secretsOf(options.secret), logger };
     const reports = new Reports(logErrors, logger);
     const unanswered = logErrors && process.env.NODE_ENV !== "production" ? new UnansweredWatch((message, req) => reports.warn(message, req)) : null;
     this.routes = new Routes(limits.bodyLimit, options.broker ?? null);
