@@ -114,8 +114,9 @@ export class CogInstrumentation extends InstrumentationBase<InstrumentationConfi
     const span = message[SPAN];
     if (span === undefined || message[OWN] !== true) return;
     const { res } = message;
-    // A response cut before its head has no status to report.
-    if (res.headersSent) {
+    // A response cut before its head has no status to report; an accepted WebSocket's 101 went
+    // out on the connection, not through the response (which was retired).
+    if (res.headersSent || res.statusCode === 101) {
       span.setAttribute("http.response.status_code", res.statusCode);
       if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
     } else {

@@ -2,9 +2,11 @@
 // each request's SERVER span itself, on both engines, over real sockets.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { once } from "node:events";
 import { createServer } from "node:http";
 import { trace, type SpanContext } from "@opentelemetry/api";
 import { UndiciInstrumentation } from "@opentelemetry/instrumentation-undici";
+import WebSocketClient from "ws";
 import { HttpError } from "../../src/index.js";
 import { engine, serve } from "../helpers.js";
 import { CLIENT, SERVER, setUpTracing } from "../otel.js";
@@ -155,4 +157,25 @@ test(`a response the client leaves before its head is an ERROR span with no stat
   assert.equal(span!.name, "GET /slow");
   assert.equal(span!.status.code, 2);
   assert.equal(span!.attributes["http.response.status_code"], undefined);
+});
+
+test(`a WebSocket upgrade is a SERVER span of its route, ended once the socket is accepted (${engine})`, async (t) => {
+  tracing.exporter.reset();
+  const { port } = await serve(t, (app) => {
+    app.ws("/rooms/:room", {
+      message: (ws, data) => ws.send(String(data)),
+    });
+  });
+  const socket = new WebSocketClient(`ws://127.0.0.1:${port}/rooms/red`);
+  await once(socket, "open");
+  socket.send("hello");
+  const [echo] = (await once(socket, "message")) as [Buffer];
+  assert.equal(echo.toString(), "hello");
+  const [span] = await serverSpans(1);
+  assert.equal(span!.name, "GET /rooms/:room");
+  assert.equal(span!.attributes["http.route"], "/rooms/:room");
+  assert.equal(span!.attributes["http.response.status_code"], 101);
+  assert.equal(span!.status.code, 0);
+  socket.close();
+  await once(socket, "close");
 });
