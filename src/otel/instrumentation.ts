@@ -123,6 +123,8 @@ export class CogInstrumentation extends InstrumentationBase<InstrumentationConfi
       span.setStatus({ code: SpanStatusCode.ERROR, message: "The connection closed before the response was sent" });
     }
     span.end();
+    // An error after the answer (logged by Cog) finds no span to record on.
+    message[SPAN] = undefined;
   }
 }
 

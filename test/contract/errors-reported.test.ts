@@ -3,6 +3,7 @@
 // logged; logErrors: false turns the log off. The same on both engines.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { HttpError, type ErrorLogLine, type LogFunction } from "../../src/index.js";
 import { engine, serve } from "../helpers.js";
 
@@ -118,4 +119,34 @@ test(`logErrors: false turns the log off, custom onError or not (${engine})`, as
   assert.equal((await fetch("/")).status, 500);
   await new Promise((resolve) => setTimeout(resolve, 50));
   assert.deepEqual(lines, []);
+});
+
+test(`an error after the answer is logged and published on cog.request's error channel (${engine})`, async (t) => {
+  const { lines, logger } = errorLines();
+  const published: Array<[string, boolean]> = [];
+  const onError = (message: unknown) => {
+    const { error, res } = message as { error: Error; res: { writableEnded: boolean } };
+    published.push([error.message, res.writableEnded]);
+  };
+  subscribe("tracing:cog.request:error", onError);
+  t.after(() => unsubscribe("tracing:cog.request:error", onError));
+  const { fetch } = await serve(
+    t,
+    (app) => {
+      app.get("/late/:id", async (_req, res) => {
+        res.send("answered");
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        throw new Error("after the answer");
+      });
+    },
+    { logger, logErrors: true },
+  );
+  const answer = await fetch("/late/1");
+  assert.equal(await answer.text(), "answered");
+  await until(() => lines.length >= 1 && published.length >= 1);
+  assert.deepEqual(published, [["after the answer", true]]);
+  assert.equal(lines.length, 1);
+  assert.equal(lines[0]!.id, answer.headers.get("x-request-id"));
+  assert.equal(lines[0]!.route, "/late/:id");
+  assert.match(lines[0]!.msg, /after the response was sent/);
 });
