@@ -77,9 +77,9 @@ export interface LogMethod {
 }
 
 /**
- * `req.log`: a logger bound to the request's id. With a pino `logger`, a pino child logger
- * (`logger.child({ id })`); with `logger: true` or a function, Cog's, whose lines
- * (`AppLogLine`) go where the access log's go; without a logger, one that writes nothing.
+ * `req.log` with a `logger`: a logger bound to the request's id. With a pino `logger`, a pino
+ * child logger (`logger.child({ id })`); with `logger: true` or a function, Cog's, whose lines
+ * (`AppLogLine`) go where the access log's go.
  */
 export interface RequestLog {
   debug: LogMethod;
@@ -211,9 +211,7 @@ export class RequestLogger {
   }
 }
 
-/** `req.log` without a logger: writes nothing. */
 const noop = (): void => {};
-export const SILENT_LOG: RequestLog = { debug: noop, info: noop, warn: noop, error: noop };
 
 function toPino(pino: PinoLike): LogFunction {
   return (line) => {

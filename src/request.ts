@@ -7,7 +7,7 @@ import { DEFAULT_LIMITS } from "./limits.js";
 import { unsignCookies } from "./signing.js";
 import type { FormFields, MultipartOptions } from "./multipart.js";
 import { CACHED_BODY, CACHED_COOKIES, CACHED_PATH, CACHED_QUERY, CACHED_SIGNED, ORIGINAL_URL, RESPONSE, LOG, ROUTE, SETTINGS, SIGNAL, TRACED, UNSET } from "./symbols.js";
-import { SILENT_LOG, type RequestLog, type RequestLogger } from "./access-log.js";
+import type { RequestLog, RequestLogger } from "./access-log.js";
 import type { RequestMessage } from "./observe/request-channel.js";
 
 export type Query = Record<string, string | string[] | undefined>;
@@ -112,17 +112,18 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
     declare id: string | undefined;
 
     /**
-     * A logger bound to this request's id: with a pino `logger`, its child (`logger.child({ id })`);
-     * with `logger: true` or a function, Cog's, whose lines go where the access log's go; without
-     * a logger, one that writes nothing. Made on first read. A middleware may set it (pino-http does).
+     * With a `logger`, a logger bound to this request's id (`req.id`): with a pino `logger`, its
+     * child (`logger.child({ id })`); with `logger: true` or a function, Cog's, whose lines go
+     * where the access log's go. Made on first read. Without a logger Cog leaves it undefined, as
+     * `req.id`, for a middleware to set (pino-http sets it only where it is undefined).
      */
-    get log(): RequestLog {
+    get log(): RequestLog | undefined {
       const made = own(this)[LOG];
       if (made !== undefined) return made;
       const logger = own(this)[SETTINGS].logger;
-      return (own(this)[LOG] = logger === null ? SILENT_LOG : logger.child(this as unknown as Request));
+      return logger === null ? undefined : (own(this)[LOG] = logger.child(this as unknown as Request));
     }
-    set log(log: RequestLog) {
+    set log(log: RequestLog | undefined) {
       own(this)[LOG] = log;
     }
 

@@ -1,11 +1,11 @@
 // req.log: a logger bound to the request's id, on both engines: a pino child with a pino logger,
-// Cog's own with logger: true or a function (its lines go where the access log's go), silent
-// without a logger; a middleware may replace it (pino-http does).
+// Cog's own with logger: true or a function (its lines go where the access log's go); without a
+// logger undefined, for a middleware to set (pino-http does).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import pino from "pino";
-import type { AppLogLine, LogFunction, RequestLog } from "../../src/index.js";
+import type { AppLogLine, Cog, LogFunction, RequestLog } from "../../src/index.js";
 import { startChild, stop, waitForOutput } from "../children.js";
 import { engine, serve } from "../helpers.js";
 
@@ -26,9 +26,9 @@ test(`with a pino logger, req.log is its child bound to the request id (${engine
     t,
     (app) => {
       app.get("/orders/:id", async (req, res) => {
-        req.log.info({ order: req.params.id }, "loading");
+        req.log!.info({ order: req.params.id }, "loading");
         await new Promise((resolve) => setTimeout(resolve, 2));
-        req.log.warn("slow");
+        req.log!.warn("slow");
         res.send("ok");
       });
     },
@@ -58,8 +58,8 @@ test(`with a logger function, req.log's lines go to it with the request id; an E
     t,
     (app) => {
       app.get("/", (req, res) => {
-        req.log.debug("plain message");
-        req.log.error(new Error("kept"), "with an error");
+        req.log!.debug("plain message");
+        req.log!.error(new Error("kept"), "with an error");
         res.send("ok");
       });
     },
@@ -92,7 +92,7 @@ test(`with logger: true, req.log writes JSON lines to stdout with the request id
   assert.ok(lines.some((line) => line.msg === "request" && line.route === "/noted"));
 });
 
-test(`without a logger req.log writes nothing, and a middleware may replace it (${engine})`, async (t) => {
+test(`without a logger req.log is undefined, for a middleware to set; with one, a middleware may replace it (${engine})`, async (t) => {
   const replaced: string[] = [];
   const mine: RequestLog = {
     debug: () => {},
@@ -100,21 +100,25 @@ test(`without a logger req.log writes nothing, and a middleware may replace it (
     warn: () => {},
     error: () => {},
   };
-  const { fetch } = await serve(t, (app) => {
-    app.get("/silent", (req, res) => {
-      req.log.info({ a: 1 }, "nowhere");
-      req.log.error("nowhere either");
-      res.send(req.log === req.log ? "same" : "new each time");
-    });
-    app.get("/replaced", (req, res, next) => {
-      req.log = mine;
-      next();
-    }, (req, res) => {
-      req.log.info("mine");
-      res.send("ok");
-    });
-  });
-  assert.equal(await (await fetch("/silent")).text(), "same");
-  assert.equal(await (await fetch("/replaced")).text(), "ok");
-  assert.deepEqual(replaced, ["mine"]);
+  const define = (app: Cog) => {
+    app.get("/unset", (req, res) => res.send(typeof req.log));
+    app.get(
+      "/replaced",
+      (req, _res, next) => {
+        req.log = mine;
+        next();
+      },
+      (req, res) => {
+        req.log!.info("mine");
+        res.send("ok");
+      },
+    );
+  };
+  const without = await serve(t, define);
+  assert.equal(await (await without.fetch("/unset")).text(), "undefined");
+  assert.equal(await (await without.fetch("/replaced")).text(), "ok");
+  const withLogger = await serve(t, define, { logger: () => {} });
+  assert.equal(await (await withLogger.fetch("/unset")).text(), "object");
+  assert.equal(await (await withLogger.fetch("/replaced")).text(), "ok");
+  assert.deepEqual(replaced, ["mine", "mine"]);
 });
