@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
  * loads it. Bump it here and in native/addon/src/lib.rs (`INTERFACE_VERSION`) together whenever
  * any of that interface changes.
  */
-export const INTERFACE_VERSION = 4;
+export const INTERFACE_VERSION = 5;
 
 /** The addon's exports (native/addon/src/lib.rs). */
 export interface NativeAddon {
@@ -56,10 +56,11 @@ export interface NativeAddon {
   acceptQueued(fd: number, max: number): number[];
   /**
    * Completes request `id`'s WebSocket handshake (101); the socket's id is the request's. False
-   * when the client is gone. `idleTimeout` in ms, 0 for none; past `maxBackpressure` unsent
+   * when the client is gone. A message in more than `maxFragments` frames (0: no limit) closes it
+   * with 1008. `idleTimeout` in ms, 0 for none; past `maxBackpressure` unsent
    * bytes a message is dropped, and with `closeOnBackpressure` the socket cut.
    */
-  wsAccept(id: number, maxPayload: number, idleTimeout: number, maxBackpressure: number, closeOnBackpressure: boolean, perMessageDeflate: boolean): boolean;
+  wsAccept(id: number, maxPayload: number, maxFragments: number, idleTimeout: number, maxBackpressure: number, closeOnBackpressure: boolean, perMessageDeflate: boolean): boolean;
   /** 1 sent, 0 queued behind unsent bytes (a drain event follows), -1 dropped (the socket is closing, or past maxBackpressure). */
   wsSend(id: number, data: string | Buffer, binary: boolean): number;
   /** One message to many sockets, framed once. */
