@@ -3,6 +3,7 @@
 //! keep-alive connections are closed.
 
 use crate::js::{self, Call};
+use crate::request::ReqState;
 use crate::socket::send;
 use crate::state::{now, with_state, State};
 use crate::uv::*;
@@ -37,11 +38,22 @@ impl State {
             let slow_head = conn.head_started.is_some_and(|t| now.saturating_sub(t) >= headers_timeout);
             let slow_body = conn.body.is_some() && now.saturating_sub(conn.body_started) >= request_timeout;
             if slow_head || slow_body {
-                if conn.queue.is_empty() {
-                    conn.out.extend_from_slice(&refusal(408, "The request took too long to arrive"));
+                // A 408 unless a response has begun on the connection (its bytes would be cut),
+                // as node:http answers. A request whose body is still arriving was handed to
+                // JavaScript with its head: it is in the queue, its response not begun.
+                let begun = conn.queue.front().and_then(|id| self.reqs.get(id)).is_some_and(|req| !matches!(req.state, ReqState::Waiting) || !req.held.is_empty());
+                if !begun {
+                    // The messages name the option, as the other refusals do (docs/limits.md).
+                    let message = if slow_head {
+                        format!("The request head did not arrive within headersTimeout ({headers_timeout} ms); raise the headersTimeout option for slower clients")
+                    } else {
+                        format!("The request body did not arrive within requestTimeout ({request_timeout} ms); raise the requestTimeout option for slower clients")
+                    };
+                    conn.out.extend_from_slice(&refusal(408, &message));
+                    let unsent = &conn.out[conn.out_pos..];
                     match conn.tls.as_deref_mut() {
-                        None => drop(unsafe { send(conn.fd, &conn.out) }),
-                        Some(tls) => drop(tls.send(conn.fd, &conn.out, &mut 0)),
+                        None => drop(unsafe { send(conn.fd, unsent) }),
+                        Some(tls) => drop(tls.send(conn.fd, unsent, &mut 0)),
                     }
                 }
                 calls.extend(self.close_conn(key));
