@@ -32,7 +32,8 @@ test("an app that doesn't ask for the native engine loads it only to drain its a
     await app.close();
     const loaded = Object.keys(createRequire(import.meta.url).cache).filter((path) => path.endsWith(".node"));
     console.log(JSON.stringify({ text, loaded }));`;
-  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+  // Bounded: a server that failed to close would otherwise block this process for good.
+  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 60_000 });
   // On Linux the node engine accepts queued connections through the addon (src/engines/node/accept.ts).
   const expected = process.platform === "linux" && nativeSkip === false ? [resolve("native/cog-native.node")] : [];
   assert.deepEqual(JSON.parse(out), { text: "ok", loaded: expected });
@@ -129,7 +130,7 @@ describe("the status line: reason phrases and status codes", { skip: nativeSkip 
     addon = loadNative();
     const limits = DEFAULT_LIMITS;
     [server, port] = addon.listen(
-      { host: "127.0.0.1", port: 0, maxHeaderSize: limits.maxHeaderSize, maxHeaders: 100, maxUrlLength: limits.maxUrlLength, strict: true, headersTimeout: 5000, requestTimeout: 5000, keepAliveTimeout: 5000, timeoutCheckInterval: 1000, webSockets: false },
+      { host: "127.0.0.1", port: 0, maxHeaderSize: limits.maxHeaderSize, maxHeaders: 100, maxUrlLength: limits.maxUrlLength, strict: true, headersTimeout: 5000, requestTimeout: 5000, keepAliveTimeout: 5000, sendTimeout: limits.sendTimeout, timeoutCheckInterval: 1000, webSockets: false },
       (id: number, _method: number, url: string) => {
         try {
           answers[url]!(id);
@@ -293,7 +294,7 @@ describe("differential framing: native engine vs node:http's parser", { skip: na
     };
     const limits = DEFAULT_LIMITS;
     [server, port] = addon.listen(
-      { host: "127.0.0.1", port: 0, maxHeaderSize: limits.maxHeaderSize, maxHeaders: 2000, maxUrlLength: limits.maxUrlLength, strict: false, headersTimeout: 5000, requestTimeout: 5000, keepAliveTimeout: 5000, timeoutCheckInterval: 1000, webSockets: false },
+      { host: "127.0.0.1", port: 0, maxHeaderSize: limits.maxHeaderSize, maxHeaders: 2000, maxUrlLength: limits.maxUrlLength, strict: false, headersTimeout: 5000, requestTimeout: 5000, keepAliveTimeout: 5000, sendTimeout: limits.sendTimeout, timeoutCheckInterval: 1000, webSockets: false },
       onRequest,
       onEvent,
       () => {},

@@ -90,7 +90,7 @@ describe("a fresh project without cargo, installing cog-http and this platform's
   });
 
   test("npx cog-build-native, the fallback, has nothing to do", () => {
-    const build = spawnSync(process.execPath, [join("node_modules", ".bin", "cog-build-native")], { cwd: installed.project, env, encoding: "utf8" });
+    const build = spawnSync(process.execPath, [join("node_modules", ".bin", "cog-build-native")], { cwd: installed.project, env, encoding: "utf8", timeout: 300_000 });
     assert.equal(build.status, 0, build.stderr);
     assert.match(build.stdout, new RegExp(`the prebuilt native engine \\(@cog-http/native-${host!.name}\\) loads here: nothing to build`));
   });

@@ -6,8 +6,7 @@ const linuxOnly = process.platform === "linux" ? false : "workers on the native 
 
 describe("workers", { skip: linuxOnly }, () => {
   test("two workers share the port and both take load", async (t) => {
-    const app = await start({ WORKERS: "2" });
-    t.after(() => app.child.kill("SIGKILL"));
+    const app = await start(t, { WORKERS: "2" });
     const pids = new Set<string>();
     let count = 0;
     const results = await load(app.port, "/pid", 8, (r) => {
@@ -22,8 +21,7 @@ describe("workers", { skip: linuxOnly }, () => {
   });
 
   test("a worker killed under load is restarted; only its in-flight requests fail", async (t) => {
-    const app = await start({ WORKERS: "2" });
-    t.after(() => app.child.kill("SIGKILL"));
+    const app = await start(t, { WORKERS: "2" });
     const first = new Set<string>();
     while (first.size < 2) {
       const r = await get(app.port, "/pid");
@@ -52,8 +50,7 @@ describe("workers", { skip: linuxOnly }, () => {
   });
 
   test("SIGTERM under load drains every worker: each request a worker took is answered, and the primary exits 0", async (t) => {
-    const app = await start({ WORKERS: "2" });
-    t.after(() => app.child.kill("SIGKILL"));
+    const app = await start(t, { WORKERS: "2" });
     await sigtermUnderLoad(app);
   });
 });
