@@ -136,6 +136,11 @@ describe("timeouts", () => {
     const { text, waited } = await answerThenClose(port, "POST /upload HTTP/1.1\r\nHost: a\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n0123456789", 5_000);
     assert.deepEqual(statuses(text), [408], text);
     assert.match(text, /\r\nConnection: close\r\n/i);
+    assert.deepEqual(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4)), {
+      statusCode: 408,
+      error: "Request Timeout",
+      message: `The request body did not arrive within requestTimeout (${quick.requestTimeout} ms); raise the requestTimeout option for slower clients`,
+    });
     assert.ok(waited >= quick.requestTimeout - 50, `answered after ${waited} ms`);
     assert.equal(handled, 0);
   });
