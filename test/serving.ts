@@ -9,6 +9,8 @@ export interface Served {
   port: number;
   /** Everything the processes wrote to stdout so far (the port, then JSON log lines). */
   output(): string;
+  /** Everything the processes wrote to stderr so far. */
+  errors(): string;
   /** Resolves with the exit code (or signal). */
   exited: Promise<number | string>;
 }
@@ -28,13 +30,16 @@ export async function start(env: Record<string, string> = {}): Promise<Served> {
   const port = Number(out.split("\n")[0]);
   if (!(port > 0)) {
     child.kill("SIGKILL");
-    throw new Error(`the app did not start: ${out}${err}`);
+    throw new Error(`the app did not start (exit code ${child.exitCode}): ${out}${err}`);
   }
-  return { child, port, output: () => out, exited };
+  return { child, port, output: () => out, errors: () => err, exited };
 }
 
-/** One GET on a connection of its own (so that connections spread over workers); resolves with status and body, or the error's code. */
-export function get(port: number, path: string): Promise<Outcome> {
+/**
+ * One GET on a connection of its own (so that connections spread over workers); resolves with
+ * status and body, or the error's code (TIMEOUT when unanswered for `timeoutMs`).
+ */
+export function get(port: number, path: string, timeoutMs = 10_000): Promise<Outcome> {
   return new Promise((resolve) => {
     const req = request({ host: "127.0.0.1", port, path, agent: false, headers: { connection: "close" } }, (res) => {
       let body = "";
@@ -43,8 +48,8 @@ export function get(port: number, path: string): Promise<Outcome> {
       res.on("error", (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }));
     });
     req.on("error", (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }));
-    // Nothing may hang a test: a request unanswered for 10 s counts as failed.
-    req.setTimeout(10_000, () => req.destroy(Object.assign(new Error("timed out"), { code: "TIMEOUT" })));
+    // Nothing may hang a test: a request unanswered for that long counts as failed.
+    req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error("timed out"), { code: "TIMEOUT" })));
     req.end();
   });
 }
