@@ -189,11 +189,12 @@ export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base
 
     /**
      * Marks the response as a download: Content-Disposition `attachment` (with the file name,
-     * encoded for any character), and Content-Type from the name's extension.
+     * encoded for any character), and Content-Type from the name's extension unless the app set
+     * one already (a type chosen before naming the file is the one meant).
      */
     attachment(name?: string): this {
       const file = name === undefined ? undefined : name.slice(Math.max(name.lastIndexOf("/"), name.lastIndexOf("\\")) + 1);
-      if (file !== undefined) this.set("content-type", typeFromName(file));
+      if (file !== undefined && this.get("content-type") === undefined) this.set("content-type", typeFromName(file));
       disposition ??= require("content-disposition") as typeof import("content-disposition");
       return this.set("content-disposition", disposition.create(file));
     }
