@@ -2,12 +2,12 @@ import { HttpError } from "../../errors.js";
 import { REPORT } from "../../log.js";
 import { CHUNKED, NO_BODY } from "../../head.js";
 import { forApp } from "../../request.js";
-import { injectOverLoopback, type InjectOptions, type InjectResponse } from "../../testing.js";
+import { injectOptions, injectOverLoopback, type InjectOptions, type InjectResponse } from "../../testing.js";
 import { WEBSOCKET, type Address, type Engine, type EngineConfig } from "../engine.js";
 import type { NativeWebSockets } from "../../websocket/native.js";
 import type { Response } from "../../response.js";
 import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "./load.js";
-import { ADDON, ENCRYPTED, GONE, ID, NativeRequest } from "./request.js";
+import { ADDON, ADDRESS, ENCRYPTED, GONE, ID, NativeRequest } from "./request.js";
 import { nativeTlsOptions } from "./tls.js";
 import type { TlsOptions } from "../../tls.js";
 import { FORGET, NativeResponse } from "./response.js";
@@ -153,7 +153,11 @@ export class NativeEngine implements Engine {
 
   /** Answers one request for a test over a loopback connection to a server of its own, so the test exercises this engine. */
   inject(options: InjectOptions | string): Promise<InjectResponse> {
-    return injectOverLoopback(new NativeEngine(this.config), options);
+    const o = injectOptions(options);
+    const engine = new NativeEngine(this.config);
+    // The connection comes from 127.0.0.1; a test may say where its request comes from, as on the node engine.
+    if (o.remoteAddress !== undefined) engine.Request.prototype[ADDRESS] = o.remoteAddress;
+    return injectOverLoopback(engine, o);
   }
 
   bodyBytes(res: Response): number | null {

@@ -17,7 +17,7 @@ const FLAGS: unique symbol = Symbol("cog.native.flags");
 const RECEIVED: unique symbol = Symbol("cog.native.received");
 const RAW: unique symbol = Symbol("cog.native.rawHeaders");
 const HEADERS: unique symbol = Symbol("cog.native.headers");
-const ADDRESS: unique symbol = Symbol("cog.native.address");
+export const ADDRESS: unique symbol = Symbol("cog.native.address");
 const SOCKET: unique symbol = Symbol("cog.native.socket");
 const CONTENT_TYPE: unique symbol = Symbol("cog.native.contentType");
 /** Where the pieces of a body that follows its request go: a collector (buffered), or the stream's limit (streamed). */
