@@ -15,6 +15,7 @@ import { SERIALIZERS, WATCH, resetForError, type InternalResponse, type Response
 import { Router, joinPaths, prefixCoverage, prefixMatcher, type Match } from "./router.js";
 import { compileSerializers, compileValidation, type Serializer } from "./schema/compile.js";
 import { buildOpenApi, type OpenApiInfo, type RouteInfo } from "./schema/openapi.js";
+import type { OpenApiDocument } from "./schema/openapi-document.js";
 import type { RouteOptions } from "./schema/types.js";
 import { Scope, type Layer, type Registry } from "./scope.js";
 import { secretsOf } from "./signing.js";
@@ -604,7 +605,7 @@ export class Cog extends Scope implements ChainOwner {
    * An OpenAPI 3.1 document describing every route: methods, paths, params,
    * schemas and statuses. Serve it with `app.get("/openapi.json", (_req, res) => res.json(app.openapi()))`.
    */
-  openapi(info: OpenApiInfo = { title: "Cog API", version: "1.0.0" }): Record<string, unknown> {
+  openapi(info: OpenApiInfo = { title: "Cog API", version: "1.0.0" }): OpenApiDocument {
     return buildOpenApi(this.routes, info);
   }
 

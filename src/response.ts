@@ -87,8 +87,8 @@ type EngineResponseClass = abstract new (...args: any[]) => EngineResponse;
  */
 export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base) {
   abstract class ResponseHelpers extends Base {
-    /** Per-request values for templates and later middleware, as in Express. */
-    declare locals: Record<string, unknown>;
+    /** Per-request values for templates and later middleware, as in Express; typed by declaring `Locals`. */
+    declare locals: Locals & Record<string, unknown>;
 
     /** The engine's setHeader, noted so that `send` only asks the engine's store when something is in it. */
     override setHeader(name: string, value: number | string | readonly string[]): this {
@@ -290,8 +290,21 @@ export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base
   return ResponseHelpers;
 }
 
-/** The response handed to handlers, on every engine: Cog's helpers over Node's ServerResponse surface. */
-export type Response = InstanceType<ReturnType<typeof withResponseHelpers<abstract new () => EngineResponse>>>;
+/**
+ * The response handed to handlers, on every engine: Cog's helpers over Node's ServerResponse
+ * surface. An interface, so that an app can declare what its middleware adds
+ * (`declare module "cog-http" { interface Response { render(view: string): void } }`).
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface Response extends ResponseHelpers {}
+type ResponseHelpers = InstanceType<ReturnType<typeof withResponseHelpers<abstract new () => EngineResponse>>>;
+
+/**
+ * What `res.locals` holds, declared by the app: `declare module "cog-http" { interface Locals
+ * { user: User } }` types `res.locals.user` in every handler. Undeclared names stay `unknown`.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface Locals {}
 
 /** Older name of `Response`. */
 export type CogResponse = Response;
