@@ -316,7 +316,7 @@ export class Cog extends Scope implements ChainOwner {
     this.starting = true;
     this.closing = false;
     try {
-      const engine = await this.createEngine();
+      const engine = await this.createEngine(true);
       await this.topics?.start();
       const address = await engine.listen(port, host, shared);
       this.serving = engine;
@@ -328,14 +328,20 @@ export class Cog extends Scope implements ChainOwner {
     }
   }
 
-  /** The engine this app serves with, loaded on demand: an app on one engine never loads the other. */
-  private async createEngine(): Promise<Engine> {
+  /**
+   * The engine this app serves with, loaded on demand: an app on one engine never loads the other.
+   * `listening`: for `listen` (not `inject`), where "auto" says on stderr when it falls back.
+   */
+  private async createEngine(listening = false): Promise<Engine> {
     const config: EngineConfig = { app: this, dispatch: this.dispatch, limits: this.limits, settings: this.settings, strict: this.strict, options: this.cogOptions, responseDone: this.logger?.finished ?? null };
     let name: "node" | "native";
     if (this.engineName === "auto") {
       const unavailable = (await import("./engines/native/load.js")).nativeUnavailable();
       name = unavailable === null ? "native" : "node";
       debug('engine "auto" chose %s%s', name, unavailable === null ? ": the native engine loads here" : `, because ${unavailable}`);
+      // Serving slower than asked is worth one line, once per listen: an install without the
+      // native engine is otherwise found out by its speed. Where "auto" gets native, it says nothing.
+      if (listening && unavailable !== null) console.warn(`cog: engine "auto" serves on "node", because ${unavailable}`);
     } else {
       name = this.engineName;
       debug('engine "%s"', name);
