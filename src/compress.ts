@@ -3,7 +3,7 @@ import * as zlib from "node:zlib";
 import type { Transform } from "node:stream";
 import type { Handler } from "./chain.js";
 import type { Request } from "./request.js";
-import { PENDING, WHOLE_BODY, type InternalResponse, type Response } from "./response.js";
+import { PENDING, VALIDATES, WHOLE_BODY, type InternalResponse, type Response } from "./response.js";
 
 /** A content coding Cog compresses with. */
 export type Encoding = "br" | "zstd" | "gzip" | "deflate";
@@ -58,9 +58,10 @@ function loadDeps(): Promise<Deps> {
  * `json`, piped streams, `res.write` streams and SSE, with the coding the client's
  * Accept-Encoding prefers (q-values, `*`, `identity;q=0`). Skipped: bodies under the threshold,
  * types mime-db does not call compressible (images, archives…), `Cache-Control: no-transform`,
- * HEAD, 1xx/204/304, and responses that have a Content-Encoding already. Adds
- * `Vary: Accept-Encoding` to every response whose type it would compress. A strong ETag becomes
- * weak (`W/"…"`), as nginx does: the compressed bytes are not the ones the tag named.
+ * HEAD, 1xx/204/206/304, and responses that have a Content-Encoding already. Adds
+ * `Vary: Accept-Encoding` to every response whose type it would compress, whatever its status. A
+ * strong ETag becomes weak (`W/"…"`), as nginx does: the compressed bytes are not the ones the
+ * tag named; a file's 304 gets the form its 200 had (RFC 9110 §15.4.5).
  *
  * When no coding is acceptable (`identity;q=0` and nothing else), the response goes out
  * uncompressed, as RFC 9110 12.5.3 recommends (rather than a 406).
@@ -286,23 +287,31 @@ function decide(req: Request, res: Response, status: number, given: OutgoingHttp
   // Every header the response has, lower-cased, writeHead's over res.set's over setHeader's.
   const head: OutgoingHttpHeaders = { ...res.getHeaders(), ...(pending as OutgoingHttpHeaders | null) };
   for (const name of Object.keys(given)) head[name.toLowerCase()] = given[name];
-  // Partial content is a range of the identity body's bytes: compressing it would make nonsense of them.
-  if (status < 200 || status === 204 || status === 206 || status === 304 || head["content-range"] !== undefined) return null;
+  // A 304 has no body, but the 200 it stands for may have had one: it is decided as that 200 was.
+  const validated = status === 304 ? (res as InternalResponse)[VALIDATES] : null;
+  if (status < 200 || status === 204 || (status === 304 && validated === null)) return null;
   const encodingHeader = head["content-encoding"];
   if (encodingHeader !== undefined && String(encodingHeader).toLowerCase() !== "identity") return null;
   if (/(?:^|,)\s*no-transform\s*(?:,|$)/i.test(String(head["cache-control"] ?? ""))) return null;
-  const type = head["content-type"];
+  const type = validated?.type ?? head["content-type"];
   if (type === undefined || !deps!.compressible(String(type))) return null;
-  // From here, whether it is compressed depends on the request: caches must know.
+  // From here, whether it is compressed depends on the request: caches must know, whatever the status.
   addVary(res, head);
-  if (req.method === "HEAD") return keep(res, head);
-  const declared = head["content-length"] ?? (res as InternalResponse)[WHOLE_BODY]?.length;
+  // Partial content is a range of the identity body's bytes: compressing it would make nonsense of them.
+  if (status === 206 || head["content-range"] !== undefined || req.method === "HEAD") return keep(res, head);
+  const declared = validated?.length ?? head["content-length"] ?? (res as InternalResponse)[WHOLE_BODY]?.length;
   const length = ending >= 0 ? ending : declared === undefined ? -1 : Number(declared);
   if (length >= 0 && length < settings.threshold) return keep(res, head);
   const accept = req.headerValue("accept-encoding");
   const negotiator = new deps!.Negotiator({ headers: { "accept-encoding": accept } });
   const encoding = (negotiator.encodings as (available: string[], options: { preferred: string[] }) => string[])(settings.offered, { preferred: settings.offered })[0];
   if (encoding === undefined || encoding === "identity") return keep(res, head);
+  if (validated !== null) {
+    // The 200 went out compressed, so with the weak tag: the 304 validating it names the same.
+    const etag = head.etag;
+    if (typeof etag === "string" && etag.startsWith('"')) res.set("etag", `W/${etag}`);
+    return keep(res, head);
+  }
   // The head now describes the compressed body: its length is not known yet, its tag is weak.
   delete head["content-length"];
   if (pending !== null) delete pending["content-length"];

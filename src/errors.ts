@@ -46,7 +46,7 @@ export function statusOf(err: unknown): number {
 /** The JSON body of an error response, shaped like Fastify's. */
 export function errorBody(status: number, err: unknown): Record<string, unknown> {
   const error = STATUS_CODES[status] ?? "Error";
-  const exposed = status < 500 && err instanceof Error && err.message !== "" ? err.message : error;
+  const exposed = (err instanceof HttpError ? err.expose : status < 500) && err instanceof Error && err.message !== "" ? err.message : error;
   const body: Record<string, unknown> = { statusCode: status, error, message: exposed };
   if (status < 500 && err instanceof HttpError && err.data !== undefined) Object.assign(body, err.data);
   return body;

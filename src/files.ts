@@ -9,7 +9,7 @@ import { SEND_FILE, type FileSending, type ResponseSurface } from "./engines/eng
 import { HttpError } from "./errors.js";
 import { streamFileRange } from "./file-stream.js";
 import type { Request } from "./request.js";
-import type { Response } from "./response.js";
+import { VALIDATES, type InternalResponse, type Response } from "./response.js";
 import type { FileOptions, SendFileOptions, StaticOptions } from "./static.js";
 
 /**
@@ -275,7 +275,11 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
 
     const precondition = checkPreconditions(req, etag, lastModified === undefined ? undefined : mtime);
     if (precondition === 412) return void res.status(412).send(`The file at ${req.path} changed: its precondition failed`);
-    if (precondition === 304) return void res.status(304).send();
+    if (precondition === 304) {
+      // The identity file's 200 may have been compressed on the way out: compress() tells the 304 the same.
+      if (encoding === null) (res as InternalResponse)[VALIDATES] = { type: typeOf(res, path), length: size };
+      return void res.status(304).send();
+    }
 
     let start = 0;
     let length = size;
@@ -299,7 +303,7 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
         }
       }
     }
-    if (res.get("content-type") === undefined) res.setHeader("content-type", contentType(basename(path)) || "application/octet-stream");
+    if (res.get("content-type") === undefined) res.setHeader("content-type", typeOf(res, path));
     if (encoding !== null) res.setHeader("content-encoding", encoding);
     res.status(status);
 
@@ -340,6 +344,12 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
   } finally {
     if (!closeLater) await file?.close();
   }
+}
+
+/** The file's Content-Type: the one the app set, else its extension's. */
+function typeOf(res: Response, path: string): string {
+  const set = res.get("content-type");
+  return set !== undefined ? String(set) : contentType(basename(path)) || "application/octet-stream";
 }
 
 /**

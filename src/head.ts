@@ -2,6 +2,17 @@ import { HttpError } from "./errors.js";
 import type { Limits } from "./limits.js";
 import type { EngineRequest } from "./engines/engine.js";
 
+/**
+ * A request refused for a rule of HTTP it breaks: the client's fault whatever the status (a 505
+ * too), so its reason is sent and it is not logged as the server's error (any client could fill
+ * the log with it).
+ */
+export class Refusal extends HttpError {
+  override get expose(): boolean {
+    return true;
+  }
+}
+
 /** What `inspectHead` returns for a request without a body, and for a chunked one. */
 export const NO_BODY = -1;
 export const CHUNKED = -2;
@@ -85,7 +96,7 @@ function checkRequestLine(req: EngineRequest, url: string, chunked: boolean): vo
   // Node reports a request line without a version as HTTP/0.9.
   if (major === 0 && minor === 9) throw badRequest("The request line has no HTTP version; send HTTP/1.1");
   if (major !== 1 || (minor !== 0 && minor !== 1)) {
-    throw new HttpError(505, `HTTP version ${major}.${minor} is not supported; use HTTP/1.1`);
+    throw new Refusal(505, "HTTP version not supported; use HTTP/1.1");
   }
   if (chunked && minor === 0) throw badRequest("Transfer-Encoding is not allowed in HTTP/1.0");
   if (url.charCodeAt(0) !== 47 /* "/" */) {

@@ -1,3 +1,5 @@
+import { HttpError } from "./errors.js";
+
 /**
  * The limits and timeouts every request must fit in, with their defaults.
  * Node's own defaults suit a server behind a careful proxy; these suit one
@@ -64,4 +66,13 @@ export function resolveLimits(options: Partial<Record<keyof Limits, unknown>>): 
     throw new RangeError(`headersTimeout (${limits.headersTimeout}) must not exceed requestTimeout (${limits.requestTimeout})`);
   }
   return limits as unknown as Limits;
+}
+
+/**
+ * The 408 of a request that arrived too slowly: its head within `headersTimeout`, or its body
+ * within `requestTimeout`. Both engines send these words (the native engine writes them itself).
+ */
+export function tooSlow(limit: "headersTimeout" | "requestTimeout", ms: number): HttpError {
+  const part = limit === "headersTimeout" ? "head" : "body";
+  return new HttpError(408, `The request ${part} did not arrive within ${limit} (${ms} ms); raise the ${limit} option for slower clients`);
 }

@@ -246,7 +246,9 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
      */
     get body(): any {
       if (own(this)[CACHED_BODY] === UNSET) {
-        own(this)[CACHED_BODY] = this.rawBody === undefined ? undefined : parseBody(this.rawBody, this.firstHeader("content-type"), own(this)[SETTINGS]);
+        const type = this.firstHeader("content-type");
+        const raw = this.rawBody ?? (type !== undefined && declaresEmptyBody(this) ? EMPTY : undefined);
+        own(this)[CACHED_BODY] = raw === undefined ? undefined : parseBody(raw, type, own(this)[SETTINGS]);
       }
       return own(this)[CACHED_BODY];
     }
@@ -352,6 +354,13 @@ export type RouteRequest<P> = Omit<Request, "params"> & { params: P };
 
 /** Older name of `Request`. */
 export type CogRequest = Request;
+
+/** The body of a request that sent `Content-Length: 0`: read as any empty body is (empty JSON is a 400, as chunked). */
+const EMPTY = Buffer.alloc(0);
+function declaresEmptyBody(req: { firstHeader(name: string): string | undefined }): boolean {
+  const length = req.firstHeader("content-length");
+  return length !== undefined && Number(length) === 0;
+}
 
 /** Decodes param values; a malformed escape is the client's mistake, hence 400. */
 export function decodeParam(value: string): string {

@@ -56,6 +56,11 @@ export const FRAMES_BODY: unique symbol = Symbol("cog.framesBody");
 export const WHOLE_BODY: unique symbol = Symbol("cog.wholeBody");
 /** The watch list of the app's handlerTimeout while this response has not begun; null otherwise. */
 export const WATCH: unique symbol = Symbol("cog.watch");
+/**
+ * On a 304 for a file, the Content-Type and length of the 200 it stands for, which the 304 does
+ * not carry: compress() gives the 304 the Vary and ETag form that 200 had. Null otherwise.
+ */
+export const VALIDATES: unique symbol = Symbol("cog.validates");
 
 /** Cog's state on every response, under the symbols above (kept out of the public types). */
 export interface ResponseInternals {
@@ -65,6 +70,7 @@ export interface ResponseInternals {
   [FRAMES_BODY]: boolean;
   [WHOLE_BODY]: string | Buffer | undefined;
   [WATCH]: Map<unknown, unknown> | null;
+  [VALIDATES]: { type: string; length: number } | null;
 }
 export type { EventEmitter };
 type Internal = ResponseInternals;
@@ -274,7 +280,7 @@ export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base
       return this.append("set-cookie", stringifySetCookie(cookieOf(name, "", options, EXPIRED, undefined)));
     }
   }
-  Object.assign(ResponseHelpers.prototype, { [PENDING]: null, [SERIALIZERS]: null, [ENGINE_HEADERS]: false, [WATCH]: null });
+  Object.assign(ResponseHelpers.prototype, { [PENDING]: null, [SERIALIZERS]: null, [ENGINE_HEADERS]: false, [WATCH]: null, [VALIDATES]: null });
   // `locals` is an object per response, made on first use.
   Object.defineProperty(ResponseHelpers.prototype, "locals", {
     get(this: ResponseHelpers) {

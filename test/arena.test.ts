@@ -5,7 +5,6 @@
 // 20,000 items rather than the bench's 100,000 to keep the file quick; the
 // queries and checks are the same.
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import postgres from "postgres";
 import WebSocket from "ws";
@@ -19,6 +18,7 @@ import { ARENA_CONTENDERS, unableReason } from "../bench/arena/contenders.mjs";
 import { ARENA_SCENARIOS } from "../bench/arena/scenarios.mjs";
 // @ts-expect-error -- plain ESM modules without type declarations
 import { staticDir } from "../bench/arena/static-files.mjs";
+import { startChild, stop, waitForOutput, type Owner } from "./children.js";
 import { engine } from "./helpers.js";
 
 const ROWS = 20_000;
@@ -31,33 +31,20 @@ interface Running {
   stop(): Promise<void>;
 }
 
-/** Runs examples/arena.ts as a user would (tsx), on this run's engine and a free port. */
-function startArena(env: Record<string, string>): Promise<Running> {
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "examples/arena.ts"], {
-    env: { ...process.env, STATIC_DIR: staticDir(), ...env, PORT: "0", COG_ENGINE: engine },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  return new Promise((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk;
-      const match = /arena on http:\/\/127\.0\.0\.1:(\d+)/.exec(output);
-      if (match && /^ready$/m.test(output)) {
-        resolve({
-          port: Number(match[1]),
-          stop: () =>
-            new Promise<void>((done) => {
-              if (child.exitCode !== null) return done();
-              child.once("exit", () => done());
-              child.kill("SIGTERM");
-            }),
-        });
-      }
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.on("exit", (code) => reject(new Error(`examples/arena.ts exited (${code}) before it was ready:\n${output}`)));
-  });
+/**
+ * Runs examples/arena.ts as a user would (tsx), on this run's engine and a free port: for the
+ * test `owner` (stopped when it ends) or, with null, for the file (stopped by `after`).
+ */
+async function startArena(owner: Owner | null, env: Record<string, string>): Promise<Running> {
+  const app = startChild(owner, process.execPath, ["--import", "tsx", "examples/arena.ts"], { env: { ...process.env, STATIC_DIR: staticDir(), ...env, PORT: "0", COG_ENGINE: engine } });
+  const listening = () => /arena on http:\/\/127\.0\.0\.1:(\d+)/.exec(app.stdout() + app.stderr());
+  try {
+    await waitForOutput(app, () => listening() !== null && /^ready$/m.test(app.stdout() + app.stderr()), "examples/arena.ts to be ready", 60_000);
+  } catch (err) {
+    await stop(app.child);
+    throw err;
+  }
+  return { port: Number(listening()![1]), stop: () => stop(app.child) };
 }
 
 let db: { url: string; stop(): Promise<void> };
@@ -67,7 +54,7 @@ let arena: Running;
 before(async () => {
   db = await startPostgres({ rows: ROWS });
   sql = postgres(db.url, { max: 2, onnotice: () => {} });
-  arena = await startArena({ DATABASE_URL: db.url });
+  arena = await startArena(null, { DATABASE_URL: db.url });
 });
 
 after(async () => {
@@ -118,8 +105,7 @@ describe(`the arena app on the ${engine} engine`, () => {
   test("keeps its cache in Redis when REDIS_URL is set", { skip: hasRedis() ? false : "redis-server is not installed (apt-get install redis-server)" }, async (t) => {
     const redis = await startRedis();
     t.after(() => redis.stop());
-    const [first, second] = await Promise.all([startArena({ DATABASE_URL: db.url, REDIS_URL: redis.url }), startArena({ DATABASE_URL: db.url, REDIS_URL: redis.url })]);
-    t.after(() => Promise.all([first.stop(), second.stop()]));
+    const [first, second] = await Promise.all([startArena(t, { DATABASE_URL: db.url, REDIS_URL: redis.url }), startArena(t, { DATABASE_URL: db.url, REDIS_URL: redis.url })]);
     assert.deepEqual(await checkArena({ port: first.port, scenarios: ["crud"], sql, rows: ROWS }), []);
     // The second process sees the first one's cached item: the cache is Redis, not the process.
     const id = 1 + Math.floor(Math.random() * ROWS);

@@ -3,7 +3,10 @@ import assert from "node:assert/strict";
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
 import * as zlib from "node:zlib";
-import { compress } from "../src/index.js";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { compress, serveStatic } from "../src/index.js";
 import { ZSTD } from "../src/compress.js";
 import { serve } from "./helpers.js";
 import { within } from "./wire.js";
@@ -230,21 +233,21 @@ test("an error response after compress() is compressed or not as any other, and 
   assert.match(decode(again), /not found/);
 });
 
-test("static files under compress(): a large text file is compressed, a large image goes out as it is", async (t) => {
-  const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
-  const { join } = await import("node:path");
-  const { tmpdir } = await import("node:os");
-  const { serveStatic } = await import("../src/index.js");
+/** An app serving `files` (by name) at /static behind compress(); the files are removed when the test ends. */
+async function compressedFiles(t: Parameters<typeof serve>[0], files: Record<string, string | Buffer>) {
   const dir = mkdtempSync(join(tmpdir(), "cog-compress-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const text = "body { color: red; }\n".repeat(20_000);
-  const image = Buffer.alloc(600_000, 9);
-  writeFileSync(join(dir, "site.css"), text);
-  writeFileSync(join(dir, "photo.png"), image);
-  const { port } = await serve(t, (app) => {
+  for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
+  return serve(t, (app) => {
     app.use(compress());
     app.use("/static", serveStatic(dir));
   });
+}
+
+test("static files under compress(): a large text file is compressed, a large image goes out as it is", async (t) => {
+  const text = "body { color: red; }\n".repeat(20_000);
+  const image = Buffer.alloc(600_000, 9);
+  const { port } = await compressedFiles(t, { "site.css": text, "photo.png": image });
   const css = await get(port, "/static/site.css", { "accept-encoding": "gzip" });
   assert.equal(css.status, 200);
   assert.equal(css.headers["content-encoding"], "gzip");
@@ -254,4 +257,40 @@ test("static files under compress(): a large text file is compressed, a large im
   assert.equal(png.headers["content-encoding"], undefined);
   assert.equal(Number(png.headers["content-length"]), image.length);
   assert.ok(png.raw.equals(image));
+});
+
+test("static files under compress(): the 206 and 304 carry the 200's Vary, the 304 its ETag form", async (t) => {
+  const { port } = await compressedFiles(t, { "site.css": "body { color: red; }\n".repeat(2000), "tiny.css": "b{}", "photo.png": Buffer.alloc(5000, 9) });
+  const gzip = { "accept-encoding": "gzip" };
+  // Compressed: the tag weakened on the 200, and the 304 that validates it says so too.
+  const whole = await get(port, "/static/site.css", gzip);
+  assert.equal(whole.status, 200);
+  assert.equal(whole.headers["content-encoding"], "gzip");
+  assert.equal(whole.headers.vary, "Accept-Encoding");
+  assert.match(whole.headers.etag!, /^W\/"/);
+  const part = await get(port, "/static/site.css", { ...gzip, range: "bytes=0-9" });
+  assert.equal(part.status, 206);
+  assert.equal(part.raw.toString(), "body { col");
+  assert.equal(part.headers.vary, "Accept-Encoding");
+  const same = await get(port, "/static/site.css", { ...gzip, "if-none-match": whole.headers.etag! });
+  assert.equal(same.status, 304);
+  assert.equal(same.headers.vary, "Accept-Encoding");
+  assert.equal(same.headers.etag, whole.headers.etag);
+  // Sent as it is (no acceptable coding, or too small to gain): the tag stays strong on both.
+  for (const [path, headers] of [["/static/site.css", { "accept-encoding": "identity" }], ["/static/tiny.css", gzip]] as const) {
+    const plain = await get(port, path, headers);
+    assert.equal(plain.status, 200);
+    assert.equal(plain.headers["content-encoding"], undefined);
+    assert.match(plain.headers.etag!, /^"/);
+    const validated = await get(port, path, { ...headers, "if-none-match": plain.headers.etag! });
+    assert.equal(validated.status, 304);
+    assert.equal(validated.headers.vary, "Accept-Encoding");
+    assert.equal(validated.headers.etag, plain.headers.etag);
+  }
+  // A type compress() never compresses varies on nothing, whatever the status.
+  const png = await get(port, "/static/photo.png", gzip);
+  const pngSame = await get(port, "/static/photo.png", { ...gzip, "if-none-match": png.headers.etag! });
+  assert.equal(pngSame.status, 304);
+  assert.equal(pngSame.headers.vary, undefined);
+  assert.equal(pngSame.headers.etag, png.headers.etag);
 });

@@ -9,12 +9,13 @@
 // - ```ts fragment marks a block that is deliberately not a whole program; it is skipped and
 //   counted. Keep them few.
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { startChild, type Owner } from "./children.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const CHECKED = new Set(["ts", "typescript", "js", "javascript", "mjs", "cjs"]);
@@ -148,25 +149,25 @@ test("every ts/js block in README.md and docs/ type-checks against the built pac
   assert.equal(run.status, 0, `code blocks in the docs do not type-check:\n${located(run.stdout + run.stderr, origin)}`);
 });
 
-/** Runs a TypeScript file of the README's folder with tsx; resolves with its exit code and output. */
-function runTs(args: string[], cwd: string, onOutput?: (text: string, child: ReturnType<typeof spawn>) => void): Promise<{ code: number | null; output: string }> {
+/** Runs a TypeScript file of the README's folder with tsx for the test `t` (stopped when it ends); resolves with its exit code and output. */
+function runTs(t: Owner, args: string[], cwd: string, onOutput?: (text: string, child: ChildProcess) => void): Promise<{ code: number | null; output: string }> {
   return new Promise((done, fail) => {
     // Without this test runner's NODE_TEST_CONTEXT, a child's `--test` runs its own tests.
     const { NODE_TEST_CONTEXT: _, ...env } = process.env;
-    const child = spawn(process.execPath, ["--import", "tsx", ...args], { cwd, env });
+    const { child } = startChild(t, process.execPath, ["--import", "tsx", ...args], { cwd, env });
     let output = "";
-    const take = (chunk: Buffer) => {
-      output += chunk.toString();
+    const take = (chunk: string) => {
+      output += chunk;
       onOutput?.(output, child);
     };
-    child.stdout.on("data", take);
-    child.stderr.on("data", take);
+    child.stdout!.on("data", take);
+    child.stderr!.on("data", take);
     child.on("error", fail);
     child.on("close", (code) => done({ code, output }));
   });
 }
 
-test("the README's hello world serves GET /", { timeout: 60_000 }, async () => {
+test("the README's hello world serves GET /", { timeout: 60_000 }, async (t) => {
   const readme = folderOf("README.md");
   assert.ok(existsSync(join(readme, "server.ts")), "README.md must have a block named server.ts: the hello world");
   // The hello world as written, on a free port instead of 3000 (other servers may hold it).
@@ -174,7 +175,7 @@ test("the README's hello world serves GET /", { timeout: 60_000 }, async () => {
   assert.match(server, /listen\(3000\)/);
   writeFileSync(join(readme, "server.run.ts"), server.replace("listen(3000)", "listen(0)"));
   let answered: string | undefined;
-  const served = await runTs(["server.run.ts"], readme, (output, child) => {
+  const served = await runTs(t, ["server.run.ts"], readme, (output, child) => {
     const url = /Listening on (http:\/\/localhost:\d+)/.exec(output)?.[1];
     if (url === undefined || answered !== undefined) return;
     answered = "";
@@ -193,7 +194,7 @@ test("every block named *.test.ts in README.md and docs/ passes (the README's ap
   const tests = checked.filter((b) => b.name?.endsWith(".test.ts") && !b.fragment);
   assert.ok(tests.some((b) => b.doc === "README.md"), "README.md must have a block named app.test.ts: a test with app.inject");
   for (const block of tests) {
-    const run = await runTs(["--test", "--test-reporter=tap", block.name!], folderOf(block.doc));
+    const run = await runTs(t, ["--test", "--test-reporter=tap", block.name!], folderOf(block.doc));
     const where = `${block.doc}:${block.line} (${block.name})`;
     assert.equal(run.code, 0, `${where} failed:\n${run.output}`);
     assert.match(run.output, /# pass [1-9]/, `${where} ran no test:\n${run.output}`);

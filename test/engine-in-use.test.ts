@@ -33,7 +33,8 @@ test('engine "auto": app.engine names the engine it chose, and NODE_DEBUG=cog pr
     await app.listen(0, "127.0.0.1");
     console.log(app.engine);
     await app.close();`;
-  const run = (debug: string) => spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", env: { ...process.env, NODE_DEBUG: debug } });
+  // Bounded: a server that failed to close would otherwise block this process for good.
+  const run = (debug: string) => spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", env: { ...process.env, NODE_DEBUG: debug }, timeout: 60_000 });
   const chose = nativeSkip === false ? "native" : "node";
   const quiet = run("");
   assert.equal(quiet.stdout.trim(), chose);

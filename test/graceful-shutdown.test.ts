@@ -6,8 +6,7 @@ import { sigtermUnderLoad, start } from "./serving.js";
 
 describe("graceful shutdown of one process (listen({ signals: true }))", () => {
   test("SIGTERM under load: every request the server took is answered, then it exits 0", async (t) => {
-    const app = await start();
-    t.after(() => app.child.kill("SIGKILL"));
+    const app = await start(t);
     await sigtermUnderLoad(app);
   });
 

@@ -31,7 +31,8 @@ test("an app that doesn't ask for the native engine loads it only to drain its a
     await app.close();
     const loaded = Object.keys(createRequire(import.meta.url).cache).filter((path) => path.endsWith(".node"));
     console.log(JSON.stringify({ text, loaded }));`;
-  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+  // Bounded: a server that failed to close would otherwise block this process for good.
+  const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 60_000 });
   // On Linux the node engine accepts queued connections through the addon (src/engines/node/accept.ts).
   const expected = process.platform === "linux" && nativeSkip === false ? [resolve("native/cog-native.node")] : [];
   assert.deepEqual(JSON.parse(out), { text: "ok", loaded: expected });

@@ -99,7 +99,7 @@ describe("a fresh project without cargo, installing the packed cog-http alone", 
   });
 
   test("npx cog-build-native, the fallback, has nothing to do", () => {
-    const build = spawnSync(process.execPath, [join("node_modules", ".bin", "cog-build-native")], { cwd: installed.project, env, encoding: "utf8" });
+    const build = spawnSync(process.execPath, [join("node_modules", ".bin", "cog-build-native")], { cwd: installed.project, env, encoding: "utf8", timeout: 300_000 });
     assert.equal(build.status, 0, build.stderr);
     assert.match(build.stdout, new RegExp(`the prebuilt native engine \\(prebuilds/${host!.name}/cog-native\\.node\\) loads here: nothing to build`));
   });

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { describe, test } from "node:test";
 import type { ErrorLogLine, RequestLogLine } from "../src/index.js";
 import { connect } from "node:net";
 import { Cog } from "../src/index.js";
+import { startChild, stop, waitForOutput } from "./children.js";
 import { engine, raw, serve, statuses } from "./helpers.js";
 import { TEXT, frame, openRaw } from "./websocket-wire.js";
 
@@ -181,23 +181,18 @@ describe("request log", () => {
     assert.equal(info[1].id, res.headers.get("x-request-id"));
   });
 
-  test("logger: true writes JSON lines to stdout that parse and carry the request id", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", "test/fixtures/logging-app.ts"], { env: { ...process.env, COG_ENGINE: engine }, stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk: string) => (out += chunk));
-    for (let i = 0; i < 400 && !out.includes("\n"); i++) await new Promise((r) => setTimeout(r, 25));
-    const port = Number(out.split("\n")[0]);
-    assert.ok(port > 0, `the fixture prints its port: ${out}`);
+  test("logger: true writes JSON lines to stdout that parse and carry the request id", async (t) => {
+    const app = startChild(t, process.execPath, ["--import", "tsx", "test/fixtures/logging-app.ts"], { env: { ...process.env, COG_ENGINE: engine } });
+    await waitForOutput(app, (out) => out.includes("\n"), "the fixture to print its port");
+    const port = Number(app.stdout().split("\n")[0]);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       const res = await fetch(`http://127.0.0.1:${port}/hello`);
       await res.text();
       ids.push(res.headers.get("x-request-id")!);
     }
-    child.kill("SIGTERM");
-    await once(child, "exit");
-    const lines = out.trim().split("\n").slice(1).map((l) => JSON.parse(l) as RequestLogLine);
+    await stop(app.child);
+    const lines = app.stdout().trim().split("\n").slice(1).map((l) => JSON.parse(l) as RequestLogLine);
     assert.deepEqual(lines.map((l) => l.id), ids);
     assert.ok(lines.every((l) => l.msg === "request" && l.status === 200 && l.route === "GET /hello"));
   });

@@ -132,6 +132,22 @@ describe("request bodies", () => {
     assert.equal((await post('{"ok":true}')).status, 200);
   });
 
+  test("an empty body is read by its Content-Type whether it is framed by Content-Length: 0 or chunked", async (t) => {
+    const { port } = await serve(t, echo);
+    for (const framing of ["Content-Length: 0\r\n", "Transfer-Encoding: chunked\r\n"]) {
+      const send = (type: string) => raw(port, `POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\n${framing}Connection: close\r\n\r\n${framing.startsWith("Transfer") ? "0\r\n\r\n" : ""}`);
+      const bodyOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)) as unknown;
+      const json = await send("application/json");
+      assert.deepEqual(statuses(json), [400], framing);
+      assert.match(json, /content-type: application\/json/i);
+      assert.deepEqual(bodyOf(json), { error: "Bad Request", message: "Body is empty but Content-Type is application/json; send a JSON value", statusCode: 400 });
+      assert.deepEqual(bodyOf(await send("text/plain")), { type: "string", body: "" }, framing);
+      assert.deepEqual(bodyOf(await send("application/x-www-form-urlencoded")), { type: "object", body: {} }, framing);
+    }
+    // Without a Content-Type there is nothing to parse it as: no body.
+    assert.match(await raw(port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"), /\{"type":"undefined"\}$/);
+  });
+
   test("a charset other than utf-8 gets 415", async (t) => {
     const { fetch } = await serve(t, echo);
     const res = await fetch("/echo", { method: "POST", body: "x", headers: { "content-type": "text/plain; charset=latin1" } });

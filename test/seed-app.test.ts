@@ -1,21 +1,20 @@
 // The seed's Cog app (examples/seed-app.ts), run unmodified as a user would:
 // its own process, importing "cog-http", on its hard-coded 127.0.0.1:3000.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { after, before, test } from "node:test";
 import autocannon from "autocannon";
+import { startChild, stop, waitForOutput, type Started } from "./children.js";
 
 const base = "http://127.0.0.1:3000";
 const cookie = "sessionId=abc123; otherCookie=value";
 
-let child: ReturnType<typeof spawn>;
+let app: Started | undefined;
 before(async () => {
-  child = spawn(process.execPath, ["--import", "tsx", "examples/seed-app.ts"], { stdio: ["ignore", "pipe", "inherit"] });
-  const [line] = await once(child.stdout!, "data");
-  assert.match(String(line), /Listening on 127\.0\.0\.1:3000/);
+  app = startChild(null, process.execPath, ["--import", "tsx", "examples/seed-app.ts"]);
+  await waitForOutput(app, (out) => out.includes("\n"), "the seed app to listen");
+  assert.match(app.stdout(), /Listening on 127\.0\.0\.1:3000/);
 });
-after(() => child.kill());
+after(() => app && stop(app.child));
 
 test("the seed app answers its six routes as its code says", async () => {
   const get = (path: string, headers: Record<string, string> = { cookie }) => fetch(base + path, { headers });

@@ -1,7 +1,8 @@
 // Helpers for tests that run an app as a process of its own (test/fixtures/serving-app.ts) and load it.
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { request } from "node:http";
+import { startChild, waitForOutput, type Owner } from "./children.js";
 import { engine } from "./helpers.js";
 
 export interface Served {
@@ -15,24 +16,11 @@ export interface Served {
   exited: Promise<number | string>;
 }
 
-/** Starts the fixture app (`WORKERS` workers, or one process) and waits for its port. */
-export async function start(env: Record<string, string> = {}): Promise<Served> {
-  const child = spawn(process.execPath, ["--import", "tsx", "test/fixtures/serving-app.ts"], { env: { ...process.env, COG_ENGINE: engine, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  let err = "";
-  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
-  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (err += chunk));
-  const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal!)));
-  for (let i = 0; i < 600 && !out.includes("\n"); i++) {
-    if (child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  const port = Number(out.split("\n")[0]);
-  if (!(port > 0)) {
-    child.kill("SIGKILL");
-    throw new Error(`the app did not start (exit code ${child.exitCode}): ${out}${err}`);
-  }
-  return { child, port, output: () => out, errors: () => err, exited };
+/** Starts the fixture app (`WORKERS` workers, or one process) for the test `t` (stopped when it ends) and waits for its port. */
+export async function start(t: Owner, env: Record<string, string> = {}): Promise<Served> {
+  const app = startChild(t, process.execPath, ["--import", "tsx", "test/fixtures/serving-app.ts"], { env: { ...process.env, COG_ENGINE: engine, ...env } });
+  await waitForOutput(app, (out) => out.includes("\n"), "the app to print its port");
+  return { child: app.child, port: Number(app.stdout().split("\n")[0]), output: app.stdout, errors: app.stderr, exited: app.exited };
 }
 
 /**

@@ -696,7 +696,7 @@ test("an app that serves no file loads none of the file code", () => {
     const loaded = Object.keys(createRequire(process.cwd() + "/").cache).filter((path) => /node_modules\\/(mime-types|negotiator|range-parser|content-disposition)\\//.test(path));
     console.log(JSON.stringify({ status: answer.statusCode, loaded }));
   `;
-  const out = execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8" });
+  const out = execFileSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8", timeout: 60_000 });
   assert.deepEqual(JSON.parse(out), { status: 200, loaded: [] });
 });
 

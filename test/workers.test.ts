@@ -10,8 +10,7 @@ const linuxOnly = process.platform === "linux" ? false : "workers on the native 
 
 describe("workers", { skip: linuxOnly }, () => {
   test("two workers share the port and both take load", async (t) => {
-    const app = await start({ WORKERS: "2" });
-    t.after(() => app.child.kill("SIGKILL"));
+    const app = await start(t, { WORKERS: "2" });
     const pids = new Set<string>();
     let count = 0;
     const results = await load(app.port, "/pid", 8, (r) => {
@@ -26,8 +25,7 @@ describe("workers", { skip: linuxOnly }, () => {
   });
 
   test("a worker killed under load is restarted; only its in-flight requests fail", async (t) => {
-    const app = await start({ WORKERS: "2" });
-    t.after(() => app.child.kill("SIGKILL"));
+    const app = await start(t, { WORKERS: "2" });
     const first = new Set<string>();
     while (first.size < 2) {
       const r = await get(app.port, "/pid");
@@ -60,8 +58,7 @@ describe("workers", { skip: linuxOnly }, () => {
     [2, "every worker at once"],
   ] as const) {
     test(`${killed} killed with SIGKILL under light load: the primary stays up, replaces it and serves again`, async (t) => {
-      const app = await start({ WORKERS: String(workers) });
-      t.after(() => app.child.kill("SIGKILL"));
+      const app = await start(t, { WORKERS: String(workers) });
       const victims = await workerPids(app, workers);
       const { after, results } = await killUnderLoad(app, victims);
       assert.equal(app.child.exitCode, null, `the primary is still running: ${app.errors()}`);
@@ -78,8 +75,7 @@ describe("workers", { skip: linuxOnly }, () => {
     const dir = mkdtempSync(join(tmpdir(), "cog-workers-"));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     const broken = join(dir, "broken");
-    const app = await start({ WORKERS: "2", CRASH_WHEN: broken });
-    t.after(() => app.child.kill("SIGKILL"));
+    const app = await start(t, { WORKERS: "2", CRASH_WHEN: broken });
     const victims = await workerPids(app, 2);
     writeFileSync(broken, "");
     for (const pid of victims) process.kill(pid, "SIGKILL");
@@ -94,12 +90,11 @@ describe("workers", { skip: linuxOnly }, () => {
     const dir = mkdtempSync(join(tmpdir(), "cog-workers-"));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     writeFileSync(join(dir, "broken"), "");
-    await assert.rejects(start({ WORKERS: "2", CRASH_WHEN: join(dir, "broken") }), /exit code 1\).*a worker exited \(code 1\) before it listened/s);
+    await assert.rejects(start(t, { WORKERS: "2", CRASH_WHEN: join(dir, "broken") }), /it exited \(1\).*a worker exited \(code 1\) before it listened/s);
   });
 
   test("SIGTERM under load drains every worker: each request a worker took is answered, and the primary exits 0", async (t) => {
-    const app = await start({ WORKERS: "2" });
-    t.after(() => app.child.kill("SIGKILL"));
+    const app = await start(t, { WORKERS: "2" });
     await sigtermUnderLoad(app);
   });
 });

@@ -139,7 +139,11 @@ export async function startRedis() {
   const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: ["ignore", "pipe", "pipe"] });
   await new Promise((resolve, reject) => {
     let output = "";
-    const timer = setTimeout(() => reject(new Error(`redis-server did not start within 10 s:\n${output}`)), 10_000);
+    const timer = setTimeout(() => {
+      // Not left running: nobody would stop it.
+      child.kill("SIGKILL");
+      reject(new Error(`redis-server did not start within 10 s:\n${output}`));
+    }, 10_000);
     child.stdout.on("data", (chunk) => {
       output += chunk;
       if (output.includes("Ready to accept connections")) {

@@ -6,6 +6,12 @@ import { cpuSeconds, pin, processTree, rssBytes } from "./proc.mjs";
 
 const READY_TIMEOUT_MS = 20_000;
 
+/** Servers not yet stopped: killed if this process exits first (a failed test, a bench cut short by a signal). */
+const running = new Set();
+process.once("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+});
+
 /**
  * @returns {Promise<{pid:number, port:number, stop():Promise<void>, sampler():Sampler}>}
  * Rejects with the server's own output when it fails to start, so the runner can print why.
@@ -16,6 +22,8 @@ export function startServer({ runtime, args = [], file, port, cpu, env = {}, cwd
     env: { ...process.env, ...env, PORT: String(port), NODE_ENV: "production" },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  running.add(child);
+  child.once("exit", () => running.delete(child));
   let output = "";
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => fail(new Error(`no "ready" within ${READY_TIMEOUT_MS / 1000}s`)), READY_TIMEOUT_MS);

@@ -38,7 +38,7 @@ impl State {
             let slow_body = conn.body.is_some() && now.saturating_sub(conn.body_started) >= request_timeout;
             if slow_head || slow_body {
                 if conn.queue.is_empty() {
-                    conn.out.extend_from_slice(&refusal(408, "The request took too long to arrive"));
+                    conn.out.extend_from_slice(&refusal(408, &too_slow(slow_head, headers_timeout, request_timeout)));
                     match conn.tls.as_deref_mut() {
                         None => drop(unsafe { send(conn.fd, &conn.out) }),
                         Some(tls) => drop(tls.send(conn.fd, &conn.out, &mut 0)),
@@ -58,4 +58,11 @@ impl State {
         }
         calls
     }
+}
+
+/// The 408's message, naming the limit the request broke: the node engine sends the same words
+/// (`tooSlow` in src/limits.ts).
+fn too_slow(slow_head: bool, headers_timeout: u64, request_timeout: u64) -> String {
+    let (part, limit, ms) = if slow_head { ("head", "headersTimeout", headers_timeout) } else { ("body", "requestTimeout", request_timeout) };
+    format!("The request {part} did not arrive within {limit} ({ms} ms); raise the {limit} option for slower clients")
 }

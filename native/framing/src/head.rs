@@ -2,6 +2,9 @@ use crate::Refusal;
 use std::mem::MaybeUninit;
 use std::ops::Range;
 
+/// The 431 of a head past `maxHeaderSize`, naming the option (the node engine sends the same words).
+pub const HEAD_TOO_LARGE: &str = "Request head is larger than maxHeaderSize; raise the maxHeaderSize option to accept it";
+
 /// The limits a head is parsed under (the app's options).
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -64,7 +67,7 @@ pub fn parse_head_reusing(buf: &[u8], limits: &Limits, spare: &mut Vec<(Range<us
     let skip = buf.iter().take_while(|&&b| b == b'\r' || b == b'\n').count();
     if skip > 0 {
         if skip == buf.len() {
-            return if skip > limits.max_head { Err(Refusal { status: 431, message: "Request head too large" }) } else { Ok(None) };
+            return if skip > limits.max_head { Err(Refusal { status: 431, message: HEAD_TOO_LARGE }) } else { Ok(None) };
         }
         return Ok(parse_head_reusing(&buf[skip..], limits, spare)?.map(|head| head.shifted(skip)));
     }
@@ -100,14 +103,14 @@ pub fn parse_head_reusing(buf: &[u8], limits: &Limits, spare: &mut Vec<(Range<us
                 return Err(Refusal::bad("Unknown method"));
             }
             check_partial(buf)?;
-            return if buf.len() > limits.max_head { Err(Refusal { status: 431, message: "Request head too large" }) } else { Ok(None) };
+            return if buf.len() > limits.max_head { Err(Refusal { status: 431, message: HEAD_TOO_LARGE }) } else { Ok(None) };
         }
-        Err(httparse::Error::TooManyHeaders) => return Err(Refusal { status: 431, message: "Too many headers" }),
+        Err(httparse::Error::TooManyHeaders) => return Err(Refusal { status: 431, message: "Too many headers; raise the maxHeaders option to accept more" }),
         Err(httparse::Error::Version) => return Err(version_refusal(buf)),
         Err(_) => return Err(Refusal::bad("Malformed request head")),
     };
     if len > limits.max_head {
-        return Err(Refusal { status: 431, message: "Request head too large" });
+        return Err(Refusal { status: 431, message: HEAD_TOO_LARGE });
     }
     if has_bare_lf(&buf[..len], req.headers) {
         return Err(Refusal::bad("Bare LF in request head"));
@@ -207,7 +210,7 @@ fn parse_spaced_line(buf: &[u8], limits: &Limits) -> Option<Result<Option<Head>,
     }
     if line_end == buf.len() {
         // Not a whole line yet.
-        return Some(if buf.len() > limits.max_head { Err(Refusal { status: 431, message: "Request head too large" }) } else { Ok(None) });
+        return Some(if buf.len() > limits.max_head { Err(Refusal { status: 431, message: HEAD_TOO_LARGE }) } else { Ok(None) });
     }
     let mut copy = Vec::with_capacity(buf.len());
     copy.extend_from_slice(&buf[..first + 1]);

@@ -10,6 +10,7 @@ import type { InjectOptions, InjectResponse } from "../../testing.js";
 import type { Response } from "../../response.js";
 import { acceptQueuedConnections } from "./accept.js";
 import { bodyBytesOf } from "./body-bytes.js";
+import { answerClientErrors, refusal } from "./client-errors.js";
 import { injectInMemory } from "./inject.js";
 import type { Request } from "../../request.js";
 import { serverTlsOptions, type TlsOptions } from "../../tls.js";
@@ -67,6 +68,7 @@ export class NodeEngine implements Engine {
     this.server.maxHeadersCount = limits.maxHeaders + 1;
     // Without a listener Node destroys a CONNECT request's socket unanswered; a server that is not a proxy says so.
     this.server.on("connect", refuseConnect);
+    answerClientErrors(this.server, limits);
     if (sessions === null && config.options.tls === undefined && (config.options.sliceWrites ?? true)) writeInSlices(this.server);
   }
 
@@ -139,7 +141,8 @@ function createServer(config: EngineConfig, Request: typeof NodeRequest, listene
     keepAliveTimeout: limits.keepAliveTimeout,
     connectionsCheckingInterval: limits.timeoutCheckInterval,
     maxHeaderSize: limits.maxHeaderSize,
-    requireHostHeader: true,
+    // Cog's head rules refuse it (src/head.ts), with the JSON body Node's bare 400 lacks.
+    requireHostHeader: false,
     ...(options.server ?? {}),
     IncomingMessage: Request as unknown as typeof IncomingMessage,
     ServerResponse: NodeResponse as unknown as typeof ServerResponse,
@@ -191,7 +194,6 @@ function listenOn(server: Server, options: ListenOptions): Promise<void> {
 
 /** RFC 9110 §15.6.2: a method the server does not implement gets 501. The socket is ours now, errors included. */
 function refuseConnect(_req: unknown, socket: Socket): void {
-  const body = "CONNECT is not supported: this server is not a proxy";
   socket.on("error", () => socket.destroy());
-  socket.end(`HTTP/1.1 501 Not Implemented\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  socket.end(refusal({ status: 501, message: "CONNECT is not supported by this server" }));
 }

@@ -3,7 +3,7 @@ import type { Socket } from "node:net";
 import type { OutgoingHttpHeader } from "node:http";
 import { HttpError } from "../../errors.js";
 import { CHUNKED, NO_BODY } from "../../head.js";
-import type { Limits } from "../../limits.js";
+import { tooSlow, type Limits } from "../../limits.js";
 import { withRequestHelpers } from "../../request.js";
 import { withNodeBody } from "./request.js";
 import { withResponseHelpers, type EngineResponse } from "../../response.js";
@@ -171,7 +171,7 @@ export function limitRequestTime(req: H2Request, res: H2Response, ms: number, fa
   const timer = setTimeout(() => {
     if (stream.destroyed || stream.state.remoteClose === 1) return;
     if (res.headersSent) return void stream.close(constants.NGHTTP2_CANCEL);
-    fail(new HttpError(408, `The request body did not arrive within requestTimeout (${ms} ms); raise the requestTimeout option for slower clients`));
+    fail(tooSlow("requestTimeout", ms));
   }, ms);
   stream.once("close", () => clearTimeout(timer));
 }
