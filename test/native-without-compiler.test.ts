@@ -133,7 +133,8 @@ console.log(JSON.stringify({ error, body }));
     assert.deepEqual(run.stderr.trim().split("\n"), [`cog: engine "auto" serves on "node", because ${error}`, `cog: engine "auto" serves on "node", because ${error}`]);
   });
 
-  test("the platform's own package, the slim option, serves when cog-http carries no binary", (t) => {
+  // Which file the loader picks doesn't change with Node's version: checked on CI's first Node.
+  test("the platform's own package, the slim option, serves when cog-http carries no binary", { skip: process.env.COG_NODE_MATRIX === "1" && "checked on CI's first Node (COG_NODE_MATRIX=1)" }, (t) => {
     const slim = join(dir, "slim");
     mkdirSync(slim);
     t.after(() => rmSync(slim, { recursive: true, force: true }));

@@ -7,6 +7,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { get, load, sigtermUnderLoad, start, type Served } from "./serving.js";
 
 const linuxOnly = process.platform === "linux" ? false : "workers on the native engine share a port with SO_REUSEPORT (Linux)";
+// CI runs the suite once per supported Node; when the primary gives up is Cog's own arithmetic, the same on each.
+const onceInCi = process.env.COG_NODE_MATRIX === "1" ? "checked on CI's first Node (COG_NODE_MATRIX=1): the primary's own bookkeeping doesn't change with Node's version" : false;
 
 describe("workers", { skip: linuxOnly }, () => {
   test("two workers share the port and both take load", async (t) => {
@@ -71,7 +73,7 @@ describe("workers", { skip: linuxOnly }, () => {
     });
   }
 
-  test("workers that die at start-up five times in a row make the primary exit 1, saying why", async (t) => {
+  test("workers that die at start-up five times in a row make the primary exit 1, saying why", { skip: onceInCi }, async (t) => {
     const dir = mkdtempSync(join(tmpdir(), "cog-workers-"));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     const broken = join(dir, "broken");
@@ -86,7 +88,7 @@ describe("workers", { skip: linuxOnly }, () => {
     assert.equal((app.errors().match(/Error: cannot start: the database is down/g) ?? []).length, 5, "each attempt ran the app");
   });
 
-  test("a worker that dies before the first listen makes listen reject in the primary", async (t) => {
+  test("a worker that dies before the first listen makes listen reject in the primary", { skip: onceInCi }, async (t) => {
     const dir = mkdtempSync(join(tmpdir(), "cog-workers-"));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     writeFileSync(join(dir, "broken"), "");
