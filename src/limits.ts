@@ -26,7 +26,13 @@ export interface Limits {
   readonly requestTimeout: number;
   /** How long an idle keep-alive connection stays open, in ms. */
   readonly keepAliveTimeout: number;
-  /** How often the header and request timeouts are checked, in ms. */
+  /**
+   * Time an answer may wait on a connection whose client reads none of it, in ms: once no byte
+   * has moved for this long while output is pending, the connection is closed (the client has
+   * stopped reading). A client that reads, however slowly, is never cut by it. 0 disables it.
+   */
+  readonly sendTimeout: number;
+  /** How often the header, request and send timeouts are checked, in ms. */
   readonly timeoutCheckInterval: number;
   /**
    * Time a handler has to begin its answer (a status or a first byte), in ms; past it the
@@ -47,6 +53,7 @@ export const DEFAULT_LIMITS: Limits = {
   headersTimeout: 15_000,
   requestTimeout: 30_000,
   keepAliveTimeout: 5_000,
+  sendTimeout: 60_000,
   timeoutCheckInterval: 2_000,
   handlerTimeout: 60_000,
 };

@@ -129,7 +129,7 @@ describe("the status line: reason phrases and status codes", { skip: nativeSkip 
     addon = loadNative();
     const limits = DEFAULT_LIMITS;
     [server, port] = addon.listen(
-      { host: "127.0.0.1", port: 0, maxHeaderSize: limits.maxHeaderSize, maxHeaders: 100, maxUrlLength: limits.maxUrlLength, strict: true, headersTimeout: 5000, requestTimeout: 5000, keepAliveTimeout: 5000, timeoutCheckInterval: 1000, webSockets: false },
+      { host: "127.0.0.1", port: 0, maxHeaderSize: limits.maxHeaderSize, maxHeaders: 100, maxUrlLength: limits.maxUrlLength, strict: true, headersTimeout: 5000, requestTimeout: 5000, keepAliveTimeout: 5000, sendTimeout: limits.sendTimeout, timeoutCheckInterval: 1000, webSockets: false },
       (id: number, _method: number, url: string) => {
         try {
           answers[url]!(id);
@@ -272,7 +272,7 @@ describe("differential framing: native engine vs node:http's parser", { skip: na
     };
     const limits = DEFAULT_LIMITS;
     [server, port] = addon.listen(
-      { host: "127.0.0.1", port: 0, maxHeaderSize: limits.maxHeaderSize, maxHeaders: 2000, maxUrlLength: limits.maxUrlLength, strict: false, headersTimeout: 5000, requestTimeout: 5000, keepAliveTimeout: 5000, timeoutCheckInterval: 1000, webSockets: false },
+      { host: "127.0.0.1", port: 0, maxHeaderSize: limits.maxHeaderSize, maxHeaders: 2000, maxUrlLength: limits.maxUrlLength, strict: false, headersTimeout: 5000, requestTimeout: 5000, keepAliveTimeout: 5000, sendTimeout: limits.sendTimeout, timeoutCheckInterval: 1000, webSockets: false },
       onRequest,
       onEvent,
       () => {},

@@ -13,6 +13,7 @@ import { describe, test } from "node:test";
 import { Cog } from "../src/index.js";
 import { loadNative } from "../src/engines/native/load.js";
 import { wrapped } from "../src/engines/node/writes.js";
+import { wrappedBySendTimeout } from "../src/engines/node/send-timeout.js";
 import { nativeSkip, raw, statuses } from "./helpers.js";
 
 const WRITES = "src/engines/node/writes.ts (writing answers in slices; option sliceWrites: false turns it off)";
@@ -292,5 +293,41 @@ describe("Node internals relied on to drain the accept queue (src/engines/node/a
     assert.equal(internals._connections, 0, changed("net.Socket destroy() of a socket with _server set", ACCEPT, `it did not uncount the socket from its server's _connections (${internals._connections})`));
     await Promise.race([closing, new Promise((r) => setTimeout(r, 2000))]);
     assert.equal(closedServer, true, changed("net.Socket destroy() of a socket with _server set", ACCEPT, "the server's close() was not called back once the socket was gone"));
+  });
+});
+
+describe("Node internals relied on by sendTimeout (src/engines/node/send-timeout.ts)", { timeout: 20_000 }, () => {
+  const SEND = "src/engines/node/send-timeout.ts (sendTimeout; sendTimeout: 0 turns it off)";
+
+  test("a socket writes through Socket.prototype._write and _writev, the functions the limit wraps, and can be reset", () => {
+    for (const name of ["_write", "_writev"] as const) {
+      const own = (Socket.prototype as unknown as Record<string, unknown>)[name];
+      assert.equal(typeof own, "function", changed(`net.Socket.prototype.${name}`, SEND, "it is not a function"));
+      assert.ok(wrappedBySendTimeout[name] === own, changed(`net.Socket.prototype.${name}`, SEND, "it is not the function the limit captured when it loaded"));
+    }
+    assert.equal(typeof Socket.prototype.resetAndDestroy, "function", changed("net.Socket.prototype.resetAndDestroy", SEND, "it is not a function"));
+  });
+
+  test("a write the kernel takes at once is done when _write returns; one it can't take stays in writableLength, and bytesWritten - writableLength grows as pieces go out", async (t) => {
+    const seen: Array<{ length: number; written: number }> = [];
+    let socket: Socket | null = null;
+    const { port } = await plainServer(t, (_req, res) => {
+      socket = res.socket as Socket;
+      res.end(Buffer.alloc(32 * 1024 * 1024));
+    });
+    const client = connect(port, "127.0.0.1");
+    t.after(() => client.destroy());
+    client.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    client.pause();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.ok(socket !== null);
+    const server = socket as Socket;
+    assert.ok(server.writableLength > 0, changed("net.Socket writableLength", SEND, "a write the kernel could not take is not counted in it"));
+    const before = server.bytesWritten - server.writableLength;
+    // The limit hands a large write over in pieces; here, one more small write, then reading resumes.
+    client.resume();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    seen.push({ length: server.writableLength, written: server.bytesWritten - server.writableLength });
+    assert.ok(seen[0]!.written > before || seen[0]!.length === 0, changed("net.Socket bytesWritten and writableLength", SEND, "bytesWritten - writableLength does not grow as queued bytes are written"));
   });
 });

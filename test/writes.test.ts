@@ -92,6 +92,38 @@ describe("answers written in slices", () => {
     }
   });
 
+  test("large Buffer answers pipelined between small ones arrive whole and in order, HEAD without its body", async (t) => {
+    // Each larger than the socket takes at once, with bytes that tell where they came from.
+    const big = (letter: string) => Buffer.from(Array.from({ length: 700 * 1024 }, (_, i) => (i % 1000 === 0 ? letter : String(i % 10))).join(""));
+    const bodies: Record<string, Buffer> = { a: big("a"), b: big("b") };
+    const { port } = await serve(t, (app) => {
+      app.get("/big/:letter", (req, res) => res.type("application/octet-stream").send(bodies[req.params.letter!]!));
+      app.get("/small/:n", (req, res) => res.send(`small ${req.params.n}`));
+    });
+    const socket = connect(port, "127.0.0.1");
+    t.after(() => socket.destroy());
+    const paths = ["/small/1", "/big/a", "/small/2", "/big/b", "HEAD /big/a", "/big/a", "/small/3"];
+    socket.write(paths.map((p) => `${p.startsWith("HEAD") ? p : `GET ${p}`} HTTP/1.1\r\nHost: x\r\n${p === "/small/3" ? "Connection: close\r\n" : ""}\r\n`).join(""));
+    const chunks: Buffer[] = [];
+    for await (const chunk of socket) chunks.push(chunk as Buffer);
+    let all = Buffer.concat(chunks);
+    for (const path of paths) {
+      const headEnd = all.indexOf("\r\n\r\n");
+      assert.ok(headEnd > 0, `${path}: no answer`);
+      const head = all.subarray(0, headEnd).toString("latin1");
+      assert.match(head, /^HTTP\/1\.1 200 /, path);
+      const length = Number(/content-length: (\d+)/i.exec(head)![1]);
+      const bodyLength = path.startsWith("HEAD") ? 0 : length;
+      const body = all.subarray(headEnd + 4, headEnd + 4 + bodyLength);
+      const letter = path.split("/").pop()!;
+      if (path.startsWith("HEAD")) assert.equal(length, bodies.a!.length, path);
+      else if (path.startsWith("/big")) assert.ok(body.equals(bodies[letter]!), `${path}: ${body.length} bytes, not the body sent`);
+      else assert.equal(body.toString(), `small ${letter}`, path);
+      all = all.subarray(headEnd + 4 + bodyLength);
+    }
+    assert.equal(all.length, 0, "nothing after the last answer");
+  });
+
   test("a large streamed body arrives whole, with backpressure", async (t) => {
     const chunk = "0123456789abcdef".repeat(4096); // 64 KiB
     const { base } = await serve(t, (app) => {

@@ -4,6 +4,7 @@ import { WebSocketServer, type WebSocket as WsSocket } from "ws";
 import type { WebSocketEngine, WebSocketEvents, WebSocketTransport } from "../engines/engine.js";
 import type { Request } from "../request.js";
 import type { Response } from "../response.js";
+import { stopLimitingSendTime } from "../engines/node/send-timeout.js";
 import { IdleSweep } from "./idle.js";
 import type { SendResult, WebSocketSettings } from "./types.js";
 
@@ -48,6 +49,7 @@ export class NodeWebSockets implements WebSocketEngine {
     if (socket === null || socket.destroyed) return null;
     // The response is done with: the socket is the WebSocket's now.
     (res as unknown as { detachSocket(socket: Socket): void }).detachSocket(socket);
+    stopLimitingSendTime(socket);
     res.destroy();
     let server = this.servers.get(settings);
     if (server === undefined) {

@@ -186,7 +186,10 @@ impl State {
                 no_more_requests: false,
                 close_when_done: false,
                 peer_ended: false,
-                file_bodies: 0,
+                in_place_bodies: 0,
+                sent: 0,
+                sent_seen: 0,
+                stalled_since: None,
                 polling: UV_READABLE | UV_DISCONNECT,
                 // On TLS, the headers timeout runs from the start: it bounds the handshake too.
                 head_started: tls.as_ref().map(|_| now),

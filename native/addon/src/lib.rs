@@ -7,7 +7,8 @@
 //!   go to JavaScript in one call (`js.rs`, the calls into JavaScript);
 //! - `parse.rs`: bytes become requests (`request.rs`, the engine's record of one) and bodies;
 //! - `write.rs`: the answers are written in request order, corked per slice, with backpressure;
-//! - `file.rs`: file bodies go from the page cache to the socket with sendfile(2);
+//! - `in_place.rs`: bodies sent from where they lie: files from the page cache with sendfile(2),
+//!   the app's large Buffers held by a reference (`held.rs`) rather than copied;
 //! - `timers.rs`: slow and idle connections are swept out;
 //! - `tls.rs`: on a server with `tls`, connections are read and written through rustls.
 //!
@@ -15,7 +16,8 @@
 //! reuse; `socket.rs` the socket calls; `text.rs` JavaScript strings into bytes; `uv.rs` libuv.
 
 mod accept;
-mod file;
+mod held;
+mod in_place;
 mod js;
 mod parse;
 mod request;
@@ -35,6 +37,7 @@ use napi::{Env, JsError, JsFunction, JsString, JsUnknown, NapiRaw, NapiValue};
 use napi_derive::napi;
 use cog_framing::response::{status_code, AppHead, HeaderBlock, KeptHeaderBlock, ReasonPhrase, RequestId};
 use state::{with_state, Settings};
+use write::WholeBody;
 use std::cell::RefCell;
 
 #[napi(object)]
@@ -48,6 +51,8 @@ pub struct ListenOptions {
     pub headers_timeout: u32,
     pub request_timeout: u32,
     pub keep_alive_timeout: u32,
+    /// See `Settings::send_timeout`.
+    pub send_timeout: u32,
     pub timeout_check_interval: u32,
     /// The app has WebSocket routes: a request with an Upgrade header waits for its answer.
     pub web_sockets: bool,
@@ -62,7 +67,7 @@ pub struct ListenOptions {
 /// (src/engines/native/load.ts, `INTERFACE_VERSION`) refuses an addon whose version is not its
 /// own, since a prebuilt platform package can be older than the JavaScript that loads it.
 /// Bump it here and there together whenever any of that interface changes.
-const INTERFACE_VERSION: u32 = 4;
+const INTERFACE_VERSION: u32 = 5;
 
 /// See `INTERFACE_VERSION`.
 #[napi]
@@ -93,6 +98,7 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
         headers_timeout: u64::from(options.headers_timeout),
         request_timeout: u64::from(options.request_timeout),
         keep_alive_timeout: u64::from(options.keep_alive_timeout),
+        send_timeout: u64::from(options.send_timeout),
         check_interval: u64::from(options.timeout_check_interval),
         web_sockets: options.web_sockets,
     };
@@ -275,7 +281,7 @@ fn respond_with<const WITH_REASON: bool>(env: Env, id: f64, status: u32, reason:
         };
         let answer = AppHead { status, reason, block, has_date: flags & HAS_DATE != 0, declared_length: (declared >= 0.0).then_some(declared as u64), close: flags & CLOSE != 0, request_id };
         let body = unsafe { body_bytes(env, body.raw(), &mut scratch.units, &mut scratch.body) }?;
-        let sent = with_state(|s| s.respond(id as u64, &answer, body.len(), |out| out.extend_from_slice(body)));
+        let sent = with_state(|s| s.respond(id as u64, &answer, body));
         text::trim(&mut scratch.body);
         text::trim(&mut scratch.units);
         if WITH_REASON {
@@ -316,22 +322,28 @@ pub fn keep_header_block(env: Env, block: JsString) -> Result<u32> {
     })
 }
 
-/// A response body's bytes: a string's UTF-8 (written into `out`), or a Buffer's own bytes.
+/// A response body: a string's UTF-8 (written into `out`), a small Buffer's own bytes, or a
+/// large Buffer held where it lies (see `held.rs`).
 /// Inlined into both copies of `respond_with`: called instead, it cost a response ~30 instructions.
 #[inline(always)]
-unsafe fn body_bytes<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value, units: &mut Vec<u16>, out: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+unsafe fn body_bytes<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value, units: &mut Vec<u16>, out: &'a mut Vec<u8>) -> Result<WholeBody<'a>> {
     let mut kind = 0;
     napi::sys::napi_typeof(env, value, &mut kind);
     if kind == napi::sys::ValueType::napi_string {
         text::utf8_into(env, value, units, out);
-        return Ok(out);
+        return Ok(WholeBody::Bytes(out));
     }
     let mut data = std::ptr::null_mut();
     let mut len = 0usize;
     if napi::sys::napi_get_buffer_info(env, value, &mut data, &mut len) != napi::sys::Status::napi_ok {
         return Err(Error::from_reason("a response body must be a string or a Buffer"));
     }
-    Ok(if len == 0 { &[] } else { std::slice::from_raw_parts(data as *const u8, len) })
+    if len >= held::HOLD_FROM {
+        if let Some(held) = held::HeldBuffer::new(env, value, data as *const u8, len) {
+            return Ok(WholeBody::Held(held));
+        }
+    }
+    Ok(WholeBody::Bytes(if len == 0 { &[] } else { std::slice::from_raw_parts(data as *const u8, len) }))
 }
 
 /// The head of a streamed response (its body follows through `stream_write`); `declared`, the

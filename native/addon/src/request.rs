@@ -2,7 +2,7 @@
 //! from it lazily, so a handler that never reads a header costs no string for it), and where
 //! its response stands, so that responses go out in request order.
 
-use crate::file::FileBody;
+use crate::in_place::InPlaceBody;
 use crate::state::State;
 use cog_framing::Head;
 use std::collections::HashMap;
@@ -39,8 +39,8 @@ pub struct Req {
     pub(crate) length_left: Option<u64>,
     /// A streamed response whose status has no body (1xx, 204, 304): chunks are dropped.
     pub(crate) body_dropped: bool,
-    /// A range of a file to send after `held`, before the response is done (see `file.rs`).
-    pub(crate) file: Option<FileBody>,
+    /// A body sent where it lies (a range of a file, the app's Buffer) after `held`, before the response is done (see `in_place.rs`).
+    pub(crate) in_place: Option<InPlaceBody>,
 }
 
 pub(crate) type Requests = HashMap<u64, Req, std::hash::BuildHasherDefault<IdHasher>>;
@@ -140,6 +140,6 @@ pub(crate) fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &mut Head, 
         closes: false,
         length_left: None,
         body_dropped: false,
-        file: None,
+        in_place: None,
     }
 }

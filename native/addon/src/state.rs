@@ -25,6 +25,8 @@ pub struct Settings {
     pub headers_timeout: u64,
     pub request_timeout: u64,
     pub keep_alive_timeout: u64,
+    /// A connection whose output has not moved for this long while some waits is closed (0: never).
+    pub send_timeout: u64,
     pub check_interval: u64,
     /// Requests with an Upgrade header pause their connection for the app (it has WebSocket routes).
     pub web_sockets: bool,
@@ -80,8 +82,8 @@ pub(crate) struct Conn {
     pub(crate) close_when_done: bool,
     /// The client ended its side: answer what arrived whole, then close.
     pub(crate) peer_ended: bool,
-    /// Requests on it with a file body still to send (see `file.rs`): while none, writing skips looking for one.
-    pub(crate) file_bodies: u32,
+    /// Requests on it with a body in place still to send (a file or a held Buffer, see `in_place.rs`): while none, writing skips looking for one.
+    pub(crate) in_place_bodies: u32,
     pub(crate) polling: c_int,
     pub(crate) head_started: Option<u64>,
     pub(crate) body_started: u64,
@@ -92,6 +94,11 @@ pub(crate) struct Conn {
     pub(crate) ws: Option<Box<WsConn>>,
     /// On a TLS server: the connection's TLS state (see `tls.rs`).
     pub(crate) tls: Option<Box<TlsConn>>,
+    /// Bytes of output the socket has taken, ever: the send timeout's sign that the client reads.
+    pub(crate) sent: u64,
+    /// `sent` when the timeout sweep last saw output waiting, and since when it saw it not move.
+    pub(crate) sent_seen: u64,
+    pub(crate) stalled_since: Option<u64>,
 }
 
 #[derive(Default)]

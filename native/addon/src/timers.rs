@@ -1,6 +1,6 @@
 //! Timeouts: a sweep per server every `check_interval` (a second by default) rather than a timer
 //! per connection, so a request pays nothing for them. Slow heads and bodies get a 408, idle
-//! keep-alive connections are closed.
+//! keep-alive connections are closed, and so are those whose client stopped reading an answer.
 
 use crate::js::{self, Call};
 use crate::socket::send;
@@ -22,6 +22,7 @@ impl State {
         let Some(server) = self.server(id) else { return Vec::new() };
         let now = now(server);
         let (headers_timeout, request_timeout, keep_alive_timeout, stopped) = (server.settings.headers_timeout, server.settings.request_timeout, server.settings.keep_alive_timeout, server.stopped);
+        let send_timeout = server.settings.send_timeout;
         let mut calls = Vec::new();
         for key in self.conn_keys(id) {
             let conn = self.conns[key].as_mut().unwrap();
@@ -34,6 +35,12 @@ impl State {
                 }
                 continue;
             }
+            if send_timeout > 0 && self.send_stalled(key, now, send_timeout) {
+                crate::socket::reset_on_close(self.conns[key].as_ref().unwrap().fd);
+                calls.extend(self.close_conn(key));
+                continue;
+            }
+            let conn = self.conns[key].as_mut().unwrap();
             let slow_head = conn.head_started.is_some_and(|t| now.saturating_sub(t) >= headers_timeout);
             let slow_body = conn.body.is_some() && now.saturating_sub(conn.body_started) >= request_timeout;
             if slow_head || slow_body {
@@ -57,6 +64,27 @@ impl State {
             }
         }
         calls
+    }
+
+    /// Whether output has waited on the connection for `send_timeout` ms with no byte of it
+    /// taken by the socket: its client stopped reading. Seen from the sweep, by the count of
+    /// bytes sent, so that writing pays nothing for it; a stall is timed from the first sweep
+    /// that saw it, so it is cut `send_timeout` to `send_timeout + check_interval` after it began.
+    fn send_stalled(&mut self, key: usize, now: u64, send_timeout: u64) -> bool {
+        let waiting = self.unsent(key) > 0;
+        let conn = self.conns[key].as_mut().unwrap();
+        match conn.stalled_since {
+            _ if !waiting => {
+                conn.stalled_since = None;
+                false
+            }
+            Some(since) if conn.sent == conn.sent_seen => now.saturating_sub(since) >= send_timeout,
+            _ => {
+                conn.sent_seen = conn.sent;
+                conn.stalled_since = Some(now);
+                false
+            }
+        }
     }
 }
 

@@ -4,7 +4,8 @@
 //! batch's end; and past `HIGH_WATER` unsent bytes, reading pauses and streams are told to wait
 //! for a drain event: the backpressure a slow client exerts.
 
-use crate::file::FileSend;
+use crate::held::HeldBuffer;
+use crate::in_place::{InPlaceBody, InPlaceSend};
 use crate::js::{Call, EVENT_ABORT, EVENT_DRAIN};
 use crate::request::{Req, ReqState, Requests};
 use crate::serve::on_conn;
@@ -18,6 +19,21 @@ use std::os::raw::c_int;
 /// Past this many unsent bytes on a connection, stop reading from it (and tell streams to wait).
 pub(crate) const HIGH_WATER: usize = 256 * 1024;
 
+/// The body of a whole response, as `respond` takes it.
+pub(crate) enum WholeBody<'a> {
+    Bytes(&'a [u8]),
+    Held(HeldBuffer),
+}
+
+impl WholeBody<'_> {
+    fn len(&self) -> usize {
+        match self {
+            WholeBody::Bytes(bytes) => bytes.len(),
+            WholeBody::Held(held) => held.bytes().len(),
+        }
+    }
+}
+
 impl State {
     /// Writes pending output. Returns whether parsing may resume, and drain events for streams.
     pub(crate) fn flush(&mut self, key: usize) -> (bool, Vec<Call>) {
@@ -27,7 +43,10 @@ impl State {
             // On TLS, rustls takes the output (all of it, unless the socket is full) and writes it
             // as records; the cleartext loop below then finds nothing left.
             if let Some(tls) = conn.tls.as_deref_mut() {
-                match tls.send(conn.fd, &conn.out, &mut conn.out_pos) {
+                let before = conn.out_pos;
+                let sent = tls.send(conn.fd, &conn.out, &mut conn.out_pos);
+                conn.sent += (conn.out_pos - before) as u64;
+                match sent {
                     Sent::All => {}
                     Sent::Blocked => break,
                     Sent::Failed => {
@@ -41,6 +60,7 @@ impl State {
                 let n = unsafe { send(conn.fd, rest) };
                 if n > 0 {
                     conn.out_pos += n as usize;
+                    conn.sent += n as u64;
                 } else if n < 0 && would_block() {
                     break;
                 } else {
@@ -51,18 +71,16 @@ impl State {
             if conn.out_pos < conn.out.len() {
                 break;
             }
-            // All written: a file body due next goes out now, then the responses behind it.
-            match self.send_file(key) {
-                FileSend::Done => dropped.extend(self.promote(key)),
-                FileSend::Failed => {
+            // All written: a body in place due next goes out now, then the responses behind it.
+            match self.send_in_place(key) {
+                InPlaceSend::Done => dropped.extend(self.promote(key)),
+                InPlaceSend::Failed => {
                     dropped.extend(self.close_conn(key));
                     return (false, dropped);
                 }
-                FileSend::Idle | FileSend::Blocked => break,
+                InPlaceSend::Idle | InPlaceSend::Blocked => break,
             }
         }
-        // A file body still due counts as unsent output (reading pauses past the high-water mark).
-        let file_left = self.file_left(key) as usize;
         let conn = self.conns[key].as_mut().unwrap();
         if conn.out_pos == conn.out.len() {
             self.spare.keep_out(std::mem::take(&mut conn.out));
@@ -71,8 +89,8 @@ impl State {
             conn.out.drain(..conn.out_pos);
             conn.out_pos = 0;
         }
-        // Records rustls holds count as one byte: enough to wait for the socket to take them.
-        let pending = conn.out.len() - conn.out_pos + file_left + conn.tls.as_ref().map_or(0, |tls| tls.has_output() as usize);
+        let pending = self.unsent(key);
+        let conn = self.conns[key].as_mut().unwrap();
         if pending == 0 && conn.close_when_done && conn.queue.is_empty() && conn.body.is_none() {
             dropped.extend(self.close_conn(key));
             return (false, dropped);
@@ -94,6 +112,14 @@ impl State {
         let events = if pending > 0 { UV_WRITABLE | if pending > HIGH_WATER { 0 } else { reading } } else { reading };
         self.set_polling(key, events);
         (pending <= HIGH_WATER, calls)
+    }
+
+    /// Output waiting on the connection: its buffer, the body in place due next (reading pauses
+    /// past the high-water mark), and records rustls holds (as one byte: enough to wait for the
+    /// socket to take them).
+    pub(crate) fn unsent(&self, key: usize) -> usize {
+        let conn = self.conns[key].as_ref().unwrap();
+        conn.out.len() - conn.out_pos + self.in_place_left(key) as usize + conn.tls.as_ref().map_or(0, |tls| tls.has_output() as usize)
     }
 
     pub(crate) fn set_polling(&mut self, key: usize, events: c_int) {
@@ -129,21 +155,25 @@ impl State {
         Some((req, conn))
     }
 
-    /// A whole response: the head (see `AppHead`), then the body `write_body` appends (`body_len`
-    /// bytes). Written straight into the connection's output when no earlier response is pending.
-    /// Returns false when the client is gone.
-    pub fn respond(&mut self, id: u64, answer: &AppHead, body_len: usize, write_body: impl FnOnce(&mut Vec<u8>)) -> bool {
+    /// A whole response: the head (see `AppHead`), then the body: bytes copied after the head,
+    /// or a Buffer held and sent in place (`in_place.rs`). Written straight into the connection's
+    /// output when no earlier response is pending. Returns false when the client is gone.
+    pub(crate) fn respond(&mut self, id: u64, answer: &AppHead, body: WholeBody) -> bool {
         let Some((req, _)) = self.writable_req(id) else { return false };
         let no_body = answer.status < 200 || answer.status == 204 || answer.status == 304;
-        let framing = if no_body { BodyFraming::NoBody } else { BodyFraming::Length(body_len) };
-        let (is_head, key) = (req.is_head, req.conn);
+        let framing = if no_body { BodyFraming::NoBody } else { BodyFraming::Length(body.len()) };
+        let (sends_body, key) = (!no_body && !req.is_head, req.conn);
         let close = self.write_to(id, |out, req| {
             let close = write_head(out, &head_options(answer, req, framing));
-            if !no_body && !is_head {
-                write_body(out);
+            if let (true, WholeBody::Bytes(bytes)) = (sends_body, &body) {
+                out.extend_from_slice(bytes);
             }
             close
         });
+        if let (true, WholeBody::Held(held)) = (sends_body, body) {
+            self.reqs.get_mut(&id).unwrap().in_place = Some(InPlaceBody::buffer(held));
+            self.conns[key].as_mut().unwrap().in_place_bodies += 1;
+        }
         self.finish(key, id, close, true);
         true
     }
@@ -302,7 +332,7 @@ impl State {
     }
 
     /// Moves every response complete at the head of the connection's queue to its output, up to
-    /// one still being written or with a file body due; returns abort events for requests
+    /// one still being written or with a body in place due; returns abort events for requests
     /// dropped behind a response that closes the connection.
     fn promote(&mut self, key: usize) -> Vec<Call> {
         let conn = self.conns[key].as_mut().unwrap();
@@ -313,7 +343,7 @@ impl State {
                 conn.out.extend_from_slice(&req.held);
                 req.held = Vec::new();
             }
-            if !matches!(req.state, ReqState::Finished) || req.file.is_some() {
+            if !matches!(req.state, ReqState::Finished) || req.in_place.is_some() {
                 break;
             }
             conn.queue.pop_front();

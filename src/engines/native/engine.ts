@@ -86,6 +86,7 @@ export class NativeEngine implements Engine {
           headersTimeout: limits.headersTimeout,
           requestTimeout: limits.requestTimeout,
           keepAliveTimeout: limits.keepAliveTimeout,
+          sendTimeout: limits.sendTimeout,
           timeoutCheckInterval: limits.timeoutCheckInterval,
           webSockets: this.webSockets !== null,
           reusePort: shared,

@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
  * loads it. Bump it here and in native/addon/src/lib.rs (`INTERFACE_VERSION`) together whenever
  * any of that interface changes.
  */
-export const INTERFACE_VERSION = 4;
+export const INTERFACE_VERSION = 5;
 
 /** The addon's exports (native/addon/src/lib.rs). */
 export interface NativeAddon {
@@ -81,6 +81,7 @@ export interface NativeListenOptions {
   headersTimeout: number;
   requestTimeout: number;
   keepAliveTimeout: number;
+  sendTimeout: number;
   timeoutCheckInterval: number;
   /** The app has WebSocket routes: a request with an Upgrade header waits for its answer, and its connection closes after a non-101 one. */
   webSockets: boolean;

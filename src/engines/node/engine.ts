@@ -18,6 +18,7 @@ import { H2Request, H2Response, Sessions, inspectH2Head, limitRequestTime } from
 import { NodeRequest } from "./request.js";
 import { NodeResponse } from "./response.js";
 import { writeInSlices } from "./writes.js";
+import { limitSendTime } from "./send-timeout.js";
 
 /** Node's default backlog (511) drops SYNs when thousands of clients connect at once; the kernel caps this at net.core.somaxconn. */
 const BACKLOG = 4096;
@@ -70,6 +71,9 @@ export class NodeEngine implements Engine {
     this.server.on("connect", refuseConnect);
     answerClientErrors(this.server, limits);
     if (sessions === null && config.options.tls === undefined && (config.options.sliceWrites ?? true)) writeInSlices(this.server);
+    // With http2: true its HTTP/1.1 clients are limited too; an HTTP/2 session writes below the
+    // socket's own methods, so the limit leaves its streams alone (h2c has no HTTP/1.1 clients).
+    if (config.options.http2 !== "h2c" && limits.sendTimeout > 0) limitSendTime(this.server, limits.sendTimeout, limits.timeoutCheckInterval, config.options.tls !== undefined);
   }
 
   /** Replaces the TLS certificate and key (or any secure-context option) for new connections, without a restart. */
