@@ -142,6 +142,8 @@ interface Route {
   readonly serializers: Map<number, Serializer> | null;
   /** `GET /users/:id`, for log lines. */
   readonly where: string;
+  /** `/users/:id`: `req.route`. */
+  readonly path: string;
 }
 
 /**
@@ -446,7 +448,7 @@ export class Cog extends Scope implements ChainOwner {
     const match = this.router.find(req.method!, pathOf(req.url!));
     if (match === null || match.data === null) return this.unmatched(req, res, match);
     const route = match.data;
-    (req as InternalRequest)[ROUTE] = route.where;
+    (req as InternalRequest)[ROUTE] = route;
     if (route.serializers !== null) (res as InternalResponse)[SERIALIZERS] = route.serializers;
     if (match.values !== null) {
       try {
@@ -602,6 +604,7 @@ export class Cog extends Scope implements ChainOwner {
       paramNames: [],
       serializers: schema === undefined ? null : compileSerializers(schema.response, where),
       where,
+      path: pattern,
     };
     route.paramNames.push(...this.router.add(method, pattern, route));
     this.routes.push({ method, pattern, paramNames: route.paramNames, schema });
@@ -667,7 +670,7 @@ export class Cog extends Scope implements ChainOwner {
   fallThrough(req: Request, res: Response): void {
     const route = (req as InternalRequest)[ROUTE];
     if (route !== null && !res.headersSent && !res.writableEnded) {
-      this[WARN](`the last handler of route ${route} called next() without answering: nothing else answers, so the request gets 404 as if no route matched; answer there, or don't call next() in it`, req);
+      this[WARN](`the last handler of route ${route.where} called next() without answering: nothing else answers, so the request gets 404 as if no route matched; answer there, or don't call next() in it`, req);
     }
     if (this.notFoundHandler !== null) {
       const owner: ChainOwner = {

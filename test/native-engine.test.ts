@@ -139,6 +139,7 @@ describe("the status line: reason phrases and status codes", { skip: nativeSkip 
       },
       () => {},
       () => {},
+      {},
     );
   });
   after(() => {
@@ -276,6 +277,7 @@ describe("differential framing: native engine vs node:http's parser", { skip: na
       onRequest,
       onEvent,
       () => {},
+      {},
     );
   });
   after(() => {

@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
  * loads it. Bump it here and in native/addon/src/lib.rs (`INTERFACE_VERSION`) together whenever
  * any of that interface changes.
  */
-export const INTERFACE_VERSION = 5;
+export const INTERFACE_VERSION = 6;
 
 /** The addon's exports (native/addon/src/lib.rs). */
 export interface NativeAddon {
@@ -18,7 +18,8 @@ export interface NativeAddon {
   uvVersion(): number;
   /** The methods the engine accepts; `onRequest` gets a method as its place in this list. */
   methods(): string[];
-  listen(options: NativeListenOptions, onRequest: NativeRequestHandler, onEvent: (kind: number, id: number, piece?: Buffer) => void, onSocket: NativeSocketHandler): [number, number];
+  /** `context`: the async resource every call into JavaScript runs in (see request-context.ts). */
+  listen(options: NativeListenOptions, onRequest: NativeRequestHandler, onEvent: (kind: number, id: number, piece?: Buffer) => void, onSocket: NativeSocketHandler, context: object): [number, number];
   stopListening(server: number): void;
   /** Replaces a TLS server's certificate for the connections made from now on. */
   setTls(server: number, tls: NativeTlsOptions): void;
@@ -28,6 +29,8 @@ export interface NativeAddon {
   /** One header's value: repeats joined as Node joins them, or with `first`, the first alone. */
   header(id: number, name: string, first?: boolean): string | null;
   remoteAddress(id: number): string | null;
+  /** The client's port and the local address and port it reached; null once the request is gone. */
+  endpoints(id: number): Endpoints | null;
   /** What the client of a TLS connection proved (its certificate, whether it verified); null when the request is gone or not on TLS. */
   tlsPeer(id: number): TlsPeer | null;
   /**
@@ -91,6 +94,12 @@ export interface NativeListenOptions {
   tls?: NativeTlsOptions;
 }
 /** See `NativeAddon.tlsPeer`: as node:tls's `authorized` and `authorizationError`, and the certificate (DER). */
+export interface Endpoints {
+  remotePort: number;
+  localAddress: string;
+  localPort: number;
+}
+
 export interface TlsPeer {
   authorized: boolean;
   authorizationError: string | null;
