@@ -123,8 +123,8 @@ describe(`app.inject reads the same on every engine (${engine})`, () => {
     assert.deepEqual(
       lines.map(({ time: _t, ms: _ms, id: _id, ...line }) => line),
       [
-        { level: "info", msg: "request", method: "GET", path: "/text", route: "GET /text", status: 200, bytes: 5, aborted: false },
-        { level: "info", msg: "request", method: "POST", path: "/echo", route: "ALL /echo", status: 200, bytes: 276, aborted: false },
+        { level: "info", msg: "request", method: "GET", path: "/text", route: "/text", status: 200, bytes: 5, aborted: false },
+        { level: "info", msg: "request", method: "POST", path: "/echo", route: "/echo", status: 200, bytes: 276, aborted: false },
         { level: "info", msg: "request", method: "GET", path: "/missing", route: null, status: 404, bytes: 79, aborted: false },
       ],
     );
