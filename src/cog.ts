@@ -15,6 +15,7 @@ import { SERIALIZERS, WATCH, resetForError, type InternalResponse, type Response
 import { Router, joinPaths, prefixCoverage, prefixMatcher, type Match } from "./router.js";
 import { compileSerializers, compileValidation, type Serializer } from "./schema/compile.js";
 import { buildOpenApi, type OpenApiInfo, type RouteInfo } from "./schema/openapi.js";
+import type { OpenApiDocument } from "./schema/openapi-document.js";
 import type { RouteOptions } from "./schema/types.js";
 import { Scope, type Layer, type Registry } from "./scope.js";
 import { secretsOf } from "./signing.js";
@@ -141,6 +142,8 @@ interface Route {
   readonly serializers: Map<number, Serializer> | null;
   /** `GET /users/:id`, for log lines. */
   readonly where: string;
+  /** `/users/:id`: `req.route`. */
+  readonly path: string;
 }
 
 /**
@@ -315,7 +318,7 @@ export class Cog extends Scope implements ChainOwner {
     this.starting = true;
     this.closing = false;
     try {
-      const engine = await this.createEngine();
+      const engine = await this.createEngine(true);
       await this.topics?.start();
       const address = await engine.listen(port, host, shared);
       this.serving = engine;
@@ -327,14 +330,20 @@ export class Cog extends Scope implements ChainOwner {
     }
   }
 
-  /** The engine this app serves with, loaded on demand: an app on one engine never loads the other. */
-  private async createEngine(): Promise<Engine> {
+  /**
+   * The engine this app serves with, loaded on demand: an app on one engine never loads the other.
+   * `listening`: for `listen` (not `inject`), where "auto" says on stderr when it falls back.
+   */
+  private async createEngine(listening = false): Promise<Engine> {
     const config: EngineConfig = { app: this, dispatch: this.dispatch, limits: this.limits, settings: this.settings, strict: this.strict, options: this.cogOptions, responseDone: this.logger?.finished ?? null };
     let name: "node" | "native";
     if (this.engineName === "auto") {
       const unavailable = (await import("./engines/native/load.js")).nativeUnavailable();
       name = unavailable === null ? "native" : "node";
       debug('engine "auto" chose %s%s', name, unavailable === null ? ": the native engine loads here" : `, because ${unavailable}`);
+      // Serving slower than asked is worth one line, once per listen: an install without the
+      // native engine is otherwise found out by its speed. Where "auto" gets native, it says nothing.
+      if (listening && unavailable !== null) console.warn(`cog: engine "auto" serves on "node", because ${unavailable}`);
     } else {
       name = this.engineName;
       debug('engine "%s"', name);
@@ -439,7 +448,7 @@ export class Cog extends Scope implements ChainOwner {
     const match = this.router.find(req.method!, pathOf(req.url!));
     if (match === null || match.data === null) return this.unmatched(req, res, match);
     const route = match.data;
-    (req as InternalRequest)[ROUTE] = route.where;
+    (req as InternalRequest)[ROUTE] = route;
     if (route.serializers !== null) (res as InternalResponse)[SERIALIZERS] = route.serializers;
     if (match.values !== null) {
       try {
@@ -595,6 +604,7 @@ export class Cog extends Scope implements ChainOwner {
       paramNames: [],
       serializers: schema === undefined ? null : compileSerializers(schema.response, where),
       where,
+      path: pattern,
     };
     route.paramNames.push(...this.router.add(method, pattern, route));
     this.routes.push({ method, pattern, paramNames: route.paramNames, schema });
@@ -604,7 +614,7 @@ export class Cog extends Scope implements ChainOwner {
    * An OpenAPI 3.1 document describing every route: methods, paths, params,
    * schemas and statuses. Serve it with `app.get("/openapi.json", (_req, res) => res.json(app.openapi()))`.
    */
-  openapi(info: OpenApiInfo = { title: "Cog API", version: "1.0.0" }): Record<string, unknown> {
+  openapi(info: OpenApiInfo = { title: "Cog API", version: "1.0.0" }): OpenApiDocument {
     return buildOpenApi(this.routes, info);
   }
 
@@ -660,7 +670,7 @@ export class Cog extends Scope implements ChainOwner {
   fallThrough(req: Request, res: Response): void {
     const route = (req as InternalRequest)[ROUTE];
     if (route !== null && !res.headersSent && !res.writableEnded) {
-      this[WARN](`the last handler of route ${route} called next() without answering: nothing else answers, so the request gets 404 as if no route matched; answer there, or don't call next() in it`, req);
+      this[WARN](`the last handler of route ${route.where} called next() without answering: nothing else answers, so the request gets 404 as if no route matched; answer there, or don't call next() in it`, req);
     }
     if (this.notFoundHandler !== null) {
       const owner: ChainOwner = {

@@ -2,7 +2,7 @@ export { Cog, type CogOptions, type ListenOptions, type EngineName, type ErrorHa
 export { Scope as Group, type AddRoute } from "./scope.js";
 export type { Request, CogRequest, RouteRequest, Query, Cookies, SignedCookies, Params } from "./request.js";
 export type { PathParams } from "./router.js";
-export type { Response, CogResponse, CookieOptions, HeaderValue } from "./response.js";
+export type { Response, CogResponse, CookieOptions, HeaderValue, Locals } from "./response.js";
 export { HttpError } from "./errors.js";
 export type { Handler, Next } from "./chain.js";
 export type { Address, RequestSocket } from "./engines/engine.js";
@@ -10,7 +10,7 @@ export type { Limits } from "./limits.js";
 export type { InjectOptions, InjectResponse } from "./testing.js";
 export type { RouteSchema, RouteOptions, Schema, JsonSchema, Infer, SchemaRequest, SchemaResponse } from "./schema/types.js";
 export type { ValidationIssue } from "./schema/compile.js";
-export type { OpenApiInfo } from "./schema/openapi.js";
+export type { OpenApiDocument, OpenApiInfo, OpenApiOperation, OpenApiPathItem } from "./schema/openapi-document.js";
 export { WebSocket } from "./websocket/socket.js";
 export type { Broker } from "./websocket/topics.js";
 export type { WebSocketHandlers, WebSocketOptions, SendResult, MessageData, OutgoingData } from "./websocket/types.js";

@@ -9,7 +9,7 @@ export const WARN: unique symbol = Symbol("cog.warn");
 export function whereOf(req: Request): string {
   const route = (req as InternalRequest)[ROUTE];
   const target = `${req.method} ${req.originalUrl}`;
-  return route === null ? target : `${target} (route ${route})`;
+  return route === null ? target : `${target} (route ${route.where})`;
 }
 
 /** How to fix the errors a newcomer meets most, by code; logged after the error. */

@@ -17,7 +17,7 @@ export interface RequestLogLine {
   method: string;
   /** The path without its query string (which may carry secrets). */
   path: string;
-  /** The route that matched (`GET /users/:id`), or null. */
+  /** The pattern of the route that matched (`/users/:id`: `req.route`), or null. */
   route: string | null;
   /** The status sent; null if the connection ended before a head was sent. */
   status: number | null;
@@ -114,7 +114,7 @@ export class RequestLogger {
       id: req.id!,
       method: req.method!,
       path: pathOf(req.originalUrl),
-      route: (req as InternalRequest)[ROUTE],
+      route: (req as InternalRequest)[ROUTE]?.path ?? null,
       status: answered || res.headersSent ? res.statusCode : null,
       bytes: this.bodyBytes(res),
       ms: Math.round((performance.now() - (req as unknown as Timed)[STARTED]) * 1000) / 1000,
@@ -142,7 +142,7 @@ export class RequestLogger {
       id: req.id!,
       method: req.method ?? "",
       path: pathOf(req.originalUrl),
-      route: (req as InternalRequest)[ROUTE],
+      route: (req as InternalRequest)[ROUTE]?.path ?? null,
       err: err instanceof Error ? { type: err.name, message: err.message, stack: err.stack } : err,
     };
     if (this.pino !== null) {

@@ -43,8 +43,15 @@ export const CACHED_COOKIES: unique symbol = Symbol("cog.cookies");
 export const CACHED_SIGNED: unique symbol = Symbol("cog.signedCookies");
 export const CACHED_BODY: unique symbol = Symbol("cog.body");
 export const ORIGINAL_URL: unique symbol = Symbol("cog.originalUrl");
-/** The route a request matched (`GET /users/:id`), for log lines; null for unmatched requests. */
+/** The route a request matched, for `req.route` and log lines; null for unmatched requests. */
 export const ROUTE: unique symbol = Symbol("cog.route");
+/** What a request knows of the route it matched (the app's compiled route is one). */
+export interface MatchedRoute {
+  /** Its pattern, group prefixes included: `/users/:id`. */
+  readonly path: string;
+  /** Its method and pattern, for messages: `GET /users/:id` (`ALL` for `app.all`). */
+  readonly where: string;
+}
 /** The response answering this request (set by the app when it dispatches the request). */
 export const RESPONSE: unique symbol = Symbol("cog.response");
 const SIGNAL: unique symbol = Symbol("cog.signal");
@@ -58,7 +65,7 @@ export interface RequestInternals {
   [CACHED_SIGNED]: SignedCookies | undefined;
   [CACHED_BODY]: unknown;
   [ORIGINAL_URL]: string | undefined;
-  [ROUTE]: string | null;
+  [ROUTE]: MatchedRoute | null;
   [RESPONSE]: RequestResponse | null;
   [SIGNAL]: AbortSignal | undefined;
 }
@@ -170,6 +177,20 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
      */
     multipart(options: MultipartOptions = {}): Promise<FormFields> {
       return import("./multipart.js").then(({ readMultipart }) => readMultipart(this as unknown as Request, options));
+    }
+
+    /**
+     * The pattern of the route that matched, group prefixes included (`/users/:id`,
+     * `/files/*`): the same for every request it matched, so a label for metrics and a name
+     * for spans. Undefined when no route matched: a 404, a 405, and in middleware that runs
+     * for them.
+     */
+    get route(): string | undefined {
+      return own(this)[ROUTE]?.path;
+    }
+    set route(route: string | undefined) {
+      // Someone else's router (Express's) may set its own: it is theirs from then on.
+      Object.defineProperty(this, "route", { value: route, writable: true, configurable: true, enumerable: true });
     }
 
     /** The path without the query string, as sent (not decoded); inside a mounted middleware, the part below its prefix. */
@@ -337,8 +358,14 @@ export function forApp<Class extends abstract new (...args: any[]) => object>(Ba
   return AppRequest;
 }
 
-/** The request handed to handlers, on every engine: Cog's helpers over Node's IncomingMessage surface. */
-export type Request = InstanceType<ReturnType<typeof withRequestHelpers<abstract new () => RequestSurface>>>;
+/**
+ * The request handed to handlers, on every engine: Cog's helpers over Node's IncomingMessage
+ * surface. An interface, so that an app can declare what its middleware adds:
+ * `declare module "cog-http" { interface Request { user?: User } }`.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface Request extends RequestHelpers {}
+type RequestHelpers = InstanceType<ReturnType<typeof withRequestHelpers<abstract new () => RequestSurface>>>;
 
 /** A request as Cog's own code sees it: with its internal state. @internal */
 export type InternalRequest = Request & RequestInternals;

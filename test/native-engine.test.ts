@@ -140,6 +140,7 @@ describe("the status line: reason phrases and status codes", { skip: nativeSkip 
       },
       () => {},
       () => {},
+      {},
     );
   });
   after(() => {
@@ -298,6 +299,7 @@ describe("differential framing: native engine vs node:http's parser", { skip: na
       onRequest,
       onEvent,
       () => {},
+      {},
     );
   });
   after(() => {

@@ -66,6 +66,8 @@ export interface Engine {
 export interface RequestSocket extends EventEmitter {
   readonly remoteAddress?: string | undefined;
   readonly remotePort?: number | undefined;
+  readonly localAddress?: string | undefined;
+  readonly localPort?: number | undefined;
   readonly remoteFamily?: string | undefined;
   readonly readable: boolean;
   readonly writable: boolean;

@@ -1,3 +1,4 @@
+import { AsyncResource } from "node:async_hooks";
 import type { Handler } from "../chain.js";
 import { WEBSOCKET, type WebSocketEngine } from "../engines/engine.js";
 import { HttpError } from "../errors.js";
@@ -51,17 +52,20 @@ export function upgradeHandler(handlers: WebSocketHandlers<unknown>, settings: W
     if (engine === undefined) throw new Error("This engine was started before the app had WebSocket routes: register app.ws routes before listen");
     let ws: WebSocket<unknown> | null = null;
     const report = (err: unknown, where: string): void => req.app[REPORT](err, req, `in the WebSocket ${where} handler`);
+    // The socket's own async context, made in the upgrade request's (so it starts with what that
+    // request's context held): each of its events runs in it, apart from every other socket's.
+    const scope = new AsyncResource("CogWebSocket");
     const transport = engine.accept(req, res, settings, {
       message: (message, binary) => {
         if (handlers.message === undefined) return;
-        call(() => handlers.message!(ws!, message, binary), report, "message");
+        scope.runInAsyncScope(call, null, () => handlers.message!(ws!, message, binary), report, "message");
       },
       drain: () => {
-        if (handlers.drain !== undefined) call(() => handlers.drain!(ws!), report, "drain");
+        if (handlers.drain !== undefined) scope.runInAsyncScope(call, null, () => handlers.drain!(ws!), report, "drain");
       },
       close: (code, reason) => {
         ws!.closed();
-        if (handlers.close !== undefined) call(() => handlers.close!(ws!, code, reason), report, "close");
+        if (handlers.close !== undefined) scope.runInAsyncScope(call, null, () => handlers.close!(ws!, code, reason), report, "close");
       },
     });
     if (transport === null) return;

@@ -48,24 +48,6 @@ pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, setting
     Ok((id, bound))
 }
 
-fn remote_text(storage: &libc::sockaddr_storage) -> String {
-    unsafe {
-        match storage.ss_family as c_int {
-            libc::AF_INET => {
-                let sin = &*(storage as *const _ as *const libc::sockaddr_in);
-                std::net::Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)).to_string()
-            }
-            libc::AF_INET6 => {
-                let sin6 = &*(storage as *const _ as *const libc::sockaddr_in6);
-                let ip = std::net::Ipv6Addr::from(sin6.sin6_addr.s6_addr);
-                // Node reports an IPv4 client of a dual-stack socket as "::ffff:1.2.3.4"; so do we.
-                ip.to_string()
-            }
-            _ => String::new(),
-        }
-    }
-}
-
 /// Stops accepting; idle connections close now, busy ones once their responses are written.
 pub fn stop_listening(id: usize) {
     with_state(|s| {
@@ -169,13 +151,15 @@ impl State {
                 },
             };
             let poll = alloc_handle(UV_POLL);
+            let (remote, remote_port) = socket::address_of(&storage);
             self.next_gen = self.next_gen.wrapping_add(1);
             let conn = Conn {
                 server: id,
                 fd,
                 poll,
                 gen: self.next_gen,
-                remote: remote_text(&storage),
+                remote,
+                remote_port,
                 inbuf: Vec::new(),
                 out: Vec::new(),
                 out_pos: 0,

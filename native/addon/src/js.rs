@@ -72,8 +72,9 @@ thread_local! {
 
 impl ServerJs {
     /// # Safety
-    /// `env` must be the current env and the two values functions.
-    pub unsafe fn new(env: sys::napi_env, on_request: sys::napi_value, on_event: sys::napi_value, on_socket: sys::napi_value) -> Result<ServerJs, String> {
+    /// `env` must be the current env, the three callbacks functions and `context` an object:
+    /// the async resource every batch runs in (see `src/engines/native/request-context.ts`).
+    pub unsafe fn new(env: sys::napi_env, on_request: sys::napi_value, on_event: sys::napi_value, on_socket: sys::napi_value, context: sys::napi_value) -> Result<ServerJs, String> {
         let mut uv_loop = ptr::null_mut();
         check(sys::napi_get_uv_event_loop(env, &mut uv_loop), "napi_get_uv_event_loop")?;
         let mut request_ref = ptr::null_mut();
@@ -87,13 +88,11 @@ impl ServerJs {
         check(sys::napi_create_function(env, name.as_ptr() as *const _, name.len(), Some(trampoline), ptr::null_mut(), &mut function), "napi_create_function")?;
         let mut trampoline_ref = ptr::null_mut();
         check(sys::napi_create_reference(env, function, 1, &mut trampoline_ref), "napi_create_reference")?;
-        let mut resource = ptr::null_mut();
-        check(sys::napi_create_object(env, &mut resource), "napi_create_object")?;
         let mut resource_name = ptr::null_mut();
         let label = "CogNativeRequest";
         check(sys::napi_create_string_utf8(env, label.as_ptr() as *const _, label.len(), &mut resource_name), "napi_create_string_utf8")?;
         let mut async_context = ptr::null_mut();
-        check(sys::napi_async_init(env, resource, resource_name, &mut async_context), "napi_async_init")?;
+        check(sys::napi_async_init(env, context, resource_name, &mut async_context), "napi_async_init")?;
         Ok(ServerJs { env, uv_loop: uv_loop as *mut _, on_request: request_ref, on_event: event_ref, on_socket: socket_ref, trampoline: trampoline_ref, async_context })
     }
 

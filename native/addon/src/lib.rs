@@ -33,7 +33,7 @@ mod websocket;
 mod write;
 
 use napi::bindgen_prelude::*;
-use napi::{Env, JsError, JsFunction, JsString, JsUnknown, NapiRaw, NapiValue};
+use napi::{Env, JsError, JsFunction, JsObject, JsString, JsUnknown, NapiRaw, NapiValue};
 use napi_derive::napi;
 use cog_framing::response::{status_code, AppHead, HeaderBlock, KeptHeaderBlock, ReasonPhrase, RequestId};
 use state::{with_state, Settings};
@@ -67,7 +67,7 @@ pub struct ListenOptions {
 /// (src/engines/native/load.ts, `INTERFACE_VERSION`) refuses an addon whose version is not its
 /// own, since a prebuilt platform package can be older than the JavaScript that loads it.
 /// Bump it here and there together whenever any of that interface changes.
-const INTERFACE_VERSION: u32 = 6;
+const INTERFACE_VERSION: u32 = 7;
 
 /// See `INTERFACE_VERSION`.
 #[napi]
@@ -89,8 +89,8 @@ pub fn methods() -> Vec<&'static str> {
 
 /// Starts a server; returns `[serverId, port]`.
 #[napi]
-pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event: JsFunction, on_socket: JsFunction) -> Result<Vec<u32>> {
-    let js = unsafe { js::ServerJs::new(env.raw(), on_request.raw(), on_event.raw(), on_socket.raw()) }.map_err(Error::from_reason)?;
+pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event: JsFunction, on_socket: JsFunction, context: JsObject) -> Result<Vec<u32>> {
+    let js = unsafe { js::ServerJs::new(env.raw(), on_request.raw(), on_event.raw(), on_socket.raw(), context.raw()) }.map_err(Error::from_reason)?;
     let settings = Settings {
         // The parser's own bound sits one past Cog's, so Cog's 431 (with its message) answers first.
         head: cog_framing::Limits { max_head: options.max_header_size as usize, max_headers: options.max_headers as usize + 1 },
@@ -160,6 +160,20 @@ pub fn headers(id: f64) -> Vec<Latin1> {
 #[napi]
 pub fn remote_address(id: f64) -> Option<String> {
     with_state(|s| s.remote_address(id as u64).map(str::to_string))
+}
+
+/// The request's connection beyond its client's address: the client's port, and the local
+/// address and port it reached.
+#[napi(object)]
+pub struct Endpoints {
+    pub remote_port: u32,
+    pub local_address: String,
+    pub local_port: u32,
+}
+
+#[napi]
+pub fn endpoints(id: f64) -> Option<Endpoints> {
+    with_state(|s| s.endpoints(id as u64)).map(|(remote_port, local_address, local_port)| Endpoints { remote_port: u32::from(remote_port), local_address, local_port: u32::from(local_port) })
 }
 
 /// What the client of a TLS connection proved (see `tls::Peer`), as node:tls reports it.

@@ -106,6 +106,18 @@ impl State {
         (conn.gen == req.gen).then_some(conn.remote.as_str())
     }
 
+    /// The client's port, and the address and port it connected to (asked of the socket: only
+    /// a request that asks pays for the call).
+    pub fn endpoints(&self, id: u64) -> Option<(u16, String, u16)> {
+        let req = self.reqs.get(&id)?;
+        let conn = self.conns.get(req.conn)?.as_ref()?;
+        if conn.gen != req.gen {
+            return None;
+        }
+        let (local, local_port) = crate::socket::local_address(conn.fd)?;
+        Some((conn.remote_port, local, local_port))
+    }
+
     /// The client's certificate and whether it verified, on a TLS connection.
     pub fn tls_peer(&self, id: u64) -> Option<crate::tls::Peer> {
         let req = self.reqs.get(&id)?;

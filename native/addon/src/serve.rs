@@ -244,16 +244,20 @@ impl State {
         conn.queue.iter().any(|id| self.reqs.get(id).is_some_and(|req| matches!(req.state, ReqState::Streaming)))
     }
 
-    /// The peer closed while nothing more is to be parsed: finish what is queued, then close.
+    /// The peer closed while nothing more is to be parsed: what it asked and was not answered
+    /// is aborted (see `left_unanswered`), and the connection closes.
     fn peer_gone(&mut self, key: usize) -> Vec<Call> {
         let conn = self.conns[key].as_mut().unwrap();
         conn.close_when_done = true;
         conn.peer_ended = true;
-        if conn.queue.is_empty() || self.streaming(key) {
-            return self.close_conn(key);
-        }
-        self.set_polling(key, 0);
-        Vec::new()
+        self.close_conn(key)
+    }
+
+    /// Whether the client ended its side while requests it sent wait for their answers (not a
+    /// WebSocket handshake: the connection waits for the app's accept).
+    fn left_unanswered(&self, key: usize) -> bool {
+        let Some(conn) = self.conns.get(key).and_then(Option::as_ref) else { return false };
+        conn.peer_ended && !conn.upgrading && conn.ws.is_none() && conn.queue.iter().any(|id| self.reqs.get(id).is_some_and(|req| !matches!(req.state, ReqState::Finished)))
     }
 
     /// After a batch: write what it produced; returns drain events and whether to parse again.
@@ -261,7 +265,15 @@ impl State {
         let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (Vec::new(), false) };
         conn.in_batch = false;
         State::ws_end_batch(conn);
-        let (more, calls) = self.flush(key);
+        let (more, mut calls) = self.flush(key);
+        if self.left_unanswered(key) {
+            // The client ended its side with requests still unanswered: as node:http takes it
+            // (its servers don't allow half-open connections), the client is gone. Their
+            // responses are aborted (`req` and `res` see 'close', `req.signal` aborts), and the
+            // connection closes after the flush above wrote what was answered before them.
+            calls.extend(self.close_conn(key));
+            return (calls, false);
+        }
         // A connection that became a WebSocket in this batch decodes the frames that came with its
         // handshake now (no more requests, but frames).
         let more = more && self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| !c.inbuf.is_empty() && (!c.no_more_requests || c.ws.is_some()));

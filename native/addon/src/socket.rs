@@ -99,6 +99,33 @@ unsafe fn local_port(fd: c_int) -> u16 {
     }
 }
 
+/// The local address and port of a connected socket.
+pub fn local_address(fd: c_int) -> Option<(String, u16)> {
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    if unsafe { libc::getsockname(fd, &mut storage as *mut _ as *mut libc::sockaddr, &mut len) } != 0 {
+        return None;
+    }
+    Some(address_of(&storage))
+}
+
+/// An address and port as Node writes them: a dual-stack socket's IPv4 peer is "::ffff:a.b.c.d".
+pub fn address_of(storage: &libc::sockaddr_storage) -> (String, u16) {
+    unsafe {
+        match storage.ss_family as c_int {
+            libc::AF_INET => {
+                let sin = &*(storage as *const _ as *const libc::sockaddr_in);
+                (std::net::Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)).to_string(), u16::from_be(sin.sin_port))
+            }
+            libc::AF_INET6 => {
+                let sin6 = &*(storage as *const _ as *const libc::sockaddr_in6);
+                (std::net::Ipv6Addr::from(sin6.sin6_addr.s6_addr).to_string(), u16::from_be(sin6.sin6_port))
+            }
+            _ => (String::new(), 0),
+        }
+    }
+}
+
 /// `recv` and `send` rather than `read` and `write`: on a socket they skip the VFS layer (about
 /// 0.1 µs of kernel time a request at 2,500 connections x 4 pipelined), and `MSG_NOSIGNAL`
 /// keeps a peer that went away from raising SIGPIPE.

@@ -67,6 +67,7 @@ pub(crate) struct Conn {
     pub(crate) poll: *mut uv_handle_t,
     pub(crate) gen: u32,
     pub(crate) remote: String,
+    pub(crate) remote_port: u16,
     pub(crate) inbuf: Vec<u8>,
     pub(crate) out: Vec<u8>,
     pub(crate) out_pos: usize,

@@ -2,15 +2,17 @@ import { HttpError } from "../../errors.js";
 import { REPORT } from "../../log.js";
 import { CHUNKED, NO_BODY } from "../../head.js";
 import { forApp } from "../../request.js";
-import { injectOverLoopback, type InjectOptions, type InjectResponse } from "../../testing.js";
-import { WEBSOCKET, type Address, type Engine, type EngineConfig } from "../engine.js";
+import { injectOptions, injectOverLoopback, type InjectOptions, type InjectResponse } from "../../testing.js";
+import { WEBSOCKET, type Address, type Engine, type EngineConfig, type HeadVerdict } from "../engine.js";
 import type { NativeWebSockets } from "../../websocket/native.js";
 import type { Response } from "../../response.js";
 import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "./load.js";
-import { ADDON, ENCRYPTED, GONE, ID, NativeRequest } from "./request.js";
+import { ADDON, ADDRESS, ENCRYPTED, GONE, ID, NativeRequest, SERVER } from "./request.js";
+import { NativeServer, publishesResponseCreated, requestStart, responseCreated } from "./http-channels.js";
 import { nativeTlsOptions } from "./tls.js";
 import type { TlsOptions } from "../../tls.js";
 import { FORGET, NativeResponse } from "./response.js";
+import { RequestContexts, serve } from "./request-context.js";
 import { STREAMED_BYTES, STREAMING } from "./outgoing.js";
 
 /**
@@ -32,6 +34,8 @@ export class NativeEngine implements Engine {
   private readonly Response: typeof NativeResponse;
   /** The app's WebSockets, when it has WebSocket routes. */
   private webSockets: NativeWebSockets | null = null;
+  /** Each request's async context (made when the server listens, in the context it listens in). */
+  private contexts = NO_CONTEXTS;
 
   constructor(private readonly config: EngineConfig) {
     const addon = (this.addon = loadNative());
@@ -75,6 +79,7 @@ export class NativeEngine implements Engine {
     try {
       const { limits, strict } = this.config;
       const bind = host ?? "::";
+      const contexts = (this.contexts = new RequestContexts());
       const [server, bound] = this.addon.listen(
         {
           host: bind,
@@ -95,8 +100,10 @@ export class NativeEngine implements Engine {
         this.onRequest,
         this.onEvent,
         this.webSockets?.onSocket ?? ignoreSocketEvent,
+        contexts.resource,
       );
       this.serverId = server;
+      this.Request.prototype[SERVER] = new NativeServer({ host: bind, port: bound });
       return Promise.resolve({ host: bind, port: bound });
     } catch (err) {
       return Promise.reject(err as Error);
@@ -119,6 +126,16 @@ export class NativeEngine implements Engine {
               ? CHUNKED
               : body
             : body.length; // a chunked body may be empty, and still be a body
+    // The addon calls in once for a batch of requests: each runs in an async context of its own.
+    serve(this.contexts, response, this.dispatchOne, this, request, response, verdict);
+    // Only unanswered responses are tracked: nothing else can run while this handler does.
+    if (!request[GONE]) this.inFlight.set(id, response);
+  };
+
+  private dispatchOne(request: NativeRequest, response: NativeResponse, verdict: HeadVerdict): void {
+    // Node's own channels, as node:http publishes them: the response made, then the request started.
+    if (publishesResponseCreated && responseCreated.hasSubscribers) responseCreated.publish({ request, response });
+    if (requestStart.hasSubscribers) requestStart.publish({ request, response, socket: request.socket, server: request[SERVER] });
     try {
       this.config.dispatch(request, response, verdict);
     } catch (err) {
@@ -126,13 +143,16 @@ export class NativeEngine implements Engine {
       this.config.app[REPORT](err, request, "escaped Cog's dispatch, a bug in Cog: the connection was cut");
       response.destroy();
     }
-    // Only unanswered responses are tracked: nothing else can run while this handler does.
-    if (!request[GONE]) this.inFlight.set(id, response);
-  };
+  }
 
   private readonly onEvent = (kind: number, id: number, piece?: Buffer): void => {
     const response = this.inFlight.get(id);
     if (response === undefined) return;
+    // In the request's own context, as node:http emits a request's events in its connection's.
+    serve(this.contexts, response, this.deliver, this, kind, response, piece);
+  };
+
+  private deliver(kind: number, response: NativeResponse, piece: Buffer | undefined): void {
     try {
       if (kind === EVENT_ABORT) response.aborted();
       else if (kind === EVENT_DRAIN) response.drained();
@@ -142,7 +162,7 @@ export class NativeEngine implements Engine {
       // A listener threw ('close', 'drain', or the body stream's): report it with the route, as an error in a handler is.
       response.req.app[REPORT](err, response.req, kind === EVENT_ABORT ? "in a 'close' listener" : kind === EVENT_DRAIN ? "in a 'drain' listener" : "in a listener of the request body");
     }
-  };
+  }
 
   /** A response is done with (answered, cut or aborted): the engine has forgotten its request. */
   private readonly forget = (response: NativeResponse, aborted: boolean): void => {
@@ -154,7 +174,11 @@ export class NativeEngine implements Engine {
 
   /** Answers one request for a test over a loopback connection to a server of its own, so the test exercises this engine. */
   inject(options: InjectOptions | string): Promise<InjectResponse> {
-    return injectOverLoopback(new NativeEngine(this.config), options);
+    const o = injectOptions(options);
+    const engine = new NativeEngine(this.config);
+    // The connection comes from 127.0.0.1; a test may say where its request comes from, as on the node engine.
+    if (o.remoteAddress !== undefined) engine.Request.prototype[ADDRESS] = o.remoteAddress;
+    return injectOverLoopback(engine, o);
   }
 
   bodyBytes(res: Response): number | null {
@@ -176,6 +200,8 @@ export class NativeEngine implements Engine {
     const server = this.serverId;
     this.serverId = -1;
     addon.stopListening(server);
+    const listening = this.Request.prototype[SERVER];
+    if (listening !== null) listening.listening = false;
     // WebSockets and requests drain together, under one deadline (as on the node engine). The
     // sockets' deadline is set first, so that it fires first: they are cut (and their closes
     // reported) before the requests' deadline cuts every connection left.
@@ -185,7 +211,10 @@ export class NativeEngine implements Engine {
         ? undefined
         : new Promise<void>((resolve) => {
             const deadline = setTimeout(() => {
-              for (const id of addon.destroyConnections(server)) this.inFlight.get(id)?.aborted();
+              for (const id of addon.destroyConnections(server)) {
+                const response = this.inFlight.get(id);
+                if (response !== undefined) serve(this.contexts, response, this.deliver, this, EVENT_ABORT, response, undefined);
+              }
               resolve();
             }, drainMs);
             this.idle = () => {
@@ -201,3 +230,6 @@ export class NativeEngine implements Engine {
 }
 
 function ignoreSocketEvent(): void {}
+
+/** Before the server listens: no request can arrive. */
+const NO_CONTEXTS = null as unknown as RequestContexts;

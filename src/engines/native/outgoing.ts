@@ -4,6 +4,7 @@ import { Stream } from "node:stream";
 import { ECHO_REQUEST_ID, SEND_FILE, type ResponseSurface } from "../engine.js";
 import { streamFileRange } from "../../file-stream.js";
 import { lowerCase, WHOLE_BODY } from "../../response.js";
+import { responseFinish } from "./http-channels.js";
 
 export type StoredValue = number | string | readonly string[];
 
@@ -137,7 +138,18 @@ export abstract class OutgoingResponse {
     const value = this[STORE]?.get(lower) as number | string | string[] | undefined;
     if (value !== undefined) return value;
     if (lower === "x-request-id") return this[REQUEST_ID];
-    return lower === "content-length" ? this.bodyLength() : value;
+    if (lower === "content-length") return this.bodyLength();
+    return this.listsHead() ? (headValue(this[HEAD]!, lower) as number | string | string[] | undefined) : undefined;
+  }
+
+  /**
+   * Whether `writeHead`'s headers are part of the response's header list (getHeader, getHeaders):
+   * as on node:http, once written, when the response had a header list already (a header set
+   * before, or the echoed request id, which node:http sets). Without one, node:http writes them
+   * straight out and its getHeaders() stays empty; so does this.
+   */
+  private listsHead(): boolean {
+    return this[HEAD] !== null && (this[STORE] !== null || this[REQUEST_ID] !== undefined);
   }
 
   /**
@@ -156,6 +168,15 @@ export abstract class OutgoingResponse {
     const headers: OutgoingHttpHeaders = Object.create(null);
     if (this[REQUEST_ID] !== undefined) headers["x-request-id"] = this[REQUEST_ID];
     if (this[STORE] !== null) for (const [name, value] of this[STORE]) headers[name] = value as OutgoingHttpHeader;
+    if (this.listsHead()) {
+      const head = this[HEAD]!;
+      for (const name in head) if (head[name] !== undefined) headers[this[HEAD_LOWER] ? name : name.toLowerCase()] = head[name];
+      // The engine frames the body itself: its Content-Length is the body's (node:http lists the one it sent).
+      if (headers["content-length"] === undefined) {
+        const length = this.bodyLength();
+        if (length !== undefined) headers["content-length"] = length;
+      }
+    }
     return headers;
   }
 
@@ -165,7 +186,7 @@ export abstract class OutgoingResponse {
 
   hasHeader(name: string): boolean {
     const lower = name.toLowerCase();
-    return (this[STORE]?.has(lower) ?? false) || (lower === "x-request-id" && this[REQUEST_ID] !== undefined);
+    return (this[STORE]?.has(lower) ?? false) || (lower === "x-request-id" && this[REQUEST_ID] !== undefined) || (this.listsHead() && headValue(this[HEAD]!, lower) !== undefined);
   }
 
   removeHeader(name: string): void {
@@ -314,8 +335,8 @@ export abstract class OutgoingResponse {
     }
     this.release(false);
     this.writableFinished = true;
-    // Only a response someone listens to pays for its events.
-    if (this._events !== undefined) process.nextTick(emitFinish, this);
+    // Only a response someone listens to (or a subscriber of http.server.response.finish) pays for its events.
+    if (this._events !== undefined || responseFinish.hasSubscribers) process.nextTick(emitFinish, this);
     return this;
   }
 
@@ -389,6 +410,8 @@ export abstract class OutgoingResponse {
   protected abstract cut(): void;
   /** @internal Called once, when the engine's request may no longer be touched; `aborted` when it ended without an answer. */
   protected abstract release(aborted: boolean): void;
+  /** @internal The message of `http.server.response.finish` for this response: `{ request, response, socket, server }`. */
+  abstract finishMessage(): object;
   /** @internal A call the app should not make, made anyway: report it (with the route) and go on. */
   protected abstract misuse(message: string): void;
   /** @internal Writing the head failed outside the app's code: the app answers with its error response. */
@@ -450,6 +473,8 @@ Object.assign(OutgoingResponse.prototype, {
 });
 
 function emitFinish(res: OutgoingResponse): void {
+  // As node:http publishes it: when the response finishes, before its 'finish' listeners run.
+  if (responseFinish.hasSubscribers) responseFinish.publish(res.finishMessage());
   res.emit("finish");
   res.emit("close");
 }
@@ -477,6 +502,14 @@ function headersFromList(list: readonly OutgoingHttpHeader[] | readonly unknown[
   if (Array.isArray(list[0])) for (const pair of list as unknown as [string, unknown][]) add(pair[0], pair[1]);
   else for (let i = 0; i + 1 < list.length; i += 2) add(String(list[i]), list[i + 1]);
   return headers;
+}
+
+/** A header of writeHead's object by its lower-case name, whatever case it was given in. */
+function headValue(head: OutgoingHttpHeaders, lower: string): OutgoingHttpHeader | undefined {
+  const value = head[lower];
+  if (value !== undefined) return value;
+  for (const name in head) if (name.toLowerCase() === lower) return head[name];
+  return undefined;
 }
 
 function eachValue<T>(to: T, name: string, value: StoredValue, write: (to: T, name: string, value: string) => void): void {

@@ -5,8 +5,9 @@ import { BodyCollector, tooLarge } from "../../body.js";
 import { withRequestHelpers } from "../../request.js";
 import type { BodyCallback, RequestSocket } from "../engine.js";
 import { headersFromRaw } from "./headers.js";
-import { FLAG_ENCODED, FLAG_HTTP11, type NativeAddon, type TlsPeer } from "./load.js";
+import { FLAG_ENCODED, FLAG_HTTP11, type Endpoints, type NativeAddon, type TlsPeer } from "./load.js";
 import { peerCertificate } from "./peer-certificate.js";
+import type { NativeServer } from "./http-channels.js";
 import type { PeerCertificate } from "node:tls";
 
 // The engine's handles, under symbols so that no middleware's `req.id` can reach them.
@@ -17,7 +18,7 @@ const FLAGS: unique symbol = Symbol("cog.native.flags");
 const RECEIVED: unique symbol = Symbol("cog.native.received");
 const RAW: unique symbol = Symbol("cog.native.rawHeaders");
 const HEADERS: unique symbol = Symbol("cog.native.headers");
-const ADDRESS: unique symbol = Symbol("cog.native.address");
+export const ADDRESS: unique symbol = Symbol("cog.native.address");
 const SOCKET: unique symbol = Symbol("cog.native.socket");
 const CONTENT_TYPE: unique symbol = Symbol("cog.native.contentType");
 /** Where the pieces of a body that follows its request go: a collector (buffered), or the stream's limit (streamed). */
@@ -26,6 +27,8 @@ const STREAM_LIMIT: unique symbol = Symbol("cog.native.streamLimit");
 const STREAMED: unique symbol = Symbol("cog.native.streamed");
 const PAUSED: unique symbol = Symbol("cog.native.paused");
 const BODY_ENDED: unique symbol = Symbol("cog.native.bodyEnded");
+/** The server it came to, as `http.server.*` channel messages give it (see http-channels.ts). */
+export const SERVER: unique symbol = Symbol("cog.native.server");
 /** Set once the engine has forgotten the request (answered or aborted): it can't be asked anything more. */
 export const GONE: unique symbol = Symbol("cog.native.gone");
 
@@ -50,6 +53,7 @@ class NativeRequestBase {
   /** @internal */ declare [SOCKET]: NativeSocket | null;
   /** @internal The first Content-Type, once asked for (null: not yet). */ declare [CONTENT_TYPE]: string | undefined | null;
   /** @internal */ declare [GONE]: boolean;
+  /** @internal Set on the app's request class when the server listens. */ declare [SERVER]: NativeServer | null;
   /** @internal */ declare [COLLECTOR]: BodyCollector | null;
   /** @internal */ declare [STREAM_LIMIT]: number;
   /** @internal Bytes of the body streamed so far. */ declare [STREAMED]: number;
@@ -97,11 +101,11 @@ class NativeRequestBase {
   }
 
   /** The connection, as much of Node's Socket as the engine can stand for (made on first read). */
-  get socket(): RequestSocket {
+  get socket(): NativeSocket {
     return (this[SOCKET] ??= new NativeSocket(this as unknown as NativeRequest));
   }
   /** Node's older name for `socket`. */
-  get connection(): RequestSocket {
+  get connection(): NativeSocket {
     return this.socket;
   }
 
@@ -159,6 +163,7 @@ Object.assign(NativeRequestBase.prototype, {
   [SOCKET]: null,
   [CONTENT_TYPE]: null,
   [GONE]: false,
+  [SERVER]: null,
   [COLLECTOR]: null,
   [STREAM_LIMIT]: Infinity,
   [STREAMED]: 0,
@@ -262,11 +267,12 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
  * `on("close")`): an EventEmitter that stands for the engine's connection, which JavaScript
  * never holds itself.
  */
-class NativeSocket extends EventEmitter implements RequestSocket {
-  readonly remotePort: number | undefined = undefined;
+export class NativeSocket extends EventEmitter implements RequestSocket {
   private open = true;
   /** On TLS: what the client proved, fetched from the engine on first use (see `peer`). */
   private tls: TlsPeer | null = null;
+  /** The ports and local address, fetched from the engine on first use (see `ends`). */
+  private endpoints: Endpoints | null = null;
 
   constructor(private readonly request: NativeRequest) {
     super();
@@ -274,6 +280,27 @@ class NativeSocket extends EventEmitter implements RequestSocket {
 
   get remoteAddress(): string | undefined {
     return this.request.remoteAddress;
+  }
+  get remotePort(): number | undefined {
+    return this.ends()?.remotePort;
+  }
+  get localAddress(): string | undefined {
+    return this.ends()?.localAddress;
+  }
+  get localPort(): number | undefined {
+    return this.ends()?.localPort;
+  }
+
+  private ends(): Endpoints | undefined {
+    const request = this.request;
+    if (this.endpoints === null && !request[GONE]) this.endpoints = request[ADDON].endpoints(request[ID]);
+    return this.endpoints ?? undefined;
+  }
+
+  /** @internal What the connection was, kept for listeners that read it after the engine forgot the request ('finish', 'close'). */
+  keep(): void {
+    void this.request.remoteAddress;
+    this.ends();
   }
 
   /** Whether the connection is TLS (node:tls's sockets say true). */

@@ -1,9 +1,11 @@
 import { STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
 import { REPORT } from "../../log.js";
 import { FRAMES_BODY, withResponseHelpers } from "../../response.js";
-import { ADDON, GONE, ID, type NativeRequest } from "./request.js";
+import { ADDON, GONE, ID, SERVER, type NativeRequest } from "./request.js";
 import { HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, OutgoingResponse, STORE } from "./outgoing.js";
 import { RESPONSE_CLOSE, RESPONSE_HAS_DATE, type NativeAddon } from "./load.js";
+import { STORES } from "./request-context.js";
+import { responseFinish } from "./http-channels.js";
 
 /** Called once per request, when the engine has forgotten it (`aborted`: without an answer). */
 export type Forget = (res: NativeResponse, aborted: boolean) => void;
@@ -17,6 +19,7 @@ class NativeResponseBase extends OutgoingResponse {
   /** @internal */ declare [ADDON]: NativeAddon;
   /** @internal */ declare [FORGET]: Forget;
   /** @internal */ declare [KNOWN]: BlockNode | null;
+  /** @internal What its request entered in its async context (see request-context.ts). */ declare [STORES]: Record<PropertyKey, unknown> | null;
 
   /** The request this answers (as Node's `res.req`). */
   constructor(readonly req: NativeRequest) {
@@ -52,6 +55,7 @@ class NativeResponseBase extends OutgoingResponse {
 
   /** @internal */
   protected sendWhole(body: string | Buffer | undefined): void {
+    this.keepConnection();
     const addon = this[ADDON];
     const id = this.req[ID];
     const known = this[KNOWN];
@@ -89,6 +93,7 @@ class NativeResponseBase extends OutgoingResponse {
 
   /** @internal */
   protected endStream(): void {
+    this.keepConnection();
     this[ADDON].streamEnd(this.req[ID]);
   }
 
@@ -100,6 +105,22 @@ class NativeResponseBase extends OutgoingResponse {
   /** @internal */
   protected release(aborted: boolean): void {
     this[FORGET](this as unknown as NativeResponse, aborted);
+  }
+
+  /**
+   * Before the engine is handed the end of the response (and forgets the request): keeps the
+   * connection's addresses for those who read them once it is finished, 'finish' and 'close'
+   * listeners (`req.socket.remoteAddress`, `remotePort`) and http.server.response.finish's
+   * subscribers. Only a response someone listens to pays for it.
+   */
+  private keepConnection(): void {
+    if (this._events !== undefined || responseFinish.hasSubscribers) this.req.socket.keep();
+  }
+
+  /** @internal */
+  finishMessage(): object {
+    const request = this.req;
+    return { request, response: this, socket: request.socket, server: request[SERVER] };
   }
 
   /** @internal */
@@ -226,7 +247,7 @@ class BlockNode {
 const BLOCKS = new BlockNode("", false);
 let blockNodes = 0;
 
-Object.assign(NativeResponseBase.prototype, { [KNOWN]: null, [FRAMES_BODY]: true });
+Object.assign(NativeResponseBase.prototype, { [KNOWN]: null, [FRAMES_BODY]: true, [STORES]: null });
 
 /** A response on the native engine. */
 export class NativeResponse extends withResponseHelpers(NativeResponseBase) {}

@@ -1,5 +1,6 @@
 import type { Server } from "node:http";
 import { Socket } from "node:net";
+import { AsyncResource } from "node:async_hooks";
 
 /**
  * Writing answers a slice at a time instead of one by one.
@@ -34,6 +35,8 @@ export const ENDING: unique symbol = Symbol("cog.node.ending");
 interface HeldSocket extends Socket {
   /** Whether this socket's final uncork is held, waiting in `held`. */
   cogHeld: boolean;
+  /** The async context the held uncork was called in (see `writeHeld`). */
+  cogScope: AsyncResource | undefined;
   /** Node's: the response being written on this socket. */
   _httpMessage?: { [ENDING]?: boolean } | null;
 }
@@ -51,6 +54,7 @@ export function writeInSlices(server: Server): void {
   server.prependListener("connection", (socket: Socket) => {
     const holding = socket as HeldSocket;
     holding.cogHeld = false;
+    holding.cogScope = undefined;
     holding.uncork = uncorkInSlice;
     holding.destroy = destroyAfterWriting;
   });
@@ -63,6 +67,7 @@ function uncorkInSlice(this: HeldSocket): void {
   if (this._httpMessage?.[ENDING] === false) return uncork.call(this);
   if (this.cogHeld) return;
   this.cogHeld = true;
+  this.cogScope = new AsyncResource("CogHeldWrite");
   held.push(this);
   if (held.length >= SLICE) {
     writeHeld();
@@ -72,13 +77,23 @@ function uncorkInSlice(this: HeldSocket): void {
   }
 }
 
+/**
+ * Writes the held sockets. Each is uncorked in the async context its response's `end()` ran in,
+ * as Node would have uncorked it there: the write's completion, and with it the response's
+ * 'finish' and 'close' (and their listeners, which middleware such as on-finished or a tracer
+ * add), belong to that request, not to whichever request's `end()` filled the slice or
+ * scheduled the flush.
+ */
 function writeHeld(): void {
   const sockets = held;
   held = [];
   for (const socket of sockets) {
     if (!socket.cogHeld) continue;
     socket.cogHeld = false;
-    uncork.call(socket);
+    const scope = socket.cogScope;
+    socket.cogScope = undefined;
+    if (scope === undefined) uncork.call(socket);
+    else scope.runInAsyncScope(uncork, socket);
   }
 }
 
@@ -102,6 +117,7 @@ function writeFollowers(): void {
 function destroyAfterWriting(this: HeldSocket, err?: Error): HeldSocket {
   if (this.cogHeld) {
     this.cogHeld = false;
+    this.cogScope = undefined;
     uncork.call(this);
   }
   return destroy.call(this, err) as HeldSocket;
