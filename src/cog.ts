@@ -6,7 +6,8 @@ import type { CogOptions } from "./core/options.js";
 import type { Address, ListenOptions } from "./core/serving.js";
 import type { InjectOptions, InjectResponse } from "./engines/engine.js";
 import type { EngineName } from "./engines/select.js";
-import type { OpenApiInfo } from "./schema/openapi.js";
+import type { OpenApiOptions } from "./schema/openapi.js";
+import type { OpenApiDocument } from "./schema/openapi-document.js";
 import type { TlsOptions } from "./tls.js";
 import type { OutgoingData } from "./websocket/types.js";
 
@@ -141,10 +142,12 @@ export class Cog extends Group {
   }
 
   /**
-   * An OpenAPI 3.1 document describing every route: methods, paths, params,
-   * schemas and statuses. Serve it with `app.get("/openapi.json", (_req, res) => res.json(app.openapi()))`.
+   * An OpenAPI 3.1 document describing every route but WebSocket and `all` ones: methods, paths,
+   * params, schemas and statuses, each route's summary, tags, security… from its `schema`; the
+   * document-wide fields (`servers`, `components`, `security`, `tags`) as given beside `info`'s.
+   * Serve it with `app.get("/openapi.json", (_req, res) => res.json(app.openapi()))`.
    */
-  openapi(info: OpenApiInfo = { title: "Cog API", version: "1.0.0" }): Record<string, unknown> {
-    return this.core.routes.openapi(info);
+  openapi(options: OpenApiOptions = { title: "Cog API", version: "1.0.0" }): OpenApiDocument {
+    return this.core.routes.openapi(options);
   }
 }
