@@ -10,7 +10,7 @@
 // `node bench/arena/static-files.mjs` writes the static files and prints their STATIC_DIR.
 import { readFileSync } from "node:fs";
 import { Type } from "@sinclair/typebox";
-import { Cog, serveStatic } from "cog-http";
+import { Cog, HttpError, serveStatic } from "cog-http";
 import { openStore, type Item } from "./arena-store.js";
 
 const dataset: Item[] = JSON.parse(readFileSync(new URL("./data/dataset.json", import.meta.url), "utf8"));
@@ -26,6 +26,8 @@ const ItemSchema = Type.Object({
   rating: Type.Object({ score: Type.Integer(), count: Type.Integer() }),
 });
 const Id = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+// Cog's error body: what a thrown HttpError answers, declared so the OpenAPI document describes it.
+const NotFound = Type.Object({ statusCode: Type.Integer(), error: Type.String(), message: Type.String() }, { description: "No item has this id" });
 const Page = (limit: number) => Type.Object({ items: Type.Array(ItemSchema), count: Type.Integer() }, { description: `at most ${limit} items` });
 
 // ARENA_VALIDATION=off drops the request schemas (params, query, body; the response schemas
@@ -121,10 +123,10 @@ if (store) {
       },
     );
 
-    crud.get("/:id", { schema: requests({ params: Id, response: { 200: ItemSchema } }) }, async (req, res) => {
+    crud.get("/:id", { schema: requests({ params: Id, response: { 200: ItemSchema, 404: NotFound } }) }, async (req, res) => {
       const { item, cache } = await store.get(Number(req.params.id));
       res.set("X-Cache", cache);
-      if (item === undefined) return res.status(404).send(`No item ${req.params.id}`);
+      if (item === undefined) throw new HttpError(404, `No item ${req.params.id}`);
       res.json(item);
     });
 
@@ -147,17 +149,20 @@ if (store) {
         schema: requests({
           params: Id,
           body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), price: Type.Integer({ minimum: 0 }), quantity: Type.Integer({ minimum: 0 }) }),
-          response: { 200: ItemSchema },
+          response: { 200: ItemSchema, 404: NotFound },
         }),
       },
       async (req, res) => {
         const item = await store.update(Number(req.params.id), req.body);
-        if (item === undefined) return res.status(404).send(`No item ${req.params.id}`);
+        if (item === undefined) throw new HttpError(404, `No item ${req.params.id}`);
         res.json(item);
       },
     );
   });
 }
+
+// The API's description, from the routes' schemas (the WebSocket route is left out).
+app.get("/openapi.json", (_req, res) => res.json(app.openapi({ title: "Arena", version: "1.0.0" })));
 
 const { port } = await app.listen(Number(process.env.PORT ?? 8080), process.env.HOST ?? "127.0.0.1");
 console.log(`arena on http://127.0.0.1:${port} (${app.engine} engine${store ? "" : "; no DATABASE_URL, so no /async-db or /crud"})`);

@@ -6,6 +6,7 @@
 // queries and checks are the same.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { Validator } from "@seriousme/openapi-schema-validator";
 import postgres from "postgres";
 import WebSocket from "ws";
 // @ts-expect-error -- plain ESM modules without type declarations
@@ -88,6 +89,22 @@ describe(`the arena app on the ${engine} engine`, () => {
       { data: Buffer.from("hello"), isBinary: false },
       { data: Buffer.from([1, 2, 3]), isBinary: true },
     ]);
+  });
+
+  test("serves an OpenAPI document that validates against the OpenAPI 3.1 schema and says what the routes answer", async () => {
+    const res = await exchange(arena.port, { path: "/openapi.json" });
+    assert.equal(res.status, 200);
+    const doc = JSON.parse(res.body);
+    const verdict = await new Validator().validate(doc);
+    assert.equal(verdict.valid, true, JSON.stringify(verdict.errors));
+    assert.equal(doc.paths["/ws"], undefined, "the WebSocket route is not an operation");
+    const read = doc.paths["/crud/items/{id}"].get;
+    assert.deepEqual(Object.keys(read.responses).sort(), ["200", "400", "404"]);
+    const missing = await exchange(arena.port, { path: "/crud/items/99999999" });
+    assert.equal(missing.status, 404);
+    assert.deepEqual(JSON.parse(missing.body), { statusCode: 404, error: "Not Found", message: "No item 99999999" });
+    const list = doc.paths["/crud/items"].get.parameters;
+    assert.deepEqual(list.map((p: { name: string; required: boolean }) => [p.name, p.required]), [["category", false], ["page", false], ["limit", false]], "parameters with defaults are optional");
   });
 
   test("refuses bad input with a 4xx and keeps serving", async () => {
