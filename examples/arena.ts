@@ -25,7 +25,12 @@ const ItemSchema = Type.Object({
   tags: Type.Array(Type.String()),
   rating: Type.Object({ score: Type.Integer(), count: Type.Integer() }),
 });
-const Id = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+// Numbers that reach Postgres's integer columns are bounded as they are: a larger one would be
+// the database's error, a 500, where the client's mistake deserves a 400.
+const Int32 = (options: { minimum?: number; default?: number } = {}) => Type.Integer({ minimum: -2147483648, maximum: 2147483647, ...options });
+// Postgres's text holds no NUL character: refused here, it is a 400 rather than the database's 500.
+const Text = (options: { minLength?: number; maxLength?: number; default?: string } = {}) => Type.String({ pattern: "^[^\\u0000]*$", ...options });
+const Id = Type.Object({ id: Int32({ minimum: 1 }) });
 // Cog's error body: what a thrown HttpError answers, declared so the OpenAPI document describes it.
 const NotFound = Type.Object({ statusCode: Type.Integer(), error: Type.String(), message: Type.String() }, { description: "No item has this id" });
 const Page = (limit: number) => Type.Object({ items: Type.Array(ItemSchema), count: Type.Integer() }, { description: `at most ${limit} items` });
@@ -63,7 +68,7 @@ app.get(
     compress: true,
     schema: requests({
       params: Type.Object({ count: Type.Integer({ minimum: 0, maximum: dataset.length }) }),
-      query: Type.Object({ m: Type.Integer({ default: 1 }) }),
+      query: Type.Object({ m: Int32({ default: 1 }) }),
       response: { 200: Type.Object({ items: Type.Array(Type.Composite([ItemSchema, Type.Object({ total: Type.Integer() })])), count: Type.Integer() }) },
     }),
   },
@@ -94,7 +99,7 @@ if (store) {
     "/async-db",
     {
       schema: {
-        query: Type.Object({ min: Type.Integer({ default: 10 }), max: Type.Integer({ default: 50 }), limit: Type.Integer({ default: 50 }) }),
+        query: Type.Object({ min: Int32({ default: 10 }), max: Int32({ default: 50 }), limit: Int32({ default: 50 }) }),
         response: { 200: Page(50) },
       },
     },
@@ -110,7 +115,7 @@ if (store) {
       "/",
       {
         schema: requests({
-          query: Type.Object({ category: Type.String({ default: "electronics" }), page: Type.Integer({ minimum: 1, default: 1 }), limit: Type.Integer({ minimum: 1, maximum: 50, default: 10 }) }),
+          query: Type.Object({ category: Text({ default: "electronics" }), page: Int32({ minimum: 1, default: 1 }), limit: Type.Integer({ minimum: 1, maximum: 50, default: 10 }) }),
           response: { 200: Type.Object({ items: Type.Array(ItemSchema), total: Type.Integer(), page: Type.Integer(), limit: Type.Integer() }) },
         }),
       },
@@ -134,7 +139,7 @@ if (store) {
       "/",
       {
         schema: requests({
-          body: Type.Object({ id: Type.Integer({ minimum: 1 }), name: Type.String({ minLength: 1, maxLength: 200 }), category: Type.String({ minLength: 1, maxLength: 50 }), price: Type.Integer({ minimum: 0 }), quantity: Type.Integer({ minimum: 0 }) }),
+          body: Type.Object({ id: Int32({ minimum: 1 }), name: Text({ minLength: 1, maxLength: 200 }), category: Text({ minLength: 1, maxLength: 50 }), price: Int32({ minimum: 0 }), quantity: Int32({ minimum: 0 }) }),
           response: { 201: ItemSchema },
         }),
       },
@@ -148,7 +153,7 @@ if (store) {
       {
         schema: requests({
           params: Id,
-          body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), price: Type.Integer({ minimum: 0 }), quantity: Type.Integer({ minimum: 0 }) }),
+          body: Type.Object({ name: Text({ minLength: 1, maxLength: 200 }), price: Int32({ minimum: 0 }), quantity: Int32({ minimum: 0 }) }),
           response: { 200: ItemSchema, 404: NotFound },
         }),
       },
