@@ -19,6 +19,20 @@ function captureLog(t: { after(fn: () => unknown): void }): string[] {
 }
 
 const logging: CogOptions = { logErrors: true };
+
+/** A test per registration mistake: [what, the registering call, what the error says]. */
+type Refusals = Array<[string, (app: Cog) => unknown, RegExp]>;
+function testRefusals(refusals: Refusals): void {
+  for (const [what, register, reason] of refusals) {
+    test(what, () => {
+      const app = new Cog({ engine });
+      assert.throws(() => register(app), (err: Error) => {
+        assert.match(String(err), reason);
+        return true;
+      });
+    });
+  }
+}
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("logged errors name the method, path and route", () => {
@@ -190,7 +204,7 @@ describe("next() misuse says what happened", () => {
 });
 
 describe("a path Cog can't serve is refused at registration, with the reason", () => {
-  const refusals: Array<[string, (app: Cog) => unknown, RegExp]> = [
+  const refusals: Refusals = [
     ["no leading slash", (app) => app.get("users", () => {}), /^TypeError: GET users: a path must start with "\/": write "\/users"$/],
     ["a number", (app) => app.get(42 as unknown as string, () => {}), /^TypeError: GET 42: a path must be a string that starts with "\/", got number \(write "\/42"\)$/],
     ["not a string", (app) => app.post({} as unknown as string, () => {}), /a path must be a string that starts with "\/", got object/],
@@ -206,15 +220,7 @@ describe("a path Cog can't serve is refused at registration, with the reason", (
     ["use() without a leading slash", (app) => app.use("api", (_req, _res, next) => next()), /^TypeError: use\(\): a path must start with "\/": write "\/api"$/],
     ["group() without a leading slash", (app) => app.group("admin", () => {}), /^TypeError: group\(\): a path must start with "\/": write "\/admin"$/],
   ];
-  for (const [what, register, reason] of refusals) {
-    test(what, () => {
-      const app = new Cog({ engine });
-      assert.throws(() => register(app), (err: Error) => {
-        assert.match(String(err), reason);
-        return true;
-      });
-    });
-  }
+  testRefusals(refusals);
 
   test("the forms Cog serves are accepted, and an app with a refused route still serves the others", async (t) => {
     const { fetch } = await serve(t, (app) => {
@@ -233,7 +239,7 @@ describe("a path Cog can't serve is refused at registration, with the reason", (
 
 describe("a route option or schema part Cog doesn't know is refused at registration, with a hint", () => {
   const noop = () => {};
-  const refusals: Array<[string, (app: Cog) => unknown, RegExp]> = [
+  const refusals: Refusals = [
     [
       "Fastify's schema.querystring",
       (app) => app.get("/search", { schema: { querystring: { type: "object" } } } as never, noop),
@@ -260,15 +266,7 @@ describe("a route option or schema part Cog doesn't know is refused at registrat
     ["uWebSockets' compression option", (app) => app.ws("/live", { message: noop }, { compression: 1 } as never), /^TypeError: WebSocket route \/live: unknown option "compression": Cog calls it perMessageDeflate: true/],
     ["a WebSocket handler among the options", (app) => app.ws("/live", {}, { close: noop } as never), /unknown option "close": handlers are app\.ws's second argument/],
   ];
-  for (const [what, register, reason] of refusals) {
-    test(what, () => {
-      const app = new Cog({ engine });
-      assert.throws(() => register(app), (err: Error) => {
-        assert.match(String(err), reason);
-        return true;
-      });
-    });
-  }
+  testRefusals(refusals);
 
   test("a refused route is not served; the known keys are taken and validate", async (t) => {
     const { fetch } = await serve(t, (app) => {
