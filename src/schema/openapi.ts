@@ -95,7 +95,13 @@ export function buildOpenApi(routes: readonly RouteInfo[], options: OpenApiOptio
     if (schema.summary !== undefined) operation.summary = schema.summary;
     if (schema.description !== undefined) operation.description = schema.description;
     if (schema.tags !== undefined) operation.tags = [...schema.tags];
-    const operationId = schema.operationId ?? `${route.method.toLowerCase()}${path.replace(/[{}]/g, "").replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? "").toUpperCase())}`;
+    let operationId = schema.operationId;
+    if (operationId === undefined) {
+      // Made from the method and path; two paths that make the same one (`/a-b`, `/a/b`) are numbered.
+      const made = `${route.method.toLowerCase()}${path.replace(/[{}]/g, "").replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? "").toUpperCase())}`;
+      operationId = made;
+      for (let n = 2; operationIds.has(operationId); n++) operationId = `${made}${n}`;
+    }
     const twin = operationIds.get(operationId);
     if (twin !== undefined) throw new Error(`app.openapi(): routes ${twin} and ${route.where} have the same operationId "${operationId}"; OpenAPI needs each to be unique: give one a schema.operationId of its own`);
     operationIds.set(operationId, route.where);

@@ -37,6 +37,8 @@ describe("OpenAPI document", () => {
       app.get("/me", { schema: { summary: "Who I am", description: "The signed-in user.", tags: ["users"], operationId: "whoAmI", deprecated: true, security: [{ bearer: [] }, { apiKey: [] }] } }, (_req, res) => res.json({}));
       app.get("/health", { schema: { security: [] } }, (_req, res) => res.send("ok"));
       app.get("/items", (_req, res) => res.json([]));
+      app.get("/items-list", (_req, res) => res.json([]));
+      app.get("/items/list", (_req, res) => res.json([]));
       app.get("/openapi.json", (_req, res) =>
         res.json(
           app.openapi({
@@ -69,6 +71,8 @@ describe("OpenAPI document", () => {
     assert.equal(items.security, undefined, "a route without its own has the document's");
     assert.equal(items.deprecated, undefined);
     assert.equal(items.operationId, "getItems");
+    assert.equal(operation(doc, "/items-list", "get").operationId, "getItemsList");
+    assert.equal(operation(doc, "/items/list", "get").operationId, "getItemsList2", "made ids that would be the same are numbered");
     await assertValid(doc);
   });
 
