@@ -2,7 +2,7 @@ export { Cog, type Address, type CogOptions, type ListenOptions, type EngineName
 export { Group, type AddRoute } from "./core/group.js";
 export type { Request, CogRequest, RouteRequest, Query, Cookies, SignedCookies, Params } from "./request.js";
 export type { PathParams } from "./core/router.js";
-export type { Response, CogResponse, CookieOptions, HeaderValue } from "./response.js";
+export type { Response, CogResponse, CookieOptions, HeaderValue, Locals } from "./response.js";
 export { HttpError } from "./errors.js";
 export type { Handler, Next } from "./core/chain.js";
 export type { RequestSocket } from "./engines/engine.js";
