@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { get, load, sigtermUnderLoad, start } from "../serving.js";
+import { closeHookPids, get, load, sigtermUnderLoad, sigtermWithStream, start } from "../serving.js";
 
 const linuxOnly = process.platform === "linux" ? false : "workers on the native engine share a port with SO_REUSEPORT (Linux)";
 
@@ -52,5 +52,13 @@ describe("workers", { skip: linuxOnly }, () => {
   test("SIGTERM under load drains every worker: each request a worker took is answered, and the primary exits 0", async (t) => {
     const app = await start(t, { WORKERS: "2" });
     await sigtermUnderLoad(app);
+  });
+
+  test("SIGTERM: each worker runs its onClose hook once (the primary none), and an open event stream ends cleanly first", async (t) => {
+    const app = await start(t, { WORKERS: "2" });
+    const pids = await sigtermWithStream(app);
+    assert.equal(pids.length, 2, `one hook per worker: ${app.output()}`);
+    assert.equal(new Set(pids).size, 2, "in two processes");
+    assert.ok(!pids.includes(app.child.pid!), "not in the primary");
   });
 });
