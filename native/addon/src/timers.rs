@@ -3,6 +3,7 @@
 //! keep-alive connections are closed, and so are those whose client stopped reading an answer.
 
 use crate::js::{self, Call};
+use crate::request::ReqState;
 use crate::socket::send;
 use crate::state::{now, with_state, State};
 use crate::uv::*;
@@ -42,13 +43,20 @@ impl State {
             }
             let conn = self.conns[key].as_mut().unwrap();
             let slow_head = conn.head_started.is_some_and(|t| now.saturating_sub(t) >= headers_timeout);
-            let slow_body = conn.body.is_some() && now.saturating_sub(conn.body_started) >= request_timeout;
+            // A route's own requestTimeout, once JavaScript has routed the request, else the server's.
+            let body_timeout = conn.body.as_ref().map_or(request_timeout, |b| b.timeout.unwrap_or(request_timeout));
+            let slow_body = conn.body.is_some() && now.saturating_sub(conn.body_started) >= body_timeout;
             if slow_head || slow_body {
-                if conn.queue.is_empty() {
-                    conn.out.extend_from_slice(&refusal(408, &too_slow(slow_head, headers_timeout, request_timeout)));
+                // A 408 unless a response has begun on the connection (its bytes would be cut),
+                // as node:http answers. A request whose body is still arriving was handed to
+                // JavaScript with its head: it is in the queue, its response not begun.
+                let begun = conn.queue.front().and_then(|id| self.reqs.get(id)).is_some_and(|req| !matches!(req.state, ReqState::Waiting) || !req.held.is_empty());
+                if !begun {
+                    conn.out.extend_from_slice(&refusal(408, &too_slow(slow_head, headers_timeout, body_timeout)));
+                    let unsent = &conn.out[conn.out_pos..];
                     match conn.tls.as_deref_mut() {
-                        None => drop(unsafe { send(conn.fd, &conn.out) }),
-                        Some(tls) => drop(tls.send(conn.fd, &conn.out, &mut 0)),
+                        None => drop(unsafe { send(conn.fd, unsent) }),
+                        Some(tls) => drop(tls.send(conn.fd, unsent, &mut 0)),
                     }
                 }
                 calls.extend(self.close_conn(key));

@@ -204,6 +204,11 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     this[STREAM_LIMIT] = limit;
   }
 
+  /** @internal The addon's timeout sweep times the body against `ms` rather than the server's requestTimeout. */
+  limitBodyTime(ms: number): void {
+    this[ADDON].setBodyTimeout(this[ID], ms);
+  }
+
   /** @internal A piece of a body that follows its request. */
   bodyPiece(piece: Buffer): void {
     const collector = this[COLLECTOR];

@@ -17,9 +17,14 @@ export function answerClientErrors(server: Server, limits: Limits): void {
   server.on("clientError", (err: ClientError, socket: Socket) => {
     // As Node's own handler: answer unless the response in flight has begun (it can't be interrupted).
     const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-    if (socket.writable && (inFlight == null || !inFlight.headersSent)) socket.write(refusal(refusalOf(err, inFlight, limits)));
-    socket.destroy();
+    refuseOnSocket(socket, inFlight, refusalOf(err, inFlight, limits));
   });
+}
+
+/** Writes the refusal unless the response in flight has begun (it can't be interrupted), then closes the connection. */
+export function refuseOnSocket(socket: Socket, inFlight: ServerResponse | null | undefined, refused: { status: number; message: string }): void {
+  if (socket.writable && (inFlight == null || !inFlight.headersSent)) socket.write(refusal(refused));
+  socket.destroy();
 }
 
 /** The refusal for Node's error: the native engine's status and message for the same fault. */

@@ -11,7 +11,8 @@ import { answerClientErrors, refusal } from "./client-errors.js";
 import { injectInMemory } from "./inject.js";
 import { serverTlsOptions, type TlsOptions } from "../../tls.js";
 import { H2Request, H2Response, Sessions, inspectH2Head, limitRequestTime } from "./http2.js";
-import { NodeRequest } from "./request.js";
+import { BODY_TIMEOUT, NodeRequest, type TimedBody } from "./request.js";
+import { RequestDeadlines } from "./request-time.js";
 import { NodeResponse } from "./response.js";
 import { writeInSlices } from "./writes.js";
 import { limitSendTime } from "./send-timeout.js";
@@ -53,13 +54,17 @@ export class NodeEngine implements Engine {
       } catch (err) {
         verdict = err as HeadVerdict;
       }
-      if (h2 && typeof verdict === "number" && verdict !== NO_BODY && limits.requestTimeout > 0) {
-        limitRequestTime(req as H2Request, res as H2Response, limits.requestTimeout, (err) => host.fail(err, req, res));
-      }
       dispatch(req, res, verdict);
+      if (typeof verdict === "number" && verdict !== NO_BODY) {
+        // Timed once routed: the route may have its own requestTimeout (`limitBodyTime`).
+        const own = (req as unknown as TimedBody)[BODY_TIMEOUT];
+        if (!h2) deadlines.watch(req as NodeRequest, own);
+        else if ((own ?? limits.requestTimeout) > 0) limitRequestTime(req as H2Request, res as H2Response, own ?? limits.requestTimeout, (err) => host.fail(err, req, res));
+      }
     });
     const Request = (this.Request = host.requestClass(NodeRequest));
     const { server, sessions } = createServer(config, Request, listener);
+    const deadlines = new RequestDeadlines(server, limits.requestTimeout);
     this.server = server;
     this.sessions = sessions;
     // Node silently drops headers past maxHeadersCount; keep one more than the limit so Cog sees the excess and answers 431.

@@ -1,0 +1,45 @@
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import { tooSlow } from "../../limits.js";
+import { refuseOnSocket } from "./client-errors.js";
+
+/**
+ * A route's own `requestTimeout` over HTTP/1.1 on node:http. Node times every body against one
+ * server-wide `server.requestTimeout` (its connections check), so the first request of a route
+ * whose value is longer (or 0: none) raises the server's to it; from then on Node no longer holds
+ * the other bodies to the app's value, and each is timed here instead, as each body of a route
+ * with a value of its own is. Until a route asks, nothing is timed here: Node's check is all.
+ * Past the time, the same 408 as Node's check gives (client-errors.ts), naming the value.
+ */
+export class RequestDeadlines {
+  private raised = false;
+
+  constructor(
+    private readonly server: Server,
+    /** The app's `requestTimeout`. */
+    private readonly appTimeout: number,
+  ) {}
+
+  /**
+   * After the app routed a request whose body is still arriving: `own` is its route's
+   * requestTimeout, undefined without one.
+   */
+  watch(req: IncomingMessage, own: number | undefined): void {
+    if (own === undefined && !this.raised) return;
+    const ms = own ?? this.appTimeout;
+    const server = this.server;
+    if (server.requestTimeout !== 0 && (ms === 0 || ms > server.requestTimeout)) {
+      server.requestTimeout = ms;
+      this.raised = true;
+    }
+    if (ms === 0 || req.complete) return;
+    const timer = setTimeout(() => {
+      if (req.complete) return;
+      const socket = req.socket as Socket & { _httpMessage?: ServerResponse | null };
+      refuseOnSocket(socket, socket._httpMessage, tooSlow("requestTimeout", ms));
+    }, ms);
+    const clear = (): void => clearTimeout(timer);
+    req.once("end", clear);
+    req.once("close", clear);
+  }
+}
