@@ -92,6 +92,26 @@ describe("shutdown: onClose hooks and event streams", () => {
     assert.equal(streamEndedBeforeHook, true, "the streams ended before the hooks ran");
   });
 
+  test("a stream opened by a request in flight once the drain has begun ends as it opens", async () => {
+    const app = new Cog({ engine, logErrors: false });
+    let arrived = false;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    app.get("/late", async (_req, res) => {
+      arrived = true;
+      await released;
+      res.sse({ heartbeat: 0, finalEvent: "late bye" }).send("hello");
+    });
+    const { port } = await app.listen(0, "127.0.0.1");
+    const late = openStream(port, "/late");
+    await eventually(() => arrived, "the request in flight");
+    const closed = app.close(60_000);
+    release();
+    await within(closed, "close, with a stream opened during the drain", 10_000);
+    assert.equal(await within(late.ended, "the stream's end"), "end");
+    assert.ok(/data: hello\n\n[\s\S]*data: late bye\n\n\r\n0\r\n\r\n$/.test(late.text()), `its event, then the final one, then the chunked terminator: ${JSON.stringify(late.text().slice(-90))}`);
+  });
+
   test("a bad final event is refused when the stream opens, not at shutdown", async () => {
     const app = new Cog({ engine, logErrors: false });
     app.get("/events", (_req, res) => void res.sse({ finalEvent: { event: "a\nb" } }));
