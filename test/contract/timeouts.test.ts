@@ -9,21 +9,26 @@ import { engine, serve, statuses } from "../helpers.js";
 
 /** A POST whose body comes in two parts, `pauseMs` apart; resolves with all the server wrote until it closed or went quiet. */
 function slowUpload(port: number, path: string, pauseMs: number): Promise<string> {
+  return slowExchange(port, path, pauseMs).then(({ text }) => text);
+}
+
+/** `slowUpload`, and whether the server closed the connection (rather than going quiet for a second). */
+function slowExchange(port: number, path: string, pauseMs: number): Promise<{ text: string; closed: boolean }> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, "127.0.0.1");
     let text = "";
     let quiet: NodeJS.Timeout | undefined;
-    const done = (): void => {
+    const done = (closed = true): void => {
       clearTimeout(quiet);
       socket.destroy();
-      resolve(text);
+      resolve({ text, closed });
     };
     socket.setEncoding("latin1").on("data", (chunk: string) => {
       text += chunk;
       clearTimeout(quiet);
-      quiet = setTimeout(done, 1000);
+      quiet = setTimeout(() => done(false), 1000);
     });
-    socket.once("close", done);
+    socket.once("close", () => done());
     socket.once("error", (err: NodeJS.ErrnoException) => (err.code === "ECONNRESET" || err.code === "EPIPE" ? done() : reject(err)));
     socket.write(`POST ${path} HTTP/1.1\r\nHost: a\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nhello`);
     setTimeout(() => socket.writable && socket.write("world"), pauseMs);
@@ -58,6 +63,34 @@ describe("handlerTimeout's answer", () => {
     assert.equal(res.status, 503);
     assert.equal(res.headers.get("content-type"), "application/problem+json");
     assert.deepEqual(await res.json(), { title: "timed out", status: 503, detail: "The server did not answer within handlerTimeout (150 ms)" });
+  });
+});
+
+describe("a body too slow, its request routed", () => {
+  test("a custom onError shapes the 408 (the app's and a route's own requestTimeout), and the connection closes after it", async (t) => {
+    const { port } = await serve(
+      t,
+      (app) => {
+        app.post("/app", (req, res) => res.send(`got ${req.body as string}`));
+        app.post("/own", { requestTimeout: 400 }, (req, res) => res.send(`got ${req.body as string}`));
+        app.onError((err, _req, res) => {
+          const status = err instanceof HttpError ? err.status : 500;
+          res.status(status).type("application/problem+json").send(JSON.stringify({ title: "too slow", status, detail: (err as Error).message }));
+        });
+      },
+      { headersTimeout: 300, requestTimeout: 600, timeoutCheckInterval: 100 },
+    );
+    const [app, own] = await Promise.all([slowExchange(port, "/app", 3000), slowExchange(port, "/own", 3000)]);
+    for (const [{ text: answer, closed }, ms] of [
+      [app, 600],
+      [own, 400],
+    ] as const) {
+      assert.ok(closed, "the connection closed after the 408");
+      assert.deepEqual(statuses(answer), [408], answer);
+      assert.match(answer, /\r\ncontent-type: application\/problem\+json\r\n/i);
+      assert.match(answer, /\r\nconnection: close\r\n/i);
+      assert.deepEqual(bodyOf(answer), { title: "too slow", status: 408, detail: `The request body did not arrive within requestTimeout (${ms} ms); raise the requestTimeout option for slower clients` });
+    }
   });
 });
 

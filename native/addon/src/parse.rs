@@ -33,6 +33,8 @@ pub(crate) struct BodyState {
     /// The route's own `requestTimeout` (ms, 0: none), set by JavaScript once it has routed the
     /// request (`set_body_timeout`); the server's otherwise.
     pub(crate) timeout: Option<u64>,
+    /// Its requestTimeout passed and JavaScript was told (`EVENT_BODY_TIMEOUT`) to answer the 408.
+    pub(crate) timed_out: bool,
     /// The request asks to change protocols: its connection closes after the answer (a
     /// handshake with a body is refused, never accepted: `ws_accept`).
     pub(crate) upgrade: bool,
@@ -198,7 +200,7 @@ impl State {
                                 conn.no_more_requests = true;
                                 conn.close_when_done = true;
                             }
-                            conn.body = Some(BodyState { id, framing, remaining, decoder: ChunkedDecoder::new(), buf: Vec::new(), delivered: false, paused: false, discard: false, timeout: None, upgrade });
+                            conn.body = Some(BodyState { id, framing, remaining, decoder: ChunkedDecoder::new(), buf: Vec::new(), delivered: false, paused: false, discard: false, timeout: None, timed_out: false, upgrade });
                             conn.body_started = now;
                         }
                     }

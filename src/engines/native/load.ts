@@ -134,6 +134,8 @@ export const EVENT_ABORT = 1;
 export const EVENT_DRAIN = 2;
 export const EVENT_BODY_PIECE = 3;
 export const EVENT_BODY_END = 4;
+/** A body the app is receiving did not arrive within its requestTimeout: the app answers the 408. */
+export const EVENT_BODY_TIMEOUT = 5;
 
 const BUILD =
   'cog-http installs it prebuilt for linux-x64 (glibc or musl) and linux-arm64 (glibc), as an optional dependency (not with --omit=optional); on another Linux, build it from source with Rust (https://rustup.rs): npx cog-build-native (in this repository: node scripts/build-native.mjs). Or use engine: "node" (or engine: "auto", which falls back to it).';

@@ -1,7 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import { tooSlow } from "../../limits.js";
-import { refuseOnSocket } from "./client-errors.js";
+import { bodyTooSlow, type FailBody } from "./client-errors.js";
 
 /**
  * A route's own `requestTimeout` over HTTP/1.1 on node:http. Node times every body against one
@@ -9,7 +8,7 @@ import { refuseOnSocket } from "./client-errors.js";
  * whose value is longer (or 0: none) raises the server's to it; from then on Node no longer holds
  * the other bodies to the app's value, and each is timed here instead, as each body of a route
  * with a value of its own is. Until a route asks, nothing is timed here: Node's check is all.
- * Past the time, the same 408 as Node's check gives (client-errors.ts), naming the value.
+ * Past the time, the same 408 as Node's check gives (`bodyTooSlow`), naming the value.
  */
 export class RequestDeadlines {
   private raised = false;
@@ -18,6 +17,9 @@ export class RequestDeadlines {
     private readonly server: Server,
     /** The app's `requestTimeout`. */
     private readonly appTimeout: number,
+    /** How long the app has to answer the 408 before the engine does (as Node's next check). */
+    private readonly checkInterval: number,
+    private readonly fail: FailBody,
   ) {}
 
   /**
@@ -34,9 +36,11 @@ export class RequestDeadlines {
     }
     if (ms === 0 || req.complete) return;
     const timer = setTimeout(() => {
-      if (req.complete) return;
       const socket = req.socket as Socket & { _httpMessage?: ServerResponse | null };
-      refuseOnSocket(socket, socket._httpMessage, tooSlow("requestTimeout", ms));
+      const res = socket._httpMessage;
+      if (req.complete || res == null) return;
+      bodyTooSlow(socket, res, ms, this.fail);
+      setTimeout(() => req.complete || bodyTooSlow(socket, res, ms, this.fail), this.checkInterval).unref();
     }, ms);
     const clear = (): void => clearTimeout(timer);
     req.once("end", clear);

@@ -4,10 +4,9 @@ import { BodyCollector, overStreamLimit, type StreamCount } from "../../body.js"
 import { HttpError } from "../../errors.js";
 import { withRequestHelpers } from "../../request.js";
 import type { BodyCallback } from "../../body.js";
-import { STREAMED, STREAM_LIMIT } from "../../symbols.js";
+import { BODY_TIMEOUT, STREAMED, STREAM_LIMIT } from "../../symbols.js";
 
 /** A route's own requestTimeout, set by the app as it routes the request (see `limitBodyTime`). */
-export const BODY_TIMEOUT: unique symbol = Symbol("cog.bodyTimeout");
 export interface TimedBody {
   [BODY_TIMEOUT]: number | undefined;
 }
