@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
  * loads it. Bump it here and in native/addon/src/lib.rs (`INTERFACE_VERSION`) together whenever
  * any of that interface changes.
  */
-export const INTERFACE_VERSION = 7;
+export const INTERFACE_VERSION = 8;
 
 /** The addon's exports (native/addon/src/lib.rs). */
 export interface NativeAddon {
