@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Builds Cog's native engine from source (native/, Rust) into native/cog-native.node.
-// - In this repository it runs at `npm install` (the prepare script), building in native/target,
-//   kept for fast incremental builds.
-// - In an app, where no prebuilt package fits (see npm/ and docs/decisions/prebuilt-binaries.md),
+// - In this repository it runs at `npm install` (the "dependencies" script, which npm runs for the
+//   project itself when its node_modules changed, never for an app's dependency), building in
+//   native/target, kept for fast incremental builds.
+// - In an app, where no prebuilt engine fits (see prebuilds/ and docs/decisions/prebuilt-binaries.md),
 //   it is the fallback, run by hand: `npx cog-build-native`. It builds outside node_modules (in
 //   CARGO_TARGET_DIR when set, else in a temporary folder it removes), copies the .node in, and
 //   does nothing when the prebuilt package loads (COG_NATIVE_FROM_SOURCE=1 builds anyway).
@@ -13,7 +14,7 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, sep } from "node:path";
-import { hostPlatform, root } from "./native-platforms.mjs";
+import { bundledOf, hostPlatform, root } from "./native-platforms.mjs";
 
 const required = process.env.COG_NATIVE_REQUIRED === "1";
 const manifest = join(root, "native", "Cargo.toml");
@@ -28,22 +29,29 @@ function skip(reason) {
   process.exit(0);
 }
 
-/** The prebuilt package for this platform, when it is installed, loads here and speaks this cog-http's interface version. */
+/**
+ * The prebuilt engine for this platform that loads here and speaks this cog-http's interface
+ * version: the one cog-http carries (prebuilds/), else the platform package; null when none does.
+ */
 async function prebuilt() {
   const platform = hostPlatform();
   if (platform === null) return null;
-  const name = `@cog-http/native-${platform.name}`;
   const require = createRequire(join(root, "package.json"));
-  let addon;
-  try {
-    addon = require(name);
-  } catch {
-    return null;
-  }
   const { INTERFACE_VERSION, interfaceVersionOf } = await import("../dist/engines/native/load.js");
-  const version = interfaceVersionOf(addon);
-  if (version === INTERFACE_VERSION) return name;
-  console.log(`cog: the prebuilt native engine (${name}) has interface version ${version ?? "none"}, and this cog-http needs ${INTERFACE_VERSION}: building from source.`);
+  for (const [name, file] of [
+    [`prebuilds/${platform.name}/cog-native.node`, bundledOf(platform)],
+    [`@cog-http/native-${platform.name}`, `@cog-http/native-${platform.name}`],
+  ]) {
+    let addon;
+    try {
+      addon = require(file);
+    } catch {
+      continue;
+    }
+    const version = interfaceVersionOf(addon);
+    if (version === INTERFACE_VERSION) return name;
+    console.log(`cog: the prebuilt native engine (${name}) has interface version ${version ?? "none"}, and this cog-http needs ${INTERFACE_VERSION}.`);
+  }
   return null;
 }
 

@@ -1,6 +1,7 @@
-// The platforms Cog's native engine ships prebuilt for, one npm package each (npm/<platform>/,
-// napi-rs's layout), and the checks every such binary must pass: built by
-// scripts/build-prebuilt.mjs, checked again by test/engines/native/native-without-compiler.test.ts.
+// The platforms Cog's native engine ships prebuilt for (inside cog-http, prebuilds/<platform>/,
+// and as one npm package each, npm/<platform>/, napi-rs's layout), and the checks every such
+// binary must pass: built by scripts/build-prebuilt.mjs, checked again by
+// test/engines/native/native-without-compiler.test.ts.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -29,6 +30,11 @@ export function hostPlatform() {
   const glibc = process.report?.getReport()?.header?.glibcVersionRuntime;
   const name = `${process.platform}-${process.arch}${process.platform === "linux" ? (glibc ? "-gnu" : "-musl") : ""}`;
   return platforms.find((p) => p.name === name) ?? null;
+}
+
+/** Where cog-http carries a platform's binary itself (in its package "files"; src/engines/native/load.ts loads it). */
+export function bundledOf(platform) {
+  return join(root, "prebuilds", platform.name, "cog-native.node");
 }
 
 /** A platform's package folder, its package.json and the binary's file name in it. */
@@ -80,7 +86,8 @@ export function problems(platform, file) {
   return wrong;
 }
 
-function compareVersions(a, b) {
+/** Orders dotted version numbers ("2.17" < "2.34"). */
+export function compareVersions(a, b) {
   const x = a.split(".").map(Number);
   const y = b.split(".").map(Number);
   for (let i = 0; i < Math.max(x.length, y.length); i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);

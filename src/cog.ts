@@ -7,6 +7,7 @@ import type { Address, CloseHook, Closing, ListenOptions } from "./core/serving.
 import type { InjectOptions, InjectResponse } from "./engines/engine.js";
 import type { EngineName } from "./engines/select.js";
 import type { OpenApiInfo } from "./schema/openapi.js";
+import type { OpenApiDocument } from "./schema/openapi-document.js";
 import type { TlsOptions } from "./tls.js";
 import type { OutgoingData } from "./websocket/types.js";
 
@@ -159,7 +160,7 @@ export class Cog extends Group {
    * An OpenAPI 3.1 document describing every route: methods, paths, params,
    * schemas and statuses. Serve it with `app.get("/openapi.json", (_req, res) => res.json(app.openapi()))`.
    */
-  openapi(info: OpenApiInfo = { title: "Cog API", version: "1.0.0" }): Record<string, unknown> {
+  openapi(info: OpenApiInfo = { title: "Cog API", version: "1.0.0" }): OpenApiDocument {
     return this.core.routes.openapi(info);
   }
 }

@@ -2,7 +2,7 @@ export { Cog, type Address, type CloseHook, type Closing, type CogOptions, type 
 export { Group, type AddRoute } from "./core/group.js";
 export type { Request, CogRequest, RouteRequest, Query, Cookies, SignedCookies, Params } from "./request.js";
 export type { PathParams } from "./core/router.js";
-export type { Response, CogResponse, CookieOptions, HeaderValue } from "./response.js";
+export type { Response, CogResponse, CookieOptions, HeaderValue, Locals } from "./response.js";
 export { HttpError } from "./errors.js";
 export type { Handler, Next } from "./core/chain.js";
 export type { RequestSocket } from "./engines/engine.js";
@@ -10,7 +10,7 @@ export type { Limits } from "./limits.js";
 export type { InjectOptions, InjectResponse } from "./engines/engine.js";
 export type { RouteSchema, RouteOptions, Schema, JsonSchema, Infer, SchemaRequest, SchemaResponse } from "./schema/types.js";
 export type { ValidationIssue } from "./schema/compile.js";
-export type { OpenApiInfo } from "./schema/openapi.js";
+export type { OpenApiDocument, OpenApiInfo, OpenApiOperation, OpenApiPathItem } from "./schema/openapi-document.js";
 export { WebSocket } from "./websocket/socket.js";
 export type { Broker } from "./websocket/topics.js";
 export type { WebSocketHandlers, WebSocketOptions, SendResult, MessageData, OutgoingData } from "./websocket/types.js";

@@ -382,8 +382,14 @@ export function pathOf(url: string): string {
   return q === -1 ? url : url.slice(0, q);
 }
 
-/** The request handed to handlers, on every engine: Cog's helpers over Node's IncomingMessage surface. */
-export type Request = InstanceType<ReturnType<typeof withRequestHelpers<abstract new () => RequestSurface>>>;
+/**
+ * The request handed to handlers, on every engine: Cog's helpers over Node's IncomingMessage
+ * surface. An interface, so that an app can declare what its middleware adds:
+ * `declare module "cog-http" { interface Request { user?: User } }`.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface Request extends RequestHelpers {}
+type RequestHelpers = InstanceType<ReturnType<typeof withRequestHelpers<abstract new () => RequestSurface>>>;
 
 /** A request as Cog's own code sees it: with its internal state. @internal */
 export type InternalRequest = Request & RequestInternals;

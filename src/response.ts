@@ -84,8 +84,8 @@ type EngineResponseClass = abstract new (...args: any[]) => EngineResponse;
  */
 export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base) {
   abstract class ResponseHelpers extends Base {
-    /** Per-request values for templates and later middleware, as in Express. */
-    declare locals: Record<string, unknown>;
+    /** Per-request values for templates and later middleware, as in Express; typed by declaring `Locals`. */
+    declare locals: Locals & Record<string, unknown>;
 
     /** The engine's setHeader, noted so that `send` only asks the engine's store when something is in it. */
     override setHeader(name: string, value: number | string | readonly string[]): this {
@@ -183,11 +183,12 @@ export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base
 
     /**
      * Marks the response as a download: Content-Disposition `attachment` (with the file name,
-     * encoded for any character), and Content-Type from the name's extension.
+     * encoded for any character), and Content-Type from the name's extension unless the app set
+     * one already (a type chosen before naming the file is the one meant).
      */
     attachment(name?: string): this {
       const file = name === undefined ? undefined : name.slice(Math.max(name.lastIndexOf("/"), name.lastIndexOf("\\")) + 1);
-      if (file !== undefined) this.set("content-type", typeFromName(file));
+      if (file !== undefined && this.get("content-type") === undefined) this.set("content-type", typeFromName(file));
       disposition ??= require("content-disposition") as typeof import("content-disposition");
       return this.set("content-disposition", disposition.create(file));
     }
@@ -284,8 +285,21 @@ export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base
   return ResponseHelpers;
 }
 
-/** The response handed to handlers, on every engine: Cog's helpers over Node's ServerResponse surface. */
-export type Response = InstanceType<ReturnType<typeof withResponseHelpers<abstract new () => EngineResponse>>>;
+/**
+ * The response handed to handlers, on every engine: Cog's helpers over Node's ServerResponse
+ * surface. An interface, so that an app can declare what its middleware adds
+ * (`declare module "cog-http" { interface Response { render(view: string): void } }`).
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface Response extends ResponseHelpers {}
+type ResponseHelpers = InstanceType<ReturnType<typeof withResponseHelpers<abstract new () => EngineResponse>>>;
+
+/**
+ * What `res.locals` holds, declared by the app: `declare module "cog-http" { interface Locals
+ * { user: User } }` types `res.locals.user` in every handler. Undeclared names stay `unknown`.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface Locals {}
 
 /** Older name of `Response`. */
 export type CogResponse = Response;

@@ -60,10 +60,9 @@ export function install(dir: string, tarballs: string[], options: { node?: strin
   const npmrc = join(dir, "npmrc");
   writeFileSync(npmrc, "fund=false\naudit=false\nupdate-notifier=false\n");
   mkdirSync(project, { recursive: true });
-  // npm runs (and, unapproved, warns about) a dependency's prepare script only when it comes from a
-  // git, folder or tarball source, never from the registry: as the registry would, this project
-  // denies it. That cog-http has no script that runs at an app's install is checked on its manifest.
-  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "app", private: true, type: "module", allowScripts: Object.fromEntries(tarballs.map((tarball) => [`file:${tarball}`, false])) }));
+  // A project as `npm init` makes it: no allowScripts, so npm 11 warns about any install script a
+  // tarball carries (preinstall, install, postinstall, and prepare for a non-registry source).
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
   const result = spawnSync(options.node ?? process.execPath, [npmCli, "install", "--prefer-offline", "--userconfig", npmrc, ...(options.flags ?? []), ...tarballs], {
     cwd: project,
     encoding: "utf8",

@@ -11,6 +11,8 @@ export interface Served {
   port: number;
   /** Everything the processes wrote to stdout so far (the port, then JSON log lines). */
   output(): string;
+  /** Everything the processes wrote to stderr so far. */
+  errors(): string;
   /** Resolves with the exit code (or signal). */
   exited: Promise<number | string>;
 }
@@ -19,11 +21,14 @@ export interface Served {
 export async function start(t: Owner, env: Record<string, string> = {}): Promise<Served> {
   const app = startChild(t, process.execPath, ["--import", "tsx", "test/fixtures/serving-app.ts"], { env: { ...process.env, COG_ENGINE: engine, ...env } });
   await waitForOutput(app, (out) => out.includes("\n"), "the app to print its port");
-  return { child: app.child, port: Number(app.stdout().split("\n")[0]), output: app.stdout, exited: app.exited };
+  return { child: app.child, port: Number(app.stdout().split("\n")[0]), output: app.stdout, errors: app.stderr, exited: app.exited };
 }
 
-/** One GET on a connection of its own (so that connections spread over workers); resolves with status and body, or the error's code. */
-export function get(port: number, path: string): Promise<Outcome> {
+/**
+ * One GET on a connection of its own (so that connections spread over workers); resolves with
+ * status and body, or the error's code (TIMEOUT when unanswered for `timeoutMs`).
+ */
+export function get(port: number, path: string, timeoutMs = 10_000): Promise<Outcome> {
   return new Promise((resolve) => {
     const req = request({ host: "127.0.0.1", port, path, agent: false, headers: { connection: "close" } }, (res) => {
       let body = "";
@@ -32,8 +37,8 @@ export function get(port: number, path: string): Promise<Outcome> {
       res.on("error", (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }));
     });
     req.on("error", (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }));
-    // Nothing may hang a test: a request unanswered for 10 s counts as failed.
-    req.setTimeout(10_000, () => req.destroy(Object.assign(new Error("timed out"), { code: "TIMEOUT" })));
+    // Nothing may hang a test: a request unanswered for that long counts as failed.
+    req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error("timed out"), { code: "TIMEOUT" })));
     req.end();
   });
 }

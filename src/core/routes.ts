@@ -1,6 +1,7 @@
 import { compress } from "../compress.js";
 import { compileSerializers, compileValidation, type Serializer } from "../schema/compile.js";
 import { buildOpenApi, type OpenApiInfo, type RouteInfo } from "../schema/openapi.js";
+import type { OpenApiDocument } from "../schema/openapi-document.js";
 import type { RouteOptions } from "../schema/types.js";
 import { Topics, type Broker } from "../websocket/topics.js";
 import type { Handler } from "./chain.js";
@@ -111,7 +112,7 @@ export class Routes implements Registry {
   }
 
   /** An OpenAPI 3.1 document describing every route. */
-  openapi(info: OpenApiInfo): Record<string, unknown> {
+  openapi(info: OpenApiInfo): OpenApiDocument {
     return buildOpenApi(this.described, info);
   }
 }

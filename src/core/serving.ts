@@ -130,7 +130,7 @@ export class Serving {
     this.openStreams.reopen();
     this.closed = null;
     try {
-      const engine = await this.createEngine();
+      const engine = await this.createEngine(true);
       await this.routes.topics?.start();
       const address = await engine.listen(port, host, shared);
       this.listening = engine;
@@ -142,9 +142,12 @@ export class Serving {
     }
   }
 
-  /** The engine this app serves with, loaded on demand: an app on one engine never loads the other. */
-  private async createEngine(): Promise<Engine> {
-    const engine = await startEngine(this.requested, this.config);
+  /**
+   * The engine this app serves with, loaded on demand: an app on one engine never loads the other.
+   * `listening`: for `listen` (not `inject`), where "auto" says on stderr when it falls back.
+   */
+  private async createEngine(listening = false): Promise<Engine> {
+    const engine = await startEngine(this.requested, this.config, listening);
     if (this.logger !== null) this.logger.bodyBytes = (res) => engine.bodyBytes(res);
     this.chosen = engine.name;
     return engine;

@@ -4,8 +4,9 @@ import { STOP_SIGNALS } from "./signals.js";
 
 /**
  * Cog's workers: the primary process forks n workers that each re-run the app's entry file
- * (node:cluster's model) and serve the same port, restarts a worker that dies, and on SIGTERM
- * or SIGINT drains every worker and exits 0. The primary serves no request itself.
+ * (node:cluster's model) and serve the same port, restarts a worker that dies (with backoff;
+ * it gives up, exiting 1, when workers keep dying before they listen), and on SIGTERM or SIGINT
+ * drains every worker and exits 0. The primary serves no request itself.
  *
  * How workers share the port: the node engine listens through node:cluster (the primary holds
  * the socket and hands connections round); the native engine opens its own socket in each
@@ -28,12 +29,24 @@ const FIRST_DELAY = 100;
 const MAX_DELAY = 10_000;
 /** A worker that lived this long died of something new: the backoff starts over. */
 const HEALTHY_AFTER = 10_000;
+/**
+ * Workers that die this many times in a row before they listen won't start (a bad deploy, a
+ * missing dependency): the primary stops the rest and exits 1, so that the process manager
+ * sees a failure instead of a server that serves nothing.
+ */
+export const START_ATTEMPTS = 5;
 
 /** The primary's side: the workers it runs, and how it stops them. */
 export class WorkerPool {
   private readonly workers = new Set<Worker>();
+  /** Restarts waiting out their backoff; they keep the primary alive while no worker runs. */
+  private readonly restarts = new Set<NodeJS.Timeout>();
   private stopping: Promise<void> | null = null;
+  /** Set once every first worker listens: from then on, a worker that dies is replaced. */
+  private running = false;
   private quickDeaths = 0;
+  /** Workers that died before they listened since one last did. */
+  private failedStarts = 0;
   private readonly removeSignals: () => void;
 
   private constructor(
@@ -63,32 +76,57 @@ export class WorkerPool {
       await pool.stop();
       throw err;
     }
+    pool.running = true;
     return { pool, address: { host: host ?? "::", port: shared } };
   }
 
-  /** Forks one worker; resolves once it listens, rejects if it fails to. */
+  /** Forks one worker; resolves once it listens, rejects with why if it dies or fails to first. */
   private fork(): Promise<void> {
     const worker = cluster.fork({ [WORKER_PORT]: String(this.port) });
     const born = Date.now();
     this.workers.add(worker);
+    let listened = false;
+    let failure: string | undefined;
     const listening = new Promise<void>((resolve, reject) => {
       worker.on("message", (message: WorkerMessage) => {
-        if (message?.cog === "listening") resolve();
-        else if (message?.cog === "failed") reject(new Error(`a worker could not listen: ${message.message}`));
+        if (message?.cog === "listening") {
+          listened = true;
+          this.failedStarts = 0;
+          resolve();
+        } else if (message?.cog === "failed") {
+          failure = `could not listen: ${message.message}`;
+          reject(new Error(`a worker ${failure}`));
+        }
       });
-      worker.once("exit", (code, signal) => reject(new Error(`a worker exited (${signal ?? `code ${code}`}) before it listened`)));
+      worker.once("exit", (code, signal) => reject(new Error(`a worker exited (${exitReason(code, signal)}) before it listened`)));
     });
     worker.once("exit", (code, signal) => {
       this.workers.delete(worker);
-      if (this.stopping !== null) return;
+      if (this.stopping !== null || !this.running) return;
+      const how = exitReason(code, signal);
+      if (!listened && ++this.failedStarts >= START_ATTEMPTS) {
+        this.giveUp(`${START_ATTEMPTS} workers in a row died before they listened (the last: ${failure ?? `exited (${how})`})`);
+        return;
+      }
       this.quickDeaths = Date.now() - born > HEALTHY_AFTER ? 0 : this.quickDeaths + 1;
       const delay = Math.min(MAX_DELAY, FIRST_DELAY * 2 ** Math.max(0, this.quickDeaths - 1));
-      console.error(`cog: worker ${worker.process.pid} exited (${signal ?? `code ${code}`}); starting another in ${delay} ms`);
-      setTimeout(() => {
-        if (this.stopping === null) this.fork().catch((err: unknown) => console.error(`cog: restarting a worker failed: ${String(err)}`));
-      }, delay).unref();
+      const when = listened ? "" : " before it listened";
+      console.error(`cog: worker ${worker.process.pid} exited (${how})${when}; starting another in ${delay} ms`);
+      // Not unref'd: when every worker is dead, this timer is what keeps the primary alive.
+      const restart = setTimeout(() => {
+        this.restarts.delete(restart);
+        // Its failure is counted and logged by its own exit; nothing more to do here.
+        this.fork().catch(() => {});
+      }, delay);
+      this.restarts.add(restart);
     });
     return listening;
+  }
+
+  /** Workers won't start: stops those still running and exits 1 with why. */
+  private giveUp(why: string): void {
+    console.error(`cog: giving up: ${why}; stopping and exiting with code 1`);
+    this.stop().then(() => process.exit(1));
   }
 
   /** The workers' process ids (for tests and tooling). */
@@ -103,6 +141,8 @@ export class WorkerPool {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.removeSignals();
+      for (const restart of this.restarts) clearTimeout(restart);
+      this.restarts.clear();
       const exits = [...this.workers].map((worker) => {
         const exited = new Promise<void>((resolve) => {
           if (worker.isDead()) resolve();
@@ -144,6 +184,11 @@ export function serveAsWorker(drain: (drainMs: number) => Promise<void>, default
 /** Tells the primary why this worker can't listen. */
 export function reportListenFailure(err: unknown): void {
   process.send?.({ cog: "failed", message: err instanceof Error ? err.message : String(err) } satisfies WorkerMessage);
+}
+
+/** How a process ended, for log lines: "code 1" or "SIGKILL". */
+function exitReason(code: number | null, signal: string | null): string {
+  return signal ?? `code ${code}`;
 }
 
 /** A port free right now on `host`, for workers asked to listen on port 0 (they must all share one). */

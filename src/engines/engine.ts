@@ -142,6 +142,7 @@ export interface InjectResponse {
   body: string;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   json<T = any>(): T;
+  /** Each Set-Cookie parsed by `cookie`'s parseSetCookie (`sameSite: "lax"`, as `setCookie` takes it). */
   cookies: Array<{ name: string; value: string; [attribute: string]: unknown }>;
 }
 
@@ -291,6 +292,7 @@ export type SendResult = "sent" | "queued" | "dropped";
 /** A WebSocket route's options with every default applied (see `WebSocketOptions`). */
 export interface WebSocketSettings {
   readonly maxPayload: number;
+  readonly maxFragments: number;
   readonly idleTimeout: number;
   readonly maxBackpressure: number;
   readonly onBackpressure: "drop" | "close";

@@ -26,12 +26,15 @@ export function chooseEngine(engine: EngineName | undefined, http2: boolean): En
 }
 
 /** The engine named, loaded on demand (an app on one engine never loads the other); "auto": native where its addon loads. */
-export async function startEngine(engine: EngineName, config: EngineConfig): Promise<Engine> {
+export async function startEngine(engine: EngineName, config: EngineConfig, listening: boolean): Promise<Engine> {
   let name: "node" | "native";
   if (engine === "auto") {
     const unavailable = (await import("./native/load.js")).nativeUnavailable();
     name = unavailable === null ? "native" : "node";
     debug('engine "auto" chose %s%s', name, unavailable === null ? ": the native engine loads here" : `, because ${unavailable}`);
+    // Serving slower than asked is worth one line, once per listen: an install without the
+    // native engine is otherwise found out by its speed. Where "auto" gets native, it says nothing.
+    if (listening && unavailable !== null) console.warn(`cog: engine "auto" serves on "node", because ${unavailable}`);
   } else {
     name = engine;
     debug('engine "%s"', name);

@@ -1,6 +1,9 @@
 import { STATUS_CODES } from "node:http";
 import { isStandardSchema } from "./compile.js";
+import type { OpenApiDocument, OpenApiInfo, OpenApiMethod, OpenApiOperation, OpenApiParameter, OpenApiPathItem, OpenApiResponse } from "./openapi-document.js";
 import type { JsonSchema, RouteSchema, Schema } from "./types.js";
+
+export type { OpenApiInfo };
 
 /** What the app remembers of each route for its OpenAPI document. */
 export interface RouteInfo {
@@ -8,12 +11,6 @@ export interface RouteInfo {
   readonly pattern: string;
   readonly paramNames: readonly string[];
   readonly schema: RouteSchema | undefined;
-}
-
-export interface OpenApiInfo {
-  title: string;
-  version: string;
-  description?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -24,8 +21,8 @@ type Json = Record<string, unknown>;
  * Schemas appear where their library can describe itself as JSON Schema
  * (Standard JSON Schema, e.g. zod 4), and as an open schema otherwise.
  */
-export function buildOpenApi(routes: readonly RouteInfo[], info: OpenApiInfo): Json {
-  const paths: Record<string, Json> = {};
+export function buildOpenApi(routes: readonly RouteInfo[], info: OpenApiInfo): OpenApiDocument {
+  const paths: Record<string, OpenApiPathItem> = {};
   for (const route of routes) {
     // A route for every method (`all`) has no single operation to describe.
     if (route.method === "*") continue;
@@ -34,13 +31,13 @@ export function buildOpenApi(routes: readonly RouteInfo[], info: OpenApiInfo): J
       .map((segment) => (segment.startsWith(":") ? `{${segment.slice(1)}}` : segment === "*" ? "{wildcard}" : segment))
       .join("/");
     const schema = route.schema ?? {};
-    const operation: Json = {};
+    const operation: OpenApiOperation = {};
     if (schema.summary !== undefined) operation.summary = schema.summary;
     if (schema.description !== undefined) operation.description = schema.description;
     if (schema.tags !== undefined) operation.tags = [...schema.tags];
     operation.operationId = `${route.method.toLowerCase()}${path.replace(/[{}]/g, "").replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? "").toUpperCase())}` || route.method.toLowerCase();
 
-    const parameters: Json[] = [];
+    const parameters: OpenApiParameter[] = [];
     const params = toJsonSchema(schema.params, "input");
     for (const name of route.paramNames) {
       const key = name === "*" ? "wildcard" : name;
@@ -60,7 +57,7 @@ export function buildOpenApi(routes: readonly RouteInfo[], info: OpenApiInfo): J
       operation.requestBody = { required: true, content: { "application/json": { schema: toJsonSchema(schema.body, "input") ?? {} } } };
     }
 
-    const responses: Json = {};
+    const responses: Record<string, OpenApiResponse> = {};
     for (const [status, part] of Object.entries(schema.response ?? {}) as Array<[string, Schema]>) {
       responses[status] = { description: STATUS_CODES[Number(status)] ?? "Response", content: { "application/json": { schema: toJsonSchema(part, "output") ?? {} } } };
     }
@@ -70,7 +67,7 @@ export function buildOpenApi(routes: readonly RouteInfo[], info: OpenApiInfo): J
     if (Object.keys(responses).length === 0) responses["200"] = { description: "OK" };
     operation.responses = responses;
 
-    (paths[path] ??= {})[route.method.toLowerCase()] = operation;
+    (paths[path] ??= {})[route.method.toLowerCase() as OpenApiMethod] = operation;
   }
   return { openapi: "3.1.0", info: { ...info }, paths };
 }

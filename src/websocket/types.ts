@@ -30,6 +30,11 @@ export interface WebSocketOptions {
   /** Largest message (and frame) accepted, in bytes; a larger one closes the socket with 1009. Default 1 MiB. */
   maxPayload?: number;
   /**
+   * Most frames a message may come in; a message in more closes the socket with 1008, as `ws`
+   * closes it. 0: no limit. Default 16384 (ws's).
+   */
+  maxFragments?: number;
+  /**
    * Seconds without anything from the client before the socket is closed; half-way, it is sent a
    * ping, which a live client answers. 0 turns it off. Default 120.
    */
@@ -45,6 +50,7 @@ export interface WebSocketOptions {
 export function resolveWebSocketOptions(options: WebSocketOptions, where: string): WebSocketSettings {
   const settings: WebSocketSettings = {
     maxPayload: options.maxPayload ?? 1024 * 1024,
+    maxFragments: options.maxFragments ?? 16 * 1024,
     idleTimeout: options.idleTimeout ?? 120,
     maxBackpressure: options.maxBackpressure ?? 1024 * 1024,
     onBackpressure: options.onBackpressure ?? "drop",
@@ -54,6 +60,7 @@ export function resolveWebSocketOptions(options: WebSocketOptions, where: string
     const value = settings[name];
     if (!Number.isFinite(value) || value < 0 || (name !== "idleTimeout" && value < 1)) throw new RangeError(`${where}: ${name} must be a positive number, got ${String(value)}`);
   }
+  if (!Number.isInteger(settings.maxFragments) || settings.maxFragments < 0) throw new RangeError(`${where}: maxFragments must be a whole number >= 0, got ${String(settings.maxFragments)}`);
   if (settings.onBackpressure !== "drop" && settings.onBackpressure !== "close") throw new RangeError(`${where}: onBackpressure must be "drop" or "close", got ${String(settings.onBackpressure)}`);
   return settings;
 }

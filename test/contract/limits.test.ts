@@ -107,6 +107,60 @@ describe("timeouts", () => {
     assert.equal(closed, false);
   });
 
+  /** Sends `bytes` and keeps the connection open: what the server wrote, once it closed the connection (within `ms`). */
+  async function answerThenClose(port: number, bytes: string, ms: number): Promise<{ text: string; waited: number }> {
+    const socket = connect(port, "127.0.0.1");
+    const chunks: Buffer[] = [];
+    socket.on("data", (chunk) => chunks.push(chunk));
+    socket.on("error", () => {});
+    await once(socket, "connect");
+    const started = Date.now();
+    socket.write(bytes);
+    const bound = setTimeout(() => socket.destroy(new Error(`still open after ${ms} ms`)), ms);
+    await once(socket, "close");
+    clearTimeout(bound);
+    return { text: Buffer.concat(chunks).toString("latin1"), waited: Date.now() - started };
+  }
+
+  test(`[${engine}] a body that stops arriving gets 408 at requestTimeout, then the connection closes`, async (t) => {
+    let handled = 0;
+    const { port } = await serve(
+      t,
+      (app) =>
+        app.post("/upload", (req, res) => {
+          handled++;
+          res.json({ length: String(req.body).length });
+        }),
+      quick,
+    );
+    const { text, waited } = await answerThenClose(port, "POST /upload HTTP/1.1\r\nHost: a\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n0123456789", 5_000);
+    assert.deepEqual(statuses(text), [408], text);
+    assert.match(text, /\r\nConnection: close\r\n/i);
+    assert.deepEqual(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4)), {
+      statusCode: 408,
+      error: "Request Timeout",
+      message: `The request body did not arrive within requestTimeout (${quick.requestTimeout} ms); raise the requestTimeout option for slower clients`,
+    });
+    assert.ok(waited >= quick.requestTimeout - 50, `answered after ${waited} ms`);
+    assert.equal(handled, 0);
+  });
+
+  test(`[${engine}] a body that stops arriving once its response has begun: the connection closes, no 408 inside that response`, async (t) => {
+    const { port } = await serve(
+      t,
+      (app) =>
+        app.post("/echo", { body: "stream" }, (req, res) => {
+          res.writeHead(200, { "Content-Type": "text/plain" });
+          res.write("begun");
+          req.on("data", () => {});
+        }),
+      quick,
+    );
+    const { text } = await answerThenClose(port, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n0123456789", 5_000);
+    assert.deepEqual(statuses(text), [200], text);
+    assert.match(text, /begun/);
+  });
+
   test("oversized head, URL, body and nesting each get their 4xx, never a 5xx", async (t) => {
     const { port } = await serve(t, (app) => app.post("/", (req, res) => res.json(req.body)), { bodyLimit: 1000 });
     const answers = await Promise.all([

@@ -68,7 +68,47 @@ app.get("/users/:id", (req, res) => {
   res.json({ id });
 });
 app.onError((err, _req, res) => res.status(err instanceof cog.HttpError ? err.status : 500).send(String(err)));
+// Per-request state the project declares (in app.mts) is typed here too.
+app.use((req, res, next) => {
+  req.tenant = "acme";
+  res.locals.user = { id: 1, name: req.tenant };
+  // @ts-expect-error -- user is declared with an id and a name
+  res.locals.user = { nom: "x" };
+  next();
+});
 export = app;
+`,
+  );
+  // The project's ES module declares the state its middleware adds, as a Fastify app would.
+  writeFileSync(
+    join(project, "app.mts"),
+    `import { Cog, type Handler, type Request } from "cog-http";
+interface User { id: number; name: string }
+declare module "cog-http" {
+  interface Locals { user: User }
+  interface Request { tenant: string }
+  interface Response { render(view: string): void }
+}
+const app = new Cog();
+app.use((req, res, next) => {
+  req.tenant = "acme";
+  res.locals.user = { id: 1, name: "Ada" };
+  res.render = (view) => void res.send(view);
+  next();
+});
+app.get("/me/:id", (req, res) => {
+  const tenant: string = req.tenant;
+  const user: User = res.locals.user;
+  // @ts-expect-error -- declared as a string
+  const n: number = req.tenant;
+  // @ts-expect-error -- a typo of declared state is caught
+  void res.locals.user.nmae;
+  void n;
+  res.render(tenant + user.name + req.params.id);
+});
+const typed: Handler = (req: Request, res) => res.json({ tenant: req.tenant, user: res.locals.user });
+app.get("/typed", typed);
+export { app };
 `,
   );
   const typeRoots = [join(root, "node_modules", "@types")];
@@ -79,7 +119,7 @@ export = app;
     for (const [module, extra] of Object.entries(modules)) {
       test(`${label}, module ${module}`, () => {
         const config = join(project, `tsconfig.${module}.json`);
-        writeFileSync(config, JSON.stringify({ compilerOptions: { module, strict: true, noEmit: true, types: ["node"], typeRoots, ...extra }, files: ["app.cts"] }));
+        writeFileSync(config, JSON.stringify({ compilerOptions: { module, strict: true, noEmit: true, types: ["node"], typeRoots, ...extra }, files: ["app.cts", "app.mts"] }));
         const tsc = join(root, "node_modules", pkg, "bin", "tsc");
         const version = JSON.parse(readFileSync(join(root, "node_modules", pkg, "package.json"), "utf8")).version as string;
         assert.match(version, label.endsWith("7") ? /^7\./ : /^5\.9\./);

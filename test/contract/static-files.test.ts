@@ -484,6 +484,8 @@ describe("res.sendFile, res.download, res.attachment, res.type", () => {
       app.get("/download-plain", (_req, res) => res.download(join(root, "site.css")));
       app.get("/attachment", (_req, res) => res.attachment().send("x"));
       app.get("/attachment-named", (_req, res) => res.attachment("dir/data.json").send("{}"));
+      app.get("/download-typed", (_req, res) => res.type("application/vnd.ms-excel").download(join(root, "hello.txt"), "report.txt"));
+      app.get("/attachment-typed", (_req, res) => res.set("content-type", "text/csv; charset=utf-8").attachment("export.json").send("id\n1\n"));
       app.get("/type/:t", (req, res) => res.type(decodeURIComponent(req.params.t!)).send("x"));
     }).then((served) => ({ ...served, errors }));
   }
@@ -535,6 +537,20 @@ describe("res.sendFile, res.download, res.attachment, res.type", () => {
     assert.equal((await get(port, "/attachment")).headers["content-disposition"], "attachment");
     const json = await get(port, "/attachment-named");
     assert.deepEqual([json.headers["content-disposition"], json.headers["content-type"]], ["attachment; filename=data.json", "application/json; charset=utf-8"]);
+  });
+
+  test("download and attachment keep a Content-Type the app set first", async (t) => {
+    const { port } = await app(t);
+    const download = await get(port, "/download-typed");
+    assert.deepEqual(
+      [download.status, download.headers["content-type"], download.headers["content-disposition"], download.body.toString()],
+      [200, "application/vnd.ms-excel", "attachment; filename=report.txt", "hello, world\n"],
+    );
+    const attachment = await get(port, "/attachment-typed");
+    assert.deepEqual(
+      [attachment.status, attachment.headers["content-type"], attachment.headers["content-disposition"], attachment.body.toString()],
+      [200, "text/csv; charset=utf-8", "attachment; filename=export.json", "id\n1\n"],
+    );
   });
 
   test("res.type takes a media type, a short name, an extension or a file name", async (t) => {

@@ -57,6 +57,71 @@ test(`[${engine}] a ws client with perMessageDeflate: messages round-trip, large
   ws.close();
 });
 
+/** Deterministic bytes (xorshift32). */
+function noise(seed: number): () => number {
+  let state = seed | 0 || 1;
+  return () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return state >>> 0;
+  };
+}
+
+/**
+ * 64 KiB messages a compressor could get wrong by holding output back: a run then noise (a
+ * deflate block ends within the message's last bytes for some run lengths), then slices cut from
+ * JPEG-like data (a compressible header, then near-random bytes with byte stuffing).
+ */
+function awkwardMessages(): Buffer[] {
+  const next = noise(0x2545f491);
+  const messages: Buffer[] = [];
+  for (let run = 6900; run < 7600; run += 4) {
+    const message = Buffer.alloc(65536, 0x61);
+    for (let i = run; i < message.length; i++) message[i] = next() & 0xff;
+    messages.push(message);
+  }
+  const file = Buffer.alloc(200 * 65536);
+  for (let at = 0; at < file.length; ) {
+    const header = next() % 20000;
+    for (let k = 0; k < header && at < file.length; k++) file[at++] = (k % 64) ^ (next() % 4 === 0 ? 1 : 0);
+    const body = (next() % 300_000) + 1000;
+    for (let k = 0; k < body && at < file.length; k++) {
+      const x = next();
+      file[at++] = x % 7 === 0 ? 0 : x >>> 8;
+    }
+  }
+  for (let at = 0; at < file.length; at += 65536) messages.push(file.subarray(at, at + 65536));
+  return messages;
+}
+
+test(`[${engine}] hundreds of 64 KiB binary messages through a ws client with perMessageDeflate come back byte for byte`, async (t) => {
+  const { port } = await serve(t, (app) => app.ws("/echo", echo, { perMessageDeflate: true, maxPayload: 1024 * 1024 }));
+  const ws = new WebSocketClient(`ws://127.0.0.1:${port}/echo`, { perMessageDeflate: true });
+  await once(ws, "open");
+  assert.match(String(ws.extensions), /^permessage-deflate/);
+  const sent = awkwardMessages();
+  const IN_FLIGHT = 4;
+  const mismatches: string[] = [];
+  let received = 0;
+  const all = new Promise<void>((resolve, reject) => {
+    ws.on("message", (data: Buffer, isBinary: boolean) => {
+      const expected = sent[received];
+      if (!isBinary || !data.equals(expected)) mismatches.push(`message ${received}: ${data.length} bytes back of ${expected.length}`);
+      if (++received === sent.length) resolve();
+      else if (received + IN_FLIGHT <= sent.length) ws.send(sent[received + IN_FLIGHT - 1], { binary: true });
+    });
+    // A message that does not inflate fails the client (and the rest of the stream with it).
+    ws.on("error", (err) => reject(new Error(`after ${received} messages, ${mismatches.length} wrong: ${err.message}`)));
+    ws.on("close", (code) => reject(new Error(`closed (${code}) after ${received} of ${sent.length} messages`)));
+  });
+  // A few in flight at a time: a server whose client falls behind drops what passes maxBackpressure.
+  for (const message of sent.slice(0, IN_FLIGHT)) ws.send(message, { binary: true });
+  await all;
+  assert.deepEqual(mismatches, []);
+  ws.close();
+});
+
 test(`[${engine}] on the wire: with context takeover every message goes out with RSV1 and inflates as one stream; compressed client frames are read`, async (t) => {
   const { port } = await serve(t, (app) => app.ws("/echo", echo, { perMessageDeflate: true }));
   const raw = await openRaw(port, "/echo", OFFER);

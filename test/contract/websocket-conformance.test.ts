@@ -102,6 +102,8 @@ const CASES: Array<[string, Buffer[], number | null]> = [
   // 9.x limits, and masking.
   ["a frame past maxPayload", [frame({ opcode: BINARY, payload: Buffer.alloc(MAX_PAYLOAD + 1) })], 1009],
   ["fragments adding up past maxPayload", [frame({ opcode: BINARY, payload: Buffer.alloc(60_000), fin: false }), more(Buffer.alloc(60_000))], 1009],
+  ["a message in 16,384 fragments (ws's limit, maxFragments' default)", [text("", false), ...Array.from({ length: 16_382 }, () => more("", false)), more("!"), close1000], 1000],
+  ["a message in 16,385 fragments", [text("", false), ...Array.from({ length: 16_383 }, () => more("", false)), more("!")], 1008],
   ["a 64-bit length with its top bit set (past any limit)", [frame({ opcode: BINARY, claimedLength: 1n << 63n })], 1009],
   ["an unmasked frame", [frame({ opcode: TEXT, payload: "x", unmasked: true })], 1002],
 ];

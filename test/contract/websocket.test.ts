@@ -7,7 +7,7 @@ import { once } from "node:events";
 import WebSocketClient from "ws";
 import { HttpError, type WebSocket } from "../../src/index.js";
 import { engine, raw, serve, statuses } from "../helpers.js";
-import { BINARY, CLOSE, PING, PONG, TEXT, closePayload, frame, handshake, openRaw } from "../websocket-wire.js";
+import { BINARY, CLOSE, CONTINUATION, PING, PONG, TEXT, closePayload, frame, handshake, openRaw } from "../websocket-wire.js";
 
 const echo = { message: (ws: WebSocket, data: string | Buffer, isBinary: boolean) => void ws.send(data, isBinary) };
 
@@ -294,6 +294,25 @@ test(`[${engine}] maxPayload: a larger message closes with 1009; perMessageDefla
   assert.equal(((await once(ws, "close")) as [number])[0], 1009);
 });
 
+test(`[${engine}] maxFragments: a message in more frames closes with 1008, the count starting again with each message`, async (t) => {
+  const { port } = await serve(t, (app) => app.ws("/few", echo, { maxFragments: 3 }));
+  const raw = await openRaw(port, "/few");
+  const inFrames = (count: number): Buffer[] =>
+    Array.from({ length: count }, (_, i) => frame({ opcode: i === 0 ? TEXT : CONTINUATION, payload: String(i), fin: i === count - 1 }));
+  raw.send(...inFrames(3), ...inFrames(1), ...inFrames(3), ...inFrames(4));
+  const frames = await raw.rest();
+  assert.deepEqual(
+    frames.map((f) => (f.opcode === CLOSE ? `close ${f.code}` : `${f.opcode}:${f.payload.toString()}`)),
+    [`${TEXT}:012`, `${TEXT}:0`, `${TEXT}:012`, "close 1008"],
+  );
+  // A ws client sending fragments (ws.send's `fin`) is closed the same way.
+  const ws = await client(port, "/few");
+  for (const [i, part] of ["a", "b", "c"].entries()) ws.send(part, { fin: i === 2 });
+  assert.equal((await nextMessage(ws)).data, "abc");
+  for (const [i, part] of ["a", "b", "c", "d"].entries()) ws.send(part, { fin: i === 3 });
+  assert.equal(((await once(ws, "close")) as [number])[0], 1008);
+});
+
 test(`[${engine}] app.close() closes open sockets with 1001`, async (t) => {
   const { app, port } = await serve(t, (app) => app.ws("/ws", echo));
   const ws = await client(port, "/ws");
@@ -307,6 +326,7 @@ test(`[${engine}] ws() checks its arguments when the route is registered`, async
     assert.throws(() => app.ws("/a", null as never), /handlers must be an object/);
     assert.throws(() => app.ws("/a", { message: "no" as never }), /handlers\.message must be a function/);
     assert.throws(() => app.ws("/a", {}, { maxPayload: -1 }), /maxPayload must be a positive number/);
+    assert.throws(() => app.ws("/a", {}, { maxFragments: 1.5 }), /maxFragments must be a whole number >= 0, got 1.5/);
     assert.throws(() => app.ws("/a", {}, { onBackpressure: "wait" as never }), /onBackpressure must be "drop" or "close"/);
   });
 });

@@ -463,10 +463,11 @@ impl ToNapiValue for Latin1 {
 
 /// Completes the WebSocket handshake of request `id` (101) and makes its connection a socket
 /// with that id; false when the client is gone, or when its permessage-deflate offer is invalid
-/// (answered 400, as `ws` answers it). `idleTimeout` in ms (0: none).
+/// (answered 400, as `ws` answers it). `maxFragments` 0: no limit; `idleTimeout` in ms (0: none).
 #[napi]
-pub fn ws_accept(id: f64, max_payload: f64, idle_timeout: f64, max_backpressure: f64, close_on_backpressure: bool, per_message_deflate: bool) -> bool {
-    with_state(|s| s.ws_accept(id as u64, max_payload as usize, idle_timeout as u64, max_backpressure as usize, close_on_backpressure, per_message_deflate))
+pub fn ws_accept(id: f64, max_payload: f64, max_fragments: f64, idle_timeout: f64, max_backpressure: f64, close_on_backpressure: bool, per_message_deflate: bool) -> bool {
+    let limits = crate::websocket::Limits { max_payload: max_payload as usize, max_fragments: max_fragments as usize, idle_timeout: idle_timeout as u64, max_backpressure: max_backpressure as usize, close_on_backpressure };
+    with_state(|s| s.ws_accept(id as u64, limits, per_message_deflate))
 }
 
 /// Sends a message: 1 sent, 0 queued behind unsent bytes (a drain event follows), -1 dropped

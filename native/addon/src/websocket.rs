@@ -29,6 +29,19 @@ const COMPRESS_THRESHOLD: usize = 1024;
 /// How long a Close frame the server sent waits for the client's before the connection is cut.
 const CLOSE_TIMEOUT: u64 = 5_000;
 
+/// A WebSocket route's limits (src/websocket/types.ts, `WebSocketSettings`).
+pub struct Limits {
+    /// Largest message, inflated.
+    pub max_payload: usize,
+    /// Most frames a message may come in (0: no limit).
+    pub max_fragments: usize,
+    /// Milliseconds of silence before the connection is cut (0: never).
+    pub idle_timeout: u64,
+    /// Most unsent bytes a message may find waiting, and whether passing it cuts the socket.
+    pub max_backpressure: usize,
+    pub close_on_backpressure: bool,
+}
+
 /// A connection's WebSocket state.
 pub(crate) struct WsConn {
     /// The socket's id: the upgrade request's.
@@ -66,7 +79,8 @@ pub const GONE: i32 = -1;
 impl State {
     /// Completes the handshake of request `id` (a WebSocket route accepted it): writes the 101
     /// and turns its connection into a WebSocket. False when the client is gone.
-    pub fn ws_accept(&mut self, id: u64, max_payload: usize, idle_timeout: u64, max_backpressure: usize, close_on_backpressure: bool, per_message_deflate: bool) -> bool {
+    pub fn ws_accept(&mut self, id: u64, limits: Limits, per_message_deflate: bool) -> bool {
+        let Limits { max_payload, max_fragments, idle_timeout, max_backpressure, close_on_backpressure } = limits;
         let Some(key_header) = self.header(id, b"sec-websocket-key", true) else { return false };
         let offer = if per_message_deflate { self.header(id, b"sec-websocket-extensions", false) } else { None };
         let Some(req) = self.reqs.get(&id) else { return false };
@@ -111,13 +125,13 @@ impl State {
         conn.out.extend_from_slice(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ");
         conn.out.extend_from_slice(accept_key(key_header.trim_ascii()).as_bytes());
         let (decoder, deflater) = match &agreed {
-            None => (Decoder::new(max_payload), None),
+            None => (Decoder::new(max_payload, max_fragments), None),
             Some(agreed) => {
                 conn.out.extend_from_slice(b"\r\nSec-WebSocket-Extensions: ");
                 conn.out.extend_from_slice(agreed.header().as_bytes());
                 let threshold = if agreed.server_no_context_takeover { COMPRESS_THRESHOLD } else { 0 };
                 let deflater = agreed.server_compresses().then(|| (Deflater::new(agreed.server_no_context_takeover), threshold));
-                (Decoder::with_inflater(max_payload, Inflater::new(agreed.client_no_context_takeover)), deflater)
+                (Decoder::with_inflater(max_payload, max_fragments, Inflater::new(agreed.client_no_context_takeover)), deflater)
             }
         };
         conn.out.extend_from_slice(b"\r\n\r\n");

@@ -267,9 +267,14 @@ fn ends_in_chunked(line: &[u8]) -> Result<bool, Refusal> {
     Ok(false)
 }
 
-/// The targets node:http's parser takes: a path, `*`, or an absolute URL (`scheme://…`).
-/// (CONNECT's authority form never gets here: it is refused before.)
+/// The targets node:http's parser takes: a path, `*`, or an absolute URL (`scheme://…`), of
+/// visible ASCII only (llhttp's strict URL bytes, 0x21 to 0x7E). httparse also takes bytes from
+/// 0x80 up, so raw UTF-8 (`/é`) would be routed here where node:http answers 400; RFC 3986 has a
+/// client percent-encode it. (CONNECT's authority form never gets here: it is refused before.)
 fn is_request_target(target: &[u8]) -> bool {
+    if !target.iter().all(|b| (0x21..=0x7E).contains(b)) {
+        return false;
+    }
     match target.first() {
         Some(b'/') => true,
         Some(b'*') => target.len() == 1,
@@ -592,6 +597,26 @@ mod tests {
         for bad in ["+/c", "a/b", "**", "http:/a", "%2F"] {
             assert_eq!(status(&format!("GET {bad} HTTP/1.1\r\n\r\n")), 400, "{bad}");
         }
+        // Byte by byte, as llhttp (strict) takes them: visible ASCII, in a path, a query and a fragment.
+        for byte in 0..=255u8 {
+            for at in [&b"/a"[..], b"/a?", b"/a#", b"http://h/"] {
+                let mut raw = b"GET ".to_vec();
+                raw.extend_from_slice(at);
+                raw.push(byte);
+                raw.extend_from_slice(b"b HTTP/1.1\r\nHost: a\r\n\r\n");
+                let parsed = parse_head(&raw, &LIMITS);
+                if (0x21..=0x7E).contains(&byte) {
+                    assert!(parsed.is_ok_and(|head| head.is_some()), "{byte:#04x} after {at:?}");
+                } else {
+                    assert_eq!(parsed.unwrap_err().status, 400, "{byte:#04x} after {at:?}");
+                }
+                // Refused before the head is complete, too.
+                if !(0x20..=0x7E).contains(&byte) && ![b'\r', b'\n'].contains(&byte) {
+                    assert_eq!(parse_head(&raw[..raw.len() - 9], &LIMITS).err().map(|r| r.status), Some(400), "{byte:#04x} after {at:?}, partial");
+                }
+            }
+        }
+        assert_eq!(status("GET /caf\u{e9} HTTP/1.1\r\nHost: a\r\n\r\n"), 400, "raw UTF-8");
     }
 
     #[test]

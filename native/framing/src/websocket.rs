@@ -5,7 +5,8 @@
 //! frames, reserved bits or opcodes, fragmented or oversized control frames, a continuation
 //! with nothing to continue (or a new message in the middle of one), a 64-bit length with its
 //! top bit set (1002); text that is not UTF-8, code points split across fragments included,
-//! and close reasons that are not (1007); a frame or message past the payload limit (1009).
+//! and close reasons that are not (1007); a frame or message past the payload limit (1009); a
+//! message in more fragments than the limit (1008, as `ws` closes it).
 //! A frame's length is checked against the limit before any of its payload is buffered, so a
 //! client can make the decoder hold at most the limit.
 //!
@@ -26,6 +27,7 @@ pub const OP_PONG: u8 = 0xA;
 /// Close codes the server sends when it fails a connection.
 pub const PROTOCOL_ERROR: u16 = 1002;
 pub const INVALID_DATA: u16 = 1007;
+pub const POLICY_VIOLATION: u16 = 1008;
 pub const TOO_BIG: u16 = 1009;
 /// What a close handler sees for a Close frame without a code.
 pub const NO_STATUS: u16 = 1005;
@@ -57,6 +59,10 @@ const fn fail(code: u16, message: &'static str) -> Failure {
 #[derive(Debug)]
 pub struct Decoder {
     max_payload: usize,
+    /// The most frames a message may come in (0: no limit).
+    max_fragments: usize,
+    /// Frames of the message being assembled, so far.
+    fragments: usize,
     /// The fragmented message so far: whether it is text, and its bytes.
     partial: Option<(bool, Vec<u8>)>,
     /// Whether the message being assembled is compressed.
@@ -66,13 +72,13 @@ pub struct Decoder {
 }
 
 impl Decoder {
-    pub fn new(max_payload: usize) -> Self {
-        Decoder { max_payload, partial: None, compressed: false, inflater: None }
+    pub fn new(max_payload: usize, max_fragments: usize) -> Self {
+        Decoder { max_payload, max_fragments, fragments: 0, partial: None, compressed: false, inflater: None }
     }
 
     /// A decoder for a connection with permessage-deflate.
-    pub fn with_inflater(max_payload: usize, inflater: Inflater) -> Self {
-        Decoder { inflater: Some(inflater), ..Decoder::new(max_payload) }
+    pub fn with_inflater(max_payload: usize, max_fragments: usize, inflater: Inflater) -> Self {
+        Decoder { inflater: Some(inflater), ..Decoder::new(max_payload, max_fragments) }
     }
 
     /// Decodes the next event from `input` (its masked bytes are unmasked in place). Returns the
@@ -141,6 +147,16 @@ impl Decoder {
         let total = header + 4 + length as usize;
         if input.len() < total {
             return Ok((0, None));
+        }
+        if !is_control {
+            // Counted once the frame is whole, as ws counts them.
+            self.fragments += 1;
+            if self.max_fragments > 0 && self.fragments > self.max_fragments {
+                return Err(fail(POLICY_VIOLATION, "the message is in more fragments than maxFragments"));
+            }
+            if fin {
+                self.fragments = 0;
+            }
         }
         let mask: [u8; 4] = input[header..header + 4].try_into().unwrap();
         let payload = &mut input[header + 4..total];
@@ -344,7 +360,7 @@ mod tests {
     fn lengths_of_7_16_and_64_bits() {
         for size in [0, 125, 126, 65535, 65536, 70000] {
             let payload = vec![b'a'; size];
-            let (events, failure) = decode_all(&mut Decoder::new(1 << 20), &client_frame(true, OP_BINARY, &payload, MASK));
+            let (events, failure) = decode_all(&mut Decoder::new(1 << 20, 0), &client_frame(true, OP_BINARY, &payload, MASK));
             assert_eq!((events, failure), (vec![Event::Binary(payload)], None), "size {size}");
         }
     }
@@ -353,7 +369,7 @@ mod tests {
     fn unmasked_frames_fail_with_1002() {
         let mut frame = Vec::new();
         write_frame(&mut frame, OP_TEXT, b"hi");
-        assert_eq!(decode_all(&mut Decoder::new(100), &frame).1.unwrap().code, PROTOCOL_ERROR);
+        assert_eq!(decode_all(&mut Decoder::new(100, 0), &frame).1.unwrap().code, PROTOCOL_ERROR);
     }
 
     #[test]
@@ -362,7 +378,7 @@ mod tests {
         input.extend(client_frame(true, OP_PING, b"p", MASK));
         input.extend(client_frame(false, OP_CONTINUATION, b"lo, ", MASK));
         input.extend(client_frame(true, OP_CONTINUATION, b"world", MASK));
-        let (events, failure) = decode_all(&mut Decoder::new(100), &input);
+        let (events, failure) = decode_all(&mut Decoder::new(100, 0), &input);
         assert_eq!(failure, None);
         assert_eq!(events, vec![Event::Ping(b"p".to_vec()), Event::Text(b"Hello, world".to_vec())]);
     }
@@ -372,7 +388,7 @@ mod tests {
         let euro = "€".as_bytes();
         let mut input = client_frame(false, OP_TEXT, &euro[..1], MASK);
         input.extend(client_frame(true, OP_CONTINUATION, &euro[1..], MASK));
-        assert_eq!(decode_all(&mut Decoder::new(100), &input), (vec![Event::Text(euro.to_vec())], None));
+        assert_eq!(decode_all(&mut Decoder::new(100, 0), &input), (vec![Event::Text(euro.to_vec())], None));
     }
 
     #[test]
@@ -395,50 +411,72 @@ mod tests {
             (vec![0xC2, 0x80, 0, 0, 0, 0], PROTOCOL_ERROR),
         ];
         for (input, code) in cases {
-            assert_eq!(decode_all(&mut Decoder::new(100), &input).1.map(|f| f.code), Some(code), "{input:02x?}");
+            assert_eq!(decode_all(&mut Decoder::new(100, 0), &input).1.map(|f| f.code), Some(code), "{input:02x?}");
         }
     }
 
     #[test]
     fn an_invalid_sequence_fails_when_its_message_ends() {
-        let mut decoder = Decoder::new(100);
+        let mut decoder = Decoder::new(100, 0);
         let mut input = client_frame(false, OP_TEXT, &[b'a', 0xC0, 0x80], MASK);
         assert_eq!(decode_all(&mut decoder, &input), (vec![], None));
         input.extend(client_frame(true, OP_CONTINUATION, b"b", MASK));
-        assert_eq!(decode_all(&mut Decoder::new(100), &input).1.map(|f| f.code), Some(INVALID_DATA));
+        assert_eq!(decode_all(&mut Decoder::new(100, 0), &input).1.map(|f| f.code), Some(INVALID_DATA));
         // A truncated code point at the message's end is invalid; mid-message it waits.
         let mut input = client_frame(false, OP_TEXT, &[0xE2, 0x82], MASK);
         input.extend(client_frame(true, OP_CONTINUATION, &[], MASK));
-        assert_eq!(decode_all(&mut Decoder::new(100), &input).1.map(|f| f.code), Some(INVALID_DATA));
+        assert_eq!(decode_all(&mut Decoder::new(100, 0), &input).1.map(|f| f.code), Some(INVALID_DATA));
     }
 
     #[test]
     fn close_frames() {
-        let (events, _) = decode_all(&mut Decoder::new(100), &client_frame(true, OP_CLOSE, &[], MASK));
+        let (events, _) = decode_all(&mut Decoder::new(100, 0), &client_frame(true, OP_CLOSE, &[], MASK));
         assert_eq!(events, vec![Event::Close(NO_STATUS, Vec::new())]);
-        let (events, _) = decode_all(&mut Decoder::new(100), &client_frame(true, OP_CLOSE, &[0x0f, 0xa0, b'o', b'k'], MASK));
+        let (events, _) = decode_all(&mut Decoder::new(100, 0), &client_frame(true, OP_CLOSE, &[0x0f, 0xa0, b'o', b'k'], MASK));
         assert_eq!(events, vec![Event::Close(4000, b"ok".to_vec())]);
+    }
+
+    #[test]
+    fn a_message_in_more_fragments_than_the_limit_is_1008() {
+        let fragmented = |count: usize| -> Vec<u8> {
+            let mut input = Vec::new();
+            for i in 0..count {
+                input.extend(client_frame(i + 1 == count, if i == 0 { OP_BINARY } else { OP_CONTINUATION }, b"x", MASK));
+                // Control frames between fragments are not fragments.
+                input.extend(client_frame(true, OP_PING, b"", MASK));
+            }
+            input
+        };
+        let mut decoder = Decoder::new(100, 3);
+        // At the limit, message after message: the count starts again with each.
+        let (events, failure) = decode_all(&mut decoder, &[fragmented(3), fragmented(1), fragmented(3)].concat());
+        assert_eq!((events.iter().filter(|e| matches!(e, Event::Binary(_))).count(), failure), (3, None));
+        let (events, failure) = decode_all(&mut decoder, &fragmented(4));
+        assert_eq!(failure.map(|f| f.code), Some(POLICY_VIOLATION));
+        assert_eq!(events.len(), 3, "the pings before the fourth fragment: {events:?}");
+        // 0: no limit.
+        assert_eq!(decode_all(&mut Decoder::new(100, 0), &fragmented(50)).1, None);
     }
 
     #[test]
     fn a_huge_declared_length_is_refused_before_its_payload_arrives() {
         let mut head = vec![0x82, 0xFF];
         head.extend_from_slice(&(1u64 << 40).to_be_bytes());
-        assert_eq!(decode_all(&mut Decoder::new(1 << 20), &head).1.unwrap().code, TOO_BIG);
+        assert_eq!(decode_all(&mut Decoder::new(1 << 20, 0), &head).1.unwrap().code, TOO_BIG);
     }
 
     proptest! {
         /// Whatever bytes arrive, in whatever pieces: no panic, and what is used was offered.
         #[test]
-        fn any_input_decodes_or_fails_with_a_proper_code(input in proptest::collection::vec(any::<u8>(), 0..600), limit in 0usize..300) {
-            let mut decoder = Decoder::new(limit);
+        fn any_input_decodes_or_fails_with_a_proper_code(input in proptest::collection::vec(any::<u8>(), 0..600), limit in 0usize..300, fragments in 0usize..4) {
+            let mut decoder = Decoder::new(limit, fragments);
             let mut buf = input.clone();
             let mut at = 0;
             loop {
                 match decoder.decode(&mut buf[at..]) {
                     Ok((0, _)) => break,
                     Ok((n, _)) => { prop_assert!(at + n <= input.len()); at += n; }
-                    Err(f) => { prop_assert!([PROTOCOL_ERROR, INVALID_DATA, TOO_BIG].contains(&f.code)); break; }
+                    Err(f) => { prop_assert!([PROTOCOL_ERROR, INVALID_DATA, POLICY_VIOLATION, TOO_BIG].contains(&f.code)); break; }
                 }
             }
         }
@@ -459,7 +497,8 @@ mod tests {
                 expected.push(if *text { Event::Text(payload) } else { Event::Binary(payload) });
             }
             // Fed `cut` bytes at a time, as a socket may deliver them.
-            let mut decoder = Decoder::new(1 << 16);
+            // Each message in at most 3 frames: the fragment limit at 3 lets them all through.
+            let mut decoder = Decoder::new(1 << 16, 3);
             let mut pending: Vec<u8> = Vec::new();
             let mut events = Vec::new();
             for piece in stream.chunks(cut) {

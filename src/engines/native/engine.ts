@@ -1,5 +1,6 @@
 import { HttpError } from "../../errors.js";
 import { CHUNKED, NO_BODY, WEBSOCKET, type Engine, type EngineConfig, type EngineHost, type HeadVerdict, type InjectOptions, type InjectResponse, type ResponseSurface } from "../engine.js";
+import { injectOptions } from "../inject.js";
 import { injectOverLoopback } from "./inject.js";
 import type { NativeWebSockets } from "./websocket.js";
 import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_BODY_TIMEOUT, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "./load.js";
@@ -9,7 +10,7 @@ import { nativeTlsOptions } from "./tls.js";
 import type { TlsOptions } from "../../tls.js";
 import { NativeResponse } from "./response.js";
 import { RequestContexts, serve } from "./request-context.js";
-import { ADDON, BODY_TIMEOUT, ENCRYPTED, FORGET, GONE, ID, SERVER, STREAMED_BYTES, STREAMING } from "../../symbols.js";
+import { ADDON, ADDRESS, BODY_TIMEOUT, ENCRYPTED, FORGET, GONE, ID, SERVER, STREAMED_BYTES, STREAMING } from "../../symbols.js";
 import { tooSlow } from "../../limits.js";
 
 /**
@@ -184,7 +185,11 @@ export class NativeEngine implements Engine {
 
   /** Answers one request for a test over a loopback connection to a server of its own, so the test exercises this engine. */
   inject(options: InjectOptions | string): Promise<InjectResponse> {
-    return injectOverLoopback(new NativeEngine(this.config), options);
+    const o = injectOptions(options);
+    const engine = new NativeEngine(this.config);
+    // The connection comes from 127.0.0.1; a test may say where its request comes from, as on the node engine.
+    if (o.remoteAddress !== undefined) engine.Request.prototype[ADDRESS] = o.remoteAddress;
+    return injectOverLoopback(engine, o);
   }
 
   bodyBytes(res: ResponseSurface): number | null {

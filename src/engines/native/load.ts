@@ -61,10 +61,11 @@ export interface NativeAddon {
   acceptQueued(fd: number, max: number): number[];
   /**
    * Completes request `id`'s WebSocket handshake (101); the socket's id is the request's. False
-   * when the client is gone. `idleTimeout` in ms, 0 for none; past `maxBackpressure` unsent
+   * when the client is gone. A message in more than `maxFragments` frames (0: no limit) closes it
+   * with 1008. `idleTimeout` in ms, 0 for none; past `maxBackpressure` unsent
    * bytes a message is dropped, and with `closeOnBackpressure` the socket cut.
    */
-  wsAccept(id: number, maxPayload: number, idleTimeout: number, maxBackpressure: number, closeOnBackpressure: boolean, perMessageDeflate: boolean): boolean;
+  wsAccept(id: number, maxPayload: number, maxFragments: number, idleTimeout: number, maxBackpressure: number, closeOnBackpressure: boolean, perMessageDeflate: boolean): boolean;
   /** 1 sent, 0 queued behind unsent bytes (a drain event follows), -1 dropped (the socket is closing, or past maxBackpressure). */
   wsSend(id: number, data: string | Buffer, binary: boolean): number;
   /** One message to many sockets, framed once. */
@@ -137,19 +138,28 @@ export const EVENT_BODY_END = 4;
 /** A body the app is receiving did not arrive within its requestTimeout: the app answers the 408. */
 export const EVENT_BODY_TIMEOUT = 5;
 
-const BUILD =
-  'cog-http installs it prebuilt for linux-x64 (glibc or musl) and linux-arm64 (glibc), as an optional dependency (not with --omit=optional); on another Linux, build it from source with Rust (https://rustup.rs): npx cog-build-native (in this repository: node scripts/build-native.mjs). Or use engine: "node" (or engine: "auto", which falls back to it).';
+/** The platforms cog-http carries a prebuilt binary for (scripts/native-platforms.mjs lists how each is built; a test keeps the two the same). */
+export const PREBUILT_PLATFORMS = ["linux-x64-gnu", "linux-x64-musl", "linux-arm64-gnu"] as const;
+
+const BUILD_FROM_SOURCE = 'build it from source with Rust (https://rustup.rs): npx cog-build-native (in this repository: node scripts/build-native.mjs). Or use engine: "node" (or engine: "auto", which falls back to it).';
 
 let loaded: NativeAddon | null = null;
 
+/** This machine's platform as Cog names its binaries: "linux-x64-gnu", "linux-x64-musl", "darwin-arm64"… */
+export function platformName(): string {
+  const glibc = process.platform === "linux" ? (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime : undefined;
+  return `${process.platform}-${process.arch}${process.platform === "linux" ? (glibc ? "-gnu" : "-musl") : ""}`;
+}
+
 /**
- * Where the addon may be: a build from source first (there is one only when it was built on
- * purpose: a developer's, or `npx cog-build-native` where no prebuilt package loads), then the
- * platform's prebuilt package (npm/<platform>/, how releases ship it).
+ * Where the addon may be, in order: a build from source (there is one only when it was built on
+ * purpose: a developer's, or `npx cog-build-native`'s), the binary cog-http carries for this
+ * platform (prebuilds/, every install has it), then the platform's own package (npm/<platform>/,
+ * the slim option, for an install whose prebuilds/ was pruned).
  */
-function candidates(): string[] {
-  const libc = process.platform === "linux" ? (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime ? "-gnu" : "-musl" : "";
-  return [new URL("../../../native/cog-native.node", import.meta.url).pathname, `@cog-http/native-${process.platform}-${process.arch}${libc}`];
+function candidates(platform: string): string[] {
+  const at = (path: string) => new URL(`../../../${path}`, import.meta.url).pathname;
+  return [at("native/cog-native.node"), at(`prebuilds/${platform}/cog-native.node`), `@cog-http/native-${platform}`];
 }
 
 /**
@@ -163,16 +173,23 @@ export function loadNative(): NativeAddon {
   if (versions.bun !== undefined || versions.deno !== undefined || "Deno" in globalThis) {
     throw new Error(`engine "native" runs on Node.js only (it drives Node's own libuv loop); this is ${versions.bun !== undefined ? "Bun" : "Deno"}. Use engine: "node".`);
   }
-  const where = `Node ${process.version} (${process.platform}-${process.arch})`;
-  const { addon, failures } = firstUsable(candidates());
-  if (addon === null) {
-    const why = failures.length > 0 ? `no build of it could be used: ${failures.join("; ")}` : "it is not built for this platform";
-    throw new Error(`engine "native" is not available on ${where}: ${why}. ${BUILD}`);
-  }
+  const platform = platformName();
+  const where = `Node ${process.version} (${platform})`;
+  const { addon, failures } = firstUsable(candidates(platform));
+  if (addon === null) throw new Error(`engine "native" is not available on ${where}: ${unavailableBecause(platform, failures)}`);
   const major = addon.uvVersion() >>> 16;
   if (major !== 1) throw new Error(`engine "native" needs libuv 1.x, and ${where} has libuv ${major}.x. Use engine: "node".`);
   loaded = addon;
   return addon;
+}
+
+/** Why no binary loaded, and what to do, from what was tried (`failures`: those found that could not be used). */
+function unavailableBecause(platform: string, failures: string[]): string {
+  if (failures.length > 0) return `no build of it could be used: ${failures.join("; ")}. Reinstall cog-http, or ${BUILD_FROM_SOURCE}`;
+  if (!(PREBUILT_PLATFORMS as readonly string[]).includes(platform)) {
+    return `Cog ships it prebuilt for ${PREBUILT_PLATFORMS.join(", ")}, not for ${platform}; ${BUILD_FROM_SOURCE}`;
+  }
+  return `this copy of cog-http has no binary for ${platform} (prebuilds/${platform}/cog-native.node is missing: it was packed without it, or removed), no @cog-http/native-${platform} is installed, and nothing was built from source. Reinstall cog-http from the registry, or ${BUILD_FROM_SOURCE}`;
 }
 
 /**
@@ -191,7 +208,8 @@ export function firstUsable(files: readonly string[]): { addon: NativeAddon | nu
       if ((err as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") failures.push((err as Error).message.split("\n")[0]!);
       continue;
     }
-    const mismatch = interfaceMismatch(addon, file.startsWith("/") ? file : require.resolve(file), !file.startsWith("/"));
+    // Prebuilt (carried in prebuilds/, or a platform package), or else built from source: which says how to fix it.
+    const mismatch = interfaceMismatch(addon, file.startsWith("/") ? file : require.resolve(file), !file.startsWith("/") || file.includes("/prebuilds/"));
     if (mismatch === null) return { addon, failures };
     failures.push(mismatch);
   }
@@ -208,7 +226,7 @@ export function interfaceMismatch(addon: Partial<NativeAddon>, file: string, pac
   if (version === INTERFACE_VERSION) return null;
   const has = version === undefined ? "no interface version (it predates them)" : `interface version ${String(version)}`;
   const fix = packaged
-    ? "reinstall cog-http so that its platform package is the same version as cog-http (npm install), or build the addon from source: npx cog-build-native"
+    ? "reinstall cog-http (npm install), so that its prebuilt engine is the same version as its JavaScript, or build the addon from source: npx cog-build-native"
     : "rebuild it: npx cog-build-native (in this repository: node scripts/build-native.mjs)";
   return `${file} has ${has}, and this cog-http needs interface version ${INTERFACE_VERSION}: ${fix}`;
 }

@@ -19,7 +19,7 @@ interface NativeUpgrade {
 
 /**
  * WebSockets on the native engine: the addon completes the handshake, frames, pings, closes and
- * enforces maxPayload and idleTimeout on the loop it serves HTTP on (native/addon/src/websocket.rs);
+ * enforces maxPayload, maxFragments and idleTimeout on the loop it serves HTTP on (native/addon/src/websocket.rs);
  * this holds each socket's events, by id, and delivers what the addon reports in its batches.
  */
 export class NativeWebSockets implements WebSocketEngine {
@@ -33,7 +33,7 @@ export class NativeWebSockets implements WebSocketEngine {
   accept(req: Request, res: Response, settings: WebSocketSettings, events: WebSocketEvents): WebSocketTransport | null {
     const upgrade = this.upgradeOf(req);
     const remoteAddress = upgrade.remoteAddress;
-    const accepted = this.addon.wsAccept(upgrade.id, settings.maxPayload, settings.idleTimeout * 1000, settings.maxBackpressure, settings.onBackpressure === "close", settings.perMessageDeflate);
+    const accepted = this.addon.wsAccept(upgrade.id, settings.maxPayload, settings.maxFragments, settings.idleTimeout * 1000, settings.maxBackpressure, settings.onBackpressure === "close", settings.perMessageDeflate);
     // Retired answered with its 101 (the access log counts it so), or abandoned.
     if (accepted) res.statusCode = 101;
     upgrade.retire(res);

@@ -1,6 +1,7 @@
 import { IncomingMessage, ServerResponse } from "node:http";
 import type { InjectOptions as LightOptions } from "light-my-request";
 import type { InjectOptions, InjectResponse } from "../engine.js";
+import { parseCookies } from "../inject.js";
 
 type Inject = typeof import("light-my-request").inject;
 let loading: Promise<Inject> | null = null;
@@ -21,8 +22,27 @@ export async function injectInMemory(
 ): Promise<InjectResponse> {
   loading ??= import("light-my-request").then((module) => module.inject);
   const run = await loading;
-  const response = await run((req, res) => listener(adopt(req, Request, IncomingMessage), adopt(res, Response, ServerResponse)), options as LightOptions);
-  return response as unknown as InjectResponse;
+  const response = await run((req, res) => listener(adopt(req, Request, IncomingMessage), finishedOnEnd(adopt(res, Response, ServerResponse))), options as LightOptions);
+  // light-my-request keeps what a HEAD handler wrote; a client of either engine receives no body.
+  if (response.raw.req.method === "HEAD") {
+    response.rawPayload = Buffer.alloc(0);
+    response.payload = response.body = "";
+  }
+  // Node says "Connection: keep-alive" where the native engine leaves HTTP/1.1's default unsaid:
+  // an injected response names its connection only when the app or the engine chose to close it.
+  if (response.headers.connection === "keep-alive" && !response.raw.res.hasHeader("connection")) delete response.headers.connection;
+  // Cog's parse of Set-Cookie, as on the native engine (light-my-request's keeps "Lax" as sent,
+  // where the native engine's read "lax"): one reading for the same bytes on every engine.
+  return Object.defineProperty(response, "cookies", { value: parseCookies(response.headers["set-cookie"]), enumerable: true }) as unknown as InjectResponse;
+}
+
+/**
+ * light-my-request's socket takes a response's bytes a tick after the response closes, so at
+ * 'close' Node's `writableFinished` is still false and the access log would call every injected
+ * response aborted. In memory, a response that has ended is complete.
+ */
+function finishedOnEnd(res: ServerResponse): ServerResponse {
+  return Object.defineProperty(res, "writableFinished", { get: () => res.writableEnded });
 }
 
 /**

