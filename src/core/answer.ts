@@ -139,7 +139,7 @@ export class Answers implements ChainOwner {
   private defaultError(err: unknown, req: Request, res: Response): void {
     if (res.headersSent) return void res.destroy();
     const status = statusOf(err);
-    if (status >= 500 && !(err instanceof RefusedWhileDraining) && !(err instanceof Refusal)) this.reports.report(err, req);
+    if (status >= 500 && !(err instanceof RefusedWhileDraining) && !(err instanceof Refusal) && !(err instanceof HandlerTimedOut)) this.reports.report(err, req);
     if (err instanceof HttpError && err.headers !== undefined) res.set(err.headers);
     // A header the app set that can't be sent (CR/LF in its value) fails the first try and is
     // dropped by it: the second goes out without it. Failing twice, the response is unusable.
@@ -162,6 +162,20 @@ export class Answers implements ChainOwner {
 class RefusedWhileDraining extends HttpError {
   constructor() {
     super(503, "The server is shutting down; retry on a new connection");
+  }
+}
+
+/**
+ * The 503 of a handler that began no answer within `handlerTimeout`: its message names the limit
+ * (it says nothing of the app's internals), and the sweep has reported it with its route already.
+ */
+class HandlerTimedOut extends HttpError {
+  constructor(timeout: number) {
+    super(503, `The server did not answer within handlerTimeout (${timeout} ms)`);
+  }
+
+  override get expose(): boolean {
+    return true;
   }
 }
 
@@ -216,7 +230,7 @@ export class HandlerTimeouts implements ResponseWatch {
       this.begun(res);
       if (res.headersSent || res.writableEnded || res.destroyed) continue;
       this.reports.report(new Error(`The handler did not answer within handlerTimeout (${timeout} ms): answered 503; answer sooner, or raise handlerTimeout`), req);
-      this.answers.fail(new HttpError(503, "The server did not answer in time"), req, res);
+      this.answers.fail(new HandlerTimedOut(timeout), req, res);
     }
   }
 }

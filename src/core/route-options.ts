@@ -3,7 +3,7 @@ import type { RouteOptions, RouteSchema } from "../schema/types.js";
 
 // Written as records of every key of the types, so a key added to RouteOptions or RouteSchema
 // and not here fails the type check rather than being refused at run time.
-const OPTION_KEYS = Object.keys({ schema: true, bodyLimit: true, body: true, compress: true } satisfies Record<keyof RouteOptions, true>);
+const OPTION_KEYS = Object.keys({ schema: true, bodyLimit: true, requestTimeout: true, body: true, compress: true } satisfies Record<keyof RouteOptions, true>);
 const SCHEMA_KEYS = Object.keys({
   params: true,
   query: true,

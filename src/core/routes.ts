@@ -14,6 +14,8 @@ export interface Route {
   readonly handlers: Handler[];
   /** The largest body it accepts (its `bodyLimit` option, else the app's). */
   readonly bodyLimit: number;
+  /** Its own `requestTimeout` option (ms for the whole body, 0: none); undefined: the app's. */
+  readonly requestTimeout: number | undefined;
   /** Its handlers read the body as a stream (`body: "stream"`). */
   readonly streamsBody: boolean;
   readonly paramNames: string[];
@@ -82,6 +84,8 @@ export class Routes implements Registry {
     chain.push(...handlers);
     const bodyLimit = options?.bodyLimit ?? this.bodyLimit;
     if (!Number.isInteger(bodyLimit) || bodyLimit < 0) throw new RangeError(`Route ${where}: bodyLimit must be a whole number >= 0, got ${String(bodyLimit)}`);
+    const requestTimeout = options?.requestTimeout;
+    if (requestTimeout !== undefined && (!Number.isInteger(requestTimeout) || requestTimeout < 0)) throw new RangeError(`Route ${where}: requestTimeout must be a whole number of ms >= 0 (0: no limit), got ${String(requestTimeout)}`);
     const bodyMode = options?.body ?? "buffer";
     if (bodyMode !== "buffer" && bodyMode !== "stream") {
       const hint = typeof bodyMode === "object" ? " (a body schema belongs in schema: { schema: { body } })" : "";
@@ -90,6 +94,7 @@ export class Routes implements Registry {
     const route: Route = {
       handlers: chain,
       bodyLimit,
+      requestTimeout,
       streamsBody: bodyMode === "stream",
       paramNames: [],
       serializers: schema === undefined ? null : compileSerializers(schema.response, where),

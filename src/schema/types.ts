@@ -38,6 +38,12 @@ export interface RouteOptions<S extends RouteSchema = RouteSchema> {
   /** Largest request body this route accepts, in bytes (413 past it); the app's `bodyLimit` otherwise. */
   bodyLimit?: number;
   /**
+   * How long a request of this route has for its whole body, in ms (0: no limit; 408 past it);
+   * the app's `requestTimeout` otherwise. An upload route can have minutes without loosening
+   * the others.
+   */
+  requestTimeout?: number;
+  /**
    * How the handler gets the body: "buffer" (the default) reads it whole before the handler
    * runs (`req.body`); "stream" hands it over as it arrives (`for await (const chunk of req)`),
    * never held whole, still within `bodyLimit` (the stream fails with a 413 past it).
