@@ -254,7 +254,7 @@ describe("a route option or schema part Cog doesn't know is refused at registrat
       /^TypeError: Route POST \/a: unknown schema keys "type", "properties": schema holds the request's parts \(\{ params, query, headers, body, response \}\): put this schema under one of them, e.g. \{ schema: \{ body \} \}/,
     ],
     ["a schema that is not an object", (app) => app.get("/a", { schema: "query" } as never, noop), /^TypeError: Route GET \/a: schema must be an object of \{ params, query, headers, body, response \}, got string$/],
-    ["a handler in the options", (app) => app.get("/a", { handler: noop } as never, noop), /^TypeError: Route GET \/a: unknown route option "handler": the handlers follow the options: app\.get\(path, \{ schema \}, handler\) \(route options are schema, bodyLimit, body, compress\)$/],
+    ["a handler in the options", (app) => app.get("/a", { handler: noop } as never, noop), /^TypeError: Route GET \/a: unknown route option "handler": the handlers follow the options: app\.get\(path, \{ schema \}, handler\) \(route options are schema, bodyLimit, requestTimeout, body, compress\)$/],
     ["a schema part beside schema", (app) => app.get("/a", { query: {} } as never, noop), /^TypeError: Route GET \/a: unknown route option "query": it belongs in schema: \{ schema: \{ query \} \}/],
     ["a body schema as the body option", (app) => app.post("/a", { body: { type: "object" } } as never, noop), /^RangeError: Route POST \/a: body must be "buffer" or "stream", got an object \(a body schema belongs in schema: \{ schema: \{ body \} \}\)$/],
     ["a Fastify hook", (app) => app.get("/a", { preHandler: noop } as never, noop), /unknown route option "preHandler": Cog's hooks are middleware, given before the handler/],
