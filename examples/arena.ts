@@ -10,7 +10,7 @@
 // `node bench/arena/static-files.mjs` writes the static files and prints their STATIC_DIR.
 import { readFileSync } from "node:fs";
 import { Type } from "@sinclair/typebox";
-import { Cog, serveStatic } from "cog-http";
+import { Cog, HttpError, serveStatic } from "cog-http";
 import { openStore, type Item } from "./arena-store.js";
 
 const dataset: Item[] = JSON.parse(readFileSync(new URL("./data/dataset.json", import.meta.url), "utf8"));
@@ -25,7 +25,14 @@ const ItemSchema = Type.Object({
   tags: Type.Array(Type.String()),
   rating: Type.Object({ score: Type.Integer(), count: Type.Integer() }),
 });
-const Id = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+// Numbers that reach Postgres's integer columns are bounded as they are: a larger one would be
+// the database's error, a 500, where the client's mistake deserves a 400.
+const Int32 = (options: { minimum?: number; default?: number } = {}) => Type.Integer({ minimum: -2147483648, maximum: 2147483647, ...options });
+// Postgres's text holds no NUL character: refused here, it is a 400 rather than the database's 500.
+const Text = (options: { minLength?: number; maxLength?: number; default?: string } = {}) => Type.String({ pattern: "^[^\\u0000]*$", ...options });
+const Id = Type.Object({ id: Int32({ minimum: 1 }) });
+// Cog's error body: what a thrown HttpError answers, declared so the OpenAPI document describes it.
+const NotFound = Type.Object({ statusCode: Type.Integer(), error: Type.String(), message: Type.String() }, { description: "No item has this id" });
 const Page = (limit: number) => Type.Object({ items: Type.Array(ItemSchema), count: Type.Integer() }, { description: `at most ${limit} items` });
 
 // ARENA_VALIDATION=off drops the request schemas (params, query, body; the response schemas
@@ -61,7 +68,7 @@ app.get(
     compress: true,
     schema: requests({
       params: Type.Object({ count: Type.Integer({ minimum: 0, maximum: dataset.length }) }),
-      query: Type.Object({ m: Type.Integer({ default: 1 }) }),
+      query: Type.Object({ m: Int32({ default: 1 }) }),
       response: { 200: Type.Object({ items: Type.Array(Type.Composite([ItemSchema, Type.Object({ total: Type.Integer() })])), count: Type.Integer() }) },
     }),
   },
@@ -92,7 +99,7 @@ if (store) {
     "/async-db",
     {
       schema: {
-        query: Type.Object({ min: Type.Integer({ default: 10 }), max: Type.Integer({ default: 50 }), limit: Type.Integer({ default: 50 }) }),
+        query: Type.Object({ min: Int32({ default: 10 }), max: Int32({ default: 50 }), limit: Int32({ default: 50 }) }),
         response: { 200: Page(50) },
       },
     },
@@ -108,7 +115,7 @@ if (store) {
       "/",
       {
         schema: requests({
-          query: Type.Object({ category: Type.String({ default: "electronics" }), page: Type.Integer({ minimum: 1, default: 1 }), limit: Type.Integer({ minimum: 1, maximum: 50, default: 10 }) }),
+          query: Type.Object({ category: Text({ default: "electronics" }), page: Int32({ minimum: 1, default: 1 }), limit: Type.Integer({ minimum: 1, maximum: 50, default: 10 }) }),
           response: { 200: Type.Object({ items: Type.Array(ItemSchema), total: Type.Integer(), page: Type.Integer(), limit: Type.Integer() }) },
         }),
       },
@@ -121,10 +128,10 @@ if (store) {
       },
     );
 
-    crud.get("/:id", { schema: requests({ params: Id, response: { 200: ItemSchema } }) }, async (req, res) => {
+    crud.get("/:id", { schema: requests({ params: Id, response: { 200: ItemSchema, 404: NotFound } }) }, async (req, res) => {
       const { item, cache } = await store.get(Number(req.params.id));
       res.set("X-Cache", cache);
-      if (item === undefined) return res.status(404).send(`No item ${req.params.id}`);
+      if (item === undefined) throw new HttpError(404, `No item ${req.params.id}`);
       res.json(item);
     });
 
@@ -132,7 +139,7 @@ if (store) {
       "/",
       {
         schema: requests({
-          body: Type.Object({ id: Type.Integer({ minimum: 1 }), name: Type.String({ minLength: 1, maxLength: 200 }), category: Type.String({ minLength: 1, maxLength: 50 }), price: Type.Integer({ minimum: 0 }), quantity: Type.Integer({ minimum: 0 }) }),
+          body: Type.Object({ id: Int32({ minimum: 1 }), name: Text({ minLength: 1, maxLength: 200 }), category: Text({ minLength: 1, maxLength: 50 }), price: Int32({ minimum: 0 }), quantity: Int32({ minimum: 0 }) }),
           response: { 201: ItemSchema },
         }),
       },
@@ -146,18 +153,21 @@ if (store) {
       {
         schema: requests({
           params: Id,
-          body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), price: Type.Integer({ minimum: 0 }), quantity: Type.Integer({ minimum: 0 }) }),
-          response: { 200: ItemSchema },
+          body: Type.Object({ name: Text({ minLength: 1, maxLength: 200 }), price: Int32({ minimum: 0 }), quantity: Int32({ minimum: 0 }) }),
+          response: { 200: ItemSchema, 404: NotFound },
         }),
       },
       async (req, res) => {
         const item = await store.update(Number(req.params.id), req.body);
-        if (item === undefined) return res.status(404).send(`No item ${req.params.id}`);
+        if (item === undefined) throw new HttpError(404, `No item ${req.params.id}`);
         res.json(item);
       },
     );
   });
 }
+
+// The API's description, from the routes' schemas (the WebSocket route is left out).
+app.get("/openapi.json", (_req, res) => res.json(app.openapi({ title: "Arena", version: "1.0.0" })));
 
 const { port } = await app.listen(Number(process.env.PORT ?? 8080), process.env.HOST ?? "127.0.0.1");
 console.log(`arena on http://127.0.0.1:${port} (${app.engine} engine${store ? "" : "; no DATABASE_URL, so no /async-db or /crud"})`);

@@ -3,15 +3,15 @@ import { AppCore } from "./core/app.js";
 import type { ErrorHandler, NotFoundHandler } from "./core/answer.js";
 import { Group } from "./core/group.js";
 import type { CogOptions } from "./core/options.js";
-import type { Address, ListenOptions } from "./core/serving.js";
+import type { Address, CloseHook, Closing, ListenOptions } from "./core/serving.js";
 import type { InjectOptions, InjectResponse } from "./engines/engine.js";
 import type { EngineName } from "./engines/select.js";
-import type { OpenApiInfo } from "./schema/openapi.js";
+import type { OpenApiOptions } from "./schema/openapi.js";
 import type { OpenApiDocument } from "./schema/openapi-document.js";
 import type { TlsOptions } from "./tls.js";
 import type { OutgoingData } from "./websocket/types.js";
 
-export type { Address, CogOptions, EngineName, ErrorHandler, ListenOptions, NotFoundHandler };
+export type { Address, CloseHook, Closing, CogOptions, EngineName, ErrorHandler, ListenOptions, NotFoundHandler };
 
 declare module "./request.js" {
   /** `req.app`: the Cog app serving the request. */
@@ -105,9 +105,24 @@ export class Cog extends Group {
   }
 
   /**
-   * Stops accepting connections, lets in-flight requests finish (new requests
-   * on open connections get 503), and resolves when all is closed. Connections
-   * still busy after `drainMs` are cut.
+   * Runs `hook` once when the app shuts down (`app.close()`, or SIGTERM/SIGINT under `signals`
+   * or `workers`: in each worker), as the drain begins, after the open event streams have ended
+   * and before any connection is cut; `close` awaits it. Hooks run in the order registered, each
+   * awaited; in-flight requests may still be running: await `closing.drained` before closing
+   * what they use (a database pool). A hook that throws fails the close (exit code 1 on a
+   * signal), after the rest of the shutdown.
+   */
+  onClose(hook: CloseHook): this {
+    if (typeof hook !== "function") throw new TypeError(`app.onClose takes a function, got ${typeof hook}`);
+    this.core.serving.closeHooks.push(hook);
+    return this;
+  }
+
+  /**
+   * Stops accepting connections, ends open event streams (`res.sse()`), runs the `onClose`
+   * hooks, lets in-flight requests finish (new requests on open connections get 503), and
+   * resolves when all is closed. Connections still busy after `drainMs` are cut. A second call
+   * awaits the first.
    */
   close(drainMs = 10_000): Promise<void> {
     return this.core.serving.close(drainMs);
@@ -142,10 +157,12 @@ export class Cog extends Group {
   }
 
   /**
-   * An OpenAPI 3.1 document describing every route: methods, paths, params,
-   * schemas and statuses. Serve it with `app.get("/openapi.json", (_req, res) => res.json(app.openapi()))`.
+   * An OpenAPI 3.1 document describing every route but WebSocket and `all` ones: methods, paths,
+   * params, schemas and statuses, each route's summary, tags, security… from its `schema`; the
+   * document-wide fields (`servers`, `components`, `security`, `tags`) as given beside `info`'s.
+   * Serve it with `app.get("/openapi.json", (_req, res) => res.json(app.openapi()))`.
    */
-  openapi(info: OpenApiInfo = { title: "Cog API", version: "1.0.0" }): OpenApiDocument {
-    return this.core.routes.openapi(info);
+  openapi(options: OpenApiOptions = { title: "Cog API", version: "1.0.0" }): OpenApiDocument {
+    return this.core.routes.openapi(options);
   }
 }

@@ -1,4 +1,4 @@
-export { Cog, type Address, type CogOptions, type ListenOptions, type EngineName, type ErrorHandler, type NotFoundHandler } from "./cog.js";
+export { Cog, type Address, type CloseHook, type Closing, type CogOptions, type ListenOptions, type EngineName, type ErrorHandler, type NotFoundHandler } from "./cog.js";
 export { Group, type AddRoute } from "./core/group.js";
 export type { Request, CogRequest, RouteRequest, Query, Cookies, SignedCookies, Params } from "./request.js";
 export type { PathParams } from "./core/router.js";
@@ -10,7 +10,8 @@ export type { Limits } from "./limits.js";
 export type { InjectOptions, InjectResponse } from "./engines/engine.js";
 export type { RouteSchema, RouteOptions, Schema, JsonSchema, Infer, SchemaRequest, SchemaResponse } from "./schema/types.js";
 export type { ValidationIssue } from "./schema/compile.js";
-export type { OpenApiDocument, OpenApiInfo, OpenApiOperation, OpenApiPathItem } from "./schema/openapi-document.js";
+export type { OpenApiOptions } from "./schema/openapi.js";
+export type { OpenApiDocument, OpenApiInfo, OpenApiOperation, OpenApiPathItem, OpenApiResponse } from "./schema/openapi-document.js";
 export { WebSocket } from "./websocket/socket.js";
 export type { Broker } from "./websocket/topics.js";
 export type { WebSocketHandlers, WebSocketOptions, SendResult, MessageData, OutgoingData } from "./websocket/types.js";

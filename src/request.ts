@@ -6,6 +6,7 @@ import { HttpError } from "./errors.js";
 import { DEFAULT_LIMITS } from "./limits.js";
 import { unsignCookies } from "./signing.js";
 import type { FormFields, MultipartOptions } from "./multipart.js";
+import { OpenStreams } from "./sse.js";
 import { CACHED_BODY, CACHED_COOKIES, CACHED_PATH, CACHED_QUERY, CACHED_SIGNED, ORIGINAL_URL, RESPONSE, LOG, ROUTE, SETTINGS, SIGNAL, TRACED, UNSET } from "./symbols.js";
 import type { RequestLog, RequestLogger } from "./access-log.js";
 import type { RequestMessage } from "./observe/request-channel.js";
@@ -38,9 +39,11 @@ export interface RequestSettings {
   readonly secrets: readonly string[];
   /** The app's logger (its `logger` option), which `req.log` is a child of; null without one. */
   readonly logger: RequestLogger | null;
+  /** The app's open event streams (`res.sse()`), which its shutdown ends. */
+  readonly openStreams: OpenStreams;
 }
 
-const DEFAULT_SETTINGS: RequestSettings = { trustProxy: false, maxFields: DEFAULT_LIMITS.maxFields, maxJsonDepth: DEFAULT_LIMITS.maxJsonDepth, secrets: [], logger: null };
+const DEFAULT_SETTINGS: RequestSettings = { trustProxy: false, maxFields: DEFAULT_LIMITS.maxFields, maxJsonDepth: DEFAULT_LIMITS.maxJsonDepth, secrets: [], logger: null, openStreams: new OpenStreams() };
 
 /** What a request knows of the route it matched (the app's compiled route is one). */
 export interface MatchedRoute {
@@ -48,6 +51,27 @@ export interface MatchedRoute {
   readonly path: string;
   /** Its method and pattern, for messages: `GET /users/:id` (`ALL` for `app.all`). */
   readonly where: string;
+}
+
+/** A request's `req.signal` controller, made on first use. */
+function signalOf(req: object): AbortController {
+  let controller = own(req)[SIGNAL];
+  if (controller === undefined) {
+    const made = (controller = own(req)[SIGNAL] = new AbortController());
+    const res = own(req)[RESPONSE];
+    // Every engine's response emits 'close' once: after 'finish' when answered, alone when the connection went first.
+    if (res !== null && !res.writableFinished) {
+      res.once("close", () => {
+        if (!res.writableFinished) made.abort(new DOMException("The client closed the connection before the response was finished", "AbortError"));
+      });
+    }
+  }
+  return controller;
+}
+
+/** Aborts `req.signal` for a reason of the server's (a shutdown ending an event stream). */
+export function abortRequest(req: object, reason: DOMException): void {
+  signalOf(req).abort(reason);
 }
 
 /**
@@ -65,7 +89,8 @@ export interface RequestInternals {
   [ORIGINAL_URL]: string | undefined;
   [ROUTE]: MatchedRoute | null;
   [RESPONSE]: RequestResponse | null;
-  [SIGNAL]: AbortSignal | undefined;
+  /** `req.signal`'s controller, once read (or aborted by a shutdown). */
+  [SIGNAL]: AbortController | undefined;
   /** `req.log`, made on its first read (or set by a middleware, as pino-http does). */
   [LOG]: RequestLog | undefined;
   /** Its message on the `cog.request` tracing channel, while someone subscribes. */
@@ -170,24 +195,20 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
     abstract streamBody(length: number, limit: number): void;
 
     /**
+     * The route's own `requestTimeout`: the body the request announced must all arrive within
+     * `ms` of its start (0: no limit), in place of the app's; past it, the engine answers 408
+     * naming requestTimeout and `ms`, as it does at the app's. Called before the body is received.
+     * @internal
+     */
+    abstract limitBodyTime(ms: number): void;
+
+    /**
      * An AbortSignal that fires when the client goes away before the response is finished (the
      * connection closed): hand it to `fetch`, database queries, timers, or an SSE loop, so that
      * their work stops with the client. Made on first read.
      */
     get signal(): AbortSignal {
-      let signal = own(this)[SIGNAL];
-      if (signal === undefined) {
-        const controller = new AbortController();
-        signal = own(this)[SIGNAL] = controller.signal;
-        const res = own(this)[RESPONSE];
-        // Every engine's response emits 'close' once: after 'finish' when answered, alone when the connection went first.
-        if (res !== null && !res.writableFinished) {
-          res.once("close", () => {
-            if (!res.writableFinished) controller.abort(new DOMException("The client closed the connection before the response was finished", "AbortError"));
-          });
-        }
-      }
-      return signal;
+      return signalOf(this).signal;
     }
 
     /**

@@ -10,7 +10,7 @@ import encodeUrl from "encodeurl";
 import { isStatus, isValidHeader, lowerCase } from "./engines/compat.js";
 import { FRAME_BODY, HOST, type BodyFraming, type ResponseSurface } from "./engines/engine.js";
 import { HttpError } from "./errors.js";
-import { type InternalRequest } from "./request.js";
+import { abortRequest, type InternalRequest } from "./request.js";
 import { signCookie } from "./signing.js";
 import { EventStream, type EventStreamOptions } from "./sse.js";
 import { loadFiles, type SendFileOptions } from "./files/serve.js";
@@ -219,7 +219,8 @@ export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base
      * data, retry })` writes one event at once. See `EventStream`.
      */
     sse(options: EventStreamOptions = {}): EventStream {
-      return new EventStream(this as unknown as Response, options);
+      const req = this.req as InternalRequest;
+      return new EventStream(this as unknown as Response, options, (reason) => abortRequest(req, reason), req[SETTINGS].openStreams);
     }
 
     /** Sends an HTML string. */

@@ -5,6 +5,39 @@ interface EventSink extends ResponseSurface {
   set(headers: Record<string, string>): unknown;
 }
 
+/**
+ * An app's open event streams, which its shutdown ends (`endAll`) as the drain begins: a stream
+ * is open for as long as the client stays, so waiting for it would hold every drain until
+ * `drainMs` and then cut it mid-body. One per app; a stream costs an add and a delete.
+ */
+export class OpenStreams {
+  private readonly open = new Set<EventStream>();
+  private ending = false;
+
+  /** @internal */
+  add(stream: EventStream): void {
+    if (this.ending) queueMicrotask(() => stream.shutDown());
+    else this.open.add(stream);
+  }
+
+  /** @internal */
+  delete(stream: EventStream): void {
+    this.open.delete(stream);
+  }
+
+  /** Ends every open stream (see `EventStream.shutDown`), and each opened from now on as it opens. */
+  endAll(): void {
+    this.ending = true;
+    for (const stream of this.open) stream.shutDown();
+    this.open.clear();
+  }
+
+  /** Serving again after a close: streams stay open again. */
+  reopen(): void {
+    this.ending = false;
+  }
+}
+
 /** One server-sent event. */
 export interface ServerEvent {
   /** The event's type (`addEventListener(event, …)` in the browser); "message" when absent. */
@@ -20,27 +53,42 @@ export interface ServerEvent {
 export interface EventStreamOptions {
   /** A comment line sent this often (ms) while nothing else is, so proxies don't close an idle stream. Default 15000; 0: none. */
   heartbeat?: number;
+  /**
+   * The last event, sent when the server shuts down (`app.close()`, or a signal under `signals`
+   * or `workers`) just before the stream ends: e.g. `{ event: "bye", retry: 1000 }`. Without it
+   * the stream just ends (a browser's EventSource then reconnects, to another server).
+   */
+  finalEvent?: ServerEvent | string;
 }
 
 /**
  * A `text/event-stream` response (`res.sse()`): each `send` writes one event, at once (the
  * head goes out when the stream is opened). It ends with `close()`, or when the client goes
- * away (then `closed` is true and `send` returns false; `req.signal` fires).
+ * away (then `closed` is true and `send` returns false; `req.signal` fires). When the server
+ * shuts down, the stream gets its `finalEvent` (if any), `req.signal` aborts and the stream ends
+ * cleanly, as the drain begins.
  */
 export class EventStream {
   private heartbeat: NodeJS.Timeout | null = null;
   private ended = false;
+  /** The final event's text (checked when the stream opens, not when the server shuts down). */
+  private readonly finalEvent: string | undefined;
 
   /** @internal Made by `res.sse()`. */
   constructor(
     private readonly res: EventSink,
     options: EventStreamOptions,
+    /** Aborts the request's `req.signal`. */
+    private readonly abort: (reason: DOMException) => void,
+    private readonly streams: OpenStreams,
   ) {
     const every = options.heartbeat ?? 15_000;
     if (!Number.isInteger(every) || every < 0) throw new RangeError(`res.sse(): heartbeat must be a whole number of ms >= 0, got ${String(every)}`);
+    this.finalEvent = options.finalEvent === undefined ? undefined : format(options.finalEvent);
     res.set({ "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" });
     res.flushHeaders();
     res.once("close", () => this.stop());
+    streams.add(this);
     if (every > 0) {
       this.heartbeat = setInterval(() => this.comment(""), every);
       this.heartbeat.unref();
@@ -58,20 +106,7 @@ export class EventStream {
    * id) or a bad retry throws a TypeError: it would end the event early.
    */
   send(message: ServerEvent | string): boolean {
-    const event: ServerEvent = typeof message === "string" ? { data: message } : message;
-    let text = "";
-    if (event.event !== undefined) text += `event: ${field("event", event.event)}\n`;
-    if (event.id !== undefined) text += `id: ${field("id", String(event.id))}\n`;
-    if (event.retry !== undefined) {
-      if (!Number.isInteger(event.retry) || event.retry < 0) throw new TypeError(`EventStream.send: retry must be a whole number of ms >= 0, got ${String(event.retry)}`);
-      text += `retry: ${event.retry}\n`;
-    }
-    if (event.data !== undefined) {
-      const data = typeof event.data === "string" ? event.data : JSON.stringify(event.data);
-      for (const line of data.split(LINE_BREAK)) text += `data: ${line}\n`;
-    }
-    if (text === "") throw new TypeError("EventStream.send: an event needs data, event, id or retry");
-    return this.write(`${text}\n`);
+    return this.write(format(message));
   }
 
   /** Writes a comment line (`: text`), which clients ignore: a heartbeat, or padding. */
@@ -86,6 +121,18 @@ export class EventStream {
     this.res.end();
   }
 
+  /**
+   * The server is shutting down: sends the final event, aborts `req.signal` (so the handler's
+   * loops and queries stop) and ends the stream.
+   * @internal
+   */
+  shutDown(): void {
+    if (this.closed) return;
+    if (this.finalEvent !== undefined) this.write(this.finalEvent);
+    this.abort(new DOMException("The server is shutting down", "AbortError"));
+    this.close();
+  }
+
   private write(text: string): boolean {
     if (this.closed) return false;
     return this.res.write(text);
@@ -93,9 +140,28 @@ export class EventStream {
 
   private stop(): void {
     this.ended = true;
+    this.streams.delete(this);
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
     this.heartbeat = null;
   }
+}
+
+/** One event's text: its fields, each line of its data, and the blank line that ends it. */
+function format(message: ServerEvent | string): string {
+  const event: ServerEvent = typeof message === "string" ? { data: message } : message;
+  let text = "";
+  if (event.event !== undefined) text += `event: ${field("event", event.event)}\n`;
+  if (event.id !== undefined) text += `id: ${field("id", String(event.id))}\n`;
+  if (event.retry !== undefined) {
+    if (!Number.isInteger(event.retry) || event.retry < 0) throw new TypeError(`EventStream.send: retry must be a whole number of ms >= 0, got ${String(event.retry)}`);
+    text += `retry: ${event.retry}\n`;
+  }
+  if (event.data !== undefined) {
+    const data = typeof event.data === "string" ? event.data : JSON.stringify(event.data);
+    for (const line of data.split(LINE_BREAK)) text += `data: ${line}\n`;
+  }
+  if (text === "") throw new TypeError("EventStream.send: an event needs data, event, id or retry");
+  return `${text}\n`;
 }
 
 const LINE_BREAK = /\r\n|\r|\n/;

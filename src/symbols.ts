@@ -79,6 +79,8 @@ export const CONTENT_TYPE: unique symbol = Symbol("cog.native.contentType");
 export const COLLECTOR: unique symbol = Symbol("cog.native.collector");
 export const PAUSED: unique symbol = Symbol("cog.native.paused");
 export const BODY_ENDED: unique symbol = Symbol("cog.native.bodyEnded");
+/** A request's route's own requestTimeout (ms), kept by an engine's request for its timing of the body (`limitBodyTime`). */
+export const BODY_TIMEOUT: unique symbol = Symbol("cog.bodyTimeout");
 /** Set once the engine has forgotten the request (answered or aborted): it can't be asked anything more. */
 export const GONE: unique symbol = Symbol("cog.native.gone");
 /** The server it came to, as `http.server.*` channel messages give it (see http-channels.ts). */

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import type { ChildProcess } from "node:child_process";
 import { request } from "node:http";
 import { startChild, waitForOutput, type Owner } from "./children.js";
+import { openStream } from "./wire.js";
 import { engine } from "./helpers.js";
 
 export interface Served {
@@ -93,4 +94,28 @@ export async function sigtermUnderLoad(app: Served): Promise<void> {
   assert.ok(lines.every((l) => !l.aborted), "no accepted request was cut");
   assert.equal(ok.length, lines.length, "every request the server logged reached its client, and vice versa");
   assert.ok(ok.every((r) => r.status === 200 || r.status === 503), JSON.stringify(ok.filter((r) => r.status !== 200 && r.status !== 503)));
+}
+
+/** The pids of the processes whose onClose hook ran (the fixture writes `onClose PID`), in order. */
+export function closeHookPids(output: string): number[] {
+  return [...output.matchAll(/^onClose (\d+)$/gm)].map((m) => Number(m[1]));
+}
+
+/**
+ * Opens an event stream on `app`, sends it SIGTERM, and checks the shutdown: the stream gets its
+ * final event and a clean end (the chunked terminator, then the server's FIN) before the process
+ * exits 0, and each serving process ran its onClose hook once. Returns those pids.
+ */
+export async function sigtermWithStream(app: Served): Promise<number[]> {
+  const stream = openStream(app.port, "/events");
+  const deadline = Date.now() + 10_000;
+  while (!stream.text().includes("data: open\n\n")) {
+    assert.ok(Date.now() < deadline, `the stream opened: ${JSON.stringify(stream.text())}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  app.child.kill("SIGTERM");
+  assert.equal(await stream.ended, "end", "the stream ended with a FIN, not a reset");
+  assert.match(stream.text(), /event: bye\ndata: \d+\n\n\r\n0\r\n\r\n$/, "the final event, then the chunked terminator (not a cut at drainMs)");
+  assert.equal(await app.exited, 0);
+  return closeHookPids(app.output());
 }

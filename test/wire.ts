@@ -226,3 +226,16 @@ export async function eventually(ready: () => boolean, what: string, ms = HANG_M
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
+
+/** An open connection's bytes so far, and how it ended: "end" (the server's FIN) or the error's code. */
+export function openStream(port: number, path: string): { text(): string; ended: Promise<string> } {
+  const socket = connect(port, "127.0.0.1");
+  let text = "";
+  socket.setEncoding("latin1").on("data", (chunk: string) => (text += chunk));
+  const ended = new Promise<string>((resolve) => {
+    socket.once("end", () => resolve("end"));
+    socket.once("error", (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+  });
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+  return { text: () => text, ended };
+}

@@ -170,13 +170,27 @@ export class Answers implements ChainOwner {
 
 /** Whether a 5xx error is logged: not the refusals, which are normal operation or the client's doing. */
 function isReported(err: unknown): boolean {
-  return !(err instanceof RefusedWhileDraining) && !(err instanceof Refusal);
+  return !(err instanceof RefusedWhileDraining) && !(err instanceof Refusal) && !(err instanceof HandlerTimedOut);
 }
 
 /** The 503 of a request that arrived while the server drains: expected, so not reported as an error. */
 class RefusedWhileDraining extends HttpError {
   constructor() {
     super(503, "The server is shutting down; retry on a new connection");
+  }
+}
+
+/**
+ * The 503 of a handler that began no answer within `handlerTimeout`: its message names the limit
+ * (it says nothing of the app's internals), and the sweep has reported it with its route already.
+ */
+class HandlerTimedOut extends HttpError {
+  constructor(timeout: number) {
+    super(503, `The server did not answer within handlerTimeout (${timeout} ms)`);
+  }
+
+  override get expose(): boolean {
+    return true;
   }
 }
 
@@ -231,7 +245,7 @@ export class HandlerTimeouts implements ResponseWatch {
       this.begun(res);
       if (res.headersSent || res.writableEnded || res.destroyed) continue;
       this.reports.report(new Error(`The handler did not answer within handlerTimeout (${timeout} ms): answered 503; answer sooner, or raise handlerTimeout`), req);
-      this.answers.fail(new HttpError(503, "The server did not answer in time"), req, res);
+      this.answers.fail(new HandlerTimedOut(timeout), req, res);
     }
   }
 }

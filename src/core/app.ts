@@ -5,6 +5,7 @@ import { RequestLogger } from "../access-log.js";
 import { forApp, type Request, type RequestSettings } from "../request.js";
 import type { Response } from "../response.js";
 import { secretsOf } from "../signing.js";
+import { OpenStreams } from "../sse.js";
 import { serverTlsOptions } from "../tls.js";
 import { Answers, HandlerTimeouts } from "./answer.js";
 import { Dispatcher } from "./dispatch.js";
@@ -42,7 +43,7 @@ export class AppCore {
     const logErrors = options.logErrors ?? true;
     if (options.broker !== undefined && (options.broker === null || typeof options.broker.publish !== "function")) throw new TypeError("broker must be a Broker, such as redisBroker(url)");
     const logger = options.logger === undefined || options.logger === false ? null : new RequestLogger(options.logger, options.trustRequestId ?? false);
-    this.settings = { trustProxy: options.trustProxy ?? false, maxFields: limits.maxFields, maxJsonDepth: limits.maxJsonDepth, secrets: secretsOf(options.secret), logger };
+    this.settings = { trustProxy: options.trustProxy ?? false, maxFields: limits.maxFields, maxJsonDepth: limits.maxJsonDepth, secrets: secretsOf(options.secret), logger, openStreams: new OpenStreams() };
     const reports = new Reports(logErrors, logger);
     const unanswered = logErrors && process.env.NODE_ENV !== "production" ? new UnansweredWatch((message, req) => reports.warn(message, req)) : null;
     this.routes = new Routes(limits.bodyLimit, options.broker ?? null);
@@ -60,7 +61,7 @@ export class AppCore {
       },
       requestClass: (Base) => forApp(Base, this.face!, this.settings, host),
     });
-    this.serving = new Serving(engine, { host, limits, strict: options.strict ?? true, options }, dispatcher, timeouts, this.routes, logger);
+    this.serving = new Serving(engine, { host, limits, strict: options.strict ?? true, options }, dispatcher, timeouts, this.routes, logger, this.settings.openStreams);
   }
 
   /** The face over this core: its outermost group of routes, and `req.app`. */

@@ -67,6 +67,7 @@ export class Dispatcher {
       }
     }
     if (verdict === NO_BODY) return this.run(route.handlers, req, res);
+    if (route.requestTimeout !== undefined) req.limitBodyTime(route.requestTimeout);
     if (route.streamsBody || isMultipart(req)) return this.stream(req, res, route, verdict);
     this.receive(req, res, route, verdict);
   }

@@ -4,7 +4,7 @@ import { checkPath, joinPaths, normalizePattern, type JoinedPath, type PathParam
 import type { RouteOptions, RouteSchema, SchemaRequest, SchemaResponse } from "../schema/types.js";
 import { upgradeHandler } from "../websocket/route.js";
 import type { Topics } from "../websocket/topics.js";
-import { resolveWebSocketOptions, type WebSocketHandlers, type WebSocketOptions } from "../websocket/types.js";
+import { checkWebSocketRoute, resolveWebSocketOptions, type WebSocketHandlers, type WebSocketOptions } from "../websocket/types.js";
 import { CACHED_PATH } from "../symbols.js";
 
 /**
@@ -35,7 +35,8 @@ export interface Layer {
 
 /** Where a group sends what it registers: the app's routes (src/core/routes.ts). */
 export interface Registry {
-  addRoute(group: Group, method: string, path: string, handlers: Handler[], options: RouteOptions | undefined): void;
+  /** `webSocket`: an `app.ws` route, which the OpenAPI document leaves out. */
+  addRoute(group: Group, method: string, path: string, handlers: Handler[], options: RouteOptions | undefined, webSocket?: boolean): void;
   /** The app's topics, for a WebSocket route (the app then serves WebSockets). */
   webSockets(): Topics;
   nextOrder(): number;
@@ -99,11 +100,13 @@ export class Group<Prefix extends string = ""> {
   ws<Data = undefined>(path: string, handlers: WebSocketHandlers<Data>, options: WebSocketOptions = {}): this {
     const where = `WebSocket route ${joinPaths(this.prefix, path)}`;
     if (handlers === null || typeof handlers !== "object") throw new TypeError(`${where}: handlers must be an object of { upgrade?, open?, message?, drain?, close? }`);
+    if (options === null || typeof options !== "object") throw new TypeError(`${where}: options must be an object of { maxPayload?, idleTimeout?, maxBackpressure?, onBackpressure?, perMessageDeflate? }`);
+    checkWebSocketRoute(handlers, options, where);
     for (const name of ["upgrade", "open", "message", "drain", "close"] as const) {
       if (handlers[name] !== undefined && typeof handlers[name] !== "function") throw new TypeError(`${where}: handlers.${name} must be a function`);
     }
     const handler = upgradeHandler(handlers as WebSocketHandlers<unknown>, resolveWebSocketOptions(options, where), this.registry.webSockets());
-    return this.route("GET", path, [handler]);
+    return this.route("GET", path, [handler], true);
   }
 
   /**
@@ -117,14 +120,14 @@ export class Group<Prefix extends string = ""> {
     return this;
   }
 
-  protected route(method: string, path: string, args: RouteArgs): this {
+  protected route(method: string, path: string, args: RouteArgs, webSocket = false): this {
     const first = args[0];
     const options = typeof first === "object" && first !== null ? (first as RouteOptions) : undefined;
     const handlers = (options === undefined ? args : args.slice(1)) as Handler[];
     checkPath(path, `${method === "*" ? "ALL" : method} ${String(path)}`);
     if (handlers.length === 0) throw new TypeError(`Route ${method} ${path} needs at least one handler`);
     for (const handler of handlers) assertHandler(handler, `${method} ${path}`);
-    this.registry.addRoute(this, method, path, handlers, options);
+    this.registry.addRoute(this, method, path, handlers, options, webSocket);
     return this;
   }
 }

@@ -1,11 +1,12 @@
 import { compress } from "../compress.js";
 import { compileSerializers, compileValidation, type Serializer } from "../schema/compile.js";
-import { buildOpenApi, type OpenApiInfo, type RouteInfo } from "../schema/openapi.js";
+import { buildOpenApi, type OpenApiOptions, type RouteInfo } from "../schema/openapi.js";
 import type { OpenApiDocument } from "../schema/openapi-document.js";
 import type { RouteOptions } from "../schema/types.js";
 import { Topics, type Broker } from "../websocket/topics.js";
 import type { Handler } from "./chain.js";
 import type { Group, Layer, Registry } from "./group.js";
+import { checkRouteOptions } from "./route-options.js";
 import { Router, joinPaths, prefixCoverage, prefixMatcher } from "./router.js";
 
 /** One registered route, compiled: its whole middleware + handler chain, decided at registration. */
@@ -13,6 +14,8 @@ export interface Route {
   readonly handlers: Handler[];
   /** The largest body it accepts (its `bodyLimit` option, else the app's). */
   readonly bodyLimit: number;
+  /** Its own `requestTimeout` option (ms for the whole body, 0: none); undefined: the app's. */
+  readonly requestTimeout: number | undefined;
   /** Its handlers read the body as a stream (`body: "stream"`). */
   readonly streamsBody: boolean;
   readonly paramNames: string[];
@@ -59,9 +62,10 @@ export class Routes implements Registry {
     this.fallbackLayers = null;
   }
 
-  addRoute(group: Group, method: string, path: string, handlers: Handler[], options: RouteOptions | undefined): void {
+  addRoute(group: Group, method: string, path: string, handlers: Handler[], options: RouteOptions | undefined, webSocket = false): void {
     const pattern = joinPaths(group.prefix, path);
     const where = `${method === "*" ? "ALL" : method} ${pattern}`;
+    if (options !== undefined) checkRouteOptions(options, where);
     const chain: Handler[] = [];
     const groups: Group<string>[] = [];
     for (let g: Group<string> | null = group; g !== null; g = g.parent) groups.unshift(g);
@@ -80,11 +84,17 @@ export class Routes implements Registry {
     chain.push(...handlers);
     const bodyLimit = options?.bodyLimit ?? this.bodyLimit;
     if (!Number.isInteger(bodyLimit) || bodyLimit < 0) throw new RangeError(`Route ${where}: bodyLimit must be a whole number >= 0, got ${String(bodyLimit)}`);
+    const requestTimeout = options?.requestTimeout;
+    if (requestTimeout !== undefined && (!Number.isInteger(requestTimeout) || requestTimeout < 0)) throw new RangeError(`Route ${where}: requestTimeout must be a whole number of ms >= 0 (0: no limit), got ${String(requestTimeout)}`);
     const bodyMode = options?.body ?? "buffer";
-    if (bodyMode !== "buffer" && bodyMode !== "stream") throw new RangeError(`Route ${where}: body must be "buffer" or "stream", got ${JSON.stringify(bodyMode)}`);
+    if (bodyMode !== "buffer" && bodyMode !== "stream") {
+      const hint = typeof bodyMode === "object" ? " (a body schema belongs in schema: { schema: { body } })" : "";
+      throw new RangeError(`Route ${where}: body must be "buffer" or "stream", got ${typeof bodyMode === "object" ? "an object" : JSON.stringify(bodyMode)}${hint}`);
+    }
     const route: Route = {
       handlers: chain,
       bodyLimit,
+      requestTimeout,
       streamsBody: bodyMode === "stream",
       paramNames: [],
       serializers: schema === undefined ? null : compileSerializers(schema.response, where),
@@ -92,7 +102,7 @@ export class Routes implements Registry {
       path: pattern,
     };
     route.paramNames.push(...this.router.add(method, pattern, route));
-    this.described.push({ method, pattern, paramNames: route.paramNames, schema });
+    this.described.push({ method, pattern, paramNames: route.paramNames, schema, webSocket, where });
   }
 
   /** Every `use` middleware, each limited at run time to its prefix, in registration order. */
@@ -107,8 +117,8 @@ export class Routes implements Registry {
   }
 
   /** An OpenAPI 3.1 document describing every route. */
-  openapi(info: OpenApiInfo): OpenApiDocument {
-    return buildOpenApi(this.described, info);
+  openapi(options: OpenApiOptions): OpenApiDocument {
+    return buildOpenApi(this.described, options);
   }
 }
 

@@ -6,8 +6,21 @@ import type { RequestLogger } from "../access-log.js";
 import type { TlsOptions } from "../tls.js";
 import type { HandlerTimeouts } from "./answer.js";
 import type { Dispatcher } from "./dispatch.js";
+import type { OpenStreams } from "../sse.js";
 import type { Routes } from "./routes.js";
 import type { WorkerPool } from "./workers.js";
+
+/** What an `onClose` hook is told of the shutdown it runs in. */
+export interface Closing {
+  /**
+   * Settles once the drain is over: every in-flight request finished (or was cut at `drainMs`)
+   * and the server closed. Await it before closing what requests still use (a database pool).
+   */
+  readonly drained: Promise<void>;
+}
+
+/** A hook run once when the app shuts down (see `Cog.onClose`). */
+export type CloseHook = (closing: Closing) => void | Promise<void>;
 
 /** Where a server listens, once it does. */
 export interface Address {
@@ -50,6 +63,10 @@ export class Serving {
   private starting = false;
   /** The engine `inject` answers through, made on its first use (it does not listen). */
   private injecting: Promise<Engine> | null = null;
+  /** The hooks `app.onClose` registered, run in order by a shutdown. */
+  readonly closeHooks: CloseHook[] = [];
+  /** The shutdown under way or done, so that a second `close` awaits the first rather than running again. */
+  private closed: Promise<void> | null = null;
 
   constructor(
     /** The `engine` option, as `chooseEngine` settled it. */
@@ -59,6 +76,7 @@ export class Serving {
     private readonly timeouts: HandlerTimeouts,
     private readonly routes: Routes,
     private readonly logger: RequestLogger | null,
+    private readonly openStreams: OpenStreams,
   ) {}
 
   async listen(options: ListenOptions): Promise<Address> {
@@ -109,6 +127,8 @@ export class Serving {
     if (this.listening !== null || this.starting || this.workerPool !== null) throw new Error("This app is already listening; create another Cog to serve twice");
     this.starting = true;
     this.dispatcher.closing = false;
+    this.openStreams.reopen();
+    this.closed = null;
     try {
       const engine = await this.createEngine(true);
       await this.routes.topics?.start();
@@ -152,21 +172,54 @@ export class Serving {
   }
 
   /** See `Cog.close`. */
-  async close(drainMs: number): Promise<void> {
+  close(drainMs: number): Promise<void> {
+    this.closed ??= this.shutDown(drainMs);
+    return this.closed;
+  }
+
+  /**
+   * A shutdown, in the order docs/guide/deployment.md gives: stop accepting (new requests on open
+   * connections get 503); end the open event streams; run the onClose hooks, in order, while
+   * in-flight requests finish; cut what is still open at `drainMs`; stop the WebSocket topics.
+   * Resolves once all of that is done; rejects with a hook's error, after the rest is done.
+   */
+  private async shutDown(drainMs: number): Promise<void> {
     this.removeSignals?.();
     this.removeSignals = null;
     const pool = this.workerPool;
     if (pool !== null) {
+      // The primary serves no request and runs no hook: each worker runs its own as it drains.
       await pool.stop();
       this.workerPool = null;
+      return;
     }
     const engine = this.listening;
-    if (engine === null) return;
-    this.dispatcher.closing = true;
-    await engine.close(drainMs);
-    await this.routes.topics?.stop();
-    this.listening = null;
-    this.timeouts.stop();
+    let drained: Promise<void> = Promise.resolve();
+    if (engine !== null) {
+      this.dispatcher.closing = true;
+      drained = engine.close(drainMs);
+      this.openStreams.endAll();
+    }
+    const settled = drained.then(
+      () => undefined,
+      () => undefined,
+    );
+    let failure: { err: unknown } | null = null;
+    for (const hook of this.closeHooks) {
+      try {
+        await hook({ drained: settled });
+      } catch (err) {
+        failure ??= { err };
+      }
+    }
+    try {
+      await drained;
+      if (engine !== null) await this.routes.topics?.stop();
+    } finally {
+      this.listening = null;
+      this.timeouts.stop();
+    }
+    if (failure !== null) throw failure.err;
   }
 
   /** See `Cog.inject`. */

@@ -1,9 +1,20 @@
 import { STATUS_CODES } from "node:http";
 import { isStandardSchema } from "./compile.js";
-import type { OpenApiDocument, OpenApiInfo, OpenApiMethod, OpenApiOperation, OpenApiParameter, OpenApiPathItem, OpenApiResponse } from "./openapi-document.js";
+import type {
+  OpenApiComponents,
+  OpenApiDocument,
+  OpenApiExternalDocs,
+  OpenApiInfo,
+  OpenApiMethod,
+  OpenApiOperation,
+  OpenApiParameter,
+  OpenApiPathItem,
+  OpenApiResponse,
+  OpenApiSecurityRequirement,
+  OpenApiServer,
+  OpenApiTag,
+} from "./openapi-document.js";
 import type { JsonSchema, RouteSchema, Schema } from "./types.js";
-
-export type { OpenApiInfo };
 
 /** What the app remembers of each route for its OpenAPI document. */
 export interface RouteInfo {
@@ -11,9 +22,46 @@ export interface RouteInfo {
   readonly pattern: string;
   readonly paramNames: readonly string[];
   readonly schema: RouteSchema | undefined;
+  /** An `app.ws` route: an upgrade, not an operation OpenAPI describes, so it is left out. */
+  readonly webSocket: boolean;
+  /** `GET /users/:id`, for error messages. */
+  readonly where: string;
+}
+
+/**
+ * What `app.openapi()` takes: the document's `info` (title, version…) and the document-wide
+ * fields Cog can't know from the routes, given as they go into the document.
+ */
+export interface OpenApiOptions extends OpenApiInfo {
+  servers?: OpenApiServer[];
+  /** Reusable parts, such as the `securitySchemes` that routes name in `schema.security`. */
+  components?: OpenApiComponents;
+  /** The requirement of every route that has no `schema.security` of its own. */
+  security?: OpenApiSecurityRequirement[];
+  tags?: OpenApiTag[];
+  externalDocs?: OpenApiExternalDocs;
 }
 
 type Json = Record<string, unknown>;
+
+/** Cog's error body (src/errors.ts), as the 400 of a failed validation has it. */
+const VALIDATION_ERROR: Json = {
+  type: "object",
+  required: ["statusCode", "error", "message"],
+  properties: {
+    statusCode: { type: "integer" },
+    error: { type: "string" },
+    message: { type: "string" },
+    validation: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["in", "path", "message"],
+        properties: { in: { enum: ["params", "query", "headers", "body"] }, path: { type: "string" }, message: { type: "string" } },
+      },
+    },
+  },
+};
 
 /**
  * An OpenAPI 3.1 document from the registered routes: paths (`:id` -> `{id}`),
@@ -21,11 +69,23 @@ type Json = Record<string, unknown>;
  * Schemas appear where their library can describe itself as JSON Schema
  * (Standard JSON Schema, e.g. zod 4), and as an open schema otherwise.
  */
-export function buildOpenApi(routes: readonly RouteInfo[], info: OpenApiInfo): OpenApiDocument {
+export function buildOpenApi(routes: readonly RouteInfo[], options: OpenApiOptions): OpenApiDocument {
+  const { servers, components, security, tags, externalDocs, ...info } = options;
+  const schemes = new Set(Object.keys(components?.securitySchemes ?? {}));
+  const checkSecurity = (requirements: ReadonlyArray<Readonly<Record<string, readonly string[]>>>, where: string) => {
+    for (const requirement of requirements) {
+      for (const name of Object.keys(requirement)) {
+        if (!schemes.has(name)) throw new Error(`${where} names the security scheme "${name}", which is not in the components.securitySchemes given to app.openapi(): add it there`);
+      }
+    }
+  };
+  if (security !== undefined) checkSecurity(security, "app.openapi(): security");
+  const operationIds = new Map<string, string>();
   const paths: Record<string, OpenApiPathItem> = {};
   for (const route of routes) {
-    // A route for every method (`all`) has no single operation to describe.
-    if (route.method === "*") continue;
+    // A route for every method (`all`) has no single operation to describe; a WebSocket route's
+    // 101 is not an answer OpenAPI clients can call.
+    if (route.method === "*" || route.webSocket) continue;
     const path = route.pattern
       .split("/")
       .map((segment) => (segment.startsWith(":") ? `{${segment.slice(1)}}` : segment === "*" ? "{wildcard}" : segment))
@@ -35,7 +95,22 @@ export function buildOpenApi(routes: readonly RouteInfo[], info: OpenApiInfo): O
     if (schema.summary !== undefined) operation.summary = schema.summary;
     if (schema.description !== undefined) operation.description = schema.description;
     if (schema.tags !== undefined) operation.tags = [...schema.tags];
-    operation.operationId = `${route.method.toLowerCase()}${path.replace(/[{}]/g, "").replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? "").toUpperCase())}` || route.method.toLowerCase();
+    let operationId = schema.operationId;
+    if (operationId === undefined) {
+      // Made from the method and path; two paths that make the same one (`/a-b`, `/a/b`) are numbered.
+      const made = `${route.method.toLowerCase()}${path.replace(/[{}]/g, "").replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? "").toUpperCase())}`;
+      operationId = made;
+      for (let n = 2; operationIds.has(operationId); n++) operationId = `${made}${n}`;
+    }
+    const twin = operationIds.get(operationId);
+    if (twin !== undefined) throw new Error(`app.openapi(): routes ${twin} and ${route.where} have the same operationId "${operationId}"; OpenAPI needs each to be unique: give one a schema.operationId of its own`);
+    operationIds.set(operationId, route.where);
+    operation.operationId = operationId;
+    if (schema.deprecated !== undefined) operation.deprecated = schema.deprecated;
+    if (schema.security !== undefined) {
+      checkSecurity(schema.security, `Route ${route.where}: schema.security`);
+      operation.security = schema.security.map((requirement) => Object.fromEntries(Object.entries(requirement).map(([name, scopes]) => [name, [...scopes]])));
+    }
 
     const parameters: OpenApiParameter[] = [];
     const params = toJsonSchema(schema.params, "input");
@@ -48,7 +123,9 @@ export function buildOpenApi(routes: readonly RouteInfo[], info: OpenApiInfo): O
       const properties = (json?.properties ?? {}) as Record<string, JsonSchema>;
       const required = new Set((json?.required ?? []) as string[]);
       for (const [name, property] of Object.entries(properties)) {
-        parameters.push({ name, in: location, required: required.has(name), schema: property });
+        // A parameter with a default may be left out: the validator fills it in.
+        const hasDefault = typeof property === "object" && property !== null && "default" in property;
+        parameters.push({ name, in: location, required: required.has(name) && !hasDefault, schema: property });
       }
     }
     if (parameters.length > 0) operation.parameters = parameters;
@@ -62,14 +139,20 @@ export function buildOpenApi(routes: readonly RouteInfo[], info: OpenApiInfo): O
       responses[status] = { description: STATUS_CODES[Number(status)] ?? "Response", content: { "application/json": { schema: toJsonSchema(part, "output") ?? {} } } };
     }
     if (schema.params !== undefined || schema.query !== undefined || schema.headers !== undefined || schema.body !== undefined) {
-      responses["400"] ??= { description: "The request did not match the route's schema" };
+      responses["400"] ??= { description: "The request did not match the route's schema", content: { "application/json": { schema: VALIDATION_ERROR } } };
     }
     if (Object.keys(responses).length === 0) responses["200"] = { description: "OK" };
     operation.responses = responses;
 
     (paths[path] ??= {})[route.method.toLowerCase() as OpenApiMethod] = operation;
   }
-  return { openapi: "3.1.0", info: { ...info }, paths };
+  const document: OpenApiDocument = { openapi: "3.1.0", info, paths };
+  if (servers !== undefined) document.servers = servers;
+  if (components !== undefined) document.components = components;
+  if (security !== undefined) document.security = security;
+  if (tags !== undefined) document.tags = tags;
+  if (externalDocs !== undefined) document.externalDocs = externalDocs;
+  return document;
 }
 
 function propertyOf(schema: Json | null, name: string): Json | undefined {

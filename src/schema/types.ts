@@ -17,10 +17,19 @@ export interface RouteSchema {
   body?: Schema;
   /** Response bodies by status: a JSON Schema compiles a serializer that writes only the declared fields. */
   response?: { readonly [status: number]: Schema };
-  /** For the OpenAPI document. */
+  /** The rest describe the route in the OpenAPI document (`app.openapi()`), as Fastify's schema does. */
   summary?: string;
   description?: string;
   tags?: readonly string[];
+  /** Unique among the app's routes; by default made from the method and path (`getUsersId`). */
+  operationId?: string;
+  deprecated?: boolean;
+  /**
+   * The security schemes a client needs, by name from the `components.securitySchemes` given to
+   * `app.openapi()`: `[{ bearer: [] }]`; `[]` for a public route under a document-wide requirement.
+   * (Documents only: checking the credentials is middleware's job.)
+   */
+  security?: ReadonlyArray<Readonly<Record<string, readonly string[]>>>;
 }
 
 /** Options given between a route's path and its handlers: `app.post("/x", { schema }, handler)`. */
@@ -28,6 +37,12 @@ export interface RouteOptions<S extends RouteSchema = RouteSchema> {
   schema?: S;
   /** Largest request body this route accepts, in bytes (413 past it); the app's `bodyLimit` otherwise. */
   bodyLimit?: number;
+  /**
+   * How long a request of this route has for its whole body, in ms (0: no limit; 408 past it);
+   * the app's `requestTimeout` otherwise. An upload route can have minutes without loosening
+   * the others.
+   */
+  requestTimeout?: number;
   /**
    * How the handler gets the body: "buffer" (the default) reads it whole before the handler
    * runs (`req.body`); "stream" hands it over as it arrives (`for await (const chunk of req)`),

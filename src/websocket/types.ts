@@ -1,4 +1,5 @@
 import type { Request } from "../request.js";
+import { refuseUnknownKeys } from "../known-keys.js";
 import type { WebSocket } from "./socket.js";
 
 export type { SendResult, WebSocketSettings } from "../engines/engine.js";
@@ -45,6 +46,25 @@ export interface WebSocketOptions {
   onBackpressure?: "drop" | "close";
   /** Negotiate permessage-deflate compression (RFC 7692) when the client offers it; messages of 1 KiB or more go out compressed. Default false. */
   perMessageDeflate?: boolean;
+}
+
+// Written as records of every key of the types, so a key added to one and not here fails the type check.
+const HANDLER_NAMES = Object.keys({ upgrade: true, open: true, message: true, drain: true, close: true } satisfies Record<keyof WebSocketHandlers, true>);
+const OPTION_NAMES = Object.keys({ maxPayload: true, maxFragments: true, idleTimeout: true, maxBackpressure: true, onBackpressure: true, perMessageDeflate: true } satisfies Record<keyof WebSocketOptions, true>);
+
+const IS_AN_OPTION = "options are app.ws's third argument: app.ws(path, handlers, { maxPayload })";
+const IS_A_HANDLER = "handlers are app.ws's second argument: app.ws(path, { open, message, close }, options)";
+
+/** Refuses, at registration, handlers and options an `app.ws` route does not know (a typo would be ignored). */
+export function checkWebSocketRoute(handlers: object, options: object, where: string): void {
+  refuseUnknownKeys(handlers, HANDLER_NAMES, { ...Object.fromEntries(OPTION_NAMES.map((name) => [name, IS_AN_OPTION])), compression: IS_AN_OPTION, maxPayloadLength: IS_AN_OPTION }, where, "handler");
+  refuseUnknownKeys(
+    options,
+    OPTION_NAMES,
+    { ...Object.fromEntries(HANDLER_NAMES.map((name) => [name, IS_A_HANDLER])), compression: "Cog calls it perMessageDeflate: true", maxPayloadLength: "Cog calls it maxPayload" },
+    where,
+    "option",
+  );
 }
 
 export function resolveWebSocketOptions(options: WebSocketOptions, where: string): WebSocketSettings {

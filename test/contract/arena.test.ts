@@ -5,7 +5,10 @@
 // 20,000 items rather than the bench's 100,000 to keep the file quick; the
 // queries and checks are the same.
 import assert from "node:assert/strict";
+import { execFile, spawnSync } from "node:child_process";
+import { tmpdir } from "node:os";
 import { after, before, describe, test } from "node:test";
+import { Validator } from "@seriousme/openapi-schema-validator";
 import postgres from "postgres";
 import WebSocket from "ws";
 // @ts-expect-error -- plain ESM modules without type declarations
@@ -22,6 +25,8 @@ import { startChild, stop, waitForOutput, type Owner } from "../children.js";
 import { engine } from "../helpers.js";
 
 const ROWS = 20_000;
+/** Schemathesis (`pip install schemathesis`), where it is installed: the document checked against the answers. */
+const schemathesis = spawnSync("schemathesis", ["--version"], { encoding: "utf8" }).status === 0;
 // The scenarios the bench runs Cog on: all of them.
 const cog = ARENA_CONTENDERS.find((c: { name: string }) => c.name === "cog");
 const COG_SCENARIOS: string[] = ARENA_SCENARIOS.filter((s: object) => unableReason(cog, s) === undefined).map((s: { id: string }) => s.id);
@@ -90,6 +95,22 @@ describe(`the arena app on the ${engine} engine`, () => {
     ]);
   });
 
+  test("serves an OpenAPI document that validates against the OpenAPI 3.1 schema and says what the routes answer", async () => {
+    const res = await exchange(arena.port, { path: "/openapi.json" });
+    assert.equal(res.status, 200);
+    const doc = JSON.parse(res.body);
+    const verdict = await new Validator().validate(doc);
+    assert.equal(verdict.valid, true, JSON.stringify(verdict.errors));
+    assert.equal(doc.paths["/ws"], undefined, "the WebSocket route is not an operation");
+    const read = doc.paths["/crud/items/{id}"].get;
+    assert.deepEqual(Object.keys(read.responses).sort(), ["200", "400", "404"]);
+    const missing = await exchange(arena.port, { path: "/crud/items/99999999" });
+    assert.equal(missing.status, 404);
+    assert.deepEqual(JSON.parse(missing.body), { statusCode: 404, error: "Not Found", message: "No item 99999999" });
+    const list = doc.paths["/crud/items"].get.parameters;
+    assert.deepEqual(list.map((p: { name: string; required: boolean }) => [p.name, p.required]), [["category", false], ["page", false], ["limit", false]], "parameters with defaults are optional");
+  });
+
   test("refuses bad input with a 4xx and keeps serving", async () => {
     for (const path of ["/json/abc", "/json/51", "/json/5?m=x", "/async-db?limit=lots", "/crud/items/abc", "/crud/items?page=0", "/crud/items?limit=500"]) {
       const res = await exchange(arena.port, { path });
@@ -111,5 +132,18 @@ describe(`the arena app on the ${engine} engine`, () => {
     const id = 1 + Math.floor(Math.random() * ROWS);
     assert.equal((await exchange(first.port, { path: `/crud/items/${id}` })).headers["x-cache"], "MISS");
     assert.equal((await exchange(second.port, { path: `/crud/items/${id}` })).headers["x-cache"], "HIT");
+  });
+
+  // Last: its requests change items (the database is the file's own).
+  test("Schemathesis finds every answer conforms to the OpenAPI document", { skip: schemathesis ? false : "schemathesis is not installed (pip install schemathesis)" }, async () => {
+    // The document's checks, and no 5xx; a fixed seed, so a failure replays.
+    const checks = "not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance";
+    const args = ["run", `http://127.0.0.1:${arena.port}/openapi.json`, "--checks", checks, "--max-examples", "25", "--seed", "1", "--no-color"];
+    const { code, output } = await new Promise<{ code: number; output: string }>((resolve) => {
+      // Run from the temporary folder: Schemathesis keeps a cache where it runs.
+      execFile("schemathesis", args, { cwd: tmpdir(), timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => resolve({ code: err === null ? 0 : Number((err as { code?: unknown }).code ?? 1), output: stdout + stderr }));
+    });
+    assert.equal(code, 0, output);
+    assert.match(output, /API Operations:\s+Selected: 10\/10/, output);
   });
 });

@@ -19,6 +19,20 @@ function captureLog(t: { after(fn: () => unknown): void }): string[] {
 }
 
 const logging: CogOptions = { logErrors: true };
+
+/** A test per registration mistake: [what, the registering call, what the error says]. */
+type Refusals = Array<[string, (app: Cog) => unknown, RegExp]>;
+function testRefusals(refusals: Refusals): void {
+  for (const [what, register, reason] of refusals) {
+    test(what, () => {
+      const app = new Cog({ engine });
+      assert.throws(() => register(app), (err: Error) => {
+        assert.match(String(err), reason);
+        return true;
+      });
+    });
+  }
+}
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("logged errors name the method, path and route", () => {
@@ -190,7 +204,7 @@ describe("next() misuse says what happened", () => {
 });
 
 describe("a path Cog can't serve is refused at registration, with the reason", () => {
-  const refusals: Array<[string, (app: Cog) => unknown, RegExp]> = [
+  const refusals: Refusals = [
     ["no leading slash", (app) => app.get("users", () => {}), /^TypeError: GET users: a path must start with "\/": write "\/users"$/],
     ["a number", (app) => app.get(42 as unknown as string, () => {}), /^TypeError: GET 42: a path must be a string that starts with "\/", got number \(write "\/42"\)$/],
     ["not a string", (app) => app.post({} as unknown as string, () => {}), /a path must be a string that starts with "\/", got object/],
@@ -206,15 +220,7 @@ describe("a path Cog can't serve is refused at registration, with the reason", (
     ["use() without a leading slash", (app) => app.use("api", (_req, _res, next) => next()), /^TypeError: use\(\): a path must start with "\/": write "\/api"$/],
     ["group() without a leading slash", (app) => app.group("admin", () => {}), /^TypeError: group\(\): a path must start with "\/": write "\/admin"$/],
   ];
-  for (const [what, register, reason] of refusals) {
-    test(what, () => {
-      const app = new Cog({ engine });
-      assert.throws(() => register(app), (err: Error) => {
-        assert.match(String(err), reason);
-        return true;
-      });
-    });
-  }
+  testRefusals(refusals);
 
   test("the forms Cog serves are accepted, and an app with a refused route still serves the others", async (t) => {
     const { fetch } = await serve(t, (app) => {
@@ -228,5 +234,47 @@ describe("a path Cog can't serve is refused at registration, with the reason", (
     assert.equal(await (await fetch("/users/7/files/a/b.txt")).text(), "7:a/b.txt");
     assert.equal(await (await fetch("/c++/$price")).text(), "literal");
     assert.equal((await fetch("/nope")).status, 404);
+  });
+});
+
+describe("a route option or schema part Cog doesn't know is refused at registration, with a hint", () => {
+  const noop = () => {};
+  const refusals: Refusals = [
+    [
+      "Fastify's schema.querystring",
+      (app) => app.get("/search", { schema: { querystring: { type: "object" } } } as never, noop),
+      /^TypeError: Route GET \/search: unknown schema key "querystring": Cog calls it query \(schema keys are params, query, headers, body, response, summary, description, tags, operationId, deprecated, security\)$/,
+    ],
+    ["a typo in schema", (app) => app.get("/users/:id", { schema: { respone: {} } } as never, noop), /^TypeError: Route GET \/users\/:id: unknown schema key "respone": did you mean response\?/],
+    ["Fastify's responses", (app) => app.get("/a", { schema: { responses: {} } } as never, noop), /unknown schema key "responses": Cog calls it response: \{ response: \{ 200: schema \} \}/],
+    ["a key nothing is close to", (app) => app.put("/a", { schema: { consumes: ["application/json"] } } as never, noop), /^TypeError: Route PUT \/a: unknown schema key "consumes" \(schema keys are /],
+    [
+      "a JSON Schema given as the schema itself",
+      (app) => app.post("/a", { schema: { type: "object", properties: {} } } as never, noop),
+      /^TypeError: Route POST \/a: unknown schema keys "type", "properties": schema holds the request's parts \(\{ params, query, headers, body, response \}\): put this schema under one of them, e.g. \{ schema: \{ body \} \}/,
+    ],
+    ["a schema that is not an object", (app) => app.get("/a", { schema: "query" } as never, noop), /^TypeError: Route GET \/a: schema must be an object of \{ params, query, headers, body, response \}, got string$/],
+    ["a handler in the options", (app) => app.get("/a", { handler: noop } as never, noop), /^TypeError: Route GET \/a: unknown route option "handler": the handlers follow the options: app\.get\(path, \{ schema \}, handler\) \(route options are schema, bodyLimit, requestTimeout, body, compress\)$/],
+    ["a schema part beside schema", (app) => app.get("/a", { query: {} } as never, noop), /^TypeError: Route GET \/a: unknown route option "query": it belongs in schema: \{ schema: \{ query \} \}/],
+    ["a body schema as the body option", (app) => app.post("/a", { body: { type: "object" } } as never, noop), /^RangeError: Route POST \/a: body must be "buffer" or "stream", got an object \(a body schema belongs in schema: \{ schema: \{ body \} \}\)$/],
+    ["a Fastify hook", (app) => app.get("/a", { preHandler: noop } as never, noop), /unknown route option "preHandler": Cog's hooks are middleware, given before the handler/],
+    ["a typo in the options, in a group", (app) => app.group("/api", (api) => api.post("/up", { bodyLimt: 10 } as never, noop)), /^TypeError: Route POST \/api\/up: unknown route option "bodyLimt": did you mean bodyLimit\?/],
+    ["tags that are not a list", (app) => app.get("/a", { schema: { tags: "users" } } as never, noop), /^TypeError: Route GET \/a: schema\.tags must be an array of strings$/],
+    ["security that is not a list", (app) => app.get("/a", { schema: { security: { bearer: [] } } } as never, noop), /schema\.security must be an array of requirements, e\.g\. \[\{ bearer: \[\] \}\]/],
+    ["a WebSocket handler Cog doesn't call", (app) => app.ws("/live", { onMessage: noop } as never), /^TypeError: WebSocket route \/live: unknown handler "onMessage": did you mean message\? \(handlers are upgrade, open, message, drain, close\)$/],
+    ["a WebSocket option among the handlers", (app) => app.ws("/live", { message: noop, maxPayload: 10 } as never), /unknown handler "maxPayload": options are app\.ws's third argument/],
+    ["uWebSockets' compression option", (app) => app.ws("/live", { message: noop }, { compression: 1 } as never), /^TypeError: WebSocket route \/live: unknown option "compression": Cog calls it perMessageDeflate: true/],
+    ["a WebSocket handler among the options", (app) => app.ws("/live", {}, { close: noop } as never), /unknown option "close": handlers are app\.ws's second argument/],
+  ];
+  testRefusals(refusals);
+
+  test("a refused route is not served; the known keys are taken and validate", async (t) => {
+    const { fetch } = await serve(t, (app) => {
+      assert.throws(() => app.get("/search", { schema: { querystring: { type: "object", required: ["q"] } } } as never, (_req, res) => res.send("unvalidated")));
+      app.get("/find", { bodyLimit: 10, body: "buffer", compress: false, schema: { query: { type: "object", required: ["q"] }, summary: "Find", tags: ["x"], operationId: "find", deprecated: true, security: [] } }, (_req, res) => res.send("found"));
+    });
+    assert.equal((await fetch("/search")).status, 404);
+    assert.equal((await fetch("/find")).status, 400);
+    assert.equal(await (await fetch("/find?q=1")).text(), "found");
   });
 });

@@ -2,12 +2,17 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Cog } from "../../src/index.js";
 import { engine } from "../helpers.js";
-import { sigtermUnderLoad, start } from "../serving.js";
+import { sigtermUnderLoad, sigtermWithStream, start } from "../serving.js";
 
 describe("graceful shutdown of one process (listen({ signals: true }))", () => {
   test("SIGTERM under load: every request the server took is answered, then it exits 0", async (t) => {
     const app = await start(t);
     await sigtermUnderLoad(app);
+  });
+
+  test("SIGTERM runs the onClose hook once, and an open event stream ends cleanly before the process exits", async (t) => {
+    const app = await start(t);
+    assert.deepEqual(await sigtermWithStream(app), [app.child.pid]);
   });
 
   test("close() removes the signal handlers; bad worker counts are refused with what to pass", async () => {

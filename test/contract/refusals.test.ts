@@ -47,8 +47,6 @@ test("a head that stops arriving gets 408 with a JSON body naming headersTimeout
 
 test(
   "a body that stops arriving gets 408 with a JSON body naming requestTimeout",
-  // The native engine closes such a connection unanswered for now (issue #38, its item 3).
-  { skip: engine === "native" ? "the native engine does not yet answer a body that stops arriving" : false },
   async (t) => {
     const { port } = await serve(t, (app) => app.post("/", (req, res) => res.send(req.body)), { headersTimeout: 300, requestTimeout: 600, timeoutCheckInterval: 100 });
     const answer = await raw(port, "POST / HTTP/1.1\r\nHost: a\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nab", 5_000);

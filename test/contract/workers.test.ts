@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { get, load, sigtermUnderLoad, start, type Served } from "../serving.js";
+import { get, load, sigtermUnderLoad, sigtermWithStream, start, type Served } from "../serving.js";
 
 const linuxOnly = process.platform === "linux" ? false : "workers on the native engine share a port with SO_REUSEPORT (Linux)";
 // CI runs the suite once per supported Node; when the primary gives up is Cog's own arithmetic, the same on each.
@@ -98,6 +98,14 @@ describe("workers", { skip: linuxOnly }, () => {
   test("SIGTERM under load drains every worker: each request a worker took is answered, and the primary exits 0", async (t) => {
     const app = await start(t, { WORKERS: "2" });
     await sigtermUnderLoad(app);
+  });
+
+  test("SIGTERM: each worker runs its onClose hook once (the primary none), and an open event stream ends cleanly first", async (t) => {
+    const app = await start(t, { WORKERS: "2" });
+    const pids = await sigtermWithStream(app);
+    assert.equal(pids.length, 2, `one hook per worker: ${app.output()}`);
+    assert.equal(new Set(pids).size, 2, "in two processes");
+    assert.ok(!pids.includes(app.child.pid!), "not in the primary");
   });
 });
 

@@ -70,3 +70,18 @@ app.use("/api", (_req, _res, next) => next());
 
 // @ts-expect-error -- a handler is a function
 app.get("/nope", 42);
+
+// Unknown route options and schema keys are type errors too (and throw at registration for JavaScript).
+// @ts-expect-error -- Fastify's querystring: Cog calls it query
+app.get("/fastify-style", { schema: { querystring: Type.Object({ q: Type.String() }) } }, (_req, res) => res.send("x"));
+// @ts-expect-error -- the handler follows the options
+app.get("/handler-in-options", { schema: {}, handler: () => {} }, (_req, res) => res.send("x"));
+// @ts-expect-error -- a WebSocket route's handler is message
+app.ws("/live", { onMessage() {} });
+
+// The OpenAPI pass-throughs are typed, and so is the document.
+app.get("/secured", { schema: { operationId: "secured", deprecated: true, security: [{ bearer: ["read"] }] } }, (_req, res) => res.send("x"));
+const security: Array<Record<string, string[]>> | undefined = app.openapi({ title: "t", version: "1", components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } } }).paths?.["/secured"]?.get?.security;
+void security;
+// @ts-expect-error -- deprecated is a boolean
+app.get("/deprecated", { schema: { deprecated: "yes" } }, (_req, res) => res.send("x"));

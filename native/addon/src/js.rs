@@ -41,6 +41,8 @@ pub const SOCKET_DRAIN: u32 = 3;
 pub const SOCKET_CLOSE: u32 = 4;
 pub const EVENT_BODY_PIECE: u32 = 3;
 pub const EVENT_BODY_END: u32 = 4;
+/// A body JavaScript is receiving did not arrive within its requestTimeout: the app answers the 408.
+pub const EVENT_BODY_TIMEOUT: u32 = 5;
 
 /// The body a request is handed over with.
 pub enum Body {

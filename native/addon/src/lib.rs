@@ -67,7 +67,7 @@ pub struct ListenOptions {
 /// (src/engines/native/load.ts, `INTERFACE_VERSION`) refuses an addon whose version is not its
 /// own, since a prebuilt platform package can be older than the JavaScript that loads it.
 /// Bump it here and there together whenever any of that interface changes.
-const INTERFACE_VERSION: u32 = 7;
+const INTERFACE_VERSION: u32 = 8;
 
 /// See `INTERFACE_VERSION`.
 #[napi]
@@ -516,4 +516,10 @@ pub fn ws_terminate(id: f64) {
 #[napi]
 pub fn pause_body(id: f64, paused: bool) {
     with_state(|s| s.pause_body(id as u64, paused));
+}
+
+/// Gives a body still arriving its route's own `requestTimeout` (ms, 0: none) in place of the server's.
+#[napi]
+pub fn set_body_timeout(id: f64, ms: f64) {
+    with_state(|s| s.set_body_timeout(id as u64, ms as u64));
 }

@@ -30,6 +30,11 @@ pub(crate) struct BodyState {
     /// The request was answered before its body was read: the rest is read and dropped (as
     /// node:http dumps it), so that the next request on the connection can be parsed.
     pub(crate) discard: bool,
+    /// The route's own `requestTimeout` (ms, 0: none), set by JavaScript once it has routed the
+    /// request (`set_body_timeout`); the server's otherwise.
+    pub(crate) timeout: Option<u64>,
+    /// Its requestTimeout passed and JavaScript was told (`EVENT_BODY_TIMEOUT`) to answer the 408.
+    pub(crate) timed_out: bool,
     /// The request asks to change protocols: its connection closes after the answer (a
     /// handshake with a body is refused, never accepted: `ws_accept`).
     pub(crate) upgrade: bool,
@@ -195,7 +200,7 @@ impl State {
                                 conn.no_more_requests = true;
                                 conn.close_when_done = true;
                             }
-                            conn.body = Some(BodyState { id, framing, remaining, decoder: ChunkedDecoder::new(), buf: Vec::new(), delivered: false, paused: false, discard: false, upgrade });
+                            conn.body = Some(BodyState { id, framing, remaining, decoder: ChunkedDecoder::new(), buf: Vec::new(), delivered: false, paused: false, discard: false, timeout: None, timed_out: false, upgrade });
                             conn.body_started = now;
                         }
                     }
@@ -224,6 +229,17 @@ impl State {
         if cut_short {
             // JavaScript is reading a body that can't be whole: close, aborting what it holds.
             calls.extend(self.close_conn(key));
+        }
+    }
+
+    /// Gives the body of request `id`, still arriving, its route's `requestTimeout` (ms from its
+    /// start, 0: none) in place of the server's.
+    pub fn set_body_timeout(&mut self, id: u64, ms: u64) {
+        let Some(req) = self.reqs.get(&id) else { return };
+        let (key, gen) = (req.conn, req.gen);
+        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.gen == gen) else { return };
+        if let Some(body) = conn.body.as_mut().filter(|b| b.id == id) {
+            body.timeout = Some(if ms == 0 { u64::MAX } else { ms });
         }
     }
 

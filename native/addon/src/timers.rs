@@ -2,7 +2,7 @@
 //! per connection, so a request pays nothing for them. Slow heads and bodies get a 408, idle
 //! keep-alive connections are closed, and so are those whose client stopped reading an answer.
 
-use crate::js::{self, Call};
+use crate::js::{self, Call, EVENT_BODY_TIMEOUT};
 use crate::request::ReqState;
 use crate::socket::send;
 use crate::state::{now, with_state, State};
@@ -43,14 +43,35 @@ impl State {
             }
             let conn = self.conns[key].as_mut().unwrap();
             let slow_head = conn.head_started.is_some_and(|t| now.saturating_sub(t) >= headers_timeout);
-            let slow_body = conn.body.is_some() && now.saturating_sub(conn.body_started) >= request_timeout;
+            // A route's own requestTimeout, once JavaScript has routed the request, else the server's.
+            let body_timeout = conn.body.as_ref().map_or(request_timeout, |b| b.timeout.unwrap_or(request_timeout));
+            let slow_body = conn.body.is_some() && now.saturating_sub(conn.body_started) >= body_timeout;
+            if slow_body && !slow_head {
+                // A body JavaScript is receiving, its response not begun: the app answers the 408
+                // (through its error handler, as every error) and closes the connection after it.
+                // One sweep later, unanswered, it gets the engine's 408 below.
+                let front = conn.queue.front().copied();
+                let body = conn.body.as_mut().unwrap();
+                if body.delivered && !body.timed_out && front == Some(body.id) && self.reqs.get(&body.id).is_some_and(|req| matches!(req.state, ReqState::Waiting) && req.held.is_empty()) {
+                    body.timed_out = true;
+                    calls.push(Call::Event { kind: EVENT_BODY_TIMEOUT, id: body.id });
+                    continue;
+                }
+                if body.timed_out && front != Some(body.id) {
+                    // Answered: the connection closes once the answer is out (the body may never end).
+                    if conn.out_pos >= conn.out.len() {
+                        calls.extend(self.close_conn(key));
+                    }
+                    continue;
+                }
+            }
             if slow_head || slow_body {
                 // A 408 unless a response has begun on the connection (its bytes would be cut),
                 // as node:http answers. A request whose body is still arriving was handed to
                 // JavaScript with its head: it is in the queue, its response not begun.
                 let begun = conn.queue.front().and_then(|id| self.reqs.get(id)).is_some_and(|req| !matches!(req.state, ReqState::Waiting) || !req.held.is_empty());
                 if !begun {
-                    conn.out.extend_from_slice(&refusal(408, &too_slow(slow_head, headers_timeout, request_timeout)));
+                    conn.out.extend_from_slice(&refusal(408, &too_slow(slow_head, headers_timeout, body_timeout)));
                     let unsent = &conn.out[conn.out_pos..];
                     match conn.tls.as_deref_mut() {
                         None => drop(unsafe { send(conn.fd, unsent) }),

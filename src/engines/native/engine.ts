@@ -3,14 +3,15 @@ import { CHUNKED, NO_BODY, WEBSOCKET, type Engine, type EngineConfig, type Engin
 import { injectOptions } from "../inject.js";
 import { injectOverLoopback } from "./inject.js";
 import type { NativeWebSockets } from "./websocket.js";
-import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "./load.js";
+import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_BODY_TIMEOUT, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "./load.js";
 import { NativeRequest } from "./request.js";
 import { NativeServer, publishesResponseCreated, requestStart, responseCreated } from "./http-channels.js";
 import { nativeTlsOptions } from "./tls.js";
 import type { TlsOptions } from "../../tls.js";
 import { NativeResponse } from "./response.js";
 import { RequestContexts, serve } from "./request-context.js";
-import { ADDON, ADDRESS, ENCRYPTED, FORGET, GONE, ID, SERVER, STREAMED_BYTES, STREAMING } from "../../symbols.js";
+import { ADDON, ADDRESS, BODY_TIMEOUT, ENCRYPTED, FORGET, GONE, ID, SERVER, STREAMED_BYTES, STREAMING } from "../../symbols.js";
+import { tooSlow } from "../../limits.js";
 
 /**
  * Cog's native engine: an HTTP/1.1 server written in Rust (native/), run as a Node-API addon on
@@ -157,10 +158,21 @@ export class NativeEngine implements Engine {
       else if (kind === EVENT_DRAIN) response.drained();
       else if (kind === EVENT_BODY_PIECE) response.req.bodyPiece(piece!);
       else if (kind === EVENT_BODY_END) response.req.bodyEnd();
+      else if (kind === EVENT_BODY_TIMEOUT) this.bodyTooSlow(response);
     } catch (err) {
       // A listener threw ('close', 'drain', or the body stream's): report it with the route, as an error in a handler is.
       this.host.report(err, response.req, kind === EVENT_ABORT ? "in a 'close' listener" : kind === EVENT_DRAIN ? "in a 'drain' listener" : "in a listener of the request body");
     }
+  }
+
+  /**
+   * A body the app is receiving did not arrive within its requestTimeout (the addon's sweep
+   * tells): the app answers the 408 through its error handler, and the connection closes after it.
+   */
+  private bodyTooSlow(response: NativeResponse): void {
+    const req = response.req;
+    response.shouldKeepAlive = false;
+    this.host.fail(tooSlow("requestTimeout", req[BODY_TIMEOUT] ?? this.config.limits.requestTimeout), req, response);
   }
 
   /** A response is done with (answered, cut or aborted): the engine has forgotten its request. */

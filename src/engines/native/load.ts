@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
  * loads it. Bump it here and in native/addon/src/lib.rs (`INTERFACE_VERSION`) together whenever
  * any of that interface changes.
  */
-export const INTERFACE_VERSION = 7;
+export const INTERFACE_VERSION = 8;
 
 /** The addon's exports (native/addon/src/lib.rs). */
 export interface NativeAddon {
@@ -55,6 +55,8 @@ export interface NativeAddon {
   destroy(id: number): void;
   /** Pauses (the request's body stream is full) or resumes reading a body that follows its request. */
   pauseBody(id: number, paused: boolean): void;
+  /** A body still arriving gets its route's own requestTimeout (ms, 0: none) in place of the server's. */
+  setBodyTimeout(id: number, ms: number): void;
   /** Accepts up to `max` connections waiting on a listening descriptor (the node engine's; see src/engines/node/accept.ts): their descriptors. */
   acceptQueued(fd: number, max: number): number[];
   /**
@@ -133,6 +135,8 @@ export const EVENT_ABORT = 1;
 export const EVENT_DRAIN = 2;
 export const EVENT_BODY_PIECE = 3;
 export const EVENT_BODY_END = 4;
+/** A body the app is receiving did not arrive within its requestTimeout: the app answers the 408. */
+export const EVENT_BODY_TIMEOUT = 5;
 
 /** The platforms cog-http carries a prebuilt binary for (scripts/native-platforms.mjs lists how each is built; a test keeps the two the same). */
 export const PREBUILT_PLATFORMS = ["linux-x64-gnu", "linux-x64-musl", "linux-arm64-gnu"] as const;

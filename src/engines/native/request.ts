@@ -10,7 +10,7 @@ import { FLAG_ENCODED, FLAG_HTTP11, type Endpoints, type NativeAddon, type TlsPe
 import { peerCertificate } from "./peer-certificate.js";
 import type { NativeServer } from "./http-channels.js";
 import type { PeerCertificate } from "node:tls";
-import { ADDON, ADDRESS, BODY_ENDED, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT } from "../../symbols.js";
+import { ADDON, ADDRESS, BODY_ENDED, BODY_TIMEOUT, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT } from "../../symbols.js";
 
 /**
  * What Cog's request helpers need, from the native engine. The engine has parsed and framed the
@@ -39,6 +39,7 @@ class NativeRequestBase {
   /** @internal Bytes of the body streamed so far. */ declare [STREAMED]: number;
   /** @internal */ declare [PAUSED]: boolean;
   /** @internal */ declare [BODY_ENDED]: boolean;
+  /** @internal The route's own requestTimeout, for the 408's words. */ declare [BODY_TIMEOUT]: number | undefined;
   declare readonly httpVersionMajor: number;
   /** @internal */ [ID]: number;
   /** @internal */ [FLAGS]: number;
@@ -149,6 +150,7 @@ Object.assign(NativeRequestBase.prototype, {
   [STREAMED]: 0,
   [PAUSED]: false,
   [BODY_ENDED]: false,
+  [BODY_TIMEOUT]: undefined,
 });
 
 /** A request on the native engine. */
@@ -202,6 +204,12 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
    */
   streamBody(_length: number, limit: number): void {
     this[STREAM_LIMIT] = limit;
+  }
+
+  /** @internal The addon's timeout sweep times the body against `ms` rather than the server's requestTimeout. */
+  limitBodyTime(ms: number): void {
+    this[BODY_TIMEOUT] = ms;
+    this[ADDON].setBodyTimeout(this[ID], ms);
   }
 
   /** @internal A piece of a body that follows its request. */

@@ -1,6 +1,6 @@
-import { STATUS_CODES, type Server, type ServerResponse } from "node:http";
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import { Refusal, errorBody } from "../../errors.js";
+import { Refusal, errorBody, type HttpError } from "../../errors.js";
 import { tooSlow, type Limits } from "../../limits.js";
 
 /** Node's parse error, or its request timeout (`ERR_HTTP_REQUEST_TIMEOUT`). */
@@ -13,13 +13,44 @@ type ClientError = Error & { code?: string; reason?: string };
  * connection closed. Node's own answer is a bare status line. Nothing is logged: any client can
  * send these, as often as it likes.
  */
-export function answerClientErrors(server: Server, limits: Limits): void {
+export function answerClientErrors(server: Server, limits: Limits, fail: FailBody): void {
   server.on("clientError", (err: ClientError, socket: Socket) => {
-    // As Node's own handler: answer unless the response in flight has begun (it can't be interrupted).
     const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-    if (socket.writable && (inFlight == null || !inFlight.headersSent)) socket.write(refusal(refusalOf(err, inFlight, limits)));
-    socket.destroy();
+    // A body too slow: its request was routed, so the app answers (see `bodyTooSlow`).
+    if (err.code === "ERR_HTTP_REQUEST_TIMEOUT" && inFlight != null && inFlight.req.complete === false) return bodyTooSlow(socket, inFlight, limits.requestTimeout, fail);
+    // As Node's own handler: answer unless the response in flight has begun (it can't be interrupted).
+    refuseOnSocket(socket, inFlight, refusalOf(err, inFlight, limits));
   });
+}
+
+/** How the engine hands an error to the app's error handler (`EngineHost.fail`). */
+export type FailBody = (err: HttpError, req: IncomingMessage, res: ServerResponse) => void;
+
+/** The responses whose too-slow body the app has been told of. */
+const told = new WeakSet<ServerResponse>();
+
+/**
+ * A body that did not arrive within `ms`, its request routed: the app answers the 408 through its
+ * error handler (so a custom format applies), with `Connection: close`, and Node closes the
+ * connection after it, as the native engine does. Told a second time (by Node's next check, or
+ * the engine's second timer) with no answer begun, the engine answers itself and closes.
+ */
+export function bodyTooSlow(socket: Socket, res: ServerResponse, ms: number, fail: FailBody): void {
+  if (res.headersSent) {
+    // The app's 408 is out: close (the body may never end). A response begun before is cut, as Node does.
+    if (!told.has(res) || res.writableFinished) socket.destroy();
+    return;
+  }
+  if (told.has(res)) return refuseOnSocket(socket, res, tooSlow("requestTimeout", ms));
+  told.add(res);
+  res.shouldKeepAlive = false;
+  fail(tooSlow("requestTimeout", ms), res.req, res);
+}
+
+/** Writes the refusal unless the response in flight has begun (it can't be interrupted), then closes the connection. */
+export function refuseOnSocket(socket: Socket, inFlight: ServerResponse | null | undefined, refused: { status: number; message: string }): void {
+  if (socket.writable && (inFlight == null || !inFlight.headersSent)) socket.write(refusal(refused));
+  socket.destroy();
 }
 
 /** The refusal for Node's error: the native engine's status and message for the same fault. */

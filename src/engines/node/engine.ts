@@ -7,11 +7,13 @@ import { NO_BODY, WEBSOCKET, type Engine, type EngineConfig, type HeadVerdict, t
 import type { NodeWebSockets } from "./websocket.js";
 import { acceptQueuedConnections } from "./accept.js";
 import { bodyBytesOf } from "./body-bytes.js";
-import { answerClientErrors, refusal } from "./client-errors.js";
+import { answerClientErrors, refusal, type FailBody } from "./client-errors.js";
 import { injectInMemory } from "./inject.js";
 import { serverTlsOptions, type TlsOptions } from "../../tls.js";
 import { H2Request, H2Response, Sessions, inspectH2Head, limitRequestTime } from "./http2.js";
-import { NodeRequest } from "./request.js";
+import { NodeRequest, type TimedBody } from "./request.js";
+import { BODY_TIMEOUT } from "../../symbols.js";
+import { RequestDeadlines } from "./request-time.js";
 import { NodeResponse } from "./response.js";
 import { writeInSlices } from "./writes.js";
 import { limitSendTime } from "./send-timeout.js";
@@ -53,20 +55,25 @@ export class NodeEngine implements Engine {
       } catch (err) {
         verdict = err as HeadVerdict;
       }
-      if (h2 && typeof verdict === "number" && verdict !== NO_BODY && limits.requestTimeout > 0) {
-        limitRequestTime(req as H2Request, res as H2Response, limits.requestTimeout, (err) => host.fail(err, req, res));
-      }
       dispatch(req, res, verdict);
+      if (typeof verdict === "number" && verdict !== NO_BODY) {
+        // Timed once routed: the route may have its own requestTimeout (`limitBodyTime`).
+        const own = (req as unknown as TimedBody)[BODY_TIMEOUT];
+        if (!h2) deadlines.watch(req as NodeRequest, own);
+        else if ((own ?? limits.requestTimeout) > 0) limitRequestTime(req as H2Request, res as H2Response, own ?? limits.requestTimeout, (err) => host.fail(err, req, res));
+      }
     });
     const Request = (this.Request = host.requestClass(NodeRequest));
     const { server, sessions } = createServer(config, Request, listener);
+    const failBody: FailBody = (err, req, res) => host.fail(err, req, res);
+    const deadlines = new RequestDeadlines(server, limits.requestTimeout, limits.timeoutCheckInterval, failBody);
     this.server = server;
     this.sessions = sessions;
     // Node silently drops headers past maxHeadersCount; keep one more than the limit so Cog sees the excess and answers 431.
     this.server.maxHeadersCount = limits.maxHeaders + 1;
     // Without a listener Node destroys a CONNECT request's socket unanswered; a server that is not a proxy says so.
     this.server.on("connect", refuseConnect);
-    answerClientErrors(this.server, limits);
+    answerClientErrors(this.server, limits, failBody);
     if (sessions === null && config.options.tls === undefined && (config.options.sliceWrites ?? true)) writeInSlices(this.server);
     // With http2: true its HTTP/1.1 clients are limited too; an HTTP/2 session writes below the
     // socket's own methods, so the limit leaves its streams alone (h2c has no HTTP/1.1 clients).

@@ -4,8 +4,12 @@ import { BodyCollector, overStreamLimit, type StreamCount } from "../../body.js"
 import { HttpError } from "../../errors.js";
 import { withRequestHelpers } from "../../request.js";
 import type { BodyCallback } from "../../body.js";
-import { STREAMED, STREAM_LIMIT } from "../../symbols.js";
+import { BODY_TIMEOUT, STREAMED, STREAM_LIMIT } from "../../symbols.js";
 
+/** A route's own requestTimeout, set by the app as it routes the request (see `limitBodyTime`). */
+export interface TimedBody {
+  [BODY_TIMEOUT]: number | undefined;
+}
 
 /**
  * The body side of a request on the node engine, over the Readable that Node feeds (node:http's
@@ -35,6 +39,11 @@ export function withNodeBody<Base extends abstract new (...args: any[]) => Reada
       counted[STREAMED] = 0;
     }
 
+    /** @internal Kept for the engine, which times the body once the app has routed it (see request-time.ts). */
+    limitBodyTime(ms: number): void {
+      (this as unknown as TimedBody)[BODY_TIMEOUT] = ms;
+    }
+
     /** Node pushes each piece of the body here: counted against a streamed body's limit. */
     override push(chunk: unknown, encoding?: BufferEncoding): boolean {
       const counted = this as unknown as StreamCount;
@@ -52,6 +61,7 @@ export function withNodeBody<Base extends abstract new (...args: any[]) => Reada
     }
   }
   (NodeBody.prototype as unknown as StreamCount)[STREAM_LIMIT] = Infinity;
+  (NodeBody.prototype as unknown as TimedBody)[BODY_TIMEOUT] = undefined;
   return NodeBody;
 }
 

@@ -1,0 +1,166 @@
+// The OpenAPI document says what the server does: what each route's schema declares passes
+// through, WebSocket routes are left out, the 400 of validation is described with the body it
+// really has, a parameter with a default is optional (and the server takes a request without it),
+// and the document validates against the OpenAPI 3.1 schema.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { Type } from "@sinclair/typebox";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import WebSocket from "ws";
+import { z } from "zod";
+import { Cog, type OpenApiDocument, type OpenApiOperation, type OpenApiResponse } from "../../src/index.js";
+import { engine, serve } from "../helpers.js";
+import { app as schemasExample } from "../../examples/schemas.js";
+
+async function assertValid(doc: OpenApiDocument): Promise<void> {
+  const verdict = await new Validator().validate(doc as never);
+  assert.equal(verdict.valid, true, JSON.stringify(verdict.errors));
+}
+
+/** The document as a client gets it, over the app's own socket. */
+async function served(fetch: (path: string) => Promise<Response>): Promise<OpenApiDocument> {
+  const res = await fetch("/openapi.json");
+  assert.equal(res.status, 200);
+  return (await res.json()) as OpenApiDocument;
+}
+
+const operation = (doc: OpenApiDocument, path: string, method: "get" | "post"): OpenApiOperation => {
+  const found = doc.paths?.[path]?.[method];
+  assert.ok(found, `${method} ${path} is described`);
+  return found;
+};
+
+describe("OpenAPI document", () => {
+  test("summary, description, tags, operationId, deprecated and security pass through; components and the document's security, servers and tags are given to app.openapi()", async (t) => {
+    const { fetch } = await serve(t, (app) => {
+      app.get("/me", { schema: { summary: "Who I am", description: "The signed-in user.", tags: ["users"], operationId: "whoAmI", deprecated: true, security: [{ bearer: [] }, { apiKey: [] }] } }, (_req, res) => res.json({}));
+      app.get("/health", { schema: { security: [] } }, (_req, res) => res.send("ok"));
+      app.get("/items", (_req, res) => res.json([]));
+      app.get("/items-list", (_req, res) => res.json([]));
+      app.get("/items/list", (_req, res) => res.json([]));
+      app.get("/openapi.json", (_req, res) =>
+        res.json(
+          app.openapi({
+            title: "Secured",
+            version: "3.0.0",
+            description: "An API with a bearer token",
+            servers: [{ url: "https://api.example.com" }],
+            components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" }, apiKey: { type: "apiKey", name: "x-api-key", in: "header" } } },
+            security: [{ bearer: [] }],
+            tags: [{ name: "users", description: "People" }],
+          }),
+        ),
+      );
+    });
+    const doc = await served(fetch);
+    assert.deepEqual(doc.info, { title: "Secured", version: "3.0.0", description: "An API with a bearer token" });
+    assert.deepEqual(doc.servers, [{ url: "https://api.example.com" }]);
+    assert.deepEqual(doc.security, [{ bearer: [] }]);
+    assert.deepEqual(doc.tags, [{ name: "users", description: "People" }]);
+    assert.deepEqual(doc.components?.securitySchemes?.bearer, { type: "http", scheme: "bearer", bearerFormat: "JWT" });
+    const me = operation(doc, "/me", "get");
+    assert.equal(me.summary, "Who I am");
+    assert.equal(me.description, "The signed-in user.");
+    assert.deepEqual(me.tags, ["users"]);
+    assert.equal(me.operationId, "whoAmI");
+    assert.equal(me.deprecated, true);
+    assert.deepEqual(me.security, [{ bearer: [] }, { apiKey: [] }]);
+    assert.deepEqual(operation(doc, "/health", "get").security, [], "[] makes a route public under the document's requirement");
+    const items = operation(doc, "/items", "get");
+    assert.equal(items.security, undefined, "a route without its own has the document's");
+    assert.equal(items.deprecated, undefined);
+    assert.equal(items.operationId, "getItems");
+    assert.equal(operation(doc, "/items-list", "get").operationId, "getItemsList");
+    assert.equal(operation(doc, "/items/list", "get").operationId, "getItemsList2", "made ids that would be the same are numbered");
+    await assertValid(doc);
+  });
+
+  test("a security scheme the components don't define, and two routes with one operationId, are refused with the routes", () => {
+    const app = new Cog({ engine });
+    app.get("/me", { schema: { security: [{ bearer: [] }] } }, () => {});
+    assert.throws(() => app.openapi({ title: "x", version: "1" }), /^Error: Route GET \/me: schema\.security names the security scheme "bearer", which is not in the components\.securitySchemes given to app\.openapi\(\): add it there$/);
+    assert.throws(() => app.openapi({ title: "x", version: "1", components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } }, security: [{ token: [] }] }), /^Error: app\.openapi\(\): security names the security scheme "token"/);
+    app.post("/users", { schema: { operationId: "getMe" } }, () => {});
+    assert.throws(() => app.openapi({ title: "x", version: "1", components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } } }), /^Error: app\.openapi\(\): routes GET \/me and POST \/users have the same operationId "getMe"; OpenAPI needs each to be unique/);
+  });
+
+  test("WebSocket routes are left out of the document, and still upgrade", async (t) => {
+    const { fetch, port } = await serve(t, (app) => {
+      app.ws("/live", { message: (ws, data) => void ws.send(data) });
+      app.group("/rooms", (rooms) => rooms.ws("/:id", { message: () => {} }));
+      app.get("/page", (_req, res) => res.send("page"));
+      app.get("/openapi.json", (_req, res) => res.json(app.openapi()));
+    });
+    const doc = await served(fetch);
+    assert.deepEqual(Object.keys(doc.paths ?? {}).sort(), ["/openapi.json", "/page"]);
+    assert.equal((await fetch("/live")).status, 426, "the route is still there");
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/live`);
+    const echoed = await new Promise<string>((resolve, reject) => {
+      ws.on("open", () => ws.send("hi"));
+      ws.on("message", (data) => resolve(String(data)));
+      ws.on("error", reject);
+    });
+    ws.close();
+    assert.equal(echoed, "hi");
+    await assertValid(doc);
+  });
+
+  test("the 400 of validation is documented on every route that validates input, with the body the server sends", async (t) => {
+    const { fetch } = await serve(t, (app) => {
+      app.get("/users/:id", { schema: { params: Type.Object({ id: Type.Integer() }) } }, (_req, res) => res.send("user"));
+      app.get("/search", { schema: { query: z.object({ q: z.string() }) } }, (_req, res) => res.send("found"));
+      app.get("/headers", { schema: { headers: Type.Object({ "x-token": Type.String() }) } }, (_req, res) => res.send("ok"));
+      app.post("/users", { schema: { body: Type.Object({ name: Type.String() }) } }, (_req, res) => res.send("made"));
+      app.get("/plain", { schema: { response: { 200: Type.String() } } }, (_req, res) => res.send("plain"));
+      app.get("/openapi.json", (_req, res) => res.json(app.openapi()));
+    });
+    const doc = await served(fetch);
+    const validates: Array<[string, "get" | "post", string, RequestInit | undefined]> = [
+      ["/users/{id}", "get", "/users/abc", undefined],
+      ["/search", "get", "/search", undefined],
+      ["/headers", "get", "/headers", undefined],
+      ["/users", "post", "/users", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }],
+    ];
+    const ajv = new Ajv2020({ strict: false });
+    for (const [path, method, url, init] of validates) {
+      const documented = operation(doc, path, method).responses?.["400"] as OpenApiResponse | undefined;
+      assert.ok(documented, `${method} ${path} documents its 400`);
+      const schema = documented.content?.["application/json"]?.schema;
+      assert.ok(schema !== undefined && typeof schema === "object");
+      assert.deepEqual(schema.required, ["statusCode", "error", "message"]);
+      const res = await fetch(url, init);
+      assert.equal(res.status, 400);
+      assert.match(res.headers.get("content-type") ?? "", /^application\/json/);
+      const body = await res.json();
+      assert.equal(ajv.validate(schema, body), true, `${url}: ${JSON.stringify(body)} ${ajv.errorsText()}`);
+    }
+    assert.equal(operation(doc, "/plain", "get").responses?.["400"], undefined, "a route that validates no input has no 400");
+    await assertValid(doc);
+  });
+
+  test("a query parameter or header with a default is optional, and the server takes a request without it", async (t) => {
+    const { fetch } = await serve(t, (app) => {
+      app.get(
+        "/page",
+        { schema: { query: Type.Object({ q: Type.String(), page: Type.Integer({ default: 1 }), size: Type.Optional(Type.Integer()) }), headers: Type.Object({ "x-lang": Type.String({ default: "en" }) }) } },
+        (req, res) => res.json({ q: req.query.q, page: req.query.page, lang: req.headers["x-lang"] }),
+      );
+      app.get("/sorted", { schema: { query: z.object({ sort: z.enum(["asc", "desc"]).default("asc") }) } }, (req, res) => res.json(req.query));
+      app.get("/openapi.json", (_req, res) => res.json(app.openapi()));
+    });
+    const doc = await served(fetch);
+    const required = (path: string) => Object.fromEntries((operation(doc, path, "get").parameters ?? []).map((p) => ["name" in p ? p.name : "", "required" in p ? p.required : undefined]));
+    assert.deepEqual(required("/page"), { q: true, page: false, size: false, "x-lang": false });
+    assert.deepEqual(required("/sorted"), { sort: false });
+    assert.deepEqual(await (await fetch("/page?q=x")).json(), { q: "x", page: 1, lang: "en" });
+    assert.deepEqual(await (await fetch("/sorted")).json(), { sort: "asc" });
+    await assertValid(doc);
+  });
+
+  test("the docs' example app (examples/schemas.ts) has a valid document", async () => {
+    const doc = schemasExample.openapi({ title: "Users", version: "1.0.0" });
+    assert.equal(doc.paths?.["/users/{id}"]?.put?.summary, "Update a user");
+    await assertValid(doc);
+  });
+});
