@@ -64,6 +64,16 @@ async function probe(app: { publish(topic: string, data: string): void }, prefix
   }
 }
 
+/** Sends `again N` from a socket in B until `arrived` holds: B's publications reach A only once A has subscribed again. */
+async function probeFrom(ws: WebSocketClient, prefix: string, arrived: () => boolean): Promise<void> {
+  const deadline = Date.now() + PATIENCE;
+  for (let i = 0; !arrived(); i++) {
+    if (Date.now() > deadline) throw new Error(`no "${prefix}" publication from B crossed within ${PATIENCE} ms`);
+    ws.send(`${prefix} ${i}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** The messages a client got, without the probes: late ones may still arrive, in any number, on a loaded machine. */
 const real = (got: string[]) => got.filter((m) => !m.startsWith("probe ") && !m.startsWith("again "));
 /** A pause in which a duplicate, if one were coming, would arrive. */
@@ -95,6 +105,7 @@ test(`[${engine}] publications cross processes through Redis: once each, in orde
 
   // Redis delivers a SUBSCRIBE before later PUBLISHes: probe until B's subscription is in place.
   await probe(a.app, "probe", () => b1.got.some((m) => m.startsWith("probe ")));
+  await probeFrom(b1.ws, "probe", () => a1.got.some((m) => m.startsWith("probe ")));
   for (const l of everyone) l.got.length = 0;
 
   // app.publish in A: every subscriber in both processes, once.
@@ -129,12 +140,15 @@ test(`[${engine}] publications cross processes through Redis: once each, in orde
 
   // Redis comes back (the same port, empty): the brokers reconnect and subscribe again.
   redis = await startRedis(t, redisPort);
+  // Each broker reconnects on its own: probe both ways, A to B and B to A.
   await probe(a.app, "again", () => b2.got.some((m) => m.startsWith("again ")));
+  await probeFrom(b1.ws, "again", () => a1.got.some((m) => m.startsWith("again ")));
+  await settle();
   for (const l of everyone) l.got.length = 0;
   const after = Array.from({ length: 50 }, (_, i) => `after ${i}`);
   for (const message of after) a.app.publish("room", message);
   b1.ws.send("b1 is back");
-  await waitFor(() => real(b2.got).length >= 51 && real(a1.got).length >= 51 && real(b1.got).length >= 50, "publications after Redis came back");
+  await waitFor(() => real(b2.got).length >= 51 && real(a1.got).length >= 51 && real(b1.got).length >= 50, `publications after Redis came back: b2 ${real(b2.got).length} a1 ${real(a1.got).length} b1 ${real(b1.got).length}; a1 has b1-is-back ${a1.got.includes("b1 is back")} b2 has it ${b2.got.includes("b1 is back")}; states ${everyone.map((l) => l.ws.readyState).join(",")}; subs ${a.app.subscriberCount("room")}`);
   await settle();
   assert.deepEqual(real(b2.got).filter((m) => m.startsWith("after")), after);
   assert.deepEqual(real(a1.got).filter((m) => m.startsWith("after")), after);
