@@ -85,6 +85,8 @@ export class WorkerPool {
     const worker = cluster.fork({ [WORKER_PORT]: String(this.port) });
     const born = Date.now();
     this.workers.add(worker);
+    // A failed send or kill on one worker must never end the primary; its exit is handled below.
+    worker.on("error", (err) => console.error(`cog: worker ${worker.process.pid}: ${err.message}`));
     let listened = false;
     let failure: string | undefined;
     const listening = new Promise<void>((resolve, reject) => {
@@ -148,7 +150,10 @@ export class WorkerPool {
           if (worker.isDead()) resolve();
           else worker.once("exit", () => resolve());
         });
-        if (worker.isConnected()) worker.send({ cog: "drain", drainMs: this.drainMs } satisfies WorkerMessage);
+        // A worker already on its way out closes its channel between isConnected() and the write;
+        // the callback takes that EPIPE (unheard, it would be an 'error' that ends the primary),
+        // and the worker's exit is what this waits for anyway.
+        if (worker.isConnected()) worker.send({ cog: "drain", drainMs: this.drainMs } satisfies WorkerMessage, undefined, () => {});
         const deadline = setTimeout(() => worker.process.kill("SIGKILL"), this.drainMs + 1000);
         return exited.finally(() => clearTimeout(deadline));
       });
