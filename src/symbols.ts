@@ -85,6 +85,8 @@ export const BODY_TIMEOUT: unique symbol = Symbol("cog.bodyTimeout");
 export const GONE: unique symbol = Symbol("cog.native.gone");
 /** The server it came to, as `http.server.*` channel messages give it (see http-channels.ts). */
 export const SERVER: unique symbol = Symbol("cog.native.server");
+/** The engine's verdict on the head, kept while the request goes through its server's `request` event (only while observed). */
+export const VERDICT: unique symbol = Symbol("cog.native.verdict");
 
 // The native engine's ServerResponse (src/engines/native/server-response.ts, response.ts)
 /** Headers given to `setHeader`, by lower-case name. */
