@@ -110,6 +110,8 @@ export const NEED_DRAIN: unique symbol = Symbol("cog.native.needDrain");
 export const WHOLE_BODY: unique symbol = Symbol("cog.native.wholeBody");
 /** What a request keeps of the batch resource's properties (its stores), on its response; null until it sets one (request-context.ts). */
 export const STORES: unique symbol = Symbol("cog.native.stores");
+/** A request's own AsyncResource, where the native engine gives each one (request-context.ts, "request resources"); null until it is served. */
+export const SCOPE: unique symbol = Symbol("cog.native.scope");
 /** The engine's bookkeeping for this app's responses, on the prototype of its response class. */
 export const FORGET: unique symbol = Symbol("cog.native.forget");
 /** The cached block of `writeHead`'s headers, when it found every line in the cache. */
