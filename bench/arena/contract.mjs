@@ -80,16 +80,16 @@ const bodyOf = (response) => response.slice(response.indexOf("\r\n\r\n") + 4);
 export const CHECKS = {
   async baseline({ port }, problems) {
     const [a, b, c] = [randomInt(1, 10_000), randomInt(1, 10_000), randomInt(1, 10_000)];
-    const get = await exchange(port, { path: `/baseline?a=${a}&b=${b}` });
-    expect(problems, "GET /baseline", get, { status: 200, type: /^text\/plain/, text: String(a + b) });
-    const post = await exchange(port, { method: "POST", path: `/baseline?a=${a}&b=${b}`, headers: { "content-type": "text/plain" }, body: String(c) });
-    expect(problems, "POST /baseline (Content-Length)", post, { status: 200, type: /^text\/plain/, text: String(a + b + c) });
+    const get = await exchange(port, { path: `/baseline11?a=${a}&b=${b}` });
+    expect(problems, "GET /baseline11", get, { status: 200, type: /^text\/plain/, text: String(a + b) });
+    const post = await exchange(port, { method: "POST", path: `/baseline11?a=${a}&b=${b}`, headers: { "content-type": "text/plain" }, body: String(c) });
+    expect(problems, "POST /baseline11 (Content-Length)", post, { status: 200, type: /^text\/plain/, text: String(a + b + c) });
     const digits = String(c);
-    const chunked = await exchange(port, { method: "POST", path: `/baseline?a=${a}&b=${b}`, headers: { "content-type": "text/plain" }, chunks: [digits.slice(0, 1), digits.slice(1)] });
-    expect(problems, "POST /baseline (chunked)", chunked, { status: 200, type: /^text\/plain/, text: String(a + b + c) });
-    const head = `POST /baseline?a=${a}&b=${b} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: ${digits.length}\r\nConnection: close\r\n\r\n`;
+    const chunked = await exchange(port, { method: "POST", path: `/baseline11?a=${a}&b=${b}`, headers: { "content-type": "text/plain" }, chunks: [digits.slice(0, 1), digits.slice(1)] });
+    expect(problems, "POST /baseline11 (chunked)", chunked, { status: 200, type: /^text\/plain/, text: String(a + b + c) });
+    const head = `POST /baseline11?a=${a}&b=${b} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: ${digits.length}\r\nConnection: close\r\n\r\n`;
     const split = await splitWrites(port, [head.slice(0, 7), head.slice(7, 40), head.slice(40), digits.slice(0, 1), digits.slice(1)]);
-    if (!split.text.startsWith("HTTP/1.1 200") || bodyOf(split.text) !== String(a + b + c)) problems.push(`POST /baseline split across 5 TCP writes: got ${JSON.stringify(split.text.slice(0, 120))}, expected 200 and ${a + b + c}`);
+    if (!split.text.startsWith("HTTP/1.1 200") || bodyOf(split.text) !== String(a + b + c)) problems.push(`POST /baseline11 split across 5 TCP writes: got ${JSON.stringify(split.text.slice(0, 120))}, expected 200 and ${a + b + c}`);
     const missing = await exchange(port, { path: `/no-such-route-${randomInt(1e9)}` });
     if (missing.status !== 404) problems.push(`GET /no-such-route: status ${missing.status}, expected 404`);
   },
@@ -102,12 +102,12 @@ export const CHECKS = {
 
   async "limited-conn"({ port }, problems) {
     const [a, b] = [randomInt(1, 10_000), randomInt(1, 10_000)];
-    const keep = `GET /baseline?a=${a}&b=${b} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
-    const last = `GET /baseline?a=${b}&b=${a} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`;
+    const keep = `GET /baseline11?a=${a}&b=${b} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
+    const last = `GET /baseline11?a=${b}&b=${a} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`;
     const { text, closed } = await splitWrites(port, [...Array(9).fill(keep), last], 2000);
     const answers = text.split(/(?=HTTP\/1\.1 )/).filter(Boolean);
-    if (answers.length !== 10 || !answers.every((r) => r.startsWith("HTTP/1.1 200") && bodyOf(r) === String(a + b))) problems.push(`10 GET /baseline on one connection: got ${answers.length} answers, expected 10 × 200 "${a + b}"`);
-    if (!closed) problems.push("GET /baseline with Connection: close: the server kept the connection open");
+    if (answers.length !== 10 || !answers.every((r) => r.startsWith("HTTP/1.1 200") && bodyOf(r) === String(a + b))) problems.push(`10 GET /baseline11 on one connection: got ${answers.length} answers, expected 10 × 200 "${a + b}"`);
+    if (!closed) problems.push("GET /baseline11 with Connection: close: the server kept the connection open");
   },
 
   async json({ port }, problems) {
