@@ -232,28 +232,28 @@ if (cluster.isPrimary) {
     if (!existsSync(certPath) || !existsSync(keyPath)) throw new Error(`TLS_PORT and H2_PORT need a certificate: ${certPath} and ${keyPath} (TLS_CERT, TLS_KEY) do not both exist`);
     return { cert: readFileSync(certPath), key: readFileSync(keyPath) };
   };
-  const extra = async (variable: string, make: () => Cog, says: string) => {
-    if (process.env[variable] === undefined) return;
+  const extra = async (port: string | undefined, make: () => Cog, says: string) => {
+    if (port === undefined) return;
     const server = make();
-    const address = await server.listen(Number(process.env[variable]), host);
+    const address = await server.listen(Number(port), host);
     servers.push(server);
     listening.push(`arena ${says} on ${host}:${address.port}`);
   };
   // json-tls: HTTP/1.1 over TLS, on the app's engine.
-  await extra("TLS_PORT", () => {
+  await extra(process.env.TLS_PORT, () => {
     const server = new Cog({ engine, tls: tls() });
     json(server);
     return server;
   }, "https/1.1");
   // baseline-h2 and static-h2: HTTP/2 over TLS (ALPN h2, HTTP/1.1 for clients without it), node engine.
-  await extra("H2_PORT", () => {
+  await extra(process.env.H2_PORT, () => {
     const server = new Cog({ http2: true, tls: tls() });
     sums(server, "/baseline2", { post: false });
     staticFiles(server);
     return server;
   }, "h2");
   // baseline-h2c and json-h2c: HTTP/2 cleartext with prior knowledge, no HTTP/1.1 on that port; node engine.
-  await extra("H2C_PORT", () => {
+  await extra(process.env.H2C_PORT, () => {
     const server = new Cog({ http2: "h2c" });
     sums(server, "/baseline2", { post: false });
     json(server);
