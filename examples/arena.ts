@@ -221,7 +221,10 @@ app.get("/openapi.json", (_req, res) => res.json(app.openapi({ title: "Arena", v
 
 const host = process.env.HOST ?? "127.0.0.1";
 const { port } = await app.listen({ port: Number(process.env.PORT ?? 8080), host, workers });
-const listening = [`arena on http://${host}:${port} (${app.engine} engine${store ? "" : "; no DATABASE_URL, so no /crud and an empty /async-db"})`];
+const listening = [`arena on http://${host}:${port} (${engine} engine${workers === undefined ? "" : `, ${processes} workers`}${databaseUrl ? "" : "; no DATABASE_URL, so no /crud and an empty /async-db"})`];
+// Each worker keeps its own cache without Redis: a read another worker cached, or an update another
+// worker made, is not seen, and /crud's X-Cache answers depend on which worker a connection reaches.
+if (workers !== undefined && databaseUrl && !process.env.REDIS_URL) listening.push("arena: WORKERS without REDIS_URL: each worker caches /crud/items/:id on its own");
 const servers = [app];
 
 // The extra listeners, each a Cog app of its own; with workers, the primary serves them.
