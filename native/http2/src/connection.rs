@@ -49,8 +49,8 @@ impl Connection {
             }
             // Request bodies are consumed by the app (flow control as backpressure).
             nghttp2_option_set_no_auto_window_update(option, 1);
-            // Closed streams are kept only for RFC 7540's priority tree, which RFC 9113 deprecates.
-            nghttp2_option_set_no_closed_streams(option, 1);
+            // Closed streams stay known to nghttp2 (its default, bounded by it) so that frames on
+            // them are told from frames on idle streams (h2spec: one case more than without).
             nghttp2_option_set_max_continuations(option, config.max_continuations);
             nghttp2_option_set_max_settings(option, config.max_settings_entries);
             nghttp2_option_set_max_outbound_ack(option, config.max_queued_acks);
