@@ -9,6 +9,7 @@ use crate::config::Config;
 use crate::error::{code, Error};
 use crate::events::{Events, StreamId};
 use crate::memory::{self, Counter};
+use crate::priority::PriorityCheck;
 use libnghttp2_sys::*;
 use std::os::raw::c_void;
 
@@ -25,6 +26,7 @@ pub struct Connection {
     /// Shared with nghttp2's callbacks (their user data): reached only through this pointer.
     inner: *mut Inner,
     counter: *mut Counter,
+    priority: PriorityCheck,
     out: Vec<u8>,
     out_pos: usize,
     /// `shutdown` was called: GOAWAY follows once no stream is open.
@@ -38,7 +40,7 @@ impl Connection {
         unsafe {
             let inner = Box::into_raw(Box::new(Inner::new(config.clone())));
             let counter = Box::into_raw(Box::new(Counter { live: 0 }));
-            let mut conn = Connection { session: std::ptr::null_mut(), inner, counter, out: Vec::new(), out_pos: 0, draining: false, final_goaway: false };
+            let mut conn = Connection { session: std::ptr::null_mut(), inner, counter, priority: PriorityCheck::new(), out: Vec::new(), out_pos: 0, draining: false, final_goaway: false };
             let cbs = callbacks::callbacks();
             let mut option = std::ptr::null_mut();
             if cbs.is_null() || nghttp2_option_new(&mut option) != 0 {
@@ -99,8 +101,14 @@ impl Connection {
     /// the connection is over: write what `pending_output` holds (a GOAWAY, but for
     /// `BadPreface`), then close.
     pub fn receive(&mut self, input: &[u8]) -> Result<(), Error> {
+        let invalid_priority = self.priority.scan(input);
+        let input = &input[..invalid_priority.unwrap_or(input.len())];
         let rv = unsafe { nghttp2_session_mem_recv2(self.session, input.as_ptr(), input.len()) };
         self.give_back_window();
+        if rv >= 0 && invalid_priority.is_some() {
+            unsafe { nghttp2_session_terminate_session(self.session, code::PROTOCOL_ERROR) };
+            return Err(Error::Connection("invalid PRIORITY frame".into()));
+        }
         if rv < 0 {
             let rv = rv as i32;
             return Err(match rv {

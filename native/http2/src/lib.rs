@@ -37,6 +37,7 @@ mod connection;
 mod error;
 mod events;
 mod memory;
+mod priority;
 mod rate;
 mod streams;
 

@@ -238,3 +238,22 @@ fn bytes_in_any_pieces_make_the_same_events() {
         assert_eq!(body, "hello", "{size}");
     }
 }
+
+#[test]
+fn priority_frames_on_stream_0_or_depending_on_themselves_end_the_connection() {
+    for (stream, spec) in [(0u32, [0u8, 0, 0, 1, 16]), (3, [0, 0, 0, 3, 16])] {
+        let mut conn = connected(Config::default());
+        let mut input = get(1, b"/");
+        input.extend(frame(2, 0, stream, &spec));
+        input.extend(get(5, b"/after"));
+        assert!(matches!(conn.receive(&input), Err(Error::Connection(_))));
+        let out = frames(&drain(&mut conn));
+        assert_eq!(goaways(&out), [(1, code::PROTOCOL_ERROR)], "{out:?}");
+        assert!(conn.is_done());
+    }
+    // A valid one changes nothing.
+    let mut conn = connected(Config::default());
+    conn.receive(&frame(2, 0, 3, &[0, 0, 0, 1, 16])).unwrap();
+    conn.receive(&get(1, b"/")).unwrap();
+    assert_eq!(conn.take_events().len(), 1);
+}
