@@ -210,22 +210,14 @@ unsafe extern "C" fn on_frame_recv(session: *mut nghttp2_session, frame: *const 
                 }
             }
         }
-        NGHTTP2_RST_STREAM => {
-            if !inner.resets.take(Instant::now()) {
-                flooded(session, inner);
-            }
-        }
+        NGHTTP2_RST_STREAM if !inner.resets.take(Instant::now()) => flooded(session, inner),
         NGHTTP2_PING if hd.flags & NGHTTP2_FLAG_ACK as u8 == 0 => {
             if !inner.pings.take(Instant::now()) {
                 flooded(session, inner);
             }
             inner.events.list.push(Stored::Ping);
         }
-        NGHTTP2_SETTINGS if hd.flags & NGHTTP2_FLAG_ACK as u8 == 0 => {
-            if !inner.settings.take(Instant::now()) {
-                flooded(session, inner);
-            }
-        }
+        NGHTTP2_SETTINGS if hd.flags & NGHTTP2_FLAG_ACK as u8 == 0 && !inner.settings.take(Instant::now()) => flooded(session, inner),
         NGHTTP2_GOAWAY => {
             let goaway = (*frame).goaway;
             inner.events.list.push(Stored::GoAway { last_stream: goaway.last_stream_id as StreamId, code: goaway.error_code });

@@ -62,7 +62,7 @@ fn a_client_past_the_limit_it_acknowledged_loses_the_connection() {
 #[test]
 fn a_header_list_past_its_limit_is_flagged_and_holds_only_the_limit() {
     let mut conn = connected(Config { max_header_list_size: 1024, ..Config::default() });
-    let big = vec![b'v'; 100];
+    let big = [b'v'; 100];
     let fields: Vec<(&[u8], &[u8])> = (0..60).map(|_| (&b"x-big"[..], &big[..])).collect();
     let block = request_block(b"GET", b"/", &fields);
     conn.receive(&frame(HEADERS, END_HEADERS | END_STREAM, 1, &block)).unwrap();
@@ -85,7 +85,7 @@ fn too_many_fields_reset_the_stream_with_enhance_your_calm_and_the_connection_go
     let mut conn = connected(Config::default());
     // 10,000 one-byte HPACK references to a static entry: a small block, many fields.
     let mut block = request_block(b"GET", b"/", &[]);
-    block.extend(std::iter::repeat(0x90).take(10_000)); // static index 16: accept-encoding: gzip, deflate
+    block.extend(std::iter::repeat_n(0x90, 10_000)); // static index 16: accept-encoding: gzip, deflate
     let mut input = frame(HEADERS, END_HEADERS | END_STREAM, 1, &block[..16_000.min(block.len())]);
     input.extend(get(3, b"/after"));
     conn.receive(&input).unwrap();
