@@ -126,13 +126,25 @@ function wrkCommand(o) {
   };
 }
 
-/** h2load over HTTP/2 (TLS with ALPN for https:, prior knowledge for http:); p99 from its per-request log. */
+/**
+ * h2load over HTTP/2 (TLS with ALPN for https:, prior knowledge for http:); p99 from its per-request
+ * log. With `paths`, each connection sends those paths in rotation (h2load -i) on the URL's origin;
+ * with `body`, every request is a POST of it (h2load -d).
+ */
 function h2loadCommand(o) {
   const dir = mkdtempSync(join(tmpdir(), "cog-bench-"));
   const log = join(dir, "requests.log");
   const args = ["-t1", `-c${o.connections}`, `-m${o.streams ?? 1}`, `-D${o.duration}`, `--log-file=${log}`];
-  for (const [k, v] of Object.entries(o.headers)) args.push("-H", `${k}: ${v}`);
-  args.push(o.url);
+  for (const [k, v] of Object.entries(o.headers ?? {})) args.push("-H", `${k}: ${v}`);
+  if (o.body !== undefined) {
+    writeFileSync(join(dir, "body"), o.body);
+    args.push("-d", join(dir, "body"));
+  }
+  if (o.paths !== undefined) {
+    const origin = new URL(o.url).origin;
+    writeFileSync(join(dir, "uris"), o.paths.map((p) => `${origin}${p}\n`).join(""));
+    args.push("-i", join(dir, "uris"));
+  } else args.push(o.url);
   return {
     command: "h2load",
     args,

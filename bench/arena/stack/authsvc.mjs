@@ -23,6 +23,9 @@ import { fileURLToPath } from "node:url";
 /** HttpArena's secret, shared by the token's signer and the sidecar (JWT_SECRET overrides it). */
 export const JWT_SECRET = "httparena-bench-secret-do-not-use-in-production";
 
+/** The claims of HttpArena's token (data/jwt-token.txt, which signToken(TOKEN_CLAIMS) reproduces): user 42. */
+export const TOKEN_CLAIMS = { sub: "42", name: "Alice Chen", exp: 1807902621 };
+
 const base64url = (value) => Buffer.from(value).toString("base64url");
 
 /** An HS256 JWT of `claims`, as HttpArena's data/jwt-token.txt is made ({"sub":"42","name":…,"exp":…}). */

@@ -13,14 +13,11 @@ import { makeCertificate } from "../../lib/certificate.mjs";
 import { freePort, startServer } from "../../lib/server.mjs";
 import { hasRedis, startPostgres, startRedis } from "../database.mjs";
 import { staticDir as arenaStaticDir } from "../static-files.mjs";
-import { JWT_SECRET, signToken } from "./authsvc.mjs";
+import { JWT_SECRET, TOKEN_CLAIMS, signToken } from "./authsvc.mjs";
 import { hasNginx, startEdge } from "./edge.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "..", "..", "..");
-
-/** HttpArena's token claims (data/jwt-token.txt): user 42, expiring in 2027. */
-export const TOKEN_CLAIMS = { sub: "42", name: "Alice Chen", exp: 1807902621 };
 
 /** Why the stack can't run here (nginx or redis-server missing), or undefined. */
 export function stackMissing() {
