@@ -138,8 +138,8 @@ const wantedArena = arenaScenarios.length === 0 ? [] : wantedNames ? ARENA_CONTE
 const wantedServing = servingScenarios.length === 0 ? [] : wantedNames ? SERVING_CONTENDERS.filter((c) => wantedNames.includes(c.name)) : SERVING_CONTENDERS;
 // The arena's scenarios are always timed with wrk: its Lua scripts rotate their requests.
 if (arenaScenarios.length > 0 && !commandExists("wrk")) fatal("the arena's scenarios are timed with wrk and its Lua scripts: install wrk (Debian/Ubuntu: apt-get install wrk)");
-const missingTools = [...servingTools(servingScenarios)].filter(([tool]) => !commandExists(tool));
-if (missingTools.length > 0) fatal(`the serving scenarios need ${missingTools.map(([tool]) => tool).join(", ")}: install ${missingTools.length === 1 ? "it" : "them"} (Debian/Ubuntu: ${missingTools.map(([, install]) => install).join("; ")})`);
+const missingTools = [...servingTools([...servingScenarios, ...arenaScenarios])].filter(([tool]) => !commandExists(tool));
+if (missingTools.length > 0) fatal(`the serving scenarios and production-stack need ${missingTools.map(([tool]) => tool).join(", ")}: install ${missingTools.length === 1 ? "it" : "them"} (Debian/Ubuntu: ${missingTools.map(([, install]) => install).join("; ")})`);
 const outDir = resolve(flags.out ?? join(here, "results", new Date().toISOString().replace(/[:.]/g, "-")));
 const SERVER_CPU = "0";
 const LOAD_CPU = "1";

@@ -9,6 +9,10 @@
 //   [PORT=8080] [TLS_PORT=8081] [H2_PORT=8443] [H2C_PORT=8082] [TLS_CERT=… TLS_KEY=…] [WORKERS=auto]
 //   npx tsx examples/arena.ts
 //
+// With DATABASE_URL, the app also serves production-stack's API (/api/, behind an edge that
+// verifies a JWT per call and passes its subject in X-User-Id; a two-level cache, this process then
+// Redis at REDIS_URL); `node bench/arena/stack/stack.mjs` runs it behind nginx.
+//
 // Each extra listener starts when its port is set: TLS_PORT (HTTP/1.1 over TLS: json-tls), H2_PORT
 // (HTTP/2 over TLS: baseline-h2, static-h2) and H2C_PORT (HTTP/2 cleartext only: baseline-h2c,
 // json-h2c); the TLS ones read TLS_CERT and TLS_KEY (default /certs/server.crt and .key, where
