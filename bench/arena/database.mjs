@@ -64,7 +64,10 @@ export async function startPostgres({ rows = ITEM_COUNT, log = () => {} } = {}) 
     persistent: false,
     // Postgres refuses to run as root; as root, the package runs it as a `postgres` system user (created if missing).
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "unix_socket_directories=", "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"],
+    // max_connections: the bench keeps every arena server up at once, each process pooling up to 16
+    // connections: about 400 with api-4's workers and production-stack's apps beside the others
+    // (at 200, the last scenarios' queries were refused).
+    postgresFlags: ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "unix_socket_directories=", "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=600"],
     onLog: log,
     onError: log,
   });
