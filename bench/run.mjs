@@ -175,7 +175,7 @@ Command: \`npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2)
 }
 
 async function benchHttp() {
-  const tools = [scenarios.length > 0 && settings.tool, arenaScenarios.length > 0 && (scenarios.length > 0 ? "the arena: wrk" : "wrk"), servingScenarios.length > 0 && "serving: wrk (HTTP/1.1), h2load (HTTP/2)"].filter(Boolean).join("; ");
+  const tools = [scenarios.length > 0 && settings.tool, arenaScenarios.length > 0 && `${scenarios.length > 0 ? "the arena: wrk" : "wrk"}${arenaScenarios.some((s) => s.tool === "h2load") ? " (production-stack: h2load)" : ""}`, servingScenarios.length > 0 && "serving: wrk (HTTP/1.1), h2load (HTTP/2)"].filter(Boolean).join("; ");
   console.log(`Cog benchmark: ${wanted.length + wantedArena.length + wantedServing.length} contenders, ${[...scenarios, ...arenaScenarios, ...servingScenarios].reduce((n, s) => n + s.routes.length, 0)} routes, ${settings.rounds} round(s) of ${settings.seedDurations ? "the seeds' durations" : `${settings.duration}s`}, ${tools}, servers on Node ${nodeVersion}`);
   if (!pinning) console.log("Note: taskset or a second core is missing, so server and load generator share cores; figures will be noisier.");
 
