@@ -11,6 +11,7 @@
 // serve.cjs), "plain" is node:http's own server with the app as its listener (as Express runs
 // it). Without --engine: node, then native. test/utils.js is left out: it tests Express's private
 // helpers (lib/utils.js), which the tests also use and which stay Express's own.
+// --exit: a failing test can leave its server open (supertest closes it only after its asserts).
 import { spawnSync } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -44,7 +45,7 @@ writeFileSync(join(dir, "lib", "express.js"), pointer);
 
 const results = {};
 for (const engine of engines) {
-  const mocha = [join(dir, "node_modules", "mocha", "bin", "mocha.js"), "--require", "test/support/env", "--reporter", "json", "--check-leaks", "--exclude", "test/utils.js", "test/", "test/acceptance/"];
+  const mocha = [join(dir, "node_modules", "mocha", "bin", "mocha.js"), "--require", "test/support/env", "--reporter", "json", "--check-leaks", "--exit", "--exclude", "test/utils.js", "test/", "test/acceptance/"];
   if (engine !== "plain") mocha.splice(3, 0, "--require", join(root, "scripts", "express-suite", "serve.cjs"));
   const run = spawnSync(process.execPath, mocha, { cwd: dir, encoding: "utf8", maxBuffer: 1 << 28, env: { ...process.env, COG_EXPRESS_ENGINE: engine } });
   const start = run.stdout.indexOf("{\n");

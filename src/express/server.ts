@@ -101,6 +101,8 @@ export function listen(app: App, options: ExpressOptions, args: unknown[]): Serv
   return (server.listen as (...args: unknown[]) => Server | CogServer)(...args);
 }
 
+const LISTENING = Object.freeze({});
+
 /**
  * A server on Cog's native engine, with what Express apps use of node:http's Server: `listen`
  * (a port and host, and the callback), `address()`, `close()`, `listening`, and the 'listening',
@@ -115,6 +117,14 @@ export class CogServer extends EventEmitter {
 
   get listening(): boolean {
     return this.engine.address() !== null;
+  }
+
+  /**
+   * Node's name for the listening socket, null when closed: test clients (supertest) close the
+   * servers they started only when it is set. The native engine holds its socket itself.
+   */
+  get _handle(): object | null {
+    return this.listening ? LISTENING : null;
   }
 
   listen(...args: unknown[]): this {
