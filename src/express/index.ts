@@ -6,37 +6,38 @@
 //
 // `require` gets the `express` function itself (its "module.exports" export), with `Router`,
 // `json`, `static`… on it, as Express's own module.
-import { json, raw, text, urlencoded } from "body-parser";
-import Router from "router";
-import serveStatic from "serve-static";
-import { application, createApplication } from "./application.js";
+import * as bodyParser from "body-parser";
+import RouterModule from "router";
+import serveStaticModule from "serve-static";
+import * as app from "./application.js";
 import { markBases } from "./prototypes.js";
-import { request } from "./request.js";
-import { response } from "./response.js";
-import { createServer } from "./server.js";
-import type { Express, ExpressFactory } from "./types.js";
+import * as req from "./request.js";
+import * as res from "./response.js";
+import * as server from "./server.js";
+import type { ExpressFactory } from "./types.js";
 
-markBases(request, response);
-
-const Route = Router.Route;
+markBases(req.request, res.response);
 
 /** Makes an Express 5 app; `express({ engine: "native" })` serves it on Cog's native engine. */
-const express = Object.assign(createApplication, {
-  application,
-  request,
-  response,
-  Route,
-  Router,
-  json,
-  raw,
-  static: serveStatic,
-  text,
-  urlencoded,
-  createServer,
+const express = Object.assign(app.createApplication, {
+  application: app.application,
+  request: req.request,
+  response: res.response,
+  Route: RouterModule.Route,
+  Router: RouterModule,
+  json: bodyParser.json,
+  raw: bodyParser.raw,
+  static: serveStaticModule,
+  text: bodyParser.text,
+  urlencoded: bodyParser.urlencoded,
+  createServer: server.createServer,
 }) as unknown as ExpressFactory;
 
 export default express;
 export { express as "module.exports" };
+
+// The named exports, typed as the members of `express` are.
+const { application, request, response, Route, Router, json, raw, text, urlencoded, createServer } = express;
+const serveStatic = express.static;
 export { application, request, response, Route, Router, json, raw, serveStatic as static, text, urlencoded, createServer };
-export type { Express };
 export type * from "./types.js";
