@@ -22,7 +22,7 @@ end`;
 
 const baselineRequest = `
   local a, b, kind = math.random(1, 10000), math.random(1, 10000), math.random(3)
-  local path = "/baseline?a=" .. a .. "&b=" .. b
+  local path = "/baseline11?a=" .. a .. "&b=" .. b
   if kind == 1 then return wrk.format("GET", path) end
   local body = tostring(math.random(1, 10000))
   if kind == 2 then return wrk.format("POST", path, { ["Content-Type"] = "text/plain" }, body) end
@@ -33,7 +33,7 @@ export const ARENA_SCENARIOS = [
   {
     id: "baseline",
     title: "Baseline: query and body arithmetic",
-    sends: "GET /baseline?a=&b=, POST with a Content-Length body and POST with a chunked body, in equal parts; 1,024 random variants",
+    sends: "GET /baseline11?a=&b=, POST with a Content-Length body and POST with a chunked body, in equal parts; 1,024 random variants",
     connections: 64,
     lua: () => rotation(1024, baselineRequest),
   },
@@ -56,7 +56,7 @@ export const ARENA_SCENARIOS = [
         `local a, b = math.random(1, 10000), math.random(1, 10000)
   local headers = {}
   if n % 10 == 0 then headers["Connection"] = "close" end
-  return wrk.format("GET", "/baseline?a=" .. a .. "&b=" .. b, headers)`,
+  return wrk.format("GET", "/baseline11?a=" .. a .. "&b=" .. b, headers)`,
       ),
   },
   {
@@ -124,7 +124,7 @@ export const ARENA_SCENARIOS = [
 export const ARENA_ROUTES = ARENA_SCENARIOS.map((s) => ({ id: `arena-${s.id}`, method: "GET", path: pathOf(s.id), note: "(arena)", status: 200 }));
 
 function pathOf(id) {
-  return { baseline: "/baseline", pipelined: "/pipeline", "limited-conn": "/baseline", json: "/json/:count", "json-comp": "/json/:count", upload: "/upload", static: "/static/*", "async-db": "/async-db", crud: "/crud/items" }[id];
+  return { baseline: "/baseline11", pipelined: "/pipeline", "limited-conn": "/baseline11", json: "/json/:count", "json-comp": "/json/:count", upload: "/upload", static: "/static/*", "async-db": "/async-db", crud: "/crud/items" }[id];
 }
 
 export const arenaScenario = (id) => ARENA_SCENARIOS.find((s) => s.id === id);
