@@ -54,7 +54,8 @@ export interface Cached<T> {
   cache: "HIT" | "MISS";
 }
 
-interface Row {
+/** A row of `items`, as Postgres gives it. */
+export interface ItemRow {
   id: number;
   name: string;
   category: string;
@@ -72,7 +73,8 @@ const ITEM_TTL_MS = 1000;
 const USER_TTL_MS = 30_000;
 const LOCAL_TTL_MS = 1000;
 
-const toItem = (r: Row): Item => ({
+/** The item a row of `items` is, as the arena's routes answer it. */
+export const toItem = (r: ItemRow): Item => ({
   id: r.id,
   name: r.name,
   category: r.category,
@@ -90,22 +92,42 @@ interface Cache {
   close(): Promise<void>;
 }
 
-/** In-process: a Map of items with their absolute expiry. */
-function memoryCache(): Cache {
-  const entries = new Map<number, { item: Item; expires: number }>();
+/** In process: values with their absolute expiry, dropped when read expired, and all expired ones once past 50,000 (keys read once would stay). */
+function expiringMap<K, V>() {
+  const entries = new Map<K, { value: V; expires: number }>();
   return {
-    async get(id) {
-      const entry = entries.get(id);
+    get(key: K): V | undefined {
+      const entry = entries.get(key);
       if (entry === undefined) return undefined;
-      if (entry.expires > Date.now()) return entry.item;
-      entries.delete(id);
+      if (entry.expires > Date.now()) return entry.value;
+      entries.delete(key);
       return undefined;
     },
+    set(key: K, value: V, ttlMs: number) {
+      if (entries.size >= 50_000) {
+        const now = Date.now();
+        for (const [k, e] of entries) if (e.expires <= now) entries.delete(k);
+      }
+      entries.set(key, { value, expires: Date.now() + ttlMs });
+    },
+    delete(key: K) {
+      entries.delete(key);
+    },
+  };
+}
+
+/** crud's cache in process. */
+function memoryCache(): Cache {
+  const items = expiringMap<number, Item>();
+  return {
+    async get(id) {
+      return items.get(id);
+    },
     async set(id, item) {
-      entries.set(id, { item, expires: Date.now() + CACHE_TTL_MS });
+      items.set(id, item, CACHE_TTL_MS);
     },
     async delete(id) {
-      entries.delete(id);
+      items.delete(id);
     },
     async close() {},
   };
@@ -142,27 +164,18 @@ interface TieredCache {
   close(): Promise<void>;
 }
 
-/** The first level alone (no REDIS_URL): a Map of JSON answers with their absolute expiry, swept when it grows. */
+/** The first level alone (no REDIS_URL): JSON answers in process, each for at most LOCAL_TTL_MS. */
 function localTieredCache(): TieredCache {
-  const entries = new Map<string, { json: string; expires: number }>();
+  const answers = expiringMap<string, string>();
   return {
     async get(key) {
-      const entry = entries.get(key);
-      if (entry === undefined) return undefined;
-      if (entry.expires > Date.now()) return entry.json;
-      entries.delete(key);
-      return undefined;
+      return answers.get(key);
     },
     async set(key, json, ttlMs) {
-      // Keys read once and never again would stay: past 50,000 entries, the expired ones go.
-      if (entries.size >= 50_000) {
-        const now = Date.now();
-        for (const [k, e] of entries) if (e.expires <= now) entries.delete(k);
-      }
-      entries.set(key, { json, expires: Date.now() + Math.min(ttlMs, LOCAL_TTL_MS) });
+      answers.set(key, json, Math.min(ttlMs, LOCAL_TTL_MS));
     },
     async delete(key) {
-      entries.delete(key);
+      answers.delete(key);
     },
     async close() {},
   };
@@ -232,16 +245,16 @@ export async function openStore({ databaseUrl, redisUrl, poolSize = Number(proce
   const itemKey = (id: number) => `api:item:${id}`;
   const columns = sql`id, name, category, price, quantity, active, tags, rating_score, rating_count`;
   const item = async (id: number) => {
-    const [row] = await sql<Row[]>`SELECT ${columns} FROM items WHERE id = ${id}`;
+    const [row] = await sql<ItemRow[]>`SELECT ${columns} FROM items WHERE id = ${id}`;
     return row === undefined ? undefined : toItem(row);
   };
   return {
     async priceRange(min, max, limit) {
-      const rows = await sql<Row[]>`SELECT ${columns} FROM items WHERE price BETWEEN ${min} AND ${max} LIMIT ${limit}`;
+      const rows = await sql<ItemRow[]>`SELECT ${columns} FROM items WHERE price BETWEEN ${min} AND ${max} LIMIT ${limit}`;
       return rows.map(toItem);
     },
     async list(category, page, limit) {
-      const rows = await sql<Row[]>`SELECT ${columns} FROM items WHERE category = ${category} ORDER BY id LIMIT ${limit} OFFSET ${(page - 1) * limit}`;
+      const rows = await sql<ItemRow[]>`SELECT ${columns} FROM items WHERE category = ${category} ORDER BY id LIMIT ${limit} OFFSET ${(page - 1) * limit}`;
       return rows.map(toItem);
     },
     async get(id) {
@@ -252,7 +265,7 @@ export async function openStore({ databaseUrl, redisUrl, poolSize = Number(proce
       return { item: found, cache: "MISS" };
     },
     async upsert({ id, name, category, price, quantity }) {
-      const [row] = await sql<Row[]>`
+      const [row] = await sql<ItemRow[]>`
         INSERT INTO items (id, name, category, price, quantity, active, tags, rating_score, rating_count)
         VALUES (${id}, ${name}, ${category}, ${price}, ${quantity}, true, '[]', 0, 0)
         ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, category = EXCLUDED.category, price = EXCLUDED.price, quantity = EXCLUDED.quantity
@@ -261,7 +274,7 @@ export async function openStore({ databaseUrl, redisUrl, poolSize = Number(proce
       return toItem(row!);
     },
     async update(id, { name, price, quantity }) {
-      const [row] = await sql<Row[]>`UPDATE items SET name = ${name}, price = ${price}, quantity = ${quantity} WHERE id = ${id} RETURNING ${columns}`;
+      const [row] = await sql<ItemRow[]>`UPDATE items SET name = ${name}, price = ${price}, quantity = ${quantity} WHERE id = ${id} RETURNING ${columns}`;
       await Promise.all([cache.delete(id), tiered.delete(itemKey(id))]);
       return row === undefined ? undefined : toItem(row);
     },

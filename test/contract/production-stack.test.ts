@@ -18,6 +18,7 @@ import { JWT_SECRET, signToken } from "../../bench/arena/stack/authsvc.mjs";
 import { stackMissing, startStack } from "../../bench/arena/stack/stack.mjs";
 // @ts-expect-error -- plain ESM modules without type declarations
 import { checkProductionStack, openSession, send } from "../../bench/arena/stack/validation.mjs";
+import { toItem, type ItemRow } from "../../examples/arena-store.js";
 import { engine } from "../helpers.js";
 
 const ROWS = 20_000;
@@ -27,17 +28,6 @@ interface Answer {
   status: number;
   headers: Record<string, string | undefined>;
   body: string;
-}
-interface Row {
-  id: number;
-  name: string;
-  category: string;
-  price: number;
-  quantity: number;
-  active: boolean;
-  tags: string[];
-  rating_score: number;
-  rating_count: number;
 }
 
 describe(`production-stack on the ${engine} engine`, { skip: missing ?? false }, () => {
@@ -50,9 +40,8 @@ describe(`production-stack on the ${engine} engine`, { skip: missing ?? false },
   const get = (path: string, headers: Record<string, string> = {}): Promise<Answer> => send(session, { path, headers });
   const post = (path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> => send(session, { method: "POST", path, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
   const authed = () => ({ authorization: `Bearer ${stack.token}` });
-  /** An item as the app answers it, from Postgres's row. */
-  const itemOf = (r: Row) => ({ id: r.id, name: r.name, category: r.category, price: r.price, quantity: r.quantity, active: r.active, tags: r.tags, rating: { score: r.rating_score, count: r.rating_count } });
-  const row = async (id: number) => itemOf((await sql<Row[]>`SELECT * FROM items WHERE id = ${id}`)[0]!);
+  /** The item as Postgres holds it now. */
+  const row = async (id: number) => toItem((await sql<ItemRow[]>`SELECT * FROM items WHERE id = ${id}`)[0]!);
   /** An id no other test reads, so each test starts with it out of every cache. */
   let nextId = 100;
   const freshId = () => (nextId += 97);
