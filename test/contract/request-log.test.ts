@@ -130,19 +130,24 @@ describe("request log", () => {
     const lines: Line[] = [];
     const app = new Cog({ engine, logErrors: true, logger: (line) => lines.push(line) });
     let release = (): void => {};
-    app.get("/slow", (_req, res) => void (release = () => res.send("done")));
+    let started = (): void => {};
+    const handling = new Promise<void>((resolve) => (started = resolve));
+    app.get("/slow", (_req, res) => {
+      release = () => res.send("done");
+      started();
+    });
     const { port } = await app.listen(0, "127.0.0.1");
     const socket = connect(port, "127.0.0.1");
     let received = "";
     socket.setEncoding("latin1").on("data", (chunk: string) => (received += chunk));
     const ended = once(socket, "close");
     socket.write("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
-    await until(lines, 0);
-    await new Promise((r) => setTimeout(r, 30));
+    await handling;
     const closing = app.close(2000);
     // On the connection still busy with /slow, after the drain began.
     socket.write("GET /slow?late HTTP/1.1\r\nHost: x\r\n\r\n");
-    await new Promise((r) => setTimeout(r, 30));
+    // Time for the late request to reach the server before the first answer ends the connection.
+    await new Promise((r) => setTimeout(r, 150));
     release();
     await closing;
     await ended;
