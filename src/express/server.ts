@@ -25,7 +25,10 @@ export interface ExpressOptions extends Partial<Limits>, EngineOptions {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-type App = (req: any, res: any) => void;
+type App = ((req: any, res: any) => void) & { [SERVING]?: ExpressOptions };
+
+/** On an app made by `express(options)`: those options (which engine it serves on, its limits). */
+export const SERVING: unique symbol = Symbol("cog.express.serving");
 
 /** What a failure the app could not answer itself gets: its status and the status's words. */
 function answerFailure(err: unknown, res: ResponseSurface): void {
@@ -74,11 +77,11 @@ function engineFor(app: App, options: ExpressOptions): Engine {
 }
 
 /**
- * Like `http.createServer(app)`, on the engine `options.engine` names: not yet listening. On the
- * node engine it is node:http's own Server (Cog's engine serves through it); on the native
- * engine, a `CogServer` with the same surface.
+ * Like `http.createServer(app)`, on the engine `options.engine` names (by default, the options
+ * the app was made with): not yet listening. On the node engine it is node:http's own Server
+ * (Cog's engine serves through it); on the native engine, a `CogServer` with the same surface.
  */
-export function createServer(app: App, options: ExpressOptions = {}): Server | CogServer {
+export function createServer(app: App, options: ExpressOptions = app[SERVING] ?? {}): Server | CogServer {
   const engine = engineFor(app, options);
   if (engine.name === "node") return (engine as unknown as { server: Server }).server;
   return new CogServer(engine);

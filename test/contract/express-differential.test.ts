@@ -1,34 +1,18 @@
 // cog-http/express against Express 5 from npm: each case builds the same app with both, sends
 // the same requests to each over a real socket (Express on node:http, as Express serves itself;
-// Cog's on the engine under test), and compares status, headers and body. Left out of the
-// comparison: Date (the clock), and Connection/Keep-Alive, which say how each server keeps the
-// connection, not what the app answered (docs/engines.md).
-import assert from "node:assert/strict";
+// Cog's on the engine under test), and compares status, headers and body (test/express-pair.ts).
 import { mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import express from "express";
 import cogExpress from "../../src/express/index.js";
+import { closed, portOf, sameAnswers, type Sent } from "../express-pair.js";
 import { engine, nativeSkip } from "../helpers.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyExpress = any;
-interface Sent {
-  method?: string;
-  path: string;
-  headers?: Record<string, string>;
-  body?: string;
-}
-interface Answer {
-  status: number;
-  headers: Array<[string, string]>;
-  body: string;
-}
-
-const IGNORED = new Set(["date", "connection", "keep-alive"]);
 
 const files = mkdtempSync(join(tmpdir(), "cog-express-diff-"));
 writeFileSync(join(files, "hello.txt"), "hello, world\n");
@@ -37,19 +21,6 @@ writeFileSync(join(files, "page.html"), "<p>page</p>");
 utimesSync(join(files, "hello.txt"), 1_700_000_000, 1_700_000_000);
 utimesSync(join(files, "page.html"), 1_700_000_000, 1_700_000_000);
 after(() => rmSync(files, { recursive: true, force: true }));
-
-async function ask(port: number, sent: Sent): Promise<Answer> {
-  const response = await fetch(`http://127.0.0.1:${port}${sent.path}`, { method: sent.method ?? "GET", headers: sent.headers, body: sent.body, redirect: "manual" });
-  const headers: Array<[string, string]> = [];
-  for (const [name, value] of response.headers) if (!IGNORED.has(name) && name !== "set-cookie") headers.push([name, value]);
-  for (const cookie of response.headers.getSetCookie()) headers.push(["set-cookie", cookie]);
-  return { status: response.status, headers, body: Buffer.from(await response.arrayBuffer()).toString("latin1") };
-}
-
-function listening(server: Server | { address(): AddressInfo | null; once(event: string, fn: () => void): unknown; listening: boolean }): Promise<number> {
-  if (server.listening) return Promise.resolve((server.address() as AddressInfo).port);
-  return new Promise((resolve) => server.once("listening", () => resolve((server.address() as AddressInfo).port)));
-}
 
 /** Runs `requests` against both apps `define` builds, and compares each answer. */
 async function same(define: (app: AnyExpress, e: AnyExpress) => void, requests: Sent[]): Promise<void> {
@@ -60,15 +31,10 @@ async function same(define: (app: AnyExpress, e: AnyExpress) => void, requests: 
   define(ours, cogExpress);
   const served = ours.listen(0, "127.0.0.1");
   try {
-    const [theirPort, ourPort] = await Promise.all([listening(reference), listening(served)]);
-    for (const sent of requests) {
-      const [expected, actual] = await Promise.all([ask(theirPort, sent), ask(ourPort, sent)]);
-      assert.deepEqual(actual, expected, `${sent.method ?? "GET"} ${sent.path}`);
-    }
+    const [theirPort, ourPort] = await Promise.all([portOf(reference), portOf(served)]);
+    await sameAnswers(theirPort, ourPort, requests);
   } finally {
-    reference.close();
-    reference.closeAllConnections();
-    await new Promise((resolve) => served.close(resolve));
+    await Promise.all([closed(reference), closed(served)]);
   }
 }
 
