@@ -4,7 +4,11 @@
 // Date (the clock), and Connection/Keep-Alive, which say how each server keeps the connection,
 // not what the app answered (docs/engines.md).
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import express from "express";
+import cogExpress from "../src/express/index.js";
+import { engine } from "./helpers.js";
 
 export interface Sent {
   method?: string;
@@ -67,4 +71,46 @@ export async function sameAnswers(theirPort: number, ourPort: number, requests: 
 /** `IGNORED` and more: for answers that carry something made per server (a session's id). */
 export function ignoring(...names: string[]): ReadonlySet<string> {
   return new Set([...IGNORED, ...names]);
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyExpress = any;
+
+export interface Pair {
+  /** Express 5 from npm, on node:http. */
+  theirs: number;
+  /** cog-http/express, on the engine under test. */
+  ours: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the same app twice with `define` (given the app and its `express`: Express 5 from npm,
+ * then cog-http/express on the engine under test) and serves both on 127.0.0.1.
+ */
+export async function servePair(define: (app: AnyExpress, e: AnyExpress) => void | Promise<void>): Promise<Pair> {
+  const theirs = express();
+  await define(theirs, express);
+  const reference = createServer(theirs).listen(0, "127.0.0.1");
+  const ours = cogExpress({ engine });
+  await define(ours, cogExpress);
+  const served = ours.listen(0, "127.0.0.1");
+  const close = () => Promise.all([closed(reference), closed(served)]).then(() => undefined);
+  try {
+    const [theirPort, ourPort] = await Promise.all([portOf(reference), portOf(served)]);
+    return { theirs: theirPort, ours: ourPort, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** Serves both apps `define` builds, sends each of `requests` to both and compares the answers; returns Cog's. */
+export async function same(define: (app: AnyExpress, e: AnyExpress) => void | Promise<void>, requests: readonly Sent[], ignored?: ReadonlySet<string>): Promise<Answer[]> {
+  const pair = await servePair(define);
+  try {
+    return await sameAnswers(pair.theirs, pair.ours, requests, ignored);
+  } finally {
+    await pair.close();
+  }
 }

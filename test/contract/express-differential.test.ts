@@ -2,13 +2,10 @@
 // the same requests to each over a real socket (Express on node:http, as Express serves itself;
 // Cog's on the engine under test), and compares status, headers and body (test/express-pair.ts).
 import { mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import express from "express";
-import cogExpress from "../../src/express/index.js";
-import { closed, portOf, sameAnswers, type Sent } from "../express-pair.js";
+import { same } from "../express-pair.js";
 import { engine, nativeSkip } from "../helpers.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -21,22 +18,6 @@ writeFileSync(join(files, "page.html"), "<p>page</p>");
 utimesSync(join(files, "hello.txt"), 1_700_000_000, 1_700_000_000);
 utimesSync(join(files, "page.html"), 1_700_000_000, 1_700_000_000);
 after(() => rmSync(files, { recursive: true, force: true }));
-
-/** Runs `requests` against both apps `define` builds, and compares each answer. */
-async function same(define: (app: AnyExpress, e: AnyExpress) => void, requests: Sent[]): Promise<void> {
-  const theirs = express();
-  define(theirs, express);
-  const reference = createServer(theirs).listen(0, "127.0.0.1");
-  const ours = cogExpress({ engine });
-  define(ours, cogExpress);
-  const served = ours.listen(0, "127.0.0.1");
-  try {
-    const [theirPort, ourPort] = await Promise.all([portOf(reference), portOf(served)]);
-    await sameAnswers(theirPort, ourPort, requests);
-  } finally {
-    await Promise.all([closed(reference), closed(served)]);
-  }
-}
 
 describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip: engine === "native" && nativeSkip }, () => {
   test("send: strings, buffers, objects, numbers as bodies; status and sendStatus; HEAD", () =>
