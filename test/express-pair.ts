@@ -39,7 +39,7 @@ export async function ask(port: number, sent: Sent, ignored: ReadonlySet<string>
   const response = await fetch(`http://127.0.0.1:${port}${sent.path}`, { method: sent.method ?? "GET", headers: sent.headers, body: sent.body, redirect: "manual" });
   const headers: Array<[string, string]> = [];
   for (const [name, value] of response.headers) if (!ignored.has(name) && name !== "set-cookie") headers.push([name, value]);
-  for (const cookie of response.headers.getSetCookie()) headers.push(["set-cookie", cookie]);
+  if (!ignored.has("set-cookie")) for (const cookie of response.headers.getSetCookie()) headers.push(["set-cookie", cookie]);
   return { status: response.status, headers, body: Buffer.from(await response.arrayBuffer()).toString("latin1") };
 }
 
