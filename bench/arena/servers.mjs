@@ -18,7 +18,7 @@ import { staticDir } from "./static-files.mjs";
  * @param {object[]} o.contenders arena contenders wanted
  * @param {string} o.root the repository
  * @param {(c: object) => {path: string|null, reason?: string}} o.runtimeOf
- * @param {() => number} o.nextPort
+ * @param {() => Promise<number>} o.nextPort
  * @param {string|null} o.serverCpu core for the servers; o.serviceCpu: core for Postgres (the load generator's)
  */
 export async function startArena({ scenarios, contenders, root, runtimeOf, nextPort, serverCpu, serviceCpu, log }) {
@@ -54,7 +54,7 @@ export async function startArena({ scenarios, contenders, root, runtimeOf, nextP
     let server;
     try {
       const nodeArgs = runtime.node ? ["--import", "tsx"] : [];
-      server = await startServer({ runtime: runtime.path, args: nodeArgs, file: join(root, contender.file), port: nextPort(), cpu: serverCpu, env: { ...env, ...contender.env }, cwd: root });
+      server = await startServer({ runtime: runtime.path, args: nodeArgs, file: join(root, contender.file), port: await nextPort(), cpu: serverCpu, env: { ...env, ...contender.env }, cwd: root });
     } catch (err) {
       const reason = `could not start: ${err.message.split("\n").filter(Boolean).slice(-3).join(" / ")}`;
       for (const s of mine) skipped.push({ name: contender.name, scenario: s.id, reason });
