@@ -71,7 +71,8 @@ application.defaultConfiguration = function (this: App) {
 };
 
 application.handle = function (this: App, req: App, res: App, callback?: (err?: unknown) => void) {
-  const done = callback || finalhandler(req, res, { env: this.get("env"), onerror: (err: unknown) => logError(this, err) });
+  // finalhandler is made only for a request that gets to the end of the app's middleware.
+  const done = callback || ((err?: unknown) => finalhandler(req, res, { env: this.get("env"), onerror: logErrorOf(this) })(err));
   if (this.enabled("x-powered-by")) res.setHeader("X-Powered-By", "Express");
   req.res = res;
   res.req = req;
@@ -81,8 +82,17 @@ application.handle = function (this: App, req: App, res: App, callback?: (err?: 
   this.router.handle(req, res, done);
 };
 
-function logError(app: App, err: unknown): void {
-  if (app.get("env") !== "test") console.error(err);
+/** What finalhandler calls with an error it answers: logged, except in the "test" env (one function per app). */
+const logErrors = new WeakMap<App, (err: unknown) => void>();
+function logErrorOf(app: App): (err: unknown) => void {
+  let log = logErrors.get(app);
+  if (log === undefined) {
+    log = (err: unknown) => {
+      if (app.get("env") !== "test") console.error(err);
+    };
+    logErrors.set(app, log);
+  }
+  return log;
 }
 
 /** Whether `fn` is an Express app (or one that quacks like one), mounted as a sub-app rather than as middleware. */
