@@ -9,6 +9,10 @@
 //   [PORT=8080] [TLS_PORT=8081] [H2_PORT=8443] [H2C_PORT=8082] [TLS_CERT=… TLS_KEY=…] [WORKERS=auto]
 //   npx tsx examples/arena.ts
 //
+// With DATABASE_URL, the app also serves production-stack's API (/api/, behind an edge that
+// verifies a JWT per call and passes its subject in X-User-Id; a two-level cache, this process then
+// Redis at REDIS_URL); `node bench/arena/stack/stack.mjs` runs it behind nginx.
+//
 // Each extra listener starts when its port is set: TLS_PORT (HTTP/1.1 over TLS: json-tls), H2_PORT
 // (HTTP/2 over TLS: baseline-h2, static-h2) and H2C_PORT (HTTP/2 cleartext only: baseline-h2c,
 // json-h2c); the TLS ones read TLS_CERT and TLS_KEY (default /certs/server.crt and .key, where
@@ -91,9 +95,9 @@ function sums(on: Cog, path: string, { post = true } = {}) {
  * JSON of real size: the first `count` items, each with a computed total, written by the response
  * schema's serializer, and compressed when the client's Accept-Encoding asks for it.
  */
-function json(on: Cog) {
+function json(on: Cog, path = "/json/:count") {
   on.get(
-    "/json/:count",
+    path,
     {
       compress: true,
       schema: requests({
@@ -120,6 +124,9 @@ function staticFiles(on: Cog) {
 sums(app, "/baseline11");
 json(app);
 staticFiles(app);
+// production-stack's public routes: behind its edge, with neither authentication nor a cache.
+sums(app, "/public/baseline", { post: false });
+json(app, "/public/json/:count");
 
 app.get("/pipeline", (_req, res) => {
   res.send("ok");
@@ -214,6 +221,42 @@ if (store) {
       },
     );
   });
+}
+
+// production-stack's API: behind an edge (nginx) that checks the JWT of every /api/ call and passes
+// the request on with X-User-Id, the token's subject (HttpArena's auth contract: the app never sees
+// the token, and trusts the header). Reads go through a two-level cache-aside (this process, then
+// Redis when REDIS_URL is set; examples/arena-store.ts); a write updates Postgres and drops the
+// item from both levels. `node bench/arena/stack/stack.mjs` runs the whole stack.
+if (store) {
+  const Changes = Type.Object({ name: Text({ minLength: 1, maxLength: 200 }), price: Int32({ minimum: 0 }), quantity: Int32({ minimum: 0 }) });
+  const UserSchema = Type.Object({ id: Type.Integer(), name: Type.String(), email: Type.String(), plan: Type.String() });
+  const Unauthorized = Type.Object({ statusCode: Type.Integer(), error: Type.String(), message: Type.String() }, { description: "No X-User-Id: the request did not come through the edge's check" });
+
+  app.get("/api/items/:id", { schema: requests({ params: Id, response: { 200: ItemSchema, 404: NotFound } }) }, async (req, res) => {
+    const { value, cache } = await store.itemJson(Number(req.params.id));
+    if (value === undefined) throw new HttpError(404, `No item ${req.params.id}`);
+    // The item's JSON as the cache holds it: written once, when it was read from Postgres.
+    res.set("X-Cache", cache).type("json").send(value);
+  });
+
+  app.post("/api/items/:id", { schema: requests({ params: Id, body: Changes, response: { 204: Type.Null({ description: "Updated" }), 404: NotFound } }) }, async (req, res) => {
+    const item = await store.update(Number(req.params.id), req.body);
+    if (item === undefined) throw new HttpError(404, `No item ${req.params.id}`);
+    res.send(undefined, 204);
+  });
+
+  app.get(
+    "/api/me",
+    { schema: { headers: Type.Object({ "x-user-id": Type.Optional(Int32({ minimum: 1 })) }), response: { 200: UserSchema, 401: Unauthorized, 404: NotFound } } },
+    async (req, res) => {
+      const id = Number(req.get("x-user-id"));
+      if (!(id >= 1)) throw new HttpError(401, "No user: X-User-Id is set by the edge once it has verified the token");
+      const { value, cache } = await store.userJson(id);
+      if (value === undefined) throw new HttpError(404, `No user ${id}`);
+      res.set("X-Cache", cache).type("json").send(value);
+    },
+  );
 }
 
 // The API's description, from the routes' schemas (the WebSocket route is left out).
