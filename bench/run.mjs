@@ -420,7 +420,7 @@ function packageVersion(contender, runtime) {
   if (contender.bare) return contender.engine === "node" ? nodeVersion : runtime.version;
   // Every Cog contender runs this repository's build, whatever its engine (and worker count: `family`).
   const name = contender.family ?? contender.name;
-  if (name === "cog" || name.startsWith("cog-")) return packageJsonVersion(null);
+  if (name === "cog" || name.startsWith("cog-") || name.startsWith("express-cog")) return packageJsonVersion(null);
   return packageJsonVersion(contender.package);
 }
 

@@ -115,6 +115,29 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
       [{ path: "/admin" }, { path: "/admin/" }, { path: "/skip" }, { path: "/fail" }],
     ));
 
+  test("app.request and app.response members, and a sub-app passed through: each request of the app has the app's members, on every request", () =>
+    same(
+      (app, e) => {
+        app.set("name", "outer");
+        app.request.greeting = function (this: AnyExpress) {
+          return `hello from ${this.app.get("name")} at ${this.path}`;
+        };
+        app.response.sendName = function (this: AnyExpress) {
+          return this.json({ app: this.app.get("name"), greeting: this.req.greeting() });
+        };
+        const sub = e();
+        sub.set("name", "inner");
+        sub.use((req: AnyExpress, res: AnyExpress, next: AnyExpress) => {
+          res.set("X-Inner", `${req.app.get("name")} ${typeof req.greeting}`);
+          next();
+        });
+        app.use(sub);
+        app.get("/", (_req: AnyExpress, res: AnyExpress) => res.sendName());
+        app.get("/other", (_req: AnyExpress, res: AnyExpress) => res.sendName());
+      },
+      [{ path: "/" }, { path: "/other" }, { path: "/" }, { path: "/other?x=1" }],
+    ));
+
   test("request: query (simple and extended), accepts, is, ip, hostname, protocol, xhr, subdomains, get", () =>
     same(
       (app, e) => {
