@@ -3,7 +3,8 @@
 //! handles (readiness only): the engine does its own reads and writes (`serve.rs`,
 //! `write.rs`), so no libuv stream buffers sit between the socket and the parser.
 
-use crate::js::{self, Call, EVENT_ABORT};
+use crate::events::Event;
+use crate::js;
 use crate::request::ReqState;
 use crate::serve::on_conn;
 use crate::socket;
@@ -77,15 +78,7 @@ pub fn destroy_connections(id: usize) -> Vec<u64> {
     with_state(|s| {
         let mut ids = Vec::new();
         for key in s.conn_keys(id) {
-            ids.extend(s.close_conn(key).into_iter().map(|c| match c {
-                Call::Event { id, .. }
-                | Call::Request { id, .. }
-                | Call::BodyPiece { id, .. }
-                | Call::BodyEnd { id }
-                | Call::WsMessage { id, .. }
-                | Call::WsDrain { id }
-                | Call::WsClose { id, .. } => id,
-            }));
+            ids.extend(s.close_conn(key).iter().map(Event::id));
         }
         ids
     })
@@ -202,7 +195,7 @@ impl State {
     }
 
     /// Closes the connection; returns abort events for requests JavaScript still holds.
-    pub(crate) fn close_conn(&mut self, key: usize) -> Vec<Call> {
+    pub(crate) fn close_conn(&mut self, key: usize) -> Vec<Event> {
         let Some(mut conn) = self.conns.get_mut(key).and_then(Option::take) else { return Vec::new() };
         self.free_conns.push(key);
         if let Some(tls) = conn.tls.as_deref_mut() {
@@ -219,7 +212,7 @@ impl State {
         for id in conn.queue {
             if let Some(req) = self.reqs.remove(&id) {
                 if !matches!(req.state, ReqState::Finished) {
-                    calls.push(Call::Event { kind: EVENT_ABORT, id });
+                    calls.push(Event::Abort { id });
                 }
             }
         }

@@ -16,6 +16,7 @@
 //! reuse; `socket.rs` the socket calls; `text.rs` JavaScript strings into bytes; `uv.rs` libuv.
 
 mod accept;
+mod events;
 mod held;
 mod in_place;
 mod js;

@@ -8,7 +8,7 @@
 //! the next request starts can't be trusted. One that breaks Cog's rules goes to JavaScript
 //! with its status, to be answered through the app's error handler.
 
-use crate::js::{Body, Call, FLAG_ENCODED, FLAG_HTTP11, FLAG_REFUSED, FLAG_UPGRADE};
+use crate::events::{Body, Event, FLAG_ENCODED, FLAG_HTTP11, FLAG_REFUSED, FLAG_UPGRADE};
 use crate::request::{new_req, Req};
 use crate::state::{now, State};
 use crate::write::HIGH_WATER;
@@ -42,7 +42,7 @@ pub(crate) struct BodyState {
 
 impl State {
     /// Parses complete requests out of the input, adding them to `calls` for JavaScript.
-    pub(crate) fn parse(&mut self, key: usize, calls: &mut Vec<Call>) {
+    pub(crate) fn parse(&mut self, key: usize, calls: &mut Vec<Event>) {
         let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return };
         if conn.ws.is_some() {
             conn.in_batch = true;
@@ -82,7 +82,7 @@ impl State {
                         if body.delivered {
                             // The piece that arrived goes to JavaScript now; nothing is kept.
                             if !body.discard && body.buf.len() > start {
-                                calls.push(Call::BodyPiece { id: body.id, piece: std::mem::take(&mut body.buf) });
+                                calls.push(Event::BodyPiece { id: body.id, piece: std::mem::take(&mut body.buf) });
                             }
                             body.buf.clear();
                             if done {
@@ -90,7 +90,7 @@ impl State {
                                 let discard = body.discard;
                                 conn.body = None;
                                 if !discard {
-                                    calls.push(Call::BodyEnd { id });
+                                    calls.push(Event::BodyEnd { id });
                                 }
                                 continue;
                             }
@@ -110,7 +110,7 @@ impl State {
                         conn.queue.push_back(body.id);
                         body.delivered = true;
                         if !body.buf.is_empty() {
-                            calls.push(Call::BodyPiece { id: body.id, piece: std::mem::take(&mut body.buf) });
+                            calls.push(Event::BodyPiece { id: body.id, piece: std::mem::take(&mut body.buf) });
                         }
                         break;
                     }
@@ -171,7 +171,7 @@ impl State {
                     if let Err(problem) = checked {
                         // Cog answers it (through the app's error handler) and closes: the body is never read.
                         conn.no_more_requests = true;
-                        calls.push(Call::Request { id, body: Body::None, flags: http11 | FLAG_REFUSED | (u32::from(problem.status) << 16), problem: Some(problem.message) });
+                        calls.push(Event::Request { id, body: Body::None, flags: http11 | FLAG_REFUSED | (u32::from(problem.status) << 16), problem: Some(problem.message) });
                         conn.queue.push_back(id);
                         self.reqs.insert(id, req);
                         continue;
@@ -274,6 +274,6 @@ fn body_flags(req: &Req, upgrade: bool) -> u32 {
     (if req.minor >= 1 { FLAG_HTTP11 } else { 0 }) | if encoded { FLAG_ENCODED } else { 0 } | if upgrade { FLAG_UPGRADE } else { 0 }
 }
 
-fn request_call(id: u64, body: Body, flags: u32) -> Call {
-    Call::Request { id, body, flags, problem: None }
+fn request_call(id: u64, body: Body, flags: u32) -> Event {
+    Event::Request { id, body, flags, problem: None }
 }

@@ -3,10 +3,10 @@
 //! slice's requests delivered to JavaScript in one call and its answers written before the next
 //! slice is read (see `READ_SLICE` for why), the rest after the poll phase, in `on_check`.
 
-use crate::js::{self, Call};
+use crate::events::Event;
 use crate::request::ReqState;
 use crate::socket::{recv, would_block};
-use crate::state::{with_state, State};
+use crate::state::{deliver, with_state, State};
 use crate::tls::Received;
 use crate::uv::*;
 use std::os::raw::c_int;
@@ -99,7 +99,7 @@ unsafe fn serve(id: usize, everything: bool) {
             return;
         };
         if !calls.is_empty() {
-            js::call(id, calls);
+            deliver(id, calls);
         }
         with_state(|s| {
             for (key, gen, found_request) in touched {
@@ -124,21 +124,21 @@ unsafe extern "C" fn on_kick(handle: *mut uv_handle_t) {
         None => Vec::new(),
     });
     if !calls.is_empty() {
-        js::call(id, calls);
+        deliver(id, calls);
     }
 }
 
 impl State {
     /// Parses the connection's input into `calls`; returns what `touched` records of it.
-    fn parse_into(&mut self, key: usize, gen: u32, calls: &mut Vec<Call>) -> (usize, u32, bool) {
+    fn parse_into(&mut self, key: usize, gen: u32, calls: &mut Vec<Event>) -> (usize, u32, bool) {
         let start = calls.len();
         self.parse(key, calls);
-        let found_request = calls[start..].iter().any(|c| matches!(c, Call::Request { .. }));
+        let found_request = calls[start..].iter().any(|c| matches!(c, Event::Request { .. }));
         (key, gen, found_request)
     }
 
     /// Queues calls (and a parsed connection) for the end of the poll phase.
-    pub(crate) fn schedule(&mut self, id: usize, calls: Vec<Call>, touched: Option<(usize, u32, bool)>) {
+    pub(crate) fn schedule(&mut self, id: usize, calls: Vec<Event>, touched: Option<(usize, u32, bool)>) {
         let Some(server) = self.servers.get_mut(id).and_then(Option::as_mut) else { return };
         if calls.is_empty() && touched.is_none() {
             return;
@@ -171,7 +171,7 @@ impl State {
     }
 
     /// Reads what the socket has (up to the budget). On end of input, no more requests are parsed.
-    fn read(&mut self, key: usize) -> Vec<Call> {
+    fn read(&mut self, key: usize) -> Vec<Event> {
         let conn = self.conns[key].as_mut().unwrap();
         conn.read_queued = false;
         if conn.upgrading {
@@ -246,7 +246,7 @@ impl State {
 
     /// The peer closed while nothing more is to be parsed: what it asked and was not answered
     /// is aborted (see `left_unanswered`), and the connection closes.
-    fn peer_gone(&mut self, key: usize) -> Vec<Call> {
+    fn peer_gone(&mut self, key: usize) -> Vec<Event> {
         let conn = self.conns[key].as_mut().unwrap();
         conn.close_when_done = true;
         conn.peer_ended = true;
@@ -261,7 +261,7 @@ impl State {
     }
 
     /// After a batch: write what it produced; returns drain events and whether to parse again.
-    fn end_batch(&mut self, key: usize) -> (Vec<Call>, bool) {
+    fn end_batch(&mut self, key: usize) -> (Vec<Event>, bool) {
         let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (Vec::new(), false) };
         conn.in_batch = false;
         State::ws_end_batch(conn);
@@ -281,7 +281,7 @@ impl State {
     }
 
     /// Queues events for JavaScript to be delivered from the loop, not from inside a call.
-    pub(crate) fn defer(&mut self, server: usize, calls: Vec<Call>) {
+    pub(crate) fn defer(&mut self, server: usize, calls: Vec<Event>) {
         let Some(s) = self.servers.get_mut(server).and_then(Option::as_mut) else { return };
         s.deferred.extend(calls);
         if !s.kick_armed {

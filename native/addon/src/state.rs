@@ -5,7 +5,8 @@
 //! are slots in vectors, addressed by index from libuv handles; a connection's generation tells
 //! a reused slot from the connection a request arrived on.
 
-use crate::js::{self, Call};
+use crate::events::Event;
+use crate::js;
 use crate::parse::BodyState;
 use crate::request::Requests;
 use crate::spare::Spare;
@@ -46,13 +47,13 @@ pub struct Server {
     /// Connections the poll phase found readable, read by `serve` a slice at a time.
     pub(crate) ready: Vec<(usize, u32)>,
     /// Calls for JavaScript gathered since the last delivery, delivered together by `serve`.
-    pub(crate) batch: Vec<Call>,
+    pub(crate) batch: Vec<Event>,
     /// Connections parsed since the last delivery, to write out after it: (key, generation,
     /// whether the parse found a request, so that another parse may find more).
     pub(crate) touched: Vec<(usize, u32, bool)>,
     pub settings: Settings,
     /// Events for JavaScript raised outside a batch (an abort found while answering), sent soon.
-    pub deferred: Vec<Call>,
+    pub deferred: Vec<Event>,
     pub(crate) stopped: bool,
     /// With `tls`: the configuration new connections get (`set_tls` swaps it).
     pub(crate) tls: Option<std::sync::Arc<crate::tls::TlsServer>>,
@@ -126,6 +127,18 @@ thread_local! {
 /// Runs `f` with the state borrowed; `f` must not call into JavaScript.
 pub fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
     STATE.with(|s| f(&mut s.borrow_mut()))
+}
+
+/// Delivers events to the server's JavaScript, from the loop (the state is not borrowed meanwhile:
+/// JavaScript calls back into the engine).
+pub(crate) fn deliver(server: usize, events: Vec<Event>) {
+    let Some(js) = with_state(|s| s.server(server).map(|s| s.js)) else { return };
+    js::deliver(&js, events, request_line);
+}
+
+/// How `js::deliver` reads a request's method and URL as it hands the request over.
+fn request_line(id: u64, found: &mut dyn FnMut(usize, &[u8])) -> bool {
+    with_state(|s| s.request_line(id).map(|(method, url)| found(method, url)).is_some())
 }
 
 pub(crate) fn now(server: &Server) -> u64 {

@@ -2,10 +2,10 @@
 //! per connection, so a request pays nothing for them. Slow heads and bodies get a 408, idle
 //! keep-alive connections are closed, and so are those whose client stopped reading an answer.
 
-use crate::js::{self, Call, EVENT_BODY_TIMEOUT};
+use crate::events::Event;
 use crate::request::ReqState;
 use crate::socket::send;
-use crate::state::{now, with_state, State};
+use crate::state::{deliver, now, with_state, State};
 use crate::uv::*;
 use cog_framing::response::refusal;
 
@@ -13,13 +13,13 @@ pub(crate) unsafe extern "C" fn on_timer(handle: *mut uv_handle_t) {
     let id = uv_handle_get_data(handle) as usize;
     let calls = with_state(|s| s.sweep(id));
     if !calls.is_empty() {
-        js::call(id, calls);
+        deliver(id, calls);
     }
 }
 
 impl State {
     /// The timeout sweep: slow heads and bodies get 408, idle keep-alive connections close.
-    fn sweep(&mut self, id: usize) -> Vec<Call> {
+    fn sweep(&mut self, id: usize) -> Vec<Event> {
         let Some(server) = self.server(id) else { return Vec::new() };
         let now = now(server);
         let (headers_timeout, request_timeout, keep_alive_timeout, stopped) = (server.settings.headers_timeout, server.settings.request_timeout, server.settings.keep_alive_timeout, server.stopped);
@@ -54,7 +54,7 @@ impl State {
                 let body = conn.body.as_mut().unwrap();
                 if body.delivered && !body.timed_out && front == Some(body.id) && self.reqs.get(&body.id).is_some_and(|req| matches!(req.state, ReqState::Waiting) && req.held.is_empty()) {
                     body.timed_out = true;
-                    calls.push(Call::Event { kind: EVENT_BODY_TIMEOUT, id: body.id });
+                    calls.push(Event::BodyTimeout { id: body.id });
                     continue;
                 }
                 if body.timed_out && front != Some(body.id) {

@@ -5,7 +5,7 @@
 //! connection: nothing more is read until JavaScript answers it. A 101 from `accept` turns the
 //! connection into a WebSocket, and its bytes are decoded by `cog_framing::websocket` from then
 //! on; any other answer closes it. Messages, drains and closes reach JavaScript in the same
-//! batches as requests (`Call::Ws*`). Pings are answered here, and Close frames, and a
+//! batches as requests (`Event::Ws*`). Pings are answered here, and Close frames, and a
 //! connection that breaks the protocol is failed with the code the decoder gives.
 //!
 //! permessage-deflate (when the route enables it and the client offers it): the decoder inflates,
@@ -16,11 +16,11 @@
 //! default, and what compresses best for chat-like streams) each socket's deflate stream
 //! differs, so one compressed frame can't serve them all.
 
-use crate::js::Call;
+use crate::events::Event;
 use crate::state::{now, State};
 use crate::uv::*;
 use cog_framing::deflate::{negotiate, Deflater, Inflater};
-use cog_framing::websocket::{accept_key, write_close, write_compressed_frame, write_frame, Decoder, Event, OP_BINARY, OP_PING, OP_PONG, OP_TEXT};
+use cog_framing::websocket::{accept_key, write_close, write_compressed_frame, write_frame, Decoder, Event as Frame, OP_BINARY, OP_PING, OP_PONG, OP_TEXT};
 
 /// Without context takeover, messages smaller than this go out uncompressed (ws's default
 /// threshold): compressed alone, deflate costs more than it saves on them.
@@ -149,7 +149,7 @@ impl State {
     }
 
     /// Decodes the WebSocket frames in the connection's input into `calls`.
-    pub(crate) fn parse_frames(&mut self, key: usize, calls: &mut Vec<Call>) {
+    pub(crate) fn parse_frames(&mut self, key: usize, calls: &mut Vec<Event>) {
         let conn = self.conns[key].as_mut().unwrap();
         let ws = conn.ws.as_mut().unwrap();
         let mut used = 0;
@@ -159,22 +159,22 @@ impl State {
                 Ok((n, event)) => {
                     used += n;
                     match event {
-                        None | Some(Event::Pong(_)) => {}
+                        None | Some(Frame::Pong(_)) => {}
                         // Once the server has sent its Close, messages are not delivered (RFC 6455 §5.5.1).
-                        Some(Event::Text(data)) if ws.close_sent.is_none() => calls.push(Call::WsMessage { id: ws.id, data, text: true }),
-                        Some(Event::Binary(data)) if ws.close_sent.is_none() => calls.push(Call::WsMessage { id: ws.id, data, text: false }),
-                        Some(Event::Text(_) | Event::Binary(_)) => {}
-                        Some(Event::Ping(payload)) => {
+                        Some(Frame::Text(data)) if ws.close_sent.is_none() => calls.push(Event::WsMessage { id: ws.id, data, text: true }),
+                        Some(Frame::Binary(data)) if ws.close_sent.is_none() => calls.push(Event::WsMessage { id: ws.id, data, text: false }),
+                        Some(Frame::Text(_) | Frame::Binary(_)) => {}
+                        Some(Frame::Ping(payload)) => {
                             if ws.close_sent.is_none() {
                                 write_frame(&mut conn.out, OP_PONG, &payload);
                             }
                         }
-                        Some(Event::Close(code, reason)) => {
+                        Some(Frame::Close(code, reason)) => {
                             // Answered with the same code (unless the server's Close went first).
                             ws.close_reply = Some((code, ""));
                             ws.done_reading = true;
                             ws.reported = true;
-                            calls.push(Call::WsClose { id: ws.id, code, reason });
+                            calls.push(Event::WsClose { id: ws.id, code, reason });
                         }
                     }
                 }
@@ -182,7 +182,7 @@ impl State {
                     ws.close_reply = Some((failure.code, failure.message));
                     ws.done_reading = true;
                     ws.reported = true;
-                    calls.push(Call::WsClose { id: ws.id, code: failure.code, reason: Vec::new() });
+                    calls.push(Event::WsClose { id: ws.id, code: failure.code, reason: Vec::new() });
                 }
             }
         }
@@ -327,19 +327,19 @@ impl State {
     }
 
     /// The connection was closed: forget its socket; if JavaScript was not told yet, it is cut (1006).
-    pub(crate) fn ws_closed(&mut self, ws: &WsConn, calls: &mut Vec<Call>) {
+    pub(crate) fn ws_closed(&mut self, ws: &WsConn, calls: &mut Vec<Event>) {
         self.ws_conns.remove(&ws.id);
         if !ws.reported {
-            calls.push(Call::WsClose { id: ws.id, code: 1006, reason: Vec::new() });
+            calls.push(Event::WsClose { id: ws.id, code: 1006, reason: Vec::new() });
         }
     }
 
     /// A drain event, when the output is written and JavaScript waits for it.
-    pub(crate) fn ws_drained(conn: &mut crate::state::Conn, calls: &mut Vec<Call>) {
+    pub(crate) fn ws_drained(conn: &mut crate::state::Conn, calls: &mut Vec<Event>) {
         if let Some(ws) = conn.ws.as_mut() {
             if ws.wants_drain && conn.out.len() == conn.out_pos {
                 ws.wants_drain = false;
-                calls.push(Call::WsDrain { id: ws.id });
+                calls.push(Event::WsDrain { id: ws.id });
             }
         }
     }

@@ -6,7 +6,7 @@
 
 use crate::held::HeldBuffer;
 use crate::in_place::{InPlaceBody, InPlaceSend};
-use crate::js::{Call, EVENT_ABORT, EVENT_DRAIN};
+use crate::events::Event;
 use crate::request::{Req, ReqState, Requests};
 use crate::serve::on_conn;
 use crate::socket::{send, would_block};
@@ -36,7 +36,7 @@ impl WholeBody<'_> {
 
 impl State {
     /// Writes pending output. Returns whether parsing may resume, and drain events for streams.
-    pub(crate) fn flush(&mut self, key: usize) -> (bool, Vec<Call>) {
+    pub(crate) fn flush(&mut self, key: usize) -> (bool, Vec<Event>) {
         let mut dropped = Vec::new();
         loop {
             let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (false, dropped) };
@@ -102,7 +102,7 @@ impl State {
                 if let Some(req) = self.reqs.get_mut(id) {
                     if req.wants_drain {
                         req.wants_drain = false;
-                        calls.push(Call::Event { kind: EVENT_DRAIN, id: *id });
+                        calls.push(Event::Drain { id: *id });
                     }
                 }
             }
@@ -334,7 +334,7 @@ impl State {
     /// Moves every response complete at the head of the connection's queue to its output, up to
     /// one still being written or with a body in place due; returns abort events for requests
     /// dropped behind a response that closes the connection.
-    fn promote(&mut self, key: usize) -> Vec<Call> {
+    fn promote(&mut self, key: usize) -> Vec<Event> {
         let conn = self.conns[key].as_mut().unwrap();
         let mut dropped = Vec::new();
         while let Some(&front) = conn.queue.front() {
@@ -368,7 +368,7 @@ impl State {
                 }
                 for id in conn.queue.drain(..) {
                     if self.reqs.remove(&id).is_some_and(|req| !matches!(req.state, ReqState::Finished)) {
-                        dropped.push(Call::Event { kind: EVENT_ABORT, id });
+                        dropped.push(Event::Abort { id });
                     }
                 }
             }
@@ -382,7 +382,7 @@ impl State {
         let Some(req) = self.reqs.get(&id) else { return };
         let key = req.conn;
         let Some(server) = self.conns.get(key).and_then(Option::as_ref).filter(|c| c.gen == req.gen).map(|c| c.server) else { return };
-        let calls: Vec<Call> = self.close_conn(key).into_iter().filter(|c| !matches!(c, Call::Event { id: other, .. } if *other == id)).collect();
+        let calls: Vec<Event> = self.close_conn(key).into_iter().filter(|c| !matches!(c, Event::Abort { id: other } if *other == id)).collect();
         if !calls.is_empty() {
             self.defer(server, calls);
         }
