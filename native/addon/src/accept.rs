@@ -7,15 +7,16 @@ use crate::events::Event;
 use crate::js;
 use crate::request::ReqState;
 use crate::serve::on_conn;
-use crate::socket;
+use crate::io::socket;
+use crate::io::tls::TlsConn;
+use crate::io::Transport;
 use crate::state::{now, with_state, Conn, Server, Settings, State};
 use crate::timers::on_timer;
-use crate::tls::TlsConn;
 use crate::uv::*;
 use std::collections::VecDeque;
 use std::os::raw::{c_int, c_void};
 
-pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, settings: Settings, tls: Option<std::sync::Arc<crate::tls::TlsServer>>) -> Result<(usize, u16), String> {
+pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, settings: Settings, tls: Option<std::sync::Arc<crate::io::tls::TlsServer>>) -> Result<(usize, u16), String> {
     let (fd, bound) = socket::open(host, port, reuse_port)?;
     let uv_loop = js.uv_loop;
     let listen_poll = alloc_handle(UV_POLL);
@@ -57,7 +58,7 @@ pub fn stop_listening(id: usize) {
             return;
         }
         server.stopped = true;
-        unsafe { close_fd_handle(server.listen_poll, server.listen_fd) };
+        unsafe { socket::close_watched(server.listen_poll, server.listen_fd) };
         for key in s.conn_keys(id) {
             // Requests still arriving on busy connections are parsed: the app answers them 503.
             let conn = s.conns[key].as_mut().unwrap();
@@ -65,7 +66,7 @@ pub fn stop_listening(id: usize) {
                 continue; // Closed by the engine's JavaScript side (1001, going away).
             }
             conn.close_when_done = true;
-            if conn.queue.is_empty() && conn.body.is_none() && conn.inbuf.is_empty() {
+            if conn.queue.is_empty() && conn.body.is_none() && conn.io.input().is_empty() {
                 // Idle: no request in flight, nobody to tell.
                 s.close_conn(key);
             }
@@ -104,14 +105,6 @@ pub fn dispose(id: usize) -> Option<js::ServerJs> {
     })
 }
 
-unsafe fn close_fd_handle(handle: *mut uv_handle_t, fd: c_int) {
-    // uv_close stops polling and drops the descriptor from libuv's epoll set at once, so the
-    // descriptor can be closed now (a port is free again as soon as close() returns); the
-    // handle's memory is freed once libuv is done with it.
-    uv_close(handle, Some(free_handle));
-    libc::close(fd);
-}
-
 unsafe extern "C" fn on_listen(handle: *mut uv_handle_t, status: c_int, _events: c_int) {
     if status < 0 {
         return;
@@ -144,18 +137,15 @@ impl State {
                 },
             };
             let poll = alloc_handle(UV_POLL);
+            let tls_conn = tls.is_some();
             let (remote, remote_port) = socket::address_of(&storage);
             self.next_gen = self.next_gen.wrapping_add(1);
             let conn = Conn {
                 server: id,
-                fd,
-                poll,
+                io: Transport::new(fd, poll, on_conn, tls),
                 gen: self.next_gen,
                 remote,
                 remote_port,
-                inbuf: Vec::new(),
-                out: Vec::new(),
-                out_pos: 0,
                 queue: VecDeque::new(),
                 body: None,
                 in_batch: false,
@@ -164,17 +154,14 @@ impl State {
                 close_when_done: false,
                 peer_ended: false,
                 in_place_bodies: 0,
-                sent: 0,
                 sent_seen: 0,
                 stalled_since: None,
-                polling: UV_READABLE | UV_DISCONNECT,
                 // On TLS, the headers timeout runs from the start: it bounds the handshake too.
-                head_started: tls.as_ref().map(|_| now),
+                head_started: tls_conn.then_some(now),
                 body_started: 0,
                 idle_since: now,
                 upgrading: false,
                 ws: None,
-                tls,
             };
             let key = match self.free_conns.pop() {
                 Some(key) => {
@@ -198,10 +185,7 @@ impl State {
     pub(crate) fn close_conn(&mut self, key: usize) -> Vec<Event> {
         let Some(mut conn) = self.conns.get_mut(key).and_then(Option::take) else { return Vec::new() };
         self.free_conns.push(key);
-        if let Some(tls) = conn.tls.as_deref_mut() {
-            tls.close(conn.fd);
-        }
-        unsafe { close_fd_handle(conn.poll, conn.fd) };
+        conn.io.close();
         let mut calls = Vec::new();
         if let Some(ws) = &conn.ws {
             self.ws_closed(ws, &mut calls);

@@ -18,17 +18,15 @@
 mod accept;
 mod events;
 mod held;
-mod in_place;
+mod io;
 mod js;
 mod parse;
 mod request;
 mod serve;
-mod socket;
 mod spare;
 mod state;
 mod text;
 mod timers;
-mod tls;
 mod uv;
 mod websocket;
 mod write;
@@ -60,7 +58,7 @@ pub struct ListenOptions {
     /// Share the port with other processes (SO_REUSEPORT): Cog's workers.
     pub reuse_port: Option<bool>,
     /// Serve TLS (see `tls.rs`).
-    pub tls: Option<tls::TlsOptions>,
+    pub tls: Option<TlsOptions>,
 }
 
 /// The version of the interface between this addon and its JavaScript side: its exports, their
@@ -103,7 +101,7 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
         check_interval: u64::from(options.timeout_check_interval),
         web_sockets: options.web_sockets,
     };
-    let tls = options.tls.as_ref().map(tls::server_config).transpose().map_err(Error::from_reason)?;
+    let tls = options.tls.as_ref().map(|tls| io::tls::server_config(&tls.into())).transpose().map_err(Error::from_reason)?;
     let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port {} is out of range", options.port)))?;
     match accept::listen(js, &options.host, port, options.reuse_port.unwrap_or(false), settings, tls) {
         Ok((id, port)) => Ok(vec![id as u32, u32::from(port)]),
@@ -111,11 +109,29 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
     }
 }
 
+/// What `listen` and `set_tls` take (see `io::tls::TlsOptions`).
+#[napi(object)]
+pub struct TlsOptions {
+    pub key: String,
+    pub cert: String,
+    pub ca: Option<String>,
+    pub request_cert: bool,
+    pub reject_unauthorized: bool,
+    pub tls12: bool,
+    pub tls13: bool,
+}
+
+impl From<&TlsOptions> for io::tls::TlsOptions {
+    fn from(o: &TlsOptions) -> Self {
+        io::tls::TlsOptions { key: o.key.clone(), cert: o.cert.clone(), ca: o.ca.clone(), request_cert: o.request_cert, reject_unauthorized: o.reject_unauthorized, tls12: o.tls12, tls13: o.tls13 }
+    }
+}
+
 /// Replaces a TLS server's certificate, key and client-certificate options: connections made
 /// from now on use them, open ones keep theirs.
 #[napi]
-pub fn set_tls(server: u32, options: tls::TlsOptions) -> Result<()> {
-    let config = tls::server_config(&options).map_err(Error::from_reason)?;
+pub fn set_tls(server: u32, options: TlsOptions) -> Result<()> {
+    let config = io::tls::server_config(&(&options).into()).map_err(Error::from_reason)?;
     with_state(|s| match s.servers.get_mut(server as usize).and_then(Option::as_mut) {
         Some(server) if server.tls.is_some() => {
             server.tls = Some(config);
@@ -129,7 +145,7 @@ pub fn set_tls(server: u32, options: tls::TlsOptions) -> Result<()> {
 /// connections beyond the one libuv accepts per wakeup. The caller owns the descriptors.
 #[napi]
 pub fn accept_queued(fd: u32, max: u32) -> Vec<u32> {
-    socket::accept_queued(fd as i32, max as usize).into_iter().map(|fd| fd as u32).collect()
+    io::socket::accept_queued(fd as i32, max as usize).into_iter().map(|fd| fd as u32).collect()
 }
 
 /// Stops accepting; idle connections close, busy ones after their last response.
@@ -355,7 +371,7 @@ unsafe fn body_bytes<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value,
     }
     if len >= held::HOLD_FROM {
         if let Some(held) = held::HeldBuffer::new(env, value, data as *const u8, len) {
-            return Ok(WholeBody::Held(held));
+            return Ok(WholeBody::Held(Box::new(held)));
         }
     }
     Ok(WholeBody::Bytes(if len == 0 { &[] } else { std::slice::from_raw_parts(data as *const u8, len) }))

@@ -58,14 +58,14 @@ impl State {
         // A body JavaScript is reading ended before it was whole: its request is aborted.
         let mut cut_short = false;
         loop {
-            if conn.out.len() - conn.out_pos > HIGH_WATER {
+            if conn.io.unsent() > HIGH_WATER {
                 break; // Backpressure: parse more once the client has read what it was sent.
             }
             if let Some(body) = conn.body.as_mut() {
                 if body.paused {
                     break; // Until JavaScript resumes it (`pause_body`).
                 }
-                let input = &conn.inbuf[used..];
+                let input = &conn.io.input()[used..];
                 let start = body.buf.len();
                 let result = match body.framing {
                     Framing::Length(_) => {
@@ -127,17 +127,17 @@ impl State {
                             // Its request is in JavaScript's hands: the connection is cut, aborting it.
                             cut_short = true;
                         } else {
-                            conn.out.extend_from_slice(&refusal(refused.status, refused.message));
+                            conn.io.output().extend_from_slice(&refusal(refused.status, refused.message));
                         }
                         break;
                     }
                 }
             }
-            if conn.no_more_requests || used == conn.inbuf.len() {
+            if conn.no_more_requests || used == conn.io.input().len() {
                 break;
             }
             let mut spare_headers = self.spare.headers();
-            let parsed = parse_head_reusing(&conn.inbuf[used..], &limits, &mut spare_headers);
+            let parsed = parse_head_reusing(&conn.io.input()[used..], &limits, &mut spare_headers);
             self.spare.keep_headers(spare_headers);
             match parsed {
                 Ok(None) => {
@@ -149,7 +149,7 @@ impl State {
                     conn.close_when_done = true;
                     // Answered in order: after whatever is still being answered on this connection.
                     Self::queue_bytes(&mut self.reqs, conn, refusal(refused.status, refused.message));
-                    used = conn.inbuf.len();
+                    used = conn.io.input().len();
                     break;
                 }
                 Ok(Some(mut head)) => {
@@ -158,8 +158,9 @@ impl State {
                     used += head.len;
                     self.next_id += 1;
                     let id = self.next_id;
-                    let checked = rules::check(&head, &conn.inbuf[start..start + head.len], &rules);
-                    let mut req = new_req(key, conn.gen, &conn.inbuf[start..start + head.len], &mut head, self.spare.head());
+                    let head_bytes = &conn.io.input()[start..start + head.len];
+                    let checked = rules::check(&head, head_bytes, &rules);
+                    let mut req = new_req(key, conn.gen, head_bytes, &mut head, self.spare.head());
                     if !head.keep_alive {
                         conn.no_more_requests = true;
                     }
@@ -190,7 +191,7 @@ impl State {
                         }
                         framing => {
                             if head.expect_continue {
-                                conn.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+                                conn.io.output().extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
                             }
                             let remaining = if let Framing::Length(n) = framing { n } else { 0 };
                             let upgrade = web_sockets && head.upgrade;
@@ -208,15 +209,11 @@ impl State {
                 }
             }
         }
-        conn.inbuf.drain(..used);
-        if conn.inbuf.is_empty() && conn.inbuf.capacity() > 16 * 1024 {
-            // A large body or a burst grew it: don't hold that much per idle connection.
-            conn.inbuf = Vec::new();
-        }
+        conn.io.consume(used);
         if conn.peer_ended {
             // What is left can never complete: a partial head, or a body cut short.
             conn.no_more_requests = true;
-            conn.inbuf.clear();
+            conn.io.clear_input();
             conn.head_started = None;
             if let Some(body) = conn.body.take() {
                 if body.delivered {

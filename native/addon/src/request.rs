@@ -2,7 +2,7 @@
 //! from it lazily, so a handler that never reads a header costs no string for it), and where
 //! its response stands, so that responses go out in request order.
 
-use crate::in_place::InPlaceBody;
+use crate::io::in_place::InPlaceBody;
 use crate::state::State;
 use cog_framing::Head;
 use std::collections::HashMap;
@@ -114,18 +114,18 @@ impl State {
         if conn.gen != req.gen {
             return None;
         }
-        let (local, local_port) = crate::socket::local_address(conn.fd)?;
+        let (local, local_port) = conn.io.local_address()?;
         Some((conn.remote_port, local, local_port))
     }
 
     /// The client's certificate and whether it verified, on a TLS connection.
-    pub fn tls_peer(&self, id: u64) -> Option<crate::tls::Peer> {
+    pub fn tls_peer(&self, id: u64) -> Option<crate::io::tls::Peer> {
         let req = self.reqs.get(&id)?;
         let conn = self.conns.get(req.conn)?.as_ref()?;
         if conn.gen != req.gen {
             return None;
         }
-        conn.tls.as_ref().map(|tls| tls.peer())
+        conn.io.tls_peer()
     }
 }
 

@@ -5,16 +5,10 @@
 
 use crate::events::Event;
 use crate::request::ReqState;
-use crate::socket::{recv, would_block};
+use crate::io::Read;
 use crate::state::{deliver, with_state, State};
-use crate::tls::Received;
 use crate::uv::*;
 use std::os::raw::c_int;
-
-/// Most bytes read from one connection per readiness event, so one client can't starve others.
-const READ_BUDGET: usize = 256 * 1024;
-/// The shared read buffer's size: one read takes at most this much.
-const RX_SIZE: usize = 64 * 1024;
 
 pub(crate) unsafe extern "C" fn on_conn(handle: *mut uv_handle_t, status: c_int, events: c_int) {
     let key = uv_handle_get_data(handle) as usize;
@@ -182,56 +176,21 @@ impl State {
         }
         if conn.no_more_requests && conn.body.is_none() && conn.ws.as_ref().map_or(true, |ws| ws.done_reading) {
             // Nothing more will be parsed: drop input (a client still sending after a refusal).
-            let mut scratch = [0u8; 16 * 1024];
-            let n = unsafe { recv(conn.fd, &mut scratch) };
-            return if n == 0 || (n < 0 && !would_block()) { self.peer_gone(key) } else { Vec::new() };
+            return if conn.io.read_and_drop() { Vec::new() } else { self.peer_gone(key) };
         }
         // Activity: the keep-alive timeout counts from the last request, not from the last sweep.
         conn.idle_since = unsafe { uv_now(self.servers[conn.server].as_ref().unwrap().js.uv_loop) };
         State::ws_heard(conn, conn.idle_since);
-        // Read into one buffer all connections share, then keep just what arrived: with thousands
-        // of connections, a large read buffer each (64 KiB) spread reads over that much memory, and
-        // the cache misses cost more than copying a few hundred bytes.
-        let rx = &mut self.rx;
-        if rx.len() < RX_SIZE {
-            rx.resize(RX_SIZE, 0);
-        }
-        let mut total = 0;
-        while total < READ_BUDGET {
-            let n = unsafe { recv(conn.fd, &mut rx[..RX_SIZE]) };
-            let ended = if n > 0 {
-                let bytes = &rx[..n as usize];
-                match conn.tls.as_deref_mut() {
-                    None => {
-                        conn.inbuf.extend_from_slice(bytes);
-                        false
-                    }
-                    // On TLS, what was read becomes plaintext input (or says the client is done).
-                    Some(tls) => match tls.receive(bytes, conn.fd, &mut conn.inbuf) {
-                        Received::Data => false,
-                        Received::Ended => true,
-                        Received::Failed => return self.close_conn(key),
-                    },
-                }
-            } else if n == 0 {
-                true
-            } else if would_block() {
-                break;
-            } else {
-                return self.close_conn(key);
-            };
-            if ended {
+        match conn.io.read(&mut self.rx) {
+            Read::Open => {}
+            Read::Ended => {
                 conn.peer_ended = true;
                 conn.close_when_done = true;
                 if self.streaming(key) {
                     return self.close_conn(key);
                 }
-                break;
             }
-            total += n as usize;
-            if (n as usize) < RX_SIZE {
-                break;
-            }
+            Read::Failed => return self.close_conn(key),
         }
         Vec::new()
     }
@@ -276,7 +235,7 @@ impl State {
         }
         // A connection that became a WebSocket in this batch decodes the frames that came with its
         // handshake now (no more requests, but frames).
-        let more = more && self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| !c.inbuf.is_empty() && (!c.no_more_requests || c.ws.is_some()));
+        let more = more && self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| !c.io.input().is_empty() && (!c.no_more_requests || c.ws.is_some()));
         (calls, more)
     }
 

@@ -11,7 +11,7 @@ use crate::parse::BodyState;
 use crate::request::Requests;
 use crate::spare::Spare;
 use crate::uv::*;
-use crate::tls::TlsConn;
+use crate::io::Transport;
 use crate::websocket::WsConn;
 use cog_framing::rules::Rules;
 use cog_framing::Limits;
@@ -56,7 +56,7 @@ pub struct Server {
     pub deferred: Vec<Event>,
     pub(crate) stopped: bool,
     /// With `tls`: the configuration new connections get (`set_tls` swaps it).
-    pub(crate) tls: Option<std::sync::Arc<crate::tls::TlsServer>>,
+    pub(crate) tls: Option<std::sync::Arc<crate::io::tls::TlsServer>>,
     /// How often the timeout sweep runs (shorter than `check_interval` for a short WebSocket idleTimeout).
     pub(crate) sweep_every: u64,
 }
@@ -64,14 +64,11 @@ pub struct Server {
 /// A client connection: its socket, its unparsed input and unsent output, and its requests.
 pub(crate) struct Conn {
     pub(crate) server: usize,
-    pub(crate) fd: c_int,
-    pub(crate) poll: *mut uv_handle_t,
     pub(crate) gen: u32,
     pub(crate) remote: String,
     pub(crate) remote_port: u16,
-    pub(crate) inbuf: Vec<u8>,
-    pub(crate) out: Vec<u8>,
-    pub(crate) out_pos: usize,
+    /// The socket and its bytes.
+    pub(crate) io: Transport,
     /// Requests handed to JavaScript whose responses are not fully queued yet, in arrival order.
     pub(crate) queue: VecDeque<u64>,
     pub(crate) body: Option<BodyState>,
@@ -86,7 +83,6 @@ pub(crate) struct Conn {
     pub(crate) peer_ended: bool,
     /// Requests on it with a body in place still to send (a file or a held Buffer, see `in_place.rs`): while none, writing skips looking for one.
     pub(crate) in_place_bodies: u32,
-    pub(crate) polling: c_int,
     pub(crate) head_started: Option<u64>,
     pub(crate) body_started: u64,
     pub(crate) idle_since: u64,
@@ -94,11 +90,7 @@ pub(crate) struct Conn {
     pub(crate) upgrading: bool,
     /// Set once the connection is a WebSocket.
     pub(crate) ws: Option<Box<WsConn>>,
-    /// On a TLS server: the connection's TLS state (see `tls.rs`).
-    pub(crate) tls: Option<Box<TlsConn>>,
-    /// Bytes of output the socket has taken, ever: the send timeout's sign that the client reads.
-    pub(crate) sent: u64,
-    /// `sent` when the timeout sweep last saw output waiting, and since when it saw it not move.
+    /// `io.sent()` when the timeout sweep last saw output waiting, and since when it saw it not move.
     pub(crate) sent_seen: u64,
     pub(crate) stalled_since: Option<u64>,
 }

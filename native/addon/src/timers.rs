@@ -4,7 +4,6 @@
 
 use crate::events::Event;
 use crate::request::ReqState;
-use crate::socket::send;
 use crate::state::{deliver, now, with_state, State};
 use crate::uv::*;
 use cog_framing::response::refusal;
@@ -30,14 +29,14 @@ impl State {
             if conn.ws.is_some() {
                 if State::ws_sweep(conn, now) {
                     calls.extend(self.close_conn(key));
-                } else if conn.out.len() > conn.out_pos {
+                } else if conn.io.unsent() > 0 {
                     let (_, drained) = self.flush(key);
                     calls.extend(drained);
                 }
                 continue;
             }
             if send_timeout > 0 && self.send_stalled(key, now, send_timeout) {
-                crate::socket::reset_on_close(self.conns[key].as_ref().unwrap().fd);
+                self.conns[key].as_ref().unwrap().io.reset_on_close();
                 calls.extend(self.close_conn(key));
                 continue;
             }
@@ -59,7 +58,7 @@ impl State {
                 }
                 if body.timed_out && front != Some(body.id) {
                     // Answered: the connection closes once the answer is out (the body may never end).
-                    if conn.out_pos >= conn.out.len() {
+                    if conn.io.unsent() == 0 {
                         calls.extend(self.close_conn(key));
                     }
                     continue;
@@ -71,17 +70,12 @@ impl State {
                 // JavaScript with its head: it is in the queue, its response not begun.
                 let begun = conn.queue.front().and_then(|id| self.reqs.get(id)).is_some_and(|req| !matches!(req.state, ReqState::Waiting) || !req.held.is_empty());
                 if !begun {
-                    conn.out.extend_from_slice(&refusal(408, &too_slow(slow_head, headers_timeout, body_timeout)));
-                    let unsent = &conn.out[conn.out_pos..];
-                    match conn.tls.as_deref_mut() {
-                        None => drop(unsafe { send(conn.fd, unsent) }),
-                        Some(tls) => drop(tls.send(conn.fd, unsent, &mut 0)),
-                    }
+                    conn.io.send_last(&refusal(408, &too_slow(slow_head, headers_timeout, body_timeout)));
                 }
                 calls.extend(self.close_conn(key));
                 continue;
             }
-            let idle = conn.queue.is_empty() && conn.body.is_none() && conn.inbuf.is_empty() && conn.out.is_empty();
+            let idle = conn.queue.is_empty() && conn.body.is_none() && conn.io.input().is_empty() && conn.io.unsent() == 0;
             if idle {
                 if conn.head_started.is_none() && (stopped || now.saturating_sub(conn.idle_since) >= keep_alive_timeout) {
                     calls.extend(self.close_conn(key));
@@ -105,9 +99,9 @@ impl State {
                 conn.stalled_since = None;
                 false
             }
-            Some(since) if conn.sent == conn.sent_seen => now.saturating_sub(since) >= send_timeout,
+            Some(since) if conn.io.sent() == conn.sent_seen => now.saturating_sub(since) >= send_timeout,
             _ => {
-                conn.sent_seen = conn.sent;
+                conn.sent_seen = conn.io.sent();
                 conn.stalled_since = Some(now);
                 false
             }

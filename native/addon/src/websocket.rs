@@ -100,7 +100,7 @@ impl State {
                 let conn = self.conns[key].as_mut().unwrap();
                 conn.queue.retain(|queued| *queued != id);
                 conn.upgrading = false;
-                conn.out.extend_from_slice(format!("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{MESSAGE}", MESSAGE.len()).as_bytes());
+                conn.io.output().extend_from_slice(format!("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{MESSAGE}", MESSAGE.len()).as_bytes());
                 conn.close_when_done = true;
                 if !conn.in_batch {
                     self.write_out(key);
@@ -122,22 +122,22 @@ impl State {
         let conn = self.conns[key].as_mut().unwrap();
         conn.queue.retain(|queued| *queued != id);
         conn.upgrading = false;
-        conn.out.extend_from_slice(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ");
-        conn.out.extend_from_slice(accept_key(key_header.trim_ascii()).as_bytes());
+        conn.io.output().extend_from_slice(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ");
+        conn.io.output().extend_from_slice(accept_key(key_header.trim_ascii()).as_bytes());
         let (decoder, deflater) = match &agreed {
             None => (Decoder::new(max_payload, max_fragments), None),
             Some(agreed) => {
-                conn.out.extend_from_slice(b"\r\nSec-WebSocket-Extensions: ");
-                conn.out.extend_from_slice(agreed.header().as_bytes());
+                conn.io.output().extend_from_slice(b"\r\nSec-WebSocket-Extensions: ");
+                conn.io.output().extend_from_slice(agreed.header().as_bytes());
                 let threshold = if agreed.server_no_context_takeover { COMPRESS_THRESHOLD } else { 0 };
                 let deflater = agreed.server_compresses().then(|| (Deflater::new(agreed.server_no_context_takeover), threshold));
                 (Decoder::with_inflater(max_payload, max_fragments, Inflater::new(agreed.client_no_context_takeover)), deflater)
             }
         };
-        conn.out.extend_from_slice(b"\r\n\r\n");
+        conn.io.output().extend_from_slice(b"\r\n\r\n");
         conn.ws = Some(Box::new(WsConn { id, decoder, idle_timeout, heard: now, pinged: false, close_sent: None, reported: false, done_reading: false, wants_drain: false, close_reply: None, max_backpressure, close_on_backpressure, deflater }));
         self.ws_conns.insert(id, (key, gen));
-        let (in_batch, waiting) = (conn.in_batch, !conn.inbuf.is_empty());
+        let (in_batch, waiting) = (conn.in_batch, !conn.io.input().is_empty());
         if !in_batch {
             self.write_out(key);
             if waiting && self.is_conn(key, gen) {
@@ -153,8 +153,8 @@ impl State {
         let conn = self.conns[key].as_mut().unwrap();
         let ws = conn.ws.as_mut().unwrap();
         let mut used = 0;
-        while !ws.done_reading && conn.out.len() - conn.out_pos <= crate::write::HIGH_WATER {
-            match ws.decoder.decode(&mut conn.inbuf[used..]) {
+        while !ws.done_reading && conn.io.unsent() <= crate::write::HIGH_WATER {
+            match ws.decoder.decode(&mut conn.io.buffers().0[used..]) {
                 Ok((0, _)) => break,
                 Ok((n, event)) => {
                     used += n;
@@ -166,7 +166,7 @@ impl State {
                         Some(Frame::Text(_) | Frame::Binary(_)) => {}
                         Some(Frame::Ping(payload)) => {
                             if ws.close_sent.is_none() {
-                                write_frame(&mut conn.out, OP_PONG, &payload);
+                                write_frame(conn.io.output(), OP_PONG, &payload);
                             }
                         }
                         Some(Frame::Close(code, reason)) => {
@@ -187,12 +187,9 @@ impl State {
             }
         }
         if ws.done_reading || conn.peer_ended {
-            conn.inbuf.clear();
+            conn.io.clear_input();
         } else {
-            conn.inbuf.drain(..used);
-        }
-        if conn.inbuf.is_empty() && conn.inbuf.capacity() > 16 * 1024 {
-            conn.inbuf = Vec::new();
+            conn.io.consume(used);
         }
     }
 
@@ -202,7 +199,7 @@ impl State {
         let Some(ws) = conn.ws.as_mut() else { return };
         let Some((code, reason)) = ws.close_reply.take() else { return };
         if ws.close_sent.is_none() {
-            write_close(&mut conn.out, code, reason.as_bytes());
+            write_close(conn.io.output(), code, reason.as_bytes());
         }
         conn.close_when_done = true;
     }
@@ -232,7 +229,7 @@ impl State {
         if ws.close_sent.is_some() || conn.close_when_done {
             return false;
         }
-        let buffered = conn.out.len() - conn.out_pos;
+        let buffered = conn.io.unsent();
         if buffered == 0 || buffered + size <= ws.max_backpressure {
             return true;
         }
@@ -258,7 +255,7 @@ impl State {
             if compresses(conn, data) {
                 write_message(conn, data, binary);
             } else {
-                conn.out.extend_from_slice(&frame);
+                conn.io.output().extend_from_slice(&frame);
             }
             self.after_send(key);
         }
@@ -277,7 +274,7 @@ impl State {
             self.schedule(server, Vec::new(), Some((key, gen, false)));
         }
         let conn = self.conns[key].as_mut().unwrap();
-        if conn.polling & UV_WRITABLE == 0 {
+        if conn.io.polling() & UV_WRITABLE == 0 {
             return SENT;
         }
         conn.ws.as_mut().unwrap().wants_drain = true;
@@ -297,7 +294,7 @@ impl State {
     pub fn ws_buffered(&self, id: u64) -> usize {
         self.ws_conn(id).map_or(0, |key| {
             let conn = self.conns[key].as_ref().unwrap();
-            conn.out.len() - conn.out_pos
+            conn.io.unsent()
         })
     }
 
@@ -312,7 +309,7 @@ impl State {
             return;
         }
         ws.close_sent = Some(now(server));
-        write_close(&mut conn.out, code, reason);
+        write_close(conn.io.output(), code, reason);
         if !conn.in_batch {
             self.write_out(key);
         }
@@ -337,7 +334,7 @@ impl State {
     /// A drain event, when the output is written and JavaScript waits for it.
     pub(crate) fn ws_drained(conn: &mut crate::state::Conn, calls: &mut Vec<Event>) {
         if let Some(ws) = conn.ws.as_mut() {
-            if ws.wants_drain && conn.out.len() == conn.out_pos {
+            if ws.wants_drain && conn.io.unsent() == 0 {
                 ws.wants_drain = false;
                 calls.push(Event::WsDrain { id: ws.id });
             }
@@ -360,7 +357,7 @@ impl State {
         }
         if silent >= ws.idle_timeout / 2 && !ws.pinged {
             ws.pinged = true;
-            write_frame(&mut conn.out, OP_PING, b"");
+            write_frame(conn.io.output(), OP_PING, b"");
         }
         false
     }
@@ -383,8 +380,8 @@ fn compresses(conn: &crate::state::Conn, data: &[u8]) -> bool {
 fn write_message(conn: &mut crate::state::Conn, data: &[u8], binary: bool) {
     let opcode = if binary { OP_BINARY } else { OP_TEXT };
     if !compresses(conn, data) {
-        return write_frame(&mut conn.out, opcode, data);
+        return write_frame(conn.io.output(), opcode, data);
     }
     let compressed = conn.ws.as_mut().unwrap().deflater.as_mut().unwrap().0.deflate(data);
-    write_compressed_frame(&mut conn.out, opcode, &compressed);
+    write_compressed_frame(conn.io.output(), opcode, &compressed);
 }

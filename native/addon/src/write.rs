@@ -4,17 +4,13 @@
 //! batch's end; and past `HIGH_WATER` unsent bytes, reading pauses and streams are told to wait
 //! for a drain event: the backpressure a slow client exerts.
 
-use crate::held::HeldBuffer;
-use crate::in_place::{InPlaceBody, InPlaceSend};
+use crate::io::in_place::{Held, InPlaceBody, InPlaceSend};
+use crate::io::Written;
 use crate::events::Event;
 use crate::request::{Req, ReqState, Requests};
-use crate::serve::on_conn;
-use crate::socket::{send, would_block};
 use crate::state::{Conn, State};
-use crate::tls::Sent;
 use crate::uv::*;
 use cog_framing::response::{write_head, AppHead, BodyFraming, HeadOptions};
-use std::os::raw::c_int;
 
 /// Past this many unsent bytes on a connection, stop reading from it (and tell streams to wait).
 pub(crate) const HIGH_WATER: usize = 256 * 1024;
@@ -22,14 +18,14 @@ pub(crate) const HIGH_WATER: usize = 256 * 1024;
 /// The body of a whole response, as `respond` takes it.
 pub(crate) enum WholeBody<'a> {
     Bytes(&'a [u8]),
-    Held(HeldBuffer),
+    Held(Held),
 }
 
 impl WholeBody<'_> {
     fn len(&self) -> usize {
         match self {
             WholeBody::Bytes(bytes) => bytes.len(),
-            WholeBody::Held(held) => held.bytes().len(),
+            WholeBody::Held(held) => (**held).as_ref().len(),
         }
     }
 }
@@ -40,36 +36,13 @@ impl State {
         let mut dropped = Vec::new();
         loop {
             let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (false, dropped) };
-            // On TLS, rustls takes the output (all of it, unless the socket is full) and writes it
-            // as records; the cleartext loop below then finds nothing left.
-            if let Some(tls) = conn.tls.as_deref_mut() {
-                let before = conn.out_pos;
-                let sent = tls.send(conn.fd, &conn.out, &mut conn.out_pos);
-                conn.sent += (conn.out_pos - before) as u64;
-                match sent {
-                    Sent::All => {}
-                    Sent::Blocked => break,
-                    Sent::Failed => {
-                        dropped.extend(self.close_conn(key));
-                        return (false, dropped);
-                    }
-                }
-            }
-            while conn.out_pos < conn.out.len() {
-                let rest = &conn.out[conn.out_pos..];
-                let n = unsafe { send(conn.fd, rest) };
-                if n > 0 {
-                    conn.out_pos += n as usize;
-                    conn.sent += n as u64;
-                } else if n < 0 && would_block() {
-                    break;
-                } else {
+            match conn.io.write() {
+                Written::All => {}
+                Written::Blocked => break,
+                Written::Failed => {
                     dropped.extend(self.close_conn(key));
                     return (false, dropped);
                 }
-            }
-            if conn.out_pos < conn.out.len() {
-                break;
             }
             // All written: a body in place due next goes out now, then the responses behind it.
             match self.send_in_place(key) {
@@ -81,14 +54,7 @@ impl State {
                 InPlaceSend::Idle | InPlaceSend::Blocked => break,
             }
         }
-        let conn = self.conns[key].as_mut().unwrap();
-        if conn.out_pos == conn.out.len() {
-            self.spare.keep_out(std::mem::take(&mut conn.out));
-            conn.out_pos = 0;
-        } else if conn.out_pos > HIGH_WATER {
-            conn.out.drain(..conn.out_pos);
-            conn.out_pos = 0;
-        }
+        self.conns[key].as_mut().unwrap().io.settle_output(&mut self.spare, HIGH_WATER);
         let pending = self.unsent(key);
         let conn = self.conns[key].as_mut().unwrap();
         if pending == 0 && conn.close_when_done && conn.queue.is_empty() && conn.body.is_none() {
@@ -110,7 +76,7 @@ impl State {
         let paused = conn.body.as_ref().is_some_and(|b| b.paused);
         let reading = if paused || conn.peer_ended || conn.upgrading || (conn.no_more_requests && conn.body.is_none() && conn.close_when_done) { 0 } else { UV_READABLE | UV_DISCONNECT };
         let events = if pending > 0 { UV_WRITABLE | if pending > HIGH_WATER { 0 } else { reading } } else { reading };
-        self.set_polling(key, events);
+        conn.io.poll_for(events);
         (pending <= HIGH_WATER, calls)
     }
 
@@ -119,22 +85,7 @@ impl State {
     /// socket to take them).
     pub(crate) fn unsent(&self, key: usize) -> usize {
         let conn = self.conns[key].as_ref().unwrap();
-        conn.out.len() - conn.out_pos + self.in_place_left(key) as usize + conn.tls.as_ref().map_or(0, |tls| tls.has_output() as usize)
-    }
-
-    pub(crate) fn set_polling(&mut self, key: usize, events: c_int) {
-        let conn = self.conns[key].as_mut().unwrap();
-        if conn.polling == events {
-            return;
-        }
-        conn.polling = events;
-        unsafe {
-            if events == 0 {
-                uv_poll_stop(conn.poll);
-            } else {
-                uv_poll_start(conn.poll, events, on_conn);
-            }
-        }
+        conn.io.unsent() + self.in_place_left(key) as usize + conn.io.tls_pending() as usize
     }
 
     /// Appends a complete response for the connection, in order: straight to the output when
@@ -142,7 +93,7 @@ impl State {
     pub(crate) fn queue_bytes(reqs: &mut Requests, conn: &mut Conn, bytes: Vec<u8>) {
         match conn.queue.back().and_then(|id| reqs.get_mut(id)) {
             Some(last) => last.after.extend_from_slice(&bytes),
-            None => conn.out.extend_from_slice(&bytes),
+            None => conn.io.output().extend_from_slice(&bytes),
         }
     }
 
@@ -209,10 +160,7 @@ impl State {
         let req = self.reqs.get_mut(&id).unwrap();
         let conn = self.conns[req.conn].as_mut().unwrap();
         if conn.queue.front() == Some(&id) && req.held.is_empty() {
-            if conn.out.capacity() == 0 {
-                conn.out = self.spare.out();
-            }
-            write(&mut conn.out, req)
+            write(conn.io.output_from(&mut self.spare), req)
         } else {
             let mut held = std::mem::take(&mut req.held);
             let result = write(&mut held, req);
@@ -272,7 +220,7 @@ impl State {
     /// Whether a stream may go on writing; if not, it is told to wait for a drain event.
     fn below_high_water(&mut self, id: u64) -> bool {
         let Some((req, conn)) = self.writable_req(id) else { return false };
-        let pending = conn.out.len() - conn.out_pos + req.held.len();
+        let pending = conn.io.unsent() + req.held.len();
         if pending > HIGH_WATER {
             req.wants_drain = true;
             return false;
@@ -340,7 +288,7 @@ impl State {
         while let Some(&front) = conn.queue.front() {
             let req = self.reqs.get_mut(&front).unwrap();
             if !req.held.is_empty() {
-                conn.out.extend_from_slice(&req.held);
+                conn.io.output().extend_from_slice(&req.held);
                 req.held = Vec::new();
             }
             if !matches!(req.state, ReqState::Finished) || req.in_place.is_some() {
@@ -355,7 +303,7 @@ impl State {
             let done = self.reqs.remove(&front).unwrap();
             let closes = done.closes;
             if !closes {
-                conn.out.extend_from_slice(&done.after);
+                conn.io.output().extend_from_slice(&done.after);
             }
             self.spare.keep(done);
             if closes {
@@ -386,6 +334,60 @@ impl State {
         if !calls.is_empty() {
             self.defer(server, calls);
         }
+    }
+}
+
+impl State {
+    /// What is left of the body in place due next on the connection (0 if none): unsent output.
+    pub(crate) fn in_place_left(&self, key: usize) -> u64 {
+        let conn = self.conns[key].as_ref().unwrap();
+        if conn.in_place_bodies == 0 {
+            return 0;
+        }
+        conn.queue.front().and_then(|id| self.reqs.get(id)).and_then(|req| req.in_place.as_ref()).map_or(0, InPlaceBody::left)
+    }
+
+    /// Sends `length` bytes of the open file `fd` from `offset` as the next piece of a streamed
+    /// body framed by its declared Content-Length. Returns false when it can't: the client is
+    /// gone, or the body is chunked (the caller streams it instead).
+    pub fn stream_file(&mut self, id: u64, fd: std::os::raw::c_int, offset: u64, length: u64) -> bool {
+        let Some((req, _)) = self.writable_req(id) else { return false };
+        let Some(due) = req.length_left else { return req.is_head || req.body_dropped };
+        if length == 0 || req.is_head || req.body_dropped {
+            return true;
+        }
+        // Never past the declared length (what lies beyond would be read as the next response).
+        let length = length.min(due);
+        // SAFETY: fcntl on a descriptor the caller holds open; the duplicate is ours alone.
+        let own = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+        if own < 0 {
+            return false;
+        }
+        req.length_left = Some(due - length);
+        req.in_place = Some(InPlaceBody::file(unsafe { std::os::fd::FromRawFd::from_raw_fd(own) }, offset, length));
+        let key = req.conn;
+        self.conns[key].as_mut().unwrap().in_place_bodies += 1;
+        self.advance(key);
+        true
+    }
+
+    /// Sends the body in place of the connection's oldest request, if it is due (all before it written).
+    pub(crate) fn send_in_place(&mut self, key: usize) -> InPlaceSend {
+        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return InPlaceSend::Idle };
+        if conn.in_place_bodies == 0 {
+            return InPlaceSend::Idle;
+        }
+        let Some(body) = conn.queue.front().and_then(|id| self.reqs.get_mut(id)).and_then(|req| req.held.is_empty().then_some(req.in_place.as_mut()).flatten()) else {
+            return InPlaceSend::Idle;
+        };
+        match conn.io.send_in_place(body) {
+            InPlaceSend::Done => {}
+            other => return other,
+        }
+        conn.in_place_bodies -= 1;
+        let front = *conn.queue.front().unwrap();
+        self.reqs.get_mut(&front).unwrap().in_place = None;
+        InPlaceSend::Done
     }
 }
 
