@@ -5,7 +5,6 @@
 
 use crate::events::Event;
 use crate::js;
-use crate::request::ReqState;
 use crate::serve::on_conn;
 use crate::io::socket;
 use crate::io::tls::TlsConn;
@@ -13,7 +12,7 @@ use crate::io::Transport;
 use crate::state::{now, with_state, Conn, Server, Settings, State};
 use crate::timers::on_timer;
 use crate::uv::*;
-use std::collections::VecDeque;
+use crate::queue::Queue;
 use std::os::raw::{c_int, c_void};
 
 pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, settings: Settings, tls: Option<std::sync::Arc<crate::io::tls::TlsServer>>) -> Result<(usize, u16), String> {
@@ -146,14 +145,13 @@ impl State {
                 gen: self.next_gen,
                 remote,
                 remote_port,
-                queue: VecDeque::new(),
+                queue: Queue::default(),
                 body: None,
                 in_batch: false,
                 read_queued: false,
                 no_more_requests: false,
                 close_when_done: false,
                 peer_ended: false,
-                in_place_bodies: 0,
                 sent_seen: 0,
                 stalled_since: None,
                 // On TLS, the headers timeout runs from the start: it bounds the handshake too.
@@ -193,13 +191,12 @@ impl State {
         if let Some(body) = conn.body.filter(|b| !b.delivered) {
             self.reqs.remove(&body.id);
         }
-        for id in conn.queue {
-            if let Some(req) = self.reqs.remove(&id) {
-                if !matches!(req.state, ReqState::Finished) {
-                    calls.push(Event::Abort { id });
-                }
+        let reqs = &mut self.reqs;
+        conn.queue.drop_all(|id, finished| {
+            if reqs.remove(&id).is_some() && !finished {
+                calls.push(Event::Abort { id });
             }
-        }
+        });
         calls
     }
 }

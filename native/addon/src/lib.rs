@@ -21,6 +21,7 @@ mod held;
 mod io;
 mod js;
 mod parse;
+mod queue;
 mod request;
 mod serve;
 mod spare;

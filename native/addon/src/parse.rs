@@ -11,7 +11,7 @@
 use crate::events::{Body, Event, FLAG_ENCODED, FLAG_HTTP11, FLAG_REFUSED, FLAG_UPGRADE};
 use crate::request::{new_req, Req};
 use crate::state::{now, State};
-use crate::write::HIGH_WATER;
+use crate::write::{Stream, HIGH_WATER};
 use cog_framing::response::refusal;
 use cog_framing::rules;
 use cog_framing::{parse_head_reusing, ChunkedDecoder, Framing};
@@ -100,14 +100,14 @@ impl State {
                             let body = conn.body.take().unwrap();
                             let flags = body_flags(self.reqs.get(&body.id).unwrap(), body.upgrade);
                             calls.push(request_call(body.id, Body::Whole(body.buf), flags));
-                            conn.queue.push_back(body.id);
+                            conn.queue.push(body.id, Stream::Open);
                             continue;
                         }
                         // Not whole in what has arrived: hand the request over now, and the body as it comes.
                         let flags = body_flags(self.reqs.get(&body.id).unwrap(), body.upgrade);
                         let declared = if let Framing::Length(total) = body.framing { Some(total) } else { None };
                         calls.push(request_call(body.id, Body::Follows(declared), flags));
-                        conn.queue.push_back(body.id);
+                        conn.queue.push(body.id, Stream::Open);
                         body.delivered = true;
                         if !body.buf.is_empty() {
                             calls.push(Event::BodyPiece { id: body.id, piece: std::mem::take(&mut body.buf) });
@@ -148,8 +148,9 @@ impl State {
                     conn.no_more_requests = true;
                     conn.close_when_done = true;
                     // Answered in order: after whatever is still being answered on this connection.
-                    Self::queue_bytes(&mut self.reqs, conn, refusal(refused.status, refused.message));
-                    used = conn.io.input().len();
+                    let (input, out) = conn.io.buffers();
+                    conn.queue.write_after(out, &refusal(refused.status, refused.message));
+                    used = input.len();
                     break;
                 }
                 Ok(Some(mut head)) => {
@@ -173,7 +174,7 @@ impl State {
                         // Cog answers it (through the app's error handler) and closes: the body is never read.
                         conn.no_more_requests = true;
                         calls.push(Event::Request { id, body: Body::None, flags: http11 | FLAG_REFUSED | (u32::from(problem.status) << 16), problem: Some(problem.message) });
-                        conn.queue.push_back(id);
+                        conn.queue.push(id, Stream::Open);
                         self.reqs.insert(id, req);
                         continue;
                     }
@@ -183,11 +184,11 @@ impl State {
                             conn.no_more_requests = true;
                             conn.upgrading = true;
                             calls.push(request_call(id, Body::None, http11 | FLAG_UPGRADE));
-                            conn.queue.push_back(id);
+                            conn.queue.push(id, Stream::Open);
                         }
                         Framing::None => {
                             calls.push(request_call(id, Body::None, http11));
-                            conn.queue.push_back(id);
+                            conn.queue.push(id, Stream::Open);
                         }
                         framing => {
                             if head.expect_continue {

@@ -1,19 +1,11 @@
 //! The engine's record of a request: a copy of its head (JavaScript reads the URL and headers
-//! from it lazily, so a handler that never reads a header costs no string for it), and where
-//! its response stands, so that responses go out in request order.
+//! from it lazily, so a handler that never reads a header costs no string for it), and the
+//! connection it came on. Where its response stands is the connection's queue's (`queue.rs`).
 
-use crate::io::in_place::InPlaceBody;
 use crate::state::State;
 use cog_framing::Head;
 use std::collections::HashMap;
 use std::ops::Range;
-
-/// Where a request's response stands.
-pub(crate) enum ReqState {
-    Waiting,
-    Streaming,
-    Finished,
-}
 
 pub struct Req {
     pub(crate) conn: usize,
@@ -27,20 +19,6 @@ pub struct Req {
     pub(crate) minor: u8,
     pub(crate) keep_alive: bool,
     pub(crate) is_head: bool,
-    /// The response's bytes while an earlier response on the connection is unfinished.
-    pub(crate) held: Vec<u8>,
-    /// Bytes that go out once this response is finished (the engine's answer to a refused request behind it).
-    pub(crate) after: Vec<u8>,
-    pub(crate) state: ReqState,
-    pub(crate) wants_drain: bool,
-    /// Its response closes the connection: nothing queued behind it is answered.
-    pub(crate) closes: bool,
-    /// A streamed body framed by the app's Content-Length: the bytes still due (None: chunked).
-    pub(crate) length_left: Option<u64>,
-    /// A streamed response whose status has no body (1xx, 204, 304): chunks are dropped.
-    pub(crate) body_dropped: bool,
-    /// A body sent where it lies (a range of a file, the app's Buffer) after `held`, before the response is done (see `in_place.rs`).
-    pub(crate) in_place: Option<InPlaceBody>,
 }
 
 pub(crate) type Requests = HashMap<u64, Req, std::hash::BuildHasherDefault<IdHasher>>;
@@ -145,13 +123,5 @@ pub(crate) fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &mut Head, 
         minor: head.minor,
         keep_alive: head.keep_alive,
         is_head: method == b"HEAD",
-        held: Vec::new(),
-        after: Vec::new(),
-        state: ReqState::Waiting,
-        wants_drain: false,
-        closes: false,
-        length_left: None,
-        body_dropped: false,
-        in_place: None,
     }
 }

@@ -4,7 +4,6 @@
 //! slice is read (see `READ_SLICE` for why), the rest after the poll phase, in `on_check`.
 
 use crate::events::Event;
-use crate::request::ReqState;
 use crate::io::Read;
 use crate::state::{deliver, with_state, State};
 use crate::uv::*;
@@ -200,7 +199,7 @@ impl State {
     /// event stream above all, has no end of its own to wait for, and is aborted.
     fn streaming(&self, key: usize) -> bool {
         let Some(conn) = self.conns[key].as_ref() else { return false };
-        conn.queue.iter().any(|id| self.reqs.get(id).is_some_and(|req| matches!(req.state, ReqState::Streaming)))
+        conn.queue.any_streaming()
     }
 
     /// The peer closed while nothing more is to be parsed: what it asked and was not answered
@@ -216,7 +215,7 @@ impl State {
     /// WebSocket handshake: the connection waits for the app's accept).
     fn left_unanswered(&self, key: usize) -> bool {
         let Some(conn) = self.conns.get(key).and_then(Option::as_ref) else { return false };
-        conn.peer_ended && !conn.upgrading && conn.ws.is_none() && conn.queue.iter().any(|id| self.reqs.get(id).is_some_and(|req| !matches!(req.state, ReqState::Finished)))
+        conn.peer_ended && !conn.upgrading && conn.ws.is_none() && conn.queue.any_unfinished()
     }
 
     /// After a batch: write what it produced; returns drain events and whether to parse again.

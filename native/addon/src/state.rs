@@ -12,11 +12,12 @@ use crate::request::Requests;
 use crate::spare::Spare;
 use crate::uv::*;
 use crate::io::Transport;
+use crate::queue::Queue;
+use crate::write::Stream;
 use crate::websocket::WsConn;
 use cog_framing::rules::Rules;
 use cog_framing::Limits;
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::os::raw::c_int;
 
 /// A server's options (`listen`'s).
@@ -69,8 +70,8 @@ pub(crate) struct Conn {
     pub(crate) remote_port: u16,
     /// The socket and its bytes.
     pub(crate) io: Transport,
-    /// Requests handed to JavaScript whose responses are not fully queued yet, in arrival order.
-    pub(crate) queue: VecDeque<u64>,
+    /// The responses to requests handed to JavaScript, in arrival order.
+    pub(crate) queue: Queue<Stream>,
     pub(crate) body: Option<BodyState>,
     pub(crate) in_batch: bool,
     /// Waiting in the server's `ready` list to be read.
@@ -81,8 +82,6 @@ pub(crate) struct Conn {
     pub(crate) close_when_done: bool,
     /// The client ended its side: answer what arrived whole, then close.
     pub(crate) peer_ended: bool,
-    /// Requests on it with a body in place still to send (a file or a held Buffer, see `in_place.rs`): while none, writing skips looking for one.
-    pub(crate) in_place_bodies: u32,
     pub(crate) head_started: Option<u64>,
     pub(crate) body_started: u64,
     pub(crate) idle_since: u64,

@@ -3,7 +3,6 @@
 //! keep-alive connections are closed, and so are those whose client stopped reading an answer.
 
 use crate::events::Event;
-use crate::request::ReqState;
 use crate::state::{deliver, now, with_state, State};
 use crate::uv::*;
 use cog_framing::response::refusal;
@@ -49,9 +48,9 @@ impl State {
                 // A body JavaScript is receiving, its response not begun: the app answers the 408
                 // (through its error handler, as every error) and closes the connection after it.
                 // One sweep later, unanswered, it gets the engine's 408 below.
-                let front = conn.queue.front().copied();
+                let front = conn.queue.front();
                 let body = conn.body.as_mut().unwrap();
-                if body.delivered && !body.timed_out && front == Some(body.id) && self.reqs.get(&body.id).is_some_and(|req| matches!(req.state, ReqState::Waiting) && req.held.is_empty()) {
+                if body.delivered && !body.timed_out && conn.queue.front_untouched(body.id) {
                     body.timed_out = true;
                     calls.push(Event::BodyTimeout { id: body.id });
                     continue;
@@ -68,7 +67,7 @@ impl State {
                 // A 408 unless a response has begun on the connection (its bytes would be cut),
                 // as node:http answers. A request whose body is still arriving was handed to
                 // JavaScript with its head: it is in the queue, its response not begun.
-                let begun = conn.queue.front().and_then(|id| self.reqs.get(id)).is_some_and(|req| !matches!(req.state, ReqState::Waiting) || !req.held.is_empty());
+                let begun = conn.queue.front_begun();
                 if !begun {
                     conn.io.send_last(&refusal(408, &too_slow(slow_head, headers_timeout, body_timeout)));
                 }

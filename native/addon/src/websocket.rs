@@ -98,7 +98,7 @@ impl State {
                 // As ws answers it: the handshake fails, the connection closes once this is written.
                 const MESSAGE: &str = "Invalid or unacceptable Sec-WebSocket-Extensions header";
                 let conn = self.conns[key].as_mut().unwrap();
-                conn.queue.retain(|queued| *queued != id);
+                conn.queue.remove(id);
                 conn.upgrading = false;
                 conn.io.output().extend_from_slice(format!("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{MESSAGE}", MESSAGE.len()).as_bytes());
                 conn.close_when_done = true;
@@ -120,7 +120,7 @@ impl State {
             }
         }
         let conn = self.conns[key].as_mut().unwrap();
-        conn.queue.retain(|queued| *queued != id);
+        conn.queue.remove(id);
         conn.upgrading = false;
         conn.io.output().extend_from_slice(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ");
         conn.io.output().extend_from_slice(accept_key(key_header.trim_ascii()).as_bytes());
