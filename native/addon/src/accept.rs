@@ -12,7 +12,7 @@ use crate::io::Transport;
 use crate::state::{now, with_state, Conn, Server, Settings, State};
 use crate::timers::on_timer;
 use crate::uv::*;
-use crate::queue::Queue;
+use crate::h1;
 use std::os::raw::{c_int, c_void};
 
 pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, settings: Settings, tls: Option<std::sync::Arc<crate::io::tls::TlsServer>>) -> Result<(usize, u16), String> {
@@ -64,8 +64,7 @@ pub fn stop_listening(id: usize) {
             if conn.ws.is_some() {
                 continue; // Closed by the engine's JavaScript side (1001, going away).
             }
-            conn.close_when_done = true;
-            if conn.queue.is_empty() && conn.body.is_none() && conn.io.input().is_empty() {
+            if conn.h1.close_when_idle(&conn.io) {
                 // Idle: no request in flight, nobody to tell.
                 s.close_conn(key);
             }
@@ -145,20 +144,13 @@ impl State {
                 gen: self.next_gen,
                 remote,
                 remote_port,
-                queue: Queue::default(),
-                body: None,
+                // On TLS, the headers timeout runs from the start: it bounds the handshake too.
+                h1: h1::Conn::new(tls_conn.then_some(now)),
                 in_batch: false,
                 read_queued: false,
-                no_more_requests: false,
-                close_when_done: false,
-                peer_ended: false,
                 sent_seen: 0,
                 stalled_since: None,
-                // On TLS, the headers timeout runs from the start: it bounds the handshake too.
-                head_started: tls_conn.then_some(now),
-                body_started: 0,
                 idle_since: now,
-                upgrading: false,
                 ws: None,
             };
             let key = match self.free_conns.pop() {
@@ -188,15 +180,7 @@ impl State {
         if let Some(ws) = &conn.ws {
             self.ws_closed(ws, &mut calls);
         }
-        if let Some(body) = conn.body.filter(|b| !b.delivered) {
-            self.reqs.remove(&body.id);
-        }
-        let reqs = &mut self.reqs;
-        conn.queue.drop_all(|id, finished| {
-            if reqs.remove(&id).is_some() && !finished {
-                calls.push(Event::Abort { id });
-            }
-        });
+        conn.h1.close(&mut self.reqs, &mut calls);
         calls
     }
 }

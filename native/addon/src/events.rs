@@ -13,6 +13,7 @@ pub const FLAG_ENCODED: u32 = 8;
 pub const FLAG_UPGRADE: u32 = 16;
 
 /// The body a request is handed over with.
+#[derive(Debug, PartialEq, Eq)]
 pub enum Body {
     None,
     Whole(Vec<u8>),
@@ -20,6 +21,7 @@ pub enum Body {
     Follows(Option<u64>),
 }
 
+#[derive(Debug, PartialEq, Eq)]
 pub enum Event {
     /// A request for the app (its method and URL are read from the engine's record when delivered).
     Request { id: u64, body: Body, flags: u32, problem: Option<String> },

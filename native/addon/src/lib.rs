@@ -17,10 +17,10 @@
 
 mod accept;
 mod events;
+mod h1;
 mod held;
 mod io;
 mod js;
-mod parse;
 mod queue;
 mod request;
 mod serve;
@@ -37,7 +37,7 @@ use napi::{Env, JsError, JsFunction, JsObject, JsString, JsUnknown, NapiRaw, Nap
 use napi_derive::napi;
 use cog_framing::response::{status_code, AppHead, HeaderBlock, KeptHeaderBlock, ReasonPhrase, RequestId};
 use state::{with_state, Settings};
-use write::WholeBody;
+use h1::WholeBody;
 use std::cell::RefCell;
 
 #[napi(object)]
@@ -92,15 +92,17 @@ pub fn methods() -> Vec<&'static str> {
 pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event: JsFunction, on_socket: JsFunction, context: JsObject) -> Result<Vec<u32>> {
     let js = unsafe { js::ServerJs::new(env.raw(), on_request.raw(), on_event.raw(), on_socket.raw(), context.raw()) }.map_err(Error::from_reason)?;
     let settings = Settings {
-        // The parser's own bound sits one past Cog's, so Cog's 431 (with its message) answers first.
-        head: cog_framing::Limits { max_head: options.max_header_size as usize, max_headers: options.max_headers as usize + 1 },
-        rules: cog_framing::rules::Rules { max_headers: options.max_headers as usize, max_url_length: options.max_url_length as usize, strict: options.strict },
+        requests: h1::Settings {
+            // The parser's own bound sits one past Cog's, so Cog's 431 (with its message) answers first.
+            head: cog_framing::Limits { max_head: options.max_header_size as usize, max_headers: options.max_headers as usize + 1 },
+            rules: cog_framing::rules::Rules { max_headers: options.max_headers as usize, max_url_length: options.max_url_length as usize, strict: options.strict },
+            web_sockets: options.web_sockets,
+        },
         headers_timeout: u64::from(options.headers_timeout),
         request_timeout: u64::from(options.request_timeout),
         keep_alive_timeout: u64::from(options.keep_alive_timeout),
         send_timeout: u64::from(options.send_timeout),
         check_interval: u64::from(options.timeout_check_interval),
-        web_sockets: options.web_sockets,
     };
     let tls = options.tls.as_ref().map(|tls| io::tls::server_config(&tls.into())).transpose().map_err(Error::from_reason)?;
     let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port {} is out of range", options.port)))?;

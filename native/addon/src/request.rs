@@ -21,7 +21,33 @@ pub struct Req {
     pub(crate) is_head: bool,
 }
 
-pub(crate) type Requests = HashMap<u64, Req, std::hash::BuildHasherDefault<IdHasher>>;
+/// The requests in flight, by id. Ids are never reused (a late call from JavaScript for a request
+/// that is gone finds nothing).
+#[derive(Default)]
+pub(crate) struct Requests {
+    map: HashMap<u64, Req, std::hash::BuildHasherDefault<IdHasher>>,
+    last_id: u64,
+}
+
+impl Requests {
+    /// A new request's id.
+    pub(crate) fn next_id(&mut self) -> u64 {
+        self.last_id += 1;
+        self.last_id
+    }
+
+    pub(crate) fn insert(&mut self, id: u64, req: Req) {
+        self.map.insert(id, req);
+    }
+
+    pub(crate) fn get(&self, id: u64) -> Option<&Req> {
+        self.map.get(&id)
+    }
+
+    pub(crate) fn remove(&mut self, id: u64) -> Option<Req> {
+        self.map.remove(&id)
+    }
+}
 
 /// Request ids are sequential: a multiply spreads them well enough, far cheaper than SipHash.
 #[derive(Default, Clone, Copy)]
@@ -44,14 +70,14 @@ impl std::hash::Hasher for IdHasher {
 impl State {
     /// The method (its place in `METHODS`) and the URL the app sees (the path of an absolute-form target).
     pub fn request_line(&self, id: u64) -> Option<(usize, &[u8])> {
-        let req = self.reqs.get(&id)?;
+        let req = self.reqs.get(id)?;
         Some((req.method_index, req.path.as_deref().unwrap_or(&req.head[req.target.clone()])))
     }
 
     /// The value of the header named `name` (case-insensitive), repeats joined as Node joins
     /// them (cookies with "; ", others with ", "), or only the first one.
     pub fn header(&self, id: u64, name: &[u8], first: bool) -> Option<Vec<u8>> {
-        let req = self.reqs.get(&id)?;
+        let req = self.reqs.get(id)?;
         if first {
             let (_, value) = req.headers.iter().find(|(n, _)| req.head[n.clone()].eq_ignore_ascii_case(name))?;
             return Some(req.head[value.clone()].to_vec());
@@ -74,12 +100,12 @@ impl State {
     }
 
     pub fn headers(&self, id: u64) -> Option<Vec<(&[u8], &[u8])>> {
-        let req = self.reqs.get(&id)?;
+        let req = self.reqs.get(id)?;
         Some(req.headers.iter().map(|(n, v)| (&req.head[n.clone()], &req.head[v.clone()])).collect())
     }
 
     pub fn remote_address(&self, id: u64) -> Option<&str> {
-        let req = self.reqs.get(&id)?;
+        let req = self.reqs.get(id)?;
         let conn = self.conns.get(req.conn)?.as_ref()?;
         (conn.gen == req.gen).then_some(conn.remote.as_str())
     }
@@ -87,7 +113,7 @@ impl State {
     /// The client's port, and the address and port it connected to (asked of the socket: only
     /// a request that asks pays for the call).
     pub fn endpoints(&self, id: u64) -> Option<(u16, String, u16)> {
-        let req = self.reqs.get(&id)?;
+        let req = self.reqs.get(id)?;
         let conn = self.conns.get(req.conn)?.as_ref()?;
         if conn.gen != req.gen {
             return None;
@@ -98,7 +124,7 @@ impl State {
 
     /// The client's certificate and whether it verified, on a TLS connection.
     pub fn tls_peer(&self, id: u64) -> Option<crate::io::tls::Peer> {
-        let req = self.reqs.get(&id)?;
+        let req = self.reqs.get(id)?;
         let conn = self.conns.get(req.conn)?.as_ref()?;
         if conn.gen != req.gen {
             return None;

@@ -4,8 +4,9 @@
 //! slice is read (see `READ_SLICE` for why), the rest after the poll phase, in `on_check`.
 
 use crate::events::Event;
+use crate::h1::{Input, Parsed, Place};
 use crate::io::Read;
-use crate::state::{deliver, with_state, State};
+use crate::state::{deliver, now, with_state, State};
 use crate::uv::*;
 use std::os::raw::c_int;
 
@@ -122,14 +123,6 @@ unsafe extern "C" fn on_kick(handle: *mut uv_handle_t) {
 }
 
 impl State {
-    /// Parses the connection's input into `calls`; returns what `touched` records of it.
-    fn parse_into(&mut self, key: usize, gen: u32, calls: &mut Vec<Event>) -> (usize, u32, bool) {
-        let start = calls.len();
-        self.parse(key, calls);
-        let found_request = calls[start..].iter().any(|c| matches!(c, Event::Request { .. }));
-        (key, gen, found_request)
-    }
-
     /// Queues calls (and a parsed connection) for the end of the poll phase.
     pub(crate) fn schedule(&mut self, id: usize, calls: Vec<Event>, touched: Option<(usize, u32, bool)>) {
         let Some(server) = self.servers.get_mut(id).and_then(Option::as_mut) else { return };
@@ -167,25 +160,28 @@ impl State {
     fn read(&mut self, key: usize) -> Vec<Event> {
         let conn = self.conns[key].as_mut().unwrap();
         conn.read_queued = false;
-        if conn.upgrading {
-            return Vec::new(); // Read once the app has answered the upgrade request.
-        }
-        if conn.body.as_ref().is_some_and(|b| b.paused) {
-            return Vec::new(); // JavaScript's stream is full: the input waits in the socket.
-        }
-        if conn.no_more_requests && conn.body.is_none() && conn.ws.as_ref().map_or(true, |ws| ws.done_reading) {
+        let input = match &conn.ws {
+            Some(ws) if ws.done_reading => Input::Drop,
+            Some(_) => Input::Read,
+            None => conn.h1.input(),
+        };
+        match input {
+            // Read once the app has answered the upgrade request, or JavaScript's stream of the
+            // body has room: the input waits in the socket.
+            Input::Wait => return Vec::new(),
             // Nothing more will be parsed: drop input (a client still sending after a refusal).
-            return if conn.io.read_and_drop() { Vec::new() } else { self.peer_gone(key) };
+            Input::Drop => return if conn.io.read_and_drop() { Vec::new() } else { self.close_conn(key) },
+            Input::Read => {}
         }
         // Activity: the keep-alive timeout counts from the last request, not from the last sweep.
         conn.idle_since = unsafe { uv_now(self.servers[conn.server].as_ref().unwrap().js.uv_loop) };
         State::ws_heard(conn, conn.idle_since);
         match conn.io.read(&mut self.rx) {
             Read::Open => {}
+            // The client ended its side: what arrived whole is answered, then the connection
+            // closes (at once if a response is being streamed: see `input_ended`).
             Read::Ended => {
-                conn.peer_ended = true;
-                conn.close_when_done = true;
-                if self.streaming(key) {
+                if conn.h1.input_ended() {
                     return self.close_conn(key);
                 }
             }
@@ -194,28 +190,27 @@ impl State {
         Vec::new()
     }
 
-    /// Whether a response is being streamed on the connection. A client that ends its side then
-    /// is taken to be gone (node:http takes it so for every unanswered request): a stream, an
-    /// event stream above all, has no end of its own to wait for, and is aborted.
-    fn streaming(&self, key: usize) -> bool {
-        let Some(conn) = self.conns[key].as_ref() else { return false };
-        conn.queue.any_streaming()
+    /// Parses the connection's input into `calls`; returns what `touched` records of it.
+    fn parse_into(&mut self, key: usize, gen: u32, calls: &mut Vec<Event>) -> (usize, u32, bool) {
+        let start = calls.len();
+        self.parse(key, calls);
+        let found_request = calls[start..].iter().any(|c| matches!(c, Event::Request { .. }));
+        (key, gen, found_request)
     }
 
-    /// The peer closed while nothing more is to be parsed: what it asked and was not answered
-    /// is aborted (see `left_unanswered`), and the connection closes.
-    fn peer_gone(&mut self, key: usize) -> Vec<Event> {
-        let conn = self.conns[key].as_mut().unwrap();
-        conn.close_when_done = true;
-        conn.peer_ended = true;
-        self.close_conn(key)
-    }
-
-    /// Whether the client ended its side while requests it sent wait for their answers (not a
-    /// WebSocket handshake: the connection waits for the app's accept).
-    fn left_unanswered(&self, key: usize) -> bool {
-        let Some(conn) = self.conns.get(key).and_then(Option::as_ref) else { return false };
-        conn.peer_ended && !conn.upgrading && conn.ws.is_none() && conn.queue.any_unfinished()
+    /// Parses what the connection's input holds: requests, or WebSocket frames.
+    pub(crate) fn parse(&mut self, key: usize, calls: &mut Vec<Event>) {
+        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return };
+        conn.in_batch = true;
+        if conn.ws.is_some() {
+            return self.parse_frames(key, calls);
+        }
+        let server = self.servers[conn.server].as_ref().unwrap();
+        let place = Place { reqs: &mut self.reqs, spare: &mut self.spare, key, gen: conn.gen };
+        if let Parsed::CutShort = conn.h1.parse(&mut conn.io, place, &server.settings.requests, now(server), calls) {
+            // JavaScript is reading a body that can't be whole: close, aborting what it holds.
+            calls.extend(self.close_conn(key));
+        }
     }
 
     /// After a batch: write what it produced; returns drain events and whether to parse again.
@@ -224,7 +219,7 @@ impl State {
         conn.in_batch = false;
         State::ws_end_batch(conn);
         let (more, mut calls) = self.flush(key);
-        if self.left_unanswered(key) {
+        if self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| c.ws.is_none() && c.h1.left_unanswered(&c.io)) {
             // The client ended its side with requests still unanswered: as node:http takes it
             // (its servers don't allow half-open connections), the client is gone. Their
             // responses are aborted (`req` and `res` see 'close', `req.signal` aborts), and the
@@ -234,8 +229,36 @@ impl State {
         }
         // A connection that became a WebSocket in this batch decodes the frames that came with its
         // handshake now (no more requests, but frames).
-        let more = more && self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| !c.io.input().is_empty() && (!c.no_more_requests || c.ws.is_some()));
+        let more = more && self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| !c.io.input().is_empty() && (c.h1.reads_requests() || c.ws.is_some()));
         (calls, more)
+    }
+
+    /// Gives the body of request `id`, still arriving, its route's `requestTimeout` (ms from its
+    /// start, 0: none) in place of the server's.
+    pub fn set_body_timeout(&mut self, id: u64, ms: u64) {
+        let Some(req) = self.reqs.get(id) else { return };
+        let Some(conn) = self.conns.get_mut(req.conn).and_then(Option::as_mut).filter(|c| c.gen == req.gen) else { return };
+        conn.h1.set_body_timeout(id, ms);
+    }
+
+    /// Pauses (JavaScript's stream is full) or resumes the body of request `id` as it arrives.
+    pub fn pause_body(&mut self, id: u64, paused: bool) {
+        let Some(req) = self.reqs.get(id) else { return };
+        let (key, gen) = (req.conn, req.gen);
+        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.gen == gen) else { return };
+        if !conn.h1.pause_body(id, paused) {
+            return;
+        }
+        let server = conn.server;
+        // Reading stops or starts with it (`flush` sets what the connection polls for).
+        let (_, drained) = self.flush(key);
+        if !drained.is_empty() {
+            self.defer(server, drained);
+        }
+        if !paused && self.is_conn(key, gen) {
+            // Parse what waits in the input, from the loop (this runs inside JavaScript).
+            self.mark_ready(server, key, gen);
+        }
     }
 
     /// Queues events for JavaScript to be delivered from the loop, not from inside a call.

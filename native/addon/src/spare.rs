@@ -2,7 +2,6 @@
 //! allocating and freeing them per request cost more than the rest of a small request's
 //! bookkeeping.
 
-use crate::request::Req;
 use std::ops::Range;
 
 /// Buffers of finished requests, kept for reuse, up to a byte budget. A count cap (256) once
@@ -29,9 +28,10 @@ impl Spare {
     const MAX_HEADERS: usize = 64;
     const HEADER_SIZE: usize = std::mem::size_of::<(Range<usize>, Range<usize>)>();
 
-    pub(crate) fn keep(&mut self, req: Req) {
-        self.keep_head(req.head);
-        self.keep_headers(req.headers);
+    /// Keeps a finished request's buffers: its head's copy and its header list.
+    pub(crate) fn keep(&mut self, head: Vec<u8>, headers: Vec<(Range<usize>, Range<usize>)>) {
+        self.keep_head(head);
+        self.keep_headers(headers);
     }
 
     fn keep_head(&mut self, mut head: Vec<u8>) {

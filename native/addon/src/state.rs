@@ -6,32 +6,26 @@
 //! a reused slot from the connection a request arrived on.
 
 use crate::events::Event;
+use crate::h1;
 use crate::js;
-use crate::parse::BodyState;
 use crate::request::Requests;
 use crate::spare::Spare;
 use crate::uv::*;
 use crate::io::Transport;
-use crate::queue::Queue;
-use crate::write::Stream;
 use crate::websocket::WsConn;
-use cog_framing::rules::Rules;
-use cog_framing::Limits;
 use std::cell::RefCell;
 use std::os::raw::c_int;
 
 /// A server's options (`listen`'s).
 pub struct Settings {
-    pub head: Limits,
-    pub rules: Rules,
+    /// What its requests may be.
+    pub(crate) requests: h1::Settings,
     pub headers_timeout: u64,
     pub request_timeout: u64,
     pub keep_alive_timeout: u64,
     /// A connection whose output has not moved for this long while some waits is closed (0: never).
     pub send_timeout: u64,
     pub check_interval: u64,
-    /// Requests with an Upgrade header pause their connection for the app (it has WebSocket routes).
-    pub web_sockets: bool,
 }
 
 /// A listening server: its socket, its timers, and what its next delivery to JavaScript holds.
@@ -70,23 +64,14 @@ pub(crate) struct Conn {
     pub(crate) remote_port: u16,
     /// The socket and its bytes.
     pub(crate) io: Transport,
-    /// The responses to requests handed to JavaScript, in arrival order.
-    pub(crate) queue: Queue<Stream>,
-    pub(crate) body: Option<BodyState>,
+    /// HTTP/1.1 on it: its requests and responses.
+    pub(crate) h1: h1::Conn,
+    /// Its output is corked: a batch of its requests is being answered, written at the batch's end.
     pub(crate) in_batch: bool,
     /// Waiting in the server's `ready` list to be read.
     pub(crate) read_queued: bool,
-    /// Parse nothing more: a request asked to close, was refused, or the peer ended.
-    pub(crate) no_more_requests: bool,
-    /// Close once the queue is empty and the output written.
-    pub(crate) close_when_done: bool,
-    /// The client ended its side: answer what arrived whole, then close.
-    pub(crate) peer_ended: bool,
-    pub(crate) head_started: Option<u64>,
-    pub(crate) body_started: u64,
+    /// When it was last active (the keep-alive timeout counts from it).
     pub(crate) idle_since: u64,
-    /// An upgrade request waits for the app's answer: nothing more is read meanwhile.
-    pub(crate) upgrading: bool,
     /// Set once the connection is a WebSocket.
     pub(crate) ws: Option<Box<WsConn>>,
     /// `io.sent()` when the timeout sweep last saw output waiting, and since when it saw it not move.
@@ -100,8 +85,7 @@ pub struct State {
     pub(crate) conns: Vec<Option<Conn>>,
     pub(crate) free_conns: Vec<usize>,
     pub(crate) next_gen: u32,
-    pub reqs: Requests,
-    pub(crate) next_id: u64,
+    pub(crate) reqs: Requests,
     /// Where every connection's reads land first (see `read`).
     pub(crate) rx: Vec<u8>,
     /// The buffers of finished requests, for the next ones to fill (malloc and free cost ~150

@@ -1,11 +1,12 @@
 //! Timeouts: a sweep per server every `check_interval` (a second by default) rather than a timer
-//! per connection, so a request pays nothing for them. Slow heads and bodies get a 408, idle
-//! keep-alive connections are closed, and so are those whose client stopped reading an answer.
+//! per connection, so a request pays nothing for them. Slow heads and bodies get a 408 (the
+//! protocol's part: `h1::Conn::sweep`), idle keep-alive connections are closed, and so are those
+//! whose client stopped reading an answer.
 
 use crate::events::Event;
+use crate::h1::{Swept, Timeouts};
 use crate::state::{deliver, now, with_state, State};
 use crate::uv::*;
-use cog_framing::response::refusal;
 
 pub(crate) unsafe extern "C" fn on_timer(handle: *mut uv_handle_t) {
     let id = uv_handle_get_data(handle) as usize;
@@ -20,7 +21,8 @@ impl State {
     fn sweep(&mut self, id: usize) -> Vec<Event> {
         let Some(server) = self.server(id) else { return Vec::new() };
         let now = now(server);
-        let (headers_timeout, request_timeout, keep_alive_timeout, stopped) = (server.settings.headers_timeout, server.settings.request_timeout, server.settings.keep_alive_timeout, server.stopped);
+        let timeouts = Timeouts { headers: server.settings.headers_timeout, request: server.settings.request_timeout };
+        let (keep_alive_timeout, stopped) = (server.settings.keep_alive_timeout, server.stopped);
         let send_timeout = server.settings.send_timeout;
         let mut calls = Vec::new();
         for key in self.conn_keys(id) {
@@ -40,47 +42,12 @@ impl State {
                 continue;
             }
             let conn = self.conns[key].as_mut().unwrap();
-            let slow_head = conn.head_started.is_some_and(|t| now.saturating_sub(t) >= headers_timeout);
-            // A route's own requestTimeout, once JavaScript has routed the request, else the server's.
-            let body_timeout = conn.body.as_ref().map_or(request_timeout, |b| b.timeout.unwrap_or(request_timeout));
-            let slow_body = conn.body.is_some() && now.saturating_sub(conn.body_started) >= body_timeout;
-            if slow_body && !slow_head {
-                // A body JavaScript is receiving, its response not begun: the app answers the 408
-                // (through its error handler, as every error) and closes the connection after it.
-                // One sweep later, unanswered, it gets the engine's 408 below.
-                let front = conn.queue.front();
-                let body = conn.body.as_mut().unwrap();
-                if body.delivered && !body.timed_out && conn.queue.front_untouched(body.id) {
-                    body.timed_out = true;
-                    calls.push(Event::BodyTimeout { id: body.id });
-                    continue;
-                }
-                if body.timed_out && front != Some(body.id) {
-                    // Answered: the connection closes once the answer is out (the body may never end).
-                    if conn.io.unsent() == 0 {
-                        calls.extend(self.close_conn(key));
-                    }
-                    continue;
-                }
-            }
-            if slow_head || slow_body {
-                // A 408 unless a response has begun on the connection (its bytes would be cut),
-                // as node:http answers. A request whose body is still arriving was handed to
-                // JavaScript with its head: it is in the queue, its response not begun.
-                let begun = conn.queue.front_begun();
-                if !begun {
-                    conn.io.send_last(&refusal(408, &too_slow(slow_head, headers_timeout, body_timeout)));
-                }
-                calls.extend(self.close_conn(key));
-                continue;
-            }
-            let idle = conn.queue.is_empty() && conn.body.is_none() && conn.io.input().is_empty() && conn.io.unsent() == 0;
-            if idle {
-                if conn.head_started.is_none() && (stopped || now.saturating_sub(conn.idle_since) >= keep_alive_timeout) {
-                    calls.extend(self.close_conn(key));
-                }
-            } else {
-                conn.idle_since = now;
+            match conn.h1.sweep(&mut conn.io, now, &timeouts) {
+                Swept::Busy => conn.idle_since = now,
+                Swept::Idle if stopped || now.saturating_sub(conn.idle_since) >= keep_alive_timeout => calls.extend(self.close_conn(key)),
+                Swept::Idle | Swept::Wait => {}
+                Swept::Close => calls.extend(self.close_conn(key)),
+                Swept::Tell(event) => calls.push(event),
             }
         }
         calls
@@ -106,11 +73,4 @@ impl State {
             }
         }
     }
-}
-
-/// The 408's message, naming the limit the request broke: the node engine sends the same words
-/// (`tooSlow` in src/limits.ts).
-fn too_slow(slow_head: bool, headers_timeout: u64, request_timeout: u64) -> String {
-    let (part, limit, ms) = if slow_head { ("head", "headersTimeout", headers_timeout) } else { ("body", "requestTimeout", request_timeout) };
-    format!("The request {part} did not arrive within {limit} ({ms} ms); raise the {limit} option for slower clients")
 }

@@ -83,14 +83,14 @@ impl State {
         let Limits { max_payload, max_fragments, idle_timeout, max_backpressure, close_on_backpressure } = limits;
         let Some(key_header) = self.header(id, b"sec-websocket-key", true) else { return false };
         let offer = if per_message_deflate { self.header(id, b"sec-websocket-extensions", false) } else { None };
-        let Some(req) = self.reqs.get(&id) else { return false };
+        let Some(req) = self.reqs.get(id) else { return false };
         let (key, gen) = (req.conn, req.gen);
         // Only a request parsed as an upgrade without a body (RFC 6455's handshake is a GET
         // without one) becomes a WebSocket: with a body half read, the connection can't be one.
-        if !self.is_conn(key, gen) || !self.conns[key].as_ref().is_some_and(|c| c.upgrading && c.body.is_none()) {
+        if !self.is_conn(key, gen) || !self.conns[key].as_ref().is_some_and(|c| c.h1.upgrading()) {
             return false;
         }
-        self.reqs.remove(&id);
+        self.reqs.remove(id);
         let agreed = match offer.as_deref().map(negotiate) {
             None => None,
             Some(Ok(agreed)) => agreed,
@@ -98,10 +98,8 @@ impl State {
                 // As ws answers it: the handshake fails, the connection closes once this is written.
                 const MESSAGE: &str = "Invalid or unacceptable Sec-WebSocket-Extensions header";
                 let conn = self.conns[key].as_mut().unwrap();
-                conn.queue.remove(id);
-                conn.upgrading = false;
+                conn.h1.upgrade_refused(id);
                 conn.io.output().extend_from_slice(format!("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{MESSAGE}", MESSAGE.len()).as_bytes());
-                conn.close_when_done = true;
                 if !conn.in_batch {
                     self.write_out(key);
                 }
@@ -120,8 +118,7 @@ impl State {
             }
         }
         let conn = self.conns[key].as_mut().unwrap();
-        conn.queue.remove(id);
-        conn.upgrading = false;
+        conn.h1.upgraded(id);
         conn.io.output().extend_from_slice(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ");
         conn.io.output().extend_from_slice(accept_key(key_header.trim_ascii()).as_bytes());
         let (decoder, deflater) = match &agreed {
@@ -153,7 +150,7 @@ impl State {
         let conn = self.conns[key].as_mut().unwrap();
         let ws = conn.ws.as_mut().unwrap();
         let mut used = 0;
-        while !ws.done_reading && conn.io.unsent() <= crate::write::HIGH_WATER {
+        while !ws.done_reading && conn.io.unsent() <= crate::io::HIGH_WATER {
             match ws.decoder.decode(&mut conn.io.buffers().0[used..]) {
                 Ok((0, _)) => break,
                 Ok((n, event)) => {
@@ -186,7 +183,7 @@ impl State {
                 }
             }
         }
-        if ws.done_reading || conn.peer_ended {
+        if ws.done_reading || conn.io.ended() {
             conn.io.clear_input();
         } else {
             conn.io.consume(used);
@@ -201,7 +198,7 @@ impl State {
         if ws.close_sent.is_none() {
             write_close(conn.io.output(), code, reason.as_bytes());
         }
-        conn.close_when_done = true;
+        conn.h1.close_when_done();
     }
 
     /// The connection of socket `id`, if it is still open.
@@ -226,7 +223,7 @@ impl State {
     fn admits(&mut self, key: usize, size: usize) -> bool {
         let conn = self.conns[key].as_mut().unwrap();
         let ws = conn.ws.as_ref().unwrap();
-        if ws.close_sent.is_some() || conn.close_when_done {
+        if ws.close_sent.is_some() || conn.h1.closing() {
             return false;
         }
         let buffered = conn.io.unsent();

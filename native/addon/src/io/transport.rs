@@ -15,6 +15,9 @@ use std::os::raw::c_int;
 const READ_BUDGET: usize = 256 * 1024;
 /// The shared read buffer's size: one read takes at most this much.
 const RX_SIZE: usize = 64 * 1024;
+/// Past this many unsent bytes on a connection, it is read no more (and streams wait for a
+/// drain event): the backpressure a slow client exerts.
+pub(crate) const HIGH_WATER: usize = 256 * 1024;
 /// Past this, an emptied input buffer is given back rather than kept for the connection.
 const KEEP_INPUT: usize = 16 * 1024;
 
@@ -33,6 +36,8 @@ pub(crate) struct Transport {
     sent_from: usize,
     /// Bytes of output the socket has taken, ever: the send timeout's sign that the client reads.
     sent: u64,
+    /// The client ended its side (end of stream, or TLS close_notify): nothing more will arrive.
+    ended: bool,
 }
 
 /// What `read` found.
@@ -59,7 +64,7 @@ impl Transport {
     /// A connection's transport over the non-blocking socket `fd`, watched by `poll` (initialised
     /// on Node's loop by the caller, which starts it for reading), with `tls` on a TLS server.
     pub(crate) fn new(fd: c_int, poll: *mut uv_handle_t, on_ready: uv_poll_cb, tls: Option<Box<TlsConn>>) -> Transport {
-        Transport { fd, poll, polling: UV_READABLE | UV_DISCONNECT, on_ready, tls, input: Vec::new(), output: Vec::new(), sent_from: 0, sent: 0 }
+        Transport { fd, poll, polling: UV_READABLE | UV_DISCONNECT, on_ready, tls, input: Vec::new(), output: Vec::new(), sent_from: 0, sent: 0, ended: false }
     }
 
     /// Reads what the socket has, up to a budget, into the input; on TLS, decrypted. `rx` is the
@@ -67,6 +72,19 @@ impl Transport {
     /// read buffer each (64 KiB) spread reads over that much memory, and the cache misses cost
     /// more than copying the few hundred bytes that arrived into the connection's input.
     pub(crate) fn read(&mut self, rx: &mut Vec<u8>) -> Read {
+        let read = self.read_some(rx);
+        if let Read::Ended = read {
+            self.ended = true;
+        }
+        read
+    }
+
+    /// Whether the client ended its side (a `read` found the end).
+    pub(crate) fn ended(&self) -> bool {
+        self.ended
+    }
+
+    fn read_some(&mut self, rx: &mut Vec<u8>) -> Read {
         if rx.len() < RX_SIZE {
             rx.resize(RX_SIZE, 0);
         }
@@ -264,24 +282,42 @@ impl Transport {
     }
 }
 
+/// For the tests of the layers above: a transport over one end of a socket pair, never polled
+/// (nothing in a unit test touches libuv, which only Node provides), and the client's end.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::io::socket::{read_all, socket_pair};
-
-    unsafe extern "C" fn never(_: *mut uv_handle_t, _: c_int, _: c_int) {}
-
-    /// A transport over one end of a socket pair (never polled: nothing here touches libuv), and the client's end.
-    fn pair() -> (Transport, c_int) {
-        let (ours, theirs) = socket_pair();
+impl Transport {
+    pub(crate) fn pair() -> (Transport, c_int) {
+        unsafe extern "C" fn never(_: *mut uv_handle_t, _: c_int, _: c_int) {}
+        let (ours, theirs) = super::socket::socket_pair();
         (Transport::new(ours, std::ptr::null_mut(), never, None), theirs)
     }
 
+    /// Closes both ends (without libuv: see the `Drop` below).
+    pub(crate) fn close_pair(self, client: c_int) {
+        unsafe { libc::close(client) };
+    }
+}
+
+/// In tests a transport closes its socket when dropped; the engine closes its own through libuv
+/// (`close`), which unit tests don't have.
+#[cfg(test)]
+impl Drop for Transport {
+    fn drop(&mut self) {
+        unsafe { libc::close(self.fd) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::socket::read_all;
+
+    fn pair() -> (Transport, c_int) {
+        Transport::pair()
+    }
+
     fn close(transport: Transport, client: c_int) {
-        unsafe {
-            libc::close(transport.fd);
-            libc::close(client);
-        }
+        transport.close_pair(client);
     }
 
     #[test]
@@ -296,7 +332,9 @@ mod tests {
         t.consume(18);
         assert_eq!(t.input(), b"GET /b");
         unsafe { libc::shutdown(client, libc::SHUT_WR) };
+        assert!(!t.ended());
         assert!(matches!(t.read(&mut rx), Read::Ended));
+        assert!(t.ended(), "and the transport remembers it");
         assert_eq!(t.input(), b"GET /b", "what arrived before the end stays");
         close(t, client);
     }
@@ -351,7 +389,6 @@ mod tests {
         t.output().extend_from_slice(b"late");
         assert!(matches!(t.write(), Written::Failed));
         assert!(!t.read_and_drop(), "and reading finds it gone");
-        unsafe { libc::close(t.fd) };
     }
 
     #[test]
