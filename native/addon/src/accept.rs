@@ -9,7 +9,7 @@ use crate::serve::on_conn;
 use crate::io::socket;
 use crate::io::tls::TlsConn;
 use crate::io::Transport;
-use crate::state::{now, with_state, Conn, Server, Settings, State};
+use crate::state::{now, with_state, Conn, Protocol, Server, Settings, State};
 use crate::timers::on_timer;
 use crate::uv::*;
 use crate::h1;
@@ -61,10 +61,12 @@ pub fn stop_listening(id: usize) {
         for key in s.conn_keys(id) {
             // Requests still arriving on busy connections are parsed: the app answers them 503.
             let conn = s.conns[key].as_mut().unwrap();
-            if conn.ws.is_some() {
-                continue; // Closed by the engine's JavaScript side (1001, going away).
-            }
-            if conn.h1.close_when_idle(&conn.io) {
+            // A WebSocket is closed by the engine's JavaScript side (1001, going away).
+            let idle = match &mut conn.proto {
+                Protocol::H1(h1) => h1.close_when_idle(&conn.io),
+                Protocol::Ws(_) => false,
+            };
+            if idle {
                 // Idle: no request in flight, nobody to tell.
                 s.close_conn(key);
             }
@@ -145,13 +147,12 @@ impl State {
                 remote,
                 remote_port,
                 // On TLS, the headers timeout runs from the start: it bounds the handshake too.
-                h1: h1::Conn::new(tls_conn.then_some(now)),
+                proto: Protocol::H1(h1::Conn::new(tls_conn.then_some(now))),
                 in_batch: false,
                 read_queued: false,
                 sent_seen: 0,
                 stalled_since: None,
                 idle_since: now,
-                ws: None,
             };
             let key = match self.free_conns.pop() {
                 Some(key) => {
@@ -177,10 +178,10 @@ impl State {
         self.free_conns.push(key);
         conn.io.close();
         let mut calls = Vec::new();
-        if let Some(ws) = &conn.ws {
-            self.ws_closed(ws, &mut calls);
+        match &mut conn.proto {
+            Protocol::H1(h1) => h1.close(&mut self.reqs, &mut calls),
+            Protocol::Ws(ws) => self.ws_closed(ws, &mut calls),
         }
-        conn.h1.close(&mut self.reqs, &mut calls);
         calls
     }
 }

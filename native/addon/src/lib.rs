@@ -30,6 +30,7 @@ mod text;
 mod timers;
 mod uv;
 mod websocket;
+mod ws;
 mod write;
 
 use napi::bindgen_prelude::*;
@@ -486,7 +487,7 @@ impl ToNapiValue for Latin1 {
 /// (answered 400, as `ws` answers it). `maxFragments` 0: no limit; `idleTimeout` in ms (0: none).
 #[napi]
 pub fn ws_accept(id: f64, max_payload: f64, max_fragments: f64, idle_timeout: f64, max_backpressure: f64, close_on_backpressure: bool, per_message_deflate: bool) -> bool {
-    let limits = crate::websocket::Limits { max_payload: max_payload as usize, max_fragments: max_fragments as usize, idle_timeout: idle_timeout as u64, max_backpressure: max_backpressure as usize, close_on_backpressure };
+    let limits = crate::ws::Limits { max_payload: max_payload as usize, max_fragments: max_fragments as usize, idle_timeout: idle_timeout as u64, max_backpressure: max_backpressure as usize, close_on_backpressure };
     with_state(|s| s.ws_accept(id as u64, limits, per_message_deflate))
 }
 

@@ -4,9 +4,9 @@
 //! slice is read (see `READ_SLICE` for why), the rest after the poll phase, in `on_check`.
 
 use crate::events::Event;
-use crate::h1::{Input, Parsed, Place};
-use crate::io::Read;
-use crate::state::{deliver, now, with_state, State};
+use crate::h1::{Parsed, Place};
+use crate::io::{Input, Read};
+use crate::state::{deliver, now, with_state, Protocol, State};
 use crate::uv::*;
 use std::os::raw::c_int;
 
@@ -160,10 +160,9 @@ impl State {
     fn read(&mut self, key: usize) -> Vec<Event> {
         let conn = self.conns[key].as_mut().unwrap();
         conn.read_queued = false;
-        let input = match &conn.ws {
-            Some(ws) if ws.done_reading => Input::Drop,
-            Some(_) => Input::Read,
-            None => conn.h1.input(),
+        let input = match &conn.proto {
+            Protocol::H1(h1) => h1.input(),
+            Protocol::Ws(ws) => ws.input(),
         };
         match input {
             // Read once the app has answered the upgrade request, or JavaScript's stream of the
@@ -175,13 +174,22 @@ impl State {
         }
         // Activity: the keep-alive timeout counts from the last request, not from the last sweep.
         conn.idle_since = unsafe { uv_now(self.servers[conn.server].as_ref().unwrap().js.uv_loop) };
-        State::ws_heard(conn, conn.idle_since);
+        if let Protocol::Ws(ws) = &mut conn.proto {
+            ws.heard(conn.idle_since);
+        }
         match conn.io.read(&mut self.rx) {
             Read::Open => {}
             // The client ended its side: what arrived whole is answered, then the connection
-            // closes (at once if a response is being streamed: see `input_ended`).
+            // closes (at once if a response is being streamed: see `h1::Conn::input_ended`).
             Read::Ended => {
-                if conn.h1.input_ended() {
+                let streaming = match &mut conn.proto {
+                    Protocol::H1(h1) => h1.input_ended(),
+                    Protocol::Ws(ws) => {
+                        ws.input_ended();
+                        false
+                    }
+                };
+                if streaming {
                     return self.close_conn(key);
                 }
             }
@@ -202,12 +210,13 @@ impl State {
     pub(crate) fn parse(&mut self, key: usize, calls: &mut Vec<Event>) {
         let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return };
         conn.in_batch = true;
-        if conn.ws.is_some() {
-            return self.parse_frames(key, calls);
-        }
+        let h1 = match &mut conn.proto {
+            Protocol::H1(h1) => h1,
+            Protocol::Ws(ws) => return ws.parse(&mut conn.io, calls),
+        };
         let server = self.servers[conn.server].as_ref().unwrap();
         let place = Place { reqs: &mut self.reqs, spare: &mut self.spare, key, gen: conn.gen };
-        if let Parsed::CutShort = conn.h1.parse(&mut conn.io, place, &server.settings.requests, now(server), calls) {
+        if let Parsed::CutShort = h1.parse(&mut conn.io, place, &server.settings.requests, now(server), calls) {
             // JavaScript is reading a body that can't be whole: close, aborting what it holds.
             calls.extend(self.close_conn(key));
         }
@@ -217,9 +226,11 @@ impl State {
     fn end_batch(&mut self, key: usize) -> (Vec<Event>, bool) {
         let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (Vec::new(), false) };
         conn.in_batch = false;
-        State::ws_end_batch(conn);
+        if let Protocol::Ws(ws) = &mut conn.proto {
+            ws.end_batch(&mut conn.io);
+        }
         let (more, mut calls) = self.flush(key);
-        if self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| c.ws.is_none() && c.h1.left_unanswered(&c.io)) {
+        if self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| matches!(&c.proto, Protocol::H1(h1) if h1.left_unanswered(&c.io))) {
             // The client ended its side with requests still unanswered: as node:http takes it
             // (its servers don't allow half-open connections), the client is gone. Their
             // responses are aborted (`req` and `res` see 'close', `req.signal` aborts), and the
@@ -229,7 +240,13 @@ impl State {
         }
         // A connection that became a WebSocket in this batch decodes the frames that came with its
         // handshake now (no more requests, but frames).
-        let more = more && self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| !c.io.input().is_empty() && (c.h1.reads_requests() || c.ws.is_some()));
+        let more = more && self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| {
+            !c.io.input().is_empty()
+                && match &c.proto {
+                    Protocol::H1(h1) => h1.reads_requests(),
+                    Protocol::Ws(_) => true,
+                }
+        });
         (calls, more)
     }
 
@@ -238,7 +255,9 @@ impl State {
     pub fn set_body_timeout(&mut self, id: u64, ms: u64) {
         let Some(req) = self.reqs.get(id) else { return };
         let Some(conn) = self.conns.get_mut(req.conn).and_then(Option::as_mut).filter(|c| c.gen == req.gen) else { return };
-        conn.h1.set_body_timeout(id, ms);
+        if let Protocol::H1(h1) = &mut conn.proto {
+            h1.set_body_timeout(id, ms);
+        }
     }
 
     /// Pauses (JavaScript's stream is full) or resumes the body of request `id` as it arrives.
@@ -246,7 +265,8 @@ impl State {
         let Some(req) = self.reqs.get(id) else { return };
         let (key, gen) = (req.conn, req.gen);
         let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.gen == gen) else { return };
-        if !conn.h1.pause_body(id, paused) {
+        let Protocol::H1(h1) = &mut conn.proto else { return };
+        if !h1.pause_body(id, paused) {
             return;
         }
         let server = conn.server;

@@ -12,7 +12,7 @@ use crate::request::Requests;
 use crate::spare::Spare;
 use crate::uv::*;
 use crate::io::Transport;
-use crate::websocket::WsConn;
+use crate::ws;
 use std::cell::RefCell;
 use std::os::raw::c_int;
 
@@ -64,19 +64,24 @@ pub(crate) struct Conn {
     pub(crate) remote_port: u16,
     /// The socket and its bytes.
     pub(crate) io: Transport,
-    /// HTTP/1.1 on it: its requests and responses.
-    pub(crate) h1: h1::Conn,
+    /// What it speaks, and where that stands.
+    pub(crate) proto: Protocol,
     /// Its output is corked: a batch of its requests is being answered, written at the batch's end.
     pub(crate) in_batch: bool,
     /// Waiting in the server's `ready` list to be read.
     pub(crate) read_queued: bool,
     /// When it was last active (the keep-alive timeout counts from it).
     pub(crate) idle_since: u64,
-    /// Set once the connection is a WebSocket.
-    pub(crate) ws: Option<Box<WsConn>>,
     /// `io.sent()` when the timeout sweep last saw output waiting, and since when it saw it not move.
     pub(crate) sent_seen: u64,
     pub(crate) stalled_since: Option<u64>,
+}
+
+/// What a connection speaks: HTTP/1.1 from its accept, a WebSocket once the app accepted an
+/// upgrade. (HTTP/2 would be a third, chosen at the accept.)
+pub(crate) enum Protocol {
+    H1(h1::Conn),
+    Ws(Box<ws::Conn>),
 }
 
 #[derive(Default)]

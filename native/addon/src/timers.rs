@@ -5,7 +5,7 @@
 
 use crate::events::Event;
 use crate::h1::{Swept, Timeouts};
-use crate::state::{deliver, now, with_state, State};
+use crate::state::{deliver, now, with_state, Protocol, State};
 use crate::uv::*;
 
 pub(crate) unsafe extern "C" fn on_timer(handle: *mut uv_handle_t) {
@@ -27,8 +27,8 @@ impl State {
         let mut calls = Vec::new();
         for key in self.conn_keys(id) {
             let conn = self.conns[key].as_mut().unwrap();
-            if conn.ws.is_some() {
-                if State::ws_sweep(conn, now) {
+            if let Protocol::Ws(ws) = &mut conn.proto {
+                if ws.sweep(&mut conn.io, now) {
                     calls.extend(self.close_conn(key));
                 } else if conn.io.unsent() > 0 {
                     let (_, drained) = self.flush(key);
@@ -42,7 +42,8 @@ impl State {
                 continue;
             }
             let conn = self.conns[key].as_mut().unwrap();
-            match conn.h1.sweep(&mut conn.io, now, &timeouts) {
+            let Protocol::H1(h1) = &mut conn.proto else { continue };
+            match h1.sweep(&mut conn.io, now, &timeouts) {
                 Swept::Busy => conn.idle_since = now,
                 Swept::Idle if stopped || now.saturating_sub(conn.idle_since) >= keep_alive_timeout => calls.extend(self.close_conn(key)),
                 Swept::Idle | Swept::Wait => {}

@@ -6,11 +6,12 @@
 //! connection is advanced: written now, or at the end of the batch being answered.
 
 use crate::events::Event;
-use crate::h1::{Piece, WholeBody};
+use crate::h1::{self, Piece, WholeBody};
 use crate::io::in_place::InPlaceSend;
-use crate::io::{Written, HIGH_WATER};
+use crate::io::{Transport, Written, HIGH_WATER};
 use crate::request::Req;
-use crate::state::{Conn, State};
+use crate::spare::Spare;
+use crate::state::{Protocol, State};
 use crate::uv::*;
 use cog_framing::response::AppHead;
 
@@ -29,8 +30,9 @@ impl State {
                 }
             }
             // All written: a body in place due next goes out now, then the responses behind it.
-            match conn.h1.send_in_place(&mut conn.io) {
-                InPlaceSend::Done => dropped.extend(conn.h1.promote(&mut conn.io, &mut self.reqs, &mut self.spare)),
+            let Protocol::H1(h1) = &mut conn.proto else { break };
+            match h1.send_in_place(&mut conn.io) {
+                InPlaceSend::Done => dropped.extend(h1.promote(&mut conn.io, &mut self.reqs, &mut self.spare)),
                 InPlaceSend::Failed => {
                     dropped.extend(self.close_conn(key));
                     return (false, dropped);
@@ -41,16 +43,28 @@ impl State {
         self.conns[key].as_mut().unwrap().io.settle_output(&mut self.spare, HIGH_WATER);
         let pending = self.unsent(key);
         let conn = self.conns[key].as_mut().unwrap();
-        if pending == 0 && conn.h1.finished() {
+        let finished = match &conn.proto {
+            Protocol::H1(h1) => h1.finished(),
+            Protocol::Ws(ws) => ws.closing(),
+        };
+        if pending == 0 && finished {
             dropped.extend(self.close_conn(key));
             return (false, dropped);
         }
         let mut calls = dropped;
-        State::ws_drained(conn, &mut calls);
-        if pending <= HIGH_WATER {
-            conn.h1.drained(&mut calls);
-        }
-        let reading = if conn.h1.wants_input(&conn.io) { UV_READABLE | UV_DISCONNECT } else { 0 };
+        let wants_input = match &mut conn.proto {
+            Protocol::H1(h1) => {
+                if pending <= HIGH_WATER {
+                    h1.drained(&mut calls);
+                }
+                h1.wants_input(&conn.io)
+            }
+            Protocol::Ws(ws) => {
+                ws.drained(&conn.io, &mut calls);
+                ws.wants_input(&conn.io)
+            }
+        };
+        let reading = if wants_input { UV_READABLE | UV_DISCONNECT } else { 0 };
         let events = if pending > 0 { UV_WRITABLE | if pending > HIGH_WATER { 0 } else { reading } } else { reading };
         conn.io.poll_for(events);
         (pending <= HIGH_WATER, calls)
@@ -61,16 +75,18 @@ impl State {
     /// socket to take them).
     pub(crate) fn unsent(&self, key: usize) -> usize {
         let conn = self.conns[key].as_ref().unwrap();
-        conn.io.unsent() + conn.h1.in_place_left() as usize + conn.io.tls_pending() as usize
+        let in_place = if let Protocol::H1(h1) = &conn.proto { h1.in_place_left() as usize } else { 0 };
+        conn.io.unsent() + in_place + conn.io.tls_pending() as usize
     }
 
     /// Request `id`, its connection, and where buffers are reused from, if its connection is
     /// still open; then `advance`s the connection if `answer` wrote anything (says true).
-    fn answer(&mut self, id: u64, answer: impl FnOnce(&mut Conn, &Req, &mut crate::spare::Spare) -> bool) -> bool {
+    fn answer(&mut self, id: u64, answer: impl FnOnce(&mut h1::Conn, &mut Transport, &Req, &mut Spare) -> bool) -> bool {
         let Some(req) = self.reqs.get(id) else { return false };
         let key = req.conn;
         let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.gen == req.gen) else { return false };
-        if !answer(conn, req, &mut self.spare) {
+        let Protocol::H1(h1) = &mut conn.proto else { return false };
+        if !answer(h1, &mut conn.io, req, &mut self.spare) {
             return false;
         }
         self.advance(key);
@@ -79,20 +95,20 @@ impl State {
 
     /// A whole response (see `h1::Conn::respond`). Returns false when the client is gone.
     pub(crate) fn respond(&mut self, id: u64, answer: &AppHead, body: WholeBody) -> bool {
-        self.answer(id, |conn, req, spare| conn.h1.respond(&mut conn.io, spare, req, id, answer, body))
+        self.answer(id, |h1, io, req, spare| h1.respond(io, spare, req, id, answer, body))
     }
 
     /// Starts a streamed response (see `h1::Conn::stream_start`).
     pub fn stream_start(&mut self, id: u64, answer: &AppHead) -> bool {
-        self.answer(id, |conn, req, spare| conn.h1.stream_start(&mut conn.io, spare, req, id, answer))
+        self.answer(id, |h1, io, req, spare| h1.stream_start(io, spare, req, id, answer))
     }
 
     /// A piece of a streamed body. Returns false when the caller should wait for a drain event
     /// (or the client is gone: then an abort event follows).
     pub fn stream_write(&mut self, id: u64, chunk: &[u8]) -> bool {
         let mut piece = Piece::Gone;
-        self.answer(id, |conn, req, spare| {
-            piece = conn.h1.stream_write(&mut conn.io, spare, req, id, chunk);
+        self.answer(id, |h1, io, req, spare| {
+            piece = h1.stream_write(io, spare, req, id, chunk);
             piece == Piece::Written
         });
         match piece {
@@ -102,13 +118,16 @@ impl State {
                 let Some(req) = self.reqs.get(id) else { return false };
                 let (key, gen) = (req.conn, req.gen);
                 let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.gen == gen) else { return false };
-                conn.h1.below_high_water(&conn.io, id)
+                match &mut conn.proto {
+                    Protocol::H1(h1) => h1.below_high_water(&conn.io, id),
+                    Protocol::Ws(_) => false,
+                }
             }
         }
     }
 
     pub fn stream_end(&mut self, id: u64) -> bool {
-        self.answer(id, |conn, req, spare| conn.h1.stream_end(&mut conn.io, spare, req, id))
+        self.answer(id, |h1, io, req, spare| h1.stream_end(io, spare, req, id))
     }
 
     /// Sends `length` bytes of the open file `fd` from `offset` as the next piece of a streamed
@@ -121,8 +140,8 @@ impl State {
             let own = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
             (own >= 0).then(|| unsafe { std::os::fd::FromRawFd::from_raw_fd(own) })
         };
-        self.answer(id, |conn, req, _| {
-            piece = conn.h1.stream_file(req, id, duplicate, offset, length);
+        self.answer(id, |h1, _, req, _| {
+            piece = h1.stream_file(req, id, duplicate, offset, length);
             piece == Piece::Written
         });
         piece != Piece::Gone
@@ -132,7 +151,10 @@ impl State {
     /// batch is being answered (then the batch's end writes it all at once).
     pub(crate) fn advance(&mut self, key: usize) {
         let conn = self.conns[key].as_mut().unwrap();
-        let dropped = conn.h1.promote(&mut conn.io, &mut self.reqs, &mut self.spare);
+        let dropped = match &mut conn.proto {
+            Protocol::H1(h1) => h1.promote(&mut conn.io, &mut self.reqs, &mut self.spare),
+            Protocol::Ws(_) => Vec::new(),
+        };
         let (server, in_batch) = (conn.server, conn.in_batch);
         if !dropped.is_empty() {
             self.defer(server, dropped);

@@ -8,7 +8,7 @@
 use super::body::BodyState;
 use crate::events::Event;
 use crate::io::in_place::InPlaceSend;
-use crate::io::Transport;
+use crate::io::{Input, Transport};
 use crate::queue::Queue;
 use crate::request::Requests;
 
@@ -43,18 +43,6 @@ pub(crate) enum Stream {
     Length(u64),
     /// The status has no body (1xx, 204, 304): what the app writes is dropped.
     NoBody,
-}
-
-/// What the engine should do with the socket's input (`Conn::input`).
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Input {
-    /// Read it: requests (or a body) may be in it.
-    Read,
-    /// Leave it in the socket: an upgrade waits for the app's answer, or JavaScript's stream of a
-    /// body is full.
-    Wait,
-    /// Read it and drop it: nothing more is parsed (a client still sending after a refusal).
-    Drop,
 }
 
 /// What the timeout sweep found on a connection (`Conn::sweep`).
@@ -158,14 +146,9 @@ impl Conn {
         self.persistence == Persistence::CloseWhenDone && self.queue.is_empty() && !self.has_body()
     }
 
-    /// Whether the connection closes once answered (a WebSocket's too, until it has its own state).
+    /// Whether the connection closes once answered (a WebSocket it becomes closes too).
     pub(crate) fn closing(&self) -> bool {
         self.persistence == Persistence::CloseWhenDone
-    }
-
-    /// The connection closes once what is queued is written (a WebSocket's, until it has its own state).
-    pub(crate) fn close_when_done(&mut self) {
-        self.persistence = Persistence::CloseWhenDone;
     }
 
     /// The server stops: the connection closes once the requests in flight are answered (those

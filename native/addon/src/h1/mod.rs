@@ -12,6 +12,6 @@ mod harness;
 mod read;
 mod write;
 
-pub(crate) use conn::{Conn, Input, Swept, Timeouts};
+pub(crate) use conn::{Conn, Swept, Timeouts};
 pub(crate) use read::{Parsed, Place, Settings};
 pub(crate) use write::{Piece, WholeBody};

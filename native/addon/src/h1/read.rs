@@ -219,7 +219,7 @@ fn request_event(id: u64, body: Body, flags: u32) -> Event {
 mod tests {
     use super::super::harness::{requests, Harness};
     use super::*;
-    use crate::h1::Input;
+    use crate::io::Input;
 
     #[test]
     fn a_request_goes_to_javascript_and_waits_in_the_queue() {

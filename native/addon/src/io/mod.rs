@@ -9,4 +9,4 @@ pub(crate) mod socket;
 pub(crate) mod tls;
 mod transport;
 
-pub(crate) use transport::{Read, Transport, Written, HIGH_WATER};
+pub(crate) use transport::{Input, Read, Transport, Written, HIGH_WATER};

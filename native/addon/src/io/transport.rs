@@ -40,6 +40,18 @@ pub(crate) struct Transport {
     ended: bool,
 }
 
+/// What a connection's protocol wants done with the socket's input.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Input {
+    /// Read it: requests (or frames) may be in it.
+    Read,
+    /// Leave it in the socket: an upgrade waits for the app's answer, or JavaScript's stream of a
+    /// body is full.
+    Wait,
+    /// Read it and drop it: nothing more is parsed (a client still sending after a refusal).
+    Drop,
+}
+
 /// What `read` found.
 pub(crate) enum Read {
     /// What the socket had is in the input (maybe nothing: a TLS handshake under way); more may come.
