@@ -2,7 +2,6 @@
 //! from it lazily, so a handler that never reads a header costs no string for it), and the
 //! connection it came on. Where its response stands is the connection's queue's (`queue.rs`).
 
-use crate::state::State;
 use cog_framing::Head;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -67,26 +66,24 @@ impl std::hash::Hasher for IdHasher {
     }
 }
 
-impl State {
+impl Req {
     /// The method (its place in `METHODS`) and the URL the app sees (the path of an absolute-form target).
-    pub fn request_line(&self, id: u64) -> Option<(usize, &[u8])> {
-        let req = self.reqs.get(id)?;
-        Some((req.method_index, req.path.as_deref().unwrap_or(&req.head[req.target.clone()])))
+    pub(crate) fn request_line(&self) -> (usize, &[u8]) {
+        (self.method_index, self.path.as_deref().unwrap_or(&self.head[self.target.clone()]))
     }
 
     /// The value of the header named `name` (case-insensitive), repeats joined as Node joins
     /// them (cookies with "; ", others with ", "), or only the first one.
-    pub fn header(&self, id: u64, name: &[u8], first: bool) -> Option<Vec<u8>> {
-        let req = self.reqs.get(id)?;
+    pub(crate) fn header(&self, name: &[u8], first: bool) -> Option<Vec<u8>> {
         if first {
-            let (_, value) = req.headers.iter().find(|(n, _)| req.head[n.clone()].eq_ignore_ascii_case(name))?;
-            return Some(req.head[value.clone()].to_vec());
+            let (_, value) = self.headers.iter().find(|(n, _)| self.head[n.clone()].eq_ignore_ascii_case(name))?;
+            return Some(self.head[value.clone()].to_vec());
         }
         let separator: &[u8] = if name.eq_ignore_ascii_case(b"cookie") { b"; " } else { b", " };
         let mut joined: Option<Vec<u8>> = None;
-        for (n, v) in &req.headers {
-            if req.head[n.clone()].eq_ignore_ascii_case(name) {
-                let value = &req.head[v.clone()];
+        for (n, v) in &self.headers {
+            if self.head[n.clone()].eq_ignore_ascii_case(name) {
+                let value = &self.head[v.clone()];
                 match joined.as_mut() {
                     Some(all) => {
                         all.extend_from_slice(separator);
@@ -99,37 +96,9 @@ impl State {
         joined
     }
 
-    pub fn headers(&self, id: u64) -> Option<Vec<(&[u8], &[u8])>> {
-        let req = self.reqs.get(id)?;
-        Some(req.headers.iter().map(|(n, v)| (&req.head[n.clone()], &req.head[v.clone()])).collect())
-    }
-
-    pub fn remote_address(&self, id: u64) -> Option<&str> {
-        let req = self.reqs.get(id)?;
-        let conn = self.conns.get(req.conn)?.as_ref()?;
-        (conn.gen == req.gen).then_some(conn.remote.as_str())
-    }
-
-    /// The client's port, and the address and port it connected to (asked of the socket: only
-    /// a request that asks pays for the call).
-    pub fn endpoints(&self, id: u64) -> Option<(u16, String, u16)> {
-        let req = self.reqs.get(id)?;
-        let conn = self.conns.get(req.conn)?.as_ref()?;
-        if conn.gen != req.gen {
-            return None;
-        }
-        let (local, local_port) = conn.io.local_address()?;
-        Some((conn.remote_port, local, local_port))
-    }
-
-    /// The client's certificate and whether it verified, on a TLS connection.
-    pub fn tls_peer(&self, id: u64) -> Option<crate::io::tls::Peer> {
-        let req = self.reqs.get(id)?;
-        let conn = self.conns.get(req.conn)?.as_ref()?;
-        if conn.gen != req.gen {
-            return None;
-        }
-        conn.io.tls_peer()
+    /// The header lines, as they came.
+    pub(crate) fn headers(&self) -> Vec<(&[u8], &[u8])> {
+        self.headers.iter().map(|(n, v)| (&self.head[n.clone()], &self.head[v.clone()])).collect()
     }
 }
 
@@ -149,5 +118,46 @@ pub(crate) fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &mut Head, 
         minor: head.minor,
         keep_alive: head.keep_alive,
         is_head: method == b"HEAD",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(head: &[u8]) -> Req {
+        let mut headers = Vec::new();
+        let mut parsed = cog_framing::parse_head_reusing(head, &cog_framing::Limits { max_head: 8192, max_headers: 100 }, &mut headers).unwrap().unwrap();
+        new_req(3, 4, head, &mut parsed, Vec::new())
+    }
+
+    #[test]
+    fn the_request_line_is_the_path_of_an_absolute_target() {
+        let mut r = req(b"GET /a?b=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert_eq!(r.request_line(), (cog_framing::METHODS.iter().position(|m| *m == "GET").unwrap(), &b"/a?b=1"[..]));
+        r.path = Some(b"/from-absolute".to_vec());
+        assert_eq!(r.request_line().1, b"/from-absolute");
+        assert_eq!((r.conn, r.gen, r.minor, r.keep_alive, r.is_head), (3, 4, 1, true, false));
+        assert!(req(b"HEAD / HTTP/1.0\r\n\r\n").is_head);
+    }
+
+    #[test]
+    fn repeated_headers_are_joined_as_node_joins_them() {
+        let r = req(b"GET / HTTP/1.1\r\nAccept: a\r\ncookie: x=1\r\nACCEPT: b\r\nCookie: y=2\r\n\r\n");
+        assert_eq!(r.header(b"accept", false).unwrap(), b"a, b");
+        assert_eq!(r.header(b"Accept", true).unwrap(), b"a");
+        assert_eq!(r.header(b"cookie", false).unwrap(), b"x=1; y=2");
+        assert_eq!(r.header(b"missing", false), None);
+        assert_eq!(r.headers().len(), 4);
+        assert_eq!(r.headers()[2], (&b"ACCEPT"[..], &b"b"[..]));
+    }
+
+    #[test]
+    fn ids_are_never_reused() {
+        let mut reqs = Requests::default();
+        let (a, b) = (reqs.next_id(), reqs.next_id());
+        assert!(b > a);
+        reqs.insert(a, req(b"GET / HTTP/1.1\r\n\r\n"));
+        assert!(reqs.remove(a).is_some() && reqs.get(a).is_none() && reqs.next_id() > b);
     }
 }

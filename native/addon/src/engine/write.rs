@@ -11,7 +11,7 @@ use crate::io::in_place::InPlaceSend;
 use crate::io::{Transport, Written, HIGH_WATER};
 use crate::request::Req;
 use crate::spare::Spare;
-use crate::state::{Protocol, State};
+use super::state::{Protocol, State};
 use crate::uv::*;
 use cog_framing::response::AppHead;
 

@@ -5,7 +5,7 @@
 
 use crate::events::Event;
 use crate::h1::{Swept, Timeouts};
-use crate::state::{deliver, now, with_state, Protocol, State};
+use super::state::{deliver, now, with_state, Protocol, State};
 use crate::uv::*;
 
 pub(crate) unsafe extern "C" fn on_timer(handle: *mut uv_handle_t) {

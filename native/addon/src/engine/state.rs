@@ -57,7 +57,7 @@ pub struct Server {
 }
 
 /// A client connection: its socket, its unparsed input and unsent output, and its requests.
-pub(crate) struct Conn {
+pub(crate) struct Connection {
     pub(crate) server: usize,
     pub(crate) gen: u32,
     pub(crate) remote: String,
@@ -87,7 +87,7 @@ pub(crate) enum Protocol {
 #[derive(Default)]
 pub struct State {
     pub(crate) servers: Vec<Option<Server>>,
-    pub(crate) conns: Vec<Option<Conn>>,
+    pub(crate) conns: Vec<Option<Connection>>,
     pub(crate) free_conns: Vec<usize>,
     pub(crate) next_gen: u32,
     pub(crate) reqs: Requests,

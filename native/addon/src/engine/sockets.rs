@@ -3,7 +3,7 @@
 //! batch are corked like a batch's answers (see `after_send`).
 
 use crate::events::Event;
-use crate::state::{now, Conn, Protocol, State};
+use super::state::{now, Connection, Protocol, State};
 use crate::ws::{self, Admit, GONE};
 use cog_framing::websocket::{write_frame, OP_BINARY, OP_TEXT};
 
@@ -40,7 +40,7 @@ impl State {
             let every = (idle_timeout / 4).clamp(25, server.settings.check_interval.max(25));
             if every < server.sweep_every {
                 server.sweep_every = every;
-                unsafe { crate::uv::uv_timer_start(server.timer, crate::timers::on_timer, every, every) };
+                unsafe { crate::uv::uv_timer_start(server.timer, super::timers::on_timer, every, every) };
             }
         }
         // Requests before the handshake still unanswered will never be: their answers can't go
@@ -65,7 +65,7 @@ impl State {
     }
 
     /// The connection of socket `id`, if it is still open, and its WebSocket.
-    fn socket(&mut self, id: u64) -> Option<(usize, &mut Conn)> {
+    fn socket(&mut self, id: u64) -> Option<(usize, &mut Connection)> {
         let &(key, gen) = self.ws_conns.get(&id)?;
         let conn = self.conns.get_mut(key)?.as_mut().filter(|c| c.gen == gen)?;
         matches!(conn.proto, Protocol::Ws(_)).then_some((key, conn))

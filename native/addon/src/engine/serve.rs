@@ -6,7 +6,7 @@
 use crate::events::Event;
 use crate::h1::{Parsed, Place};
 use crate::io::{Input, Read};
-use crate::state::{deliver, now, with_state, Protocol, State};
+use super::state::{deliver, now, with_state, Protocol, State};
 use crate::uv::*;
 use std::os::raw::c_int;
 

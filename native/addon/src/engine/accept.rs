@@ -5,17 +5,17 @@
 
 use crate::events::Event;
 use crate::js;
-use crate::serve::on_conn;
+use super::serve::on_conn;
 use crate::io::socket;
-use crate::io::tls::TlsConn;
+use crate::io::tls::{TlsConn, TlsServer};
 use crate::io::Transport;
-use crate::state::{now, with_state, Conn, Protocol, Server, Settings, State};
-use crate::timers::on_timer;
+use super::state::{now, with_state, Connection, Protocol, Server, Settings, State};
+use super::timers::on_timer;
 use crate::uv::*;
 use crate::h1;
 use std::os::raw::{c_int, c_void};
 
-pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, settings: Settings, tls: Option<std::sync::Arc<crate::io::tls::TlsServer>>) -> Result<(usize, u16), String> {
+pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, settings: Settings, tls: Option<std::sync::Arc<TlsServer>>) -> Result<(usize, u16), String> {
     let (fd, bound) = socket::open(host, port, reuse_port)?;
     let uv_loop = js.uv_loop;
     let listen_poll = alloc_handle(UV_POLL);
@@ -47,6 +47,19 @@ pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, setting
         uv_unref(check);
     }
     Ok((id, bound))
+}
+
+impl State {
+    /// Replaces a TLS server's configuration: connections made from now on use it, open ones keep theirs.
+    pub(crate) fn set_tls(&mut self, id: usize, config: std::sync::Arc<TlsServer>) -> Result<(), &'static str> {
+        match self.servers.get_mut(id).and_then(Option::as_mut) {
+            Some(server) if server.tls.is_some() => {
+                server.tls = Some(config);
+                Ok(())
+            }
+            _ => Err("setSecureContext: this server was not started with tls"),
+        }
+    }
 }
 
 /// Stops accepting; idle connections close now, busy ones once their responses are written.
@@ -140,7 +153,7 @@ impl State {
             let tls_conn = tls.is_some();
             let (remote, remote_port) = socket::address_of(&storage);
             self.next_gen = self.next_gen.wrapping_add(1);
-            let conn = Conn {
+            let conn = Connection {
                 server: id,
                 io: Transport::new(fd, poll, on_conn, tls),
                 gen: self.next_gen,
