@@ -32,7 +32,7 @@ pub struct ListenOptions {
     pub web_sockets: bool,
     /// Share the port with other processes (SO_REUSEPORT): Cog's workers.
     pub reuse_port: Option<bool>,
-    /// Serve TLS (see `tls.rs`).
+    /// Serve TLS (see `io::tls`).
     pub tls: Option<TlsOptions>,
 }
 
@@ -184,7 +184,7 @@ pub fn tls_peer(id: f64) -> Option<TlsPeer> {
 const CLOSE: u32 = 1;
 const HAS_DATE: u32 = 2;
 
-/// Buffers reused from one response to the next (see `text.rs`).
+/// Buffers reused from one response to the next (see `js::text`).
 #[derive(Default)]
 struct Scratch {
     block: Vec<u8>,
@@ -325,7 +325,7 @@ pub fn keep_header_block(env: Env, block: JsString) -> Result<u32> {
 }
 
 /// A response body: a string's UTF-8 (written into `out`), a small Buffer's own bytes, or a
-/// large Buffer held where it lies (see `held.rs`).
+/// large Buffer held where it lies (see `js::held`).
 /// Inlined into both copies of `respond_with`: called instead, it cost a response ~30 instructions.
 #[inline(always)]
 unsafe fn body_bytes<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value, units: &mut Vec<u16>, out: &'a mut Vec<u8>) -> Result<WholeBody<'a>> {

@@ -6,18 +6,20 @@ use cog_framing::Head;
 use std::collections::HashMap;
 use std::ops::Range;
 
-pub struct Req {
-    pub(crate) conn: usize,
-    pub(crate) gen: u32,
-    pub(crate) head: Vec<u8>,
-    pub(crate) method_index: usize,
-    pub(crate) target: Range<usize>,
+pub(crate) struct Req {
+    /// The connection it came on: its key and generation (see `engine::Connection`).
+    conn: usize,
+    gen: u32,
+    /// A copy of its head; the ranges below index it.
+    head: Vec<u8>,
+    method_index: usize,
+    target: Range<usize>,
     /// The path an absolute-form target names, when it is not the target itself.
-    pub(crate) path: Option<Vec<u8>>,
-    pub(crate) headers: Vec<(Range<usize>, Range<usize>)>,
-    pub(crate) minor: u8,
-    pub(crate) keep_alive: bool,
-    pub(crate) is_head: bool,
+    path: Option<Vec<u8>>,
+    headers: Vec<(Range<usize>, Range<usize>)>,
+    minor: u8,
+    keep_alive: bool,
+    is_head: bool,
 }
 
 /// The requests in flight, by id. Ids are never reused (a late call from JavaScript for a request
@@ -67,6 +69,43 @@ impl std::hash::Hasher for IdHasher {
 }
 
 impl Req {
+    /// The connection it came on: its key and generation.
+    pub(crate) fn conn(&self) -> (usize, u32) {
+        (self.conn, self.gen)
+    }
+
+    /// Its minor version (0 for HTTP/1.0).
+    pub(crate) fn minor(&self) -> u8 {
+        self.minor
+    }
+
+    /// Whether the connection may stay open after it (HTTP/1.1 without `Connection: close`, or
+    /// HTTP/1.0 with keep-alive).
+    pub(crate) fn keep_alive(&self) -> bool {
+        self.keep_alive
+    }
+
+    pub(crate) fn is_head(&self) -> bool {
+        self.is_head
+    }
+
+    /// Whether it has a header named `name` (case-insensitive).
+    pub(crate) fn has_header(&self, name: &[u8]) -> bool {
+        self.headers.iter().any(|(n, _)| self.head[n.clone()].eq_ignore_ascii_case(name))
+    }
+
+    /// Its target is in absolute form: the app sees the path it names (`path`, a range of the
+    /// head), which starts with "/" as an origin-form target does.
+    pub(crate) fn set_path(&mut self, path: Range<usize>) {
+        let path = &self.head[path];
+        self.path = Some(if path.first() == Some(&b'/') { path.to_vec() } else { [b"/", path].concat() });
+    }
+
+    /// Its buffers, for the next request to reuse (`Spare`).
+    pub(crate) fn into_buffers(self) -> (Vec<u8>, Vec<(Range<usize>, Range<usize>)>) {
+        (self.head, self.headers)
+    }
+
     /// The method (its place in `METHODS`) and the URL the app sees (the path of an absolute-form target).
     pub(crate) fn request_line(&self) -> (usize, &[u8]) {
         (self.method_index, self.path.as_deref().unwrap_or(&self.head[self.target.clone()]))
@@ -135,8 +174,8 @@ mod tests {
     fn the_request_line_is_the_path_of_an_absolute_target() {
         let mut r = req(b"GET /a?b=1 HTTP/1.1\r\nHost: x\r\n\r\n");
         assert_eq!(r.request_line(), (cog_framing::METHODS.iter().position(|m| *m == "GET").unwrap(), &b"/a?b=1"[..]));
-        r.path = Some(b"/from-absolute".to_vec());
-        assert_eq!(r.request_line().1, b"/from-absolute");
+        r.set_path(5..6);
+        assert_eq!(r.request_line().1, b"/a", "a path gets its slash");
         assert_eq!((r.conn, r.gen, r.minor, r.keep_alive, r.is_head), (3, 4, 1, true, false));
         assert!(req(b"HEAD / HTTP/1.0\r\n\r\n").is_head);
     }
@@ -149,6 +188,7 @@ mod tests {
         assert_eq!(r.header(b"cookie", false).unwrap(), b"x=1; y=2");
         assert_eq!(r.header(b"missing", false), None);
         assert_eq!(r.headers().len(), 4);
+        assert!(r.has_header(b"COOKIE") && !r.has_header(b"content-encoding"));
         assert_eq!(r.headers()[2], (&b"ACCEPT"[..], &b"b"[..]));
     }
 

@@ -1,7 +1,8 @@
 //! A server's life on Node's loop: its listening socket, accepting connections, stopping,
 //! cutting connections and disposing of what it held. Sockets are watched with libuv poll
-//! handles (readiness only): the engine does its own reads and writes (`serve.rs`,
-//! `write.rs`), so no libuv stream buffers sit between the socket and the parser.
+//! handles (readiness only): the engine does its own reads and writes (`io::Transport`,
+//! driven by `serve.rs` and `write.rs`), so no libuv stream buffers sit between the socket and
+//! the parser.
 
 use crate::events::Event;
 use crate::js;
@@ -17,7 +18,7 @@ use std::os::raw::{c_int, c_void};
 
 pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, settings: Settings, tls: Option<std::sync::Arc<TlsServer>>) -> Result<(usize, u16), String> {
     let (fd, bound) = socket::open(host, port, reuse_port)?;
-    let uv_loop = js.uv_loop;
+    let uv_loop = js.uv_loop();
     let listen_poll = alloc_handle(UV_POLL);
     let timer = alloc_handle(UV_TIMER);
     let kick = alloc_handle(UV_TIMER);
@@ -129,7 +130,7 @@ unsafe extern "C" fn on_listen(handle: *mut uv_handle_t, status: c_int, _events:
 impl State {
     fn accept_all(&mut self, id: usize) {
         let Some(server) = self.server(id) else { return };
-        let (listen_fd, uv_loop, now) = (server.listen_fd, server.js.uv_loop, now(server));
+        let (listen_fd, uv_loop, now) = (server.listen_fd, server.js.uv_loop(), now(server));
         let tls_config = server.tls.clone();
         loop {
             let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };

@@ -11,8 +11,9 @@ impl State {
     /// The request and its connection, if the connection it came on is still open.
     fn request_and_connection(&self, id: u64) -> Option<(&Req, &Connection)> {
         let req = self.reqs.get(id)?;
-        let conn = self.conns.get(req.conn)?.as_ref()?;
-        (conn.gen == req.gen).then_some((req, conn))
+        let (key, gen) = req.conn();
+        let conn = self.conns.get(key)?.as_ref()?;
+        (conn.gen == gen).then_some((req, conn))
     }
 
     /// The method (its place in `METHODS`) and the URL the app sees.

@@ -173,7 +173,7 @@ impl State {
             Input::Read => {}
         }
         // Activity: the keep-alive timeout counts from the last request, not from the last sweep.
-        conn.idle_since = unsafe { uv_now(self.servers[conn.server].as_ref().unwrap().js.uv_loop) };
+        conn.idle_since = unsafe { uv_now(self.servers[conn.server].as_ref().unwrap().js.uv_loop()) };
         if let Protocol::Ws(ws) = &mut conn.proto {
             ws.heard(conn.idle_since);
         }
@@ -254,7 +254,8 @@ impl State {
     /// start, 0: none) in place of the server's.
     pub fn set_body_timeout(&mut self, id: u64, ms: u64) {
         let Some(req) = self.reqs.get(id) else { return };
-        let Some(conn) = self.conns.get_mut(req.conn).and_then(Option::as_mut).filter(|c| c.gen == req.gen) else { return };
+        let (key, gen) = req.conn();
+        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.gen == gen) else { return };
         if let Protocol::H1(h1) = &mut conn.proto {
             h1.set_body_timeout(id, ms);
         }
@@ -263,7 +264,7 @@ impl State {
     /// Pauses (JavaScript's stream is full) or resumes the body of request `id` as it arrives.
     pub fn pause_body(&mut self, id: u64, paused: bool) {
         let Some(req) = self.reqs.get(id) else { return };
-        let (key, gen) = (req.conn, req.gen);
+        let (key, gen) = req.conn();
         let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.gen == gen) else { return };
         let Protocol::H1(h1) = &mut conn.proto else { return };
         if !h1.pause_body(id, paused) {

@@ -15,7 +15,7 @@ impl State {
         let Some(key_header) = self.header(id, b"sec-websocket-key", true) else { return false };
         let offer = if per_message_deflate { self.header(id, b"sec-websocket-extensions", false) } else { None };
         let Some(req) = self.reqs.get(id) else { return false };
-        let (key, gen) = (req.conn, req.gen);
+        let (key, gen) = req.conn();
         // Only a request parsed as an upgrade without a body (RFC 6455's handshake is a GET
         // without one) becomes a WebSocket: with a body half read, the connection can't be one.
         let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.gen == gen) else { return false };

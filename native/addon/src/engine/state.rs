@@ -17,87 +17,87 @@ use std::cell::RefCell;
 use std::os::raw::c_int;
 
 /// A server's options (`listen`'s).
-pub struct Settings {
+pub(crate) struct Settings {
     /// What its requests may be.
     pub(crate) requests: h1::Settings,
-    pub headers_timeout: u64,
-    pub request_timeout: u64,
-    pub keep_alive_timeout: u64,
+    pub(crate) headers_timeout: u64,
+    pub(crate) request_timeout: u64,
+    pub(crate) keep_alive_timeout: u64,
     /// A connection whose output has not moved for this long while some waits is closed (0: never).
-    pub send_timeout: u64,
-    pub check_interval: u64,
+    pub(crate) send_timeout: u64,
+    pub(crate) check_interval: u64,
 }
 
 /// A listening server: its socket, its timers, and what its next delivery to JavaScript holds.
-pub struct Server {
-    pub js: js::ServerJs,
-    pub(crate) listen_fd: c_int,
-    pub(crate) listen_poll: *mut uv_handle_t,
-    pub(crate) timer: *mut uv_handle_t,
-    pub(crate) kick: *mut uv_handle_t,
-    pub(crate) kick_armed: bool,
+pub(crate) struct Server {
+    pub(super) js: js::ServerJs,
+    pub(super) listen_fd: c_int,
+    pub(super) listen_poll: *mut uv_handle_t,
+    pub(super) timer: *mut uv_handle_t,
+    pub(super) kick: *mut uv_handle_t,
+    pub(super) kick_armed: bool,
     /// Runs after the poll phase while `ready`, `batch` or `touched` hold anything.
-    pub(crate) check: *mut uv_handle_t,
-    pub(crate) check_armed: bool,
+    pub(super) check: *mut uv_handle_t,
+    pub(super) check_armed: bool,
     /// Connections the poll phase found readable, read by `serve` a slice at a time.
-    pub(crate) ready: Vec<(usize, u32)>,
+    pub(super) ready: Vec<(usize, u32)>,
     /// Calls for JavaScript gathered since the last delivery, delivered together by `serve`.
-    pub(crate) batch: Vec<Event>,
+    pub(super) batch: Vec<Event>,
     /// Connections parsed since the last delivery, to write out after it: (key, generation,
     /// whether the parse found a request, so that another parse may find more).
-    pub(crate) touched: Vec<(usize, u32, bool)>,
-    pub settings: Settings,
+    pub(super) touched: Vec<(usize, u32, bool)>,
+    pub(super) settings: Settings,
     /// Events for JavaScript raised outside a batch (an abort found while answering), sent soon.
-    pub deferred: Vec<Event>,
-    pub(crate) stopped: bool,
+    pub(super) deferred: Vec<Event>,
+    pub(super) stopped: bool,
     /// With `tls`: the configuration new connections get (`set_tls` swaps it).
-    pub(crate) tls: Option<std::sync::Arc<crate::io::tls::TlsServer>>,
+    pub(super) tls: Option<std::sync::Arc<crate::io::tls::TlsServer>>,
     /// How often the timeout sweep runs (shorter than `check_interval` for a short WebSocket idleTimeout).
-    pub(crate) sweep_every: u64,
+    pub(super) sweep_every: u64,
 }
 
 /// A client connection: its socket, its unparsed input and unsent output, and its requests.
 pub(crate) struct Connection {
-    pub(crate) server: usize,
-    pub(crate) gen: u32,
-    pub(crate) remote: String,
-    pub(crate) remote_port: u16,
+    pub(super) server: usize,
+    pub(super) gen: u32,
+    pub(super) remote: String,
+    pub(super) remote_port: u16,
     /// The socket and its bytes.
-    pub(crate) io: Transport,
+    pub(super) io: Transport,
     /// What it speaks, and where that stands.
-    pub(crate) proto: Protocol,
+    pub(super) proto: Protocol,
     /// Its output is corked: a batch of its requests is being answered, written at the batch's end.
-    pub(crate) in_batch: bool,
+    pub(super) in_batch: bool,
     /// Waiting in the server's `ready` list to be read.
-    pub(crate) read_queued: bool,
+    pub(super) read_queued: bool,
     /// When it was last active (the keep-alive timeout counts from it).
-    pub(crate) idle_since: u64,
+    pub(super) idle_since: u64,
     /// `io.sent()` when the timeout sweep last saw output waiting, and since when it saw it not move.
-    pub(crate) sent_seen: u64,
-    pub(crate) stalled_since: Option<u64>,
+    pub(super) sent_seen: u64,
+    pub(super) stalled_since: Option<u64>,
 }
 
 /// What a connection speaks: HTTP/1.1 from its accept, a WebSocket once the app accepted an
 /// upgrade. (HTTP/2 would be a third, chosen at the accept.)
-pub(crate) enum Protocol {
+pub(super) enum Protocol {
     H1(h1::Conn),
     Ws(Box<ws::Conn>),
 }
 
 #[derive(Default)]
-pub struct State {
-    pub(crate) servers: Vec<Option<Server>>,
-    pub(crate) conns: Vec<Option<Connection>>,
-    pub(crate) free_conns: Vec<usize>,
-    pub(crate) next_gen: u32,
-    pub(crate) reqs: Requests,
+pub(crate) struct State {
+    pub(super) servers: Vec<Option<Server>>,
+    pub(super) conns: Vec<Option<Connection>>,
+    pub(super) free_conns: Vec<usize>,
+    pub(super) next_gen: u32,
+    pub(super) reqs: Requests,
     /// Where every connection's reads land first (see `read`).
-    pub(crate) rx: Vec<u8>,
+    pub(super) rx: Vec<u8>,
     /// The buffers of finished requests, for the next ones to fill (malloc and free cost ~150
     /// instructions a buffer, and a request has two), and output buffers between writes.
-    pub(crate) spare: Spare,
+    pub(super) spare: Spare,
     /// Open WebSockets: their connection (key, generation), by socket id.
-    pub(crate) ws_conns: std::collections::HashMap<u64, (usize, u32)>,
+    pub(super) ws_conns: std::collections::HashMap<u64, (usize, u32)>,
 }
 
 thread_local! {
@@ -105,7 +105,7 @@ thread_local! {
 }
 
 /// Runs `f` with the state borrowed; `f` must not call into JavaScript.
-pub fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
+pub(crate) fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
     STATE.with(|s| f(&mut s.borrow_mut()))
 }
 
@@ -122,11 +122,11 @@ fn request_line(id: u64, found: &mut dyn FnMut(usize, &[u8])) -> bool {
 }
 
 pub(crate) fn now(server: &Server) -> u64 {
-    unsafe { uv_now(server.js.uv_loop) }
+    unsafe { uv_now(server.js.uv_loop()) }
 }
 
 impl State {
-    pub fn server(&self, id: usize) -> Option<&Server> {
+    pub(crate) fn server(&self, id: usize) -> Option<&Server> {
         self.servers.get(id).and_then(Option::as_ref)
     }
 

@@ -83,8 +83,8 @@ impl State {
     /// still open; then `advance`s the connection if `answer` wrote anything (says true).
     fn answer(&mut self, id: u64, answer: impl FnOnce(&mut h1::Conn, &mut Transport, &Req, &mut Spare) -> bool) -> bool {
         let Some(req) = self.reqs.get(id) else { return false };
-        let key = req.conn;
-        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.gen == req.gen) else { return false };
+        let (key, gen) = req.conn();
+        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.gen == gen) else { return false };
         let Protocol::H1(h1) = &mut conn.proto else { return false };
         if !answer(h1, &mut conn.io, req, &mut self.spare) {
             return false;
@@ -116,7 +116,7 @@ impl State {
             Piece::Dropped => true,
             Piece::Written => {
                 let Some(req) = self.reqs.get(id) else { return false };
-                let (key, gen) = (req.conn, req.gen);
+                let (key, gen) = req.conn();
                 let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.gen == gen) else { return false };
                 match &mut conn.proto {
                     Protocol::H1(h1) => h1.below_high_water(&conn.io, id),
@@ -171,8 +171,8 @@ impl State {
     /// requests on it are told they were aborted, from the loop.
     pub fn destroy(&mut self, id: u64) {
         let Some(req) = self.reqs.get(id) else { return };
-        let key = req.conn;
-        let Some(server) = self.conns.get(key).and_then(Option::as_ref).filter(|c| c.gen == req.gen).map(|c| c.server) else { return };
+        let (key, gen) = req.conn();
+        let Some(server) = self.conns.get(key).and_then(Option::as_ref).filter(|c| c.gen == gen).map(|c| c.server) else { return };
         let calls: Vec<Event> = self.close_conn(key).into_iter().filter(|c| !matches!(c, Event::Abort { id: other } if *other == id)).collect();
         if !calls.is_empty() {
             self.defer(server, calls);

@@ -140,10 +140,9 @@ impl Conn {
                         self.stop_requests();
                     }
                     if let Ok(Some(path)) = &checked {
-                        let path = &req.head[path.clone()];
-                        req.path = Some(if path.first() == Some(&b'/') { path.to_vec() } else { [b"/", path].concat() });
+                        req.set_path(path.clone());
                     }
-                    let http11 = if req.minor >= 1 { FLAG_HTTP11 } else { 0 };
+                    let http11 = if req.minor() >= 1 { FLAG_HTTP11 } else { 0 };
                     if let Err(problem) = checked {
                         // Cog answers it (through the app's error handler) and closes: the body is never read.
                         self.stop_requests();
@@ -207,8 +206,8 @@ impl Conn {
 /// it names a Content-Encoding (so that JavaScript asks for the header only then: most bodies
 /// have none, and each ask is a call).
 fn body_flags(req: &Req, upgrade: bool) -> u32 {
-    let encoded = req.headers.iter().any(|(name, _)| req.head[name.clone()].eq_ignore_ascii_case(b"content-encoding"));
-    (if req.minor >= 1 { FLAG_HTTP11 } else { 0 }) | if encoded { FLAG_ENCODED } else { 0 } | if upgrade { FLAG_UPGRADE } else { 0 }
+    let encoded = req.has_header(b"content-encoding");
+    (if req.minor() >= 1 { FLAG_HTTP11 } else { 0 }) | if encoded { FLAG_ENCODED } else { 0 } | if upgrade { FLAG_UPGRADE } else { 0 }
 }
 
 fn request_event(id: u64, body: Body, flags: u32) -> Event {
@@ -229,7 +228,7 @@ mod tests {
         assert_eq!(events, [Event::Request { id: 1, body: Body::None, flags: FLAG_HTTP11, problem: None }]);
         assert_eq!(h.conn.queue.front(), Some(1));
         let req = h.reqs.get(1).unwrap();
-        assert_eq!((req.minor, req.keep_alive, req.is_head), (1, true, false));
+        assert_eq!((req.minor(), req.keep_alive(), req.is_head()), (1, true, false));
         assert!(h.io.input().is_empty(), "the head was consumed");
     }
 

@@ -49,7 +49,7 @@ impl Conn {
     pub(crate) fn respond(&mut self, io: &mut Transport, spare: &mut Spare, req: &Req, id: u64, answer: &AppHead, body: WholeBody) -> bool {
         let no_body = answer.status < 200 || answer.status == 204 || answer.status == 304;
         let framing = if no_body { BodyFraming::NoBody } else { BodyFraming::Length(body.len()) };
-        let sends_body = !no_body && !req.is_head;
+        let sends_body = !no_body && !req.is_head();
         let options = head_options(answer, req, framing);
         let Some(close) = self.write(io, spare, id, |out, _| {
             let close = write_head(out, &options);
@@ -74,13 +74,13 @@ impl Conn {
         let framing = match answer.declared_length {
             _ if no_body => BodyFraming::NoBody,
             // A HEAD answer reports the declared length and sends no body.
-            Some(_) if req.is_head => BodyFraming::Length(0),
+            Some(_) if req.is_head() => BodyFraming::Length(0),
             Some(length) => BodyFraming::Length(length as usize),
-            None if req.is_head => BodyFraming::NoBody,
+            None if req.is_head() => BodyFraming::NoBody,
             None => BodyFraming::Stream,
         };
         let stream = match framing {
-            BodyFraming::Length(length) if !req.is_head => Stream::Length(length as u64),
+            BodyFraming::Length(length) if !req.is_head() => Stream::Length(length as u64),
             // 1xx, 204 and 304 have no body: what the app writes is dropped, as node:http drops it.
             BodyFraming::NoBody => Stream::NoBody,
             _ => Stream::Open,
@@ -107,7 +107,7 @@ impl Conn {
     /// A piece of a streamed body, framed as its response's head said.
     pub(crate) fn stream_write(&mut self, io: &mut Transport, spare: &mut Spare, req: &Req, id: u64, chunk: &[u8]) -> Piece {
         let Some(entry) = self.queue.get(id) else { return Piece::Gone };
-        if chunk.is_empty() || req.is_head || entry.proto == Stream::NoBody {
+        if chunk.is_empty() || req.is_head() || entry.proto == Stream::NoBody {
             return Piece::Dropped;
         }
         if let Stream::Length(left) = entry.proto {
@@ -123,7 +123,7 @@ impl Conn {
             return Piece::Written;
         }
         let mut bytes = Vec::with_capacity(chunk.len() + 16);
-        if req.minor >= 1 {
+        if req.minor() >= 1 {
             bytes.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
             bytes.extend_from_slice(chunk);
             bytes.extend_from_slice(b"\r\n");
@@ -159,7 +159,7 @@ impl Conn {
                 }
                 b""
             }
-            Stream::Open if req.minor >= 1 && !req.is_head => b"0\r\n\r\n",
+            Stream::Open if req.minor() >= 1 && !req.is_head() => b"0\r\n\r\n",
             _ => b"",
         };
         self.write(io, spare, id, |out, _| out.extend_from_slice(last));
@@ -171,8 +171,8 @@ impl Conn {
     /// queued here, its body is chunked (the caller streams it instead), or `file` gave none.
     pub(crate) fn stream_file(&mut self, req: &Req, id: u64, file: impl FnOnce() -> Option<std::fs::File>, offset: u64, length: u64) -> Piece {
         let Some(entry) = self.queue.get(id) else { return Piece::Gone };
-        let Stream::Length(due) = entry.proto else { return if req.is_head || entry.proto == Stream::NoBody { Piece::Dropped } else { Piece::Gone } };
-        if length == 0 || req.is_head {
+        let Stream::Length(due) = entry.proto else { return if req.is_head() || entry.proto == Stream::NoBody { Piece::Dropped } else { Piece::Gone } };
+        if length == 0 || req.is_head() {
             return Piece::Dropped;
         }
         let length = length.min(due);
@@ -197,7 +197,8 @@ impl Conn {
                     body.paused = false;
                 }
                 if let Some(req) = reqs.remove(id) {
-                    spare.keep(req.head, req.headers);
+                    let (head, headers) = req.into_buffers();
+                    spare.keep(head, headers);
                 }
                 if closes {
                     if let Some(body) = reading.take_body() {
@@ -228,7 +229,7 @@ impl Conn {
 
 /// The head options for the app's answer to `req`.
 fn head_options<'a>(app: &'a AppHead<'a>, req: &Req, framing: BodyFraming) -> HeadOptions<'a> {
-    HeadOptions { app, framing, minor: req.minor, request_close: !req.keep_alive, head_request: req.is_head }
+    HeadOptions { app, framing, minor: req.minor(), request_close: !req.keep_alive(), head_request: req.is_head() }
 }
 
 #[cfg(test)]

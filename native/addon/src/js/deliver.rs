@@ -12,15 +12,15 @@ use std::ptr;
 /// the engine's state to deliver a batch; `release` drops them once).
 #[derive(Clone, Copy)]
 pub struct ServerJs {
-    pub env: sys::napi_env,
-    pub uv_loop: *mut crate::uv::uv_loop_t,
+    env: sys::napi_env,
+    uv_loop: *mut crate::uv::uv_loop_t,
     /// `(id, method, url, body, flags, problem)` for each request (`method` indexes `METHODS`;
     /// `body`: the whole body, or when it follows in pieces its declared length, -1 if chunked).
-    pub on_request: sys::napi_ref,
+    on_request: sys::napi_ref,
     /// `(kind, id, piece?)` for aborts, drains, and the pieces of a body that follows its request.
-    pub on_event: sys::napi_ref,
+    on_event: sys::napi_ref,
     /// `(kind, id, data, code)` for WebSocket events.
-    pub on_socket: sys::napi_ref,
+    on_socket: sys::napi_ref,
     trampoline: sys::napi_ref,
     async_context: sys::napi_async_context,
 }
@@ -80,6 +80,11 @@ impl ServerJs {
         let mut async_context = ptr::null_mut();
         check(sys::napi_async_init(env, context, resource_name, &mut async_context), "napi_async_init")?;
         Ok(ServerJs { env, uv_loop: uv_loop as *mut _, on_request: request_ref, on_event: event_ref, on_socket: socket_ref, trampoline: trampoline_ref, async_context })
+    }
+
+    /// Node's loop, which the server's handles run on.
+    pub fn uv_loop(&self) -> *mut crate::uv::uv_loop_t {
+        self.uv_loop
     }
 
     /// Drops the references (the server is gone).
