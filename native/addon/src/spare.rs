@@ -77,3 +77,44 @@ impl Spare {
         headers
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_finished_requests_buffers_serve_the_next_one_emptied() {
+        let mut spare = Spare::default();
+        let mut head = Vec::with_capacity(512);
+        head.extend_from_slice(b"GET / HTTP/1.1\r\n\r\n");
+        spare.keep(head, Vec::with_capacity(8));
+        let reused = spare.head();
+        assert!(reused.is_empty() && reused.capacity() == 512);
+        assert_eq!(spare.head().capacity(), 0, "one kept, one given");
+        assert_eq!(spare.headers().capacity(), 8);
+        assert_eq!(spare.bytes, 0, "what is given back leaves the budget");
+    }
+
+    #[test]
+    fn large_buffers_and_those_past_the_budget_are_let_go() {
+        let mut spare = Spare::default();
+        spare.keep(Vec::with_capacity(Spare::MAX_HEAD + 1), Vec::with_capacity(Spare::MAX_HEADERS + 1));
+        assert_eq!((spare.head().capacity(), spare.headers().capacity()), (0, 0));
+        for _ in 0..(Spare::BUDGET / Spare::MAX_HEAD + 10) {
+            spare.keep(Vec::with_capacity(Spare::MAX_HEAD), Vec::new());
+        }
+        assert!(spare.bytes <= Spare::BUDGET);
+        assert_eq!(spare.heads.len(), Spare::BUDGET / Spare::MAX_HEAD);
+    }
+
+    #[test]
+    fn output_buffers_are_kept_few_and_small() {
+        let mut spare = Spare::default();
+        for _ in 0..Spare::MAX_OUTS + 5 {
+            spare.keep_out(Vec::with_capacity(1024));
+        }
+        spare.keep_out(Vec::with_capacity(Spare::MAX_OUT + 1));
+        assert_eq!(spare.outs.len(), Spare::MAX_OUTS);
+        assert!(spare.out().capacity() >= 1024);
+    }
+}
