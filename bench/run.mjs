@@ -138,8 +138,8 @@ const wantedArena = arenaScenarios.length === 0 ? [] : wantedNames ? ARENA_CONTE
 const wantedServing = servingScenarios.length === 0 ? [] : wantedNames ? SERVING_CONTENDERS.filter((c) => wantedNames.includes(c.name)) : SERVING_CONTENDERS;
 // The arena's scenarios are always timed with wrk: its Lua scripts rotate their requests.
 if (arenaScenarios.length > 0 && !commandExists("wrk")) fatal("the arena's scenarios are timed with wrk and its Lua scripts: install wrk (Debian/Ubuntu: apt-get install wrk)");
-const missingTools = [...servingTools(servingScenarios)].filter(([tool]) => !commandExists(tool));
-if (missingTools.length > 0) fatal(`the serving scenarios need ${missingTools.map(([tool]) => tool).join(", ")}: install ${missingTools.length === 1 ? "it" : "them"} (Debian/Ubuntu: ${missingTools.map(([, install]) => install).join("; ")})`);
+const missingTools = [...servingTools([...servingScenarios, ...arenaScenarios])].filter(([tool]) => !commandExists(tool));
+if (missingTools.length > 0) fatal(`the serving scenarios and production-stack need ${missingTools.map(([tool]) => tool).join(", ")}: install ${missingTools.length === 1 ? "it" : "them"} (Debian/Ubuntu: ${missingTools.map(([, install]) => install).join("; ")})`);
 const outDir = resolve(flags.out ?? join(here, "results", new Date().toISOString().replace(/[:.]/g, "-")));
 const SERVER_CPU = "0";
 const LOAD_CPU = "1";
@@ -175,7 +175,7 @@ Command: \`npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2)
 }
 
 async function benchHttp() {
-  const tools = [scenarios.length > 0 && settings.tool, arenaScenarios.length > 0 && (scenarios.length > 0 ? "the arena: wrk" : "wrk"), servingScenarios.length > 0 && "serving: wrk (HTTP/1.1), h2load (HTTP/2)"].filter(Boolean).join("; ");
+  const tools = [scenarios.length > 0 && settings.tool, arenaScenarios.length > 0 && `${scenarios.length > 0 ? "the arena: wrk" : "wrk"}${arenaScenarios.some((s) => s.tool === "h2load") ? " (production-stack: h2load)" : ""}`, servingScenarios.length > 0 && "serving: wrk (HTTP/1.1), h2load (HTTP/2)"].filter(Boolean).join("; ");
   console.log(`Cog benchmark: ${wanted.length + wantedArena.length + wantedServing.length} contenders, ${[...scenarios, ...arenaScenarios, ...servingScenarios].reduce((n, s) => n + s.routes.length, 0)} routes, ${settings.rounds} round(s) of ${settings.seedDurations ? "the seeds' durations" : `${settings.duration}s`}, ${tools}, servers on Node ${nodeVersion}`);
   if (!pinning) console.log("Note: taskset or a second core is missing, so server and load generator share cores; figures will be noisier.");
 
@@ -272,13 +272,15 @@ async function benchHttp() {
   try {
     for (const { scenario, route, servers } of plan) {
       const load = {
-        // The arena's requests come from its scenario's wrk script; a serving scenario names its tool and protocol.
-        tool: scenario.arena ? "wrk" : scenario.serving ? scenario.tool : settings.tool,
+        // The arena's requests come from its scenario's wrk script (production-stack's: two h2load at
+        // once, `parallel`); a serving scenario names its tool and protocol.
+        tool: scenario.arena ? (scenario.tool ?? "wrk") : scenario.serving ? scenario.tool : settings.tool,
         scheme: scenario.protocol === "tls" || scenario.protocol === "h2" ? "https" : "http",
         streams: scenario.streams,
         // Worker processes take both cores: the load generator shares them.
         unpinned: scenario.workers !== undefined,
-        script: scenario.arena ? scenario.lua() : undefined,
+        script: scenario.lua?.(),
+        parallel: scenario.parallel?.(),
         method: route.method,
         headers: route.headers,
         body: route.payload,
@@ -342,7 +344,7 @@ async function benchHttp() {
     const runtime = contender.runtime === "bun" ? bunBinary() : {};
     contenders.push({ name: contender.name, engine: contender.engine, baseline: contender.baseline, family: contender.family, version: packageVersion(contender, runtime), about: contender.about });
   }
-  const results = { meta, scenarios: [...scenarios, ...arenaScenarios.map(({ lua, prepare, ...s }) => s), ...servingScenarios], contenders, skipped, scenarioSkipped: [...(arena?.skipped ?? []), ...(serving?.skipped ?? [])], measurements };
+  const results = { meta, scenarios: [...scenarios, ...arenaScenarios.map(({ lua, prepare, parallel, ...s }) => s), ...servingScenarios], contenders, skipped, scenarioSkipped: [...(arena?.skipped ?? []), ...(serving?.skipped ?? [])], measurements };
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, "results.json"), JSON.stringify(results, null, 1));
   const charts = await writeCharts(results, join(outDir, "charts"));
@@ -350,18 +352,36 @@ async function benchHttp() {
   console.log(`\nReport: ${relative(process.cwd(), join(outDir, "report.md"))} (charts in ${relative(process.cwd(), join(outDir, "charts"))}/)`);
 }
 
-/** One load-generator run against one server, with the server's memory and CPU sampled meanwhile. */
+/**
+ * One load-generator run against one server (or, with `load.parallel`, one run of each part at
+ * once, their figures added up), with the server's memory and CPU sampled meanwhile.
+ */
 async function timeServer({ server }, route, load, duration) {
   const sampler = server.sampler();
-  const result = await measure({
-    tool: load.tool,
-    url: `${load.scheme}://127.0.0.1:${server.port}${load.script === undefined ? route.path : "/"}`,
-    ...load,
-    duration,
-    cpu: pinning && !load.unpinned ? LOAD_CPU : null,
-  }).catch((err) => ({ failed: err.message }));
+  const runs = (load.parallel ?? [{}]).map((part) =>
+    measure({
+      tool: load.tool,
+      url: `${load.scheme}://127.0.0.1:${server.port}${load.script === undefined && load.parallel === undefined ? route.path : "/"}`,
+      ...load,
+      ...part,
+      duration,
+      cpu: pinning && !load.unpinned ? LOAD_CPU : null,
+    }).catch((err) => ({ failed: err.message })),
+  );
+  const result = combined(await Promise.all(runs));
   const usage = sampler.stop();
   return { ...result, serverPeakRss: usage.peakRss, serverCpu: usage.cpu, serverCpuSeconds: usage.cpuSeconds, processCpuSeconds: usage.processCpuSeconds, rssSeries: usage.series };
+}
+
+/** The figures of load generators run at once: counts and rates added, latency the first's (production-stack's reads). */
+function combined(results) {
+  if (results.length === 1) return results[0];
+  const failed = results.find((r) => r.failed);
+  if (failed) return failed;
+  const sum = (key) => results.reduce((n, r) => n + (r[key] ?? 0), 0);
+  const statuses = {};
+  for (const r of results) for (const [code, count] of Object.entries(r.statuses ?? {})) statuses[code] = (statuses[code] ?? 0) + count;
+  return { ...results[0], requests: sum("requests"), rps: sum("rps"), bytesPerSec: sum("bytesPerSec"), errors: sum("errors"), timeouts: sum("timeouts"), resets: sum("resets"), statuses, generatorCpu: results.every((r) => r.generatorCpu === null) ? null : sum("generatorCpu") };
 }
 
 /** The bare server a contender is paired with (--paired): its own, else the shared one; null for a bare server or one whose bare server is not running. */

@@ -1,19 +1,41 @@
-// The arena: a realistic Cog app, serving HttpArena's workloads with Cog's
-// documented features only. Query strings and bodies, JSON of real size through
-// a response schema, Postgres through a pooled driver, a cache-aside with a TTL,
-// and schemas that validate what clients send; static files with their precompressed
-// variants, compressed JSON, streamed uploads and a WebSocket echo.
+// The arena: a realistic Cog app, serving HttpArena's workloads (its test profiles, as
+// github.com/MDA2AV/HttpArena specifies them) with Cog's documented features only. Query strings
+// and bodies, JSON of real size through a response schema, Postgres through a pooled driver, a
+// cache-aside with a TTL, and schemas that validate what clients send; static files with their
+// precompressed variants, compressed JSON, streamed uploads and a WebSocket echo; the JSON over
+// TLS, and HTTP/2 over TLS and cleartext (node engine), each on the port HttpArena gives it.
 //
-//   DATABASE_URL=postgres://… [REDIS_URL=redis://…] [STATIC_DIR=…] [COG_ENGINE=native] [PORT=8080] npx tsx examples/arena.ts
+//   [DATABASE_URL=postgres://…] [REDIS_URL=redis://…] [STATIC_DIR=…] [DATASET_PATH=…] [COG_ENGINE=native]
+//   [PORT=8080] [TLS_PORT=8081] [H2_PORT=8443] [H2C_PORT=8082] [TLS_CERT=… TLS_KEY=…] [WORKERS=auto]
+//   npx tsx examples/arena.ts
+//
+// With DATABASE_URL, the app also serves production-stack's API (/api/, behind an edge that
+// verifies a JWT per call and passes its subject in X-User-Id; a two-level cache, this process then
+// Redis at REDIS_URL); `node bench/arena/stack/stack.mjs` runs it behind nginx.
+//
+// Each extra listener starts when its port is set: TLS_PORT (HTTP/1.1 over TLS: json-tls), H2_PORT
+// (HTTP/2 over TLS: baseline-h2, static-h2) and H2C_PORT (HTTP/2 cleartext only: baseline-h2c,
+// json-h2c); the TLS ones read TLS_CERT and TLS_KEY (default /certs/server.crt and .key, where
+// HttpArena mounts them). WORKERS (a number or "auto") serves port PORT from that many worker
+// processes; the extra listeners are then served by the primary alone.
 //
 // `node bench/arena/database.mjs` starts a seeded Postgres and prints its DATABASE_URL;
 // `node bench/arena/static-files.mjs` writes the static files and prints their STATIC_DIR.
-import { readFileSync } from "node:fs";
+import cluster from "node:cluster";
+import { existsSync, readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { fileURLToPath } from "node:url";
 import { Type } from "@sinclair/typebox";
 import { Cog, HttpError, serveStatic } from "cog-http";
 import { openStore, type Item } from "./arena-store.js";
 
-const dataset: Item[] = JSON.parse(readFileSync(new URL("./data/dataset.json", import.meta.url), "utf8"));
+/** A file HttpArena mounts (`/data/…`, `/certs/…`), or, when it isn't there, `fallback`. */
+const mounted = (path: string, fallback: string | undefined) => (existsSync(path) ? path : fallback);
+
+// HttpArena's 50 items, read where it mounts them; examples/data/dataset.json is a copy of the same file.
+const datasetPath = process.env.DATASET_PATH ?? mounted("/data/dataset.json", fileURLToPath(new URL("./data/dataset.json", import.meta.url)))!;
+const dataset: Item[] = JSON.parse(readFileSync(datasetPath, "utf8"));
+const staticDir = process.env.STATIC_DIR ?? mounted("/data/static", undefined);
 
 const ItemSchema = Type.Object({
   id: Type.Integer(),
@@ -44,42 +66,71 @@ function requests<S extends { params?: unknown; query?: unknown; body?: unknown 
   return validating ? schema : { ...schema, params: undefined, query: undefined, body: undefined };
 }
 
-const app = new Cog({ engine: process.env.COG_ENGINE === "native" ? "native" : "node" });
+const engine = process.env.COG_ENGINE === "native" ? "native" : "node";
+const app = new Cog({ engine });
+const workers = process.env.WORKERS === undefined ? undefined : process.env.WORKERS === "auto" ? "auto" : Number(process.env.WORKERS);
+// Postgres allows DATABASE_MAX_CONN connections in all (HttpArena sets 256): each process that
+// serves the database routes (every worker, or this one) pools its share.
+const processes = workers === undefined ? 1 : workers === "auto" ? availableParallelism() : workers;
+const poolSize = Math.max(1, Math.floor(Number(process.env.DATABASE_MAX_CONN ?? 16 * processes) / processes));
 const databaseUrl = process.env.DATABASE_URL;
-const store = databaseUrl ? await openStore({ databaseUrl, redisUrl: process.env.REDIS_URL }) : undefined;
+// With workers, the primary serves only the extra listeners, none of which touches the database.
+const store = databaseUrl && (workers === undefined || cluster.isWorker) ? await openStore({ databaseUrl, redisUrl: process.env.REDIS_URL, poolSize }) : undefined;
 
-// Plain HTTP: the query's two numbers, plus the body's on POST (sent with Content-Length or chunked).
-app.get("/baseline", (req, res) => {
-  res.send(String(Number(req.query.a) + Number(req.query.b)));
-});
-app.post("/baseline", (req, res) => {
-  res.send(String(Number(req.query.a) + Number(req.query.b) + Number(String(req.body))));
-});
+// The routes a profile needs, registered on each listener that serves it (one Cog app per port).
+
+/** The query's two numbers, plus the body's number on POST (sent with Content-Length or chunked). */
+function sums(on: Cog, path: string, { post = true } = {}) {
+  on.get(path, (req, res) => {
+    res.send(String(Number(req.query.a) + Number(req.query.b)));
+  });
+  if (post)
+    on.post(path, (req, res) => {
+      // The body's bytes, whatever Content-Type says (HttpArena's own requests send none).
+      res.send(String(Number(req.query.a) + Number(req.query.b) + Number(req.rawBody?.toString("latin1"))));
+    });
+}
+
+/**
+ * JSON of real size: the first `count` items, each with a computed total, written by the response
+ * schema's serializer, and compressed when the client's Accept-Encoding asks for it.
+ */
+function json(on: Cog, path = "/json/:count") {
+  on.get(
+    path,
+    {
+      compress: true,
+      schema: requests({
+        params: Type.Object({ count: Type.Integer({ minimum: 0, maximum: dataset.length }) }),
+        query: Type.Object({ m: Int32({ default: 1 }) }),
+        response: { 200: Type.Object({ items: Type.Array(Type.Composite([ItemSchema, Type.Object({ total: Type.Integer() })])), count: Type.Integer() }) },
+      }),
+    },
+    (req, res) => {
+      const m = Number(req.query.m ?? 1);
+      // Fields listed rather than spread ({ ...item, total }): on Node 20, the response schema's
+      // serializer reads objects made by a spread 4x slower than literal ones (Node 24 doesn't care).
+      const items = dataset.slice(0, Number(req.params.count)).map(({ id, name, category, price, quantity, active, tags, rating }) => ({ id, name, category, price, quantity, active, tags, rating, total: price * quantity * m }));
+      res.json({ items, count: items.length });
+    },
+  );
+}
+
+/** Static files, read from disk per request, with the .br/.gz written beside them preferred when the client accepts them. */
+function staticFiles(on: Cog) {
+  if (staticDir) on.use("/static", serveStatic(staticDir, { precompressed: true }));
+}
+
+sums(app, "/baseline11");
+json(app);
+staticFiles(app);
+// production-stack's public routes: behind its edge, with neither authentication nor a cache.
+sums(app, "/public/baseline", { post: false });
+json(app, "/public/json/:count");
 
 app.get("/pipeline", (_req, res) => {
   res.send("ok");
 });
-
-// JSON of real size: the first `count` items, each with a computed total, written by the response
-// schema's serializer, and compressed when the client's Accept-Encoding asks for it.
-app.get(
-  "/json/:count",
-  {
-    compress: true,
-    schema: requests({
-      params: Type.Object({ count: Type.Integer({ minimum: 0, maximum: dataset.length }) }),
-      query: Type.Object({ m: Int32({ default: 1 }) }),
-      response: { 200: Type.Object({ items: Type.Array(Type.Composite([ItemSchema, Type.Object({ total: Type.Integer() })])), count: Type.Integer() }) },
-    }),
-  },
-  (req, res) => {
-    const m = Number(req.query.m ?? 1);
-    // Fields listed rather than spread ({ ...item, total }): on Node 20, the response schema's
-    // serializer reads objects made by a spread 4x slower than literal ones (Node 24 doesn't care).
-    const items = dataset.slice(0, Number(req.params.count)).map(({ id, name, category, price, quantity, active, tags, rating }) => ({ id, name, category, price, quantity, active, tags, rating, total: price * quantity * m }));
-    res.json({ items, count: items.length });
-  },
-);
 
 // Uploads: the body is read as it arrives (never held whole) and its bytes counted.
 app.post("/upload", { body: "stream", bodyLimit: 64 * 1024 * 1024 }, async (req, res) => {
@@ -88,28 +139,34 @@ app.post("/upload", { body: "stream", bodyLimit: 64 * 1024 * 1024 }, async (req,
   res.send(String(bytes));
 });
 
-// Static files, with the .br/.gz written beside them preferred when the client accepts them.
-if (process.env.STATIC_DIR) app.use("/static", serveStatic(process.env.STATIC_DIR, { precompressed: true }));
-
 // A WebSocket that echoes every message.
 app.ws("/ws", { message: (ws, data, isBinary) => void ws.send(data, isBinary) });
 
-if (store) {
-  app.get(
-    "/async-db",
-    {
-      schema: {
-        query: Type.Object({ min: Int32({ default: 10 }), max: Int32({ default: 50 }), limit: Int32({ default: 50 }) }),
-        response: { 200: Page(50) },
-      },
+// Items priced from min to max. Without a database, or when the query fails (Postgres down or
+// restarting: the pool reconnects on a later request), the answer is the empty page, as
+// HttpArena's specification asks, never an error.
+app.get(
+  "/async-db",
+  {
+    schema: {
+      query: Type.Object({ min: Int32({ default: 10 }), max: Int32({ default: 50 }), limit: Int32({ default: 50 }) }),
+      response: { 200: Page(50) },
     },
-    async (req, res) => {
-      const { min, max } = req.query;
-      const items = await store.priceRange(min, max, Math.min(Math.max(req.query.limit, 1), 50));
-      res.json({ items, count: items.length });
-    },
-  );
+  },
+  async (req, res) => {
+    const { min, max } = req.query;
+    let items: Item[] = [];
+    if (store)
+      try {
+        items = await store.priceRange(min, max, Math.min(Math.max(req.query.limit, 1), 50));
+      } catch (err) {
+        console.error(`async-db: ${(err as Error).message}; answering the empty page`);
+      }
+    res.json({ items, count: items.length });
+  },
+);
 
+if (store) {
   app.group("/crud/items", (crud) => {
     crud.get(
       "/",
@@ -166,17 +223,101 @@ if (store) {
   });
 }
 
+// production-stack's API: behind an edge (nginx) that checks the JWT of every /api/ call and passes
+// the request on with X-User-Id, the token's subject (HttpArena's auth contract: the app never sees
+// the token, and trusts the header). Reads go through a two-level cache-aside (this process, then
+// Redis when REDIS_URL is set; examples/arena-store.ts); a write updates Postgres and drops the
+// item from both levels. `node bench/arena/stack/stack.mjs` runs the whole stack.
+if (store) {
+  const Changes = Type.Object({ name: Text({ minLength: 1, maxLength: 200 }), price: Int32({ minimum: 0 }), quantity: Int32({ minimum: 0 }) });
+  const UserSchema = Type.Object({ id: Type.Integer(), name: Type.String(), email: Type.String(), plan: Type.String() });
+  const Unauthorized = Type.Object({ statusCode: Type.Integer(), error: Type.String(), message: Type.String() }, { description: "No X-User-Id: the request did not come through the edge's check" });
+
+  app.get("/api/items/:id", { schema: requests({ params: Id, response: { 200: ItemSchema, 404: NotFound } }) }, async (req, res) => {
+    const { value, cache } = await store.itemJson(Number(req.params.id));
+    if (value === undefined) throw new HttpError(404, `No item ${req.params.id}`);
+    // The item's JSON as the cache holds it: written once, when it was read from Postgres.
+    res.set("X-Cache", cache).type("json").send(value);
+  });
+
+  app.post("/api/items/:id", { schema: requests({ params: Id, body: Changes, response: { 204: Type.Null({ description: "Updated" }), 404: NotFound } }) }, async (req, res) => {
+    const item = await store.update(Number(req.params.id), req.body);
+    if (item === undefined) throw new HttpError(404, `No item ${req.params.id}`);
+    res.send(undefined, 204);
+  });
+
+  app.get(
+    "/api/me",
+    { schema: { headers: Type.Object({ "x-user-id": Type.Optional(Int32({ minimum: 1 })) }), response: { 200: UserSchema, 401: Unauthorized, 404: NotFound } } },
+    async (req, res) => {
+      const id = Number(req.get("x-user-id"));
+      if (!(id >= 1)) throw new HttpError(401, "No user: X-User-Id is set by the edge once it has verified the token");
+      const { value, cache } = await store.userJson(id);
+      if (value === undefined) throw new HttpError(404, `No user ${id}`);
+      res.set("X-Cache", cache).type("json").send(value);
+    },
+  );
+}
+
 // The API's description, from the routes' schemas (the WebSocket route is left out).
 app.get("/openapi.json", (_req, res) => res.json(app.openapi({ title: "Arena", version: "1.0.0" })));
 
-const { port } = await app.listen(Number(process.env.PORT ?? 8080), process.env.HOST ?? "127.0.0.1");
-console.log(`arena on http://127.0.0.1:${port} (${app.engine} engine${store ? "" : "; no DATABASE_URL, so no /async-db or /crud"})`);
-console.log("ready");
+const host = process.env.HOST ?? "127.0.0.1";
+const { port } = await app.listen({ port: Number(process.env.PORT ?? 8080), host, workers });
+const listening = [`arena on http://${host}:${port} (${engine} engine${workers === undefined ? "" : `, ${processes} workers`}${databaseUrl ? "" : "; no DATABASE_URL, so no /crud and an empty /async-db"})`];
+// Each worker keeps its own cache without Redis: a read another worker cached, or an update another
+// worker made, is not seen, and /crud's X-Cache answers depend on which worker a connection reaches.
+if (workers !== undefined && databaseUrl && !process.env.REDIS_URL) listening.push("arena: WORKERS without REDIS_URL: each worker caches /crud/items/:id on its own");
+const servers = [app];
 
-const shutDown = async () => {
-  await app.close(1000);
-  await store?.close();
-  process.exit(0);
-};
-process.on("SIGTERM", shutDown);
-process.on("SIGINT", shutDown);
+// The extra listeners, each a Cog app of its own; with workers, the primary serves them.
+if (cluster.isPrimary) {
+  const tls = () => {
+    const certPath = process.env.TLS_CERT ?? "/certs/server.crt";
+    const keyPath = process.env.TLS_KEY ?? "/certs/server.key";
+    if (!existsSync(certPath) || !existsSync(keyPath)) throw new Error(`TLS_PORT and H2_PORT need a certificate: ${certPath} and ${keyPath} (TLS_CERT, TLS_KEY) do not both exist`);
+    return { cert: readFileSync(certPath), key: readFileSync(keyPath) };
+  };
+  const extra = async (port: string | undefined, make: () => Cog, says: string) => {
+    if (port === undefined) return;
+    const server = make();
+    const address = await server.listen(Number(port), host);
+    servers.push(server);
+    listening.push(`arena ${says} on ${host}:${address.port}`);
+  };
+  // json-tls: HTTP/1.1 over TLS, on the app's engine.
+  await extra(process.env.TLS_PORT, () => {
+    const server = new Cog({ engine, tls: tls() });
+    json(server);
+    return server;
+  }, "https/1.1");
+  // baseline-h2 and static-h2: HTTP/2 over TLS (ALPN h2, HTTP/1.1 for clients without it), node engine.
+  await extra(process.env.H2_PORT, () => {
+    const server = new Cog({ http2: true, tls: tls() });
+    sums(server, "/baseline2", { post: false });
+    staticFiles(server);
+    return server;
+  }, "h2");
+  // baseline-h2c and json-h2c: HTTP/2 cleartext with prior knowledge, no HTTP/1.1 on that port; node engine.
+  await extra(process.env.H2C_PORT, () => {
+    const server = new Cog({ http2: "h2c" });
+    sums(server, "/baseline2", { post: false });
+    json(server);
+    return server;
+  }, "h2c");
+}
+if (!cluster.isWorker) {
+  for (const line of listening) console.log(line);
+  console.log("ready");
+}
+
+// With workers, Cog drains them on SIGTERM and SIGINT itself (and the primary exits).
+if (workers === undefined) {
+  const shutDown = async () => {
+    await Promise.all(servers.map((s) => s.close(1000)));
+    await store?.close();
+    process.exit(0);
+  };
+  process.on("SIGTERM", shutDown);
+  process.on("SIGINT", shutDown);
+}

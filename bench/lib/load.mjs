@@ -126,13 +126,25 @@ function wrkCommand(o) {
   };
 }
 
-/** h2load over HTTP/2 (TLS with ALPN for https:, prior knowledge for http:); p99 from its per-request log. */
+/**
+ * h2load over HTTP/2 (TLS with ALPN for https:, prior knowledge for http:); p99 from its per-request
+ * log. With `paths`, each connection sends those paths in rotation (h2load -i) on the URL's origin;
+ * with `body`, every request is a POST of it (h2load -d).
+ */
 function h2loadCommand(o) {
   const dir = mkdtempSync(join(tmpdir(), "cog-bench-"));
   const log = join(dir, "requests.log");
   const args = ["-t1", `-c${o.connections}`, `-m${o.streams ?? 1}`, `-D${o.duration}`, `--log-file=${log}`];
-  for (const [k, v] of Object.entries(o.headers)) args.push("-H", `${k}: ${v}`);
-  args.push(o.url);
+  for (const [k, v] of Object.entries(o.headers ?? {})) args.push("-H", `${k}: ${v}`);
+  if (o.body !== undefined) {
+    writeFileSync(join(dir, "body"), o.body);
+    args.push("-d", join(dir, "body"));
+  }
+  if (o.paths !== undefined) {
+    const origin = new URL(o.url).origin;
+    writeFileSync(join(dir, "uris"), o.paths.map((p) => `${origin}${p}\n`).join(""));
+    args.push("-i", join(dir, "uris"));
+  } else args.push(o.url);
   return {
     command: "h2load",
     args,
@@ -145,7 +157,7 @@ function h2loadCommand(o) {
         if (!m) throw new Error(`h2load printed no ${re}:\n${stdout}`);
         return m.slice(1).map(Number);
       };
-      const [done, failed, errored, timeout] = field(/requests: \d+ total, \d+ started, (\d+) done, \d+ succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/);
+      const [done, , errored, timeout] = field(/requests: \d+ total, \d+ started, (\d+) done, \d+ succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/);
       if (!(done > 0)) throw new Error(`h2load completed no request:\n${stdout.trim().split("\n").slice(-8).join("\n")}`);
       const [clientErrors, serverErrors] = field(/status codes: \d+ 2xx, \d+ 3xx, (\d+) 4xx, (\d+) 5xx/);
       const [bytes] = field(/traffic: .*?\((\d+)\) total/);
@@ -155,7 +167,8 @@ function h2loadCommand(o) {
         bytesPerSec: bytes / o.duration,
         latencyAvg: micros.length > 0 ? micros.reduce((a, b) => a + b, 0) / micros.length / 1000 : null,
         latencyP99: micros.length > 0 ? micros[Math.min(micros.length - 1, Math.floor(micros.length * 0.99))] / 1000 : null,
-        errors: failed + errored,
+        // h2load's "failed" also counts answers outside 2xx/3xx, which `statuses` reports.
+        errors: errored,
         timeouts: timeout,
         resets: 0,
         // As wrk's: answers outside 2xx/3xx.

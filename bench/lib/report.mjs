@@ -202,15 +202,20 @@ function arenaReport(results, rows, scenarios) {
   }
   out.push("");
   for (const scenario of scenarios) {
+    const workers = scenario.workers !== undefined;
     out.push(`### Arena: ${scenario.title}`, "");
-    out.push(`Sends: ${scenario.sends}. ${results.meta.connectionsOverride ?? scenario.connections} connections${scenario.pipelining > 1 ? `, ${scenario.pipelining} pipelined` : ""}.`, "");
+    const notes = [
+      workers && `Each server runs ${scenario.workers} worker processes on one port, not pinned: they and wrk share both cores (and Postgres), so req/s say what the machine did, and CPU µs per request (all of a server's processes) compares the servers. CPU by process: each process's share of the server's CPU (the primary first, then its workers).`,
+      scenario.stack && "The server is the app behind the stack (bench/arena/stack/): the app on the server core; nginx, the JWT sidecar, Redis, Postgres and both h2load on the other. Requests/s count every answer of the stack (static files from nginx included); server CPU is the app's processes alone, and CPU µs per request their CPU over all those answers.",
+    ].filter(Boolean);
+    out.push(`Sends: ${scenario.sends}. ${results.meta.connectionsOverride ?? scenario.connections} connections${scenario.pipelining > 1 ? `, ${scenario.pipelining} pipelined` : ""}${scenario.streams ? `, ${scenario.streams} concurrent streams each` : ""}.${notes.map((n) => ` ${n}`).join("")}`, "");
     const list = rows.filter((r) => r.scenario === scenario.id).sort((a, b) => (b.rps ?? 0) - (a.rps ?? 0));
     if (list.length > 0) {
-      out.push("| contender | version | req/s | × best | p99 (ms) | CPU µs/req | CPU/req × leanest | server CPU | errors | unexpected status | peak RSS (MiB) | throughput (MiB/s) |");
-      out.push("| :-- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |");
+      const header = ["contender", "version", "req/s", "× best", "p99 (ms)", "CPU µs/req", "CPU/req × leanest", "server CPU", ...(workers ? ["CPU by process"] : []), "errors", "unexpected status", "peak RSS (MiB)", "throughput (MiB/s)"];
+      out.push(`| ${header.join(" | ")} |`, `| :-- |${" --: |".repeat(header.length - 1)}`);
       for (const row of list) {
         const version = results.contenders.find((c) => c.name === row.contender)?.version ?? "";
-        out.push(`| ${row.contender.startsWith("cog") ? `**${row.contender}**` : row.contender} | ${version} | ${fmt.int(row.rps)}${row.generatorBound ? "†" : ""} | ${fmt.ratio(row.ratioToBest)} | ${fmt.fixed(row.latencyP99)} | ${fmt.fixed(row.cpuMicrosPerRequest, 1)} | ${fmt.ratio(row.cpuToLeanest)} | ${fmt.pct(row.serverCpu)} | ${row.errors} | ${row.unexpected} | ${fmt.mb(row.peakRss)} | ${fmt.mbps(row.bytesPerSec)} |`);
+        out.push(`| ${row.contender.startsWith("cog") ? `**${row.contender}**` : row.contender} | ${version} | ${fmt.int(row.rps)}${row.generatorBound ? "†" : ""} | ${fmt.ratio(row.ratioToBest)} | ${fmt.fixed(row.latencyP99)} | ${fmt.fixed(row.cpuMicrosPerRequest, 1)} | ${fmt.ratio(row.cpuToLeanest)} | ${fmt.pct(row.serverCpu)} |${workers ? ` ${row.cpuShares.map(fmt.pct).join(" · ")} |` : ""} ${row.errors} | ${row.unexpected} | ${fmt.mb(row.peakRss)} | ${fmt.mbps(row.bytesPerSec)} |`);
       }
       out.push("");
     }

@@ -2,12 +2,11 @@
 // scenario times), on a certificate made for the run, and checks its answer over that protocol
 // before anything is timed: a contender that cannot start or answers wrong is not timed there,
 // and the report says why.
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { unableReason } from "../arena/contenders.mjs";
+import { makeCertificate } from "../lib/certificate.mjs";
 import { freePort, startServer } from "../lib/server.mjs";
 import { checkServing } from "./check.mjs";
 import { servingEntries } from "./contenders.mjs";
@@ -76,11 +75,4 @@ export async function startServing({ scenarios, contenders, runtimeOf, serverCpu
 function startFailure(output) {
   const lines = output.split("\n").filter(Boolean);
   return lines.find((line) => /^[A-Z]\w*Error\b.*: /.test(line)) ?? lines.slice(-3).join(" / ");
-}
-
-/** A throw-away key and self-signed certificate for 127.0.0.1 (openssl), valid for a day. */
-function makeCertificate() {
-  const dir = mkdtempSync(join(tmpdir(), "cog-bench-tls-"));
-  execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "key.pem", "-out", "cert.pem", "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"], { cwd: dir, stdio: "ignore" });
-  return { dir, key: join(dir, "key.pem"), cert: join(dir, "cert.pem"), pem: readFileSync(join(dir, "cert.pem")) };
 }

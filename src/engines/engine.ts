@@ -151,6 +151,8 @@ export interface Engine {
   readonly name: "node" | "native";
   /** `shared`: other processes (Cog's workers) listen on this port too (native: SO_REUSEPORT; node: node:cluster, which needs nothing). */
   listen(port: number, host: string | undefined, shared: boolean): Promise<{ readonly host: string; readonly port: number }>;
+  /** Where it listens, or null when it does not. Both engines bind as `listen` is called, so this answers before its promise settles. */
+  address(): { readonly host: string; readonly port: number } | null;
   /** Stops accepting, lets in-flight requests finish, and force-closes what is left after `drainMs`. */
   close(drainMs: number): Promise<void>;
   /** Answers one request for a test, through this engine's own request and response (see `Cog.inject`). */

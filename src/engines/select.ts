@@ -1,4 +1,5 @@
 import { debuglog } from "node:util";
+import { createRequire } from "node:module";
 import type { Engine, EngineConfig } from "./engine.js";
 
 /** The `engine` option: which engine serves the app (see `CogOptions.engine`). */
@@ -41,3 +42,26 @@ export async function startEngine(engine: EngineName, config: EngineConfig, list
   }
   return name === "native" ? new (await import("./native/engine.js")).NativeEngine(config) : new (await import("./node/engine.js")).NodeEngine(config);
 }
+
+/**
+ * The engine named, loaded and made at once, for a face whose `listen` returns its server
+ * synchronously (Express's `app.listen`): the engine's module is required (Node's require of an
+ * ES module, which every Node this package supports has), so it is still loaded only by an app
+ * that serves on it.
+ */
+export function startEngineNow(engine: EngineName, config: EngineConfig): Engine {
+  let name: "node" | "native" = engine === "auto" ? "node" : engine;
+  if (engine === "auto") {
+    const unavailable = (requireEngine("./native/load.js") as typeof import("./native/load.js")).nativeUnavailable();
+    name = unavailable === null ? "native" : "node";
+    debug('engine "auto" chose %s%s', name, unavailable === null ? ": the native engine loads here" : `, because ${unavailable}`);
+    if (unavailable !== null) console.warn(`cog: engine "auto" serves on "node", because ${unavailable}`);
+  }
+  if (name === "native") {
+    const { NativeEngine } = requireEngine("./native/engine.js") as typeof import("./native/engine.js");
+    return new NativeEngine(config);
+  }
+  const { NodeEngine } = requireEngine("./node/engine.js") as typeof import("./node/engine.js");
+  return new NodeEngine(config);
+}
+const requireEngine = createRequire(import.meta.url);

@@ -16,6 +16,9 @@ import type {
 } from "./openapi-document.js";
 import type { JsonSchema, RouteSchema, Schema } from "./types.js";
 
+/** The statuses whose answers go out without a body on every engine (docs/guide/responses.md). */
+const BODILESS = /^(1\d\d|204|304)$/;
+
 /** What the app remembers of each route for its OpenAPI document. */
 export interface RouteInfo {
   readonly method: string;
@@ -136,7 +139,9 @@ export function buildOpenApi(routes: readonly RouteInfo[], options: OpenApiOptio
 
     const responses: Record<string, OpenApiResponse> = {};
     for (const [status, part] of Object.entries(schema.response ?? {}) as Array<[string, Schema]>) {
-      responses[status] = { description: STATUS_CODES[Number(status)] ?? "Response", content: { "application/json": { schema: toJsonSchema(part, "output") ?? {} } } };
+      const description = STATUS_CODES[Number(status)] ?? "Response";
+      // A 204, 304 or 1xx answer goes out without a body or Content-Type: described without content.
+      responses[status] = BODILESS.test(status) ? { description } : { description, content: { "application/json": { schema: toJsonSchema(part, "output") ?? {} } } };
     }
     if (schema.params !== undefined || schema.query !== undefined || schema.headers !== undefined || schema.body !== undefined) {
       responses["400"] ??= { description: "The request did not match the route's schema", content: { "application/json": { schema: VALIDATION_ERROR } } };

@@ -6,33 +6,43 @@
 // queries and checks are the same.
 import assert from "node:assert/strict";
 import { execFile, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import postgres from "postgres";
 import WebSocket from "ws";
 // @ts-expect-error -- plain ESM modules without type declarations
-import { checkArena, exchange } from "../../bench/arena/contract.mjs";
+import { checkArena, checkHttpArena, exchange } from "../../bench/arena/contract.mjs";
 // @ts-expect-error -- plain ESM modules without type declarations
-import { hasRedis, startPostgres, startRedis } from "../../bench/arena/database.mjs";
+import { freePort, hasRedis, startPostgres, startRedis } from "../../bench/arena/database.mjs";
 // @ts-expect-error -- plain ESM modules without type declarations
 import { ARENA_CONTENDERS, unableReason } from "../../bench/arena/contenders.mjs";
 // @ts-expect-error -- plain ESM modules without type declarations
 import { ARENA_SCENARIOS } from "../../bench/arena/scenarios.mjs";
 // @ts-expect-error -- plain ESM modules without type declarations
 import { staticDir } from "../../bench/arena/static-files.mjs";
+// @ts-expect-error -- plain ESM modules without type declarations
+import { ENTRIES, readMeta } from "../../bench/httparena/entries.mjs";
+import { makeCertificates, opensslSkip } from "../certificates.js";
 import { startChild, stop, waitForOutput, type Owner } from "../children.js";
 import { engine } from "../helpers.js";
 
 const ROWS = 20_000;
 /** Schemathesis (`pip install schemathesis`), where it is installed: the document checked against the answers. */
 const schemathesis = spawnSync("schemathesis", ["--version"], { encoding: "utf8" }).status === 0;
-// The scenarios the bench runs Cog on: all of them.
+// The scenarios the bench runs Cog on: all of them (production-stack's checks go through its edge:
+// test/contract/production-stack.test.ts).
 const cog = ARENA_CONTENDERS.find((c: { name: string }) => c.name === "cog");
-const COG_SCENARIOS: string[] = ARENA_SCENARIOS.filter((s: object) => unableReason(cog, s) === undefined).map((s: { id: string }) => s.id);
+const COG_SCENARIOS: string[] = ARENA_SCENARIOS.filter((s: { stack?: boolean }) => unableReason(cog, s) === undefined && !s.stack).map((s: { id: string }) => s.id);
 
 interface Running {
   port: number;
+  /** The extra listeners' ports, when TLS_PORT, H2_PORT and H2C_PORT were set. */
+  tlsPort?: number;
+  h2Port?: number;
+  h2cPort?: number;
   stop(): Promise<void>;
 }
 
@@ -41,25 +51,47 @@ interface Running {
  * test `owner` (stopped when it ends) or, with null, for the file (stopped by `after`).
  */
 async function startArena(owner: Owner | null, env: Record<string, string>): Promise<Running> {
-  const app = startChild(owner, process.execPath, ["--import", "tsx", "examples/arena.ts"], { env: { ...process.env, STATIC_DIR: staticDir(), ...env, PORT: "0", COG_ENGINE: engine } });
-  const listening = () => /arena on http:\/\/127\.0\.0\.1:(\d+)/.exec(app.stdout() + app.stderr());
+  const app = startChild(owner, process.execPath, ["--import", "tsx", "examples/arena.ts"], { env: { ...process.env, STATIC_DIR: staticDir(), DATASET_PATH: "examples/data/dataset.json", ...env, PORT: "0", COG_ENGINE: engine } });
+  const output = () => app.stdout() + app.stderr();
   try {
-    await waitForOutput(app, () => listening() !== null && /^ready$/m.test(app.stdout() + app.stderr()), "examples/arena.ts to be ready", 60_000);
+    await waitForOutput(app, () => /arena on http:\/\/127\.0\.0\.1:\d+/.test(output()) && /^ready$/m.test(output()), "examples/arena.ts to be ready", 60_000);
   } catch (err) {
     await stop(app.child);
     throw err;
   }
-  return { port: Number(listening()![1]), stop: () => stop(app.child) };
+  // "arena on http://127.0.0.1:PORT (…)", then a line per extra listener: "arena h2 on 127.0.0.1:PORT".
+  const portOf = (pattern: RegExp) => {
+    const found = pattern.exec(output());
+    return found === null ? undefined : Number(found[1]);
+  };
+  return {
+    port: portOf(/arena on http:\/\/127\.0\.0\.1:(\d+)/)!,
+    tlsPort: portOf(/arena https\/1\.1 on 127\.0\.0\.1:(\d+)/),
+    h2Port: portOf(/arena h2 on 127\.0\.0\.1:(\d+)/),
+    h2cPort: portOf(/arena h2c on 127\.0\.0\.1:(\d+)/),
+    stop: () => stop(app.child),
+  };
 }
 
 let db: { url: string; stop(): Promise<void> };
 let sql: postgres.Sql;
 let arena: Running;
 
+/** The certificate the TLS listeners serve (files, as HttpArena mounts them), when openssl can make one. */
+let tlsEnv: Record<string, string> = {};
+
 before(async () => {
   db = await startPostgres({ rows: ROWS });
   sql = postgres(db.url, { max: 2, onnotice: () => {} });
-  arena = await startArena(null, { DATABASE_URL: db.url });
+  if (!opensslSkip) {
+    const dir = mkdtempSync(join(tmpdir(), "cog-arena-tls-"));
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+    const { key, cert } = makeCertificates().issue("localhost");
+    writeFileSync(join(dir, "server.key"), key);
+    writeFileSync(join(dir, "server.crt"), cert);
+    tlsEnv = { TLS_CERT: join(dir, "server.crt"), TLS_KEY: join(dir, "server.key"), TLS_PORT: "0", H2_PORT: "0" };
+  }
+  arena = await startArena(null, { DATABASE_URL: db.url, H2C_PORT: "0", ...tlsEnv });
 });
 
 after(async () => {
@@ -70,8 +102,32 @@ after(async () => {
 
 describe(`the arena app on the ${engine} engine`, () => {
   test(`passes the contract of every scenario it serves (${COG_SCENARIOS.join(", ")})`, async () => {
-    for (const id of ["baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "async-db", "crud"]) assert.ok(COG_SCENARIOS.includes(id), `the bench runs Cog on ${id}`);
+    for (const id of ["baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "async-db", "crud", "api-4", "api-16"]) assert.ok(COG_SCENARIOS.includes(id), `the bench runs Cog on ${id}`);
     assert.deepEqual(await checkArena({ port: arena.port, scenarios: COG_SCENARIOS, sql, rows: ROWS }), []);
+  });
+
+  // HttpArena's own validation (scripts/validate.sh, re-expressed in bench/arena/contract.mjs) of
+  // the profiles each entry on this engine lists in its meta.json (bench/httparena/).
+  for (const entry of ENTRIES.filter((e: { engine: string }) => e.engine === engine)) {
+    const profiles: string[] = readMeta(entry.name).tests;
+    test(`passes HttpArena's validation of the ${entry.name} entry's profiles (${profiles.join(", ")})`, { skip: opensslSkip }, async () => {
+      assert.ok(arena.tlsPort && arena.h2Port && arena.h2cPort, "the TLS, HTTP/2 and h2c listeners are up");
+      const ports = { port: arena.port, tlsPort: arena.tlsPort, h2Port: arena.h2Port, h2cPort: arena.h2cPort };
+      assert.deepEqual(await checkHttpArena({ ports, profiles, staticDir: staticDir() }), []);
+    });
+  }
+
+  test("answers /async-db with the empty page when Postgres is unavailable, and keeps serving", async (t) => {
+    // A port nothing listens on: every query fails to connect, as when Postgres is down.
+    const down = await startArena(t, { DATABASE_URL: `postgres://bench:bench@127.0.0.1:${await freePort()}/benchmark` });
+    for (let i = 0; i < 2; i++) {
+      const res = await exchange(down.port, { path: "/async-db?min=10&max=50&limit=20" });
+      assert.equal(res.status, 200, String(res.body));
+      assert.match(String(res.headers["content-type"]), /^application\/json/);
+      assert.deepEqual(JSON.parse(res.body), { items: [], count: 0 });
+    }
+    const sum = await exchange(down.port, { path: "/baseline11?a=2&b=3" });
+    assert.equal(String(sum.body), "5");
   });
 
   test("echoes WebSocket messages on /ws, text and binary", async () => {
@@ -116,6 +172,24 @@ describe(`the arena app on the ${engine} engine`, () => {
       const res = await exchange(arena.port, { path });
       assert.equal(res.status, 400, `GET ${path}: ${res.body}`);
     }
+    // What Schemathesis found answered 500 when the schemas promised more than Postgres holds: an
+    // integer beyond INTEGER, a NUL in text, a page whose offset is beyond bigint. Each is the client's 400.
+    for (const path of ["/crud/items/2147483648", "/async-db?min=2147483648", "/async-db?max=-2147483649", "/json/5?m=2147483648", "/crud/items?category=a%00b", "/crud/items?page=2147483648", "/crud/items?page=9223372036854775807&limit=50"]) {
+      const res = await exchange(arena.port, { path });
+      assert.equal(res.status, 400, `GET ${path}: ${res.body}`);
+    }
+    const item = { id: 900_001, name: "Arena", category: "test", price: 1, quantity: 1 };
+    for (const [what, body] of [
+      ["an id beyond INTEGER", { ...item, id: 2147483648 }],
+      ["a price beyond INTEGER", { ...item, price: 2147483648 }],
+      ["a NUL in the name", { ...item, name: "a\u0000b" }],
+      ["a NUL in the category", { ...item, category: "\u0000" }],
+    ] as const) {
+      const res = await exchange(arena.port, { method: "POST", path: "/crud/items", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      assert.equal(res.status, 400, `POST /crud/items with ${what}: ${res.body}`);
+    }
+    const beyond = await exchange(arena.port, { method: "PUT", path: "/crud/items/1", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "x\u0000", price: 1, quantity: 2147483648 }) });
+    assert.equal(beyond.status, 400, String(beyond.body));
     const tooBig = await exchange(arena.port, { method: "POST", path: "/upload", headers: { "content-type": "application/octet-stream", "content-length": String(65 * 1024 * 1024) }, body: "x" });
     assert.equal(tooBig.status, 413);
     const put = await exchange(arena.port, { method: "PUT", path: "/crud/items/1", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "", price: -1 }) });
@@ -144,6 +218,6 @@ describe(`the arena app on the ${engine} engine`, () => {
       execFile("schemathesis", args, { cwd: tmpdir(), timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => resolve({ code: err === null ? 0 : Number((err as { code?: unknown }).code ?? 1), output: stdout + stderr }));
     });
     assert.equal(code, 0, output);
-    assert.match(output, /API Operations:\s+Selected: 10\/10/, output);
+    assert.match(output, /API Operations:\s+Selected: 15\/15/, output);
   });
 });

@@ -139,6 +139,26 @@ describe("OpenAPI document", () => {
     await assertValid(doc);
   });
 
+  test("a 204 or 304 response is described without content, as the server sends it: no body, no Content-Type", async (t) => {
+    const { fetch } = await serve(t, (app) => {
+      app.post("/items/:id", { schema: { params: Type.Object({ id: Type.Integer() }), response: { 204: Type.Null(), 404: Type.Object({ message: Type.String() }) } } }, (_req, res) => res.send(undefined, 204));
+      app.get("/cached", { schema: { response: { 200: Type.String(), 304: Type.Null() } } }, (_req, res) => res.send(undefined, 304));
+      app.get("/openapi.json", (_req, res) => res.json(app.openapi()));
+    });
+    const doc = await served(fetch);
+    const responses = operation(doc, "/items/{id}", "post").responses as Record<string, OpenApiResponse>;
+    assert.deepEqual(responses["204"], { description: "No Content" });
+    assert.ok(responses["404"]?.content?.["application/json"], "a status with a body keeps its content");
+    assert.deepEqual((operation(doc, "/cached", "get").responses as Record<string, OpenApiResponse>)["304"], { description: "Not Modified" });
+    for (const [path, init, status] of [["/items/1", { method: "POST" }, 204], ["/cached", undefined, 304]] as const) {
+      const res = await fetch(path, init);
+      assert.equal(res.status, status);
+      assert.equal(res.headers.get("content-type"), null);
+      assert.equal(await res.text(), "");
+    }
+    await assertValid(doc);
+  });
+
   test("a query parameter or header with a default is optional, and the server takes a request without it", async (t) => {
     const { fetch } = await serve(t, (app) => {
       app.get(

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 // @ts-expect-error -- plain ESM modules without type declarations
-import { checkArena } from "../../bench/arena/contract.mjs";
+import { checkArena, checkHttpArena } from "../../bench/arena/contract.mjs";
 // @ts-expect-error -- plain ESM modules without type declarations
 import { renderSvg } from "../../bench/lib/charts.mjs";
 // @ts-expect-error -- plain ESM modules without type declarations
@@ -234,7 +234,7 @@ describe("arena checks", () => {
       const url = new URL(req.url!, "http://x");
       res.setHeader("content-type", url.pathname.startsWith("/json") ? "application/json" : "text/plain");
       res.setHeader("connection", "close");
-      if (url.pathname === "/baseline") return res.end(String(Number(url.searchParams.get("a")) + Number(url.searchParams.get("b"))));
+      if (url.pathname === "/baseline11") return res.end(String(Number(url.searchParams.get("a")) + Number(url.searchParams.get("b"))));
       if (url.pathname === "/pipeline") return res.end("ok");
       if (url.pathname.startsWith("/json/")) return res.end(JSON.stringify({ items: [], count: Number(url.pathname.slice(6)) }));
       if (url.pathname === "/upload") {
@@ -247,10 +247,38 @@ describe("arena checks", () => {
     await new Promise<void>((r) => cheat.listen(0, "127.0.0.1", r));
     t.after(() => cheat.close());
     const problems: string[] = await checkArena({ port: (cheat.address() as AddressInfo).port, scenarios: ["baseline", "pipelined", "json", "upload"] });
-    for (const expected of ["POST /baseline (Content-Length)", "POST /baseline (chunked)", "16 pipelined GET /pipeline", "GET /json/50?m=", "POST /upload (chunked"]) {
+    for (const expected of ["POST /baseline11 (Content-Length)", "POST /baseline11 (chunked)", "16 pipelined GET /pipeline", "GET /json/50?m=", "POST /upload (chunked"]) {
       assert.ok(problems.some((p) => p.startsWith(expected)), `no problem starting "${expected}" in:\n${problems.join("\n")}`);
     }
-    assert.ok(!problems.some((p) => p.startsWith("GET /baseline:")), "the GET it answers right is not blamed");
+    assert.ok(!problems.some((p) => p.startsWith("GET /baseline11:")), "the GET it answers right is not blamed");
+  });
+
+  test("HttpArena's validation names what validate.sh would fail", async (t) => {
+    // Sums the query only (the POST body ignored), as JSON; totals without the multiplier; an
+    // h2c "port" that is plain HTTP/1.1.
+    const cheat = createServer((req, res) => {
+      const url = new URL(req.url!, "http://x");
+      if (url.pathname === "/baseline11" || url.pathname === "/baseline2") {
+        res.setHeader("content-type", "application/json");
+        req.resume();
+        return req.on("end", () => res.end(String(Number(url.searchParams.get("a")) + Number(url.searchParams.get("b")))));
+      }
+      if (url.pathname.startsWith("/json/")) {
+        const count = Number(url.pathname.slice(6));
+        res.setHeader("content-type", "application/json");
+        return res.end(JSON.stringify({ items: Array.from({ length: count }, () => ({ price: 2, quantity: 3, total: 6 })), count }));
+      }
+      res.statusCode = 404;
+      res.end();
+    });
+    await new Promise<void>((r) => cheat.listen(0, "127.0.0.1", r));
+    t.after(() => cheat.close());
+    const port = (cheat.address() as AddressInfo).port;
+    const problems: string[] = await checkHttpArena({ ports: { port, h2cPort: port }, profiles: ["baseline", "json", "baseline-h2c", "production-stack"] });
+    for (const expected of ["POST /baseline11?a=13&b=42 body=20:", "POST /baseline11?a=13&b=42 chunked body=20:", "GET /baseline11 Content-Type", "/baseline11 — split headers/body", "GET /json/12?m=3:", "baseline-h2c:", "production-stack: not a profile"]) {
+      assert.ok(problems.some((p) => p.startsWith(expected)), `no problem starting "${expected}" in:\n${problems.join("\n")}`);
+    }
+    assert.ok(!problems.some((p) => p.startsWith("GET /baseline11?a=13&b=42:")), "the GET it answers right is not blamed");
   });
 });
 

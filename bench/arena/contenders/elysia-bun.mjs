@@ -13,8 +13,8 @@ const app = new Elysia()
       return { error: String(error.message ?? error).slice(0, 500) };
     }
   })
-  .get("/baseline", ({ query }) => String(Number(query.a) + Number(query.b)))
-  .post("/baseline", ({ query, body }) => String(Number(query.a) + Number(query.b) + Number(body)))
+  .get("/baseline11", ({ query }) => String(Number(query.a) + Number(query.b)))
+  .post("/baseline11", ({ query, body }) => String(Number(query.a) + Number(query.b) + Number(body)))
   .get("/pipeline", () => "ok")
   .get("/json/:count", ({ params, query }) => jsonItems(params.count, query.m ?? 1), { params: t.Object({ count: int({ minimum: 0, maximum: 50 }) }), query: t.Object({ m: t.Optional(int()) }) })
   .post(

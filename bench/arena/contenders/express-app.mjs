@@ -19,8 +19,8 @@ export function buildExpressArena(express) {
   app.disable("x-powered-by");
   app.disable("etag");
   app.use("/static", express.static(STATIC_DIR, { etag: false }));
-  app.get("/baseline", (req, res) => res.type("text").send(String(Number(req.query.a) + Number(req.query.b))));
-  app.post("/baseline", express.text(), (req, res) => res.type("text").send(String(Number(req.query.a) + Number(req.query.b) + Number(req.body))));
+  app.get("/baseline11", (req, res) => res.type("text").send(String(Number(req.query.a) + Number(req.query.b))));
+  app.post("/baseline11", express.text(), (req, res) => res.type("text").send(String(Number(req.query.a) + Number(req.query.b) + Number(req.body))));
   app.get("/pipeline", (_req, res) => res.type("text").send("ok"));
   app.get("/json/:count", compression(), (req, res) => {
     const params = valid(Z.jsonParams, req.params, res);

@@ -17,8 +17,8 @@ app.addContentTypeParser("application/octet-stream", (_req, payload, done) => {
   payload.on("error", done);
 });
 
-app.get("/baseline", (req, reply) => reply.send(String(Number(req.query.a) + Number(req.query.b))));
-app.post("/baseline", (req, reply) => reply.send(String(Number(req.query.a) + Number(req.query.b) + Number(req.body))));
+app.get("/baseline11", (req, reply) => reply.send(String(Number(req.query.a) + Number(req.query.b))));
+app.post("/baseline11", (req, reply) => reply.send(String(Number(req.query.a) + Number(req.query.b) + Number(req.body))));
 app.get("/pipeline", (_req, reply) => reply.send("ok"));
 const jsonRoute = { schema: { params: JSON_PARAMS, querystring: JSON_QUERY } };
 // One route serves both: @fastify/compress answers by Accept-Encoding (identity without one).

@@ -57,7 +57,7 @@ async function handle(req, res) {
   const path = q === -1 ? url : url.slice(0, q);
   const query = q === -1 ? {} : parseQuery(url.slice(q + 1));
   const method = req.method;
-  if (path === "/baseline") {
+  if (path === "/baseline11") {
     const sum = Number(query.a) + Number(query.b);
     if (method === "GET") return send(res, 200, TEXT, String(sum));
     if (method === "POST") return send(res, 200, TEXT, String(sum + Number(await readBody(req))));

@@ -23,6 +23,8 @@ export class NativeEngine implements Engine {
   readonly name = "native";
   private readonly addon: NativeAddon;
   private serverId = -1;
+  /** Where the server listens, while it does. */
+  private bound: { host: string; port: number } | null = null;
   /** Method names by the number the engine passes. */
   private readonly methods: string[];
   /** Responses the app has not finished, by request id: for abort and drain events, and `close`. */
@@ -103,11 +105,16 @@ export class NativeEngine implements Engine {
         contexts.resource,
       );
       this.serverId = server;
+      this.bound = { host: bind, port: bound };
       this.Request.prototype[SERVER] = new NativeServer({ host: bind, port: bound });
       return Promise.resolve({ host: bind, port: bound });
     } catch (err) {
       return Promise.reject(err as Error);
     }
+  }
+
+  address(): { host: string; port: number } | null {
+    return this.bound;
   }
 
   /** A request the engine has parsed and framed, with its body if it has one (or a refusal); a longer body follows in pieces. */
@@ -210,6 +217,7 @@ export class NativeEngine implements Engine {
     if (this.serverId === -1) return;
     const server = this.serverId;
     this.serverId = -1;
+    this.bound = null;
     addon.stopListening(server);
     const listening = this.Request.prototype[SERVER];
     if (listening !== null) listening.listening = false;

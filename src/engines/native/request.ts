@@ -293,6 +293,10 @@ export class NativeSocket extends EventEmitter implements RequestSocket {
   get encrypted(): boolean {
     return this.request.encrypted;
   }
+  /** Assignable, as on a Node socket (where it is a plain property): the value set is what it says from then on. */
+  set encrypted(value: boolean) {
+    Object.defineProperty(this, "encrypted", { value, writable: true, configurable: true, enumerable: true });
+  }
 
   /** On TLS: whether the client's certificate verified against `tls.ca` (see `TlsOptions.requestCert`). */
   get authorized(): boolean {

@@ -1,4 +1,4 @@
-import { STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
+import { OutgoingMessage, STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
 import type { FileHandle } from "node:fs/promises";
 import { Stream } from "node:stream";
 import { BAD_VALUE_CHAR, checkHeader, endAfterEnd, headersSentError, implicitHead, isStatus, lowerCase, nodeError, toBytes, writeAfterEnd, type HeaderInput } from "../compat.js";
@@ -242,6 +242,8 @@ export abstract class NativeServerResponse {
     if (callback !== undefined) this.once("finish", callback);
     this.writableEnded = true;
     if (this.destroyed) return this;
+    // A body whose Transfer-Encoding the app set goes chunked, as node:http sends it, never with a Content-Length.
+    if (!this[STREAMING] && this[STORE]?.has("transfer-encoding") === true) this.openStream();
     if (this[STREAMING]) {
       if (body !== undefined && body.length > 0) {
         const bytes = typeof body === "string" ? Buffer.from(body) : body;
@@ -393,6 +395,32 @@ Object.assign(NativeServerResponse.prototype, {
   [STREAMED_BYTES]: 0,
   [WHOLE_BODY]: undefined,
 });
+
+/**
+ * Node's private header table (OutgoingMessage's `kOutHeaders`), for middleware that calls
+ * `http.OutgoingMessage.prototype.setHeader` on a response directly rather than `res.setHeader`
+ * (the `cookies` package does, under cookie-session and Koa, when the response has Express's
+ * `res.set`): read, that method finds a table whose entries are this response's headers. Made
+ * only when asked for.
+ */
+const OUT_HEADERS = Object.getOwnPropertySymbols(new OutgoingMessage()).find((symbol) => symbol.description === "kOutHeaders");
+if (OUT_HEADERS !== undefined) {
+  Object.defineProperty(NativeServerResponse.prototype, OUT_HEADERS, {
+    configurable: true,
+    get(this: NativeServerResponse) {
+      const res = this;
+      // Node's table maps a lower-case name to [name as given, value].
+      return new Proxy(Object.create(null) as Record<string, unknown>, {
+        get: (_table, name) => (typeof name === "string" && res.hasHeader(name) ? [name, res.getHeader(name)] : undefined),
+        set: (_table, _name, entry: [string, StoredValue]) => (res.setHeader(entry[0], entry[1]), true),
+        has: (_table, name) => typeof name === "string" && res.hasHeader(name),
+        deleteProperty: (_table, name) => (typeof name === "string" && res.removeHeader(name), true),
+        ownKeys: () => res.getHeaderNames(),
+        getOwnPropertyDescriptor: (_table, name) => (typeof name === "string" && res.hasHeader(name) ? { value: [name, res.getHeader(name)], writable: true, enumerable: true, configurable: true } : undefined),
+      });
+    },
+  });
+}
 
 function emitFinish(res: NativeServerResponse): void {
   // As node:http publishes it: when the response finishes, before its 'finish' listeners run.

@@ -97,6 +97,11 @@ export class NodeEngine implements Engine {
     return { host: address.address, port: address.port };
   }
 
+  address(): { host: string; port: number } | null {
+    const address = this.server.address();
+    return address === null || typeof address === "string" ? null : { host: address.address, port: address.port };
+  }
+
   inject(options: InjectOptions | string): Promise<InjectResponse> {
     return injectInMemory(this.listener as never, this.Request as never, NodeResponse as never, options);
   }

@@ -1,0 +1,50 @@
+// The jshttp and pillarjs packages Express 5 is made of ship no types of their own (a few have
+// @types packages this project does not need): declared here as loosely as the face uses them.
+declare module "router" {
+  const Router: any;
+  export default Router;
+}
+declare module "finalhandler" {
+  export default function finalhandler(req: any, res: any, options?: { env?: string; onerror?: (err: any) => void }): (err?: any) => void;
+}
+declare module "accepts" {
+  export default function accepts(req: any): any;
+}
+declare module "type-is" {
+  export default function typeis(req: any, types: string[]): string | false | null;
+}
+declare module "proxy-addr" {
+  interface ProxyAddr {
+    (req: any, trust: any): string;
+    all(req: any, trust?: any): string[];
+    compile(value: string | string[]): (addr: string, i: number) => boolean;
+  }
+  const proxyaddr: ProxyAddr;
+  export default proxyaddr;
+}
+declare module "etag" {
+  export default function etag(entity: Buffer | string, options?: { weak?: boolean }): string;
+}
+declare module "fresh" {
+  export default function fresh(reqHeaders: object, resHeaders: object): boolean;
+}
+declare module "vary" {
+  export default function vary(res: any, field: string | string[]): void;
+}
+declare module "statuses" {
+  const statuses: { message: Record<number, string | undefined> };
+  export default statuses;
+}
+declare module "on-finished" {
+  export default function onFinished(res: any, listener: (err: any) => void): void;
+}
+declare module "escape-html" {
+  export default function escapeHtml(text: string): string;
+}
+declare module "parseurl" {
+  export default function parseurl(req: any): { pathname: string; query: string | null } | undefined;
+}
+declare module "content-type" {
+  export function parse(type: string): { type: string; parameters: Record<string, string> };
+  export function format(type: { type: string; parameters?: Record<string, string> }): string;
+}

@@ -1,0 +1,71 @@
+import { IncomingMessage, ServerResponse } from "node:http";
+
+/**
+ * Which prototype a request (or response) gets as it enters an app, as Express 5 sets
+ * `app.request`/`app.response` on it. A plain node:http request (an app handed to
+ * `http.createServer`) gets `app.request` itself, exactly as in Express. A request of one of
+ * Cog's engines keeps its engine's class (the native engine's request is no IncomingMessage; the
+ * node engine's adds the engine's body handling): it gets a *view* of `app.request` laid over
+ * that class, the members of `app.request` and of the prototypes it inherits from (its parents'
+ * when mounted, `express.request`) copied onto one object whose own prototype is the engine's
+ * class. A view is made on an app's first request on an engine, and kept: what an app adds to
+ * `app.request` or `express.request` after it began to serve is not seen on Cog's engines.
+ */
+
+/** On a view (and on express.request/express.response): the prototype it stands over. */
+const BASE: unique symbol = Symbol("cog.express.base");
+
+/**
+ * Names Cog's own helpers define on its engines' classes that Express leaves to middleware
+ * (body parsers, cookie-parser, the router) or leaves undefined: hidden in a view, so that an
+ * Express app sees them undefined until something sets them, as in Express.
+ */
+const HIDDEN_ON_REQUESTS = ["body", "cookies", "signedCookies", "params", "baseUrl", "originalUrl", "route", "rawBody"];
+const HIDDEN_ON_RESPONSES = ["locals"];
+
+/** The views of one app's prototype, by the engine class it stands over. */
+type Views = Map<object, object>;
+const requestViews = new WeakMap<object, Views>();
+const responseViews = new WeakMap<object, Views>();
+
+/** Marks the Express prototypes with what they stand over (Node's classes). */
+export function markBases(request: object, response: object): void {
+  Object.defineProperty(request, BASE, { value: IncomingMessage.prototype });
+  Object.defineProperty(response, BASE, { value: ServerResponse.prototype });
+}
+
+/** Sets the prototype a request or response gets in an app whose prototype for it is `proto` (`app.request` or `app.response`). */
+export function enter(target: object, proto: object, isRequest: boolean): void {
+  const current = Object.getPrototypeOf(target) as Record<symbol, object | undefined>;
+  const base = current[BASE] ?? current;
+  const node = isRequest ? IncomingMessage.prototype : ServerResponse.prototype;
+  const wanted = base === node ? proto : viewOf(proto, base, isRequest);
+  if (current !== wanted) Object.setPrototypeOf(target, wanted);
+}
+
+function viewOf(proto: object, base: object, isRequest: boolean): object {
+  const all = isRequest ? requestViews : responseViews;
+  let views = all.get(proto);
+  if (views === undefined) all.set(proto, (views = new Map()));
+  let view = views.get(base);
+  if (view === undefined) views.set(base, (view = makeView(proto, base, isRequest)));
+  return view;
+}
+
+function makeView(proto: object, base: object, isRequest: boolean): object {
+  const view = Object.create(base) as object;
+  const node = isRequest ? IncomingMessage.prototype : ServerResponse.prototype;
+  for (const name of isRequest ? HIDDEN_ON_REQUESTS : HIDDEN_ON_RESPONSES) {
+    Object.defineProperty(view, name, { value: undefined, writable: true, configurable: true });
+  }
+  // The chain from Node's class down to `proto`, so that the nearer definitions are copied last and win.
+  const chain: object[] = [];
+  for (let p: object | null = proto; p !== null && p !== node && p !== Object.prototype; p = Object.getPrototypeOf(p) as object | null) chain.unshift(p);
+  for (const p of chain) {
+    for (const key of Reflect.ownKeys(p)) {
+      if (key !== BASE) Object.defineProperty(view, key, Object.getOwnPropertyDescriptor(p, key)!);
+    }
+  }
+  Object.defineProperty(view, BASE, { value: base });
+  return view;
+}

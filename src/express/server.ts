@@ -1,0 +1,184 @@
+import { EventEmitter } from "node:events";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import statuses from "statuses";
+import { HOST, type Engine, type EngineHost, type EngineOptions, type HeadVerdict, type RequestSurface, type ResponseSurface } from "../engines/engine.js";
+import { chooseEngine, startEngineNow, type EngineName } from "../engines/select.js";
+import { resolveLimits, type Limits } from "../limits.js";
+import { serverTlsOptions } from "../tls.js";
+
+/**
+ * Serving an Express app on one of Cog's engines: the engine's host (every request goes to the
+ * app, as node:http hands it to an app given to `http.createServer`) and the server object
+ * `app.listen` returns, with Node's `http.Server` surface that Express users rely on.
+ */
+
+/** `express(options)`: where the app is served, and the engine's limits (Cog's, see docs/limits.md). */
+export interface ExpressOptions extends Partial<Limits>, EngineOptions {
+  /** "node" (node:http, the default), "native" (Cog's engine in Rust), or "auto" (native where it loads). */
+  engine?: EngineName;
+  /**
+   * Refuse requests a correct origin server must reject but Node lets through (see Cog's
+   * `strict`). Default false here: an Express app gets what node:http would hand it.
+   */
+  strict?: boolean;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type App = (req: any, res: any) => void;
+
+/** What a failure the app could not answer itself gets: its status and the status's words. */
+function answerFailure(err: unknown, res: ResponseSurface): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const e = err as { status?: unknown; statusCode?: unknown } | null;
+  const status = typeof e?.status === "number" ? e.status : typeof e?.statusCode === "number" ? e.statusCode : 500;
+  const code = status >= 400 && status < 600 ? status : 500;
+  const body = statuses.message[code] ?? String(code);
+  for (const name of res.getHeaderNames()) res.removeHeader(name);
+  res.statusCode = code;
+  res.setHeader("Content-Type", "text/plain; charset=utf-8");
+  res.setHeader("Content-Length", Buffer.byteLength(body));
+  res.end(body);
+}
+
+/** The host an engine serves an Express app through. */
+function hostFor(app: App): EngineHost {
+  const host: EngineHost = {
+    dispatch(req: RequestSurface, res: ResponseSurface, verdict: HeadVerdict) {
+      if (typeof verdict === "number") return app(req, res);
+      // A request that broke a rule of HTTP or a limit: answered, then the connection closes.
+      res.shouldKeepAlive = false;
+      answerFailure(verdict, res);
+    },
+    fail: (err, _req, res) => answerFailure(err, res),
+    report: (err, _req, when) => console.error(when === undefined ? err : `${when}:`, when === undefined ? "" : err),
+    responseDone: null,
+    servesWebSockets: false,
+    requestClass(Base) {
+      abstract class ExpressRequest extends Base {}
+      (ExpressRequest.prototype as { [HOST]?: EngineHost })[HOST] = host;
+      return ExpressRequest;
+    },
+  };
+  return host;
+}
+
+/** The engine for an app, made (not listening yet) from its options. */
+function engineFor(app: App, options: ExpressOptions): Engine {
+  const name = chooseEngine(options.engine, options.http2 !== undefined && options.http2 !== false);
+  if (options.tls !== undefined) serverTlsOptions(options.tls);
+  return startEngineNow(name, { host: hostFor(app), limits: resolveLimits(options), strict: options.strict ?? false, options });
+}
+
+/**
+ * Like `http.createServer(app)`, on the engine `options.engine` names: not yet listening. On the
+ * node engine it is node:http's own Server (Cog's engine serves through it); on the native
+ * engine, a `CogServer` with the same surface.
+ */
+export function createServer(app: App, options: ExpressOptions = {}): Server | CogServer {
+  const engine = engineFor(app, options);
+  if (engine.name === "node") return (engine as unknown as { server: Server }).server;
+  return new CogServer(engine);
+}
+
+/** `app.listen(...)`: Node's `server.listen` arguments; the callback also hears a failure to listen (as in Express 5). */
+export function listen(app: App, options: ExpressOptions, args: unknown[]): Server | CogServer {
+  const server = createServer(app, options);
+  const last = args[args.length - 1];
+  if (typeof last === "function") {
+    let called = false;
+    const done = (...results: unknown[]) => {
+      if (called) return;
+      called = true;
+      (last as (...results: unknown[]) => void).apply(server, results);
+    };
+    args[args.length - 1] = done;
+    server.once("error", done);
+  }
+  return (server.listen as (...args: unknown[]) => Server | CogServer)(...args);
+}
+
+const LISTENING = Object.freeze({});
+
+/**
+ * A server on Cog's native engine, with what Express apps use of node:http's Server: `listen`
+ * (a port and host, and the callback), `address()`, `close()`, `listening`, and the 'listening',
+ * 'close' and 'error' events.
+ */
+export class CogServer extends EventEmitter {
+  private closing: Promise<void> | null = null;
+
+  constructor(private readonly engine: Engine) {
+    super();
+  }
+
+  get listening(): boolean {
+    return this.engine.address() !== null;
+  }
+
+  /**
+   * Node's name for the listening socket, null when closed: test clients (supertest) close the
+   * servers they started only when it is set. The native engine holds its socket itself.
+   */
+  get _handle(): object | null {
+    return this.listening ? LISTENING : null;
+  }
+
+  listen(...args: unknown[]): this {
+    const callback = typeof args[args.length - 1] === "function" ? (args.pop() as () => void) : undefined;
+    let port: unknown = args[0];
+    let host: unknown = args[1];
+    if (port !== null && typeof port === "object") ({ port, host } = port as { port?: unknown; host?: unknown });
+    if (typeof host !== "string") host = undefined;
+    const number = port === undefined || port === null ? 0 : Number(port);
+    if (!Number.isInteger(number) || number < 0 || number > 65535) throw new RangeError(`The native engine listens on a TCP port (0 to 65535); got ${String(port)}`);
+    if (callback !== undefined) this.once("listening", callback);
+    this.closing = null;
+    this.engine.listen(number, host as string | undefined, false).then(
+      () => this.emit("listening"),
+      (err: unknown) => this.emit("error", err),
+    );
+    return this;
+  }
+
+  address(): AddressInfo | null {
+    const bound = this.engine.address();
+    if (bound === null) return null;
+    return { address: bound.host, family: bound.host.includes(":") ? "IPv6" : "IPv4", port: bound.port };
+  }
+
+  /**
+   * Stops accepting; calls back once the requests in flight are answered and the connections
+   * closed (as node:http's `close`, which also closes idle keep-alive connections).
+   */
+  close(callback?: (err?: Error) => void): this {
+    if (this.closing === null && !this.listening) {
+      const err = Object.assign(new Error("Server is not running."), { code: "ERR_SERVER_NOT_RUNNING" });
+      if (callback !== undefined) process.nextTick(callback, err);
+      return this;
+    }
+    if (this.closing === null) {
+      this.closing = this.engine.close(2 ** 31 - 1);
+      this.closing.then(
+        () => this.emit("close"),
+        (err: unknown) => this.emit("error", err),
+      );
+    }
+    if (callback !== undefined) this.closing.then(() => callback(), callback);
+    return this;
+  }
+
+  /** Node's Server methods that have nothing to do here: the engine keeps its own timeouts (Cog's limits). */
+  setTimeout(): this {
+    return this;
+  }
+  ref(): this {
+    return this;
+  }
+  unref(): this {
+    return this;
+  }
+}

@@ -1,0 +1,304 @@
+// cog-http/express against Express 5 from npm: each case builds the same app with both, sends
+// the same requests to each over a real socket (Express on node:http, as Express serves itself;
+// Cog's on the engine under test), and compares status, headers and body. Left out of the
+// comparison: Date (the clock), and Connection/Keep-Alive, which say how each server keeps the
+// connection, not what the app answered (docs/engines.md).
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import express from "express";
+import cogExpress from "../../src/express/index.js";
+import { engine, nativeSkip } from "../helpers.js";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyExpress = any;
+interface Sent {
+  method?: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+interface Answer {
+  status: number;
+  headers: Array<[string, string]>;
+  body: string;
+}
+
+const IGNORED = new Set(["date", "connection", "keep-alive"]);
+
+const files = mkdtempSync(join(tmpdir(), "cog-express-diff-"));
+writeFileSync(join(files, "hello.txt"), "hello, world\n");
+writeFileSync(join(files, "page.html"), "<p>page</p>");
+// A fixed mtime: Last-Modified and the static ETag (size and mtime) are then the same for both.
+utimesSync(join(files, "hello.txt"), 1_700_000_000, 1_700_000_000);
+utimesSync(join(files, "page.html"), 1_700_000_000, 1_700_000_000);
+after(() => rmSync(files, { recursive: true, force: true }));
+
+async function ask(port: number, sent: Sent): Promise<Answer> {
+  const response = await fetch(`http://127.0.0.1:${port}${sent.path}`, { method: sent.method ?? "GET", headers: sent.headers, body: sent.body, redirect: "manual" });
+  const headers: Array<[string, string]> = [];
+  for (const [name, value] of response.headers) if (!IGNORED.has(name) && name !== "set-cookie") headers.push([name, value]);
+  for (const cookie of response.headers.getSetCookie()) headers.push(["set-cookie", cookie]);
+  return { status: response.status, headers, body: Buffer.from(await response.arrayBuffer()).toString("latin1") };
+}
+
+function listening(server: Server | { address(): AddressInfo | null; once(event: string, fn: () => void): unknown; listening: boolean }): Promise<number> {
+  if (server.listening) return Promise.resolve((server.address() as AddressInfo).port);
+  return new Promise((resolve) => server.once("listening", () => resolve((server.address() as AddressInfo).port)));
+}
+
+/** Runs `requests` against both apps `define` builds, and compares each answer. */
+async function same(define: (app: AnyExpress, e: AnyExpress) => void, requests: Sent[]): Promise<void> {
+  const theirs = express();
+  define(theirs, express);
+  const reference = createServer(theirs).listen(0, "127.0.0.1");
+  const ours = cogExpress({ engine });
+  define(ours, cogExpress);
+  const served = ours.listen(0, "127.0.0.1");
+  try {
+    const [theirPort, ourPort] = await Promise.all([listening(reference), listening(served)]);
+    for (const sent of requests) {
+      const [expected, actual] = await Promise.all([ask(theirPort, sent), ask(ourPort, sent)]);
+      assert.deepEqual(actual, expected, `${sent.method ?? "GET"} ${sent.path}`);
+    }
+  } finally {
+    reference.close();
+    reference.closeAllConnections();
+    await new Promise((resolve) => served.close(resolve));
+  }
+}
+
+describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip: engine === "native" && nativeSkip }, () => {
+  test("send: strings, buffers, objects, numbers as bodies; status and sendStatus; HEAD", () =>
+    same(
+      (app) => {
+        app.get("/", (_req: AnyExpress, res: AnyExpress) => res.send("Hello World"));
+        app.get("/buffer", (_req: AnyExpress, res: AnyExpress) => res.send(Buffer.from("bytes")));
+        app.get("/object", (_req: AnyExpress, res: AnyExpress) => res.status(201).send({ a: [1, 2], b: "é" }));
+        app.get("/status", (_req: AnyExpress, res: AnyExpress) => res.sendStatus(418));
+        app.get("/empty", (_req: AnyExpress, res: AnyExpress) => res.status(204).send("gone"));
+        app.get("/long", (_req: AnyExpress, res: AnyExpress) => res.type("txt").send("x".repeat(5000)));
+      },
+      [{ path: "/" }, { path: "/buffer" }, { path: "/object" }, { path: "/status" }, { path: "/empty" }, { path: "/long" }, { method: "HEAD", path: "/" }],
+    ));
+
+  test("json and jsonp with the app's settings; a fresh request gets 304", () =>
+    same(
+      (app) => {
+        app.set("json spaces", 2);
+        app.set("json escape", true);
+        app.get("/json", (_req: AnyExpress, res: AnyExpress) => res.json({ html: "<b>&</b>", list: [1] }));
+        app.get("/jsonp", (_req: AnyExpress, res: AnyExpress) => res.jsonp({ ok: true }));
+      },
+      [
+        { path: "/json" },
+        { path: "/jsonp?callback=cb" },
+        { path: "/jsonp?callback=bad%20name!" },
+        { path: "/json", headers: { "if-none-match": 'W/"2d-nmWGeHZZvJ0AA8bfsDqkOY2Ut1U"' } },
+      ],
+    ));
+
+  test("routing: params, app.param, routes, Router with mergeParams, regular expressions, 404 and thrown errors", () =>
+    same(
+      (app, e) => {
+        app.set("env", "production");
+        app.param("id", (req: AnyExpress, _res: AnyExpress, next: AnyExpress, id: string) => {
+          req.seen = `param ${id}`;
+          next();
+        });
+        app.get("/users/:id", (req: AnyExpress, res: AnyExpress) => res.send(`${req.seen} ${req.params.id}`));
+        app.get("/files/*rest", (req: AnyExpress, res: AnyExpress) => res.json(req.params));
+        app.get("/optional{/:part}", (req: AnyExpress, res: AnyExpress) => res.json(req.params));
+        app.get(/^\/re(\d+)$/, (req: AnyExpress, res: AnyExpress) => res.json(req.params));
+        app
+          .route("/book")
+          .get((_req: AnyExpress, res: AnyExpress) => res.send("get book"))
+          .post((_req: AnyExpress, res: AnyExpress) => res.send("post book"));
+        const router = e.Router({ mergeParams: true });
+        router.get("/items/:item", (req: AnyExpress, res: AnyExpress) => res.json({ params: req.params, baseUrl: req.baseUrl, originalUrl: req.originalUrl, path: req.path }));
+        app.use("/shop/:shop", router);
+        app.get("/throws", () => {
+          throw Object.assign(new Error("nope"), { status: 409 });
+        });
+        app.get("/rejects", async () => {
+          throw new Error("async failure");
+        });
+      },
+      [
+        { path: "/users/42" },
+        { path: "/files/a/b/c.txt" },
+        { path: "/optional" },
+        { path: "/optional/x" },
+        { path: "/re12" },
+        { path: "/book" },
+        { method: "POST", path: "/book" },
+        { method: "DELETE", path: "/book" },
+        { method: "OPTIONS", path: "/book" },
+        { path: "/shop/s1/items/i2?x=1" },
+        { path: "/nowhere" },
+        { path: "/throws" },
+        { path: "/rejects" },
+      ],
+    ));
+
+  test("error middleware with four arguments, next('route'), sub-apps with their mountpath", () =>
+    same(
+      (app, e) => {
+        const admin = e();
+        admin.get("/", (req: AnyExpress, res: AnyExpress) => res.json({ mountpath: admin.mountpath, baseUrl: req.baseUrl, path: admin.path(), app: req.app === admin }));
+        app.use("/admin", admin);
+        app.get(
+          "/skip",
+          (_req: AnyExpress, _res: AnyExpress, next: AnyExpress) => next("route"),
+          (_req: AnyExpress, res: AnyExpress) => res.send("not this"),
+        );
+        app.get("/skip", (_req: AnyExpress, res: AnyExpress) => res.send("next route"));
+        app.get("/fail", (_req: AnyExpress, _res: AnyExpress, next: AnyExpress) => next(new Error("boom")));
+        app.use((err: Error, _req: AnyExpress, res: AnyExpress, _next: AnyExpress) => res.status(500).json({ caught: err.message }));
+      },
+      [{ path: "/admin" }, { path: "/admin/" }, { path: "/skip" }, { path: "/fail" }],
+    ));
+
+  test("request: query (simple and extended), accepts, is, ip, hostname, protocol, xhr, subdomains, get", () =>
+    same(
+      (app, e) => {
+        app.get("/q", (req: AnyExpress, res: AnyExpress) => res.json(req.query));
+        const extended = e();
+        extended.set("query parser", "extended");
+        extended.get("/", (req: AnyExpress, res: AnyExpress) => res.json(req.query));
+        app.use("/extended", extended);
+        app.post("/about", (req: AnyExpress, res: AnyExpress) =>
+          res.json({
+            accepts: req.accepts(["json", "html"]),
+            languages: req.acceptsLanguages(),
+            is: req.is("json"),
+            ip: req.ip,
+            hostname: req.hostname,
+            protocol: req.protocol,
+            secure: req.secure,
+            xhr: req.xhr,
+            subdomains: req.subdomains,
+            referrer: req.get("referrer"),
+            range: req.range(100) ?? null,
+          }),
+        );
+      },
+      [
+        { path: "/q?a=1&a=2&b=x%20y&c[d]=1" },
+        { path: "/extended?a[b]=1&c[]=2&c[]=3" },
+        {
+          method: "POST",
+          path: "/about",
+          headers: { accept: "text/html,application/json;q=0.5", "accept-language": "fr, en;q=0.8", "content-type": "application/json", host: "a.b.example.com:8080", "x-requested-with": "XMLHttpRequest", referer: "/from", range: "bytes=0-9" },
+          body: "{}",
+        },
+      ],
+    ));
+
+  test("body parsers: json, urlencoded, text, raw, and their refusals", () =>
+    same(
+      (app, e) => {
+        app.set("env", "production");
+        app.post("/json", e.json(), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
+        app.post("/form", e.urlencoded(), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
+        app.post("/text", e.text(), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
+        app.post("/raw", e.raw(), (req: AnyExpress, res: AnyExpress) => res.json({ length: req.body.length }));
+        app.post("/small", e.json({ limit: 10 }), (req: AnyExpress, res: AnyExpress) => res.json(req.body));
+        app.post("/none", (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body === undefined }));
+      },
+      [
+        { method: "POST", path: "/json", headers: { "content-type": "application/json" }, body: '{"a":[1,{"b":null}]}' },
+        { method: "POST", path: "/json", headers: { "content-type": "application/json" }, body: "{bad" },
+        { method: "POST", path: "/form", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "a=1&b=two+words&c[d]=e" },
+        { method: "POST", path: "/text", headers: { "content-type": "text/plain" }, body: "some text" },
+        { method: "POST", path: "/raw", headers: { "content-type": "application/octet-stream" }, body: "0123456789" },
+        { method: "POST", path: "/small", headers: { "content-type": "application/json" }, body: '{"too":"long for ten bytes"}' },
+        { method: "POST", path: "/none", headers: { "content-type": "application/json" }, body: "{}" },
+      ],
+    ));
+
+  test("response: headers, cookies, redirects, format, links, vary, attachment, location", () =>
+    same(
+      (app) => {
+        app.get("/headers", (_req: AnyExpress, res: AnyExpress) => {
+          res.set({ "X-One": "1", "Content-Type": "text/plain" });
+          res.append("X-List", ["a", "b"]);
+          res.links({ next: "/page/2", last: "/page/9" });
+          res.vary("Accept-Encoding");
+          res.attachment("report.pdf");
+          res.location("/here?q=a b");
+          res.send("with headers");
+        });
+        app.get("/cookies", (_req: AnyExpress, res: AnyExpress) => {
+          res.cookie("name", "tobi", { httpOnly: true, sameSite: "lax" });
+          res.cookie("obj", { a: 1 });
+          res.clearCookie("old");
+          res.end();
+        });
+        app.get("/redirect", (_req: AnyExpress, res: AnyExpress) => res.redirect("/target?x=<y>"));
+        app.get("/moved", (_req: AnyExpress, res: AnyExpress) => res.redirect(301, "https://example.com/"));
+        app.set("env", "production");
+        app.get("/format", (_req: AnyExpress, res: AnyExpress) =>
+          res.format({
+            text: () => res.send("text"),
+            html: () => res.send("<p>html</p>"),
+            json: () => res.json({ json: true }),
+          }),
+        );
+      },
+      [
+        { path: "/headers" },
+        { path: "/cookies" },
+        { path: "/redirect" },
+        { path: "/redirect", headers: { accept: "text/html" } },
+        { method: "HEAD", path: "/moved" },
+        { path: "/format", headers: { accept: "application/json" } },
+        { path: "/format", headers: { accept: "text/html" } },
+        { path: "/format", headers: { accept: "image/png" } },
+      ],
+    ));
+
+  test("files: express.static, sendFile, download, ranges, conditional requests", () =>
+    same(
+      (app, e) => {
+        app.use("/static", e.static(files));
+        app.get("/send", (_req: AnyExpress, res: AnyExpress) => res.sendFile(join(files, "page.html")));
+        app.get("/download", (_req: AnyExpress, res: AnyExpress) => res.download(join(files, "hello.txt"), "greeting.txt"));
+        app.get("/missing", (_req: AnyExpress, res: AnyExpress) => res.sendFile("absent.txt", { root: files }));
+      },
+      [
+        { path: "/static/hello.txt" },
+        { path: "/static/hello.txt", headers: { range: "bytes=0-4" } },
+        { path: "/static/hello.txt", headers: { "if-modified-since": new Date(1_800_000_000_000).toUTCString() } },
+        { path: "/static/nope.txt" },
+        { path: "/static/../package.json" },
+        { path: "/send" },
+        { path: "/download" },
+        { path: "/missing" },
+      ],
+    ));
+
+  test("views: app.engine, res.render with app, response and call locals", () =>
+    same(
+      (app) => {
+        writeFileSync(join(files, "greet.tmpl"), "Hello {{who}} from {{site}}, {{extra}}");
+        app.set("views", files);
+        app.set("view engine", "tmpl");
+        app.engine("tmpl", (path: string, options: Record<string, string>, callback: (err: Error | null, html?: string) => void) => {
+          import("node:fs").then(({ readFileSync }) => callback(null, readFileSync(path, "utf8").replace(/\{\{(\w+)\}\}/g, (_m, key: string) => String(options[key]))), callback);
+        });
+        app.locals.site = "the app";
+        app.get("/render", (_req: AnyExpress, res: AnyExpress) => {
+          res.locals.who = "tobi";
+          res.render("greet", { extra: "hi" });
+        });
+        app.get("/missing-view", (_req: AnyExpress, res: AnyExpress) => res.render("nothing"));
+        app.set("env", "production");
+      },
+      [{ path: "/render" }, { path: "/missing-view" }],
+    ));
+});
