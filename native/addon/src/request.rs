@@ -16,11 +16,14 @@ pub(crate) struct Req {
     target: Range<usize>,
     /// The path an absolute-form target names, when it is not the target itself.
     path: Option<Vec<u8>>,
-    headers: Vec<(Range<usize>, Range<usize>)>,
+    headers: HeaderRanges,
     minor: u8,
     keep_alive: bool,
     is_head: bool,
 }
+
+/// Where each header's name and value lie in a request's head.
+pub(crate) type HeaderRanges = Vec<(Range<usize>, Range<usize>)>;
 
 /// The requests in flight, by id. Ids are never reused (a late call from JavaScript for a request
 /// that is gone finds nothing).
@@ -101,8 +104,8 @@ impl Req {
         self.path = Some(if path.first() == Some(&b'/') { path.to_vec() } else { [b"/", path].concat() });
     }
 
-    /// Its buffers, for the next request to reuse (`Spare`).
-    pub(crate) fn into_buffers(self) -> (Vec<u8>, Vec<(Range<usize>, Range<usize>)>) {
+    /// Its buffers (the head's copy, the header list), for the next request to reuse (`Spare`).
+    pub(crate) fn into_buffers(self) -> (Vec<u8>, HeaderRanges) {
         (self.head, self.headers)
     }
 
