@@ -9,8 +9,7 @@ import { SCOPE, STORES } from "../../symbols.js";
  * (one `napi_make_callback`, whose resource is `resource` below): the requests of a batch, and
  * every later event, would otherwise share it, and a store one request entered with
  * `AsyncLocalStorage.enterWith` would be the next one's. How each request gets its own depends on
- * where this Node's AsyncLocalStorage keeps its stores, which is asked of it (`mode`), not of
- * its version:
+ * where this Node's AsyncLocalStorage keeps its stores (`mode`):
  *
  * - "frames": in async context frames (Node 24 on; 22 with --experimental-async-context-frame),
  *   which a batch's callback scope does not reset between its calls. Each request's calls run in
@@ -22,14 +21,15 @@ import { SCOPE, STORES } from "../../symbols.js";
  *   (`serve`), and, between requests, on the server's own. So a store entered while serving a
  *   request is that request's, for its dispatch and each of its events, and what it made copies
  *   it from there. Serving a request that enters nothing costs two assignments. This reaches
- *   below AsyncLocalStorage's public API, so it is used only once a probe (`proxyIsolates`) has
- *   seen it work on this Node, and test/engines/native/request-context.test.ts names the
- *   internal if a Node release changes it. A request starts with no stores: the server's are not
- *   shared with it, since AsyncLocalStorage may keep them in one object it changes in place.
+ *   below AsyncLocalStorage's public API, so it is used only on the Nodes where its probe
+ *   (`proxyIsolates`) has seen it work, which test/engines/native/request-context.test.ts checks
+ *   on every supported major, naming the internal if a release changes it. A request starts with
+ *   no stores: the server's are not shared with it, since AsyncLocalStorage may keep them in one
+ *   object it changes in place.
  * - "request resources": the same isolation through the public API alone, an AsyncResource per
- *   request whose scope each of its calls runs in; where stores are resource properties but the
- *   probe failed. It costs a small request about 5% more instructions than the Proxy (the
- *   figures are in docs/decisions/request-context.md).
+ *   request whose scope each of its calls runs in; where stores are resource properties on a Node
+ *   the Proxy was not checked on. It costs a small request about 5% more instructions than the
+ *   Proxy (the figures are in docs/decisions/request-context.md).
  */
 export class RequestContexts {
   /** The batches' async resource (the addon's `napi_async_init` resource). */
@@ -93,24 +93,9 @@ function storesOfServed(): object {
 }
 
 /**
- * Whether AsyncLocalStorage keeps its stores in async context frames: a store entered inside an
- * AsyncResource's scope is then left behind when the scope ends; kept on the resource otherwise.
- */
-function probeFrames(): boolean {
-  const als = new AsyncLocalStorage<true>();
-  const scope = new AsyncResource("CogProbe");
-  try {
-    scope.runInAsyncScope(() => als.enterWith(true));
-    return scope.runInAsyncScope(() => als.getStore()) !== true;
-  } finally {
-    // An enabled AsyncLocalStorage keeps promise hooks on for the whole process.
-    als.disable();
-  }
-}
-
-/**
- * Whether the batch resource's Proxy gives each request its own stores on this Node: a store a
- * request enters, with `enterWith` or `run`, is its own: another request, and the time between
+ * Whether the batch resource's Proxy gives each request its own stores on this Node (for the
+ * canary test: asking sets executionAsyncResource() to work for good, see `storesInFrames`): a
+ * store a request enters, with `enterWith` or `run`, is its own: another request, and the time between
  * requests, don't see it, and it is there when the request is served again. Run in an
  * AsyncResource whose properties are those of the request being served, as the batch resource's
  * are.
@@ -147,11 +132,29 @@ export function proxyIsolates(): boolean {
   return seen.length === 5 && seen[0] === undefined && seen[1] === "run" && seen[2] === undefined && seen[3] === undefined && seen[4] === "first";
 }
 
-/** Whether AsyncLocalStorage keeps its stores in async context frames (see `RequestContexts`). */
-export const storesInFrames = probeFrames();
+const major = Number(process.versions.node.split(".")[0]);
 
-/** This Node's mode, asked once; what a server made from now on uses (see `useContextMode`). */
-export let contextMode: ContextMode = storesInFrames ? "frames" : proxyIsolates() ? "resource properties" : "request resources";
+/**
+ * Whether AsyncLocalStorage keeps its stores in async context frames (see `RequestContexts`): by
+ * default from Node 24, with --experimental-async-context-frame on 22 and 23, not with
+ * --no-async-context-frame (flags Node takes from its command line only). Read from Node's
+ * version and flags, not asked of AsyncLocalStorage: asking it calls executionAsyncResource(),
+ * after which Node hands every native callback's resource to JavaScript for the life of the
+ * process (about 1% of a small request's instructions on this engine, for an app that never uses
+ * AsyncLocalStorage). test/engines/native/request-context.test.ts asks it, and fails if the two
+ * disagree.
+ */
+export const storesInFrames = major >= 24 ? !process.execArgv.includes("--no-async-context-frame") : process.execArgv.includes("--experimental-async-context-frame");
+
+/**
+ * The Nodes on which the batch resource's Proxy was seen to isolate requests (the canary test,
+ * run on every supported major): 20 to 26. On a later one, where stores are resource properties
+ * (--no-async-context-frame), the engine takes the public API's way until it is seen there too.
+ */
+const PROXY_CHECKED_THROUGH = 26;
+
+/** This Node's mode; what a server made from now on uses (see `useContextMode`). */
+export let contextMode: ContextMode = storesInFrames ? "frames" : major <= PROXY_CHECKED_THROUGH ? "resource properties" : "request resources";
 
 /** @internal For the tests of the fallback: the mode of the servers made from now on. */
 export function useContextMode(mode: ContextMode): void {

@@ -1,12 +1,22 @@
-// The native engine's per-request async contexts (src/engines/native/request-context.ts): the
-// fast mode it uses on this Node, chosen by asking AsyncLocalStorage rather than reading Node's
-// version, and the fallback it takes where its Proxy-backed batch resource would not isolate
-// requests (an AsyncResource per request), which must isolate them as well.
+// The native engine's per-request async contexts (src/engines/native/request-context.ts): what it
+// reads from Node's version and flags agrees with what AsyncLocalStorage does here, the fast mode
+// it uses on this Node isolates requests, and the fallback (an AsyncResource per request) does too.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { AsyncLocalStorage, AsyncResource } from "node:async_hooks";
 import { contextMode, proxyIsolates, storesInFrames, useContextMode } from "../../../src/engines/native/request-context.js";
 import { assertIsolated, hammer } from "../../async-context.js";
 import { nativeSkip } from "../../helpers.js";
+
+test("AsyncLocalStorage keeps its stores in async context frames exactly where the engine reads that it does (canary)", () => {
+  // Asked: a store entered in an AsyncResource's scope is kept on the resource, or left with the frame.
+  const als = new AsyncLocalStorage<true>();
+  const scope = new AsyncResource("CogProbe");
+  scope.runInAsyncScope(() => als.enterWith(true));
+  const inFrames = scope.runInAsyncScope(() => als.getStore()) !== true;
+  als.disable();
+  assert.equal(storesInFrames, inFrames, `Node ${process.version} ${inFrames ? "keeps" : "does not keep"} AsyncLocalStorage's stores in async context frames, which the native engine reads otherwise from its version and flags (src/engines/native/request-context.ts)`);
+});
 
 test("where AsyncLocalStorage keeps stores as async resources' properties, the batch resource's Proxy isolates requests (canary)", () => {
   if (storesInFrames) {
