@@ -310,7 +310,10 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
       if (own(this)[CACHED_BODY] === UNSET) {
         const type = this.firstHeader("content-type");
         const raw = this.rawBody ?? (type !== undefined && declaresEmptyBody(this) ? EMPTY : undefined);
-        own(this)[CACHED_BODY] = raw === undefined ? undefined : parseBody(raw, type, own(this)[SETTINGS]);
+        // Read before the body arrived (a tool that records the request as it starts, as Sentry
+        // does): undefined for now, not for good.
+        if (raw === undefined) return undefined;
+        own(this)[CACHED_BODY] = parseBody(raw, type, own(this)[SETTINGS]);
       }
       return own(this)[CACHED_BODY];
     }

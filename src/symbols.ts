@@ -85,6 +85,8 @@ export const BODY_TIMEOUT: unique symbol = Symbol("cog.bodyTimeout");
 export const GONE: unique symbol = Symbol("cog.native.gone");
 /** The server it came to, as `http.server.*` channel messages give it (see http-channels.ts). */
 export const SERVER: unique symbol = Symbol("cog.native.server");
+/** The engine's verdict on the head, kept while the request goes through its server's `request` event (only while observed). */
+export const VERDICT: unique symbol = Symbol("cog.native.verdict");
 
 // The native engine's ServerResponse (src/engines/native/server-response.ts, response.ts)
 /** Headers given to `setHeader`, by lower-case name. */
@@ -108,6 +110,8 @@ export const NEED_DRAIN: unique symbol = Symbol("cog.native.needDrain");
 export const WHOLE_BODY: unique symbol = Symbol("cog.native.wholeBody");
 /** What a request keeps of the batch resource's properties (its stores), on its response; null until it sets one (request-context.ts). */
 export const STORES: unique symbol = Symbol("cog.native.stores");
+/** A request's own AsyncResource, where the native engine gives each one (request-context.ts, "request resources"); null until it is served. */
+export const SCOPE: unique symbol = Symbol("cog.native.scope");
 /** The engine's bookkeeping for this app's responses, on the prototype of its response class. */
 export const FORGET: unique symbol = Symbol("cog.native.forget");
 /** The cached block of `writeHead`'s headers, when it found every line in the cache. */

@@ -2,7 +2,9 @@ import type { EngineHost, ResponseDone } from "../engines/engine.js";
 import { chooseEngine, type EngineName } from "../engines/select.js";
 import { resolveLimits, type Limits } from "../limits.js";
 import { RequestLogger } from "../access-log.js";
-import { forApp, type Request, type RequestSettings } from "../request.js";
+import { forApp, type InternalRequest, type Request, type RequestSettings } from "../request.js";
+import { publishError } from "../observe/request-channel.js";
+import { TRACED } from "../symbols.js";
 import type { Response } from "../response.js";
 import { secretsOf } from "../signing.js";
 import { OpenStreams } from "../sse.js";
@@ -54,7 +56,12 @@ export class AppCore {
     const host: EngineHost = (this.host = {
       dispatch: dispatcher.dispatch,
       fail: (err, req, res) => answers.fail(err, req as Request, res as Response),
-      report: (err, req, when) => reports.report(err, req as Request, when),
+      report: (err, req, when) => {
+        // An error nothing can answer is published as one the error handling meets, for a reporter.
+        const traced = (req as InternalRequest)[TRACED];
+        if (traced !== undefined) publishError(traced, err);
+        reports.report(err, req as Request, when);
+      },
       responseDone: (logger?.finished ?? null) as ResponseDone | null,
       get servesWebSockets() {
         return core.routes.topics !== null;

@@ -1,3 +1,4 @@
+import { AsyncResource } from "node:async_hooks";
 import { tooLarge } from "../body.js";
 import { NO_BODY, type HeadVerdict, type RequestSurface, type ResponseSurface } from "../engines/engine.js";
 import { HttpError } from "../errors.js";
@@ -9,8 +10,8 @@ import type { Answers, HandlerTimeouts } from "./answer.js";
 import { runChain, type Handler } from "./chain.js";
 import type { Match, Router } from "./router.js";
 import type { Route, Routes } from "./routes.js";
-import { rejoin, requestTracing, traceRequest } from "../observe/request-channel.js";
-import { RESPONSE, ROUTE, SERIALIZERS, TRACED } from "../symbols.js";
+import { requestTracing, traceRequest } from "../observe/request-channel.js";
+import { RESPONSE, ROUTE, SERIALIZERS } from "../symbols.js";
 
 /**
  * The second stage, where an engine hands each request over (`EngineHost.dispatch`): find the
@@ -72,24 +73,35 @@ export class Dispatcher {
     this.receive(req, res, route, verdict);
   }
 
-  /** Buffers the body (within the limit) before the chain runs, so `req.body` can be read synchronously. */
+  /**
+   * Buffers the body (within the limit) before the chain runs, so `req.body` can be read
+   * synchronously. A body still to come arrives in the connection's events, outside the
+   * request's async context: the chain then goes on in the context dispatch ran in (`scope`),
+   * so that what a tool entered around the request holds in its handlers (Sentry's scope, a
+   * tracing channel subscriber's store, a span), as Express's body parser (raw-body) and
+   * Fastify's content-type parser do it. A body that came with the head costs nothing for it.
+   */
   private receive(req: Request, res: Response, route: Route, length: number): void {
+    const scope = req.complete ? null : new AsyncResource("CogRequestBody");
     req.receiveBody(length, route.bodyLimit, (err, body) => {
-      if (err !== null) return this.refuseBody(err, req, res);
-      const encoding = req.firstHeader("content-encoding");
-      if (encoding === undefined) return this.received(body!, req, res, route);
-      void import("../inflate.js").then(({ inflateBody }) =>
-        inflateBody(body!, encoding, route.bodyLimit, (error, inflated) => (error !== null ? this.refuseBody(error, req, res) : this.received(inflated!, req, res, route))),
-      );
+      if (scope === null) this.bodyArrived(err, body, req, res, route);
+      else scope.runInAsyncScope(this.bodyArrived, this, err, body, req, res, route);
     });
+  }
+
+  private bodyArrived(err: HttpError | null, body: Buffer | null, req: Request, res: Response, route: Route): void {
+    if (err !== null) return this.refuseBody(err, req, res);
+    const encoding = req.firstHeader("content-encoding");
+    if (encoding === undefined) return this.received(body!, req, res, route);
+    void import("../inflate.js").then(({ inflateBody }) =>
+      inflateBody(body!, encoding, route.bodyLimit, (error, inflated) => (error !== null ? this.refuseBody(error, req, res) : this.received(inflated!, req, res, route))),
+    );
   }
 
   private received(body: Buffer, req: Request, res: Response, route: Route): void {
     req.rawBody = body;
     req._body = true;
-    const traced = (req as InternalRequest)[TRACED];
-    if (traced === undefined) this.run(route.handlers, req, res);
-    else rejoin(traced, () => this.run(route.handlers, req, res));
+    this.run(route.handlers, req, res);
   }
 
   /** The body is refused (too large, or undecodable): answer, then close the connection rather than read the rest. */

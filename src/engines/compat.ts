@@ -123,6 +123,17 @@ export function endAfterEnd(res: HostedResponse): void {
   misuse(res, "res.end() with a body after the response ended: the body was dropped");
 }
 
+/**
+ * `res.destroy(err)`: the app, or a stream piped into the response with `pipeline` (as
+ * `res.send(stream)` pipes one), cut the response because of `err`. Node hands that error to
+ * nothing but the socket, and so the connection is cut in silence: Cog reports it, as it reports
+ * an error it can no longer answer. Not for a response already cut (by the client leaving).
+ */
+export function destroyedWith(res: HostedResponse, err: Error): void {
+  const req = res.req as HostedRequest;
+  req[HOST].report(err, req, "it destroyed the response: the connection was cut");
+}
+
 function misuse(res: HostedResponse, message: string): void {
   const req = res.req as HostedRequest;
   req[HOST].report(new Error(message), req);

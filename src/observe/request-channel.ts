@@ -16,8 +16,8 @@ export interface RequestMessage {
   error?: unknown;
   /**
    * Set by a `start` subscriber that needs the chain to run inside a context of its own (as
-   * OpenTelemetry's `context.with` does): Cog then runs the chain through it, and runs it through
-   * it again when the chain starts later than `start` (after a buffered body arrived).
+   * OpenTelemetry's `context.with` does): Cog then runs the request's dispatch through it (a
+   * chain that starts after a buffered body arrived goes on in that context too).
    * @internal
    */
   [WITHIN]?: ((chain: () => void) => void) | undefined;
@@ -66,14 +66,6 @@ function within(message: RequestMessage, chain: () => void): void {
   const run = message[WITHIN];
   if (run === undefined) chain();
   else run(chain);
-}
-
-/**
- * Runs a traced request's chain that starts after `start` returned (a buffered body arrived):
- * back inside the subscriber's context.
- */
-export function rejoin(message: RequestMessage, chain: () => void): void {
-  within(message, chain);
 }
 
 /** Publishes `error` for a traced request (its `req[TRACED]`). */

@@ -1,7 +1,8 @@
 import { createRequire } from "node:module";
-import { SpanKind, SpanStatusCode, context, createContextKey, propagation, trace, type Attributes, type Context, type Span } from "@opentelemetry/api";
+import { SpanKind, SpanStatusCode, context, createContextKey, propagation, trace, type Attributes, type Context, type Span, type TextMapGetter } from "@opentelemetry/api";
 import { InstrumentationBase, type InstrumentationConfig } from "@opentelemetry/instrumentation";
 import { statusOf } from "../errors.js";
+import type { InternalRequest } from "../request.js";
 import { requestChannel, WITHIN, type RequestMessage } from "../observe/request-channel.js";
 
 const { name: PACKAGE_NAME, version: PACKAGE_VERSION } = createRequire(import.meta.url)("../../package.json") as { name: string; version: string };
@@ -91,7 +92,7 @@ export class CogInstrumentation extends InstrumentationBase<InstrumentationConfi
       span.setAttributes(requestAttributes(message));
       message[OWN] = false;
     } else {
-      const parent = propagation.extract(active, req.headers);
+      const parent = propagation.extract(active, req as InternalRequest, HEADERS);
       span = this.tracer.startSpan(name, { kind: SpanKind.SERVER, attributes: requestAttributes(message) }, parent);
       ctx = trace.setSpan(parent, span);
       message[OWN] = true;
@@ -128,6 +129,15 @@ export class CogInstrumentation extends InstrumentationBase<InstrumentationConfi
   }
 }
 
+/**
+ * The request's headers for the propagator, read one at a time as it asks for them
+ * (`traceparent`, `tracestate`, `baggage`): on the native engine `req.headers` fetches them all.
+ */
+const HEADERS: TextMapGetter<InternalRequest> = {
+  get: (req, key) => req.headerValue(key.toLowerCase()),
+  keys: (req) => Object.keys(req.headers),
+};
+
 /** The stable HTTP server attributes known when the request starts. */
 function requestAttributes({ req, route }: RequestMessage): Attributes {
   const attributes: Attributes = {
@@ -140,7 +150,7 @@ function requestAttributes({ req, route }: RequestMessage): Attributes {
   if (socket.localPort !== undefined) attributes["server.port"] = socket.localPort;
   const client = req.ip;
   if (client !== undefined) attributes["client.address"] = client;
-  const agent = req.get("user-agent");
+  const agent = (req as InternalRequest).headerValue("user-agent");
   if (agent !== undefined) attributes["user_agent.original"] = agent;
   return attributes;
 }

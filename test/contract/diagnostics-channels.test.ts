@@ -4,7 +4,9 @@
 // them, on the native engine Cog does.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
+import { request } from "node:http";
 import { publishesResponseCreated } from "../../src/engines/native/http-channels.js";
 import type { Request, Response } from "../../src/index.js";
 import { engine, serve } from "../helpers.js";
@@ -97,3 +99,51 @@ test(`http.server.response.finish is not published for a response cut before it 
     ["/ok"],
   );
 });
+
+test(`each request reaches the app through its server's 'request' event, which a request.start subscriber may wrap, as Sentry does (${engine})`, async (t) => {
+  // What Sentry's HTTP integration does: on request.start, wrap the server's emit once, and run
+  // each 'request' event inside a scope of the request's own.
+  const scope = new AsyncLocalStorage<string>();
+  const wrapped = new WeakSet<object>();
+  const onStart = (message: unknown) => {
+    const server = (message as { server: { emit(event: string, ...args: unknown[]): boolean } }).server;
+    if (wrapped.has(server)) return;
+    wrapped.add(server);
+    const emit = server.emit;
+    server.emit = function (this: unknown, event: string, ...args: unknown[]) {
+      if (event !== "request") return emit.call(this, event, ...args);
+      // Sentry records the request as it starts, its body included (none yet).
+      assert.equal((args[0] as Request).body, undefined);
+      return scope.run(`scope of ${(args[0] as Request).url}`, () => emit.call(this, event, ...args));
+    };
+  };
+  subscribe("http.server.request.start", onStart);
+  t.after(() => unsubscribe("http.server.request.start", onStart));
+  const { port } = await serve(t, (app) => {
+    app.post("/items/:id", async (req, res) => {
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10));
+      res.json({ id: req.params.id, length: (req.body as { pad: string }).pad.length, scope: scope.getStore() ?? null });
+    });
+  });
+  // Bodies that follow their head, in two pieces: the chain starts when the second arrives.
+  const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => postInPieces(port, `/items/${i}`, JSON.stringify({ pad: "x".repeat(i * 1000) }))));
+  assert.deepEqual(
+    answers,
+    Array.from({ length: 30 }, (_, i) => ({ id: String(i), length: i * 1000, scope: `scope of /items/${i}` })),
+  );
+});
+
+/** POSTs a JSON body in two pieces, the second a few milliseconds after the first; resolves with the parsed answer. */
+function postInPieces(port: number, path: string, body: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const bytes = Buffer.from(body);
+    const req = request({ port, host: "127.0.0.1", method: "POST", path, headers: { "content-type": "application/json", "content-length": bytes.length } }, (res) => {
+      let text = "";
+      res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
+      res.on("end", () => resolve(JSON.parse(text)));
+    });
+    req.on("error", reject);
+    req.write(bytes.subarray(0, 5));
+    setTimeout(() => req.end(bytes.subarray(5)), 5);
+  });
+}

@@ -1,10 +1,17 @@
 // Errors are always reported: a 5xx is logged with its error, the request id, method, path and
 // route even when the app has its own onError, which decides the answer, not whether it is
-// logged; logErrors: false turns the log off. The same on both engines.
+// logged; logErrors: false turns the log off. Errors after the answer (a late throw, a stream
+// that fails mid-body) are logged and published on cog.request's error channel; a promise a
+// handler left behind is the process's unhandledRejection, heard in its request's context. The
+// same on both engines.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
+import { once } from "node:events";
+import { connect } from "node:net";
+import { Readable, pipeline } from "node:stream";
 import { HttpError, type ErrorLogLine, type LogFunction } from "../../src/index.js";
+import { startChild, waitForOutput } from "../children.js";
 import { engine, serve } from "../helpers.js";
 
 async function until(condition: () => boolean): Promise<void> {
@@ -149,4 +156,112 @@ test(`an error after the answer is logged and published on cog.request's error c
   assert.equal(lines[0]!.id, answer.headers.get("x-request-id"));
   assert.equal(lines[0]!.route, "/late/:id");
   assert.match(lines[0]!.msg, /after the response was sent/);
+});
+
+test(`a stream that fails mid-body cuts the connection, and its error is logged and published: res.send(stream), pipeline into res, res.destroy(err) (${engine})`, async (t) => {
+  const { lines, logger } = errorLines();
+  const published: string[] = [];
+  const onError = (message: unknown) => void published.push(((message as { error: Error }).error).message);
+  subscribe("tracing:cog.request:error", onError);
+  t.after(() => unsubscribe("tracing:cog.request:error", onError));
+  const { fetch } = await serve(
+    t,
+    (app) => {
+      app.get("/send", (_req, res) => res.type("text").send(failing("send")));
+      app.get("/pipeline", (_req, res) => {
+        res.writeHead(200, { "content-type": "text/plain" });
+        pipeline(failing("pipeline"), res, () => {});
+      });
+      app.get("/destroy", (_req, res) => {
+        res.write("a first part\n");
+        setTimeout(() => res.destroy(new Error("destroy failed mid-body")), 5);
+      });
+    },
+    { logger, logErrors: true },
+  );
+  for (const path of ["/send", "/pipeline", "/destroy"]) {
+    const answer = await fetch(path);
+    assert.equal(answer.status, 200);
+    // The head and the first part are out; the connection is cut before the end.
+    await assert.rejects(answer.text(), (err: Error) => /terminated/.test(err.message));
+  }
+  await until(() => lines.length >= 3 && published.length >= 3);
+  assert.deepEqual(published, ["send failed mid-body", "pipeline failed mid-body", "destroy failed mid-body"]);
+  assert.deepEqual(
+    lines.map((line) => [line.path, (line.err as Error).message]),
+    [
+      ["/send", "send failed mid-body"],
+      ["/pipeline", "pipeline failed mid-body"],
+      ["/destroy", "destroy failed mid-body"],
+    ],
+  );
+  for (const line of lines) assert.match(line.msg, /it destroyed the response: the connection was cut/);
+});
+
+test(`a client that leaves mid-stream is no error: nothing is logged or published, and the stream is destroyed (${engine})`, async (t) => {
+  const { lines, logger } = errorLines();
+  const published: unknown[] = [];
+  const onError = (message: unknown) => void published.push(message);
+  subscribe("tracing:cog.request:error", onError);
+  t.after(() => unsubscribe("tracing:cog.request:error", onError));
+  const streams: Readable[] = [];
+  const { port } = await serve(
+    t,
+    (app) => {
+      app.get("/endless", (_req, res) => {
+        const body = new Readable({ read() {} });
+        const timer = setInterval(() => body.push("more\n"), 2);
+        body.on("close", () => clearInterval(timer));
+        streams.push(body);
+        res.type("text").send(body);
+      });
+    },
+    { logger, logErrors: true },
+  );
+  const socket = connect(port, "127.0.0.1");
+  socket.write("GET /endless HTTP/1.1\r\nHost: x\r\n\r\n");
+  await once(socket, "data");
+  socket.destroy();
+  await until(() => streams[0]?.destroyed === true);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(streams[0]!.destroyed, true);
+  assert.deepEqual(lines, []);
+  assert.deepEqual(published, []);
+});
+
+/** A readable that gives two chunks, then fails with "NAME failed mid-body". */
+function failing(name: string): Readable {
+  let chunks = 0;
+  return new Readable({
+    read() {
+      if (chunks++ < 2) this.push(`chunk ${chunks}\n`);
+      else setTimeout(() => this.destroy(new Error(`${name} failed mid-body`)), 5);
+    },
+  });
+}
+
+test(`a promise a handler left behind rejects to Node's unhandledRejection, in the context of the request that made it; unheard, Node ends the process (${engine})`, async (t) => {
+  const app = startChild(t, process.execPath, ["--import", "tsx", "test/fixtures/left-behind-app.ts"], { env: { ...process.env, COG_ENGINE: engine, LISTEN: "1" } });
+  await waitForOutput(app, (out) => out.includes("\n"), "the fixture to print its port");
+  const port = Number(app.stdout().split("\n")[0]);
+  const ids = Array.from({ length: 50 }, (_, i) => `order-${i}`);
+  const answers = await Promise.all(ids.map(async (id) => (await fetch(`http://127.0.0.1:${port}/orders?id=${id}`)).status));
+  assert.deepEqual(new Set(answers), new Set([202]));
+  await waitForOutput(app, (out) => out.trim().split("\n").length > ids.length, "a line for each rejection");
+  const heard = app.stdout().trim().split("\n").slice(1).map((line) => JSON.parse(line) as { reason: string; store: string });
+  // Each rejection's listener ran in its own request's context: the store that request entered.
+  assert.deepEqual(
+    heard.map(({ reason, store }) => [reason, store]).sort(),
+    ids.map((id) => [`left behind by ${id}`, id]).sort(),
+  );
+  assert.equal(app.child.exitCode, null, "a listener keeps the process running");
+
+  // Without a listener: Node's default (--unhandled-rejections=throw) ends the process, as
+  // under any framework; Cog does not listen for it.
+  const unheard = startChild(t, process.execPath, ["--import", "tsx", "test/fixtures/left-behind-app.ts"], { env: { ...process.env, COG_ENGINE: engine } });
+  await waitForOutput(unheard, (out) => out.includes("\n"), "the fixture to print its port");
+  const answer = await fetch(`http://127.0.0.1:${Number(unheard.stdout().split("\n")[0])}/orders?id=lost`);
+  assert.equal(answer.status, 202);
+  assert.equal(await unheard.exited, 1);
+  assert.match(unheard.stderr(), /left behind by lost/);
 });

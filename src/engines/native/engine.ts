@@ -10,7 +10,7 @@ import { nativeTlsOptions } from "./tls.js";
 import type { TlsOptions } from "../../tls.js";
 import { NativeResponse } from "./response.js";
 import { RequestContexts, serve } from "./request-context.js";
-import { ADDON, ADDRESS, BODY_TIMEOUT, ENCRYPTED, FORGET, GONE, ID, SERVER, STREAMED_BYTES, STREAMING } from "../../symbols.js";
+import { ADDON, ADDRESS, BODY_TIMEOUT, ENCRYPTED, FORGET, GONE, ID, SERVER, STREAMED_BYTES, STREAMING, VERDICT } from "../../symbols.js";
 import { tooSlow } from "../../limits.js";
 
 /**
@@ -108,7 +108,7 @@ export class NativeEngine implements Engine {
       );
       this.serverId = server;
       this.bound = { host: bind, port: bound };
-      this.Request.prototype[SERVER] = new NativeServer({ host: bind, port: bound });
+      this.Request.prototype[SERVER] = new NativeServer({ host: bind, port: bound }, this.emitted);
       return Promise.resolve({ host: bind, port: bound });
     } catch (err) {
       return Promise.reject(err as Error);
@@ -144,7 +144,25 @@ export class NativeEngine implements Engine {
   private dispatchOne(request: NativeRequest, response: NativeResponse, verdict: HeadVerdict): void {
     // Node's own channels, as node:http publishes them: the response made, then the request started.
     if (publishesResponseCreated && responseCreated.hasSubscribers) responseCreated.publish({ request, response });
-    if (requestStart.hasSubscribers) requestStart.publish({ request, response, socket: request.socket, server: request[SERVER] });
+    if (requestStart.hasSubscribers) {
+      const server = request[SERVER]!;
+      requestStart.publish({ request, response, socket: request.socket, server });
+      // Then, as node:http, through the server's 'request' event, whose emit a subscriber may wrap.
+      request[VERDICT] = verdict;
+      server.emit("request", request, response);
+      return;
+    }
+    this.dispatchRequest(request, response, verdict);
+  }
+
+  /** The server's 'request' listener: a request that went through its event (only while observed). */
+  private readonly emitted = (request: NativeRequest, response: NativeResponse): void => {
+    const verdict = request[VERDICT]!;
+    request[VERDICT] = undefined;
+    this.dispatchRequest(request, response, verdict);
+  };
+
+  private dispatchRequest(request: NativeRequest, response: NativeResponse, verdict: HeadVerdict): void {
     try {
       this.host.dispatch(request, response, verdict);
     } catch (err) {

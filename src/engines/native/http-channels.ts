@@ -1,4 +1,5 @@
 import { channel } from "node:diagnostics_channel";
+import { EventEmitter } from "node:events";
 import { ServerResponse } from "node:http";
 
 /**
@@ -20,12 +21,22 @@ export const responseFinish = channel("http.server.response.finish");
 export const publishesResponseCreated = /ResponseCreated|response\.created/.test(ServerResponse.toString());
 
 /**
- * The `server` of the messages: as much of net.Server as a subscriber reads from a message
- * (`address()`, `listening`); the native engine's server is not a net.Server.
+ * The `server` of the messages: as much of http.Server as a subscriber uses (`address()`,
+ * `listening`, and its `request` event); the native engine's server is not a net.Server. While
+ * `http.server.request.start` has subscribers, each request reaches the app as node:http hands
+ * it over, from the server's `request` event, right after the channel's message: so a tool that
+ * wraps the server's `emit` from there (Sentry's HTTP integration does, to run each request in
+ * a scope of its own) wraps the native engine's requests too. Unobserved, requests skip it.
  */
-export class NativeServer {
+export class NativeServer extends EventEmitter {
   listening = true;
-  constructor(private readonly bound: { readonly host: string; readonly port: number }) {}
+  constructor(
+    private readonly bound: { readonly host: string; readonly port: number },
+    onRequest: (request: never, response: never) => void,
+  ) {
+    super();
+    this.on("request", onRequest as (...args: unknown[]) => void);
+  }
 
   address(): { address: string; family: string; port: number } {
     const { host, port } = this.bound;

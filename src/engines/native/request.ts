@@ -3,14 +3,14 @@ import type { IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
 import { BodyCollector, overStreamLimit, tooLarge } from "../../body.js";
 import { withRequestHelpers } from "../../request.js";
-import type { RequestSocket } from "../engine.js";
+import type { HeadVerdict, RequestSocket } from "../engine.js";
 import type { BodyCallback } from "../../body.js";
 import { headersFromRaw } from "./headers.js";
 import { FLAG_ENCODED, FLAG_HTTP11, type Endpoints, type NativeAddon, type TlsPeer } from "./load.js";
 import { peerCertificate } from "./peer-certificate.js";
 import type { NativeServer } from "./http-channels.js";
 import type { PeerCertificate } from "node:tls";
-import { ADDON, ADDRESS, BODY_ENDED, BODY_TIMEOUT, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT } from "../../symbols.js";
+import { ADDON, ADDRESS, BODY_ENDED, BODY_TIMEOUT, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT, VERDICT } from "../../symbols.js";
 
 /**
  * What Cog's request helpers need, from the native engine. The engine has parsed and framed the
@@ -34,6 +34,7 @@ class NativeRequestBase {
   /** @internal The first Content-Type, once asked for (null: not yet). */ declare [CONTENT_TYPE]: string | undefined | null;
   /** @internal */ declare [GONE]: boolean;
   /** @internal Set on the app's request class when the server listens. */ declare [SERVER]: NativeServer | null;
+  /** @internal Set only while it goes through its server's `request` event (http-channels.ts). */ declare [VERDICT]?: HeadVerdict;
   /** @internal */ declare [COLLECTOR]: BodyCollector | null;
   /** @internal */ declare [STREAM_LIMIT]: number;
   /** @internal Bytes of the body streamed so far. */ declare [STREAMED]: number;

@@ -1,10 +1,11 @@
+import type { AsyncResource } from "node:async_hooks";
 import { STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
 import { isStatus } from "../compat.js";
 import { withResponseHelpers } from "../../response.js";
 import { type NativeRequest } from "./request.js";
 import { NativeServerResponse } from "./server-response.js";
 import { RESPONSE_CLOSE, RESPONSE_HAS_DATE, type NativeAddon } from "./load.js";
-import { ADDON, FORGET, GONE, HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, ID, KNOWN, SERVER, STORE, STORES } from "../../symbols.js";
+import { ADDON, FORGET, GONE, HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, ID, KNOWN, SCOPE, SERVER, STORE, STORES } from "../../symbols.js";
 import { responseFinish } from "./http-channels.js";
 
 /** Called once per request, when the engine has forgotten it (`aborted`: without an answer). */
@@ -16,6 +17,7 @@ class NativeResponseBase extends NativeServerResponse {
   /** @internal */ declare [FORGET]: Forget;
   /** @internal */ declare [KNOWN]: BlockNode | null;
   /** @internal What its request entered in its async context (see request-context.ts). */ declare [STORES]: Record<PropertyKey, unknown> | null;
+  /** @internal Its request's AsyncResource, where the engine makes one (see request-context.ts). */ declare [SCOPE]: AsyncResource | null;
 
   /** The request this answers (as Node's `res.req`). */
   constructor(readonly req: NativeRequest) {
@@ -229,7 +231,7 @@ class BlockNode {
 const BLOCKS = new BlockNode("", false);
 let blockNodes = 0;
 
-Object.assign(NativeResponseBase.prototype, { [KNOWN]: null, [STORES]: null });
+Object.assign(NativeResponseBase.prototype, { [KNOWN]: null, [STORES]: null, [SCOPE]: null });
 
 /** A response on the native engine. */
 export class NativeResponse extends withResponseHelpers(NativeResponseBase) {}

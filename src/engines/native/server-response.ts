@@ -1,7 +1,7 @@
 import { OutgoingMessage, STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
 import type { FileHandle } from "node:fs/promises";
 import { Stream } from "node:stream";
-import { BAD_VALUE_CHAR, checkHeader, endAfterEnd, headersSentError, implicitHead, isStatus, lowerCase, nodeError, toBytes, writeAfterEnd, type HeaderInput } from "../compat.js";
+import { BAD_VALUE_CHAR, checkHeader, destroyedWith, endAfterEnd, headersSentError, implicitHead, isStatus, lowerCase, nodeError, toBytes, writeAfterEnd, type HeaderInput } from "../compat.js";
 import { ECHO_REQUEST_ID, FRAME_BODY, SEND_FILE, type ResponseSurface } from "../engine.js";
 import { streamFileRange } from "../../files/range-stream.js";
 import { HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, NEED_DRAIN, REQUEST_ID, STORE, STREAMED_BYTES, STREAMING, WHOLE_BODY } from "../../symbols.js";
@@ -286,9 +286,10 @@ export abstract class NativeServerResponse {
     this.end();
   }
 
-  /** Cuts the connection: what a response does when it fails half-way. */
-  destroy(_error?: Error): this {
+  /** Cuts the connection: what a response does when it fails half-way (`error`: why, which is reported). */
+  destroy(error?: Error): this {
     if (this.destroyed) return this;
+    if (error !== undefined && error !== null) destroyedWith(this as unknown as ResponseSurface & { req: unknown }, error);
     this.destroyed = true;
     this.cut();
     this.release(true);

@@ -2,7 +2,7 @@ import { ServerResponse, type OutgoingHttpHeader, type OutgoingHttpHeaders } fro
 import { withResponseHelpers } from "../../response.js";
 import type { FileHandle } from "node:fs/promises";
 import { SEND_FILE } from "../engine.js";
-import { chunkBytes, endAfterEnd, implicitHead, writeAfterEnd } from "../compat.js";
+import { chunkBytes, destroyedWith, endAfterEnd, implicitHead, writeAfterEnd } from "../compat.js";
 import { streamFileRange } from "../../files/range-stream.js";
 import { ENDING, WRITTEN } from "../../symbols.js";
 
@@ -67,6 +67,12 @@ export class NodeResponse extends withResponseHelpers(ServerResponse) {
     // The socket's uncork inside Node's end() writes the whole answer: sliced writes may hold it.
     this[ENDING] = true;
     return super.end(chunk, encoding as BufferEncoding, callback as () => void);
+  }
+
+  /** Node's destroy; the error it is given (by `pipeline`, for one) is reported, which Node hands only to the socket. */
+  override destroy(error?: Error): this {
+    if (error !== undefined && error !== null && !this.destroyed) destroyedWith(this, error);
+    return super.destroy(error);
   }
 }
 NodeResponse.prototype[ENDING] = false;
