@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { once } from "node:events";
 import { describe, test } from "node:test";
 import type { ErrorLogLine, RequestLogLine } from "../../src/index.js";
@@ -145,9 +146,20 @@ describe("request log", () => {
     await handling;
     const closing = app.close(2000);
     // On the connection still busy with /slow, after the drain began.
+    // The late request must reach the server before the first answer ends the connection: wait
+    // until the engine has taken it in (Node's http.server.request.start, on both engines).
+    const arrived = new Promise<void>((resolve) => {
+      const onStart = (): void => {
+        unsubscribe("http.server.request.start", onStart);
+        resolve();
+      };
+      subscribe("http.server.request.start", onStart);
+    });
     socket.write("GET /slow?late HTTP/1.1\r\nHost: x\r\n\r\n");
-    // Time for the late request to reach the server before the first answer ends the connection.
-    await new Promise((r) => setTimeout(r, 150));
+    await arrived;
+    // Answered in a later turn than the refusal: the same turn is the native engine's known bug
+    // (test/contract/shutdown.test.ts, "an answer finished in the turn...").
+    await new Promise((r) => setTimeout(r, 20));
     release();
     await closing;
     await ended;
