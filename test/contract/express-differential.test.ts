@@ -38,19 +38,24 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
       [{ path: "/" }, { path: "/buffer" }, { path: "/object" }, { path: "/status" }, { path: "/empty" }, { path: "/long" }, { method: "HEAD", path: "/" }],
     ));
 
-  test("json and jsonp with the app's settings; a fresh request gets 304", () =>
+  test("json and jsonp with the app's settings; a fresh request gets 304 (by ETag or by date), a stale one the body", () =>
     same(
       (app) => {
         app.set("json spaces", 2);
         app.set("json escape", true);
         app.get("/json", (_req: AnyExpress, res: AnyExpress) => res.json({ html: "<b>&</b>", list: [1] }));
         app.get("/jsonp", (_req: AnyExpress, res: AnyExpress) => res.jsonp({ ok: true }));
+        app.get("/dated", (_req: AnyExpress, res: AnyExpress) => res.set("Last-Modified", new Date(1_700_000_000_000).toUTCString()).send("dated"));
       },
       [
         { path: "/json" },
         { path: "/jsonp?callback=cb" },
         { path: "/jsonp?callback=bad%20name!" },
         { path: "/json", headers: { "if-none-match": 'W/"2d-nmWGeHZZvJ0AA8bfsDqkOY2Ut1U"' } },
+        { path: "/json", headers: { "if-none-match": '"another"' } },
+        { path: "/dated" },
+        { path: "/dated", headers: { "if-modified-since": new Date(1_800_000_000_000).toUTCString() } },
+        { path: "/dated", headers: { "if-modified-since": new Date(1_600_000_000_000).toUTCString() } },
       ],
     ));
 
