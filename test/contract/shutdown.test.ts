@@ -2,13 +2,10 @@
 // event streams ended cleanly (the final event, then the chunked terminator; req.signal aborts)
 // rather than held until drainMs and cut. In one process here; per worker in workers.test.ts.
 import assert from "node:assert/strict";
-import { subscribe, unsubscribe } from "node:diagnostics_channel";
-import { once } from "node:events";
-import { connect } from "node:net";
 import { describe, test } from "node:test";
 import { Cog } from "../../src/index.js";
 import { engine, statuses } from "../helpers.js";
-import { eventually, openStream, within } from "../wire.js";
+import { eventually, openStream, slowConnection, within } from "../wire.js";
 
 describe("shutdown: onClose hooks and event streams", () => {
   test("onClose runs once, in order, awaited before close resolves; a second close awaits the first", async () => {
@@ -128,30 +125,14 @@ describe("shutdown: onClose hooks and event streams", () => {
     { todo: engine === "native" ? "the native engine closes the connection without writing either answer" : false },
     async () => {
       const app = new Cog({ engine });
-      let release = (): void => {};
-      let started = (): void => {};
-      const handling = new Promise<void>((resolve) => (started = resolve));
-      app.get("/slow", (_req, res) => {
-        release = () => res.send("done");
-        started();
-      });
-      const { port } = await app.listen(0, "127.0.0.1");
-      const socket = connect(port, "127.0.0.1");
-      let received = "";
-      socket.setEncoding("latin1").on("data", (chunk: string) => (received += chunk));
-      const ended = once(socket, "close");
-      socket.write("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
-      await handling;
+      const connection = await slowConnection(app);
       const closing = app.close(2000);
       // The first answer is finished in the same turn as the engine takes in (and refuses) the second.
-      const onStart = (): void => {
-        unsubscribe("http.server.request.start", onStart);
-        queueMicrotask(release);
-      };
-      subscribe("http.server.request.start", onStart);
-      socket.write("GET /slow?late HTTP/1.1\r\nHost: x\r\n\r\n");
+      await connection.lateRequestArrived();
+      connection.release();
       await closing;
-      await ended;
+      await connection.ended;
+      const received = connection.received();
       assert.deepEqual(statuses(received), [200, 503]);
     },
   );
