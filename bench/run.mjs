@@ -29,7 +29,7 @@ import { measure } from "./lib/load.mjs";
 import { hasTaskset } from "./lib/proc.mjs";
 import { buildReport } from "./lib/report.mjs";
 import { SCENARIOS } from "./lib/scenarios.mjs";
-import { startServer } from "./lib/server.mjs";
+import { freePortFrom, startServer } from "./lib/server.mjs";
 import { WEBSOCKET_CONTENDERS, WEBSOCKET_SCENARIOS, runWebSocketBench, webSocketReport } from "./lib/websocket.mjs";
 import { ARENA_CONTENDERS } from "./arena/contenders.mjs";
 import { ARENA_SCENARIOS } from "./arena/scenarios.mjs";
@@ -182,10 +182,15 @@ async function benchHttp() {
   // 1. Start every contender and check it answers the contract before timing anything.
   const running = [];
   const skipped = [];
-  // Below Linux's ephemeral range (32768-60999), so no client socket can be holding one of these ports.
+  // Below Linux's ephemeral range (32768-60999), so no client socket can be holding one of these
+  // ports; one a server (another bench run's, say) listens on is passed over.
   let port = 20100;
+  const nextPort = async () => {
+    port = await freePortFrom(port);
+    return port++;
+  };
   const startChecked = async (contender, runtime) => {
-    const server = await startServer({ runtime: runtime.path, file: join(here, "contenders", contender.file), port: port++, cpu: pinning ? SERVER_CPU : null });
+    const server = await startServer({ runtime: runtime.path, file: join(here, "contenders", contender.file), port: await nextPort(), cpu: pinning ? SERVER_CPU : null });
     const problems = await checkConformance(contender.name, server.port, contender.capabilities ?? []);
     if (problems.length > 0) {
       await server.stop();
@@ -231,7 +236,7 @@ async function benchHttp() {
     contenders: wantedArena,
     root,
     runtimeOf: (c) => (c.runtime === "sh" ? { path: "sh" } : c.runtime === "bun" ? bunBinary() : { path: nodePath, node: true }),
-    nextPort: () => port++,
+    nextPort,
     serverCpu: pinning ? SERVER_CPU : null,
     serviceCpu: pinning ? LOAD_CPU : null,
     log: (line) => console.log(line),
@@ -415,7 +420,7 @@ function packageVersion(contender, runtime) {
   if (contender.bare) return contender.engine === "node" ? nodeVersion : runtime.version;
   // Every Cog contender runs this repository's build, whatever its engine (and worker count: `family`).
   const name = contender.family ?? contender.name;
-  if (name === "cog" || name.startsWith("cog-")) return packageJsonVersion(null);
+  if (name === "cog" || name.startsWith("cog-") || name.startsWith("express-cog")) return packageJsonVersion(null);
   return packageJsonVersion(contender.package);
 }
 

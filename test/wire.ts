@@ -2,8 +2,11 @@
 // property, the regressions) share: a client that gives up instead of hanging, a strict reader
 // of HTTP/1.1 responses off the wire, and a capture of what the app logs.
 import { request as httpRequest, STATUS_CODES, type IncomingHttpHeaders } from "node:http";
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
+import { once } from "node:events";
 import { connect } from "node:net";
 import { format } from "node:util";
+import type { Cog } from "../src/index.js";
 
 /** How long any one request of these tests may take before it counts as a hang. */
 export const HANG_MS = 3000;
@@ -238,4 +241,48 @@ export function openStream(port: number, path: string): { text(): string; ended:
   });
   socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
   return { text: () => text, ended };
+}
+
+/**
+ * The drain's pipelining case: `app` answers GET /slow only when told; a connection sends one,
+ * and once its handler runs, `drainWithLateRequest` begins the drain and pipelines a second on the
+ * same connection, resolving once the engine has taken that one in (Node's
+ * `http.server.request.start`, on both engines). `release` answers the first.
+ */
+export async function slowConnection(app: Cog): Promise<{
+  release(): void;
+  received(): string;
+  ended: Promise<unknown>;
+  lateRequestArrived(): Promise<void>;
+}> {
+  let release = (): void => {};
+  let started = (): void => {};
+  const handling = new Promise<void>((resolve) => (started = resolve));
+  app.get("/slow", (_req, res) => {
+    release = () => void res.send("done");
+    started();
+  });
+  const { port } = await app.listen(0, "127.0.0.1");
+  const socket = connect(port, "127.0.0.1");
+  let received = "";
+  socket.setEncoding("latin1").on("data", (chunk: string) => (received += chunk));
+  const ended = once(socket, "close");
+  socket.write("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+  await handling;
+  return {
+    release: () => release(),
+    received: () => received,
+    ended,
+    lateRequestArrived: () => {
+      const arrived = new Promise<void>((resolve) => {
+        const onStart = (): void => {
+          unsubscribe("http.server.request.start", onStart);
+          resolve();
+        };
+        subscribe("http.server.request.start", onStart);
+      });
+      socket.write("GET /slow?late HTTP/1.1\r\nHost: x\r\n\r\n");
+      return arrived;
+    },
+  };
 }

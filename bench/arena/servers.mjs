@@ -20,7 +20,7 @@ import { checkProductionStack } from "./stack/validation.mjs";
  * @param {object[]} o.contenders arena contenders wanted
  * @param {string} o.root the repository
  * @param {(c: object) => {path: string|null, reason?: string}} o.runtimeOf
- * @param {() => number} o.nextPort
+ * @param {() => Promise<number>} o.nextPort
  * @param {string|null} o.serverCpu core for the servers; o.serviceCpu: core for Postgres (the load generator's)
  */
 export async function startArena({ scenarios, contenders, root, runtimeOf, nextPort, serverCpu, serviceCpu, log }) {
@@ -58,8 +58,8 @@ export async function startArena({ scenarios, contenders, root, runtimeOf, nextP
     // worker per core (api-4, api-16: unpinned, they take both cores), and production-stack's
     // behind its edge (bench/arena/stack/).
     const groups = [
-      { scenarios: mine.filter((s) => s.workers === undefined && !s.stack), start: () => startServer({ ...app, port: nextPort(), cpu: serverCpu, cwd: root }) },
-      { scenarios: mine.filter((s) => s.workers !== undefined), start: () => startWorkers(app, contender, Math.max(...mine.map((s) => s.workers ?? 0)), nextPort(), root) },
+      { scenarios: mine.filter((s) => s.workers === undefined && !s.stack), start: async () => startServer({ ...app, port: await nextPort(), cpu: serverCpu, cwd: root }) },
+      { scenarios: mine.filter((s) => s.workers !== undefined), start: async () => startWorkers(app, contender, Math.max(...mine.map((s) => s.workers ?? 0)), await nextPort(), root) },
       ...mine.filter((s) => s.stack).map((s) => ({ scenarios: [s], start: () => startStackServer(app, env.DATABASE_URL, serverCpu, serviceCpu, log) })),
     ].filter((g) => g.scenarios.length > 0);
     for (const group of groups) {

@@ -74,6 +74,21 @@ export function freePort() {
   });
 }
 
+/**
+ * The first port from `port` up that nothing listens on: another bench run on the same machine
+ * holds the ones it started its servers on.
+ */
+export async function freePortFrom(port) {
+  for (let candidate = port; ; candidate++) {
+    const free = await new Promise((resolve) => {
+      const probe = createServer()
+        .once("error", () => resolve(false))
+        .listen(candidate, "127.0.0.1", () => probe.close(() => resolve(true)));
+    });
+    if (free) return candidate;
+  }
+}
+
 function stop(child) {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {

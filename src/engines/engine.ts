@@ -65,6 +65,14 @@ export interface EngineHost {
    */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   requestClass<Class extends abstract new (...args: any[]) => object>(Base: Class): Class;
+  /**
+   * The app's subclass of an engine's response class (one made with Cog's response helpers),
+   * for an app that adds members to its responses: it lays them on the prototype once, rather
+   * than on each response (a `setPrototypeOf` per response, as Express does, costs V8 a new
+   * hidden class and cold property lookups on every response). Absent: the engine's own class.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  responseClass?<Class extends abstract new (...args: any[]) => object>(Base: Class): Class;
 }
 
 /** The host serving a request, on its class's prototype (put there by `EngineHost.requestClass`). */

@@ -5,7 +5,7 @@ import Router from "router";
 import { enter } from "./prototypes.js";
 import { request } from "./request.js";
 import { response } from "./response.js";
-import { listen, type ExpressOptions } from "./server.js";
+import { listen, SERVING, type ExpressOptions } from "./server.js";
 import { compileETag, compileQueryParser, compileTrust, methods } from "./settings.js";
 import { View } from "./view.js";
 
@@ -20,8 +20,6 @@ type App = any;
 
 /** Whether `trust proxy` still has its default: a mounted app then inherits its parent's. */
 const TRUST_PROXY_DEFAULT = "@@symbol:trust_proxy_default";
-/** The options `express(options)` was made with (which engine `listen` serves on). */
-const OPTIONS: unique symbol = Symbol("cog.express.options");
 
 export const application: Record<string, unknown> = {};
 
@@ -73,7 +71,8 @@ application.defaultConfiguration = function (this: App) {
 };
 
 application.handle = function (this: App, req: App, res: App, callback?: (err?: unknown) => void) {
-  const done = callback || finalhandler(req, res, { env: this.get("env"), onerror: (err: unknown) => logError(this, err) });
+  // finalhandler is made only for a request that gets to the end of the app's middleware.
+  const done = callback || ((err?: unknown) => finalhandler(req, res, { env: this.get("env"), onerror: logErrorOf(this) })(err));
   if (this.enabled("x-powered-by")) res.setHeader("X-Powered-By", "Express");
   req.res = res;
   res.req = req;
@@ -83,8 +82,17 @@ application.handle = function (this: App, req: App, res: App, callback?: (err?: 
   this.router.handle(req, res, done);
 };
 
-function logError(app: App, err: unknown): void {
-  if (app.get("env") !== "test") console.error(err);
+/** What finalhandler calls with an error it answers: logged, except in the "test" env (one function per app). */
+const logErrors = new WeakMap<App, (err: unknown) => void>();
+function logErrorOf(app: App): (err: unknown) => void {
+  let log = logErrors.get(app);
+  if (log === undefined) {
+    log = (err: unknown) => {
+      if (app.get("env") !== "test") console.error(err);
+    };
+    logErrors.set(app, log);
+  }
+  return log;
 }
 
 /** Whether `fn` is an Express app (or one that quacks like one), mounted as a sub-app rather than as middleware. */
@@ -224,7 +232,7 @@ application.render = function (this: App, name: string, options?: unknown, callb
 };
 
 application.listen = function (this: App, ...args: unknown[]) {
-  return listen(this, this[OPTIONS] as ExpressOptions, args);
+  return listen(this, this[SERVING] as ExpressOptions, args);
 };
 
 /** `express()`: a new app; `options.engine` picks the engine `app.listen` serves on. */
@@ -234,7 +242,7 @@ export function createApplication(options: ExpressOptions = {}): App {
   };
   copyMembers(app, EventEmitter.prototype);
   copyMembers(app, application);
-  Object.defineProperty(app, OPTIONS, { value: options });
+  Object.defineProperty(app, SERVING, { value: options });
   // The prototypes requests and responses get in this app (see prototypes.ts).
   app.request = Object.create(request, { app: { configurable: true, enumerable: true, writable: true, value: app } });
   app.response = Object.create(response, { app: { configurable: true, enumerable: true, writable: true, value: app } });

@@ -10,10 +10,21 @@ import { IncomingMessage, ServerResponse } from "node:http";
  * when mounted, `express.request`) copied onto one object whose own prototype is the engine's
  * class. A view is made on an app's first request on an engine, and kept: what an app adds to
  * `app.request` or `express.request` after it began to serve is not seen on Cog's engines.
+ *
+ * The app an engine serves has a class of its own on that engine (`EngineHost.requestClass`,
+ * `responseClass`; see server.ts): its view is that class's prototype itself, filled on the first
+ * request, so that its requests are born with the prototype they need and none is changed per
+ * request (`setPrototypeOf` cost V8 a new hidden class and cold property lookups on every
+ * request, about 50 times what the rest of a request on the native engine costs). A mounted
+ * sub-app's requests still change prototype on the way in and out, as in Express.
  */
 
 /** On a view (and on express.request/express.response): the prototype it stands over. */
 const BASE: unique symbol = Symbol("cog.express.base");
+/** On a view: the app prototype (`app.request`, `app.response`) it is a view of. */
+const VIEW_OF: unique symbol = Symbol("cog.express.viewOf");
+/** On the prototype of an app's own class on an engine: the app prototype to fill it with, on the first request. */
+const FILL_WITH: unique symbol = Symbol("cog.express.fillWith");
 
 /**
  * Names Cog's own helpers define on its engines' classes that Express leaves to middleware
@@ -34,9 +45,19 @@ export function markBases(request: object, response: object): void {
   Object.defineProperty(response, BASE, { value: ServerResponse.prototype });
 }
 
+/**
+ * Marks `classPrototype`, the prototype of an app's own request or response class on an engine,
+ * to become the app's view of `proto` (`app.request` or `app.response`) over the engine's class.
+ */
+export function fillLater(classPrototype: object, proto: object): void {
+  Object.defineProperty(classPrototype, FILL_WITH, { value: proto });
+}
+
 /** Sets the prototype a request or response gets in an app whose prototype for it is `proto` (`app.request` or `app.response`). */
 export function enter(target: object, proto: object, isRequest: boolean): void {
   const current = Object.getPrototypeOf(target) as Record<symbol, object | undefined>;
+  // Already the app's own (its class's prototype, once filled, or a view it was given).
+  if (current[VIEW_OF] === proto) return;
   const base = current[BASE] ?? current;
   const node = isRequest ? IncomingMessage.prototype : ServerResponse.prototype;
   const wanted = base === node ? proto : viewOf(proto, base, isRequest);
@@ -48,12 +69,16 @@ function viewOf(proto: object, base: object, isRequest: boolean): object {
   let views = all.get(proto);
   if (views === undefined) all.set(proto, (views = new Map()));
   let view = views.get(base);
-  if (view === undefined) views.set(base, (view = makeView(proto, base, isRequest)));
+  if (view === undefined) {
+    // The app's own class on this engine is filled in place; any other base gets a view over it.
+    const inPlace = (base as Record<symbol, unknown>)[FILL_WITH] === proto && !Object.hasOwn(base, VIEW_OF);
+    views.set(base, (view = fill(inPlace ? base : Object.create(base), proto, base, isRequest)));
+  }
   return view;
 }
 
-function makeView(proto: object, base: object, isRequest: boolean): object {
-  const view = Object.create(base) as object;
+/** Lays `proto`'s members (and those it inherits, down to Node's class) on `view`, whose own prototype is `base`. */
+function fill(view: object, proto: object, base: object, isRequest: boolean): object {
   const node = isRequest ? IncomingMessage.prototype : ServerResponse.prototype;
   for (const name of isRequest ? HIDDEN_ON_REQUESTS : HIDDEN_ON_RESPONSES) {
     Object.defineProperty(view, name, { value: undefined, writable: true, configurable: true });
@@ -67,5 +92,6 @@ function makeView(proto: object, base: object, isRequest: boolean): object {
     }
   }
   Object.defineProperty(view, BASE, { value: base });
+  Object.defineProperty(view, VIEW_OF, { value: proto });
   return view;
 }

@@ -128,6 +128,11 @@ define("fresh", function () {
   const status = res.statusCode;
   if (method !== "GET" && method !== "HEAD" && method !== "QUERY") return false;
   if ((status >= 200 && status < 300) || status === 304) {
+    // Without either validator fresh() answers false. Asked one header at a time where the
+    // request can (Cog's engines; the native engine builds `req.headers` only when asked, which
+    // costs more than the rest of `res.send`); plain node:http requests go to fresh() directly.
+    const one = this.headerValue as ((name: string) => string | undefined) | undefined;
+    if (one !== undefined && !one.call(this, "if-none-match") && !one.call(this, "if-modified-since")) return false;
     return fresh(this.headers, { etag: res.get("ETag"), "last-modified": res.get("Last-Modified") });
   }
   return false;

@@ -6,6 +6,7 @@ import { HOST, type Engine, type EngineHost, type EngineOptions, type HeadVerdic
 import { chooseEngine, startEngineNow, type EngineName } from "../engines/select.js";
 import { resolveLimits, type Limits } from "../limits.js";
 import { serverTlsOptions } from "../tls.js";
+import { fillLater } from "./prototypes.js";
 
 /**
  * Serving an Express app on one of Cog's engines: the engine's host (every request goes to the
@@ -25,7 +26,10 @@ export interface ExpressOptions extends Partial<Limits>, EngineOptions {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-type App = (req: any, res: any) => void;
+type App = ((req: any, res: any) => void) & { [SERVING]?: ExpressOptions; request?: object; response?: object };
+
+/** On an app made by `express(options)`: those options (which engine it serves on, its limits). */
+export const SERVING: unique symbol = Symbol("cog.express.serving");
 
 /** What a failure the app could not answer itself gets: its status and the status's words. */
 function answerFailure(err: unknown, res: ResponseSurface): void {
@@ -57,10 +61,18 @@ function hostFor(app: App): EngineHost {
     report: (err, _req, when) => console.error(when === undefined ? err : `${when}:`, when === undefined ? "" : err),
     responseDone: null,
     servesWebSockets: false,
+    // The app's own classes on this engine: filled with its `request`/`response` members on its
+    // first request (prototypes.ts), so that no request or response changes prototype.
     requestClass(Base) {
       abstract class ExpressRequest extends Base {}
       (ExpressRequest.prototype as { [HOST]?: EngineHost })[HOST] = host;
+      if (app.request !== undefined) fillLater(ExpressRequest.prototype, app.request);
       return ExpressRequest;
+    },
+    responseClass(Base) {
+      abstract class ExpressResponse extends Base {}
+      if (app.response !== undefined) fillLater(ExpressResponse.prototype, app.response);
+      return ExpressResponse;
     },
   };
   return host;
@@ -74,11 +86,11 @@ function engineFor(app: App, options: ExpressOptions): Engine {
 }
 
 /**
- * Like `http.createServer(app)`, on the engine `options.engine` names: not yet listening. On the
- * node engine it is node:http's own Server (Cog's engine serves through it); on the native
- * engine, a `CogServer` with the same surface.
+ * Like `http.createServer(app)`, on the engine `options.engine` names (by default, the options
+ * the app was made with): not yet listening. On the node engine it is node:http's own Server
+ * (Cog's engine serves through it); on the native engine, a `CogServer` with the same surface.
  */
-export function createServer(app: App, options: ExpressOptions = {}): Server | CogServer {
+export function createServer(app: App, options: ExpressOptions = app[SERVING] ?? {}): Server | CogServer {
   const engine = engineFor(app, options);
   if (engine.name === "node") return (engine as unknown as { server: Server }).server;
   return new CogServer(engine);

@@ -227,6 +227,6 @@ export interface ExpressFactory {
   text: BodyParser;
   urlencoded: BodyParser;
   static: (root: string, options?: Record<string, unknown>) => RequestHandler;
-  /** Like `http.createServer(app)`, on the engine `options.engine` names (not yet listening). */
+  /** Like `http.createServer(app)`, on the engine `options.engine` names, by default the app's own (not yet listening). */
   createServer(app: Application, options?: ExpressOptions): Server | CogServer;
 }

@@ -1,34 +1,15 @@
 // cog-http/express against Express 5 from npm: each case builds the same app with both, sends
 // the same requests to each over a real socket (Express on node:http, as Express serves itself;
-// Cog's on the engine under test), and compares status, headers and body. Left out of the
-// comparison: Date (the clock), and Connection/Keep-Alive, which say how each server keeps the
-// connection, not what the app answered (docs/engines.md).
-import assert from "node:assert/strict";
+// Cog's on the engine under test), and compares status, headers and body (test/express-pair.ts).
 import { mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import express from "express";
-import cogExpress from "../../src/express/index.js";
+import { same as compare } from "../express-pair.js";
 import { engine, nativeSkip } from "../helpers.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyExpress = any;
-interface Sent {
-  method?: string;
-  path: string;
-  headers?: Record<string, string>;
-  body?: string;
-}
-interface Answer {
-  status: number;
-  headers: Array<[string, string]>;
-  body: string;
-}
-
-const IGNORED = new Set(["date", "connection", "keep-alive"]);
 
 const files = mkdtempSync(join(tmpdir(), "cog-express-diff-"));
 writeFileSync(join(files, "hello.txt"), "hello, world\n");
@@ -38,38 +19,9 @@ utimesSync(join(files, "hello.txt"), 1_700_000_000, 1_700_000_000);
 utimesSync(join(files, "page.html"), 1_700_000_000, 1_700_000_000);
 after(() => rmSync(files, { recursive: true, force: true }));
 
-async function ask(port: number, sent: Sent): Promise<Answer> {
-  const response = await fetch(`http://127.0.0.1:${port}${sent.path}`, { method: sent.method ?? "GET", headers: sent.headers, body: sent.body, redirect: "manual" });
-  const headers: Array<[string, string]> = [];
-  for (const [name, value] of response.headers) if (!IGNORED.has(name) && name !== "set-cookie") headers.push([name, value]);
-  for (const cookie of response.headers.getSetCookie()) headers.push(["set-cookie", cookie]);
-  return { status: response.status, headers, body: Buffer.from(await response.arrayBuffer()).toString("latin1") };
-}
-
-function listening(server: Server | { address(): AddressInfo | null; once(event: string, fn: () => void): unknown; listening: boolean }): Promise<number> {
-  if (server.listening) return Promise.resolve((server.address() as AddressInfo).port);
-  return new Promise((resolve) => server.once("listening", () => resolve((server.address() as AddressInfo).port)));
-}
-
-/** Runs `requests` against both apps `define` builds, and compares each answer. */
-async function same(define: (app: AnyExpress, e: AnyExpress) => void, requests: Sent[]): Promise<void> {
-  const theirs = express();
-  define(theirs, express);
-  const reference = createServer(theirs).listen(0, "127.0.0.1");
-  const ours = cogExpress({ engine });
-  define(ours, cogExpress);
-  const served = ours.listen(0, "127.0.0.1");
-  try {
-    const [theirPort, ourPort] = await Promise.all([listening(reference), listening(served)]);
-    for (const sent of requests) {
-      const [expected, actual] = await Promise.all([ask(theirPort, sent), ask(ourPort, sent)]);
-      assert.deepEqual(actual, expected, `${sent.method ?? "GET"} ${sent.path}`);
-    }
-  } finally {
-    reference.close();
-    reference.closeAllConnections();
-    await new Promise((resolve) => served.close(resolve));
-  }
+/** Runs the requests against both apps `define` builds, and compares each answer. */
+async function same(...args: Parameters<typeof compare>): Promise<void> {
+  await compare(...args);
 }
 
 describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip: engine === "native" && nativeSkip }, () => {
@@ -86,19 +38,24 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
       [{ path: "/" }, { path: "/buffer" }, { path: "/object" }, { path: "/status" }, { path: "/empty" }, { path: "/long" }, { method: "HEAD", path: "/" }],
     ));
 
-  test("json and jsonp with the app's settings; a fresh request gets 304", () =>
+  test("json and jsonp with the app's settings; a fresh request gets 304 (by ETag or by date), a stale one the body", () =>
     same(
       (app) => {
         app.set("json spaces", 2);
         app.set("json escape", true);
         app.get("/json", (_req: AnyExpress, res: AnyExpress) => res.json({ html: "<b>&</b>", list: [1] }));
         app.get("/jsonp", (_req: AnyExpress, res: AnyExpress) => res.jsonp({ ok: true }));
+        app.get("/dated", (_req: AnyExpress, res: AnyExpress) => res.set("Last-Modified", new Date(1_700_000_000_000).toUTCString()).send("dated"));
       },
       [
         { path: "/json" },
         { path: "/jsonp?callback=cb" },
         { path: "/jsonp?callback=bad%20name!" },
         { path: "/json", headers: { "if-none-match": 'W/"2d-nmWGeHZZvJ0AA8bfsDqkOY2Ut1U"' } },
+        { path: "/json", headers: { "if-none-match": '"another"' } },
+        { path: "/dated" },
+        { path: "/dated", headers: { "if-modified-since": new Date(1_800_000_000_000).toUTCString() } },
+        { path: "/dated", headers: { "if-modified-since": new Date(1_600_000_000_000).toUTCString() } },
       ],
     ));
 
@@ -161,6 +118,29 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
         app.use((err: Error, _req: AnyExpress, res: AnyExpress, _next: AnyExpress) => res.status(500).json({ caught: err.message }));
       },
       [{ path: "/admin" }, { path: "/admin/" }, { path: "/skip" }, { path: "/fail" }],
+    ));
+
+  test("app.request and app.response members, and a sub-app passed through: each request of the app has the app's members, on every request", () =>
+    same(
+      (app, e) => {
+        app.set("name", "outer");
+        app.request.greeting = function (this: AnyExpress) {
+          return `hello from ${this.app.get("name")} at ${this.path}`;
+        };
+        app.response.sendName = function (this: AnyExpress) {
+          return this.json({ app: this.app.get("name"), greeting: this.req.greeting() });
+        };
+        const sub = e();
+        sub.set("name", "inner");
+        sub.use((req: AnyExpress, res: AnyExpress, next: AnyExpress) => {
+          res.set("X-Inner", `${req.app.get("name")} ${typeof req.greeting}`);
+          next();
+        });
+        app.use(sub);
+        app.get("/", (_req: AnyExpress, res: AnyExpress) => res.sendName());
+        app.get("/other", (_req: AnyExpress, res: AnyExpress) => res.sendName());
+      },
+      [{ path: "/" }, { path: "/other" }, { path: "/" }, { path: "/other?x=1" }],
     ));
 
   test("request: query (simple and extended), accepts, is, ip, hostname, protocol, xhr, subdomains, get", () =>

@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
-import { once } from "node:events";
 import { describe, test } from "node:test";
 import type { ErrorLogLine, RequestLogLine } from "../../src/index.js";
-import { connect } from "node:net";
 import { Cog } from "../../src/index.js";
 import { startChild, stop, waitForOutput } from "../children.js";
 import { engine, raw, serve, statuses } from "../helpers.js";
+import { slowConnection } from "../wire.js";
 import { TEXT, frame, openRaw } from "../websocket-wire.js";
 
 type Line = RequestLogLine | ErrorLogLine;
@@ -129,28 +128,17 @@ describe("request log", () => {
   test("a request refused while the server drains is an info line with reason draining, not an error", async () => {
     const lines: Line[] = [];
     const app = new Cog({ engine, logErrors: true, logger: (line) => lines.push(line) });
-    let release = (): void => {};
-    let started = (): void => {};
-    const handling = new Promise<void>((resolve) => (started = resolve));
-    app.get("/slow", (_req, res) => {
-      release = () => res.send("done");
-      started();
-    });
-    const { port } = await app.listen(0, "127.0.0.1");
-    const socket = connect(port, "127.0.0.1");
-    let received = "";
-    socket.setEncoding("latin1").on("data", (chunk: string) => (received += chunk));
-    const ended = once(socket, "close");
-    socket.write("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
-    await handling;
+    const connection = await slowConnection(app);
     const closing = app.close(2000);
     // On the connection still busy with /slow, after the drain began.
-    socket.write("GET /slow?late HTTP/1.1\r\nHost: x\r\n\r\n");
-    // Time for the late request to reach the server before the first answer ends the connection.
-    await new Promise((r) => setTimeout(r, 150));
-    release();
+    await connection.lateRequestArrived();
+    // Answered in a later turn than the refusal: the same turn is the native engine's known bug
+    // (test/contract/shutdown.test.ts, "an answer finished in the turn...").
+    await new Promise((r) => setTimeout(r, 20));
+    connection.release();
     await closing;
-    await ended;
+    await connection.ended;
+    const received = connection.received();
     assert.deepEqual(statuses(received), [200, 503]);
     await until(lines, 2);
     assert.deepEqual(lines.map((l) => l.level), ["info", "info"], "no error line for the refusal");

@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Cog } from "../../src/index.js";
-import { engine } from "../helpers.js";
-import { eventually, openStream, within } from "../wire.js";
+import { engine, statuses } from "../helpers.js";
+import { eventually, openStream, slowConnection, within } from "../wire.js";
 
 describe("shutdown: onClose hooks and event streams", () => {
   test("onClose runs once, in order, awaited before close resolves; a second close awaits the first", async () => {
@@ -120,4 +120,20 @@ describe("shutdown: onClose hooks and event streams", () => {
     assert.equal(res.status, 500);
     await app.close(1000);
   });
+  test(
+    "an answer finished in the turn a pipelined request behind it is refused for the drain still reaches the client, before the 503",
+    { todo: engine === "native" ? "the native engine closes the connection without writing either answer" : false },
+    async () => {
+      const app = new Cog({ engine });
+      const connection = await slowConnection(app);
+      const closing = app.close(2000);
+      // The first answer is finished in the same turn as the engine takes in (and refuses) the second.
+      await connection.lateRequestArrived();
+      connection.release();
+      await closing;
+      await connection.ended;
+      const received = connection.received();
+      assert.deepEqual(statuses(received), [200, 503]);
+    },
+  );
 });

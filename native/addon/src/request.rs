@@ -1,49 +1,57 @@
 //! The engine's record of a request: a copy of its head (JavaScript reads the URL and headers
-//! from it lazily, so a handler that never reads a header costs no string for it), and where
-//! its response stands, so that responses go out in request order.
+//! from it lazily, so a handler that never reads a header costs no string for it), and the
+//! connection it came on. Where its response stands is the connection's queue's (`queue.rs`).
 
-use crate::in_place::InPlaceBody;
-use crate::state::State;
 use cog_framing::Head;
 use std::collections::HashMap;
 use std::ops::Range;
 
-/// Where a request's response stands.
-pub(crate) enum ReqState {
-    Waiting,
-    Streaming,
-    Finished,
-}
-
-pub struct Req {
-    pub(crate) conn: usize,
-    pub(crate) gen: u32,
-    pub(crate) head: Vec<u8>,
-    pub(crate) method_index: usize,
-    pub(crate) target: Range<usize>,
+pub(crate) struct Req {
+    /// The connection it came on: its key and generation (see `engine::Connection`).
+    conn: usize,
+    gen: u32,
+    /// A copy of its head; the ranges below index it.
+    head: Vec<u8>,
+    method_index: usize,
+    target: Range<usize>,
     /// The path an absolute-form target names, when it is not the target itself.
-    pub(crate) path: Option<Vec<u8>>,
-    pub(crate) headers: Vec<(Range<usize>, Range<usize>)>,
-    pub(crate) minor: u8,
-    pub(crate) keep_alive: bool,
-    pub(crate) is_head: bool,
-    /// The response's bytes while an earlier response on the connection is unfinished.
-    pub(crate) held: Vec<u8>,
-    /// Bytes that go out once this response is finished (the engine's answer to a refused request behind it).
-    pub(crate) after: Vec<u8>,
-    pub(crate) state: ReqState,
-    pub(crate) wants_drain: bool,
-    /// Its response closes the connection: nothing queued behind it is answered.
-    pub(crate) closes: bool,
-    /// A streamed body framed by the app's Content-Length: the bytes still due (None: chunked).
-    pub(crate) length_left: Option<u64>,
-    /// A streamed response whose status has no body (1xx, 204, 304): chunks are dropped.
-    pub(crate) body_dropped: bool,
-    /// A body sent where it lies (a range of a file, the app's Buffer) after `held`, before the response is done (see `in_place.rs`).
-    pub(crate) in_place: Option<InPlaceBody>,
+    path: Option<Vec<u8>>,
+    headers: HeaderRanges,
+    minor: u8,
+    keep_alive: bool,
+    is_head: bool,
 }
 
-pub(crate) type Requests = HashMap<u64, Req, std::hash::BuildHasherDefault<IdHasher>>;
+/// Where each header's name and value lie in a request's head.
+pub(crate) type HeaderRanges = Vec<(Range<usize>, Range<usize>)>;
+
+/// The requests in flight, by id. Ids are never reused (a late call from JavaScript for a request
+/// that is gone finds nothing).
+#[derive(Default)]
+pub(crate) struct Requests {
+    map: HashMap<u64, Req, std::hash::BuildHasherDefault<IdHasher>>,
+    last_id: u64,
+}
+
+impl Requests {
+    /// A new request's id.
+    pub(crate) fn next_id(&mut self) -> u64 {
+        self.last_id += 1;
+        self.last_id
+    }
+
+    pub(crate) fn insert(&mut self, id: u64, req: Req) {
+        self.map.insert(id, req);
+    }
+
+    pub(crate) fn get(&self, id: u64) -> Option<&Req> {
+        self.map.get(&id)
+    }
+
+    pub(crate) fn remove(&mut self, id: u64) -> Option<Req> {
+        self.map.remove(&id)
+    }
+}
 
 /// Request ids are sequential: a multiply spreads them well enough, far cheaper than SipHash.
 #[derive(Default, Clone, Copy)]
@@ -63,26 +71,61 @@ impl std::hash::Hasher for IdHasher {
     }
 }
 
-impl State {
+impl Req {
+    /// The connection it came on: its key and generation.
+    pub(crate) fn conn(&self) -> (usize, u32) {
+        (self.conn, self.gen)
+    }
+
+    /// Its minor version (0 for HTTP/1.0).
+    pub(crate) fn minor(&self) -> u8 {
+        self.minor
+    }
+
+    /// Whether the connection may stay open after it (HTTP/1.1 without `Connection: close`, or
+    /// HTTP/1.0 with keep-alive).
+    pub(crate) fn keep_alive(&self) -> bool {
+        self.keep_alive
+    }
+
+    pub(crate) fn is_head(&self) -> bool {
+        self.is_head
+    }
+
+    /// Whether it has a header named `name` (case-insensitive).
+    pub(crate) fn has_header(&self, name: &[u8]) -> bool {
+        self.headers.iter().any(|(n, _)| self.head[n.clone()].eq_ignore_ascii_case(name))
+    }
+
+    /// Its target is in absolute form: the app sees the path it names (`path`, a range of the
+    /// head), which starts with "/" as an origin-form target does.
+    pub(crate) fn set_path(&mut self, path: Range<usize>) {
+        let path = &self.head[path];
+        self.path = Some(if path.first() == Some(&b'/') { path.to_vec() } else { [b"/", path].concat() });
+    }
+
+    /// Its buffers (the head's copy, the header list), for the next request to reuse (`Spare`).
+    pub(crate) fn into_buffers(self) -> (Vec<u8>, HeaderRanges) {
+        (self.head, self.headers)
+    }
+
     /// The method (its place in `METHODS`) and the URL the app sees (the path of an absolute-form target).
-    pub fn request_line(&self, id: u64) -> Option<(usize, &[u8])> {
-        let req = self.reqs.get(&id)?;
-        Some((req.method_index, req.path.as_deref().unwrap_or(&req.head[req.target.clone()])))
+    pub(crate) fn request_line(&self) -> (usize, &[u8]) {
+        (self.method_index, self.path.as_deref().unwrap_or(&self.head[self.target.clone()]))
     }
 
     /// The value of the header named `name` (case-insensitive), repeats joined as Node joins
     /// them (cookies with "; ", others with ", "), or only the first one.
-    pub fn header(&self, id: u64, name: &[u8], first: bool) -> Option<Vec<u8>> {
-        let req = self.reqs.get(&id)?;
+    pub(crate) fn header(&self, name: &[u8], first: bool) -> Option<Vec<u8>> {
         if first {
-            let (_, value) = req.headers.iter().find(|(n, _)| req.head[n.clone()].eq_ignore_ascii_case(name))?;
-            return Some(req.head[value.clone()].to_vec());
+            let (_, value) = self.headers.iter().find(|(n, _)| self.head[n.clone()].eq_ignore_ascii_case(name))?;
+            return Some(self.head[value.clone()].to_vec());
         }
         let separator: &[u8] = if name.eq_ignore_ascii_case(b"cookie") { b"; " } else { b", " };
         let mut joined: Option<Vec<u8>> = None;
-        for (n, v) in &req.headers {
-            if req.head[n.clone()].eq_ignore_ascii_case(name) {
-                let value = &req.head[v.clone()];
+        for (n, v) in &self.headers {
+            if self.head[n.clone()].eq_ignore_ascii_case(name) {
+                let value = &self.head[v.clone()];
                 match joined.as_mut() {
                     Some(all) => {
                         all.extend_from_slice(separator);
@@ -95,37 +138,9 @@ impl State {
         joined
     }
 
-    pub fn headers(&self, id: u64) -> Option<Vec<(&[u8], &[u8])>> {
-        let req = self.reqs.get(&id)?;
-        Some(req.headers.iter().map(|(n, v)| (&req.head[n.clone()], &req.head[v.clone()])).collect())
-    }
-
-    pub fn remote_address(&self, id: u64) -> Option<&str> {
-        let req = self.reqs.get(&id)?;
-        let conn = self.conns.get(req.conn)?.as_ref()?;
-        (conn.gen == req.gen).then_some(conn.remote.as_str())
-    }
-
-    /// The client's port, and the address and port it connected to (asked of the socket: only
-    /// a request that asks pays for the call).
-    pub fn endpoints(&self, id: u64) -> Option<(u16, String, u16)> {
-        let req = self.reqs.get(&id)?;
-        let conn = self.conns.get(req.conn)?.as_ref()?;
-        if conn.gen != req.gen {
-            return None;
-        }
-        let (local, local_port) = crate::socket::local_address(conn.fd)?;
-        Some((conn.remote_port, local, local_port))
-    }
-
-    /// The client's certificate and whether it verified, on a TLS connection.
-    pub fn tls_peer(&self, id: u64) -> Option<crate::tls::Peer> {
-        let req = self.reqs.get(&id)?;
-        let conn = self.conns.get(req.conn)?.as_ref()?;
-        if conn.gen != req.gen {
-            return None;
-        }
-        conn.tls.as_ref().map(|tls| tls.peer())
+    /// The header lines, as they came.
+    pub(crate) fn headers(&self) -> Vec<(&[u8], &[u8])> {
+        self.headers.iter().map(|(n, v)| (&self.head[n.clone()], &self.head[v.clone()])).collect()
     }
 }
 
@@ -145,13 +160,47 @@ pub(crate) fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &mut Head, 
         minor: head.minor,
         keep_alive: head.keep_alive,
         is_head: method == b"HEAD",
-        held: Vec::new(),
-        after: Vec::new(),
-        state: ReqState::Waiting,
-        wants_drain: false,
-        closes: false,
-        length_left: None,
-        body_dropped: false,
-        in_place: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(head: &[u8]) -> Req {
+        let mut headers = Vec::new();
+        let mut parsed = cog_framing::parse_head_reusing(head, &cog_framing::Limits { max_head: 8192, max_headers: 100 }, &mut headers).unwrap().unwrap();
+        new_req(3, 4, head, &mut parsed, Vec::new())
+    }
+
+    #[test]
+    fn the_request_line_is_the_path_of_an_absolute_target() {
+        let mut r = req(b"GET /a?b=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert_eq!(r.request_line(), (cog_framing::METHODS.iter().position(|m| *m == "GET").unwrap(), &b"/a?b=1"[..]));
+        r.set_path(5..6);
+        assert_eq!(r.request_line().1, b"/a", "a path gets its slash");
+        assert_eq!((r.conn, r.gen, r.minor, r.keep_alive, r.is_head), (3, 4, 1, true, false));
+        assert!(req(b"HEAD / HTTP/1.0\r\n\r\n").is_head);
+    }
+
+    #[test]
+    fn repeated_headers_are_joined_as_node_joins_them() {
+        let r = req(b"GET / HTTP/1.1\r\nAccept: a\r\ncookie: x=1\r\nACCEPT: b\r\nCookie: y=2\r\n\r\n");
+        assert_eq!(r.header(b"accept", false).unwrap(), b"a, b");
+        assert_eq!(r.header(b"Accept", true).unwrap(), b"a");
+        assert_eq!(r.header(b"cookie", false).unwrap(), b"x=1; y=2");
+        assert_eq!(r.header(b"missing", false), None);
+        assert_eq!(r.headers().len(), 4);
+        assert!(r.has_header(b"COOKIE") && !r.has_header(b"content-encoding"));
+        assert_eq!(r.headers()[2], (&b"ACCEPT"[..], &b"b"[..]));
+    }
+
+    #[test]
+    fn ids_are_never_reused() {
+        let mut reqs = Requests::default();
+        let (a, b) = (reqs.next_id(), reqs.next_id());
+        assert!(b > a);
+        reqs.insert(a, req(b"GET / HTTP/1.1\r\n\r\n"));
+        assert!(reqs.remove(a).is_some() && reqs.get(a).is_none() && reqs.next_id() > b);
     }
 }

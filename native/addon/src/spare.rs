@@ -2,7 +2,6 @@
 //! allocating and freeing them per request cost more than the rest of a small request's
 //! bookkeeping.
 
-use crate::request::Req;
 use std::ops::Range;
 
 /// Buffers of finished requests, kept for reuse, up to a byte budget. A count cap (256) once
@@ -29,9 +28,10 @@ impl Spare {
     const MAX_HEADERS: usize = 64;
     const HEADER_SIZE: usize = std::mem::size_of::<(Range<usize>, Range<usize>)>();
 
-    pub(crate) fn keep(&mut self, req: Req) {
-        self.keep_head(req.head);
-        self.keep_headers(req.headers);
+    /// Keeps a finished request's buffers: its head's copy and its header list.
+    pub(crate) fn keep(&mut self, head: Vec<u8>, headers: Vec<(Range<usize>, Range<usize>)>) {
+        self.keep_head(head);
+        self.keep_headers(headers);
     }
 
     fn keep_head(&mut self, mut head: Vec<u8>) {
@@ -75,5 +75,46 @@ impl Spare {
         let headers = self.headers.pop().unwrap_or_default();
         self.bytes -= headers.capacity() * Self::HEADER_SIZE;
         headers
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_finished_requests_buffers_serve_the_next_one_emptied() {
+        let mut spare = Spare::default();
+        let mut head = Vec::with_capacity(512);
+        head.extend_from_slice(b"GET / HTTP/1.1\r\n\r\n");
+        spare.keep(head, Vec::with_capacity(8));
+        let reused = spare.head();
+        assert!(reused.is_empty() && reused.capacity() == 512);
+        assert_eq!(spare.head().capacity(), 0, "one kept, one given");
+        assert_eq!(spare.headers().capacity(), 8);
+        assert_eq!(spare.bytes, 0, "what is given back leaves the budget");
+    }
+
+    #[test]
+    fn large_buffers_and_those_past_the_budget_are_let_go() {
+        let mut spare = Spare::default();
+        spare.keep(Vec::with_capacity(Spare::MAX_HEAD + 1), Vec::with_capacity(Spare::MAX_HEADERS + 1));
+        assert_eq!((spare.head().capacity(), spare.headers().capacity()), (0, 0));
+        for _ in 0..(Spare::BUDGET / Spare::MAX_HEAD + 10) {
+            spare.keep(Vec::with_capacity(Spare::MAX_HEAD), Vec::new());
+        }
+        assert!(spare.bytes <= Spare::BUDGET);
+        assert_eq!(spare.heads.len(), Spare::BUDGET / Spare::MAX_HEAD);
+    }
+
+    #[test]
+    fn output_buffers_are_kept_few_and_small() {
+        let mut spare = Spare::default();
+        for _ in 0..Spare::MAX_OUTS + 5 {
+            spare.keep_out(Vec::with_capacity(1024));
+        }
+        spare.keep_out(Vec::with_capacity(Spare::MAX_OUT + 1));
+        assert_eq!(spare.outs.len(), Spare::MAX_OUTS);
+        assert!(spare.out().capacity() >= 1024);
     }
 }

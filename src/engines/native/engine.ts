@@ -44,7 +44,9 @@ export class NativeEngine implements Engine {
     this.host = config.host;
     this.Request = config.host.requestClass(NativeRequest);
     this.Request.prototype[ADDON] = addon;
-    const Response = (this.Response = class extends NativeResponse {});
+    // A class of this engine's own (its addon and bookkeeping sit on the prototype), under the app's.
+    const Own = class extends NativeResponse {};
+    const Response = (this.Response = config.host.responseClass?.(Own) ?? Own);
     Response.prototype[ADDON] = addon;
     const done = config.host.responseDone;
     // The engine's own once-per-response bookkeeping tells the app a response is done (the

@@ -6,12 +6,12 @@ import { createRequire } from "node:module";
  * The version of the interface between this JavaScript and the addon (its exports, their
  * arguments, the listen options, the flags and the events): an addon that reports another is
  * refused, since a prebuilt platform package can be older (or newer) than the JavaScript that
- * loads it. Bump it here and in native/addon/src/lib.rs (`INTERFACE_VERSION`) together whenever
+ * loads it. Bump it here and in native/addon/src/exports.rs (`INTERFACE_VERSION`) together whenever
  * any of that interface changes.
  */
 export const INTERFACE_VERSION = 8;
 
-/** The addon's exports (native/addon/src/lib.rs). */
+/** The addon's exports (native/addon/src/exports.rs). */
 export interface NativeAddon {
   /** See `INTERFACE_VERSION` (addons older than the check lack it). */
   interfaceVersion?(): number;
@@ -93,7 +93,7 @@ export interface NativeListenOptions {
   webSockets: boolean;
   /** SO_REUSEPORT: several processes (Cog's workers) listen on the port. */
   reusePort?: boolean;
-  /** Serve TLS (native/addon/src/tls.rs). */
+  /** Serve TLS (native/addon/src/io/tls.rs). */
   tls?: NativeTlsOptions;
 }
 /** See `NativeAddon.tlsPeer`: as node:tls's `authorized` and `authorizationError`, and the certificate (DER). */
@@ -121,7 +121,7 @@ export interface NativeTlsOptions {
 /** `body`: the whole body; or, when it follows in pieces (EVENT_BODY_PIECE, EVENT_BODY_END), its declared length (-1: chunked). */
 export type NativeRequestHandler = (id: number, method: number, url: string, body: Buffer | number | undefined, flags: number, problem: string | undefined) => void;
 
-/** Flags and events shared with the addon (native/addon/src/js.rs; the RESPONSE_ flags: lib.rs). */
+/** Flags and events shared with the addon (native/addon/src/events.rs and js/deliver.rs; the RESPONSE_ flags: exports.rs). */
 export const FLAG_HTTP11 = 1;
 /** The request broke one of Cog's head rules (checked by the engine); the status is `flags >>> 16`. */
 export const FLAG_REFUSED = 4;

@@ -111,9 +111,13 @@ class NativeRequestBase {
     stream.push(null);
   }
 
-  /** Readable's `readable`, false once Cog has consumed the body (what body parsers check before reading). */
+  /**
+   * Readable's `readable`, false once Cog has consumed the body (what body parsers check before
+   * reading). A stream nobody touched yet is as a new one, readable: answered without making it
+   * (body parsers ask on every request, through on-finished's `isFinished`).
+   */
   get readable(): boolean {
-    if ((this as unknown as NativeRequest)._body && !Object.hasOwn(this, "_readableState")) return false;
+    if (!Object.hasOwn(this, "_readableState")) return !(this as unknown as NativeRequest)._body;
     return READABLE.get!.call(this) as boolean;
   }
   set readable(value: boolean) {

@@ -3,7 +3,7 @@ import type { NativeAddon } from "./load.js";
 import type { Request } from "../../request.js";
 import type { Response } from "../../response.js";
 
-/** WebSocket events from the addon (native/addon/src/js.rs). */
+/** WebSocket events from the addon (native/addon/src/js/deliver.rs). */
 const SOCKET_TEXT = 1;
 const SOCKET_BINARY = 2;
 const SOCKET_DRAIN = 3;
@@ -19,7 +19,7 @@ interface NativeUpgrade {
 
 /**
  * WebSockets on the native engine: the addon completes the handshake, frames, pings, closes and
- * enforces maxPayload, maxFragments and idleTimeout on the loop it serves HTTP on (native/addon/src/websocket.rs);
+ * enforces maxPayload, maxFragments and idleTimeout on the loop it serves HTTP on (native/addon/src/ws.rs);
  * this holds each socket's events, by id, and delivers what the addon reports in its batches.
  */
 export class NativeWebSockets implements WebSocketEngine {

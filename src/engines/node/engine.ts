@@ -32,6 +32,7 @@ export class NodeEngine implements Engine {
   readonly server: Server;
   private readonly listener: (req: NodeRequest | H2Request, res: NodeResponse | H2Response) => void;
   private readonly Request: typeof NodeRequest;
+  private readonly Response: typeof NodeResponse;
   /** The app's WebSockets, when it has WebSocket routes (`ws` is loaded only then). */
   private webSockets: NodeWebSockets | null = null;
   /** The HTTP/2 sessions to end on `close`, when serving HTTP/2. */
@@ -64,7 +65,8 @@ export class NodeEngine implements Engine {
       }
     });
     const Request = (this.Request = host.requestClass(NodeRequest));
-    const { server, sessions } = createServer(config, Request, listener);
+    const Response = (this.Response = host.responseClass?.(NodeResponse) ?? NodeResponse);
+    const { server, sessions } = createServer(config, Request, Response, listener);
     const failBody: FailBody = (err, req, res) => host.fail(err, req, res);
     const deadlines = new RequestDeadlines(server, limits.requestTimeout, limits.timeoutCheckInterval, failBody);
     this.server = server;
@@ -88,7 +90,7 @@ export class NodeEngine implements Engine {
   async listen(port: number, host: string | undefined): Promise<{ host: string; port: number }> {
     if (this.config.host.servesWebSockets && this.webSockets === null) {
       const { NodeWebSockets } = await import("./websocket.js");
-      this.webSockets = new NodeWebSockets(this.server, this.listener as never, NodeResponse as never);
+      this.webSockets = new NodeWebSockets(this.server, this.listener as never, this.Response as never);
       (this.Request.prototype as unknown as { [WEBSOCKET]: NodeWebSockets })[WEBSOCKET] = this.webSockets;
     }
     await listenOn(this.server, { port, host, backlog: BACKLOG });
@@ -103,7 +105,7 @@ export class NodeEngine implements Engine {
   }
 
   inject(options: InjectOptions | string): Promise<InjectResponse> {
-    return injectInMemory(this.listener as never, this.Request as never, NodeResponse as never, options);
+    return injectInMemory(this.listener as never, this.Request as never, this.Response as never, options);
   }
 
   bodyBytes(res: ResponseSurface): number | null {
@@ -146,7 +148,7 @@ interface TlsServer {
  * served by node:http's classes, h2 streams by Cog's HTTP/2 ones); with `http2: "h2c"`,
  * cleartext HTTP/2 with prior knowledge. Every one gets the app's limits and timeouts.
  */
-function createServer(config: EngineConfig, Request: typeof NodeRequest, listener: Listener): { server: Server; sessions: Sessions | null } {
+function createServer(config: EngineConfig, Request: typeof NodeRequest, Response: typeof NodeResponse, listener: Listener): { server: Server; sessions: Sessions | null } {
   const { limits, options } = config;
   const http1 = {
     headersTimeout: limits.headersTimeout,
@@ -158,7 +160,7 @@ function createServer(config: EngineConfig, Request: typeof NodeRequest, listene
     requireHostHeader: false,
     ...(options.server ?? {}),
     IncomingMessage: Request as unknown as typeof IncomingMessage,
-    ServerResponse: NodeResponse as unknown as typeof ServerResponse,
+    ServerResponse: Response as unknown as typeof ServerResponse,
   };
   const tls = options.tls === undefined ? undefined : serverTlsOptions(options.tls);
   const handle = listener as unknown as (req: IncomingMessage, res: ServerResponse) => void;
@@ -168,7 +170,7 @@ function createServer(config: EngineConfig, Request: typeof NodeRequest, listene
   }
   const h2 = {
     Http2ServerRequest: config.host.requestClass(H2Request) as unknown as typeof Http2ServerRequest,
-    Http2ServerResponse: H2Response as unknown as typeof Http2ServerResponse,
+    Http2ServerResponse: (config.host.responseClass?.(H2Response) ?? H2Response) as unknown as typeof Http2ServerResponse,
     // Past this many fields Node resets the stream (ENHANCE_YOUR_CALM) before Cog sees it: room
     // for every list within maxHeaderSize (32 bytes a field at least), so Cog answers 431 as on HTTP/1.1.
     maxHeaderListPairs: Math.max(limits.maxHeaders + 5, Math.ceil(limits.maxHeaderSize / 32) + 1),

@@ -2,74 +2,58 @@
 //! `process.nextTick` callbacks run once, after the batch, as they do after a Node I/O
 //! callback) into a native trampoline that calls the app's handler once per request.
 
-use crate::state::with_state;
+use crate::events::{Body, Event};
 use napi::sys;
 use std::cell::RefCell;
 use std::ffi::c_void;
 use std::ptr;
 
-/// What a server keeps of JavaScript: the env and the functions it calls.
+/// What a server keeps of JavaScript: the env and the functions it calls (handles, copied out of
+/// the engine's state to deliver a batch; `release` drops them once).
+#[derive(Clone, Copy)]
 pub struct ServerJs {
-    pub env: sys::napi_env,
-    pub uv_loop: *mut crate::uv::uv_loop_t,
+    env: sys::napi_env,
+    uv_loop: *mut crate::uv::uv_loop_t,
     /// `(id, method, url, body, flags, problem)` for each request (`method` indexes `METHODS`;
     /// `body`: the whole body, or when it follows in pieces its declared length, -1 if chunked).
-    pub on_request: sys::napi_ref,
+    on_request: sys::napi_ref,
     /// `(kind, id, piece?)` for aborts, drains, and the pieces of a body that follows its request.
-    pub on_event: sys::napi_ref,
+    on_event: sys::napi_ref,
     /// `(kind, id, data, code)` for WebSocket events.
-    pub on_socket: sys::napi_ref,
+    on_socket: sys::napi_ref,
     trampoline: sys::napi_ref,
     async_context: sys::napi_async_context,
 }
 
-/// Flags of a request handed to JavaScript, and kinds of events (`src/engines/native/load.ts`
-/// holds the same numbers).
-pub const FLAG_HTTP11: u32 = 1;
-/// The request broke one of Cog's rules: the status is in the high 16 bits, the message is passed along.
-pub const FLAG_REFUSED: u32 = 4;
-/// The request has a body and a Content-Encoding header.
-pub const FLAG_ENCODED: u32 = 8;
-pub const EVENT_ABORT: u32 = 1;
-pub const EVENT_DRAIN: u32 = 2;
-/// The request asks to change protocols (a WebSocket handshake, say): its connection closes after a non-101 answer.
-pub const FLAG_UPGRADE: u32 = 16;
-/// WebSocket events (`onSocket(kind, id, data, code)`).
-pub const SOCKET_TEXT: u32 = 1;
-pub const SOCKET_BINARY: u32 = 2;
-pub const SOCKET_DRAIN: u32 = 3;
-pub const SOCKET_CLOSE: u32 = 4;
-pub const EVENT_BODY_PIECE: u32 = 3;
-pub const EVENT_BODY_END: u32 = 4;
-/// A body JavaScript is receiving did not arrive within its requestTimeout: the app answers the 408.
-pub const EVENT_BODY_TIMEOUT: u32 = 5;
+/// Kinds of `onEvent` calls and WebSocket events (`src/engines/native/load.ts` and
+/// `src/engines/native/websocket.ts` hold the same numbers).
+const EVENT_ABORT: u32 = 1;
+const EVENT_DRAIN: u32 = 2;
+const EVENT_BODY_PIECE: u32 = 3;
+const EVENT_BODY_END: u32 = 4;
+const EVENT_BODY_TIMEOUT: u32 = 5;
+const SOCKET_TEXT: u32 = 1;
+const SOCKET_BINARY: u32 = 2;
+const SOCKET_DRAIN: u32 = 3;
+const SOCKET_CLOSE: u32 = 4;
 
-/// The body a request is handed over with.
-pub enum Body {
-    None,
-    Whole(Vec<u8>),
-    /// It follows in pieces (`BodyPiece`, then `BodyEnd`): its declared length, None if chunked.
-    Follows(Option<u64>),
-}
+/// How the trampoline finds a request's method (its place in `METHODS`) and URL when it hands
+/// the request over: it calls `found` with them, and says whether the request is still there.
+/// The engine's, passed in so that this boundary knows nothing of where requests are kept.
+pub type RequestLine = fn(id: u64, found: &mut dyn FnMut(usize, &[u8])) -> bool;
 
-pub enum Call {
-    /// A request for the app (its method and URL are read from the engine's record when delivered).
-    Request { id: u64, body: Body, flags: u32, problem: Option<String> },
-    Event { kind: u32, id: u64 },
-    /// A WebSocket message (text is checked UTF-8).
-    WsMessage { id: u64, data: Vec<u8>, text: bool },
-    WsDrain { id: u64 },
-    /// The socket closed: the peer's code (1005 if none, 1006 if cut, or the code it was failed with) and reason.
-    WsClose { id: u64, code: u16, reason: Vec<u8> },
-    /// Bytes of a body that follows its request.
-    BodyPiece { id: u64, piece: Vec<u8> },
-    /// The body that followed its request is whole.
-    BodyEnd { id: u64 },
+/// What the trampoline needs of a server to deliver one batch.
+#[derive(Clone, Copy)]
+struct Targets {
+    on_request: sys::napi_ref,
+    on_event: sys::napi_ref,
+    on_socket: sys::napi_ref,
+    request_line: RequestLine,
 }
 
 thread_local! {
     /// The batch the trampoline is about to deliver (set just before `napi_make_callback`).
-    static PENDING: RefCell<Vec<(usize, Vec<Call>)>> = const { RefCell::new(Vec::new()) };
+    static PENDING: RefCell<Vec<(Targets, Vec<Event>)>> = const { RefCell::new(Vec::new()) };
 }
 
 impl ServerJs {
@@ -98,6 +82,11 @@ impl ServerJs {
         Ok(ServerJs { env, uv_loop: uv_loop as *mut _, on_request: request_ref, on_event: event_ref, on_socket: socket_ref, trampoline: trampoline_ref, async_context })
     }
 
+    /// Node's loop, which the server's handles run on.
+    pub fn uv_loop(&self) -> *mut crate::uv::uv_loop_t {
+        self.uv_loop
+    }
+
     /// Drops the references (the server is gone).
     pub unsafe fn release(self) {
         sys::napi_delete_reference(self.env, self.on_request);
@@ -116,10 +105,10 @@ fn check(status: sys::napi_status, what: &str) -> Result<(), String> {
     }
 }
 
-/// Delivers `calls` to the server's JavaScript, from the event loop (never from inside JavaScript).
-pub fn call(server: usize, calls: Vec<Call>) {
-    let Some((env, trampoline, async_context)) = with_state(|s| s.server(server).map(|s| (s.js.env, s.js.trampoline, s.js.async_context))) else { return };
-    PENDING.with(|p| p.borrow_mut().push((server, calls)));
+/// Delivers `events` to the server's JavaScript, from the event loop (never from inside JavaScript).
+pub fn deliver(js: &ServerJs, events: Vec<Event>, request_line: RequestLine) {
+    let (env, trampoline, async_context) = (js.env, js.trampoline, js.async_context);
+    PENDING.with(|p| p.borrow_mut().push((Targets { on_request: js.on_request, on_event: js.on_event, on_socket: js.on_socket, request_line }, events)));
     unsafe {
         let mut scope = ptr::null_mut();
         sys::napi_open_handle_scope(env, &mut scope);
@@ -153,8 +142,7 @@ unsafe fn report_exception(env: sys::napi_env) {
 
 unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_info) -> sys::napi_value {
     let batches = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
-    for (server, calls) in batches {
-        let Some((on_request, on_event, on_socket)) = with_state(|s| s.server(server).map(|s| (s.js.on_request, s.js.on_event, s.js.on_socket))) else { continue };
+    for (Targets { on_request, on_event, on_socket, request_line }, events) in batches {
         let mut request_fn = ptr::null_mut();
         let mut event_fn = ptr::null_mut();
         let mut socket_fn = ptr::null_mut();
@@ -164,13 +152,15 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
         sys::napi_get_reference_value(env, on_event, &mut event_fn);
         sys::napi_get_undefined(env, &mut undefined);
         // One handle scope for the whole batch (`call` opened it): values die when the batch ends.
-        for call in calls {
+        for event in events {
             let mut result = ptr::null_mut();
-            let status = match call {
-                Call::Event { kind, id } => event(env, event_fn, kind, id, None, &mut result),
-                Call::BodyPiece { id, piece } => event(env, event_fn, EVENT_BODY_PIECE, id, Some(&piece), &mut result),
-                Call::BodyEnd { id } => event(env, event_fn, EVENT_BODY_END, id, None, &mut result),
-                Call::WsMessage { id, data, text } => {
+            let status = match event {
+                Event::Abort { id } => call_on_event(env, event_fn, EVENT_ABORT, id, None, &mut result),
+                Event::Drain { id } => call_on_event(env, event_fn, EVENT_DRAIN, id, None, &mut result),
+                Event::BodyTimeout { id } => call_on_event(env, event_fn, EVENT_BODY_TIMEOUT, id, None, &mut result),
+                Event::BodyPiece { id, piece } => call_on_event(env, event_fn, EVENT_BODY_PIECE, id, Some(&piece), &mut result),
+                Event::BodyEnd { id } => call_on_event(env, event_fn, EVENT_BODY_END, id, None, &mut result),
+                Event::WsMessage { id, data, text } => {
                     let mut args = [ptr::null_mut(); 3];
                     sys::napi_create_uint32(env, if text { SOCKET_TEXT } else { SOCKET_BINARY }, &mut args[0]);
                     sys::napi_create_double(env, id as f64, &mut args[1]);
@@ -182,13 +172,13 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
                     }
                     sys::napi_call_function(env, undefined, socket_fn, 3, args.as_ptr(), &mut result)
                 }
-                Call::WsDrain { id } => {
+                Event::WsDrain { id } => {
                     let mut args = [ptr::null_mut(); 2];
                     sys::napi_create_uint32(env, SOCKET_DRAIN, &mut args[0]);
                     sys::napi_create_double(env, id as f64, &mut args[1]);
                     sys::napi_call_function(env, undefined, socket_fn, 2, args.as_ptr(), &mut result)
                 }
-                Call::WsClose { id, code, reason } => {
+                Event::WsClose { id, code, reason } => {
                     let mut args = [ptr::null_mut(); 4];
                     sys::napi_create_uint32(env, SOCKET_CLOSE, &mut args[0]);
                     sys::napi_create_double(env, id as f64, &mut args[1]);
@@ -196,17 +186,13 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
                     sys::napi_create_uint32(env, u32::from(code), &mut args[3]);
                     sys::napi_call_function(env, undefined, socket_fn, 4, args.as_ptr(), &mut result)
                 }
-                Call::Request { id, body, flags, problem } => {
+                Event::Request { id, body, flags, problem } => {
                     let mut args = [ptr::null_mut(); 6];
                     sys::napi_create_double(env, id as f64, &mut args[0]);
-                    let alive = with_state(|s| match s.request_line(id) {
-                        Some((method, url)) => {
-                            // A number: JavaScript holds the method names (see `methods`), one string each.
-                            sys::napi_create_uint32(env, method as u32, &mut args[1]);
-                            sys::napi_create_string_latin1(env, url.as_ptr() as *const _, url.len(), &mut args[2]);
-                            true
-                        }
-                        None => false,
+                    let alive = request_line(id, &mut |method, url| {
+                        // A number: JavaScript holds the method names (see `methods`), one string each.
+                        sys::napi_create_uint32(env, method as u32, &mut args[1]);
+                        sys::napi_create_string_latin1(env, url.as_ptr() as *const _, url.len(), &mut args[2]);
                     });
                     if !alive {
                         continue;
@@ -240,7 +226,7 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
 }
 
 /// Calls `onEvent(kind, id)`, or `onEvent(kind, id, piece)` with a body's piece as a Buffer.
-unsafe fn event(env: sys::napi_env, event_fn: sys::napi_value, kind: u32, id: u64, piece: Option<&[u8]>, result: &mut sys::napi_value) -> sys::napi_status {
+unsafe fn call_on_event(env: sys::napi_env, event_fn: sys::napi_value, kind: u32, id: u64, piece: Option<&[u8]>, result: &mut sys::napi_value) -> sys::napi_status {
     let mut args = [ptr::null_mut(); 3];
     let mut undefined = ptr::null_mut();
     sys::napi_get_undefined(env, &mut undefined);

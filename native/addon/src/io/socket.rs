@@ -2,6 +2,7 @@
 //! draining the node engine's accept queue (see `src/engines/node/accept.ts`), and reading and
 //! writing connections.
 
+use crate::uv::{free_handle, uv_close, uv_handle_t};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::os::raw::{c_int, c_void};
 
@@ -142,6 +143,17 @@ pub(crate) fn would_block() -> bool {
     err == Some(libc::EAGAIN) || err == Some(libc::EWOULDBLOCK) || err == Some(libc::EINTR)
 }
 
+/// Closes a socket and the poll handle that watches it. uv_close stops polling and drops the
+/// descriptor from libuv's epoll set at once, so the descriptor can be closed now (a port is
+/// free again as soon as close() returns); the handle's memory is freed once libuv is done with it.
+///
+/// # Safety
+/// `handle` must be an initialised handle (from `alloc_handle`) watching `fd`, closed only here.
+pub unsafe fn close_watched(handle: *mut uv_handle_t, fd: c_int) {
+    uv_close(handle, Some(free_handle));
+    libc::close(fd);
+}
+
 /// Makes the socket's close a reset (SO_LINGER with a zero timeout): the kernel drops what it
 /// still holds for a client that reads nothing, rather than keeping it, orphaned, until the
 /// client goes. Node's `socket.resetAndDestroy()` does the same.
@@ -149,4 +161,97 @@ pub fn reset_on_close(fd: c_int) {
     let linger = libc::linger { l_onoff: 1, l_linger: 0 };
     // SAFETY: setsockopt on a descriptor the engine holds, with a value of the size it says.
     unsafe { libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_LINGER, &linger as *const libc::linger as *const c_void, std::mem::size_of::<libc::linger>() as libc::socklen_t) };
+}
+
+/// A connected pair of non-blocking sockets, for tests: the engine's end and a client's.
+#[cfg(test)]
+pub(crate) fn socket_pair() -> (c_int, c_int) {
+    let mut fds = [0; 2];
+    // SAFETY: socketpair writes two descriptors into `fds`.
+    let status = unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) };
+    assert_eq!(status, 0, "socketpair: {}", std::io::Error::last_os_error());
+    (fds[0], fds[1])
+}
+
+/// Reads what a test's client end has, without blocking.
+#[cfg(test)]
+pub(crate) fn read_all(fd: c_int) -> Vec<u8> {
+    let mut all = Vec::new();
+    let mut buf = [0u8; 64 * 1024];
+    loop {
+        let n = unsafe { recv(fd, &mut buf) };
+        if n <= 0 {
+            return all;
+        }
+        all.extend_from_slice(&buf[..n as usize]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listener_gets_a_port_and_its_queue_is_drained() {
+        let (fd, port) = open("127.0.0.1", 0, false).unwrap();
+        assert!(port > 0);
+        let clients: Vec<_> = (0..3).map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).unwrap()).collect();
+        // Connections reach the accept queue asynchronously: wait until all three are there.
+        let mut accepted = Vec::new();
+        for _ in 0..100 {
+            accepted.extend(accept_queued(fd, 2 - accepted.len().min(2)));
+            if accepted.len() == 2 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(accepted.len(), 2, "at most `max` are accepted");
+        let (local, local_port) = local_address(accepted[0]).unwrap();
+        assert_eq!((local.as_str(), local_port), ("127.0.0.1", port));
+        for conn in accepted.into_iter().chain(accept_queued(fd, 10)) {
+            unsafe { libc::close(conn) };
+        }
+        drop(clients);
+        unsafe { libc::close(fd) };
+    }
+
+    #[test]
+    fn a_port_in_use_is_refused_with_the_address() {
+        let (fd, port) = open("127.0.0.1", 0, false).unwrap();
+        let err = open("127.0.0.1", port, false).unwrap_err();
+        assert!(err.starts_with(&format!("could not listen on 127.0.0.1:{port}:")), "{err}");
+        assert!(open("no-such-host.invalid", 80, false).unwrap_err().starts_with("could not resolve \"no-such-host.invalid\""));
+        unsafe { libc::close(fd) };
+    }
+
+    #[test]
+    fn addresses_read_as_node_writes_them() {
+        let v4: SocketAddr = "10.1.2.3:8080".parse().unwrap();
+        let (storage, _) = sockaddr_of(&v4);
+        assert_eq!(address_of(&storage), ("10.1.2.3".to_string(), 8080));
+        let v6: SocketAddr = "[::ffff:10.1.2.3]:443".parse().unwrap();
+        let (s, _) = sockaddr_of(&v6);
+        assert_eq!(address_of(&s), ("::ffff:10.1.2.3".to_string(), 443));
+    }
+
+    #[test]
+    fn a_full_socket_would_block_and_a_closed_peer_reads_as_the_end() {
+        let (ours, theirs) = socket_pair();
+        let chunk = [0u8; 64 * 1024];
+        let mut blocked = false;
+        for _ in 0..1000 {
+            if unsafe { send(ours, &chunk) } < 0 {
+                blocked = would_block();
+                break;
+            }
+        }
+        assert!(blocked, "the socket filled up and said so");
+        unsafe { (libc::close(ours), libc::close(theirs)) };
+        let (ours, theirs) = socket_pair();
+        let mut buf = [0u8; 16];
+        assert!(unsafe { recv(ours, &mut buf) } < 0 && would_block(), "nothing yet");
+        unsafe { libc::close(theirs) };
+        assert_eq!(unsafe { recv(ours, &mut buf) }, 0);
+        unsafe { libc::close(ours) };
+    }
 }

@@ -1,22 +1,24 @@
 //! A server's life on Node's loop: its listening socket, accepting connections, stopping,
 //! cutting connections and disposing of what it held. Sockets are watched with libuv poll
-//! handles (readiness only): the engine does its own reads and writes (`serve.rs`,
-//! `write.rs`), so no libuv stream buffers sit between the socket and the parser.
+//! handles (readiness only): the engine does its own reads and writes (`io::Transport`,
+//! driven by `serve.rs` and `write.rs`), so no libuv stream buffers sit between the socket and
+//! the parser.
 
-use crate::js::{self, Call, EVENT_ABORT};
-use crate::request::ReqState;
-use crate::serve::on_conn;
-use crate::socket;
-use crate::state::{now, with_state, Conn, Server, Settings, State};
-use crate::timers::on_timer;
-use crate::tls::TlsConn;
+use crate::events::Event;
+use crate::js;
+use super::serve::on_conn;
+use crate::io::socket;
+use crate::io::tls::{TlsConn, TlsServer};
+use crate::io::Transport;
+use super::state::{now, with_state, Connection, Protocol, Server, Settings, State};
+use super::timers::on_timer;
 use crate::uv::*;
-use std::collections::VecDeque;
+use crate::h1;
 use std::os::raw::{c_int, c_void};
 
-pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, settings: Settings, tls: Option<std::sync::Arc<crate::tls::TlsServer>>) -> Result<(usize, u16), String> {
+pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, settings: Settings, tls: Option<std::sync::Arc<TlsServer>>) -> Result<(usize, u16), String> {
     let (fd, bound) = socket::open(host, port, reuse_port)?;
-    let uv_loop = js.uv_loop;
+    let uv_loop = js.uv_loop();
     let listen_poll = alloc_handle(UV_POLL);
     let timer = alloc_handle(UV_TIMER);
     let kick = alloc_handle(UV_TIMER);
@@ -48,6 +50,19 @@ pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, setting
     Ok((id, bound))
 }
 
+impl State {
+    /// Replaces a TLS server's configuration: connections made from now on use it, open ones keep theirs.
+    pub(crate) fn set_tls(&mut self, id: usize, config: std::sync::Arc<TlsServer>) -> Result<(), &'static str> {
+        match self.servers.get_mut(id).and_then(Option::as_mut) {
+            Some(server) if server.tls.is_some() => {
+                server.tls = Some(config);
+                Ok(())
+            }
+            _ => Err("setSecureContext: this server was not started with tls"),
+        }
+    }
+}
+
 /// Stops accepting; idle connections close now, busy ones once their responses are written.
 pub fn stop_listening(id: usize) {
     with_state(|s| {
@@ -56,15 +71,16 @@ pub fn stop_listening(id: usize) {
             return;
         }
         server.stopped = true;
-        unsafe { close_fd_handle(server.listen_poll, server.listen_fd) };
+        unsafe { socket::close_watched(server.listen_poll, server.listen_fd) };
         for key in s.conn_keys(id) {
             // Requests still arriving on busy connections are parsed: the app answers them 503.
             let conn = s.conns[key].as_mut().unwrap();
-            if conn.ws.is_some() {
-                continue; // Closed by the engine's JavaScript side (1001, going away).
-            }
-            conn.close_when_done = true;
-            if conn.queue.is_empty() && conn.body.is_none() && conn.inbuf.is_empty() {
+            // A WebSocket is closed by the engine's JavaScript side (1001, going away).
+            let idle = match &mut conn.proto {
+                Protocol::H1(h1) => h1.close_when_idle(&conn.io),
+                Protocol::Ws(_) => false,
+            };
+            if idle {
                 // Idle: no request in flight, nobody to tell.
                 s.close_conn(key);
             }
@@ -77,15 +93,7 @@ pub fn destroy_connections(id: usize) -> Vec<u64> {
     with_state(|s| {
         let mut ids = Vec::new();
         for key in s.conn_keys(id) {
-            ids.extend(s.close_conn(key).into_iter().map(|c| match c {
-                Call::Event { id, .. }
-                | Call::Request { id, .. }
-                | Call::BodyPiece { id, .. }
-                | Call::BodyEnd { id }
-                | Call::WsMessage { id, .. }
-                | Call::WsDrain { id }
-                | Call::WsClose { id, .. } => id,
-            }));
+            ids.extend(s.close_conn(key).iter().map(Event::id));
         }
         ids
     })
@@ -111,14 +119,6 @@ pub fn dispose(id: usize) -> Option<js::ServerJs> {
     })
 }
 
-unsafe fn close_fd_handle(handle: *mut uv_handle_t, fd: c_int) {
-    // uv_close stops polling and drops the descriptor from libuv's epoll set at once, so the
-    // descriptor can be closed now (a port is free again as soon as close() returns); the
-    // handle's memory is freed once libuv is done with it.
-    uv_close(handle, Some(free_handle));
-    libc::close(fd);
-}
-
 unsafe extern "C" fn on_listen(handle: *mut uv_handle_t, status: c_int, _events: c_int) {
     if status < 0 {
         return;
@@ -130,7 +130,7 @@ unsafe extern "C" fn on_listen(handle: *mut uv_handle_t, status: c_int, _events:
 impl State {
     fn accept_all(&mut self, id: usize) {
         let Some(server) = self.server(id) else { return };
-        let (listen_fd, uv_loop, now) = (server.listen_fd, server.js.uv_loop, now(server));
+        let (listen_fd, uv_loop, now) = (server.listen_fd, server.js.uv_loop(), now(server));
         let tls_config = server.tls.clone();
         loop {
             let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
@@ -151,37 +151,22 @@ impl State {
                 },
             };
             let poll = alloc_handle(UV_POLL);
+            let tls_conn = tls.is_some();
             let (remote, remote_port) = socket::address_of(&storage);
             self.next_gen = self.next_gen.wrapping_add(1);
-            let conn = Conn {
+            let conn = Connection {
                 server: id,
-                fd,
-                poll,
+                io: Transport::new(fd, poll, on_conn, tls),
                 gen: self.next_gen,
                 remote,
                 remote_port,
-                inbuf: Vec::new(),
-                out: Vec::new(),
-                out_pos: 0,
-                queue: VecDeque::new(),
-                body: None,
+                // On TLS, the headers timeout runs from the start: it bounds the handshake too.
+                proto: Protocol::H1(h1::Conn::new(tls_conn.then_some(now))),
                 in_batch: false,
                 read_queued: false,
-                no_more_requests: false,
-                close_when_done: false,
-                peer_ended: false,
-                in_place_bodies: 0,
-                sent: 0,
                 sent_seen: 0,
                 stalled_since: None,
-                polling: UV_READABLE | UV_DISCONNECT,
-                // On TLS, the headers timeout runs from the start: it bounds the handshake too.
-                head_started: tls.as_ref().map(|_| now),
-                body_started: 0,
                 idle_since: now,
-                upgrading: false,
-                ws: None,
-                tls,
             };
             let key = match self.free_conns.pop() {
                 Some(key) => {
@@ -202,26 +187,14 @@ impl State {
     }
 
     /// Closes the connection; returns abort events for requests JavaScript still holds.
-    pub(crate) fn close_conn(&mut self, key: usize) -> Vec<Call> {
+    pub(crate) fn close_conn(&mut self, key: usize) -> Vec<Event> {
         let Some(mut conn) = self.conns.get_mut(key).and_then(Option::take) else { return Vec::new() };
         self.free_conns.push(key);
-        if let Some(tls) = conn.tls.as_deref_mut() {
-            tls.close(conn.fd);
-        }
-        unsafe { close_fd_handle(conn.poll, conn.fd) };
+        conn.io.close();
         let mut calls = Vec::new();
-        if let Some(ws) = &conn.ws {
-            self.ws_closed(ws, &mut calls);
-        }
-        if let Some(body) = conn.body.filter(|b| !b.delivered) {
-            self.reqs.remove(&body.id);
-        }
-        for id in conn.queue {
-            if let Some(req) = self.reqs.remove(&id) {
-                if !matches!(req.state, ReqState::Finished) {
-                    calls.push(Call::Event { kind: EVENT_ABORT, id });
-                }
-            }
+        match &mut conn.proto {
+            Protocol::H1(h1) => h1.close(&mut self.reqs, &mut calls),
+            Protocol::Ws(ws) => self.ws_closed(ws, &mut calls),
         }
         calls
     }

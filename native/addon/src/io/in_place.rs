@@ -1,7 +1,7 @@
 //! Bodies sent from where they lie, never copied into the connection's output: a range of an
 //! open file, sent from the kernel's page cache with sendfile(2), so a large file never passes
 //! through JavaScript (or through a buffer of ours); or the Buffer the app answered with, held by
-//! a reference (`held.rs`), so that a hundred slow readers of one shared Buffer cost one Buffer,
+//! a reference (`js::held`), so that a hundred slow readers of one shared Buffer cost one Buffer,
 //! not a hundred copies of it (as on the node engine, whose socket writes hold the app's Buffer).
 //! The body belongs to a request and goes out in its place in the connection's order: once
 //! everything before it is written, `flush` sends it while the socket takes it, then moves on to
@@ -10,12 +10,10 @@
 //! connection closes is dropped with its request: the file closed, the Buffer let go.
 //! On a TLS connection a file is read and encrypted instead (`piece_through_tls`).
 
-use crate::held::HeldBuffer;
-use crate::socket::would_block;
-use crate::state::State;
-use crate::tls::{Sent, TlsConn};
+use super::socket::{send, would_block};
+use super::tls::{Sent, TlsConn};
 use std::fs::File;
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::AsRawFd;
 use std::os::raw::c_int;
 
 /// Most bytes one flush sends of a body in place, so one fast client can't hold the loop for a
@@ -28,43 +26,19 @@ pub(crate) struct InPlaceBody {
     left: u64,
 }
 
+/// Bytes held where they lie while they are sent (the app's Buffer: see `js::held`); dropping
+/// them lets them go.
+pub(crate) type Held = Box<dyn AsRef<[u8]>>;
+
 /// Where a body's bytes lie.
 enum Place {
     /// The engine's own duplicate of the app's descriptor: closed when the body is sent or dropped.
     File(File),
     /// The app's Buffer, the whole body.
-    Buffer(HeldBuffer),
+    Buffer(Held),
 }
 
-impl InPlaceBody {
-    pub(crate) fn left(&self) -> u64 {
-        self.left
-    }
-
-    pub(crate) fn buffer(held: HeldBuffer) -> InPlaceBody {
-        let left = held.bytes().len() as u64;
-        InPlaceBody { place: Place::Buffer(held), offset: 0, left }
-    }
-
-    /// The bytes of a Buffer body not sent yet, at most `budget` of them.
-    fn unsent(held: &HeldBuffer, offset: u64, budget: u64) -> &[u8] {
-        let bytes = &held.bytes()[offset as usize..];
-        &bytes[..bytes.len().min(budget as usize)]
-    }
-}
-
-impl State {
-    /// What is left of the body in place due next on the connection (0 if none): unsent output.
-    pub(crate) fn in_place_left(&self, key: usize) -> u64 {
-        let conn = self.conns[key].as_ref().unwrap();
-        if conn.in_place_bodies == 0 {
-            return 0;
-        }
-        conn.queue.front().and_then(|id| self.reqs.get(id)).and_then(|req| req.in_place.as_ref()).map_or(0, InPlaceBody::left)
-    }
-}
-
-/// How sending a connection's body in place went.
+/// How sending a body in place went.
 pub(crate) enum InPlaceSend {
     /// No body in place is due on the connection now.
     Idle,
@@ -76,58 +50,47 @@ pub(crate) enum InPlaceSend {
     Failed,
 }
 
-impl State {
-    /// Sends `length` bytes of the open file `fd` from `offset` as the next piece of a streamed
-    /// body framed by its declared Content-Length. Returns false when it can't: the client is
-    /// gone, or the body is chunked (the caller streams it instead).
-    pub fn stream_file(&mut self, id: u64, fd: c_int, offset: u64, length: u64) -> bool {
-        let Some((req, _)) = self.writable_req(id) else { return false };
-        let Some(due) = req.length_left else { return req.is_head || req.body_dropped };
-        if length == 0 || req.is_head || req.body_dropped {
-            return true;
-        }
-        // Never past the declared length (what lies beyond would be read as the next response).
-        let length = length.min(due);
-        // SAFETY: fcntl on a descriptor the caller holds open; the duplicate is ours alone.
-        let own = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
-        if own < 0 {
-            return false;
-        }
-        req.length_left = Some(due - length);
-        req.in_place = Some(InPlaceBody { place: Place::File(unsafe { File::from_raw_fd(own) }), offset, left: length });
-        let key = req.conn;
-        self.conns[key].as_mut().unwrap().in_place_bodies += 1;
-        self.advance(key);
-        true
+impl InPlaceBody {
+    /// `length` bytes of `file` from `offset`.
+    pub(crate) fn file(file: File, offset: u64, length: u64) -> InPlaceBody {
+        InPlaceBody { place: Place::File(file), offset, left: length }
     }
 
-    /// Sends the body in place of the connection's oldest request, if it is due (all before it written).
-    pub(crate) fn send_in_place(&mut self, key: usize) -> InPlaceSend {
-        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return InPlaceSend::Idle };
-        if conn.in_place_bodies == 0 {
-            return InPlaceSend::Idle;
-        }
-        let socket = conn.fd;
-        let mut tls = conn.tls.as_deref_mut();
-        let sent = &mut conn.sent;
-        let Some(body) = conn.queue.front().and_then(|id| self.reqs.get_mut(id)).and_then(|req| req.held.is_empty().then_some(req.in_place.as_mut()).flatten()) else {
-            return InPlaceSend::Idle;
-        };
+    /// The whole of a held Buffer.
+    pub(crate) fn buffer(held: Held) -> InPlaceBody {
+        let left = (*held).as_ref().len() as u64;
+        InPlaceBody { place: Place::Buffer(held), offset: 0, left }
+    }
+
+    /// Bytes not sent yet.
+    pub(crate) fn left(&self) -> u64 {
+        self.left
+    }
+
+    /// The bytes of a Buffer body not sent yet, at most `budget` of them.
+    fn unsent(held: &Held, offset: u64, budget: u64) -> &[u8] {
+        let bytes = &(**held).as_ref()[offset as usize..];
+        &bytes[..bytes.len().min(budget as usize)]
+    }
+
+    /// Sends what the socket takes of the body, up to `SEND_BUDGET` (through `tls` on a TLS
+    /// connection), counting the bytes in `sent`.
+    pub(crate) fn send(&mut self, socket: c_int, mut tls: Option<&mut TlsConn>, sent: &mut u64) -> InPlaceSend {
         let mut budget = SEND_BUDGET;
-        while body.left > 0 {
+        while self.left > 0 {
             if budget == 0 {
                 return InPlaceSend::Blocked;
             }
-            let n = match (tls.as_deref_mut(), &body.place) {
-                (None, Place::File(file)) => unsafe { send_piece(socket, file, body, budget) },
-                (None, Place::Buffer(held)) => unsafe { crate::socket::send(socket, InPlaceBody::unsent(held, body.offset, budget)) },
-                (Some(tls), Place::File(file)) => match piece_through_tls(tls, socket, file, body, budget) {
+            let n = match (tls.as_deref_mut(), &self.place) {
+                (None, Place::File(file)) => unsafe { send_piece(socket, file, self, budget) },
+                (None, Place::Buffer(held)) => unsafe { send(socket, InPlaceBody::unsent(held, self.offset, budget)) },
+                (Some(tls), Place::File(file)) => match piece_through_tls(tls, socket, file, self, budget) {
                     Ok(n) => n as isize,
                     Err(outcome) => return outcome,
                 },
                 (Some(tls), Place::Buffer(held)) => {
                     let mut taken = 0;
-                    match tls.send(socket, InPlaceBody::unsent(held, body.offset, budget), &mut taken) {
+                    match tls.send(socket, InPlaceBody::unsent(held, self.offset, budget), &mut taken) {
                         Sent::Failed => return InPlaceSend::Failed,
                         _ if taken == 0 => return InPlaceSend::Blocked,
                         _ => taken as isize,
@@ -136,8 +99,8 @@ impl State {
             };
             if n > 0 {
                 *sent += n as u64;
-                body.offset += n as u64;
-                body.left -= n as u64;
+                self.offset += n as u64;
+                self.left -= n as u64;
                 budget = budget.saturating_sub(n as u64);
             } else if n < 0 && would_block() {
                 return InPlaceSend::Blocked;
@@ -145,14 +108,9 @@ impl State {
                 return InPlaceSend::Failed;
             }
         }
-        let conn = self.conns[key].as_mut().unwrap();
-        conn.in_place_bodies -= 1;
-        let front = *conn.queue.front().unwrap();
-        self.reqs.get_mut(&front).unwrap().in_place = None;
         InPlaceSend::Done
     }
 }
-
 /// One sendfile(2) call (Node ignores SIGPIPE, so a peer that left gives EPIPE, not a signal).
 #[cfg(target_os = "linux")]
 unsafe fn send_piece(socket: c_int, file: &File, body: &InPlaceBody, budget: u64) -> isize {
@@ -169,7 +127,7 @@ unsafe fn send_piece(socket: c_int, file: &File, body: &InPlaceBody, budget: u64
     if read <= 0 {
         return read;
     }
-    crate::socket::send(socket, &buf[..read as usize])
+    send(socket, &buf[..read as usize])
 }
 
 /// On TLS, sendfile can't be used (the bytes must be encrypted): a piece of the file is read
@@ -188,5 +146,62 @@ fn piece_through_tls(tls: &mut TlsConn, socket: c_int, file: &File, body: &InPla
         Sent::Failed => Err(InPlaceSend::Failed),
         _ if taken == 0 => Err(InPlaceSend::Blocked),
         _ => Ok(taken),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::socket::{read_all, socket_pair};
+    use std::io::Write;
+
+    fn file_of(bytes: &[u8]) -> File {
+        let path = std::env::temp_dir().join(format!("cog-in-place-{}-{}", std::process::id(), bytes.len()));
+        let mut file = File::create(&path).unwrap();
+        file.write_all(bytes).unwrap();
+        let file = File::open(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        file
+    }
+
+    #[test]
+    fn a_file_range_is_sent_from_where_it_lies() {
+        let (ours, theirs) = socket_pair();
+        let mut body = InPlaceBody::file(file_of(b"0123456789"), 2, 5);
+        let mut sent = 0;
+        assert!(matches!(body.send(ours, None, &mut sent), InPlaceSend::Done));
+        assert_eq!((body.left(), sent), (0, 5));
+        assert_eq!(read_all(theirs), b"23456");
+        unsafe { (libc::close(ours), libc::close(theirs)) };
+    }
+
+    #[test]
+    fn a_held_buffer_goes_out_a_budget_at_a_time() {
+        let (ours, theirs) = socket_pair();
+        let size = SEND_BUDGET as usize + 1000;
+        let mut body = InPlaceBody::buffer(Box::new(vec![7u8; size]));
+        let mut sent = 0;
+        let mut received = Vec::new();
+        loop {
+            let outcome = body.send(ours, None, &mut sent);
+            received.extend(read_all(theirs));
+            match outcome {
+                InPlaceSend::Done => break,
+                InPlaceSend::Blocked => assert!(body.left() > 0),
+                _ => panic!("failed"),
+            }
+        }
+        assert_eq!((received.len(), sent), (size, size as u64));
+        unsafe { (libc::close(ours), libc::close(theirs)) };
+    }
+
+    #[test]
+    fn a_file_shorter_than_promised_fails() {
+        let (ours, theirs) = socket_pair();
+        let mut body = InPlaceBody::file(file_of(b"short"), 0, 100);
+        let mut sent = 0;
+        assert!(matches!(body.send(ours, None, &mut sent), InPlaceSend::Failed));
+        assert_eq!(read_all(theirs), b"short");
+        unsafe { (libc::close(ours), libc::close(theirs)) };
     }
 }

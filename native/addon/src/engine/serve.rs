@@ -3,18 +3,12 @@
 //! slice's requests delivered to JavaScript in one call and its answers written before the next
 //! slice is read (see `READ_SLICE` for why), the rest after the poll phase, in `on_check`.
 
-use crate::js::{self, Call};
-use crate::request::ReqState;
-use crate::socket::{recv, would_block};
-use crate::state::{with_state, State};
-use crate::tls::Received;
+use crate::events::Event;
+use crate::h1::{Parsed, Place};
+use crate::io::{Input, Read};
+use super::state::{deliver, now, with_state, Protocol, State};
 use crate::uv::*;
 use std::os::raw::c_int;
-
-/// Most bytes read from one connection per readiness event, so one client can't starve others.
-const READ_BUDGET: usize = 256 * 1024;
-/// The shared read buffer's size: one read takes at most this much.
-const RX_SIZE: usize = 64 * 1024;
 
 pub(crate) unsafe extern "C" fn on_conn(handle: *mut uv_handle_t, status: c_int, events: c_int) {
     let key = uv_handle_get_data(handle) as usize;
@@ -99,7 +93,7 @@ unsafe fn serve(id: usize, everything: bool) {
             return;
         };
         if !calls.is_empty() {
-            js::call(id, calls);
+            deliver(id, calls);
         }
         with_state(|s| {
             for (key, gen, found_request) in touched {
@@ -124,21 +118,13 @@ unsafe extern "C" fn on_kick(handle: *mut uv_handle_t) {
         None => Vec::new(),
     });
     if !calls.is_empty() {
-        js::call(id, calls);
+        deliver(id, calls);
     }
 }
 
 impl State {
-    /// Parses the connection's input into `calls`; returns what `touched` records of it.
-    fn parse_into(&mut self, key: usize, gen: u32, calls: &mut Vec<Call>) -> (usize, u32, bool) {
-        let start = calls.len();
-        self.parse(key, calls);
-        let found_request = calls[start..].iter().any(|c| matches!(c, Call::Request { .. }));
-        (key, gen, found_request)
-    }
-
     /// Queues calls (and a parsed connection) for the end of the poll phase.
-    pub(crate) fn schedule(&mut self, id: usize, calls: Vec<Call>, touched: Option<(usize, u32, bool)>) {
+    pub(crate) fn schedule(&mut self, id: usize, calls: Vec<Event>, touched: Option<(usize, u32, bool)>) {
         let Some(server) = self.servers.get_mut(id).and_then(Option::as_mut) else { return };
         if calls.is_empty() && touched.is_none() {
             return;
@@ -171,102 +157,80 @@ impl State {
     }
 
     /// Reads what the socket has (up to the budget). On end of input, no more requests are parsed.
-    fn read(&mut self, key: usize) -> Vec<Call> {
+    fn read(&mut self, key: usize) -> Vec<Event> {
         let conn = self.conns[key].as_mut().unwrap();
         conn.read_queued = false;
-        if conn.upgrading {
-            return Vec::new(); // Read once the app has answered the upgrade request.
-        }
-        if conn.body.as_ref().is_some_and(|b| b.paused) {
-            return Vec::new(); // JavaScript's stream is full: the input waits in the socket.
-        }
-        if conn.no_more_requests && conn.body.is_none() && conn.ws.as_ref().map_or(true, |ws| ws.done_reading) {
+        let input = match &conn.proto {
+            Protocol::H1(h1) => h1.input(),
+            Protocol::Ws(ws) => ws.input(),
+        };
+        match input {
+            // Read once the app has answered the upgrade request, or JavaScript's stream of the
+            // body has room: the input waits in the socket.
+            Input::Wait => return Vec::new(),
             // Nothing more will be parsed: drop input (a client still sending after a refusal).
-            let mut scratch = [0u8; 16 * 1024];
-            let n = unsafe { recv(conn.fd, &mut scratch) };
-            return if n == 0 || (n < 0 && !would_block()) { self.peer_gone(key) } else { Vec::new() };
+            Input::Drop => return if conn.io.read_and_drop() { Vec::new() } else { self.close_conn(key) },
+            Input::Read => {}
         }
         // Activity: the keep-alive timeout counts from the last request, not from the last sweep.
-        conn.idle_since = unsafe { uv_now(self.servers[conn.server].as_ref().unwrap().js.uv_loop) };
-        State::ws_heard(conn, conn.idle_since);
-        // Read into one buffer all connections share, then keep just what arrived: with thousands
-        // of connections, a large read buffer each (64 KiB) spread reads over that much memory, and
-        // the cache misses cost more than copying a few hundred bytes.
-        let rx = &mut self.rx;
-        if rx.len() < RX_SIZE {
-            rx.resize(RX_SIZE, 0);
+        conn.idle_since = unsafe { uv_now(self.servers[conn.server].as_ref().unwrap().js.uv_loop()) };
+        if let Protocol::Ws(ws) = &mut conn.proto {
+            ws.heard(conn.idle_since);
         }
-        let mut total = 0;
-        while total < READ_BUDGET {
-            let n = unsafe { recv(conn.fd, &mut rx[..RX_SIZE]) };
-            let ended = if n > 0 {
-                let bytes = &rx[..n as usize];
-                match conn.tls.as_deref_mut() {
-                    None => {
-                        conn.inbuf.extend_from_slice(bytes);
+        match conn.io.read(&mut self.rx) {
+            Read::Open => {}
+            // The client ended its side: what arrived whole is answered, then the connection
+            // closes (at once if a response is being streamed: see `h1::Conn::input_ended`).
+            Read::Ended => {
+                let streaming = match &mut conn.proto {
+                    Protocol::H1(h1) => h1.input_ended(),
+                    Protocol::Ws(ws) => {
+                        ws.input_ended();
                         false
                     }
-                    // On TLS, what was read becomes plaintext input (or says the client is done).
-                    Some(tls) => match tls.receive(bytes, conn.fd, &mut conn.inbuf) {
-                        Received::Data => false,
-                        Received::Ended => true,
-                        Received::Failed => return self.close_conn(key),
-                    },
-                }
-            } else if n == 0 {
-                true
-            } else if would_block() {
-                break;
-            } else {
-                return self.close_conn(key);
-            };
-            if ended {
-                conn.peer_ended = true;
-                conn.close_when_done = true;
-                if self.streaming(key) {
+                };
+                if streaming {
                     return self.close_conn(key);
                 }
-                break;
             }
-            total += n as usize;
-            if (n as usize) < RX_SIZE {
-                break;
-            }
+            Read::Failed => return self.close_conn(key),
         }
         Vec::new()
     }
 
-    /// Whether a response is being streamed on the connection. A client that ends its side then
-    /// is taken to be gone (node:http takes it so for every unanswered request): a stream, an
-    /// event stream above all, has no end of its own to wait for, and is aborted.
-    fn streaming(&self, key: usize) -> bool {
-        let Some(conn) = self.conns[key].as_ref() else { return false };
-        conn.queue.iter().any(|id| self.reqs.get(id).is_some_and(|req| matches!(req.state, ReqState::Streaming)))
+    /// Parses the connection's input into `calls`; returns what `touched` records of it.
+    fn parse_into(&mut self, key: usize, gen: u32, calls: &mut Vec<Event>) -> (usize, u32, bool) {
+        let start = calls.len();
+        self.parse(key, calls);
+        let found_request = calls[start..].iter().any(|c| matches!(c, Event::Request { .. }));
+        (key, gen, found_request)
     }
 
-    /// The peer closed while nothing more is to be parsed: what it asked and was not answered
-    /// is aborted (see `left_unanswered`), and the connection closes.
-    fn peer_gone(&mut self, key: usize) -> Vec<Call> {
-        let conn = self.conns[key].as_mut().unwrap();
-        conn.close_when_done = true;
-        conn.peer_ended = true;
-        self.close_conn(key)
-    }
-
-    /// Whether the client ended its side while requests it sent wait for their answers (not a
-    /// WebSocket handshake: the connection waits for the app's accept).
-    fn left_unanswered(&self, key: usize) -> bool {
-        let Some(conn) = self.conns.get(key).and_then(Option::as_ref) else { return false };
-        conn.peer_ended && !conn.upgrading && conn.ws.is_none() && conn.queue.iter().any(|id| self.reqs.get(id).is_some_and(|req| !matches!(req.state, ReqState::Finished)))
+    /// Parses what the connection's input holds: requests, or WebSocket frames.
+    pub(crate) fn parse(&mut self, key: usize, calls: &mut Vec<Event>) {
+        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return };
+        conn.in_batch = true;
+        let h1 = match &mut conn.proto {
+            Protocol::H1(h1) => h1,
+            Protocol::Ws(ws) => return ws.parse(&mut conn.io, calls),
+        };
+        let server = self.servers[conn.server].as_ref().unwrap();
+        let place = Place { reqs: &mut self.reqs, spare: &mut self.spare, key, gen: conn.gen };
+        if let Parsed::CutShort = h1.parse(&mut conn.io, place, &server.settings.requests, now(server), calls) {
+            // JavaScript is reading a body that can't be whole: close, aborting what it holds.
+            calls.extend(self.close_conn(key));
+        }
     }
 
     /// After a batch: write what it produced; returns drain events and whether to parse again.
-    fn end_batch(&mut self, key: usize) -> (Vec<Call>, bool) {
+    fn end_batch(&mut self, key: usize) -> (Vec<Event>, bool) {
         let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (Vec::new(), false) };
         conn.in_batch = false;
-        State::ws_end_batch(conn);
+        if let Protocol::Ws(ws) = &mut conn.proto {
+            ws.end_batch(&mut conn.io);
+        }
         let (more, mut calls) = self.flush(key);
-        if self.left_unanswered(key) {
+        if self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| matches!(&c.proto, Protocol::H1(h1) if h1.left_unanswered(&c.io))) {
             // The client ended its side with requests still unanswered: as node:http takes it
             // (its servers don't allow half-open connections), the client is gone. Their
             // responses are aborted (`req` and `res` see 'close', `req.signal` aborts), and the
@@ -276,12 +240,50 @@ impl State {
         }
         // A connection that became a WebSocket in this batch decodes the frames that came with its
         // handshake now (no more requests, but frames).
-        let more = more && self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| !c.inbuf.is_empty() && (!c.no_more_requests || c.ws.is_some()));
+        let more = more && self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| {
+            !c.io.input().is_empty()
+                && match &c.proto {
+                    Protocol::H1(h1) => h1.reads_requests(),
+                    Protocol::Ws(_) => true,
+                }
+        });
         (calls, more)
     }
 
+    /// Gives the body of request `id`, still arriving, its route's `requestTimeout` (ms from its
+    /// start, 0: none) in place of the server's.
+    pub fn set_body_timeout(&mut self, id: u64, ms: u64) {
+        let Some(req) = self.reqs.get(id) else { return };
+        let (key, gen) = req.conn();
+        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.gen == gen) else { return };
+        if let Protocol::H1(h1) = &mut conn.proto {
+            h1.set_body_timeout(id, ms);
+        }
+    }
+
+    /// Pauses (JavaScript's stream is full) or resumes the body of request `id` as it arrives.
+    pub fn pause_body(&mut self, id: u64, paused: bool) {
+        let Some(req) = self.reqs.get(id) else { return };
+        let (key, gen) = req.conn();
+        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.gen == gen) else { return };
+        let Protocol::H1(h1) = &mut conn.proto else { return };
+        if !h1.pause_body(id, paused) {
+            return;
+        }
+        let server = conn.server;
+        // Reading stops or starts with it (`flush` sets what the connection polls for).
+        let (_, drained) = self.flush(key);
+        if !drained.is_empty() {
+            self.defer(server, drained);
+        }
+        if !paused && self.is_conn(key, gen) {
+            // Parse what waits in the input, from the loop (this runs inside JavaScript).
+            self.mark_ready(server, key, gen);
+        }
+    }
+
     /// Queues events for JavaScript to be delivered from the loop, not from inside a call.
-    pub(crate) fn defer(&mut self, server: usize, calls: Vec<Call>) {
+    pub(crate) fn defer(&mut self, server: usize, calls: Vec<Event>) {
         let Some(s) = self.servers.get_mut(server).and_then(Option::as_mut) else { return };
         s.deferred.extend(calls);
         if !s.kick_armed {

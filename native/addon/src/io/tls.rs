@@ -2,13 +2,13 @@
 //! "http/1.1"), TLS 1.2 and 1.3 only. Only connections of a server made with `tls` carry a
 //! `TlsConn`; a cleartext connection has none and pays one `None` check per read and write.
 //!
-//! The engine still reads and writes the socket itself (`serve.rs`, `write.rs`): what it reads
-//! goes through `TlsConn::receive` into the connection's input as plaintext, and its output
+//! The engine still reads and writes the socket itself (`transport.rs`): what it reads goes
+//! through `TlsConn::receive` into the connection's input as plaintext, and its output
 //! (responses, file bodies, WebSocket frames) goes through `TlsConn::send` as records. A
 //! certificate reload swaps the server's `Arc<ServerConfig>`: connections open keep the one
 //! they were made with, new ones get the new one.
 
-use crate::socket::{send, would_block};
+use super::socket::{send, would_block};
 use rustls::client::danger::HandshakeSignatureValid;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, UnixTime};
@@ -19,9 +19,8 @@ use std::io::{self, Read, Write};
 use std::os::raw::c_int;
 use std::sync::Arc;
 
-/// What `listen` and `set_tls` take (the JavaScript side checks and converts the app's options:
-/// see `src/engines/native/tls.ts`).
-#[napi_derive::napi(object)]
+/// A TLS server's options (the JavaScript side checks and converts the app's: see
+/// `src/engines/native/tls.ts`).
 pub struct TlsOptions {
     /// The private key, unencrypted, as PEM (PKCS#8, PKCS#1 or SEC1).
     pub key: String,
@@ -264,5 +263,42 @@ fn openssl_reason(error: &Error) -> &'static str {
             _ => "CERT_REJECTED",
         },
         _ => "CERT_REJECTED",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(key: &str, cert: &str) -> TlsOptions {
+        TlsOptions { key: key.into(), cert: cert.into(), ca: None, request_cert: false, reject_unauthorized: false, tls12: true, tls13: true }
+    }
+
+    fn error_of(options: &TlsOptions) -> String {
+        server_config(options).err().expect("refused")
+    }
+
+    #[test]
+    fn what_is_not_pem_is_refused_naming_the_option() {
+        assert!(error_of(&options("", "")).starts_with("tls.cert holds no certificate"));
+        assert!(error_of(&options("", "-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n")).starts_with("tls.cert is not a PEM certificate"));
+    }
+
+    #[test]
+    fn client_certificates_need_the_authorities_that_sign_them() {
+        // The ca is checked before the key and the certificate are paired, so any PEM certificate does.
+        let cert = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
+        let key = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n";
+        let mut o = options(key, cert);
+        o.request_cert = true;
+        assert!(error_of(&o).starts_with("tls.requestCert needs tls.ca"), "{}", error_of(&o));
+    }
+
+    #[test]
+    fn verification_failures_read_as_openssl_names_them() {
+        assert_eq!(openssl_reason(&Error::InvalidCertificate(CertificateError::UnknownIssuer)), "UNABLE_TO_VERIFY_LEAF_SIGNATURE");
+        assert_eq!(openssl_reason(&Error::InvalidCertificate(CertificateError::Expired)), "CERT_HAS_EXPIRED");
+        assert_eq!(openssl_reason(&Error::InvalidCertificate(CertificateError::Revoked)), "CERT_REVOKED");
+        assert_eq!(openssl_reason(&Error::General("x".into())), "CERT_REJECTED");
     }
 }

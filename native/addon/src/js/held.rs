@@ -59,6 +59,12 @@ impl HeldBuffer {
     }
 }
 
+impl AsRef<[u8]> for HeldBuffer {
+    fn as_ref(&self) -> &[u8] {
+        self.bytes()
+    }
+}
+
 impl Drop for HeldBuffer {
     fn drop(&mut self) {
         if ENV_ALIVE.with(Cell::get) == Some(true) {

@@ -1,0 +1,49 @@
+//! What JavaScript asks of a request after it was handed over: its head (read lazily, so a
+//! handler that never reads a header costs no string for it), and its connection's endpoints
+//! and TLS peer. Each request is found by its id, and its connection by key and generation (a
+//! request whose connection closed finds nothing).
+
+use super::state::{Connection, State};
+use crate::io::tls::Peer;
+use crate::request::Req;
+
+impl State {
+    /// The request and its connection, if the connection it came on is still open.
+    fn request_and_connection(&self, id: u64) -> Option<(&Req, &Connection)> {
+        let req = self.reqs.get(id)?;
+        let (key, gen) = req.conn();
+        let conn = self.conns.get(key)?.as_ref()?;
+        (conn.gen == gen).then_some((req, conn))
+    }
+
+    /// The method (its place in `METHODS`) and the URL the app sees.
+    pub(crate) fn request_line(&self, id: u64) -> Option<(usize, &[u8])> {
+        Some(self.reqs.get(id)?.request_line())
+    }
+
+    /// The value of a request header (see `Req::header`).
+    pub(crate) fn header(&self, id: u64, name: &[u8], first: bool) -> Option<Vec<u8>> {
+        self.reqs.get(id)?.header(name, first)
+    }
+
+    pub(crate) fn headers(&self, id: u64) -> Option<Vec<(&[u8], &[u8])>> {
+        Some(self.reqs.get(id)?.headers())
+    }
+
+    pub(crate) fn remote_address(&self, id: u64) -> Option<&str> {
+        self.request_and_connection(id).map(|(_, conn)| conn.remote.as_str())
+    }
+
+    /// The client's port, and the address and port it connected to (asked of the socket: only
+    /// a request that asks pays for the call).
+    pub(crate) fn endpoints(&self, id: u64) -> Option<(u16, String, u16)> {
+        let (_, conn) = self.request_and_connection(id)?;
+        let (local, local_port) = conn.io.local_address()?;
+        Some((conn.remote_port, local, local_port))
+    }
+
+    /// The client's certificate and whether it verified, on a TLS connection.
+    pub(crate) fn tls_peer(&self, id: u64) -> Option<Peer> {
+        self.request_and_connection(id)?.1.io.tls_peer()
+    }
+}

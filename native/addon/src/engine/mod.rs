@@ -1,0 +1,26 @@
+//! The engine: servers and their connections on Node's loop, driving the layers below it.
+//! libuv says which sockets are ready; the engine reads them (`io`), hands the bytes to each
+//! connection's protocol (`h1`, `ws`), delivers the events those make to JavaScript in one call
+//! a read slice (`js`), and writes what the answers produced. It owns every server, connection
+//! and request in flight, in one thread-local `State` (`state.rs`); the protocols own their own
+//! state, behind their methods.
+//!
+//! - `accept.rs`: a server listens and accepts connections (and stops, and is disposed of);
+//! - `serve.rs`: readable connections are read a slice at a time, parsed, and each slice's
+//!   events delivered to JavaScript in one call;
+//! - `write.rs`: JavaScript's answers go to the connection's HTTP/1.1 machine, and connections
+//!   are written, corked per slice, with backpressure;
+//! - `sockets.rs`: WebSockets, by socket id;
+//! - `lookup.rs`: what JavaScript reads of a request after it was handed over;
+//! - `timers.rs`: slow and idle connections are swept out.
+
+mod accept;
+mod lookup;
+mod serve;
+mod sockets;
+mod state;
+mod timers;
+mod write;
+
+pub(crate) use accept::{destroy_connections, dispose, listen, stop_listening};
+pub(crate) use state::{with_state, Settings};

@@ -1,0 +1,81 @@
+//! What the engine tells JavaScript: the events its connection state machines produce, gathered
+//! per read slice and delivered together (`js::deliver` turns them into calls). Plain data: the
+//! machines that make them know nothing of Node-API, and the boundary that delivers them nothing
+//! of connections.
+
+/// Flags of a request handed to JavaScript (`src/engines/native/load.ts` holds the same numbers).
+pub const FLAG_HTTP11: u32 = 1;
+/// The request broke one of Cog's rules: the status is in the high 16 bits, the message is passed along.
+pub const FLAG_REFUSED: u32 = 4;
+/// The request has a body and a Content-Encoding header.
+pub const FLAG_ENCODED: u32 = 8;
+/// The request asks to change protocols (a WebSocket handshake, say): its connection closes after a non-101 answer.
+pub const FLAG_UPGRADE: u32 = 16;
+
+/// The body a request is handed over with.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Body {
+    None,
+    Whole(Vec<u8>),
+    /// It follows in pieces (`BodyPiece`, then `BodyEnd`): its declared length, None if chunked.
+    Follows(Option<u64>),
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A request for the app (its method and URL are read from the engine's record when delivered).
+    Request { id: u64, body: Body, flags: u32, problem: Option<String> },
+    /// The request's client is gone, or its connection closed before it was answered.
+    Abort { id: u64 },
+    /// A streamed response may write again.
+    Drain { id: u64 },
+    /// Bytes of a body that follows its request.
+    BodyPiece { id: u64, piece: Vec<u8> },
+    /// The body that followed its request is whole.
+    BodyEnd { id: u64 },
+    /// A body JavaScript is receiving did not arrive within its requestTimeout: the app answers the 408.
+    BodyTimeout { id: u64 },
+    /// A WebSocket message (text is checked UTF-8).
+    WsMessage { id: u64, data: Vec<u8>, text: bool },
+    WsDrain { id: u64 },
+    /// The socket closed: the peer's code (1005 if none, 1006 if cut, or the code it was failed with) and reason.
+    WsClose { id: u64, code: u16, reason: Vec<u8> },
+}
+
+impl Event {
+    /// The request (or WebSocket) the event is about.
+    pub fn id(&self) -> u64 {
+        match *self {
+            Event::Request { id, .. }
+            | Event::Abort { id }
+            | Event::Drain { id }
+            | Event::BodyPiece { id, .. }
+            | Event::BodyEnd { id }
+            | Event::BodyTimeout { id }
+            | Event::WsMessage { id, .. }
+            | Event::WsDrain { id }
+            | Event::WsClose { id, .. } => id,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Body, Event};
+
+    #[test]
+    fn every_event_names_its_request() {
+        let events = [
+            Event::Request { id: 1, body: Body::None, flags: 0, problem: None },
+            Event::Abort { id: 2 },
+            Event::Drain { id: 3 },
+            Event::BodyPiece { id: 4, piece: Vec::new() },
+            Event::BodyEnd { id: 5 },
+            Event::BodyTimeout { id: 6 },
+            Event::WsMessage { id: 7, data: Vec::new(), text: true },
+            Event::WsDrain { id: 8 },
+            Event::WsClose { id: 9, code: 1000, reason: Vec::new() },
+        ];
+        assert_eq!(events.iter().map(Event::id).collect::<Vec<_>>(), (1..=9).collect::<Vec<_>>());
+    }
+}

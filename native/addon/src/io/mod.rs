@@ -1,0 +1,12 @@
+//! The bottom layer: sockets and their bytes. `socket` makes the system calls (listening,
+//! accepting, addresses, `recv`/`send`); `tls` is rustls on a connection; `transport` is one
+//! connection's socket with its input and output buffers, plain or TLS, which the protocol
+//! state machines read and write without touching the socket; `in_place` sends bodies from
+//! where they lie (sendfile(2), the app's Buffer).
+
+pub(crate) mod in_place;
+pub(crate) mod socket;
+pub(crate) mod tls;
+mod transport;
+
+pub(crate) use transport::{Input, Read, Transport, Written, HIGH_WATER};

@@ -1,0 +1,424 @@
+//! One connection's socket and its bytes: what arrived and is not consumed yet (plaintext, on
+//! TLS too), what waits to be sent, and the libuv poll handle that says when the socket is
+//! ready. The protocol state machines above read `input` and append to `output`; they never
+//! touch the socket. A cleartext connection has no TLS state and pays one `None` check per
+//! read and write for it.
+
+use super::in_place::{InPlaceBody, InPlaceSend};
+use super::socket::{close_watched, local_address, recv, reset_on_close, send, would_block};
+use super::tls::{Peer, Received, Sent, TlsConn};
+use crate::spare::Spare;
+use crate::uv::*;
+use std::os::raw::c_int;
+
+/// Most bytes read from one connection per readiness event, so one client can't starve others.
+const READ_BUDGET: usize = 256 * 1024;
+/// The shared read buffer's size: one read takes at most this much.
+const RX_SIZE: usize = 64 * 1024;
+/// Past this many unsent bytes on a connection, it is read no more (and streams wait for a
+/// drain event): the backpressure a slow client exerts.
+pub(crate) const HIGH_WATER: usize = 256 * 1024;
+/// Past this, an emptied input buffer is given back rather than kept for the connection.
+const KEEP_INPUT: usize = 16 * 1024;
+
+pub(crate) struct Transport {
+    fd: c_int,
+    poll: *mut uv_handle_t,
+    /// What the poll handle waits for now (`UV_READABLE`…, 0: stopped).
+    polling: c_int,
+    /// Called by libuv when the socket is ready (the engine's).
+    on_ready: uv_poll_cb,
+    tls: Option<Box<TlsConn>>,
+    /// Bytes received (plaintext) that the protocol has not consumed yet.
+    input: Vec<u8>,
+    /// Bytes to send: `output[sent_from..]` are not on the socket yet.
+    output: Vec<u8>,
+    sent_from: usize,
+    /// Bytes of output the socket has taken, ever: the send timeout's sign that the client reads.
+    sent: u64,
+    /// The client ended its side (end of stream, or TLS close_notify): nothing more will arrive.
+    ended: bool,
+}
+
+/// What a connection's protocol wants done with the socket's input.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Input {
+    /// Read it: requests (or frames) may be in it.
+    Read,
+    /// Leave it in the socket: an upgrade waits for the app's answer, or JavaScript's stream of a
+    /// body is full.
+    Wait,
+    /// Read it and drop it: nothing more is parsed (a client still sending after a refusal).
+    Drop,
+}
+
+/// What `read` found.
+pub(crate) enum Read {
+    /// What the socket had is in the input (maybe nothing: a TLS handshake under way); more may come.
+    Open,
+    /// The client ended its side (end of stream, or TLS close_notify): nothing more will arrive.
+    Ended,
+    /// The socket failed, or the client broke TLS: the connection must close.
+    Failed,
+}
+
+/// What `write` managed.
+pub(crate) enum Written {
+    /// All the output is on the socket.
+    All,
+    /// The socket is full: the rest goes on a writable event.
+    Blocked,
+    /// The socket failed: the connection must close.
+    Failed,
+}
+
+impl Transport {
+    /// A connection's transport over the non-blocking socket `fd`, watched by `poll` (initialised
+    /// on Node's loop by the caller, which starts it for reading), with `tls` on a TLS server.
+    pub(crate) fn new(fd: c_int, poll: *mut uv_handle_t, on_ready: uv_poll_cb, tls: Option<Box<TlsConn>>) -> Transport {
+        Transport { fd, poll, polling: UV_READABLE | UV_DISCONNECT, on_ready, tls, input: Vec::new(), output: Vec::new(), sent_from: 0, sent: 0, ended: false }
+    }
+
+    /// Reads what the socket has, up to a budget, into the input; on TLS, decrypted. `rx` is the
+    /// buffer every connection's reads land in first: with thousands of connections, a large
+    /// read buffer each (64 KiB) spread reads over that much memory, and the cache misses cost
+    /// more than copying the few hundred bytes that arrived into the connection's input.
+    pub(crate) fn read(&mut self, rx: &mut Vec<u8>) -> Read {
+        let read = self.read_some(rx);
+        if let Read::Ended = read {
+            self.ended = true;
+        }
+        read
+    }
+
+    /// Whether the client ended its side (a `read` found the end).
+    pub(crate) fn ended(&self) -> bool {
+        self.ended
+    }
+
+    fn read_some(&mut self, rx: &mut Vec<u8>) -> Read {
+        if rx.len() < RX_SIZE {
+            rx.resize(RX_SIZE, 0);
+        }
+        let mut total = 0;
+        while total < READ_BUDGET {
+            let n = unsafe { recv(self.fd, &mut rx[..RX_SIZE]) };
+            if n > 0 {
+                let bytes = &rx[..n as usize];
+                match self.tls.as_deref_mut() {
+                    None => self.input.extend_from_slice(bytes),
+                    // On TLS, what was read becomes plaintext input (or says the client is done).
+                    Some(tls) => match tls.receive(bytes, self.fd, &mut self.input) {
+                        Received::Data => {}
+                        Received::Ended => return Read::Ended,
+                        Received::Failed => return Read::Failed,
+                    },
+                }
+            } else if n == 0 {
+                return Read::Ended;
+            } else if would_block() {
+                break;
+            } else {
+                return Read::Failed;
+            }
+            total += n as usize;
+            if (n as usize) < RX_SIZE {
+                break;
+            }
+        }
+        Read::Open
+    }
+
+    /// Reads and drops what the socket has (a client still sending after nothing more is
+    /// parsed); false once the client is gone.
+    pub(crate) fn read_and_drop(&mut self) -> bool {
+        let mut scratch = [0u8; 16 * 1024];
+        let n = unsafe { recv(self.fd, &mut scratch) };
+        !(n == 0 || (n < 0 && !would_block()))
+    }
+
+    pub(crate) fn input(&self) -> &[u8] {
+        &self.input
+    }
+
+    /// The input and the output at once (a parser reads one and answers into the other).
+    pub(crate) fn buffers(&mut self) -> (&mut Vec<u8>, &mut Vec<u8>) {
+        (&mut self.input, &mut self.output)
+    }
+
+    /// Drops the first `used` bytes of the input (consumed); a buffer a large body or a burst
+    /// grew is given back once empty, so that an idle connection doesn't hold that much.
+    pub(crate) fn consume(&mut self, used: usize) {
+        self.input.drain(..used);
+        self.shrink_input();
+    }
+
+    /// Drops the whole input (what is left can never be used).
+    pub(crate) fn clear_input(&mut self) {
+        self.input.clear();
+        self.shrink_input();
+    }
+
+    fn shrink_input(&mut self) {
+        if self.input.is_empty() && self.input.capacity() > KEEP_INPUT {
+            self.input = Vec::new();
+        }
+    }
+
+    /// The output, to append to.
+    pub(crate) fn output(&mut self) -> &mut Vec<u8> {
+        &mut self.output
+    }
+
+    /// The output, to append to, with a buffer reused from `spare` when it has none (a
+    /// connection holds an output buffer only while it has output).
+    pub(crate) fn output_from(&mut self, spare: &mut Spare) -> &mut Vec<u8> {
+        if self.output.capacity() == 0 {
+            self.output = spare.out();
+        }
+        &mut self.output
+    }
+
+    /// Bytes of output not on the socket yet (records rustls holds are not counted: see `tls_pending`).
+    pub(crate) fn unsent(&self) -> usize {
+        self.output.len() - self.sent_from
+    }
+
+    /// Whether rustls holds records (a handshake message, an alert, a response) not written yet.
+    pub(crate) fn tls_pending(&self) -> bool {
+        self.tls.as_ref().is_some_and(|tls| tls.has_output())
+    }
+
+    /// Bytes the socket has taken, ever.
+    pub(crate) fn sent(&self) -> u64 {
+        self.sent
+    }
+
+    /// Writes the output as far as the socket takes it. On TLS, rustls takes the output (all of
+    /// it, unless the socket is full) and writes it as records; the cleartext loop then finds
+    /// nothing left.
+    pub(crate) fn write(&mut self) -> Written {
+        if let Some(tls) = self.tls.as_deref_mut() {
+            let before = self.sent_from;
+            let sent = tls.send(self.fd, &self.output, &mut self.sent_from);
+            self.sent += (self.sent_from - before) as u64;
+            match sent {
+                Sent::All => {}
+                Sent::Blocked => return Written::Blocked,
+                Sent::Failed => return Written::Failed,
+            }
+        }
+        while self.sent_from < self.output.len() {
+            let n = unsafe { send(self.fd, &self.output[self.sent_from..]) };
+            if n > 0 {
+                self.sent_from += n as usize;
+                self.sent += n as u64;
+            } else if n < 0 && would_block() {
+                return Written::Blocked;
+            } else {
+                return Written::Failed;
+            }
+        }
+        Written::All
+    }
+
+    /// Sends what the socket takes of a body in place (once the output before it is written).
+    pub(crate) fn send_in_place(&mut self, body: &mut InPlaceBody) -> InPlaceSend {
+        body.send(self.fd, self.tls.as_deref_mut(), &mut self.sent)
+    }
+
+    /// After writing: an output buffer all written goes back to `spare` (or is kept, emptied, when
+    /// `spare` has enough); one written past `high_water` drops what was written.
+    pub(crate) fn settle_output(&mut self, spare: &mut Spare, high_water: usize) {
+        if self.sent_from == self.output.len() {
+            spare.keep_out(std::mem::take(&mut self.output));
+            self.sent_from = 0;
+        } else if self.sent_from > high_water {
+            self.output.drain(..self.sent_from);
+            self.sent_from = 0;
+        }
+    }
+
+    /// Appends bytes and tries once to send what is unsent, ignoring the outcome: a last word
+    /// (a 408) before the connection closes.
+    pub(crate) fn send_last(&mut self, bytes: &[u8]) {
+        self.output.extend_from_slice(bytes);
+        let unsent = &self.output[self.sent_from..];
+        match self.tls.as_deref_mut() {
+            None => drop(unsafe { send(self.fd, unsent) }),
+            Some(tls) => drop(tls.send(self.fd, unsent, &mut 0)),
+        }
+    }
+
+    /// What the poll handle waits for.
+    pub(crate) fn polling(&self) -> c_int {
+        self.polling
+    }
+
+    /// Waits for `events` (`UV_READABLE`, `UV_WRITABLE`, `UV_DISCONNECT`; 0: nothing).
+    pub(crate) fn poll_for(&mut self, events: c_int) {
+        if self.polling == events {
+            return;
+        }
+        self.polling = events;
+        unsafe {
+            if events == 0 {
+                uv_poll_stop(self.poll);
+            } else {
+                uv_poll_start(self.poll, events, self.on_ready);
+            }
+        }
+    }
+
+    /// Makes the close a reset (see `socket::reset_on_close`): for a client that reads nothing.
+    pub(crate) fn reset_on_close(&self) {
+        reset_on_close(self.fd);
+    }
+
+    /// Closes the connection: on TLS, close_notify first (as far as the socket takes it).
+    pub(crate) fn close(&mut self) {
+        if let Some(tls) = self.tls.as_deref_mut() {
+            tls.close(self.fd);
+        }
+        unsafe { close_watched(self.poll, self.fd) };
+    }
+
+    /// The local address and port the client reached.
+    pub(crate) fn local_address(&self) -> Option<(String, u16)> {
+        local_address(self.fd)
+    }
+
+    /// What the client proved, on TLS.
+    pub(crate) fn tls_peer(&self) -> Option<Peer> {
+        self.tls.as_ref().map(|tls| tls.peer())
+    }
+}
+
+/// For the tests of the layers above: a transport over one end of a socket pair, never polled
+/// (nothing in a unit test touches libuv, which only Node provides), and the client's end.
+#[cfg(test)]
+impl Transport {
+    pub(crate) fn pair() -> (Transport, c_int) {
+        unsafe extern "C" fn never(_: *mut uv_handle_t, _: c_int, _: c_int) {}
+        let (ours, theirs) = super::socket::socket_pair();
+        (Transport::new(ours, std::ptr::null_mut(), never, None), theirs)
+    }
+
+    /// Closes both ends (without libuv: see the `Drop` below).
+    pub(crate) fn close_pair(self, client: c_int) {
+        unsafe { libc::close(client) };
+    }
+}
+
+/// In tests a transport closes its socket when dropped; the engine closes its own through libuv
+/// (`close`), which unit tests don't have.
+#[cfg(test)]
+impl Drop for Transport {
+    fn drop(&mut self) {
+        unsafe { libc::close(self.fd) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::socket::read_all;
+
+    fn pair() -> (Transport, c_int) {
+        Transport::pair()
+    }
+
+    fn close(transport: Transport, client: c_int) {
+        transport.close_pair(client);
+    }
+
+    #[test]
+    fn what_arrives_is_input_until_consumed() {
+        let (mut t, client) = pair();
+        let mut rx = Vec::new();
+        assert!(matches!(t.read(&mut rx), Read::Open), "nothing yet is not the end");
+        assert!(t.input().is_empty());
+        unsafe { send(client, b"GET / HTTP/1.1\r\n\r\nGET /b") };
+        assert!(matches!(t.read(&mut rx), Read::Open));
+        assert_eq!(t.input(), b"GET / HTTP/1.1\r\n\r\nGET /b");
+        t.consume(18);
+        assert_eq!(t.input(), b"GET /b");
+        unsafe { libc::shutdown(client, libc::SHUT_WR) };
+        assert!(!t.ended());
+        assert!(matches!(t.read(&mut rx), Read::Ended));
+        assert!(t.ended(), "and the transport remembers it");
+        assert_eq!(t.input(), b"GET /b", "what arrived before the end stays");
+        close(t, client);
+    }
+
+    #[test]
+    fn a_large_emptied_input_is_given_back() {
+        let (mut t, client) = pair();
+        t.buffers().0.extend_from_slice(&[b'x'; 100_000]);
+        t.consume(50_000);
+        assert!(t.input.capacity() >= 100_000, "kept while it holds bytes");
+        t.consume(50_000);
+        assert_eq!(t.input.capacity(), 0);
+        t.buffers().0.extend_from_slice(b"small");
+        t.clear_input();
+        assert!(t.input.capacity() > 0, "a small buffer is kept for the next bytes");
+        close(t, client);
+    }
+
+    #[test]
+    fn output_goes_out_and_its_buffer_back_to_spare() {
+        let (mut t, client) = pair();
+        let mut spare = Spare::default();
+        t.output_from(&mut spare).extend_from_slice(b"HTTP/1.1 200 OK\r\n\r\n");
+        assert_eq!(t.unsent(), 19);
+        assert!(matches!(t.write(), Written::All));
+        assert_eq!((t.unsent(), t.sent()), (0, 19));
+        t.settle_output(&mut spare, 1024);
+        assert_eq!(t.output.capacity(), 0, "an idle connection holds no output buffer");
+        assert!(spare.out().capacity() > 0, "the buffer went back for the next response");
+        assert_eq!(read_all(client), b"HTTP/1.1 200 OK\r\n\r\n");
+        close(t, client);
+    }
+
+    #[test]
+    fn a_client_that_reads_nothing_blocks_the_output() {
+        let (mut t, client) = pair();
+        let mut spare = Spare::default();
+        t.output().resize(8 << 20, b'a');
+        assert!(matches!(t.write(), Written::Blocked));
+        let (sent, unsent) = (t.sent(), t.unsent());
+        assert!(sent > 0 && unsent > 0 && sent as usize + unsent == 8 << 20);
+        t.settle_output(&mut spare, 1024);
+        assert_eq!((t.sent_from, t.output.len()), (0, unsent), "what was written is dropped past the high-water mark");
+        assert_eq!(read_all(client).len(), sent as usize);
+        close(t, client);
+    }
+
+    #[test]
+    fn writing_to_a_client_gone_fails() {
+        let (mut t, client) = pair();
+        unsafe { libc::close(client) };
+        t.output().extend_from_slice(b"late");
+        assert!(matches!(t.write(), Written::Failed));
+        assert!(!t.read_and_drop(), "and reading finds it gone");
+    }
+
+    #[test]
+    fn input_after_the_last_request_is_dropped_until_the_client_goes() {
+        let (mut t, client) = pair();
+        unsafe { send(client, b"more bytes nobody parses") };
+        assert!(t.read_and_drop());
+        assert!(t.input().is_empty());
+        unsafe { libc::shutdown(client, libc::SHUT_WR) };
+        assert!(!t.read_and_drop());
+        close(t, client);
+    }
+
+    #[test]
+    fn a_last_word_is_sent_at_once() {
+        let (mut t, client) = pair();
+        t.send_last(b"HTTP/1.1 408 Request Timeout\r\n\r\n");
+        assert_eq!(read_all(client), b"HTTP/1.1 408 Request Timeout\r\n\r\n");
+        close(t, client);
+    }
+}

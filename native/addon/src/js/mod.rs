@@ -1,0 +1,10 @@
+//! The boundary with JavaScript, conversions only: the engine's events into calls of the
+//! server's JavaScript functions (`deliver.rs`, one `napi_make_callback` a batch), JavaScript
+//! strings into bytes (`text.rs`), and the app's Buffers held while they are sent (`held.rs`).
+//! The functions JavaScript calls are `exports.rs`.
+
+pub(crate) mod deliver;
+pub(crate) mod held;
+pub(crate) mod text;
+
+pub(crate) use deliver::{deliver, ServerJs};
