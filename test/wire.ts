@@ -245,7 +245,7 @@ export function openStream(port: number, path: string): { text(): string; ended:
 
 /**
  * The drain's pipelining case: `app` answers GET /slow only when told; a connection sends one,
- * and once its handler runs, `drainWithLateRequest` begins the drain and pipelines a second on the
+ * and once its handler runs, the caller begins the drain and `lateRequestArrived` pipelines a second on the
  * same connection, resolving once the engine has taken that one in (Node's
  * `http.server.request.start`, on both engines). `release` answers the first.
  */
