@@ -5,13 +5,13 @@ import { contentType } from "mime-types";
 import Negotiator from "negotiator";
 import parseRange from "range-parser";
 import type { Handler, Next } from "../core/chain.js";
-import { SEND_FILE, type FileSending, type ResponseSurface } from "../engines/engine.js";
+import { OPEN_FILE, SEND_FILE, SEND_OPENED_FILE, type FileOpening, type FileSending, type OpenedFile, type ResponseSurface } from "../engines/engine.js";
 import { HttpError } from "../errors.js";
 import { streamFileRange } from "./range-stream.js";
 import type { Request } from "../request.js";
 import type { InternalResponse, Response } from "../response.js";
 import { VALIDATES } from "../symbols.js";
-import type { FileOptions, SendFileOptions, StaticOptions } from "./serve.js";
+import { NODE_OPEN, type FileOptions, type SendFileOptions, type StaticOptions } from "./serve.js";
 
 /**
  * Files from disk as responses: the part of `serveStatic`, `res.sendFile` and `res.download`
@@ -27,12 +27,17 @@ const NEGOTIATED = [...Object.keys(VARIANTS), "identity"];
 /** Codes of a path that names nothing servable: the file is simply not there. */
 const MISSING = new Set(["ENOENT", "ENOTDIR", "ENAMETOOLONG", "ELOOP", "EISDIR"]);
 
+/** What is at a path: open through fs.promises (`file`), or held by the engine (`file` null: see `engineFiles`). */
 interface Opened {
-  file: FileHandle;
-  stat: Stats;
+  file: FileHandle | null;
+  stat: OpenedFile;
 }
 
-/** A file to send: open on disk (read as it is sent; the sender closes it), or its bytes from the cache. */
+/**
+ * A file to send: open through fs.promises (`file`: read as it is sent; the sender closes it),
+ * held by the engine (`file` and `bytes` null: it sends the file and closes it), or its bytes
+ * from the cache.
+ */
 interface Found {
   size: number;
   mtimeMs: number;
@@ -87,14 +92,27 @@ function cacheOf(option: StaticOptions["cache"]): FileCache | null {
   return new FileCache(limits.maxFileBytes ?? 256 * 1024, limits.maxBytes ?? 64 * 1024 * 1024);
 }
 
+/**
+ * How this response's files are opened and sent: by the engine itself, on its own thread
+ * (`OPEN_FILE`: the native engine opens, reads and sends them on the loop, no thread pool),
+ * or else through fs.promises (null). Not with the cache, which reads files into memory; not
+ * when a middleware wrapped `res.write` or `res.end` (compression), which must see the bytes;
+ * and not when `fs.promises.open` is no longer Node's own (an instrumentation, a test watching
+ * which paths are opened): files are then opened through it, where it sees them.
+ */
+function engineFiles(res: Response, cache: FileCache | null): FileOpening | null {
+  if (cache !== null || !(OPEN_FILE in res) || Object.hasOwn(res, "write") || Object.hasOwn(res, "end") || fs.open !== NODE_OPEN) return null;
+  return res as unknown as FileOpening;
+}
+
 /** A regular file at `path` (from the cache if there is one), or null if there is none. */
-async function findFile(path: string, cache: FileCache | null): Promise<Found | null> {
+async function findFile(path: string, cache: FileCache | null, engine: FileOpening | null): Promise<Found | null> {
   const cached = cache?.get(path);
   if (cached !== undefined) return cached;
-  const opened = await openFile(path);
+  const opened = await openFile(path, engine);
   if (opened === null) return null;
-  if (!opened.stat.isFile()) {
-    await opened.file.close();
+  if (!opened.stat.isFile) {
+    await opened.file?.close();
     return null;
   }
   const found: Found = { size: opened.stat.size, mtimeMs: opened.stat.mtimeMs, file: opened.file, bytes: null };
@@ -121,26 +139,27 @@ export function staticHandler(root: string, options: StaticOptions): Handler {
     // The checks above leave nothing that could climb out; this one holds whatever they missed.
     if (path !== base && !path.startsWith(inside)) return next(new HttpError(403, `Refusing ${req.path}: it resolves outside the static root`));
     const cached = cache?.get(path);
-    if (cached) return sendFound(req, res, path, cached, options, cache);
-    const opened = await openFile(path);
+    if (cached) return sendFound(req, res, path, cached, options, cache, null);
+    const engine = engineFiles(res, cache);
+    const opened = await openFile(path, engine);
     if (opened === null) return missing();
-    if (opened.stat.isDirectory()) {
-      await opened.file.close();
+    if (opened.stat.isDirectory) {
+      await opened.file?.close();
       if (!relative.endsWith("/") && relative !== "") {
         if (options.redirect === false) return missing();
         return void redirectToDirectory(req, res);
       }
       if (index === false) return missing();
-      const indexed = await findFile(join(path, index), cache);
+      const indexed = await findFile(join(path, index), cache, engine);
       if (indexed === null) return missing();
-      return sendFound(req, res, join(path, index), indexed, options, cache);
+      return sendFound(req, res, join(path, index), indexed, options, cache, engine);
     }
-    if (!opened.stat.isFile()) {
-      await opened.file.close();
+    if (!opened.stat.isFile) {
+      await opened.file?.close();
       return missing();
     }
     const found: Found = { size: opened.stat.size, mtimeMs: opened.stat.mtimeMs, file: opened.file, bytes: null };
-    return sendFound(req, res, path, cache === null ? found : await cache.keep(path, found), options, cache);
+    return sendFound(req, res, path, cache === null ? found : await cache.keep(path, found), options, cache, engine);
   };
 }
 
@@ -160,9 +179,10 @@ export async function sendFile(req: Request, res: Response, path: string, option
     }
     full = path;
   }
-  const found = await findFile(full, null);
+  const engine = engineFiles(res, null);
+  const found = await findFile(full, null, engine);
   if (found === null) throw new HttpError(404, `res.sendFile: no file at ${path}`);
-  await sendFound(req, res, full, found, options, null);
+  await sendFound(req, res, full, found, options, null, engine);
 }
 
 /**
@@ -195,25 +215,41 @@ function safePath(raw: string, options: FileOptions, urlEncoded = true): string 
 /**
  * Opens a file and reads its metadata from the descriptor, so what is sent is what was looked
  * at, however the path changes meanwhile; null when nothing is there. Non-blocking, so a FIFO
- * under the root can't hold the open (and a thread of libuv's pool) until a writer comes; it is
- * then refused as not a regular file. (Through `fs.promises`, where tests watch which paths are opened.)
+ * under the root can't hold the open (and a thread of libuv's pool, or the engine's loop) until
+ * a writer comes; it is then refused as not a regular file. Through the engine when it opens
+ * files itself (`engine`), else through `fs.promises`.
  */
-async function openFile(path: string): Promise<Opened | null> {
+async function openFile(path: string, engine: FileOpening | null): Promise<Opened | null> {
+  if (engine !== null) {
+    const stat = engine[OPEN_FILE](path);
+    if (typeof stat !== "string") return { file: null, stat };
+    return refusedOpen(Object.assign(new Error(`${stat}: the file can't be opened, open '${path}'`), { code: stat, syscall: "open", path }), path);
+  }
   let file: FileHandle;
   try {
     file = await fs.open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== undefined && MISSING.has(code)) return null;
-    if (code === "EACCES" || code === "EPERM") throw new HttpError(403, `The file ${path} can't be read (${code}): check its permissions`, { cause: err });
-    throw err;
+    return refusedOpen(err as NodeJS.ErrnoException, path);
   }
   try {
-    return { file, stat: await file.stat() };
+    return { file, stat: statOf(await file.stat()) };
   } catch (err) {
     await file.close();
     throw err;
   }
+}
+
+/** A path that didn't open: null when nothing is there, a 403 when it may not be read, else the error. */
+function refusedOpen(err: NodeJS.ErrnoException, path: string): null {
+  const code = err.code;
+  // An everyday answer (a missing precompressed variant, above all): no error is made for it.
+  if (code !== undefined && MISSING.has(code)) return null;
+  if (code === "EACCES" || code === "EPERM") throw new HttpError(403, `The file ${path} can't be read (${code}): check its permissions`, { cause: err });
+  throw err;
+}
+
+function statOf(stat: Stats): OpenedFile {
+  return { isFile: stat.isFile(), isDirectory: stat.isDirectory(), size: stat.size, mtimeMs: stat.mtimeMs };
 }
 
 /** A directory asked for without its trailing slash: send the client to it (as serve-static does, 301). */
@@ -226,7 +262,7 @@ function redirectToDirectory(req: Request, res: Response): void {
 }
 
 /** The precompressed variant the client prefers, with its encoding; null for the file itself. */
-async function chooseVariant(req: Request, path: string, options: FileOptions, cache: FileCache | null): Promise<(Found & { encoding: string }) | null> {
+async function chooseVariant(req: Request, path: string, options: FileOptions, cache: FileCache | null, engine: FileOpening | null): Promise<(Found & { encoding: string }) | null> {
   const allowed = options.precompressed === true ? null : (options.precompressed as readonly string[]);
   if (req.headers["accept-encoding"] === undefined) return null;
   const negotiator = new Negotiator(req) as Negotiator & { encodings(available: string[], options: { preferred: string[] }): string[] };
@@ -234,7 +270,7 @@ async function chooseVariant(req: Request, path: string, options: FileOptions, c
     if (encoding === "identity") return null;
     if (allowed !== null && !allowed.includes(encoding)) continue;
     const variantPath = path + VARIANTS[encoding];
-    const variant = await findFile(variantPath, cache);
+    const variant = await findFile(variantPath, cache, engine);
     if (variant !== null) return { ...variant, encoding };
     cache?.noteMissing(variantPath);
   }
@@ -248,7 +284,7 @@ async function chooseVariant(req: Request, path: string, options: FileOptions, c
  * Its headers go in the engine's store (`setHeader`), where Express middleware that hooks
  * writeHead (compression, through on-headers) looks for them.
  */
-async function sendFound(req: Request, res: Response, path: string, found: Found, options: FileOptions, cache: FileCache | null): Promise<void> {
+async function sendFound(req: Request, res: Response, path: string, found: Found, options: FileOptions, cache: FileCache | null, engine: FileOpening | null): Promise<void> {
   let { file, bytes, size: fileSize, mtimeMs } = found;
   let closeLater = false;
   let setCaching = false;
@@ -257,7 +293,7 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
     if (options.precompressed !== undefined && options.precompressed !== false) {
       const vary = res.get("vary");
       res.setHeader("vary", vary === undefined ? "Accept-Encoding" : `${String(vary)}, Accept-Encoding`);
-      const variant = await chooseVariant(req, path, options, cache);
+      const variant = await chooseVariant(req, path, options, cache, engine);
       if (variant !== null) {
         await file?.close();
         ({ file, bytes, size: fileSize, mtimeMs, encoding } = variant);
@@ -318,7 +354,13 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
       res.send(bytes.subarray(start, start + length));
       return;
     }
-    file = file!;
+    if (file === null) {
+      // Held by the engine, which sends it from where it lies (sendfile) and closes it. A file
+      // that fails to read from here on cuts the connection, as one that fails mid-way does.
+      res.setHeader("content-length", length);
+      (engine as FileOpening)[SEND_OPENED_FILE](start, length);
+      return;
+    }
     // Read before the head is written: a file that fails here gets an error response, not a cut one.
     const first = Buffer.allocUnsafe(Math.min(length, WHOLE_BODY_MAX));
     const { bytesRead } = await file.read(first, 0, first.length, start);
