@@ -8,7 +8,7 @@ import type { Handler, Next } from "../core/chain.js";
 import { OPEN_FILE, SEND_FILE, SEND_OPENED_FILE, type FileOpening, type FileSending, type OpenedFile, type ResponseSurface } from "../engines/engine.js";
 import { HttpError } from "../errors.js";
 import { streamFileRange } from "./range-stream.js";
-import type { Request } from "../request.js";
+import type { InternalRequest, Request } from "../request.js";
 import type { InternalResponse, Response } from "../response.js";
 import { VALIDATES } from "../symbols.js";
 import { NODE_OPEN, type FileOptions, type SendFileOptions, type StaticOptions } from "./serve.js";
@@ -223,6 +223,8 @@ async function openFile(path: string, engine: FileOpening | null): Promise<Opene
   if (engine !== null) {
     const stat = engine[OPEN_FILE](path);
     if (typeof stat !== "string") return { file: null, stat };
+    // Nothing there is an everyday answer (a missing precompressed variant): no error is made for it.
+    if (MISSING.has(stat)) return null;
     return refusedOpen(Object.assign(new Error(`${stat}: the file can't be opened, open '${path}'`), { code: stat, syscall: "open", path }), path);
   }
   let file: FileHandle;
@@ -242,7 +244,6 @@ async function openFile(path: string, engine: FileOpening | null): Promise<Opene
 /** A path that didn't open: null when nothing is there, a 403 when it may not be read, else the error. */
 function refusedOpen(err: NodeJS.ErrnoException, path: string): null {
   const code = err.code;
-  // An everyday answer (a missing precompressed variant, above all): no error is made for it.
   if (code !== undefined && MISSING.has(code)) return null;
   if (code === "EACCES" || code === "EPERM") throw new HttpError(403, `The file ${path} can't be read (${code}): check its permissions`, { cause: err });
   throw err;
@@ -264,9 +265,9 @@ function redirectToDirectory(req: Request, res: Response): void {
 /** The precompressed variant the client prefers, with its encoding; null for the file itself. */
 async function chooseVariant(req: Request, path: string, options: FileOptions, cache: FileCache | null, engine: FileOpening | null): Promise<(Found & { encoding: string }) | null> {
   const allowed = options.precompressed === true ? null : (options.precompressed as readonly string[]);
-  if (req.headers["accept-encoding"] === undefined) return null;
-  const negotiator = new Negotiator(req) as Negotiator & { encodings(available: string[], options: { preferred: string[] }): string[] };
-  for (const encoding of negotiator.encodings(NEGOTIATED, { preferred: NEGOTIATED })) {
+  const accept = (req as InternalRequest).headerValue("accept-encoding");
+  if (accept === undefined) return null;
+  for (const encoding of encodingsFor(accept)) {
     if (encoding === "identity") return null;
     if (allowed !== null && !allowed.includes(encoding)) continue;
     const variantPath = path + VARIANTS[encoding];
@@ -277,6 +278,50 @@ async function chooseVariant(req: Request, path: string, options: FileOptions, c
   // Nothing acceptable but the file itself (even after "identity;q=0"): sent as it is, as
   // @fastify/static and nginx's gzip_static do, rather than a 406 the client can do nothing with.
   return null;
+}
+
+/**
+ * The encodings the client accepts, best first, as negotiator orders them (ties: br, zstd, gzip,
+ * identity). Clients send few distinct Accept-Encoding values, and negotiating one costs more
+ * than the rest of choosing a variant: each is negotiated once, the answers kept (so many, so
+ * a client varying its header can't grow them).
+ */
+const ENCODINGS = new Map<string, readonly string[]>();
+function encodingsFor(accept: string): readonly string[] {
+  let encodings = ENCODINGS.get(accept);
+  if (encodings === undefined) {
+    const negotiator = new Negotiator({ headers: { "accept-encoding": accept } }) as Negotiator & { encodings(available: string[], options: { preferred: string[] }): string[] };
+    encodings = negotiator.encodings(NEGOTIATED, { preferred: NEGOTIATED });
+    if (ENCODINGS.size < 1000) ENCODINGS.set(accept, encodings);
+  }
+  return encodings;
+}
+
+/** A file's ETag (strong: `"size-mtime"` in hex, and the encoding of a variant) and Last-Modified (its time in whole seconds). */
+interface Validators {
+  size: number;
+  mtimeMs: number;
+  encoding: string | null;
+  etag: string;
+  lastModified: string;
+  /** The time Last-Modified says, in ms. */
+  mtime: number;
+}
+
+/**
+ * The validators of the file last sent with each modification time: the same file is sent
+ * again and again, and writing its hex and date strings cost more than opening it. A pure
+ * function of (size, mtimeMs, encoding), so a different file with the same time just replaces
+ * the entry; so many entries at most.
+ */
+const VALIDATORS = new Map<number, Validators>();
+function validatorsOf(size: number, mtimeMs: number, encoding: string | null): Validators {
+  const kept = VALIDATORS.get(mtimeMs);
+  if (kept !== undefined && kept.size === size && kept.encoding === encoding) return kept;
+  const mtime = Math.floor(mtimeMs / 1000) * 1000;
+  const made: Validators = { size, mtimeMs, encoding, etag: `"${size.toString(16)}-${Math.floor(mtimeMs).toString(16)}${encoding === null ? "" : "-" + encoding}"`, lastModified: new Date(mtime).toUTCString(), mtime };
+  if (kept !== undefined || VALIDATORS.size < 1000) VALIDATORS.set(mtimeMs, made);
+  return made;
 }
 
 /**
@@ -300,9 +345,10 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
       }
     }
     const size = fileSize;
-    const mtime = Math.floor(mtimeMs / 1000) * 1000;
-    const etag = options.etag === false ? undefined : `"${size.toString(16)}-${Math.floor(mtimeMs).toString(16)}${encoding === null ? "" : "-" + encoding}"`;
-    const lastModified = options.lastModified === false ? undefined : new Date(mtime).toUTCString();
+    const validators = validatorsOf(size, mtimeMs, encoding);
+    const mtime = validators.mtime;
+    const etag = options.etag === false ? undefined : validators.etag;
+    const lastModified = options.lastModified === false ? undefined : validators.lastModified;
 
     if (etag !== undefined) res.setHeader("etag", etag);
     if (lastModified !== undefined) res.setHeader("last-modified", lastModified);
@@ -321,10 +367,10 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
     let start = 0;
     let length = size;
     let status = 200;
-    const range = req.headers.range;
+    const range = (req as InternalRequest).headerValue("range");
     if (options.acceptRanges !== false) {
       res.setHeader("accept-ranges", "bytes");
-      if (range !== undefined && ifRangeHolds(req.headers["if-range"] as string | undefined, etag, mtime)) {
+      if (range !== undefined && ifRangeHolds((req as InternalRequest).headerValue("if-range"), etag, mtime)) {
         const ranges = parseRange(size, rfcRanges(range, size), { combine: true });
         if (ranges === -1) {
           res.setHeader("content-range", `bytes */${size}`);
@@ -392,7 +438,23 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
 /** The file's Content-Type: the one the app set, else its extension's. */
 function typeOf(res: Response, path: string): string {
   const set = res.get("content-type");
-  return set !== undefined ? String(set) : contentType(basename(path)) || "application/octet-stream";
+  return set !== undefined ? String(set) : typeByName(basename(path));
+}
+
+/**
+ * The Content-Type of a file name: mime-types' for its extension (with the charset), kept by
+ * extension (so many), as mime-types finds it: the name's last "." onward, or the whole name
+ * without one.
+ */
+const TYPES = new Map<string, string>();
+function typeByName(name: string): string {
+  const extension = name.slice(name.lastIndexOf(".") + 1);
+  let type = TYPES.get(extension);
+  if (type === undefined) {
+    type = contentType(name) || "application/octet-stream";
+    if (TYPES.size < 1000) TYPES.set(extension, type);
+  }
+  return type;
 }
 
 /**
@@ -401,21 +463,24 @@ function typeOf(res: Response, path: string): string {
  * If-None-Match compares weakly, If-Match strongly; dates at one-second precision.
  */
 function checkPreconditions(req: Request, etag: string | undefined, mtime: number | undefined): 200 | 304 | 412 {
-  const h = req.headers;
-  const ifMatch = h["if-match"];
+  // One header at a time: the native engine builds `req.headers` only when asked.
+  const r = req as InternalRequest;
+  const ifMatch = r.headerValue("if-match");
   if (ifMatch !== undefined) {
     if (ifMatch.trim() !== "*" && (etag === undefined || !listHas(ifMatch, etag, false))) return 412;
-  } else if (h["if-unmodified-since"] !== undefined && mtime !== undefined) {
-    const since = Date.parse(h["if-unmodified-since"]);
+  } else if (mtime !== undefined) {
+    const ifUnmodifiedSince = r.headerValue("if-unmodified-since");
+    const since = ifUnmodifiedSince === undefined ? NaN : Date.parse(ifUnmodifiedSince);
     if (!Number.isNaN(since) && mtime > since) return 412;
   }
-  const ifNoneMatch = h["if-none-match"];
+  const ifNoneMatch = r.headerValue("if-none-match");
   if (ifNoneMatch !== undefined) {
     return ifNoneMatch.trim() === "*" || (etag !== undefined && listHas(ifNoneMatch, etag, true)) ? 304 : 200;
   }
-  if (h["if-modified-since"] !== undefined && mtime !== undefined) {
-    const since = Date.parse(h["if-modified-since"]);
-    if (!Number.isNaN(since) && mtime <= since) return 304;
+  const ifModifiedSince = mtime === undefined ? undefined : r.headerValue("if-modified-since");
+  if (ifModifiedSince !== undefined) {
+    const since = Date.parse(ifModifiedSince);
+    if (!Number.isNaN(since) && mtime! <= since) return 304;
   }
   return 200;
 }
