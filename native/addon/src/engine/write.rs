@@ -21,7 +21,9 @@ impl State {
         let mut dropped = Vec::new();
         loop {
             let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (false, dropped) };
-            match conn.io.write() {
+            // A body in place sent next, in this loop: its head waits for its first bytes.
+            let more = matches!(&conn.proto, Protocol::H1(h1) if h1.in_place_follows());
+            match conn.io.write_then(more) {
                 Written::All => {}
                 Written::Blocked => break,
                 Written::Failed => {

@@ -5,7 +5,7 @@
 //! read and write for it.
 
 use super::in_place::{InPlaceBody, InPlaceSend};
-use super::socket::{close_watched, local_address, recv, reset_on_close, send, would_block};
+use super::socket::{close_watched, local_address, recv, reset_on_close, send, send_more, would_block};
 use super::tls::{Peer, Received, Sent, TlsConn};
 use crate::spare::Spare;
 use crate::uv::*;
@@ -194,10 +194,18 @@ impl Transport {
         self.sent
     }
 
+    /// For tests: `write_then`, with nothing after the output.
+    #[cfg(test)]
+    pub(crate) fn write(&mut self) -> Written {
+        self.write_then(false)
+    }
+
     /// Writes the output as far as the socket takes it. On TLS, rustls takes the output (all of
     /// it, unless the socket is full) and writes it as records; the cleartext loop then finds
-    /// nothing left.
-    pub(crate) fn write(&mut self) -> Written {
+    /// nothing left. `more`: a body in place follows the output at once, so the kernel is told
+    /// more bytes come (MSG_MORE), and a head and its file's first bytes leave in one segment.
+    /// Only when the body is sent right after, in the same flush: a segment held back waits for it.
+    pub(crate) fn write_then(&mut self, more: bool) -> Written {
         if let Some(tls) = self.tls.as_deref_mut() {
             let before = self.sent_from;
             let sent = tls.send(self.fd, &self.output, &mut self.sent_from);
@@ -209,7 +217,8 @@ impl Transport {
             }
         }
         while self.sent_from < self.output.len() {
-            let n = unsafe { send(self.fd, &self.output[self.sent_from..]) };
+            let unsent = &self.output[self.sent_from..];
+            let n = unsafe { if more { send_more(self.fd, unsent) } else { send(self.fd, unsent) } };
             if n > 0 {
                 self.sent_from += n as usize;
                 self.sent += n as u64;
