@@ -353,7 +353,7 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
     if (etag !== undefined) res.setHeader("etag", etag);
     if (lastModified !== undefined) res.setHeader("last-modified", lastModified);
     setCaching = res.get("cache-control") === undefined;
-    if (setCaching) res.setHeader("cache-control", `public, max-age=${Math.max(0, Math.floor(options.maxAge ?? 0))}${options.immutable === true ? ", immutable" : ""}`);
+    if (setCaching) res.setHeader("cache-control", cacheControlOf(options));
     if (options.headers !== undefined) for (const name of Object.keys(options.headers)) res.setHeader(name, options.headers[name]!);
 
     const precondition = checkPreconditions(req, etag, lastModified === undefined ? undefined : mtime);
@@ -433,6 +433,13 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
   } finally {
     if (!closeLater) await file?.close();
   }
+}
+
+/** Cache-Control for the files sent with `options` (the default's string made once: a string made per response is hashed again wherever it is looked up). */
+const DEFAULT_CACHING = "public, max-age=0";
+function cacheControlOf(options: FileOptions): string {
+  if (options.maxAge === undefined && options.immutable !== true) return DEFAULT_CACHING;
+  return `public, max-age=${Math.max(0, Math.floor(options.maxAge ?? 0))}${options.immutable === true ? ", immutable" : ""}`;
 }
 
 /** The file's Content-Type: the one the app set, else its extension's. */
