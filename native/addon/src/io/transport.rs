@@ -102,6 +102,29 @@ impl Transport {
         }
         let mut total = 0;
         while total < READ_BUDGET {
+            // Room kept in the input for a large body (`reserve_input`): read straight into it.
+            if self.tls.is_none() && self.input.capacity() - self.input.len() >= RX_SIZE {
+                let spare = self.input.spare_capacity_mut();
+                let want = spare.len().min(READ_BUDGET - total);
+                // SAFETY: recv writes at most `want` bytes into the spare capacity; `set_len` then
+                // covers only the bytes it wrote.
+                let n = unsafe { libc::recv(self.fd, spare.as_mut_ptr() as *mut libc::c_void, want, 0) };
+                if n > 0 {
+                    unsafe { self.input.set_len(self.input.len() + n as usize) };
+                    total += n as usize;
+                    if (n as usize) < want {
+                        break;
+                    }
+                    continue;
+                }
+                if n == 0 {
+                    return Read::Ended;
+                }
+                if would_block() {
+                    break;
+                }
+                return Read::Failed;
+            }
             let n = unsafe { recv(self.fd, &mut rx[..RX_SIZE]) };
             if n > 0 {
                 let bytes = &rx[..n as usize];
@@ -151,6 +174,21 @@ impl Transport {
     pub(crate) fn consume(&mut self, used: usize) {
         self.input.drain(..used);
         self.shrink_input();
+    }
+
+    /// Takes the whole input (a piece of a body, handed to JavaScript as it lies), leaving none.
+    pub(crate) fn take_input(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.input)
+    }
+
+    /// Keeps room for `bytes` more of input (a body known to be that long, up to a read's
+    /// budget): reads then land in the input straight from the socket, not through the shared
+    /// read buffer, and the input can be handed over whole as the body's next piece. Only on
+    /// cleartext (TLS decrypts into the input).
+    pub(crate) fn reserve_input(&mut self, bytes: usize) {
+        if self.tls.is_none() && bytes >= RX_SIZE {
+            self.input.reserve(bytes.min(READ_BUDGET));
+        }
     }
 
     /// Drops the whole input (what is left can never be used).
@@ -357,6 +395,25 @@ mod tests {
         assert!(matches!(t.read(&mut rx), Read::Ended));
         assert!(t.ended(), "and the transport remembers it");
         assert_eq!(t.input(), b"GET /b", "what arrived before the end stays");
+        close(t, client);
+    }
+
+    #[test]
+    fn reads_land_in_room_kept_for_a_body_and_the_input_is_taken_whole() {
+        let (mut t, client) = pair();
+        t.reserve_input(1000);
+        assert_eq!(t.input.capacity(), 0, "no room kept for less than a read");
+        t.reserve_input(200_000);
+        let room = (t.input.as_ptr(), t.input.capacity());
+        assert!(room.1 >= 200_000);
+        let bytes: Vec<u8> = (0..70_000u32).map(|i| i as u8).collect();
+        assert_eq!(unsafe { send(client, &bytes) }, 70_000);
+        let mut rx = Vec::new();
+        assert!(matches!(t.read(&mut rx), Read::Open));
+        assert_eq!((t.input.as_ptr(), t.input.capacity()), room, "read where the room was kept, not copied in");
+        let taken = t.take_input();
+        assert_eq!(taken, bytes);
+        assert_eq!((t.input().len(), t.input.capacity()), (0, 0));
         close(t, client);
     }
 
