@@ -10,6 +10,7 @@ use crate::error::{code, Error};
 use crate::events::{Events, StreamId};
 use crate::memory::{self, Counter};
 use crate::priority::PriorityCheck;
+use crate::streams::FileBody;
 use libnghttp2_sys::*;
 use std::os::raw::c_void;
 
@@ -29,6 +30,8 @@ pub struct Connection {
     priority: PriorityCheck,
     out: Vec<u8>,
     out_pos: usize,
+    /// The name/value list of the response being submitted, reused (nghttp2 copies it).
+    nva: Vec<nghttp2_nv>,
     /// `shutdown` was called: GOAWAY follows once no stream is open.
     draining: bool,
     final_goaway: bool,
@@ -40,7 +43,7 @@ impl Connection {
         unsafe {
             let inner = Box::into_raw(Box::new(Inner::new(config.clone())));
             let counter = Box::into_raw(Box::new(Counter { live: 0 }));
-            let mut conn = Connection { session: std::ptr::null_mut(), inner, counter, priority: PriorityCheck::new(), out: Vec::new(), out_pos: 0, draining: false, final_goaway: false };
+            let mut conn = Connection { session: std::ptr::null_mut(), inner, counter, priority: PriorityCheck::new(), out: Vec::new(), out_pos: 0, nva: Vec::new(), draining: false, final_goaway: false };
             let cbs = callbacks::callbacks();
             let mut option = std::ptr::null_mut();
             if cbs.is_null() || nghttp2_option_new(&mut option) != 0 {
@@ -157,20 +160,37 @@ impl Connection {
             self.out.drain(..self.out_pos);
             self.out_pos = 0;
         }
+        let mut out = std::mem::take(&mut self.out);
+        let limit = self.out_pos + OUTPUT_AHEAD;
+        self.frames_into(&mut out, limit);
+        self.out = out;
+        &self.out[self.out_pos..]
+    }
+
+    /// Appends the frames due to `out` until it holds `limit` bytes (or nothing is left to
+    /// send), for a caller that writes from its own buffer: the frames are copied once, from
+    /// nghttp2 to `out`. Returns how many bytes were appended. Not to be mixed with
+    /// `pending_output` on one connection (its bytes would be skipped).
+    pub fn write_output(&mut self, out: &mut Vec<u8>, limit: usize) -> usize {
+        let before = out.len();
+        self.frames_into(out, limit);
+        out.len() - before
+    }
+
+    fn frames_into(&mut self, out: &mut Vec<u8>, limit: usize) {
         if self.draining && !self.final_goaway && self.inner().streams.open_count() == 0 {
             self.final_goaway = true;
             unsafe { nghttp2_session_terminate_session(self.session, code::NO_ERROR) };
         }
-        while self.out.len() - self.out_pos < OUTPUT_AHEAD {
+        while out.len() < limit {
             let mut data = std::ptr::null();
             let n = unsafe { nghttp2_session_mem_send2(self.session, &mut data) };
             if n <= 0 {
                 break;
             }
-            self.out.extend_from_slice(unsafe { std::slice::from_raw_parts(data, n as usize) });
+            out.extend_from_slice(unsafe { std::slice::from_raw_parts(data, n as usize) });
         }
         self.give_back_window();
-        &self.out[self.out_pos..]
     }
 
     /// The socket took `n` bytes of what `pending_output` returned.
@@ -184,6 +204,11 @@ impl Connection {
     /// informational head, and the final one follows. Without `end_stream`, the body follows
     /// with `send_data`.
     pub fn respond(&mut self, stream: StreamId, status: u16, headers: &[(&[u8], &[u8])], end_stream: bool) -> Result<(), Error> {
+        self.respond_with(stream, status, headers.iter().copied(), end_stream)
+    }
+
+    /// `respond`, with the header fields from an iterator (no list to build).
+    pub fn respond_with<'h>(&mut self, stream: StreamId, status: u16, headers: impl IntoIterator<Item = (&'h [u8], &'h [u8])>, end_stream: bool) -> Result<(), Error> {
         if !(100..=999).contains(&status) {
             return Err(Error::InvalidHeader);
         }
@@ -194,13 +219,15 @@ impl Connection {
             return Err(Error::Stream(stream));
         }
         let digits = [b'0' + (status / 100) as u8, b'0' + (status / 10 % 10) as u8, b'0' + (status % 10) as u8];
-        let mut nva = Vec::with_capacity(headers.len() + 1);
+        let mut nva = std::mem::take(&mut self.nva);
+        nva.clear();
         nva.push(nv(b":status", &digits));
         for (name, value) in headers {
             if CONNECTION_SPECIFIC.iter().any(|c| name.eq_ignore_ascii_case(c)) {
                 continue;
             }
             if !valid_name(name) || unsafe { nghttp2_check_header_value(value.as_ptr(), value.len()) } == 0 {
+                self.nva = nva;
                 return Err(Error::InvalidHeader);
             }
             nva.push(nv(name, value));
@@ -215,6 +242,9 @@ impl Connection {
                 nghttp2_submit_response2(self.session, stream as i32, nva.as_ptr(), nva.len(), &provider)
             }
         };
+        // nghttp2 has copied the fields: the pointers into `headers` are not kept.
+        nva.clear();
+        self.nva = nva;
         if rv != 0 {
             return Err(Error::Stream(stream));
         }
@@ -233,7 +263,7 @@ impl Connection {
         let inner = unsafe { &mut *self.inner };
         let high_water = inner.config.stream_high_water;
         let state = inner.streams.get(slot, stream).ok_or(Error::Stream(stream))?;
-        if !state.responded || state.ended {
+        if !state.responded || state.ended || (state.file.is_some() && !data.is_empty()) {
             return Err(Error::Stream(stream));
         }
         if state.out_pos > 0 && state.out_pos >= state.out.len() / 2 {
@@ -246,6 +276,24 @@ impl Connection {
         state.wants_drain = !under;
         self.resume(slot, stream);
         Ok(under)
+    }
+
+    /// Queues `length` bytes of `file` from `offset` as the body's next bytes, after what
+    /// `send_data` queued: they are read from the file into DATA frames as the client's window
+    /// allows, never held in a buffer of their own. Only an empty `send_data` (to end the body) or
+    /// `send_trailers` may follow. A file that gives fewer bytes than `length` resets the stream.
+    pub fn send_file(&mut self, stream: StreamId, file: std::fs::File, offset: u64, length: u64) -> Result<(), Error> {
+        let slot = self.slot(stream)?;
+        let inner = unsafe { &mut *self.inner };
+        let state = inner.streams.get(slot, stream).ok_or(Error::Stream(stream))?;
+        if !state.responded || state.ended || state.file.is_some() {
+            return Err(Error::Stream(stream));
+        }
+        if length > 0 {
+            state.file = Some(FileBody { file, offset, left: length });
+            self.resume(slot, stream);
+        }
+        Ok(())
     }
 
     /// Ends the body with trailer fields.

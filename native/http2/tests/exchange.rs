@@ -257,3 +257,97 @@ fn priority_frames_on_stream_0_or_depending_on_themselves_end_the_connection() {
     conn.receive(&get(1, b"/")).unwrap();
     assert_eq!(conn.take_events().len(), 1);
 }
+
+#[test]
+fn pseudo_headers_are_reported_in_the_order_they_came() {
+    let mut conn = connected(Config::default());
+    let mut block = Vec::new();
+    literal(&mut block, b":path", b"/p");
+    literal(&mut block, b":method", b"GET");
+    literal(&mut block, b":authority", b"h");
+    literal(&mut block, b":scheme", b"https");
+    literal(&mut block, b"x-a", b"1");
+    conn.receive(&frame(HEADERS, END_HEADERS | END_STREAM, 1, &block)).unwrap();
+    let events = conn.take_events();
+    let got = list(&events);
+    let Event::Request(req) = &got[0] else { panic!("{got:?}") };
+    let pseudo: Vec<_> = req.pseudo_headers().collect();
+    assert_eq!(pseudo, [(&b":path"[..], &b"/p"[..]), (b":method", b"GET"), (b":authority", b"h"), (b":scheme", b"https")]);
+    assert_eq!(req.headers.iter().collect::<Vec<_>>(), [(&b"x-a"[..], &b"1"[..])]);
+}
+
+#[test]
+fn output_is_written_into_the_callers_buffer_up_to_its_limit() {
+    let mut conn = connected(Config::default());
+    conn.receive(&get(1, b"/")).unwrap();
+    conn.take_events();
+    conn.respond_with(1, 200, [(&b"content-type"[..], &b"text/plain"[..])], false).unwrap();
+    conn.send_data(1, &[b'x'; 40_000], true).unwrap();
+    let mut out = b"before".to_vec();
+    let first = conn.write_output(&mut out, 20_000);
+    assert!(first > 0 && out.len() >= 20_000 && out.starts_with(b"before"), "frames are appended until the limit is passed");
+    let mut rest = Vec::new();
+    while conn.write_output(&mut rest, usize::MAX) > 0 {}
+    let mut all = out[6..].to_vec();
+    all.extend(rest);
+    let got = frames(&all);
+    assert_eq!(got.iter().filter(|f| f.ty == DATA).map(|f| f.payload.len()).sum::<usize>(), 40_000);
+    assert!(got.iter().any(|f| f.ty == DATA && f.flags & END_STREAM != 0));
+}
+
+#[test]
+fn a_file_body_is_read_into_data_frames_as_the_window_allows() {
+    use std::io::Write;
+    let path = std::env::temp_dir().join(format!("cog-http2-file-{}", std::process::id()));
+    let content: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+    std::fs::File::create(&path).unwrap().write_all(&content).unwrap();
+    let mut conn = connected(Config::default());
+    conn.receive(&get(1, b"/")).unwrap();
+    conn.take_events();
+    conn.respond(1, 200, &[], false).unwrap();
+    conn.send_data(1, b"head-", false).unwrap();
+    conn.send_file(1, std::fs::File::open(&path).unwrap(), 10, 80_000).unwrap();
+    assert_eq!(conn.send_data(1, b"more", false), Err(Error::Stream(1)), "nothing but the end after a file");
+    conn.send_data(1, b"", true).unwrap();
+    let mut body = Vec::new();
+    let mut ended = false;
+    for _ in 0..10 {
+        for f in frames(&drain(&mut conn)) {
+            if f.ty == DATA {
+                body.extend_from_slice(&f.payload);
+                ended |= f.flags & END_STREAM != 0;
+            }
+        }
+        // The client reads and reopens both windows.
+        conn.receive(&frame(WINDOW_UPDATE, 0, 0, &65_535u32.to_be_bytes())).unwrap();
+        conn.receive(&frame(WINDOW_UPDATE, 0, 1, &65_535u32.to_be_bytes())).unwrap();
+    }
+    std::fs::remove_file(&path).unwrap();
+    assert!(ended);
+    assert_eq!(&body[..5], b"head-");
+    assert_eq!(&body[5..], &content[10..80_010]);
+    let events = conn.take_events();
+    assert!(list(&events).iter().any(|e| matches!(e, Event::Closed { stream: 1 })));
+}
+
+#[test]
+fn a_response_that_ends_before_its_request_tells_the_client_to_stop_sending() {
+    let mut conn = connected(Config::default());
+    let mut input = post(1, false);
+    input.extend(frame(DATA, 0, 1, b"part of a body"));
+    conn.receive(&input).unwrap();
+    conn.take_events();
+    conn.respond(1, 413, &[], false).unwrap();
+    conn.send_data(1, b"too large", true).unwrap();
+    let out = frames(&drain(&mut conn));
+    let kinds: Vec<_> = out.iter().map(|f| (f.ty, f.flags & END_STREAM)).collect();
+    assert_eq!(kinds, [(HEADERS, 0), (DATA, END_STREAM), (RST_STREAM, 0)], "{out:?}");
+    assert_eq!(resets(&out), [(1, code::NO_ERROR)]);
+    let events = conn.take_events();
+    assert!(matches!(list(&events)[..], [Event::Closed { stream: 1 }]), "answered whole");
+    // A request that ended is not reset.
+    conn.receive(&post(3, true)).unwrap();
+    conn.take_events();
+    conn.respond(3, 200, &[], true).unwrap();
+    assert!(resets(&frames(&drain(&mut conn))).is_empty());
+}
