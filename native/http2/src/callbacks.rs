@@ -108,6 +108,7 @@ pub(crate) unsafe fn callbacks() -> *mut nghttp2_session_callbacks {
     if nghttp2_session_callbacks_new(&mut cbs) != 0 {
         return std::ptr::null_mut();
     }
+    nghttp2_session_callbacks_set_on_begin_frame_callback(cbs, Some(on_begin_frame));
     nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, Some(on_begin_headers));
     nghttp2_session_callbacks_set_on_header_callback(cbs, Some(on_header));
     nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, Some(on_frame_recv));
@@ -115,6 +116,37 @@ pub(crate) unsafe fn callbacks() -> *mut nghttp2_session_callbacks {
     nghttp2_session_callbacks_set_on_stream_close_callback(cbs, Some(on_stream_close));
     nghttp2_session_callbacks_set_on_frame_send_callback(cbs, Some(on_frame_send));
     cbs
+}
+
+/// A request whose body ends at another length than its Content-Length is malformed, which RFC
+/// 9113 §8.1.1 makes a stream error; nghttp2 (since 1.6x) ends the whole connection for it when
+/// the END_STREAM flag arrives, and with it every other request on it (a client that gives up
+/// on an upload, as node:http2's `stream.close()` does, ends its side first). The stream is
+/// reset here first (RST_STREAM, PROTOCOL_ERROR), as node:http2's nghttp2 did: nghttp2 then
+/// ignores the frame. Padded DATA frames, whose data length only their payload tells, are
+/// left to nghttp2.
+unsafe extern "C" fn on_begin_frame(session: *mut nghttp2_session, hd: *const nghttp2_frame_hd, user_data: *mut c_void) -> c_int {
+    let hd = *hd;
+    let ends = hd.flags & NGHTTP2_FLAG_END_STREAM as u8 != 0 && hd.flags & NGHTTP2_FLAG_PADDED as u8 == 0;
+    let body = match hd.type_ as u32 {
+        NGHTTP2_DATA => hd.length as u64,
+        // On a stream whose request came: trailer fields.
+        NGHTTP2_HEADERS => 0,
+        _ => return 0,
+    };
+    if !ends {
+        return 0;
+    }
+    let inner = inner(user_data);
+    let id = hd.stream_id as StreamId;
+    let Some(stream) = slot_of(session, id).and_then(|slot| inner.streams.get(slot, id)) else { return 0 };
+    if hd.type_ as u32 == NGHTTP2_HEADERS && !stream.surfaced {
+        return 0;
+    }
+    if stream.content_length.is_some_and(|declared| declared != stream.received + body) {
+        nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE as u8, hd.stream_id, code::PROTOCOL_ERROR);
+    }
+    0
 }
 
 unsafe extern "C" fn on_begin_headers(session: *mut nghttp2_session, frame: *const nghttp2_frame, user_data: *mut c_void) -> c_int {
@@ -155,6 +187,21 @@ unsafe extern "C" fn on_header(
     }
     let name = std::slice::from_raw_parts(name, namelen);
     let value = std::slice::from_raw_parts(value, valuelen);
+    if name == b"content-length" && (*frame).headers.cat == NGHTTP2_HCAT_REQUEST {
+        let id = (*frame).hd.stream_id as StreamId;
+        let declared = std::str::from_utf8(value).ok().and_then(|v| v.parse::<u64>().ok());
+        if let Some(stream) = slot_of(session, id).and_then(|slot| inner.streams.get(slot, id)) {
+            stream.content_length = declared;
+        }
+        if (*frame).hd.flags & NGHTTP2_FLAG_END_STREAM as u8 != 0 && declared != Some(0) {
+            // A request without a body that declares one: malformed, a stream error (see `on_begin_frame`).
+            let block = &mut inner.block;
+            block.refused = true;
+            nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE as u8, (*frame).hd.stream_id, code::PROTOCOL_ERROR);
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        }
+    }
+    let block = &mut inner.block;
     if name.first() == Some(&b':') {
         // nghttp2 has checked them: known, once each, before the regular fields.
         let span = Span::push(&mut block.bytes, value);
@@ -239,6 +286,9 @@ unsafe extern "C" fn on_frame_recv(session: *mut nghttp2_session, frame: *const 
 unsafe extern "C" fn on_data_chunk_recv(session: *mut nghttp2_session, _flags: u8, stream_id: i32, data: *const u8, len: usize, user_data: *mut c_void) -> c_int {
     let inner = inner(user_data);
     let id = stream_id as StreamId;
+    if let Some(stream) = slot_of(session, id).and_then(|slot| inner.streams.get(slot, id)) {
+        stream.received += len as u64;
+    }
     let stream = slot_of(session, id).and_then(|slot| inner.streams.get(slot, id)).filter(|s| s.surfaced);
     match stream {
         Some(stream) => {

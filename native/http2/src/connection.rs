@@ -381,6 +381,11 @@ impl Connection {
         unsafe { nghttp2_session_want_read(self.session) != 0 }
     }
 
+    /// Whether nghttp2 has frames to send (frames of streams waiting for the client's window don't count).
+    pub fn wants_write(&self) -> bool {
+        self.out_pos < self.out.len() || unsafe { nghttp2_session_want_write(self.session) != 0 }
+    }
+
     /// Whether the connection is over: nothing more to read, nothing left to write.
     pub fn is_done(&self) -> bool {
         self.out_pos == self.out.len() && unsafe { nghttp2_session_want_read(self.session) == 0 && nghttp2_session_want_write(self.session) == 0 }

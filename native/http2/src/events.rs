@@ -186,7 +186,7 @@ pub struct Request<'a> {
 
 impl<'a> Request<'a> {
     /// The pseudo-header fields that came, with their names, in the order they came.
-    pub fn pseudo_headers(&self) -> impl Iterator<Item = (&'static [u8], &'a [u8])> + '_ {
+    pub fn pseudo_headers(&self) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + '_ {
         self.order.kinds[..self.order.len as usize].iter().map(move |&kind| {
             let value = match kind {
                 0 => self.method,

@@ -34,6 +34,9 @@ pub(crate) struct Stream {
     pub(crate) request_event: Option<(u64, usize)>,
     /// The app has been told of the request (or will be, with the events not yet taken).
     pub(crate) surfaced: bool,
+    /// The request's Content-Length, and the body bytes received so far.
+    pub(crate) content_length: Option<u64>,
+    pub(crate) received: u64,
 }
 
 /// A range of a file still to send as a stream's body.

@@ -351,3 +351,34 @@ fn a_response_that_ends_before_its_request_tells_the_client_to_stop_sending() {
     conn.respond(3, 200, &[], true).unwrap();
     assert!(resets(&frames(&drain(&mut conn))).is_empty());
 }
+
+#[test]
+fn a_body_that_disagrees_with_its_content_length_resets_its_stream_not_the_connection() {
+    let mut conn = connected(Config::default());
+    let with_length = |stream: u32, end_stream: bool| frame(HEADERS, END_HEADERS | if end_stream { END_STREAM } else { 0 }, stream, &request_block(b"POST", b"/", &[(b"content-length", b"100")]));
+    // Shorter than declared, ended by an empty DATA frame (a client giving up on an upload).
+    let mut input = with_length(1, false);
+    input.extend(frame(DATA, 0, 1, b"half a bo"));
+    input.extend(frame(DATA, END_STREAM, 1, b""));
+    // Declared, but the head ends the stream.
+    input.extend(with_length(3, true));
+    // Shorter, ended by trailer fields.
+    input.extend(with_length(5, false));
+    input.extend(frame(DATA, 0, 5, b"abc"));
+    let mut trailers = Vec::new();
+    literal(&mut trailers, b"x-checksum", b"1");
+    input.extend(frame(HEADERS, END_HEADERS | END_STREAM, 5, &trailers));
+    input.extend(get(7, b"/after"));
+    conn.receive(&input).unwrap();
+    let out = frames(&drain(&mut conn));
+    assert!(goaways(&out).is_empty(), "{out:?}");
+    assert_eq!(resets(&out), [(1, code::PROTOCOL_ERROR), (3, code::PROTOCOL_ERROR), (5, code::PROTOCOL_ERROR)]);
+    let events = conn.take_events();
+    assert!(list(&events).iter().any(|e| matches!(e, Event::Request(r) if r.path == b"/after")), "the connection goes on");
+    assert!(!list(&events).iter().any(|e| matches!(e, Event::Request(r) if r.stream == 3)), "a request reset as it came is not reported");
+    // A body of the declared length is taken.
+    let mut input = with_length(9, false);
+    input.extend(frame(DATA, END_STREAM, 9, &[b'x'; 100]));
+    conn.receive(&input).unwrap();
+    assert!(resets(&frames(&drain(&mut conn))).is_empty());
+}

@@ -100,6 +100,7 @@ export class NativeEngine implements Engine {
           webSockets: this.webSockets !== null,
           reusePort: shared,
           tls: this.config.options.tls === undefined ? undefined : nativeTlsOptions(this.config.options.tls),
+          http2: this.config.options.http2 !== undefined && this.config.options.http2 !== false,
         },
         this.onRequest,
         this.onEvent,
