@@ -9,7 +9,7 @@ use crate::config::Config;
 use crate::error::{code, Error};
 use crate::events::{Events, StreamId};
 use crate::memory::{self, Counter};
-use crate::priority::PriorityCheck;
+use crate::checks::{FrameChecks, Found};
 use crate::streams::FileBody;
 use libnghttp2_sys::*;
 use std::os::raw::c_void;
@@ -27,7 +27,9 @@ pub struct Connection {
     /// Shared with nghttp2's callbacks (their user data): reached only through this pointer.
     inner: *mut Inner,
     counter: *mut Counter,
-    priority: PriorityCheck,
+    checks: FrameChecks,
+    /// The start of a frame `checks` must see whole before nghttp2 reads it (see `Found::Partial`).
+    held: Vec<u8>,
     out: Vec<u8>,
     out_pos: usize,
     /// The name/value list of the response being submitted, reused (nghttp2 copies it).
@@ -43,7 +45,7 @@ impl Connection {
         unsafe {
             let inner = Box::into_raw(Box::new(Inner::new(config.clone())));
             let counter = Box::into_raw(Box::new(Counter { live: 0 }));
-            let mut conn = Connection { session: std::ptr::null_mut(), inner, counter, priority: PriorityCheck::new(), out: Vec::new(), out_pos: 0, nva: Vec::new(), draining: false, final_goaway: false };
+            let mut conn = Connection { session: std::ptr::null_mut(), inner, counter, checks: FrameChecks::new(), held: Vec::new(), out: Vec::new(), out_pos: 0, nva: Vec::new(), draining: false, final_goaway: false };
             let cbs = callbacks::callbacks();
             let mut option = std::ptr::null_mut();
             if cbs.is_null() || nghttp2_option_new(&mut option) != 0 {
@@ -104,14 +106,66 @@ impl Connection {
     /// the connection is over: write what `pending_output` holds (a GOAWAY, but for
     /// `BadPreface`), then close.
     pub fn receive(&mut self, input: &[u8]) -> Result<(), Error> {
-        let invalid_priority = self.priority.scan(input);
-        let input = &input[..invalid_priority.unwrap_or(input.len())];
+        if self.held.is_empty() {
+            return self.receive_checked(input);
+        }
+        let mut joined = std::mem::take(&mut self.held);
+        joined.extend_from_slice(input);
+        let result = self.receive_checked(&joined);
+        if self.held.is_empty() {
+            // Kept for the next partial frame (they are a few bytes).
+            joined.clear();
+            self.held = joined;
+            self.held.clear();
+        }
+        result
+    }
+
+    /// `receive`, with RFC 9113's checks nghttp2 no longer makes (see `checks.rs`).
+    fn receive_checked(&mut self, mut input: &[u8]) -> Result<(), Error> {
+        loop {
+            match self.checks.scan(input) {
+                Found::Nothing => return self.feed(input),
+                Found::Partial { start } => {
+                    self.feed(&input[..start])?;
+                    self.held.clear();
+                    self.held.extend_from_slice(&input[start..]);
+                    return Ok(());
+                }
+                Found::InvalidPriority { end } => {
+                    self.feed(&input[..end])?;
+                    unsafe { nghttp2_session_terminate_session(self.session, code::PROTOCOL_ERROR) };
+                    return Err(Error::Connection("invalid PRIORITY frame".into()));
+                }
+                Found::StreamWindowUpdate { start, end, stream, increment } => {
+                    self.feed(&input[..start])?;
+                    // -1 for a stream nghttp2 does not know (idle, or closed): its call.
+                    let window = unsafe { nghttp2_session_get_stream_remote_window_size(self.session, stream as i32) };
+                    let error = match increment {
+                        0 if window >= 0 => Some(code::PROTOCOL_ERROR),
+                        _ if window >= 0 && window as i64 + increment as i64 > i32::MAX as i64 => Some(code::FLOW_CONTROL_ERROR),
+                        _ => None,
+                    };
+                    match error {
+                        // The stream's error: it is reset, and the frame never reaches nghttp2.
+                        Some(error) => unsafe {
+                            nghttp2_submit_rst_stream(self.session, NGHTTP2_FLAG_NONE as u8, stream as i32, error);
+                        },
+                        None => self.feed(&input[start..end])?,
+                    }
+                    input = &input[end..];
+                }
+            }
+        }
+    }
+
+    /// Hands bytes to nghttp2.
+    fn feed(&mut self, input: &[u8]) -> Result<(), Error> {
+        if input.is_empty() {
+            return Ok(());
+        }
         let rv = unsafe { nghttp2_session_mem_recv2(self.session, input.as_ptr(), input.len()) };
         self.give_back_window();
-        if rv >= 0 && invalid_priority.is_some() {
-            unsafe { nghttp2_session_terminate_session(self.session, code::PROTOCOL_ERROR) };
-            return Err(Error::Connection("invalid PRIORITY frame".into()));
-        }
         if rv < 0 {
             let rv = rv as i32;
             return Err(match rv {

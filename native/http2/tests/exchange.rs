@@ -382,3 +382,26 @@ fn a_body_that_disagrees_with_its_content_length_resets_its_stream_not_the_conne
     conn.receive(&input).unwrap();
     assert!(resets(&frames(&drain(&mut conn))).is_empty());
 }
+
+#[test]
+fn a_streams_window_update_of_zero_or_past_the_maximum_resets_the_stream_not_the_connection() {
+    let mut conn = connected(Config::default());
+    let mut input = post(1, false);
+    input.extend(post(3, false));
+    input.extend(frame(WINDOW_UPDATE, 0, 1, &0x7fff_ffffu32.to_be_bytes()));
+    input.extend(frame(WINDOW_UPDATE, 0, 3, &0u32.to_be_bytes()));
+    input.extend(frame(WINDOW_UPDATE, 0, 0, &1000u32.to_be_bytes()));
+    // Cut inside the last frames: they are read once whole.
+    let cut = input.len() - 20;
+    conn.receive(&input[..cut]).unwrap();
+    conn.receive(&input[cut..]).unwrap();
+    conn.receive(&get(5, b"/after")).unwrap();
+    let out = frames(&drain(&mut conn));
+    assert!(goaways(&out).is_empty(), "{out:?}");
+    assert_eq!(resets(&out), [(1, code::FLOW_CONTROL_ERROR), (3, code::PROTOCOL_ERROR)]);
+    let events = conn.take_events();
+    assert!(list(&events).iter().any(|e| matches!(e, Event::Request(r) if r.path == b"/after")));
+    // On the connection, they are the connection's errors.
+    conn.receive(&frame(WINDOW_UPDATE, 0, 0, &0u32.to_be_bytes())).unwrap_or(());
+    assert_eq!(goaways(&frames(&drain(&mut conn))), [(5, code::PROTOCOL_ERROR)]);
+}

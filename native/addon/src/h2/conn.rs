@@ -18,6 +18,7 @@ use crate::io::{Input, Transport};
 use crate::request::{new_h2_req, Req, Requests};
 use crate::spare::Spare;
 use cog_framing::response::AppHead;
+use cog_framing::METHODS;
 use cog_http2::{code, Connection, StreamId};
 
 /// HTTP/2's connection preface (RFC 9113 §3.4): how a client with prior knowledge begins.
@@ -36,6 +37,9 @@ enum State {
     /// headers timeout bounds the handshake, as on HTTP/1.1).
     Choosing { since: Option<u64> },
     Open(Connection),
+    /// The client began with neither HTTP/2's preface nor an HTTP/1.1 request: closed at once,
+    /// as RFC 9113 §3.4 asks.
+    Refused,
 }
 
 pub(crate) struct Conn {
@@ -87,6 +91,7 @@ impl Conn {
             && match &self.state {
                 State::Choosing { .. } => true,
                 State::Open(conn) => conn.wants_read(),
+                State::Refused => false,
             }
     }
 
@@ -97,7 +102,11 @@ impl Conn {
 
     /// Whether the connection is over (its last GOAWAY written): it closes.
     pub(crate) fn finished(&self) -> bool {
-        matches!(&self.state, State::Open(conn) if conn.is_done())
+        match &self.state {
+            State::Open(conn) => conn.is_done(),
+            State::Choosing { .. } => false,
+            State::Refused => true,
+        }
     }
 
     /// Whether the client ended its side with nothing to decide on (no byte came): close now.
@@ -116,7 +125,10 @@ impl Conn {
                 Choice::Http2 => match Connection::new(settings.config.clone()) {
                     Ok(conn) => self.state = State::Open(conn),
                     // nghttp2 could not allocate: nothing to answer with.
-                    Err(_) => return Parsed::Http1 { head_started: since },
+                    Err(_) => {
+                        self.state = State::Refused;
+                        return Parsed::Open;
+                    }
                 },
             }
         }
@@ -126,8 +138,13 @@ impl Conn {
         }
         // On an error nghttp2 has queued its GOAWAY: it is written, then the connection closes
         // (`finished`). The events before it are still the app's.
-        let _ = conn.receive(io.input());
+        let received = conn.receive(io.input());
         io.clear_input();
+        if received == Err(cog_http2::Error::BadPreface) {
+            self.close(reqs, events);
+            self.state = State::Refused;
+            return Parsed::Open;
+        }
         let mut place = Place { reqs, spare, key, gen };
         convert(conn, &mut self.streams, &mut self.gathering, &mut place, Some(settings), now, events);
         // Bodies not whole in this read: what came of them follows their request, the rest as it arrives.
@@ -209,7 +226,7 @@ impl Conn {
     /// (the protocol was not chosen yet: nothing in flight).
     pub(crate) fn shutdown(&mut self) -> bool {
         match &mut self.state {
-            State::Choosing { .. } => true,
+            State::Choosing { .. } | State::Refused => true,
             State::Open(conn) => {
                 conn.shutdown();
                 false
@@ -221,7 +238,7 @@ impl Conn {
     /// Returns whether it can close at once (the protocol was not chosen yet).
     pub(crate) fn go_away(&mut self) -> bool {
         match &mut self.state {
-            State::Choosing { .. } => true,
+            State::Choosing { .. } | State::Refused => true,
             State::Open(conn) => {
                 conn.goaway(code::NO_ERROR);
                 false
@@ -239,6 +256,7 @@ impl Conn {
         let conn = match &mut self.state {
             State::Choosing { since: Some(at) } if now.saturating_sub(*at) >= headers_timeout => return Swept::Close,
             State::Choosing { .. } => return Swept::Idle,
+            State::Refused => return Swept::Close,
             State::Open(conn) => conn,
         };
         let mut cut = Vec::new();
@@ -348,18 +366,27 @@ fn choose(io: &Transport) -> Choice {
         Some(_) => return Choice::Http1,
         None => {}
     }
-    // Cleartext, or TLS without ALPN: HTTP/2 with prior knowledge begins with the preface, which
-    // no HTTP/1.1 request does (PRI is no method of HTTP/1.1's).
+    // Cleartext, or TLS without ALPN: HTTP/2 with prior knowledge begins with the preface, an
+    // HTTP/1.1 client with a request line (PRI is no method of HTTP/1.1's), or empty lines
+    // before it (RFC 9112 §2.2). Anything else is taken for HTTP/2, whose preface it lacks: the
+    // connection is closed (RFC 9113 §3.4).
     let input = io.input();
     let n = input.len().min(PREFACE.len());
     if n == 0 {
-        Choice::Wait
-    } else if input[..n] != PREFACE[..n] {
-        Choice::Http1
-    } else if n == PREFACE.len() {
-        Choice::Http2
-    } else {
-        Choice::Wait
+        return Choice::Wait;
+    }
+    if input[..n] == PREFACE[..n] {
+        return if n == PREFACE.len() { Choice::Http2 } else { Choice::Wait };
+    }
+    if input[0] == b'\r' || input[0] == b'\n' {
+        return Choice::Http1;
+    }
+    let word = input.iter().position(|&b| b == b' ').map_or(input, |space| &input[..space]);
+    let known = |method: &&&str| if word.len() < input.len() { method.as_bytes() == word } else { method.as_bytes().starts_with(word) };
+    match METHODS.iter().find(known) {
+        Some(_) if word.len() < input.len() => Choice::Http1,
+        Some(_) => Choice::Wait,
+        None => Choice::Http2,
     }
 }
 
@@ -464,8 +491,16 @@ mod tests {
         io.clear_input();
         io.buffers().0.extend_from_slice(b"P");
         assert_eq!(choose(&io), Choice::Wait, "POST or PRI?");
-        io.buffers().0.extend_from_slice(b"O");
+        io.buffers().0.extend_from_slice(b"OS");
+        assert_eq!(choose(&io), Choice::Wait, "POST or POSTAL?");
+        io.buffers().0.extend_from_slice(b"T /");
         assert_eq!(choose(&io), Choice::Http1);
+        io.clear_input();
+        io.buffers().0.extend_from_slice(b"\r\nGET");
+        assert_eq!(choose(&io), Choice::Http1, "empty lines before a request line");
+        io.clear_input();
+        io.buffers().0.extend_from_slice(b"INVALID CONNECTION PREFACE\r\n\r\n");
+        assert_eq!(choose(&io), Choice::Http2, "neither: HTTP/2, which refuses it");
         io.close_pair(client);
     }
 }
