@@ -24,13 +24,14 @@ pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, setting
     let timer = alloc_handle(UV_TIMER);
     let kick = alloc_handle(UV_TIMER);
     let check = alloc_handle(UV_CHECK);
+    let idle = alloc_handle(UV_IDLE);
     let interval = settings.check_interval.max(1);
     let id = with_state(|s| {
         let id = s.servers.iter().position(Option::is_none).unwrap_or_else(|| {
             s.servers.push(None);
             s.servers.len() - 1
         });
-        s.servers[id] = Some(Server { js, listen_fd: fd, listen_poll, timer, kick, kick_armed: false, check, check_armed: false, ready: Vec::new(), batch: Vec::new(), touched: Vec::new(), settings, deferred: Vec::new(), stopped: false, sweep_every: interval, tls });
+        s.servers[id] = Some(Server { js, listen_fd: fd, listen_poll, timer, kick, kick_armed: false, check, check_armed: false, idle, idle_armed: false, ready: Vec::new(), batch: Vec::new(), touched: Vec::new(), settings, deferred: Vec::new(), stopped: false, sweep_every: interval, tls });
         id
     });
     unsafe {
@@ -47,6 +48,8 @@ pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, setting
         uv_check_init(uv_loop, check);
         uv_handle_set_data(check, id as *mut c_void);
         uv_unref(check);
+        uv_idle_init(uv_loop, idle);
+        uv_unref(idle);
     }
     Ok((id, bound))
 }
@@ -129,6 +132,8 @@ pub fn dispose(id: usize) -> Option<js::ServerJs> {
             uv_close(server.kick, Some(free_handle));
             uv_check_stop(server.check);
             uv_close(server.check, Some(free_handle));
+            uv_idle_stop(server.idle);
+            uv_close(server.idle, Some(free_handle));
         }
         Some(server.js)
     })

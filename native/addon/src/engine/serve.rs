@@ -76,6 +76,9 @@ unsafe fn serve(id: usize, everything: bool) {
                     if everything {
                         server.check_armed = false;
                         unsafe { uv_check_stop(server.check) };
+                        if std::mem::take(&mut server.idle_armed) {
+                            unsafe { uv_idle_stop(server.idle) };
+                        }
                     }
                     return None;
                 }
@@ -109,6 +112,9 @@ unsafe fn serve(id: usize, everything: bool) {
     }
 }
 
+/// Nothing to do: the idle handle only keeps the poll phase from blocking (see `cork`).
+unsafe extern "C" fn on_idle(_handle: *mut uv_handle_t) {}
+
 unsafe extern "C" fn on_kick(handle: *mut uv_handle_t) {
     let id = uv_handle_get_data(handle) as usize;
     let calls = with_state(|s| match s.servers.get_mut(id).and_then(Option::as_mut) {
@@ -140,6 +146,23 @@ impl State {
         if !server.check_armed {
             server.check_armed = true;
             unsafe { uv_check_start(server.check, on_check) };
+        }
+    }
+
+    /// Corks a connection's output outside a read slice (an answer after an `await`, from a
+    /// timer): it is written once, after this turn of the loop's poll phase, with whatever else
+    /// the connection's streams answer meanwhile, as a slice's answers are. The poll phase won't
+    /// wait for I/O first (an idle handle is active), so the answer is not delayed.
+    pub(crate) fn cork(&mut self, key: usize) {
+        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return };
+        if std::mem::replace(&mut conn.in_batch, true) {
+            return;
+        }
+        let (id, gen) = (conn.server, conn.gen);
+        self.schedule(id, Vec::new(), Some((key, gen, false)));
+        let Some(server) = self.servers.get_mut(id).and_then(Option::as_mut) else { return };
+        if !std::mem::replace(&mut server.idle_armed, true) {
+            unsafe { uv_idle_start(server.idle, on_idle) };
         }
     }
 

@@ -42,6 +42,10 @@ pub(crate) struct Server {
     /// Runs after the poll phase while `ready`, `batch` or `touched` hold anything.
     pub(super) check: *mut uv_handle_t,
     pub(super) check_armed: bool,
+    /// Active while output corked outside a read slice waits for the check phase (`cork`): an
+    /// active idle handle keeps the poll phase from waiting for I/O before it.
+    pub(super) idle: *mut uv_handle_t,
+    pub(super) idle_armed: bool,
     /// Connections the poll phase found readable, read by `serve` a slice at a time.
     pub(super) ready: Vec<(usize, u32)>,
     /// Calls for JavaScript gathered since the last delivery, delivered together by `serve`.

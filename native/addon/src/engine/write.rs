@@ -252,15 +252,20 @@ impl State {
     /// batch is being answered (then the batch's end writes it all at once).
     pub(crate) fn advance(&mut self, key: usize) {
         let conn = self.conns[key].as_mut().unwrap();
-        let dropped = match &mut conn.proto {
-            Protocol::H1(h1) => h1.promote(&mut conn.io, &mut self.reqs, &mut self.spare),
-            Protocol::H2(_) | Protocol::Ws(_) => Vec::new(),
+        let (dropped, h2) = match &mut conn.proto {
+            Protocol::H1(h1) => (h1.promote(&mut conn.io, &mut self.reqs, &mut self.spare), false),
+            Protocol::H2(_) => (Vec::new(), true),
+            Protocol::Ws(_) => (Vec::new(), false),
         };
         let (server, in_batch) = (conn.server, conn.in_batch);
         if !dropped.is_empty() {
             self.defer(server, dropped);
         }
-        if !in_batch {
+        if !in_batch && h2 {
+            // HTTP/2's streams share the connection: their answers given in one turn of the loop
+            // go out in one write (nghttp2's frames are taken once, when it is written).
+            self.cork(key);
+        } else if !in_batch {
             let (_, calls) = self.flush(key);
             if !calls.is_empty() {
                 self.defer(server, calls);
