@@ -1,7 +1,8 @@
-//! One connection of a server that serves HTTP/2: first `Choosing` (which protocol the client
-//! speaks: TLS's ALPN says, or else its first bytes, HTTP/2's connection preface or not), then
-//! `Open`, an HTTP/2 connection (`cog_http2::Connection`) with the streams JavaScript holds.
-//! A client that turns out to speak HTTP/1.1 is the engine's to hand to `h1` (`Parsed::Http1`).
+//! One connection of a server that serves HTTP/2: first `Choosing` (on TLS, which protocol the
+//! client speaks, as ALPN says), then `Open`, an HTTP/2 connection (`cog_http2::Connection`)
+//! with the streams JavaScript holds. A TLS client that did not choose h2 is the engine's to hand
+//! to `h1` (`Parsed::Http1`); a cleartext (h2c) one speaks HTTP/2 with prior knowledge, or is
+//! closed (as node:http2's h2c server closes it, and HttpArena's h2c profiles ask).
 //!
 //! Input goes to nghttp2 whole (HTTP/2 multiplexes: backpressure is each stream's window, not
 //! the socket), and its events become the engine's: a request (its body whole when it came with
@@ -18,11 +19,7 @@ use crate::io::{Input, Transport};
 use crate::request::{new_h2_req, Req, Requests};
 use crate::spare::Spare;
 use cog_framing::response::AppHead;
-use cog_framing::METHODS;
 use cog_http2::{code, Connection, StreamId};
-
-/// HTTP/2's connection preface (RFC 9113 §3.4): how a client with prior knowledge begins.
-const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 /// Frames moved to the transport's output at most this far ahead of the socket: the rest waits
 /// in nghttp2's streams, where flow control and backpressure see it.
@@ -34,11 +31,10 @@ const WRITE_BUDGET: usize = 1024 * 1024;
 
 enum State {
     /// Which protocol the client speaks is not known yet. On TLS, `since` is the accept (the
-    /// headers timeout bounds the handshake, as on HTTP/1.1).
+    /// headers timeout bounds the handshake, as on HTTP/1.1); none on cleartext.
     Choosing { since: Option<u64> },
     Open(Connection),
-    /// The client began with neither HTTP/2's preface nor an HTTP/1.1 request: closed at once,
-    /// as RFC 9113 §3.4 asks.
+    /// The client did not begin with HTTP/2's preface: closed at once, as RFC 9113 §3.4 asks.
     Refused,
 }
 
@@ -119,7 +115,7 @@ impl Conn {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn parse(&mut self, io: &mut Transport, reqs: &mut Requests, spare: &mut Spare, key: usize, gen: u32, settings: &Settings, now: u64, events: &mut Vec<Event>) -> Parsed {
         if let State::Choosing { since } = self.state {
-            match choose(io) {
+            match choose(io, since.is_some()) {
                 Choice::Wait => return Parsed::Open,
                 Choice::Http1 => return Parsed::Http1 { head_started: since },
                 Choice::Http2 => match Connection::new(settings.config.clone()) {
@@ -360,33 +356,15 @@ enum Choice {
     Http2,
 }
 
-fn choose(io: &Transport) -> Choice {
+/// On TLS, ALPN chooses (known once the handshake is done, before any plaintext arrives): h2 or
+/// else HTTP/1.1, as node:http2's `allowHTTP1` does. On cleartext (h2c) it is HTTP/2, whose
+/// preface nghttp2 checks.
+fn choose(io: &Transport, tls: bool) -> Choice {
     match io.alpn() {
-        Some(b"h2") => return Choice::Http2,
-        Some(_) => return Choice::Http1,
-        None => {}
-    }
-    // Cleartext, or TLS without ALPN: HTTP/2 with prior knowledge begins with the preface, an
-    // HTTP/1.1 client with a request line (PRI is no method of HTTP/1.1's), or empty lines
-    // before it (RFC 9112 §2.2). Anything else is taken for HTTP/2, whose preface it lacks: the
-    // connection is closed (RFC 9113 §3.4).
-    let input = io.input();
-    let n = input.len().min(PREFACE.len());
-    if n == 0 {
-        return Choice::Wait;
-    }
-    if input[..n] == PREFACE[..n] {
-        return if n == PREFACE.len() { Choice::Http2 } else { Choice::Wait };
-    }
-    if input[0] == b'\r' || input[0] == b'\n' {
-        return Choice::Http1;
-    }
-    let word = input.iter().position(|&b| b == b' ').map_or(input, |space| &input[..space]);
-    let known = |method: &&&str| if word.len() < input.len() { method.as_bytes() == word } else { method.as_bytes().starts_with(word) };
-    match METHODS.iter().find(known) {
-        Some(_) if word.len() < input.len() => Choice::Http1,
-        Some(_) => Choice::Wait,
-        None => Choice::Http2,
+        Some(b"h2") => Choice::Http2,
+        _ if !tls => Choice::Http2,
+        _ if io.input().is_empty() => Choice::Wait,
+        _ => Choice::Http1,
     }
 }
 
@@ -478,29 +456,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_preface_or_alpn_chooses_the_protocol() {
+    fn on_cleartext_it_is_http2_and_on_tls_alpn_chooses() {
         let (mut io, client) = Transport::pair();
-        assert_eq!(choose(&io), Choice::Wait, "nothing yet");
-        io.buffers().0.extend_from_slice(b"PRI * HTTP/2");
-        assert_eq!(choose(&io), Choice::Wait, "the preface's beginning");
-        io.buffers().0.extend_from_slice(b".0\r\n\r\nSM\r\n\r\n\0\0");
-        assert_eq!(choose(&io), Choice::Http2);
-        io.clear_input();
+        assert_eq!(choose(&io, false), Choice::Http2, "h2c: HTTP/2 from the first byte (nghttp2 checks the preface)");
+        assert_eq!(choose(&io, true), Choice::Wait, "TLS: nothing yet, the handshake under way");
         io.buffers().0.extend_from_slice(b"GET / HTTP/1.1\r\n");
-        assert_eq!(choose(&io), Choice::Http1);
-        io.clear_input();
-        io.buffers().0.extend_from_slice(b"P");
-        assert_eq!(choose(&io), Choice::Wait, "POST or PRI?");
-        io.buffers().0.extend_from_slice(b"OS");
-        assert_eq!(choose(&io), Choice::Wait, "POST or POSTAL?");
-        io.buffers().0.extend_from_slice(b"T /");
-        assert_eq!(choose(&io), Choice::Http1);
-        io.clear_input();
-        io.buffers().0.extend_from_slice(b"\r\nGET");
-        assert_eq!(choose(&io), Choice::Http1, "empty lines before a request line");
-        io.clear_input();
-        io.buffers().0.extend_from_slice(b"INVALID CONNECTION PREFACE\r\n\r\n");
-        assert_eq!(choose(&io), Choice::Http2, "neither: HTTP/2, which refuses it");
+        assert_eq!(choose(&io, true), Choice::Http1, "TLS without h2: HTTP/1.1");
+        assert_eq!(choose(&io, false), Choice::Http2, "h2c: an HTTP/1.1 request is a bad preface");
         io.close_pair(client);
     }
 }
