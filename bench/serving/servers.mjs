@@ -6,6 +6,7 @@ import { rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { unableReason } from "../arena/contenders.mjs";
+import { staticDir } from "../arena/static-files.mjs";
 import { makeCertificate } from "../lib/certificate.mjs";
 import { freePort, startServer } from "../lib/server.mjs";
 import { checkServing } from "./check.mjs";
@@ -42,7 +43,7 @@ export async function startServing({ scenarios, contenders, runtimeOf, serverCpu
         skip(runtime.reason);
         continue;
       }
-      const env = { ...contender.env, PROTO: scenario.protocol, ...(certs && { TLS_KEY: certs.key, TLS_CERT: certs.cert }) };
+      const env = { ...contender.env, PROTO: scenario.protocol, STATIC_DIR: staticDir(), ...(certs && { TLS_KEY: certs.key, TLS_CERT: certs.cert }) };
       if (contender.workers !== undefined) env.WORKERS = String(contender.workers);
       let server;
       try {

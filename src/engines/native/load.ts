@@ -105,6 +105,8 @@ export interface NativeListenOptions {
   reusePort?: boolean;
   /** Serve TLS (native/addon/src/io/tls.rs). */
   tls?: NativeTlsOptions;
+  /** Serve HTTP/2 beside HTTP/1.1 (native/addon/src/h2): by ALPN on TLS, by the connection preface on cleartext. */
+  http2?: boolean;
 }
 /** See `NativeAddon.tlsPeer`: as node:tls's `authorized` and `authorizationError`, and the certificate (DER). */
 export interface Endpoints {
@@ -139,6 +141,8 @@ export const FLAG_REFUSED = 4;
 export const FLAG_ENCODED = 8;
 /** The request asks to change protocols: the connection closes after an answer other than a WebSocket's 101. */
 export const FLAG_UPGRADE = 16;
+/** The request came on an HTTP/2 stream. */
+export const FLAG_HTTP2 = 32;
 export const RESPONSE_CLOSE = 1;
 export const RESPONSE_HAS_DATE = 2;
 export const EVENT_ABORT = 1;
