@@ -56,8 +56,6 @@ impl Connection {
             }
             // Request bodies are consumed by the app (flow control as backpressure).
             nghttp2_option_set_no_auto_window_update(option, 1);
-            // Closed streams stay known to nghttp2 (its default, bounded by it) so that frames on
-            // them are told from frames on idle streams (h2spec: one case more than without).
             nghttp2_option_set_max_continuations(option, config.max_continuations);
             nghttp2_option_set_max_settings(option, config.max_settings_entries);
             nghttp2_option_set_max_outbound_ack(option, config.max_queued_acks);
@@ -132,10 +130,10 @@ impl Connection {
                     self.held.extend_from_slice(&input[start..]);
                     return Ok(());
                 }
-                Found::InvalidPriority { end } => {
-                    self.feed(&input[..end])?;
-                    unsafe { nghttp2_session_terminate_session(self.session, code::PROTOCOL_ERROR) };
-                    return Err(Error::Connection("invalid PRIORITY frame".into()));
+                Found::ConnectionError { at, code: error, reason } => {
+                    self.feed(&input[..at])?;
+                    unsafe { nghttp2_session_terminate_session(self.session, error) };
+                    return Err(Error::Connection(reason.into()));
                 }
                 Found::StreamWindowUpdate { start, end, stream, increment } => {
                     self.feed(&input[..start])?;

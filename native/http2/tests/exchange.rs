@@ -405,3 +405,71 @@ fn a_streams_window_update_of_zero_or_past_the_maximum_resets_the_stream_not_the
     conn.receive(&frame(WINDOW_UPDATE, 0, 0, &0u32.to_be_bytes())).unwrap_or(());
     assert_eq!(goaways(&frames(&drain(&mut conn))), [(5, code::PROTOCOL_ERROR)]);
 }
+
+#[test]
+fn a_frame_after_the_clients_end_of_a_stream_ends_the_connection_whether_or_not_the_stream_has_closed() {
+    for late in [frame(DATA, END_STREAM, 1, b"late"), get(1, b"/again")] {
+        // Read with the request: the stream is half-closed (remote), nghttp2's own case.
+        let mut conn = connected(Config::default());
+        let mut input = get(1, b"/");
+        input.extend(&late);
+        assert!(matches!(conn.receive(&input), Err(Error::Connection(_))));
+        answer_all(&mut conn, b"hello");
+        assert_eq!(goaways(&frames(&drain(&mut conn))), [(1, code::STREAM_CLOSED)]);
+        // Read once the request was answered and its stream closed: the same.
+        let mut conn = connected(Config::default());
+        conn.receive(&get(1, b"/")).unwrap();
+        answer_all(&mut conn, b"hello");
+        let out = frames(&drain(&mut conn));
+        assert!(matches!(out.last(), Some(f) if f.ty == DATA && f.flags == END_STREAM), "{out:?}");
+        assert!(matches!(list(&conn.take_events())[..], [Event::Closed { stream: 1 }]));
+        assert!(matches!(conn.receive(&late), Err(Error::Connection(_))));
+        assert_eq!(goaways(&frames(&drain(&mut conn))), [(1, code::STREAM_CLOSED)]);
+        assert!(conn.is_done());
+    }
+    // Ended by the client's RST_STREAM (RFC 9113 §5.1 makes that a stream error; §5.4.1 lets it be the connection's).
+    let mut conn = connected(Config::default());
+    conn.receive(&post(1, false)).unwrap();
+    conn.receive(&frame(RST_STREAM, 0, 1, &code::CANCEL.to_be_bytes())).unwrap();
+    assert!(matches!(conn.receive(&frame(DATA, 0, 1, b"late")), Err(Error::Connection(_))));
+    assert_eq!(goaways(&frames(&drain(&mut conn))), [(1, code::STREAM_CLOSED)]);
+}
+
+#[test]
+fn late_frames_on_a_stream_the_server_reset_are_ignored() {
+    let mut conn = connected(Config::default());
+    conn.receive(&post(1, false)).unwrap();
+    conn.take_events();
+    conn.reset(1, code::CANCEL).unwrap();
+    assert_eq!(resets(&frames(&drain(&mut conn))), [(1, code::CANCEL)]);
+    conn.take_events();
+    // What the client sent before it read the reset.
+    let mut input = frame(DATA, 0, 1, b"in flight");
+    input.extend(frame(DATA, END_STREAM, 1, b"end"));
+    input.extend(frame(WINDOW_UPDATE, 0, 1, &1000u32.to_be_bytes()));
+    input.extend(frame(RST_STREAM, 0, 1, &code::CANCEL.to_be_bytes()));
+    input.extend(get(3, b"/after"));
+    conn.receive(&input).unwrap();
+    assert!(goaways(&frames(&drain(&mut conn))).is_empty());
+    assert!(list(&conn.take_events()).iter().any(|e| matches!(e, Event::Request(r) if r.path == b"/after")), "the connection goes on");
+    // Likewise a request still arriving when its response ended (RST_STREAM NO_ERROR).
+    conn.respond(3, 204, &[], true).unwrap();
+    conn.receive(&post(5, false)).unwrap();
+    conn.take_events();
+    conn.respond(5, 413, &[], true).unwrap();
+    assert_eq!(resets(&frames(&drain(&mut conn))), [(5, code::NO_ERROR)]);
+    conn.receive(&frame(DATA, END_STREAM, 5, b"in flight")).unwrap();
+    assert!(goaways(&frames(&drain(&mut conn))).is_empty());
+    assert!(!conn.is_done());
+}
+
+#[test]
+fn a_request_on_a_stream_id_lower_than_one_already_opened_ends_the_connection() {
+    let mut conn = connected(Config::default());
+    conn.receive(&get(5, b"/")).unwrap();
+    answer_all(&mut conn, b"hello");
+    drain(&mut conn);
+    assert!(matches!(conn.receive(&get(3, b"/lower")), Err(Error::Connection(_))));
+    assert_eq!(goaways(&frames(&drain(&mut conn))), [(5, code::PROTOCOL_ERROR)]);
+    assert!(!list(&conn.take_events()).iter().any(|e| matches!(e, Event::Request(_))));
+}
