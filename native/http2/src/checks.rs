@@ -156,19 +156,28 @@ fn bit(index: u32) -> (usize, u64) {
 impl ClientStreams {
     /// A DATA, HEADERS or RST_STREAM frame with `flags` on the client's stream `id` (odd): the
     /// error it is, if it is one.
+    #[inline]
     fn frame(&mut self, ty: u8, flags: u8, id: u32) -> Option<(u32, &'static str)> {
         let index = id >> 1;
+        let (word, mask) = bit(index);
+        let ends = if ty == RST_STREAM || flags & END_STREAM != 0 { mask } else { 0 };
         if index >= self.next {
             // An idle stream: a HEADERS opens it (any other frame on it is nghttp2's error).
-            if ty != HEADERS {
-                return None;
+            if ty == HEADERS {
+                if index != self.next {
+                    self.skip(index);
+                }
+                self.next = index + 1;
+                self.opened[word] |= mask;
+                self.ended[word] = self.ended[word] & !mask | ends;
             }
-            self.open(index);
-        } else if self.next - index > REMEMBERED {
+            return None;
+        }
+        if self.next - index > REMEMBERED {
             // Forgotten.
             return None;
-        } else if ty != RST_STREAM {
-            let (word, mask) = bit(index);
+        }
+        if ty != RST_STREAM {
             if self.ended[word] & mask != 0 {
                 return Some((code::STREAM_CLOSED, "DATA or HEADERS on a stream the client ended"));
             }
@@ -176,30 +185,24 @@ impl ClientStreams {
                 return Some((code::PROTOCOL_ERROR, "HEADERS on a stream id lower than one already opened"));
             }
         }
-        if ty == RST_STREAM || flags & END_STREAM != 0 {
-            let (word, mask) = bit(index);
-            self.ended[word] |= mask;
-        }
+        self.ended[word] |= ends;
         None
     }
 
-    /// Opens stream `index` (not below `next`): the ids skipped up to it, never opened, are
-    /// closed now (§5.1.1), and those older than the window forgotten.
-    fn open(&mut self, index: u32) {
+    /// The client opens stream `index`, past `next`: the ids it skipped are never opened, closed
+    /// now (§5.1.1), and the slots they take are cleared of older ids.
+    #[cold]
+    fn skip(&mut self, index: u32) {
         if index - self.next >= REMEMBERED {
             self.opened = [0; WORDS];
             self.ended = [0; WORDS];
-        } else {
-            for skipped in self.next..index {
-                let (word, mask) = bit(skipped);
-                self.opened[word] &= !mask;
-                self.ended[word] &= !mask;
-            }
+            return;
         }
-        let (word, mask) = bit(index);
-        self.opened[word] |= mask;
-        self.ended[word] &= !mask;
-        self.next = index + 1;
+        for skipped in self.next..index {
+            let (word, mask) = bit(skipped);
+            self.opened[word] &= !mask;
+            self.ended[word] &= !mask;
+        }
     }
 }
 
