@@ -193,10 +193,11 @@ pub(crate) fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &mut Head, 
 }
 
 /// The engine's record of an HTTP/2 request on `stream`: its path, then its fields (the
-/// pseudo-header fields first, as node:http2 lists them), copied into `buffer` with `headers`
-/// pointing into it (both reused: what they held is dropped). `method_index` is the method's
-/// place in `METHODS`.
-pub(crate) fn new_h2_req<'a>(key: usize, gen: u32, stream: u32, method_index: usize, path: &[u8], fields: impl Iterator<Item = (&'a [u8], &'a [u8])>, mut buffer: Vec<u8>, mut headers: HeaderRanges) -> Req {
+/// pseudo-header fields first, as node:http2 lists them), copied into `buffers`' bytes with its
+/// header list pointing into them (both reused: what they held is dropped). `method_index` is
+/// the method's place in `METHODS`.
+pub(crate) fn new_h2_req<'a>(key: usize, gen: u32, stream: u32, method_index: usize, path: &[u8], fields: impl Iterator<Item = (&'a [u8], &'a [u8])>, buffers: (Vec<u8>, HeaderRanges)) -> Req {
+    let (mut buffer, mut headers) = buffers;
     buffer.clear();
     headers.clear();
     buffer.extend_from_slice(path);
@@ -274,7 +275,7 @@ mod tests {
     fn an_http2_request_lists_its_pseudo_headers_and_fields_as_they_came() {
         let get = cog_framing::METHODS.iter().position(|m| *m == "GET").unwrap();
         let fields: [(&[u8], &[u8]); 4] = [(b":method", b"GET"), (b":path", b"/a?b"), (b"cookie", b"x=1"), (b"cookie", b"y=2")];
-        let r = new_h2_req(1, 2, 7, get, b"/a?b", fields.into_iter(), b"old".to_vec(), vec![(0..1, 1..2)]);
+        let r = new_h2_req(1, 2, 7, get, b"/a?b", fields.into_iter(), (b"old".to_vec(), vec![(0..1, 1..2)]));
         assert_eq!(r.request_line(), (get, &b"/a?b"[..]));
         assert_eq!((r.stream(), r.conn(), r.is_head()), (7, (1, 2), false));
         assert_eq!(r.headers(), fields.to_vec());
