@@ -24,3 +24,21 @@ export function headersFromRaw(raw: readonly string[]): IncomingHttpHeaders {
   }
   return headers;
 }
+
+/**
+ * `rawHeaders` from the engine's text of them, `name\0value\0name\0value` (one string from the
+ * engine costs far less than a list of them). Every name is followed by its NUL; a value may be
+ * empty, the last one too.
+ */
+export function rawFromText(text: string): string[] {
+  const raw: string[] = [];
+  let at = 0;
+  while (at < text.length) {
+    const nameEnd = text.indexOf("\0", at);
+    let valueEnd = text.indexOf("\0", nameEnd + 1);
+    if (valueEnd === -1) valueEnd = text.length;
+    raw.push(text.slice(at, nameEnd), text.slice(nameEnd + 1, valueEnd));
+    at = valueEnd + 1;
+  }
+  return raw;
+}

@@ -5,7 +5,7 @@ import { BodyCollector, overStreamLimit, tooLarge } from "../../body.js";
 import { withRequestHelpers } from "../../request.js";
 import type { HeadVerdict, RequestSocket } from "../engine.js";
 import type { BodyCallback } from "../../body.js";
-import { headersFromRaw } from "./headers.js";
+import { headersFromRaw, rawFromText } from "./headers.js";
 import { FLAG_ENCODED, FLAG_HTTP11, type Endpoints, type NativeAddon, type TlsPeer } from "./load.js";
 import { peerCertificate } from "./peer-certificate.js";
 import type { NativeServer } from "./http-channels.js";
@@ -72,7 +72,7 @@ class NativeRequestBase {
   }
 
   get rawHeaders(): string[] {
-    return (this[RAW] ??= this[GONE] ? [] : this[ADDON].headers(this[ID]));
+    return (this[RAW] ??= this[GONE] ? [] : rawFromText(this[ADDON].headers(this[ID])));
   }
 
   get headers(): IncomingHttpHeaders {
