@@ -366,3 +366,18 @@ export const SEND_FILE: unique symbol = Symbol("cog.sendFile");
 export interface FileSending {
   [SEND_FILE](read: Buffer, file: import("node:fs/promises").FileHandle, position: number, length: number, done: (err: Error | null) => void): void;
 }
+
+/**
+ * A body the engine holds whole, an optional method of an engine's request: the body, when it
+ * came whole with the request's head and nothing has read it yet (neither the request's stream,
+ * nor a reader that set `_body`); undefined otherwise, and the body is read from the stream.
+ * Whoever takes it sets `_body` to true: the stream then ends empty and `readable` is false, as
+ * after a reader. The native engine has it (its request's stream is made only when something
+ * reads it, and costs more than the rest of a small request); node:http's requests, which are
+ * Node's streams already, have not. Express's body parsers use it (src/express/body-parsers.ts).
+ */
+export const HELD_BODY: unique symbol = Symbol("cog.heldBody");
+
+export interface BodyHolding {
+  [HELD_BODY]?(): Buffer | undefined;
+}

@@ -6,10 +6,10 @@
 //
 // `require` gets the `express` function itself (its "module.exports" export), with `Router`,
 // `json`, `static`… on it, as Express's own module.
-import * as bodyParser from "body-parser";
 import RouterModule from "router";
 import serveStaticModule from "serve-static";
 import * as app from "./application.js";
+import * as bodyParsers from "./body-parsers.js";
 import { markBases } from "./prototypes.js";
 import * as req from "./request.js";
 import * as res from "./response.js";
@@ -25,11 +25,11 @@ const express = Object.assign(app.createApplication, {
   response: res.response,
   Route: RouterModule.Route,
   Router: RouterModule,
-  json: bodyParser.json,
-  raw: bodyParser.raw,
+  json: bodyParsers.json,
+  raw: bodyParsers.raw,
   static: serveStaticModule,
-  text: bodyParser.text,
-  urlencoded: bodyParser.urlencoded,
+  text: bodyParsers.text,
+  urlencoded: bodyParsers.urlencoded,
   createServer: server.createServer,
 }) as unknown as ExpressFactory;
 

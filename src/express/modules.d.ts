@@ -36,7 +36,12 @@ declare module "statuses" {
   export default statuses;
 }
 declare module "on-finished" {
-  export default function onFinished(res: any, listener: (err: any) => void): void;
+  interface OnFinished {
+    (res: any, listener: (err: any) => void): void;
+    isFinished(msg: any): boolean;
+  }
+  const onFinished: OnFinished;
+  export default onFinished;
 }
 declare module "escape-html" {
   export default function escapeHtml(text: string): string;
@@ -47,4 +52,8 @@ declare module "parseurl" {
 declare module "content-type" {
   export function parse(type: string): { type: string; parameters: Record<string, string> };
   export function format(type: { type: string; parameters?: Record<string, string> }): string;
+}
+declare module "bytes" {
+  const bytes: { parse(value: string | number): number | null };
+  export default bytes;
 }

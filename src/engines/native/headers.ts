@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 
 /** Headers of which Node keeps the first line and drops repeats (its IncomingMessage rules). */
-const FIRST_ONLY = new Set([
+export const FIRST_ONLY = new Set([
   "age", "authorization", "content-length", "content-type", "etag", "expires", "from", "host", "if-modified-since",
   "if-unmodified-since", "last-modified", "location", "max-forwards", "proxy-authorization", "referer", "retry-after", "server", "user-agent",
 ]);

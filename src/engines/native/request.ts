@@ -3,9 +3,9 @@ import type { IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
 import { BodyCollector, overStreamLimit, tooLarge } from "../../body.js";
 import { withRequestHelpers } from "../../request.js";
-import type { HeadVerdict, RequestSocket } from "../engine.js";
+import { HELD_BODY, type HeadVerdict, type RequestSocket } from "../engine.js";
 import type { BodyCallback } from "../../body.js";
-import { headersFromRaw, rawFromText } from "./headers.js";
+import { FIRST_ONLY, headersFromRaw, rawFromText } from "./headers.js";
 import { FLAG_ENCODED, FLAG_HTTP11, type Endpoints, type NativeAddon, type TlsPeer } from "./load.js";
 import { peerCertificate } from "./peer-certificate.js";
 import type { NativeServer } from "./http-channels.js";
@@ -170,10 +170,10 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     return this[ENCRYPTED];
   }
 
-  /** @internal One header from the engine, unless they were all fetched already. */
+  /** @internal One header from the engine (as `req.headers` would hold it), unless they were all fetched already. */
   override headerValue(name: string): string | undefined {
     if (this[HEADERS] !== null || this[GONE]) return super.headerValue(name);
-    return this[ADDON].header(this[ID], name) ?? undefined;
+    return this[ADDON].header(this[ID], name, FIRST_ONLY.has(name)) ?? undefined;
   }
 
   /**
@@ -187,6 +187,13 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     if (name !== "content-type") return this[ADDON].header(this[ID], name, true) ?? undefined;
     if (this[CONTENT_TYPE] === null) this[CONTENT_TYPE] = this[ADDON].header(this[ID], name, true) ?? undefined;
     return this[CONTENT_TYPE];
+  }
+
+  /** The engine contract's body in hand (see `HELD_BODY`): the one that came whole with the head, unless something read it. */
+  [HELD_BODY](): Buffer | undefined {
+    const body = this[RECEIVED];
+    if (typeof body === "number" || body === undefined || this._body || Object.hasOwn(this, "_readableState")) return undefined;
+    return body;
   }
 
   /** @internal The body that arrived with the request, or its pieces collected as they follow it. */

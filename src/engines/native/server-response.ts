@@ -49,8 +49,7 @@ export abstract class NativeServerResponse {
 
   setHeader(name: string, value: StoredValue): this {
     if (this.headersSent) throw headersSentError("set");
-    checkHeader(name, value);
-    (this[STORE] ??= new Map()).set(name.toLowerCase(), value);
+    (this[STORE] ??= new Map()).set(checkHeader(name, value), value);
     return this;
   }
 
@@ -77,7 +76,7 @@ export abstract class NativeServerResponse {
 
   /** A header set so far; Content-Length, which the engine writes itself, is answered from the body `send` is writing. */
   getHeader(name: string): number | string | string[] | undefined {
-    const lower = name.toLowerCase();
+    const lower = lowerCase(name);
     const value = this[STORE]?.get(lower) as number | string | string[] | undefined;
     if (value !== undefined) return value;
     if (lower === "x-request-id") return this[REQUEST_ID];
@@ -128,13 +127,13 @@ export abstract class NativeServerResponse {
   }
 
   hasHeader(name: string): boolean {
-    const lower = name.toLowerCase();
+    const lower = lowerCase(name);
     return (this[STORE]?.has(lower) ?? false) || (lower === "x-request-id" && this[REQUEST_ID] !== undefined) || (this.listsHead() && headValue(this[HEAD]!, lower) !== undefined);
   }
 
   removeHeader(name: string): void {
     if (this.headersSent) throw headersSentError("remove");
-    const lower = name.toLowerCase();
+    const lower = lowerCase(name);
     if (lower === "x-request-id") this[REQUEST_ID] = undefined;
     this[STORE]?.delete(lower);
   }
