@@ -376,7 +376,10 @@ export interface FileSending {
  * reads it, and costs more than the rest of a small request); node:http's requests, which are
  * Node's streams already, have not. Express's body parsers use it (src/express/body-parsers.ts).
  */
-export const HELD_BODY: unique symbol = Symbol("cog.heldBody");
+// A registered symbol: the face finds the method even where the engine's modules are a copy of
+// their own (Express's app.listen requires the engine, and a TypeScript loader gives require and
+// import a copy each).
+export const HELD_BODY: unique symbol = Symbol.for("cog.heldBody") as never;
 
 export interface BodyHolding {
   [HELD_BODY]?(): Buffer | undefined;

@@ -201,6 +201,65 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
       ],
     ));
 
+  test("body parsers' steps on a body the engine holds whole: charsets, verify, limits, lengths, strictness, and the tick the next middleware runs in", () =>
+    same(
+      (app, e) => {
+        // What ran before the parser went on: a parser that reads the body answers on a later tick.
+        app.use((req: AnyExpress, _res: AnyExpress, next: AnyExpress) => {
+          req.order = ["before"];
+          next();
+          req.order.push("after next()");
+        });
+        app.use("/lying", (req: AnyExpress, _res: AnyExpress, next: AnyExpress) => {
+          req.headers["content-length"] = "20";
+          next();
+        });
+        const verify = (_req: AnyExpress, _res: AnyExpress, body: Buffer) => {
+          if (body[0] === 0x21) throw Object.assign(new Error("no bang"), { status: 422, type: "bang" });
+        };
+        app.post("/json", e.json(), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body, order: req.order }));
+        app.post("/json-twice", e.json(), e.json(), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
+        app.post("/loose", e.json({ strict: false, reviver: (k: string, v: unknown) => (k === "n" ? Number(v) * 2 : v) }), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
+        app.post("/verified", e.json({ verify }), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
+        app.post("/form", e.urlencoded({ extended: true, parameterLimit: 3, depth: 1 }), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
+        app.post("/latin", e.urlencoded(), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
+        app.post("/text", e.text({ type: "text/*", limit: "16b", defaultCharset: "iso-8859-1" }), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
+        app.post("/raw", e.raw({ type: () => true }), (req: AnyExpress, res: AnyExpress) => res.json({ hex: Buffer.isBuffer(req.body) ? req.body.toString("hex") : req.body }));
+        app.post("/lying", e.json(), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
+        app.use((err: AnyExpress, _req: AnyExpress, res: AnyExpress, _next: AnyExpress) => {
+          const { status, type, message, expected, length, limit, received, charset, body } = err;
+          res.status(status ?? 500).json({ status, type, message, expected, length, limit, received, charset, body: Buffer.isBuffer(body) ? body.toString("hex") : body });
+        });
+      },
+      [
+        { method: "POST", path: "/json", headers: { "content-type": "application/json" }, body: '{"a":1}' },
+        { method: "POST", path: "/json", headers: { "content-type": "application/json; charset=utf-8" }, body: "\ufeff[1,2]" },
+        { method: "POST", path: "/json", headers: { "content-type": "application/json" }, body: "" },
+        { method: "POST", path: "/json", headers: { "content-type": "application/json" }, body: "  true" },
+        { method: "POST", path: "/json", headers: { "content-type": "application/json" }, body: '{"a":' },
+        { method: "POST", path: "/json", headers: { "content-type": "application/json; charset=latin1" }, body: "{}" },
+        { method: "POST", path: "/json", headers: { "content-type": "application/json; charset=utf-16" }, body: "{}" },
+        { method: "POST", path: "/json", headers: { "content-type": "text/plain" }, body: "{}" },
+        { method: "POST", path: "/json", headers: { "content-type": "application/json" }, body: `{"big":"${"x".repeat(110_000)}"}` },
+        { method: "POST", path: "/json-twice", headers: { "content-type": "application/json" }, body: '{"twice":true}' },
+        { method: "POST", path: "/loose", headers: { "content-type": "application/json" }, body: '{"n":"21"}' },
+        { method: "POST", path: "/loose", headers: { "content-type": "application/json" }, body: '"just a string"' },
+        { method: "POST", path: "/verified", headers: { "content-type": "application/json" }, body: '{"fine":1}' },
+        { method: "POST", path: "/verified", headers: { "content-type": "application/json" }, body: '!{"fine":1}' },
+        { method: "POST", path: "/verified", headers: { "content-type": "application/json; charset=utf-42" }, body: "{}" },
+        { method: "POST", path: "/form", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "a[b]=1&c=2" },
+        { method: "POST", path: "/form", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "a=1&b=2&c=3&d=4" },
+        { method: "POST", path: "/form", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "a[b][c][d]=1" },
+        { method: "POST", path: "/latin", headers: { "content-type": "application/x-www-form-urlencoded; charset=iso-8859-1" }, body: "name=caf%E9" },
+        { method: "POST", path: "/latin", headers: { "content-type": "application/x-www-form-urlencoded; charset=koi8-r" }, body: "a=1" },
+        { method: "POST", path: "/text", headers: { "content-type": "text/csv" }, body: "a,b\n1,2" },
+        { method: "POST", path: "/text", headers: { "content-type": "text/plain" }, body: "seventeen bytes!!" },
+        { method: "POST", path: "/raw", headers: { "content-type": "image/png" }, body: "PNG" },
+        { method: "POST", path: "/raw", body: "untyped" },
+        { method: "POST", path: "/lying", headers: { "content-type": "application/json" }, body: '{"short":1}' },
+      ],
+    ));
+
   test("response: headers, cookies, redirects, format, links, vary, attachment, location", () =>
     same(
       (app) => {
