@@ -1,10 +1,10 @@
 import { EventEmitter } from "node:events";
 import { resolve } from "node:path";
 import finalhandler from "finalhandler";
-import Router from "router";
 import { enter } from "./prototypes.js";
 import { request } from "./request.js";
 import { response } from "./response.js";
+import { Router } from "./router.js";
 import { listen, SERVING, type ExpressOptions } from "./server.js";
 import { compileETag, compileQueryParser, compileTrust, methods } from "./settings.js";
 import { View } from "./view.js";

@@ -13,6 +13,7 @@ import * as bodyParsers from "./body-parsers.js";
 import { markBases } from "./prototypes.js";
 import * as req from "./request.js";
 import * as res from "./response.js";
+import { Router as CogRouter } from "./router.js";
 import * as server from "./server.js";
 import type { ExpressFactory } from "./types.js";
 
@@ -24,7 +25,7 @@ const express = Object.assign(app.createApplication, {
   request: req.request,
   response: res.response,
   Route: RouterModule.Route,
-  Router: RouterModule,
+  Router: CogRouter,
   json: bodyParsers.json,
   raw: bodyParsers.raw,
   static: serveStaticModule,

@@ -57,3 +57,26 @@ declare module "bytes" {
   const bytes: { parse(value: string | number): number | null };
   export default bytes;
 }
+declare module "router/lib/layer.js" {
+  const Layer: { prototype: { match(path: string): unknown } };
+  export default Layer;
+}
+declare module "router/lib/param.js" {
+  export default function callParam(fn: any, req: any, res: any, next: any, value: unknown, name: string): void;
+}
+declare module "router/lib/symbols.js" {
+  export const matchedRoute: unique symbol;
+}
+declare module "router/lib/tracing.js" {
+  export const requestChannel: any;
+  export function shouldTrace(channel: any): boolean;
+  export function recordError(req: any, err: unknown): boolean;
+  export function traceParam(fn: any, context: object, next: any, value: unknown, name: string): void;
+}
+declare module "debug" {
+  interface Debugger {
+    (format: string, ...args: unknown[]): void;
+    readonly enabled: boolean;
+  }
+  export default function createDebug(namespace: string): Debugger;
+}
