@@ -39,8 +39,103 @@ export const Router = function Router(this: unknown, options?: Any) {
 Router.prototype = Object.create(RouterModule.prototype, {
   constructor: { value: Router, writable: true, configurable: true },
   handle: { value: handle, writable: true, configurable: true },
+  route: {
+    value: function route(this: Any, path: unknown) {
+      const made = RouterModule.prototype.route.call(this, path);
+      markStatic(this.stack[this.stack.length - 1], true, this.caseSensitive, this.strict);
+      return made;
+    },
+    writable: true,
+    configurable: true,
+  },
+  use: {
+    value: function use(this: Any, ...args: unknown[]) {
+      const from = this.stack.length;
+      RouterModule.prototype.use.apply(this, args);
+      for (let i = from; i < this.stack.length; i++) markStatic(this.stack[i], false, this.caseSensitive, false);
+      return this;
+    },
+    writable: true,
+    configurable: true,
+  },
 });
 Router.Route = RouterModule.Route;
+const RouteProto = RouterModule.Route.prototype;
+const handlesMethod = RouteProto._handlesMethod;
+
+/**
+ * A layer whose path is plain text (no params, wildcards, groups or escapes, ASCII): what its
+ * path-to-regexp expression matches, found without it. router's layer matches such a path with
+ * `^(?:TEXT)(?:\/$)?$` (a route) or `^(?:TEXT)(?:\/$)?(?=\/|$)` (a middleware), case-insensitive
+ * unless `case sensitive routing`, the trailing slash optional unless `strict routing` (and
+ * stripped from TEXT then); `match` below answers as that expression does, for any path.
+ */
+export interface StaticPath {
+  /** TEXT, lower-cased unless the match is case-sensitive. */
+  readonly text: string;
+  readonly end: boolean;
+  readonly sensitive: boolean;
+  /** The trailing slash is optional (not `strict`). */
+  readonly trailing: boolean;
+}
+export const STATIC: unique symbol = Symbol("cog.express.staticPath");
+/** path-to-regexp's special characters, and anything past ASCII (which its case-insensitive match folds its own way). */
+const NOT_PLAIN = /[:*{}()[\]+?!\\]|[^\x20-\x7e]/;
+const TRAILING_SLASHES = /\/+$/;
+
+/** Marks a layer whose path is plain text with what `matchStatic` needs. @internal Exported for its test. */
+export function markStatic(layer: Any, end: boolean, sensitive: unknown, strict: unknown): void {
+  const path = layer?.rawPath;
+  if (typeof path !== "string" || NOT_PLAIN.test(path) || layer.slash) return;
+  // router's `loosen`: without `strict`, trailing slashes are not part of the text ("/" stays).
+  const text = strict || path === "/" ? path : path.replace(TRAILING_SLASHES, "");
+  if (text.length === 0) return;
+  layer[STATIC] = { text: sensitive ? text : text.toLowerCase(), end, sensitive: Boolean(sensitive), trailing: !strict } satisfies StaticPath;
+}
+
+/** The part of `path` a static layer's expression matches, or null. @internal Exported for its test. */
+export function matchStatic(at: StaticPath, path: string): string | null {
+  const text = at.text;
+  const n = text.length;
+  if (path.length < n) return null;
+  if (at.sensitive) {
+    if (!path.startsWith(text)) return null;
+  } else {
+    for (let i = 0; i < n; i++) {
+      const c = path.charCodeAt(i);
+      const t = text.charCodeAt(i);
+      // ASCII letters in either case; nothing past ASCII folds to ASCII.
+      if (c !== t && !(c >= 0x41 && c <= 0x5a && c + 0x20 === t)) return null;
+    }
+  }
+  const rest = path.length - n;
+  if (rest === 0) return path;
+  const next = path.charCodeAt(n);
+  if (at.trailing && rest === 1 && next === 0x2f) return path;
+  if (!at.end && next === 0x2f) return path.slice(0, n);
+  return null;
+}
+
+/** A method's lower case, remembered for the few methods there are (router lowers it at each route). */
+const lowerMethods = new Map<string, string>();
+function lowerMethod(method: string): string {
+  let lower = lowerMethods.get(method);
+  if (lower === undefined) {
+    lower = method.toLowerCase();
+    if (lowerMethods.size < 64) lowerMethods.set(method, lower);
+  }
+  return lower;
+}
+
+/** router's Route `_handlesMethod`, with the method's lower case remembered. */
+function routeHandles(route: Any, method: unknown): boolean {
+  if (route._handlesMethod !== handlesMethod) return route._handlesMethod(method);
+  const methods = route.methods;
+  if (methods._all) return true;
+  let name = typeof method === "string" ? lowerMethod(method) : method;
+  if (name === "head" && !methods.head) name = "get";
+  return Boolean(methods[name as string]);
+}
 
 /** One request's walk through one router's stack (router's `handle` kept these in its closure). */
 class Walk {
@@ -145,12 +240,23 @@ function step(walk: Walk, err: unknown): void {
   let layer: Any;
   let match: Any;
   let route: Any;
+  // The matched part of the path, for a layer matched without its match object (SLASH, STATIC_MATCH).
+  let matched = "";
   while (!match && walk.idx < stack.length) {
     layer = stack[walk.idx++];
     route = layer.route;
-    if (layer.slash && layer.match === matchLayer) {
+    const own = layer.match === matchLayer;
+    const plain: StaticPath | undefined = own ? layer[STATIC] : undefined;
+    if (own && layer.slash) {
       // A middleware mounted at "/" matches every path: only its params object is made.
       match = SLASH;
+      matched = "";
+    } else if (plain !== undefined) {
+      const part = matchStatic(plain, path);
+      if (part !== null) {
+        match = STATIC_MATCH;
+        matched = part;
+      }
     } else {
       try {
         match = layer.match(path);
@@ -170,21 +276,28 @@ function step(walk: Walk, err: unknown): void {
       continue;
     }
     const method = req.method;
-    const hasMethod = route._handlesMethod(method);
+    const hasMethod = routeHandles(route, method);
     // The automatic OPTIONS answer lists what the matching routes accept.
     if (!hasMethod && method === "OPTIONS" && walk.methods !== null) walk.methods.push.apply(walk.methods, route._methods());
     if (!hasMethod && method !== "HEAD") match = false;
   }
   if (!match) return done(walk, layerError);
   if (route) req.route = route;
-  const slash = match === SLASH;
   // Kept on the request before param callbacks can yield.
-  req[matchedRoute] = slash ? layer.rawPath : match.pattern;
-  const params = slash ? {} : match.params;
-  req.params = walk.router.mergeParams ? mergeParams(params, walk.parentParams) : params;
-  const keys = slash ? undefined : match.keys;
+  if (match === SLASH || match === STATIC_MATCH) {
+    req[matchedRoute] = layer.rawPath;
+    // As router's matches make them: {} for "/", and path-to-regexp's null-prototype object.
+    const params = match === SLASH ? {} : Object.create(null);
+    req.params = walk.router.mergeParams ? mergeParams(params, walk.parentParams) : params;
+    proceed(walk, layer, route, layerError, matched, path);
+    walk.sync = 0;
+    return;
+  }
+  req[matchedRoute] = match.pattern;
+  req.params = walk.router.mergeParams ? mergeParams(match.params, walk.parentParams) : match.params;
+  const keys = match.keys;
   if (!keys || keys.length === 0) {
-    proceed(walk, layer, route, layerError, slash ? "" : match.path, path);
+    proceed(walk, layer, route, layerError, match.path, path);
     walk.sync = 0;
     return;
   }
@@ -198,6 +311,8 @@ function step(walk: Walk, err: unknown): void {
 
 /** What router's `match` of a "/" middleware returns, stood for by one object: its params are made per request. */
 const SLASH = Object.freeze({});
+/** A static layer's match (`matchStatic`), stood for by one object likewise. */
+const STATIC_MATCH = Object.freeze({});
 
 /** A matched layer runs: a route's dispatch, or a middleware with the mount path trimmed off the URL (router's `trimPrefix`). */
 function proceed(walk: Walk, layer: Any, route: unknown, layerError: unknown, layerPath: string, path: string): void {

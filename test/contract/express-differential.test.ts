@@ -102,6 +102,48 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
       ],
     ));
 
+  test("plain paths: case, trailing slashes, strict and case-sensitive routing, mounts, a route of another method passed over, HEAD and OPTIONS", () =>
+    same(
+      (app, e) => {
+        app.get("/plain", (req: AnyExpress, res: AnyExpress) => res.send(`plain ${req.url} ${JSON.stringify(req.params)}`));
+        app.post("/only-post", (_req: AnyExpress, res: AnyExpress) => res.send("posted"));
+        const admin = e.Router();
+        admin.get("/", (req: AnyExpress, res: AnyExpress) => res.send(`admin root ${req.baseUrl} ${req.url}`));
+        admin.get("/Panel", (req: AnyExpress, res: AnyExpress) => res.send(`panel ${req.baseUrl} ${req.originalUrl}`));
+        app.use("/admin", admin);
+        const strict = e({ engine: undefined });
+        strict.enable("strict routing");
+        strict.enable("case sensitive routing");
+        strict.get("/exact/", (_req: AnyExpress, res: AnyExpress) => res.send("exact with slash"));
+        strict.get("/Exact", (_req: AnyExpress, res: AnyExpress) => res.send("Exact"));
+        app.use("/strict", strict);
+        // Whatever the routes above passed over reaches here with its URL as it came.
+        app.use((req: AnyExpress, res: AnyExpress) => res.status(404).send(`fell through ${req.method} ${req.url} ${req.baseUrl}`));
+      },
+      [
+        { path: "/plain" },
+        { path: "/PLAIN/" },
+        { path: "/plain//" },
+        { path: "/plainer" },
+        { path: "/plain/more" },
+        { path: "/plain?x=1" },
+        { method: "HEAD", path: "/plain" },
+        { method: "POST", path: "/plain" },
+        { path: "/only-post" },
+        { method: "OPTIONS", path: "/plain" },
+        { path: "/admin" },
+        { path: "/ADMIN/" },
+        { path: "/admin/panel" },
+        { path: "/admin/Panel/" },
+        { path: "/administrator" },
+        { path: "/strict/exact/" },
+        { path: "/strict/exact" },
+        { path: "/strict/Exact" },
+        { path: "/strict/exact" },
+        { path: "/strict/EXACT/" },
+      ],
+    ));
+
   test("error middleware with four arguments, next('route'), sub-apps with their mountpath", () =>
     same(
       (app, e) => {
