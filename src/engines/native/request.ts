@@ -5,12 +5,12 @@ import { BodyCollector, overStreamLimit, tooLarge } from "../../body.js";
 import { withRequestHelpers } from "../../request.js";
 import { HELD_BODY, type HeadVerdict, type RequestSocket } from "../engine.js";
 import type { BodyCallback } from "../../body.js";
-import { FIRST_ONLY, headersFromRaw, rawFromText } from "./headers.js";
+import { FIRST_ONLY, headersFromRaw, headersFromText, rawFromText } from "./headers.js";
 import { FLAG_ENCODED, FLAG_HTTP11, type Endpoints, type NativeAddon, type TlsPeer } from "./load.js";
 import { peerCertificate } from "./peer-certificate.js";
 import type { NativeServer } from "./http-channels.js";
 import type { PeerCertificate } from "node:tls";
-import { ADDON, ADDRESS, BODY_ENDED, BODY_TIMEOUT, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT, VERDICT } from "../../symbols.js";
+import { ADDON, ADDRESS, BODY_ENDED, BODY_TIMEOUT, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADER_TEXT, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT, VERDICT } from "../../symbols.js";
 
 /**
  * What Cog's request helpers need, from the native engine. The engine has parsed and framed the
@@ -28,6 +28,7 @@ class NativeRequestBase {
   /** @internal */ declare [ADDON]: NativeAddon;
   /** @internal */ declare [RAW]: string[] | null;
   /** @internal */ declare [HEADERS]: IncomingHttpHeaders | null;
+  /** @internal */ declare [HEADER_TEXT]: string | null;
   /** @internal */ declare [ADDRESS]: string | undefined;
   /** @internal Set on the app's request class when the server serves TLS. */ declare [ENCRYPTED]: boolean;
   /** @internal */ declare [SOCKET]: NativeSocket | null;
@@ -72,11 +73,16 @@ class NativeRequestBase {
   }
 
   get rawHeaders(): string[] {
-    return (this[RAW] ??= this[GONE] ? [] : rawFromText(this[ADDON].headers(this[ID])));
+    return (this[RAW] ??= rawFromText(this.headerText()));
   }
 
   get headers(): IncomingHttpHeaders {
-    return (this[HEADERS] ??= headersFromRaw(this.rawHeaders));
+    return (this[HEADERS] ??= this[RAW] !== null ? headersFromRaw(this[RAW]) : headersFromText(this.headerText()));
+  }
+
+  /** The header lines as the engine hands them over (one string, see headers.ts), fetched once. */
+  private headerText(): string {
+    return (this[HEADER_TEXT] ??= this[GONE] ? "" : this[ADDON].headers(this[ID]));
   }
   set headers(headers: IncomingHttpHeaders) {
     this[HEADERS] = headers;
@@ -144,6 +150,7 @@ Object.assign(NativeRequestBase.prototype, {
   httpVersionMajor: 1,
   [RAW]: null,
   [HEADERS]: null,
+  [HEADER_TEXT]: null,
   [ADDRESS]: undefined,
   [ENCRYPTED]: false,
   [SOCKET]: null,
