@@ -15,7 +15,7 @@ import * as req from "./request.js";
 import * as res from "./response.js";
 import { Router as CogRouter } from "./router.js";
 import * as server from "./server.js";
-import type { ExpressFactory } from "./types.js";
+import type { ExpressFactory, Router as RouterType } from "./types.js";
 
 markBases(req.request, res.response);
 
@@ -42,3 +42,5 @@ const { application, request, response, Route, Router, json, raw, text, urlencod
 const serveStatic = express.static;
 export { application, request, response, Route, Router, json, raw, serveStatic as static, text, urlencoded, createServer };
 export type * from "./types.js";
+// Router is a type as well as a value, as in @types/express (`const router: Router = Router()`).
+export type Router = RouterType;
