@@ -5,7 +5,18 @@ import { createServer as createHttps } from "node:https";
 import { HOST, PORT, PROTO, serve, tlsFiles } from "./processes.mjs";
 import { HELLO, HELLO_JSON } from "./scenarios.mjs";
 
+// static-h2: the arena's files, from disk, as tightly as node:http2 serves a file (respondWithFile:
+// its own reads, no stream in JavaScript), with the type of its extension.
+const TYPES = { css: "text/css", js: "text/javascript", html: "text/html", svg: "image/svg+xml", json: "application/json", woff2: "font/woff2", webp: "image/webp" };
+const STATIC = process.env.STATIC_DIR;
+
 const handler = (req, res) => {
+  if (STATIC !== undefined && req.url.startsWith("/static/") && req.stream !== undefined) {
+    const name = req.url.slice(8);
+    if (name.includes("/") || name.includes("..")) return void res.writeHead(404).end();
+    const type = TYPES[name.slice(name.lastIndexOf(".") + 1)] ?? "application/octet-stream";
+    return void req.stream.respondWithFile(`${STATIC}/${name}`, { "content-type": type }, { onError: () => req.stream.respond({ ":status": 404 }) && req.stream.end() });
+  }
   const json = req.url === "/json";
   const body = json ? HELLO_JSON : HELLO;
   res.writeHead(200, { "content-type": json ? "application/json; charset=utf-8" : "text/plain; charset=utf-8", "content-length": Buffer.byteLength(body) });

@@ -9,6 +9,7 @@ use napi_derive::napi;
 use cog_framing::response::{status_code, AppHead, HeaderBlock, KeptHeaderBlock, ReasonPhrase, RequestId};
 use crate::engine::{self, with_state, Settings};
 use crate::h1::{self, WholeBody};
+use crate::h2;
 use crate::io;
 use crate::js::{self, held, text};
 use crate::uv;
@@ -34,6 +35,8 @@ pub struct ListenOptions {
     pub reuse_port: Option<bool>,
     /// Serve TLS (see `io::tls`).
     pub tls: Option<TlsOptions>,
+    /// Serve HTTP/2 beside HTTP/1.1: by ALPN on TLS, by the connection preface on cleartext (see `h2`).
+    pub http2: Option<bool>,
 }
 
 /// The version of the interface between this addon and its JavaScript side: its exports, their
@@ -41,7 +44,7 @@ pub struct ListenOptions {
 /// (src/engines/native/load.ts, `INTERFACE_VERSION`) refuses an addon whose version is not its
 /// own, since a prebuilt platform package can be older than the JavaScript that loads it.
 /// Bump it here and there together whenever any of that interface changes.
-const INTERFACE_VERSION: u32 = 9;
+const INTERFACE_VERSION: u32 = 10;
 
 /// See `INTERFACE_VERSION`.
 #[napi]
@@ -77,13 +80,32 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
         keep_alive_timeout: u64::from(options.keep_alive_timeout),
         send_timeout: u64::from(options.send_timeout),
         check_interval: u64::from(options.timeout_check_interval),
+        h2: options.http2.unwrap_or(false).then(|| h2_settings(&options)),
     };
-    let tls = options.tls.as_ref().map(|tls| io::tls::server_config(&tls.into())).transpose().map_err(Error::from_reason)?;
+    let tls = options.tls.as_ref().map(|tls| io::tls::server_config(&tls_options(tls, options.http2.unwrap_or(false)))).transpose().map_err(Error::from_reason)?;
     let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port {} is out of range", options.port)))?;
     match engine::listen(js, &options.host, port, options.reuse_port.unwrap_or(false), settings, tls) {
         Ok((id, port)) => Ok(vec![id as u32, u32::from(port)]),
         Err(message) => Err(Error::from_reason(message)),
     }
+}
+
+/// An HTTP/2 connection's limits from the app's: those the node engine gives node:http2 (its
+/// header list as `maxHeaderSize`, room for every field that fits in it before a stream is
+/// reset), and cog-http2's defaults for the rest (see docs/decisions/http2-implementation.md).
+fn h2_settings(options: &ListenOptions) -> h2::Settings {
+    let (max_headers, max_header_size) = (options.max_headers as usize, options.max_header_size as usize);
+    let config = cog_http2::Config {
+        max_header_list_size: options.max_header_size,
+        // As node:http2's maxHeaderListPairs in the node engine (src/engines/node/engine.ts).
+        max_header_pairs: (max_headers + 5).max(max_header_size.div_ceil(32) + 1) as u32,
+        ..cog_http2::Config::default()
+    };
+    h2::Settings { config, max_headers, max_header_size, max_url_length: options.max_url_length as usize }
+}
+
+fn tls_options(o: &TlsOptions, http2: bool) -> io::tls::TlsOptions {
+    io::tls::TlsOptions { http2, ..o.into() }
 }
 
 /// What `listen` and `set_tls` take (see `io::tls::TlsOptions`).
@@ -100,7 +122,7 @@ pub struct TlsOptions {
 
 impl From<&TlsOptions> for io::tls::TlsOptions {
     fn from(o: &TlsOptions) -> Self {
-        io::tls::TlsOptions { key: o.key.clone(), cert: o.cert.clone(), ca: o.ca.clone(), request_cert: o.request_cert, reject_unauthorized: o.reject_unauthorized, tls12: o.tls12, tls13: o.tls13 }
+        io::tls::TlsOptions { key: o.key.clone(), cert: o.cert.clone(), ca: o.ca.clone(), request_cert: o.request_cert, reject_unauthorized: o.reject_unauthorized, tls12: o.tls12, tls13: o.tls13, http2: false }
     }
 }
 
@@ -108,7 +130,8 @@ impl From<&TlsOptions> for io::tls::TlsOptions {
 /// from now on use them, open ones keep theirs.
 #[napi]
 pub fn set_tls(server: u32, options: TlsOptions) -> Result<()> {
-    let config = io::tls::server_config(&(&options).into()).map_err(Error::from_reason)?;
+    let http2 = with_state(|s| s.serves_h2(server as usize));
+    let config = io::tls::server_config(&tls_options(&options, http2)).map_err(Error::from_reason)?;
     with_state(|s| s.set_tls(server as usize, config)).map_err(Error::from_reason)
 }
 

@@ -20,6 +20,8 @@ pub(crate) struct Req {
     minor: u8,
     keep_alive: bool,
     is_head: bool,
+    /// On HTTP/2, its stream (0 on HTTP/1.1).
+    stream: u32,
 }
 
 /// Where each header's name and value lie in a request's head.
@@ -75,6 +77,11 @@ impl Req {
     /// The connection it came on: its key and generation.
     pub(crate) fn conn(&self) -> (usize, u32) {
         (self.conn, self.gen)
+    }
+
+    /// Its HTTP/2 stream (0 on HTTP/1.1).
+    pub(crate) fn stream(&self) -> u32 {
+        self.stream
     }
 
     /// Its minor version (0 for HTTP/1.0).
@@ -160,6 +167,37 @@ pub(crate) fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &mut Head, 
         minor: head.minor,
         keep_alive: head.keep_alive,
         is_head: method == b"HEAD",
+        stream: 0,
+    }
+}
+
+/// The engine's record of an HTTP/2 request on `stream`: its path, then its fields (the
+/// pseudo-header fields first, as node:http2 lists them), copied into `buffer` with `headers`
+/// pointing into it (both reused: what they held is dropped). `method_index` is the method's
+/// place in `METHODS`.
+pub(crate) fn new_h2_req<'a>(key: usize, gen: u32, stream: u32, method_index: usize, path: &[u8], fields: impl Iterator<Item = (&'a [u8], &'a [u8])>, mut buffer: Vec<u8>, mut headers: HeaderRanges) -> Req {
+    buffer.clear();
+    headers.clear();
+    buffer.extend_from_slice(path);
+    for (name, value) in fields {
+        let start = buffer.len();
+        buffer.extend_from_slice(name);
+        let middle = buffer.len();
+        buffer.extend_from_slice(value);
+        headers.push((start..middle, middle..buffer.len()));
+    }
+    Req {
+        conn: key,
+        gen,
+        head: buffer,
+        method_index,
+        target: 0..path.len(),
+        path: None,
+        headers,
+        minor: 1,
+        keep_alive: true,
+        is_head: cog_framing::METHODS[method_index] == "HEAD",
+        stream,
     }
 }
 
@@ -193,6 +231,18 @@ mod tests {
         assert_eq!(r.headers().count(), 4);
         assert!(r.has_header(b"COOKIE") && !r.has_header(b"content-encoding"));
         assert_eq!(r.headers().nth(2), Some((&b"ACCEPT"[..], &b"b"[..])));
+    }
+
+    #[test]
+    fn an_http2_request_lists_its_pseudo_headers_and_fields_as_they_came() {
+        let get = cog_framing::METHODS.iter().position(|m| *m == "GET").unwrap();
+        let fields: [(&[u8], &[u8]); 4] = [(b":method", b"GET"), (b":path", b"/a?b"), (b"cookie", b"x=1"), (b"cookie", b"y=2")];
+        let r = new_h2_req(1, 2, 7, get, b"/a?b", fields.into_iter(), b"old".to_vec(), vec![(0..1, 1..2)]);
+        assert_eq!(r.request_line(), (get, &b"/a?b"[..]));
+        assert_eq!((r.stream(), r.conn(), r.is_head()), (7, (1, 2), false));
+        assert_eq!(r.headers().collect::<Vec<_>>(), fields.to_vec());
+        assert_eq!(r.header(b"cookie", false).unwrap(), b"x=1; y=2", "cookie crumbs joined as node joins them");
+        assert_eq!(r.header(b"host", false), None);
     }
 
     #[test]

@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
  * loads it. Bump it here and in native/addon/src/exports.rs (`INTERFACE_VERSION`) together whenever
  * any of that interface changes.
  */
-export const INTERFACE_VERSION = 9;
+export const INTERFACE_VERSION = 10;
 
 /** The addon's exports (native/addon/src/exports.rs). */
 export interface NativeAddon {
@@ -96,6 +96,8 @@ export interface NativeListenOptions {
   reusePort?: boolean;
   /** Serve TLS (native/addon/src/io/tls.rs). */
   tls?: NativeTlsOptions;
+  /** Serve HTTP/2 beside HTTP/1.1 (native/addon/src/h2): by ALPN on TLS, by the connection preface on cleartext. */
+  http2?: boolean;
 }
 /** See `NativeAddon.tlsPeer`: as node:tls's `authorized` and `authorizationError`, and the certificate (DER). */
 export interface Endpoints {
@@ -130,6 +132,8 @@ export const FLAG_REFUSED = 4;
 export const FLAG_ENCODED = 8;
 /** The request asks to change protocols: the connection closes after an answer other than a WebSocket's 101. */
 export const FLAG_UPGRADE = 16;
+/** The request came on an HTTP/2 stream. */
+export const FLAG_HTTP2 = 32;
 export const RESPONSE_CLOSE = 1;
 export const RESPONSE_HAS_DATE = 2;
 export const EVENT_ABORT = 1;

@@ -32,7 +32,7 @@ impl WholeBody<'_> {
 }
 
 /// What a piece of a streamed body came to.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Piece {
     /// Bytes were added for it (the engine advances, then asks `below_high_water`).
     Written,

@@ -288,6 +288,12 @@ impl Transport {
         local_address(self.fd)
     }
 
+    /// The protocol TLS's handshake agreed on by ALPN (none on cleartext, before the handshake,
+    /// or when the client offered none).
+    pub(crate) fn alpn(&self) -> Option<&[u8]> {
+        self.tls.as_ref().and_then(|tls| tls.alpn())
+    }
+
     /// What the client proved, on TLS.
     pub(crate) fn tls_peer(&self) -> Option<Peer> {
         self.tls.as_ref().map(|tls| tls.peer())
