@@ -24,15 +24,12 @@ export function headersFromRaw(raw: readonly string[]): IncomingHttpHeaders {
  */
 export function headersFromText(text: string): IncomingHttpHeaders {
   const headers: Record<string, string | string[]> = {};
-  let at = 0;
-  while (at < text.length) {
-    const nameEnd = text.indexOf("\0", at);
-    let valueEnd = text.indexOf("\0", nameEnd + 1);
-    if (valueEnd === -1) valueEnd = text.length;
-    addHeader(headers, lowerName(text.slice(at, nameEnd)), text.slice(nameEnd + 1, valueEnd));
-    at = valueEnd + 1;
-  }
+  eachLine(text, headers, addLine);
   return headers;
+}
+
+function addLine(headers: Record<string, string | string[]>, name: string, value: string): void {
+  addHeader(headers, lowerName(name), value);
 }
 
 function addHeader(headers: Record<string, string | string[]>, name: string, value: string): void {
@@ -93,20 +90,29 @@ function lowerName(name: string): string {
   return name.toLowerCase();
 }
 
-/**
- * `rawHeaders` from the engine's text of them, `name\0value\0name\0value` (one string from the
- * engine costs far less than a list of them). Every name is followed by its NUL; a value may be
- * empty, the last one too.
- */
+/** `rawHeaders` from the engine's text of them (see `eachLine`). */
 export function rawFromText(text: string): string[] {
   const raw: string[] = [];
+  eachLine(text, raw, pushLine);
+  return raw;
+}
+
+function pushLine(raw: string[], name: string, value: string): void {
+  raw.push(name, value);
+}
+
+/**
+ * Calls `take(to, name, value)` for each header line of the engine's text of them,
+ * `name\0value\0name\0value` (one string from the engine costs far less than a list of them).
+ * Every name is followed by its NUL; a value may be empty, the last one too.
+ */
+function eachLine<T>(text: string, to: T, take: (to: T, name: string, value: string) => void): void {
   let at = 0;
   while (at < text.length) {
     const nameEnd = text.indexOf("\0", at);
     let valueEnd = text.indexOf("\0", nameEnd + 1);
     if (valueEnd === -1) valueEnd = text.length;
-    raw.push(text.slice(at, nameEnd), text.slice(nameEnd + 1, valueEnd));
+    take(to, text.slice(at, nameEnd), text.slice(nameEnd + 1, valueEnd));
     at = valueEnd + 1;
   }
-  return raw;
 }
