@@ -154,6 +154,8 @@ class Walk {
   readonly savedMatched: unknown;
   readonly parentUrl: string;
   next: Next = noNext;
+  /** Whether `DEBUG` names "router", asked once per walk (debug's `enabled` is a getter). */
+  readonly debugs = debug.enabled;
 
   constructor(
     readonly router: Any,
@@ -174,8 +176,8 @@ function noNext(): void {}
 
 function handle(this: Any, req: Any, res: Any, callback: Next): void {
   if (!callback) throw new TypeError("argument callback is required");
-  if (debug.enabled) debug("dispatching %s %s", req.method, req.url);
   const walk = new Walk(this, req, res, callback, getProtohost(req.url) || "", req.params);
+  if (walk.debugs) debug("dispatching %s %s", req.method, req.url);
   const next: Next = (err) => step(walk, err);
   walk.next = next;
   req.next = next;
@@ -326,7 +328,7 @@ function proceed(walk: Walk, layer: Any, route: unknown, layerError: unknown, la
     const c = path[layerPath.length];
     if (c && c !== "/") return next(layerError);
     const protohost = walk.protohost;
-    if (debug.enabled) debug("trim prefix (%s) from url %s", layerPath, req.url);
+    if (walk.debugs) debug("trim prefix (%s) from url %s", layerPath, req.url);
     walk.removed = layerPath;
     req.url = protohost + req.url.slice(protohost.length + layerPath.length);
     if (!protohost && req.url[0] !== "/") {
@@ -335,7 +337,7 @@ function proceed(walk: Walk, layer: Any, route: unknown, layerError: unknown, la
     }
     req.baseUrl = walk.parentUrl + (layerPath[layerPath.length - 1] === "/" ? layerPath.substring(0, layerPath.length - 1) : layerPath);
   }
-  if (debug.enabled) debug("%s %s : %s", layer.name, layerPath, req.originalUrl);
+  if (walk.debugs) debug("%s %s : %s", layer.name, layerPath, req.originalUrl);
   if (layerError) layer.handleError(layerError, req, walk.res, next);
   else layer.handleRequest(req, walk.res, next);
 }
