@@ -214,18 +214,22 @@ fn value_end(block: &[u8], mut i: usize) -> usize {
 }
 
 /// Appends `n` in decimal, without allocating.
-fn push_number(out: &mut Vec<u8>, mut n: u64) {
+fn push_number(out: &mut Vec<u8>, n: u64) {
     let mut digits = [0u8; 20];
+    out.extend_from_slice(decimal(n, &mut digits));
+}
+
+/// `n` in decimal, written at the end of `digits`.
+pub fn decimal(mut n: u64, digits: &mut [u8; 20]) -> &[u8] {
     let mut i = digits.len();
     loop {
         i -= 1;
         digits[i] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
-            break;
+            return &digits[i..];
         }
     }
-    out.extend_from_slice(&digits[i..]);
 }
 
 /// The status codes Node knows, with its phrases; others get "Unknown".
@@ -362,6 +366,14 @@ fn http_date(secs: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn numbers_are_written_in_decimal() {
+        let mut digits = [0u8; 20];
+        assert_eq!(super::decimal(0, &mut digits), b"0");
+        assert_eq!(super::decimal(1_048_576, &mut digits), b"1048576");
+        assert_eq!(super::decimal(u64::MAX, &mut digits), b"18446744073709551615");
+    }
+
     #[test]
     fn header_blocks() {
         assert!(super::is_header_block(b""));

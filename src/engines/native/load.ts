@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
  * loads it. Bump it here and in native/addon/src/exports.rs (`INTERFACE_VERSION`) together whenever
  * any of that interface changes.
  */
-export const INTERFACE_VERSION = 10;
+export const INTERFACE_VERSION = 11;
 
 /** The addon's exports (native/addon/src/exports.rs). */
 export interface NativeAddon {
@@ -35,7 +35,9 @@ export interface NativeAddon {
   /** What the client of a TLS connection proved (its certificate, whether it verified); null when the request is gone or not on TLS. */
   tlsPeer(id: number): TlsPeer | null;
   /**
-   * A whole response; false when the client is gone. `block`: the header lines, or the number
+   * A whole response; false when the client is gone. `body`: a string, a Buffer, or a number:
+   * then the body is `declared` bytes of the file `openFile` kept for the request, from that
+   * position, sent in place (sendfile). `block`: the header lines, or the number
    * `keepHeaderBlock` gave for them; `flags`: RESPONSE_CLOSE, RESPONSE_HAS_DATE; `declared`: the
    * app's Content-Length or -1; `reason`: the status line's reason phrase (`statusMessage`), when
    * not the status's own; `requestId`: the id to echo in X-Request-Id after the block (so a kept
@@ -44,7 +46,15 @@ export interface NativeAddon {
    * end the status line), or a request id that isn't 1-128 visible ASCII characters. A response
    * without a reason or id pays nothing for the arguments.
    */
-  respond(id: number, status: number, block: string | number, body: string | Buffer, flags: number, declared: number, reason?: string, requestId?: string): boolean;
+  respond(id: number, status: number, block: string | number, body: string | Buffer | number, flags: number, declared: number, reason?: string, requestId?: string): boolean;
+  /**
+   * Opens `path` for request `id`'s answer on the loop's thread: 0 for a regular file, which the
+   * engine keeps for the answer (`respond` with a number as the body sends `declared` bytes of
+   * it from that position; the file is closed when the request ends, whatever its answer), its
+   * size and modification time (seconds, nanoseconds) written into `stat`; 1 for a directory;
+   * 2 for anything else; otherwise a negated errno (as libuv's errors: `util.getSystemErrorName` names it).
+   */
+  openFile(id: number, path: string, stat: Float64Array): number;
   /** Checks header lines once and keeps them; `respond` then takes the number returned. */
   keepHeaderBlock(block: string): number;
   /** The head of a streamed response, framed by `declared` (the app's Content-Length) or else chunked; its other arguments and errors as `respond`'s. */

@@ -333,13 +333,23 @@ impl State {
         if !h1.pause_body(id, paused) {
             return;
         }
+        if paused {
+            // Nothing is read from now on (`read` leaves the socket alone), but the socket is
+            // still polled until it next turns readable: the parse that follows then stops
+            // polling it (`flush`). A stream that resumes first, as one read as fast as it
+            // arrives does after nearly every piece (a piece past the stream's high-water
+            // mark pauses it), costs no system call: stopping and starting the poll at once
+            // cost ~65 epoll_ctl calls a 20 MB upload.
+            return;
+        }
         let server = conn.server;
-        // Reading stops or starts with it (`flush` sets what the connection polls for).
+        let waiting = !conn.io.input().is_empty();
+        // Reading starts again (`flush` sets what the connection polls for).
         let (_, drained) = self.flush(key);
         if !drained.is_empty() {
             self.defer(server, drained);
         }
-        if !paused && self.is_conn(key, gen) {
+        if waiting && self.is_conn(key, gen) {
             // Parse what waits in the input, from the loop (this runs inside JavaScript).
             self.mark_ready(server, key, gen);
         }

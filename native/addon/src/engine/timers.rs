@@ -37,14 +37,13 @@ impl State {
                 }
                 continue;
             }
-            if matches!(conn.proto, Protocol::H2(_)) {
-                if send_timeout > 0 && self.send_stalled(key, now, send_timeout) {
-                    self.conns[key].as_ref().unwrap().io.reset_on_close();
-                    calls.extend(self.close_conn(key));
-                    continue;
-                }
-                let conn = self.conns[key].as_mut().unwrap();
-                let Protocol::H2(h2) = &mut conn.proto else { continue };
+            if send_timeout > 0 && self.send_stalled(key, now, send_timeout) {
+                self.conns[key].as_ref().unwrap().io.reset_on_close();
+                calls.extend(self.close_conn(key));
+                continue;
+            }
+            let conn = self.conns[key].as_mut().unwrap();
+            if let Protocol::H2(h2) = &mut conn.proto {
                 match h2.sweep(now, timeouts.headers, timeouts.request, &mut self.reqs, &mut calls) {
                     h2::Swept::Busy => conn.idle_since = now,
                     // Idle past the keep-alive timeout: GOAWAY, then closed once it is written.
@@ -65,12 +64,6 @@ impl State {
                 calls.extend(drained);
                 continue;
             }
-            if send_timeout > 0 && self.send_stalled(key, now, send_timeout) {
-                self.conns[key].as_ref().unwrap().io.reset_on_close();
-                calls.extend(self.close_conn(key));
-                continue;
-            }
-            let conn = self.conns[key].as_mut().unwrap();
             let Protocol::H1(h1) = &mut conn.proto else { continue };
             match h1.sweep(&mut conn.io, now, &timeouts) {
                 Swept::Busy => conn.idle_since = now,

@@ -34,7 +34,9 @@ impl State {
         let mut budget = h2::Conn::write_budget();
         loop {
             let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (false, dropped) };
-            match conn.io.write() {
+            // A body in place sent next, in this loop: its head waits for its first bytes.
+            let more = matches!(&conn.proto, Protocol::H1(h1) if h1.in_place_follows());
+            match conn.io.write_then(more) {
                 Written::All => {}
                 Written::Blocked => break,
                 Written::Failed => {
@@ -155,6 +157,7 @@ impl State {
                 let bytes: &[u8] = match &body {
                     WholeBody::Bytes(bytes) => bytes,
                     WholeBody::Held(held) => (**held).as_ref(),
+                    WholeBody::File { .. } => return h2_file_response(h2, req, answer, body),
                 };
                 if h2.respond(req, answer, bytes) {
                     Answered::Done
@@ -291,5 +294,20 @@ impl State {
         if !calls.is_empty() {
             self.defer(server, calls);
         }
+    }
+}
+
+/// A whole response whose body is a file's range, on HTTP/2: its head (with the Content-Length
+/// JavaScript declared), the range read into DATA frames as the stream's window allows, the end.
+fn h2_file_response(h2: &mut h2::Conn, req: &Req, answer: &AppHead, body: WholeBody) -> Answered {
+    let WholeBody::File { file, offset, length } = body else { return Answered::Gone };
+    if !h2.stream_start(req, answer) {
+        return Answered::Gone;
+    }
+    let sent = !matches!(h2.stream_file(req, || Some(file), offset, length), h2::Piece::Gone);
+    if h2.stream_end(req) && sent {
+        Answered::Done
+    } else {
+        Answered::Gone
     }
 }

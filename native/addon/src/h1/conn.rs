@@ -188,6 +188,11 @@ impl Conn {
         sent
     }
 
+    /// Whether a body in place goes out as soon as the output is written (see `Queue::in_place_follows`).
+    pub(crate) fn in_place_follows(&self) -> bool {
+        self.queue.in_place_follows()
+    }
+
     /// What is left of the body in place due next (0 if none): output still to send.
     pub(crate) fn in_place_left(&self) -> u64 {
         self.queue.in_place_left()

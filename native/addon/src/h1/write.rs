@@ -20,6 +20,8 @@ pub(crate) enum WholeBody<'a> {
     Bytes(&'a [u8]),
     /// A large Buffer of the app's, held and sent where it lies.
     Held(Held),
+    /// `length` bytes of an open file from `offset`, sent where they lie (sendfile(2)).
+    File { file: std::fs::File, offset: u64, length: u64 },
 }
 
 impl WholeBody<'_> {
@@ -27,6 +29,7 @@ impl WholeBody<'_> {
         match self {
             WholeBody::Bytes(bytes) => bytes.len(),
             WholeBody::Held(held) => (**held).as_ref().len(),
+            WholeBody::File { length, .. } => *length as usize,
         }
     }
 }
@@ -44,8 +47,8 @@ pub(crate) enum Piece {
 
 impl Conn {
     /// A whole response to `req` (request `id`): the head (see `AppHead`), then the body: bytes
-    /// copied after the head, or a Buffer held and sent in place (`io::in_place`). False when the
-    /// response is not queued here.
+    /// copied after the head, or a Buffer or a file range sent in place (`io::in_place`). False
+    /// when the response is not queued here.
     pub(crate) fn respond(&mut self, io: &mut Transport, spare: &mut Spare, req: &Req, id: u64, answer: &AppHead, body: WholeBody) -> bool {
         let no_body = answer.status < 200 || answer.status == 204 || answer.status == 304;
         let framing = if no_body { BodyFraming::NoBody } else { BodyFraming::Length(body.len()) };
@@ -60,8 +63,10 @@ impl Conn {
         }) else {
             return false;
         };
-        if let (true, WholeBody::Held(held)) = (sends_body, body) {
-            self.queue.put_in_place(id, InPlaceBody::buffer(held));
+        match body {
+            WholeBody::Held(held) if sends_body => self.queue.put_in_place(id, InPlaceBody::buffer(held)),
+            WholeBody::File { file, offset, length } if sends_body && length > 0 => self.queue.put_in_place(id, InPlaceBody::file(file, offset, length)),
+            _ => {}
         }
         self.headed(id, close, Progress::Finished);
         true
@@ -236,6 +241,7 @@ fn head_options<'a>(app: &'a AppHead<'a>, req: &Req, framing: BodyFraming) -> He
 mod tests {
     use super::super::harness::Harness;
     use super::*;
+    use crate::io::in_place::InPlaceSend;
     use cog_framing::response::HeaderBlock;
 
     fn head(status: u16, declared: Option<u64>, close: bool) -> AppHead<'static> {
@@ -355,6 +361,32 @@ mod tests {
         std::fs::remove_file(&file).unwrap();
         assert_eq!(piece, Piece::Written);
         assert_eq!(h.conn.in_place_left(), 0, "2 is behind 1, still streaming");
+    }
+
+    #[test]
+    fn a_whole_response_with_a_file_sends_its_range_after_the_head_and_none_to_head() {
+        let path = std::env::temp_dir().join(format!("cog-h1-whole-{}", std::process::id()));
+        std::fs::write(&path, b"0123456789").unwrap();
+        let mut h = Harness::new();
+        h.send(b"GET /1 HTTP/1.1\r\nHost: x\r\n\r\nHEAD /2 HTTP/1.1\r\nHost: x\r\n\r\nGET /3 HTTP/1.1\r\nHost: x\r\n\r\n");
+        for (id, offset) in [(1, 2), (2, 0)] {
+            let req = h.reqs.get(id).unwrap();
+            let file = std::fs::File::open(&path).unwrap();
+            assert!(h.conn.respond(&mut h.io, &mut h.spare, req, id, &head(200, Some(4), false), WholeBody::File { file, offset, length: 4 }));
+        }
+        h.respond(3, 200, b"after");
+        std::fs::remove_file(&path).unwrap();
+        let mut out = String::new();
+        loop {
+            out += &h.received();
+            match h.conn.send_in_place(&mut h.io) {
+                InPlaceSend::Done => drop(h.promote()),
+                InPlaceSend::Idle => break,
+                _ => panic!("blocked or failed"),
+            }
+        }
+        assert_eq!(out, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n2345HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nafter");
+        assert!(h.conn.queue.is_empty());
     }
 
     #[test]

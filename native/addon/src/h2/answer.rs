@@ -7,7 +7,7 @@
 
 use super::streams::{Response, Stream};
 use crate::request::Req;
-use cog_framing::response::{refusal_body, with_date, AppHead};
+use cog_framing::response::{decimal, refusal_body, with_date, AppHead};
 use cog_http2::{code, Connection, StreamId};
 
 /// What a piece of a streamed body came to.
@@ -99,7 +99,7 @@ pub(super) fn stream_end(conn: &mut Connection, state: &Stream, stream: StreamId
 /// reset rather than left open. `length`: the Content-Length to send.
 fn head(conn: &mut Connection, stream: StreamId, answer: &AppHead, length: Option<u64>, end_stream: bool) -> bool {
     let mut digits = [0u8; 20];
-    let length = length.map(|n| (&b"content-length"[..], number(n, &mut digits)));
+    let length = length.map(|n| (&b"content-length"[..], decimal(n, &mut digits)));
     let mut date = [0u8; 29];
     let date = (!answer.has_date).then(|| {
         with_date(|now| date[..now.len().min(29)].copy_from_slice(&now[..now.len().min(29)]));
@@ -123,19 +123,6 @@ fn lines(block: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
     })
 }
 
-/// `n` in decimal, in `digits`.
-fn number(mut n: u64, digits: &mut [u8; 20]) -> &[u8] {
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return &digits[i..];
-        }
-    }
-}
-
 /// Answers a request the engine refuses itself (a method it can't hand to JavaScript): the
 /// status and a JSON body in Cog's error format, as HTTP/1.1's refusals.
 pub(super) fn refuse(conn: &mut Connection, stream: StreamId, status: u16, message: &str) {
@@ -143,7 +130,7 @@ pub(super) fn refuse(conn: &mut Connection, stream: StreamId, status: u16, messa
     let mut digits = [0u8; 20];
     let mut date = [0u8; 29];
     with_date(|now| date[..now.len().min(29)].copy_from_slice(&now[..now.len().min(29)]));
-    let fields: [(&[u8], &[u8]); 3] = [(b"content-type", b"application/json; charset=utf-8"), (b"content-length", number(body.len() as u64, &mut digits)), (b"date", &date)];
+    let fields: [(&[u8], &[u8]); 3] = [(b"content-type", b"application/json; charset=utf-8"), (b"content-length", decimal(body.len() as u64, &mut digits)), (b"date", &date)];
     if conn.respond(stream, status, &fields, false).is_ok() {
         let _ = conn.send_data(stream, body.as_bytes(), true);
     }
@@ -158,13 +145,5 @@ mod tests {
         let fields: Vec<_> = lines(b"content-type: text/plain\r\nx-empty: \r\nset-cookie: a=b; Path=/\r\n").collect();
         assert_eq!(fields, [(&b"content-type"[..], &b"text/plain"[..]), (b"x-empty", b""), (b"set-cookie", b"a=b; Path=/")]);
         assert_eq!(lines(b"").count(), 0);
-    }
-
-    #[test]
-    fn numbers_are_written_in_decimal() {
-        let mut digits = [0u8; 20];
-        assert_eq!(number(0, &mut digits), b"0");
-        assert_eq!(number(1_048_576, &mut digits), b"1048576");
-        assert_eq!(number(u64::MAX, &mut digits), b"18446744073709551615");
     }
 }

@@ -383,7 +383,7 @@ fn convert(conn: &mut Connection, streams: &mut Streams, gathering: &mut Vec<(St
                     Verdict::App { method, body, flags, problem } => {
                         let id = place.reqs.next_id();
                         let fields = req.pseudo_headers().chain(req.headers.iter());
-                        let record = new_h2_req(place.key, place.gen, stream, method, req.path, fields, place.spare.head(), place.spare.headers());
+                        let record = new_h2_req(place.key, place.gen, stream, method, req.path, fields, (place.spare.head(), place.spare.headers()));
                         place.reqs.insert(id, record);
                         let arriving = matches!(body, Body::Follows(_));
                         if arriving {
