@@ -190,8 +190,18 @@ impl State {
     pub(crate) fn close_conn(&mut self, key: usize) -> Vec<Event> {
         let Some(mut conn) = self.conns.get_mut(key).and_then(Option::take) else { return Vec::new() };
         self.free_conns.push(key);
-        conn.io.close();
         let mut calls = Vec::new();
+        if conn.in_batch {
+            // The batch being served corks the connection's output until it ends: what was
+            // answered meanwhile goes out first, as far as the socket takes it now, as it would
+            // have without the cork. (The drain ends, and cuts the connections left, inside the
+            // batch whose answer was the last one in flight: that answer was lost with them.)
+            match &mut conn.proto {
+                Protocol::H1(h1) => drop(h1.write_out(&mut conn.io, &mut self.reqs, &mut self.spare, &mut calls)),
+                Protocol::Ws(_) => drop(conn.io.write()),
+            }
+        }
+        conn.io.close();
         match &mut conn.proto {
             Protocol::H1(h1) => h1.close(&mut self.reqs, &mut calls),
             Protocol::Ws(ws) => self.ws_closed(ws, &mut calls),

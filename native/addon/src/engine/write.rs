@@ -7,7 +7,6 @@
 
 use crate::events::Event;
 use crate::h1::{self, Piece, WholeBody};
-use crate::io::in_place::InPlaceSend;
 use crate::io::{Transport, Written, HIGH_WATER};
 use crate::request::Req;
 use crate::spare::Spare;
@@ -19,26 +18,15 @@ impl State {
     /// Writes pending output. Returns whether parsing may resume, and drain events for streams.
     pub(crate) fn flush(&mut self, key: usize) -> (bool, Vec<Event>) {
         let mut dropped = Vec::new();
-        loop {
-            let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (false, dropped) };
-            match conn.io.write() {
-                Written::All => {}
-                Written::Blocked => break,
-                Written::Failed => {
-                    dropped.extend(self.close_conn(key));
-                    return (false, dropped);
-                }
-            }
-            // All written: a body in place due next goes out now, then the responses behind it.
-            let Protocol::H1(h1) = &mut conn.proto else { break };
-            match h1.send_in_place(&mut conn.io) {
-                InPlaceSend::Done => dropped.extend(h1.promote(&mut conn.io, &mut self.reqs, &mut self.spare)),
-                InPlaceSend::Failed => {
-                    dropped.extend(self.close_conn(key));
-                    return (false, dropped);
-                }
-                InPlaceSend::Idle | InPlaceSend::Blocked => break,
-            }
+        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (false, dropped) };
+        let written = match &mut conn.proto {
+            // The output, then a body in place due next, then the responses behind it.
+            Protocol::H1(h1) => h1.write_out(&mut conn.io, &mut self.reqs, &mut self.spare, &mut dropped),
+            Protocol::Ws(_) => conn.io.write(),
+        };
+        if let Written::Failed = written {
+            dropped.extend(self.close_conn(key));
+            return (false, dropped);
         }
         self.conns[key].as_mut().unwrap().io.settle_output(&mut self.spare, HIGH_WATER);
         let pending = self.unsent(key);

@@ -8,8 +8,8 @@
 use super::body::Handover;
 use super::conn::{Conn, Stream};
 use crate::events::Event;
-use crate::io::in_place::{Held, InPlaceBody};
-use crate::io::{Transport, HIGH_WATER};
+use crate::io::in_place::{Held, InPlaceBody, InPlaceSend};
+use crate::io::{Transport, Written, HIGH_WATER};
 use crate::queue::{Progress, Promoted, Target};
 use crate::request::{Req, Requests};
 use crate::spare::Spare;
@@ -217,6 +217,24 @@ impl Conn {
         dropped
     }
 
+    /// Writes what is answered, as far as the socket takes it now: the output, then each body in
+    /// place due and the responses complete behind it (`promote`, whose abort events go to
+    /// `dropped`). Failed: the socket failed, and the connection must close.
+    pub(crate) fn write_out(&mut self, io: &mut Transport, reqs: &mut Requests, spare: &mut Spare, dropped: &mut Vec<Event>) -> Written {
+        loop {
+            match io.write() {
+                Written::All => {}
+                other => return other,
+            }
+            match self.send_in_place(io) {
+                InPlaceSend::Done => dropped.extend(self.promote(io, reqs, spare)),
+                InPlaceSend::Failed => return Written::Failed,
+                InPlaceSend::Blocked => return Written::Blocked,
+                InPlaceSend::Idle => return Written::All,
+            }
+        }
+    }
+
     /// Writes bytes of response `id` where they belong now (`Queue::target`): the output (a buffer
     /// from `spare` if it has none), or what the response holds. None if it isn't queued.
     fn write<R>(&mut self, io: &mut Transport, spare: &mut Spare, id: u64, write: impl FnOnce(&mut Vec<u8>, &mut Stream) -> R) -> Option<R> {
@@ -272,6 +290,33 @@ mod tests {
         assert_eq!(h.received(), "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\noneHTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\ntwo");
         assert!(h.reqs.get(1).is_none() && h.reqs.get(2).is_none(), "answered requests are let go");
         assert!(!h.conn.finished(), "the connection is kept alive");
+    }
+
+    /// The drain: the server stops while request 1 is in flight; request 2, pipelined behind it,
+    /// is refused (503, closing) before 1 is answered, and both answers are given in the same
+    /// batch, whose output the engine corks. Cut then (the drain is over), the connection first
+    /// writes what was answered (`write_out`): 1's answer, then 2's, in order, and nothing is aborted.
+    #[test]
+    fn answers_corked_before_a_cut_are_written_in_order() {
+        let mut h = Harness::new();
+        h.send(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert!(!h.conn.close_when_idle(&h.io), "busy: it closes once answered");
+        let (events, _) = h.send(b"GET /late HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert_eq!(super::super::harness::requests(&events), [2], "a request arriving meanwhile is read, for the app to refuse");
+        let late = h.reqs.get(2).unwrap();
+        assert!(h.conn.respond(&mut h.io, &mut h.spare, late, 2, &head(503, None, true), WholeBody::Bytes(b"draining")));
+        assert!(h.promote().is_empty(), "held behind the answer still due before it");
+        let first = h.reqs.get(1).unwrap();
+        assert!(h.conn.respond(&mut h.io, &mut h.spare, first, 1, &head(200, None, false), WholeBody::Bytes(b"done")));
+        assert!(h.promote().is_empty());
+        let mut dropped = Vec::new();
+        assert!(matches!(h.conn.write_out(&mut h.io, &mut h.reqs, &mut h.spare, &mut dropped), Written::All));
+        assert!(dropped.is_empty());
+        let out = String::from_utf8(crate::io::socket::read_all(h.client)).unwrap();
+        let (first, late) = out.split_at(out.find("HTTP/1.1 503").expect(&out));
+        assert!(first.starts_with("HTTP/1.1 200 OK\r\n") && first.ends_with("\r\n\r\ndone"), "{out}");
+        assert!(late.contains("Connection: close\r\n") && late.ends_with("\r\n\r\ndraining"), "{out}");
+        assert!(h.conn.finished(), "nothing left: the connection closes");
     }
 
     #[test]
