@@ -179,6 +179,8 @@ impl Conn {
     }
 
     /// Sends the body in place of the oldest response, if it is due (all before it written).
+    // Inlined into `write_out`, see `Transport::write`.
+    #[inline(always)]
     pub(crate) fn send_in_place(&mut self, io: &mut Transport) -> InPlaceSend {
         let Some(body) = self.queue.in_place_due() else { return InPlaceSend::Idle };
         let sent = io.send_in_place(body);

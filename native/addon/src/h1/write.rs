@@ -220,6 +220,8 @@ impl Conn {
     /// Writes what is answered, as far as the socket takes it now: the output, then each body in
     /// place due and the responses complete behind it (`promote`, whose abort events go to
     /// `dropped`). Failed: the socket failed, and the connection must close.
+    // Inlined into the engine's `flush`, see `Transport::write`.
+    #[inline(always)]
     pub(crate) fn write_out(&mut self, io: &mut Transport, reqs: &mut Requests, spare: &mut Spare, dropped: &mut Vec<Event>) -> Written {
         loop {
             match io.write() {
