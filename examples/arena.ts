@@ -291,16 +291,16 @@ if (cluster.isPrimary) {
     json(server);
     return server;
   }, "https/1.1");
-  // baseline-h2 and static-h2: HTTP/2 over TLS (ALPN h2, HTTP/1.1 for clients without it), node engine.
+  // baseline-h2 and static-h2: HTTP/2 over TLS (ALPN h2, HTTP/1.1 for clients without it), on the app's engine.
   await extra(process.env.H2_PORT, () => {
-    const server = new Cog({ http2: true, tls: tls() });
+    const server = new Cog({ engine, http2: true, tls: tls() });
     sums(server, "/baseline2", { post: false });
     staticFiles(server);
     return server;
   }, "h2");
-  // baseline-h2c and json-h2c: HTTP/2 cleartext with prior knowledge, no HTTP/1.1 on that port; node engine.
+  // baseline-h2c and json-h2c: HTTP/2 cleartext with prior knowledge, on the app's engine.
   await extra(process.env.H2C_PORT, () => {
-    const server = new Cog({ http2: "h2c" });
+    const server = new Cog({ engine, http2: "h2c" });
     sums(server, "/baseline2", { post: false });
     json(server);
     return server;

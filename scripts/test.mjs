@@ -24,9 +24,15 @@ function testFiles(dir) {
 const contract = testFiles("contract");
 const once = [...testFiles("unit"), ...testFiles("system"), ...testFiles("engines")];
 
+// Two test files at a time: most of a file's time is spent waiting (timeouts that must expire,
+// servers and services starting, clients that stop reading), and every file owns its ports, temporary
+// directories and services, so two share the machine's cores without meeting. One at a time (Node's
+// default on two cores) took CI's four Node majors past half an hour.
+const CONCURRENCY = 2;
+
 function run(engine, files) {
-  console.log(`\n# engine: ${engine} (${files.length} test files)`);
-  const result = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-reporter=spec", ...files], {
+  console.log(`\n# engine: ${engine} (${files.length} test files, ${CONCURRENCY} at a time)`);
+  const result = spawnSync(process.execPath, ["--import", "tsx", "--test", `--test-concurrency=${CONCURRENCY}`, "--test-reporter=spec", ...files], {
     stdio: "inherit",
     env: { ...process.env, COG_ENGINE: engine },
   });

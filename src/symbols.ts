@@ -2,7 +2,7 @@
  * Cog's private state on requests and responses sits under these symbols, so that no
  * middleware's property (`req.id`, `req.session`, `res.locals`…) can collide with it, and none
  * shows in the public types. One registry, so that every such name is found in one place; the
- * engine contract's own symbols (HOST, WEBSOCKET, SEND_FILE, FRAME_BODY, ECHO_REQUEST_ID) are
+ * engine contract's own symbols (HOST, WEBSOCKET, SEND_FILE, OPEN_FILE, FRAME_BODY, ECHO_REQUEST_ID…) are
  * in src/engines/engine.ts. This file imports nothing.
  */
 

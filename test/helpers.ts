@@ -35,9 +35,11 @@ export async function serve(
 
 /**
  * Sends raw bytes over a real socket and returns everything the server wrote
- * until it closed the connection or went quiet for `quietMs`.
+ * until it closed the connection, went quiet for `quietMs`, or (when given) `complete` says all
+ * that is awaited has come: a test that knows what it waits for need not bet on a quiet period
+ * long enough for a loaded machine.
  */
-export function raw(port: number, bytes: string | Buffer | Array<string | Buffer>, quietMs = 300): Promise<string> {
+export function raw(port: number, bytes: string | Buffer | Array<string | Buffer>, quietMs = 300, complete?: (text: string) => boolean): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, "127.0.0.1");
     const chunks: Buffer[] = [];
@@ -53,7 +55,8 @@ export function raw(port: number, bytes: string | Buffer | Array<string | Buffer
     };
     socket.on("data", (chunk) => {
       chunks.push(chunk);
-      arm();
+      if (complete?.(Buffer.concat(chunks).toString("latin1"))) done();
+      else arm();
     });
     socket.on("end", done);
     socket.on("close", done);

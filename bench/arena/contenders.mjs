@@ -16,6 +16,7 @@ export const ARENA_CONTENDERS = [
   { name: "express", engine: "node", workers: "cluster", file: "bench/arena/contenders/express.mjs", package: "express", unable: {}, about: "express.static (no precompressed variants), compression, express.json/text, zod" },
   { name: "ultimate-express", engine: "uws", file: "bench/arena/contenders/ultimate-express.mjs", package: "ultimate-express", unable: {}, about: "the Express app above on uWebSockets.js" },
   { name: "hyper-express", engine: "uws", file: "bench/arena/contenders/hyper-express.mjs", package: "hyper-express", unable: { static: "HyperExpress has no static file handler", "json-comp": "HyperExpress has no compression middleware" }, about: "on uWebSockets.js; zod" },
+  { name: "uws", engine: "uws", bare: true, file: "bench/arena/contenders/uws.mjs", package: "uWebSockets.js", only: ["upload"], about: "bare uWebSockets.js, hand-written (onData, the bytes counted): the ceiling for upload on uWS.js" },
   { name: "nginx", engine: "nginx", runtime: "sh", file: "bench/arena/contenders/nginx.sh", only: ["static"], about: "Debian's nginx, one process, sendfile, gzip_static on: the ceiling for static" },
   { name: "elysia-bun", engine: "bun", runtime: "bun", file: "bench/arena/contenders/elysia-bun.mjs", package: "elysia", unable: { static: "@elysiajs/static is not installed here", "json-comp": "Elysia has no compression of its own" }, about: "Elysia on Bun: its t schemas, the request body stream for uploads" },
 ];

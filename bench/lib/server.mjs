@@ -15,8 +15,22 @@ process.once("exit", () => {
 /**
  * @returns {Promise<{pid:number, port:number, stop():Promise<void>, sampler():Sampler}>}
  * Rejects with the server's own output when it fails to start, so the runner can print why.
+ * Without `port`, a free one is chosen, and chosen again if another process took it before the
+ * server listened (a port the kernel just said was free is also what it gives the next client's
+ * connect(): with tests running beside each other, that happens).
  */
-export function startServer({ runtime, args = [], file, port, cpu, env = {}, cwd }) {
+export async function startServer(options) {
+  if (options.port !== undefined) return startOn(options);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOn({ ...options, port: await freePort() });
+    } catch (err) {
+      if (attempt === 3 || !/EADDRINUSE/.test(err.message)) throw err;
+    }
+  }
+}
+
+function startOn({ runtime, args = [], file, port, cpu, env = {}, cwd }) {
   const child = spawn(...pin(cpu, runtime, [...args, file]), {
     cwd,
     env: { ...process.env, ...env, PORT: String(port), NODE_ENV: "production" },

@@ -8,5 +8,7 @@ await serve(async () => {
   const app = Fastify({ https, http2: PROTO === "h2" || PROTO === "h2c" });
   app.get("/", async () => HELLO);
   app.get("/json", async () => ({ message: HELLO }));
+  // static-h2: the arena's files, from disk.
+  if (process.env.STATIC_DIR) await app.register((await import("@fastify/static")).default, { root: process.env.STATIC_DIR, prefix: "/static/" });
   await app.listen({ port: PORT, host: HOST });
 });

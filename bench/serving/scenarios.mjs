@@ -2,24 +2,35 @@
 // HTTP/2, and the same app on 1 and 2 worker processes. Every contender answers GET / and
 // GET /json alike (checked before timing, over the scenario's protocol: ./check.mjs).
 
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { STATIC_FILES, staticDir } from "../arena/static-files.mjs";
+
 export const HELLO = "Hello, World!";
 export const HELLO_JSON = JSON.stringify({ message: HELLO });
 
 const ANSWERS = {
   "/": { type: /^text\/plain/, body: () => HELLO },
   "/json": { type: /^application\/json/, json: { message: HELLO } },
+  "/static/reset.css": { type: /^text\/css/, body: () => readFileSync(join(staticDir(), "reset.css"), "utf8") },
 };
+
+/** The arena's 20 static files (bench/arena/static-files.mjs, HttpArena's names and sizes), which static-h2 asks for in turn. */
+const STATIC_PATHS = STATIC_FILES.map((f) => `/static/${f.name}`);
 
 /**
  * `protocol`: http (HTTP/1.1), tls (HTTPS/1.1), h2 (HTTP/2 over TLS, ALPN) or h2c (cleartext,
  * prior knowledge). `tool`: the load generator (wrk speaks HTTP/1.1 with or without TLS, h2load
- * HTTP/2); `streams`: h2load's concurrent streams per connection. `workers`: the scenario runs
+ * HTTP/2); `streams`: h2load's concurrent streams per connection; `parallel`: what each load
+ * generator asks for, when not `path` alone (static-h2: the files in turn, from STATIC_DIR, which
+ * every contender serves under /static/). `workers`: the scenario runs
  * each contender that can with that many processes each, unpinned (they need both cores).
  */
 export const SERVING_SCENARIOS = [
   { id: "json-tls", title: "JSON over HTTPS/1.1", protocol: "tls", path: "/json", tool: "wrk", connections: 50, sends: "GET /json over HTTP/1.1 with TLS (wrk, keep-alive)" },
   { id: "baseline-h2", title: "Plain text over HTTP/2 with TLS", protocol: "h2", path: "/", tool: "h2load", connections: 50, streams: 10, sends: "GET / over HTTP/2 with TLS, ALPN h2 (h2load)" },
   { id: "json-h2c", title: "JSON over cleartext HTTP/2", protocol: "h2c", path: "/json", tool: "h2load", connections: 50, streams: 10, sends: "GET /json over cleartext HTTP/2 with prior knowledge (h2load)" },
+  { id: "static-h2", title: "Static files over HTTP/2 with TLS", protocol: "h2", path: "/static/reset.css", tool: "h2load", connections: 50, streams: 10, parallel: () => [{ paths: STATIC_PATHS }], sends: "GET the arena's 20 static files (3-300 KB, about 840 KB in all) in turn over HTTP/2 with TLS, ALPN h2 (h2load -i), each server reading them from disk" },
   { id: "workers", title: "JSON over HTTP/1.1 from 1 and 2 worker processes", protocol: "http", path: "/json", tool: "wrk", connections: 50, workers: [1, 2], sends: "GET /json over HTTP/1.1 (wrk) to each contender run with 1, then 2 worker processes on one port; servers and wrk share both cores" },
 ];
 

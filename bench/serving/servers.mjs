@@ -6,8 +6,9 @@ import { rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { unableReason } from "../arena/contenders.mjs";
+import { staticDir } from "../arena/static-files.mjs";
 import { makeCertificate } from "../lib/certificate.mjs";
-import { freePort, startServer } from "../lib/server.mjs";
+import { startServer } from "../lib/server.mjs";
 import { checkServing } from "./check.mjs";
 import { servingEntries } from "./contenders.mjs";
 import { SERVING_ROUTES } from "./scenarios.mjs";
@@ -42,11 +43,11 @@ export async function startServing({ scenarios, contenders, runtimeOf, serverCpu
         skip(runtime.reason);
         continue;
       }
-      const env = { ...contender.env, PROTO: scenario.protocol, ...(certs && { TLS_KEY: certs.key, TLS_CERT: certs.cert }) };
+      const env = { ...contender.env, PROTO: scenario.protocol, STATIC_DIR: staticDir(), ...(certs && { TLS_KEY: certs.key, TLS_CERT: certs.cert }) };
       if (contender.workers !== undefined) env.WORKERS = String(contender.workers);
       let server;
       try {
-        server = await startServer({ runtime: runtime.path, file: join(here, contender.file), port: await freePort(), cpu: scenario.workers ? null : serverCpu, env });
+        server = await startServer({ runtime: runtime.path, file: join(here, contender.file), cpu: scenario.workers ? null : serverCpu, env });
       } catch (err) {
         skip(`could not start: ${startFailure(err.message)}`);
         continue;

@@ -39,7 +39,7 @@ export class AppCore {
   /** Checks every option (a typo fails here, when the app is made, rather than in production). */
   constructor(options: CogOptions) {
     const limits = (this.limits = resolveLimits(options));
-    const engine: EngineName = chooseEngine(options.engine, options.http2 !== undefined && options.http2 !== false);
+    const engine: EngineName = chooseEngine(options.engine);
     if (options.tls !== undefined) serverTlsOptions(options.tls);
     else if (options.http2 === true) throw new TypeError('http2: true serves HTTP/2 over TLS and needs the tls option ({ key, cert }); for cleartext HTTP/2 use http2: "h2c"');
     const logErrors = options.logErrors ?? true;

@@ -366,3 +366,36 @@ export const SEND_FILE: unique symbol = Symbol("cog.sendFile");
 export interface FileSending {
   [SEND_FILE](read: Buffer, file: import("node:fs/promises").FileHandle, position: number, length: number, done: (err: Error | null) => void): void;
 }
+
+/**
+ * Files the engine opens and sends itself, an optional pair of methods of an engine's response,
+ * for the file helpers (`serveStatic`, `res.sendFile`) to use in place of fs.promises when the
+ * response has them. `[OPEN_FILE](path)` opens a file for this response synchronously, on the
+ * engine's own thread (the native engine: open(2) and fstat(2) on the loop, where each
+ * fs.promises call is a round trip through libuv's thread pool), and answers what is there,
+ * `{ isFile, isDirectory, size, mtimeMs }` (as Node's `Stats` has them), or the code of the
+ * error that kept it from opening ("ENOENT", "EACCES"…, as Node's errors have it), returned
+ * rather than thrown: a missing precompressed variant is an everyday answer, and an exception
+ * costs more than the open. The engine keeps a regular file for the response,
+ * in place of one kept before (the response sends the last one opened: a precompressed
+ * variant found after the file itself), and closes it when the response ends, whatever its
+ * answer. `[SEND_OPENED_FILE](position, length)` answers with the head as it stands (its
+ * Content-Length set to `length` by the caller) and `length` bytes of that file from
+ * `position`, and ends the response. JavaScript never holds the descriptor; the bytes never
+ * pass through it. Node's engine has neither method.
+ */
+export const OPEN_FILE: unique symbol = Symbol("cog.openFile");
+export const SEND_OPENED_FILE: unique symbol = Symbol("cog.sendOpenedFile");
+
+/** What `OPEN_FILE` found at a path. */
+export interface OpenedFile {
+  isFile: boolean;
+  isDirectory: boolean;
+  size: number;
+  mtimeMs: number;
+}
+
+export interface FileOpening {
+  [OPEN_FILE](path: string): OpenedFile | string;
+  [SEND_OPENED_FILE](position: number, length: number): void;
+}

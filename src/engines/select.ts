@@ -9,21 +9,16 @@ const ENGINES: readonly EngineName[] = ["node", "native", "auto"];
 const debug = debuglog("cog");
 
 /**
- * The engine option checked against the others, when the app is made: the engine to start
- * ("auto" becomes "node" when only the node engine can serve what was asked, HTTP/2).
+ * The engine option checked, when the app is made: the engine to start (every engine serves
+ * HTTP/1.1 and HTTP/2; "auto" picks native where its addon loads, when it starts).
  */
-export function chooseEngine(engine: EngineName | undefined, http2: boolean): EngineName {
+export function chooseEngine(engine: EngineName | undefined): EngineName {
   const name = engine ?? "node";
   if ((name as string) === "uws") {
     throw new RangeError('engine "uws" was retired: use engine: "native", Cog\'s own engine, which serves what a bare uWebSockets.js server serves without its install problems (see docs/engines.md)');
   }
   if (!ENGINES.includes(name)) throw new RangeError(`engine must be one of ${ENGINES.map((e) => `"${e}"`).join(", ")}; got ${String(name)}`);
-  if (!http2) return name;
-  if (name === "native") {
-    throw new RangeError('The native engine serves HTTP/1.1 only (cleartext or TLS): http2 needs engine: "node" (or "auto", which picks it), or an HTTP/2-terminating proxy in front of the native engine (see docs/guide/deployment.md)');
-  }
-  // "auto" picks the engine that can serve what was asked.
-  return "node";
+  return name;
 }
 
 /** The engine named, loaded on demand (an app on one engine never loads the other); "auto": native where its addon loads. */

@@ -80,7 +80,7 @@ function hostFor(app: App): EngineHost {
 
 /** The engine for an app, made (not listening yet) from its options. */
 function engineFor(app: App, options: ExpressOptions): Engine {
-  const name = chooseEngine(options.engine, options.http2 !== undefined && options.http2 !== false);
+  const name = chooseEngine(options.engine);
   if (options.tls !== undefined) serverTlsOptions(options.tls);
   return startEngineNow(name, { host: hostFor(app), limits: resolveLimits(options), strict: options.strict ?? false, options });
 }

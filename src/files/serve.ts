@@ -1,4 +1,11 @@
+import { promises as fs } from "node:fs";
 import type { Handler } from "../core/chain.js";
+
+/**
+ * `fs.promises.open` as Node made it, taken when Cog loads: files are opened by the engine
+ * itself only while it is still that one (see `engineFiles` in server.ts).
+ */
+export const NODE_OPEN = fs.open;
 
 /** How a file is sent, by `serveStatic` and `res.sendFile` alike. */
 export interface FileOptions {

@@ -5,13 +5,13 @@ import { contentType } from "mime-types";
 import Negotiator from "negotiator";
 import parseRange from "range-parser";
 import type { Handler, Next } from "../core/chain.js";
-import { SEND_FILE, type FileSending, type ResponseSurface } from "../engines/engine.js";
+import { OPEN_FILE, SEND_FILE, SEND_OPENED_FILE, type FileOpening, type FileSending, type OpenedFile, type ResponseSurface } from "../engines/engine.js";
 import { HttpError } from "../errors.js";
 import { streamFileRange } from "./range-stream.js";
-import type { Request } from "../request.js";
+import type { InternalRequest, Request } from "../request.js";
 import type { InternalResponse, Response } from "../response.js";
 import { VALIDATES } from "../symbols.js";
-import type { FileOptions, SendFileOptions, StaticOptions } from "./serve.js";
+import { NODE_OPEN, type FileOptions, type SendFileOptions, type StaticOptions } from "./serve.js";
 
 /**
  * Files from disk as responses: the part of `serveStatic`, `res.sendFile` and `res.download`
@@ -27,12 +27,17 @@ const NEGOTIATED = [...Object.keys(VARIANTS), "identity"];
 /** Codes of a path that names nothing servable: the file is simply not there. */
 const MISSING = new Set(["ENOENT", "ENOTDIR", "ENAMETOOLONG", "ELOOP", "EISDIR"]);
 
+/** What is at a path: open through fs.promises (`file`), or held by the engine (`file` null: see `engineFiles`). */
 interface Opened {
-  file: FileHandle;
-  stat: Stats;
+  file: FileHandle | null;
+  stat: OpenedFile;
 }
 
-/** A file to send: open on disk (read as it is sent; the sender closes it), or its bytes from the cache. */
+/**
+ * A file to send: open through fs.promises (`file`: read as it is sent; the sender closes it),
+ * held by the engine (`file` and `bytes` null: it sends the file and closes it), or its bytes
+ * from the cache.
+ */
 interface Found {
   size: number;
   mtimeMs: number;
@@ -87,14 +92,27 @@ function cacheOf(option: StaticOptions["cache"]): FileCache | null {
   return new FileCache(limits.maxFileBytes ?? 256 * 1024, limits.maxBytes ?? 64 * 1024 * 1024);
 }
 
+/**
+ * How this response's files are opened and sent: by the engine itself, on its own thread
+ * (`OPEN_FILE`: the native engine opens, reads and sends them on the loop, no thread pool),
+ * or else through fs.promises (null). Not with the cache, which reads files into memory; not
+ * when a middleware wrapped `res.write` or `res.end` (compression), which must see the bytes;
+ * and not when `fs.promises.open` is no longer Node's own (an instrumentation, a test watching
+ * which paths are opened): files are then opened through it, where it sees them.
+ */
+function engineFiles(res: Response, cache: FileCache | null): FileOpening | null {
+  if (cache !== null || !(OPEN_FILE in res) || Object.hasOwn(res, "write") || Object.hasOwn(res, "end") || fs.open !== NODE_OPEN) return null;
+  return res as unknown as FileOpening;
+}
+
 /** A regular file at `path` (from the cache if there is one), or null if there is none. */
-async function findFile(path: string, cache: FileCache | null): Promise<Found | null> {
+async function findFile(path: string, cache: FileCache | null, engine: FileOpening | null): Promise<Found | null> {
   const cached = cache?.get(path);
   if (cached !== undefined) return cached;
-  const opened = await openFile(path);
+  const opened = await openFile(path, engine);
   if (opened === null) return null;
-  if (!opened.stat.isFile()) {
-    await opened.file.close();
+  if (!opened.stat.isFile) {
+    await opened.file?.close();
     return null;
   }
   const found: Found = { size: opened.stat.size, mtimeMs: opened.stat.mtimeMs, file: opened.file, bytes: null };
@@ -121,26 +139,27 @@ export function staticHandler(root: string, options: StaticOptions): Handler {
     // The checks above leave nothing that could climb out; this one holds whatever they missed.
     if (path !== base && !path.startsWith(inside)) return next(new HttpError(403, `Refusing ${req.path}: it resolves outside the static root`));
     const cached = cache?.get(path);
-    if (cached) return sendFound(req, res, path, cached, options, cache);
-    const opened = await openFile(path);
+    if (cached) return sendFound(req, res, path, cached, options, cache, null);
+    const engine = engineFiles(res, cache);
+    const opened = await openFile(path, engine);
     if (opened === null) return missing();
-    if (opened.stat.isDirectory()) {
-      await opened.file.close();
+    if (opened.stat.isDirectory) {
+      await opened.file?.close();
       if (!relative.endsWith("/") && relative !== "") {
         if (options.redirect === false) return missing();
         return void redirectToDirectory(req, res);
       }
       if (index === false) return missing();
-      const indexed = await findFile(join(path, index), cache);
+      const indexed = await findFile(join(path, index), cache, engine);
       if (indexed === null) return missing();
-      return sendFound(req, res, join(path, index), indexed, options, cache);
+      return sendFound(req, res, join(path, index), indexed, options, cache, engine);
     }
-    if (!opened.stat.isFile()) {
-      await opened.file.close();
+    if (!opened.stat.isFile) {
+      await opened.file?.close();
       return missing();
     }
     const found: Found = { size: opened.stat.size, mtimeMs: opened.stat.mtimeMs, file: opened.file, bytes: null };
-    return sendFound(req, res, path, cache === null ? found : await cache.keep(path, found), options, cache);
+    return sendFound(req, res, path, cache === null ? found : await cache.keep(path, found), options, cache, engine);
   };
 }
 
@@ -160,9 +179,10 @@ export async function sendFile(req: Request, res: Response, path: string, option
     }
     full = path;
   }
-  const found = await findFile(full, null);
+  const engine = engineFiles(res, null);
+  const found = await findFile(full, null, engine);
   if (found === null) throw new HttpError(404, `res.sendFile: no file at ${path}`);
-  await sendFound(req, res, full, found, options, null);
+  await sendFound(req, res, full, found, options, null, engine);
 }
 
 /**
@@ -195,25 +215,42 @@ function safePath(raw: string, options: FileOptions, urlEncoded = true): string 
 /**
  * Opens a file and reads its metadata from the descriptor, so what is sent is what was looked
  * at, however the path changes meanwhile; null when nothing is there. Non-blocking, so a FIFO
- * under the root can't hold the open (and a thread of libuv's pool) until a writer comes; it is
- * then refused as not a regular file. (Through `fs.promises`, where tests watch which paths are opened.)
+ * under the root can't hold the open (and a thread of libuv's pool, or the engine's loop) until
+ * a writer comes; it is then refused as not a regular file. Through the engine when it opens
+ * files itself (`engine`), else through `fs.promises`.
  */
-async function openFile(path: string): Promise<Opened | null> {
+async function openFile(path: string, engine: FileOpening | null): Promise<Opened | null> {
+  if (engine !== null) {
+    const stat = engine[OPEN_FILE](path);
+    if (typeof stat !== "string") return { file: null, stat };
+    // Nothing there is an everyday answer (a missing precompressed variant): no error is made for it.
+    if (MISSING.has(stat)) return null;
+    return refusedOpen(Object.assign(new Error(`${stat}: the file can't be opened, open '${path}'`), { code: stat, syscall: "open", path }), path);
+  }
   let file: FileHandle;
   try {
     file = await fs.open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== undefined && MISSING.has(code)) return null;
-    if (code === "EACCES" || code === "EPERM") throw new HttpError(403, `The file ${path} can't be read (${code}): check its permissions`, { cause: err });
-    throw err;
+    return refusedOpen(err as NodeJS.ErrnoException, path);
   }
   try {
-    return { file, stat: await file.stat() };
+    return { file, stat: statOf(await file.stat()) };
   } catch (err) {
     await file.close();
     throw err;
   }
+}
+
+/** A path that didn't open: null when nothing is there, a 403 when it may not be read, else the error. */
+function refusedOpen(err: NodeJS.ErrnoException, path: string): null {
+  const code = err.code;
+  if (code !== undefined && MISSING.has(code)) return null;
+  if (code === "EACCES" || code === "EPERM") throw new HttpError(403, `The file ${path} can't be read (${code}): check its permissions`, { cause: err });
+  throw err;
+}
+
+function statOf(stat: Stats): OpenedFile {
+  return { isFile: stat.isFile(), isDirectory: stat.isDirectory(), size: stat.size, mtimeMs: stat.mtimeMs };
 }
 
 /** A directory asked for without its trailing slash: send the client to it (as serve-static does, 301). */
@@ -226,15 +263,15 @@ function redirectToDirectory(req: Request, res: Response): void {
 }
 
 /** The precompressed variant the client prefers, with its encoding; null for the file itself. */
-async function chooseVariant(req: Request, path: string, options: FileOptions, cache: FileCache | null): Promise<(Found & { encoding: string }) | null> {
+async function chooseVariant(req: Request, path: string, options: FileOptions, cache: FileCache | null, engine: FileOpening | null): Promise<(Found & { encoding: string }) | null> {
   const allowed = options.precompressed === true ? null : (options.precompressed as readonly string[]);
-  if (req.headers["accept-encoding"] === undefined) return null;
-  const negotiator = new Negotiator(req) as Negotiator & { encodings(available: string[], options: { preferred: string[] }): string[] };
-  for (const encoding of negotiator.encodings(NEGOTIATED, { preferred: NEGOTIATED })) {
+  const accept = (req as InternalRequest).headerValue("accept-encoding");
+  if (accept === undefined) return null;
+  for (const encoding of encodingsFor(accept)) {
     if (encoding === "identity") return null;
     if (allowed !== null && !allowed.includes(encoding)) continue;
     const variantPath = path + VARIANTS[encoding];
-    const variant = await findFile(variantPath, cache);
+    const variant = await findFile(variantPath, cache, engine);
     if (variant !== null) return { ...variant, encoding };
     cache?.noteMissing(variantPath);
   }
@@ -244,11 +281,55 @@ async function chooseVariant(req: Request, path: string, options: FileOptions, c
 }
 
 /**
+ * The encodings the client accepts, best first, as negotiator orders them (ties: br, zstd, gzip,
+ * identity). Clients send few distinct Accept-Encoding values, and negotiating one costs more
+ * than the rest of choosing a variant: each is negotiated once, the answers kept (so many, so
+ * a client varying its header can't grow them).
+ */
+const ENCODINGS = new Map<string, readonly string[]>();
+function encodingsFor(accept: string): readonly string[] {
+  let encodings = ENCODINGS.get(accept);
+  if (encodings === undefined) {
+    const negotiator = new Negotiator({ headers: { "accept-encoding": accept } }) as Negotiator & { encodings(available: string[], options: { preferred: string[] }): string[] };
+    encodings = negotiator.encodings(NEGOTIATED, { preferred: NEGOTIATED });
+    if (ENCODINGS.size < 1000) ENCODINGS.set(accept, encodings);
+  }
+  return encodings;
+}
+
+/** A file's ETag (strong: `"size-mtime"` in hex, and the encoding of a variant) and Last-Modified (its time in whole seconds). */
+interface Validators {
+  size: number;
+  mtimeMs: number;
+  encoding: string | null;
+  etag: string;
+  lastModified: string;
+  /** The time Last-Modified says, in ms. */
+  mtime: number;
+}
+
+/**
+ * The validators of the file last sent with each modification time: the same file is sent
+ * again and again, and writing its hex and date strings cost more than opening it. A pure
+ * function of (size, mtimeMs, encoding), so a different file with the same time just replaces
+ * the entry; so many entries at most.
+ */
+const VALIDATORS = new Map<number, Validators>();
+function validatorsOf(size: number, mtimeMs: number, encoding: string | null): Validators {
+  const kept = VALIDATORS.get(mtimeMs);
+  if (kept !== undefined && kept.size === size && kept.encoding === encoding) return kept;
+  const mtime = Math.floor(mtimeMs / 1000) * 1000;
+  const made: Validators = { size, mtimeMs, encoding, etag: `"${size.toString(16)}-${Math.floor(mtimeMs).toString(16)}${encoding === null ? "" : "-" + encoding}"`, lastModified: new Date(mtime).toUTCString(), mtime };
+  if (kept !== undefined || VALIDATORS.size < 1000) VALIDATORS.set(mtimeMs, made);
+  return made;
+}
+
+/**
  * Answers with a file (closing it when done): validators, conditionals, ranges, then the body.
  * Its headers go in the engine's store (`setHeader`), where Express middleware that hooks
  * writeHead (compression, through on-headers) looks for them.
  */
-async function sendFound(req: Request, res: Response, path: string, found: Found, options: FileOptions, cache: FileCache | null): Promise<void> {
+async function sendFound(req: Request, res: Response, path: string, found: Found, options: FileOptions, cache: FileCache | null, engine: FileOpening | null): Promise<void> {
   let { file, bytes, size: fileSize, mtimeMs } = found;
   let closeLater = false;
   let setCaching = false;
@@ -257,21 +338,22 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
     if (options.precompressed !== undefined && options.precompressed !== false) {
       const vary = res.get("vary");
       res.setHeader("vary", vary === undefined ? "Accept-Encoding" : `${String(vary)}, Accept-Encoding`);
-      const variant = await chooseVariant(req, path, options, cache);
+      const variant = await chooseVariant(req, path, options, cache, engine);
       if (variant !== null) {
         await file?.close();
         ({ file, bytes, size: fileSize, mtimeMs, encoding } = variant);
       }
     }
     const size = fileSize;
-    const mtime = Math.floor(mtimeMs / 1000) * 1000;
-    const etag = options.etag === false ? undefined : `"${size.toString(16)}-${Math.floor(mtimeMs).toString(16)}${encoding === null ? "" : "-" + encoding}"`;
-    const lastModified = options.lastModified === false ? undefined : new Date(mtime).toUTCString();
+    const validators = validatorsOf(size, mtimeMs, encoding);
+    const mtime = validators.mtime;
+    const etag = options.etag === false ? undefined : validators.etag;
+    const lastModified = options.lastModified === false ? undefined : validators.lastModified;
 
     if (etag !== undefined) res.setHeader("etag", etag);
     if (lastModified !== undefined) res.setHeader("last-modified", lastModified);
     setCaching = res.get("cache-control") === undefined;
-    if (setCaching) res.setHeader("cache-control", `public, max-age=${Math.max(0, Math.floor(options.maxAge ?? 0))}${options.immutable === true ? ", immutable" : ""}`);
+    if (setCaching) res.setHeader("cache-control", cacheControlOf(options));
     if (options.headers !== undefined) for (const name of Object.keys(options.headers)) res.setHeader(name, options.headers[name]!);
 
     const precondition = checkPreconditions(req, etag, lastModified === undefined ? undefined : mtime);
@@ -285,10 +367,10 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
     let start = 0;
     let length = size;
     let status = 200;
-    const range = req.headers.range;
+    const range = (req as InternalRequest).headerValue("range");
     if (options.acceptRanges !== false) {
       res.setHeader("accept-ranges", "bytes");
-      if (range !== undefined && ifRangeHolds(req.headers["if-range"] as string | undefined, etag, mtime)) {
+      if (range !== undefined && ifRangeHolds((req as InternalRequest).headerValue("if-range"), etag, mtime)) {
         const ranges = parseRange(size, rfcRanges(range, size), { combine: true });
         if (ranges === -1) {
           res.setHeader("content-range", `bytes */${size}`);
@@ -318,7 +400,13 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
       res.send(bytes.subarray(start, start + length));
       return;
     }
-    file = file!;
+    if (file === null) {
+      // Held by the engine, which sends it from where it lies (sendfile) and closes it. A file
+      // that fails to read from here on cuts the connection, as one that fails mid-way does.
+      res.setHeader("content-length", length);
+      (engine as FileOpening)[SEND_OPENED_FILE](start, length);
+      return;
+    }
     // Read before the head is written: a file that fails here gets an error response, not a cut one.
     const first = Buffer.allocUnsafe(Math.min(length, WHOLE_BODY_MAX));
     const { bytesRead } = await file.read(first, 0, first.length, start);
@@ -347,10 +435,33 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
   }
 }
 
+/** Cache-Control for the files sent with `options` (the default's string made once: a string made per response is hashed again wherever it is looked up). */
+const DEFAULT_CACHING = "public, max-age=0";
+function cacheControlOf(options: FileOptions): string {
+  if (options.maxAge === undefined && options.immutable !== true) return DEFAULT_CACHING;
+  return `public, max-age=${Math.max(0, Math.floor(options.maxAge ?? 0))}${options.immutable === true ? ", immutable" : ""}`;
+}
+
 /** The file's Content-Type: the one the app set, else its extension's. */
 function typeOf(res: Response, path: string): string {
   const set = res.get("content-type");
-  return set !== undefined ? String(set) : contentType(basename(path)) || "application/octet-stream";
+  return set !== undefined ? String(set) : typeByName(basename(path));
+}
+
+/**
+ * The Content-Type of a file name: mime-types' for its extension (with the charset), kept by
+ * extension (so many), as mime-types finds it: the name's last "." onward, or the whole name
+ * without one.
+ */
+const TYPES = new Map<string, string>();
+function typeByName(name: string): string {
+  const extension = name.slice(name.lastIndexOf(".") + 1);
+  let type = TYPES.get(extension);
+  if (type === undefined) {
+    type = contentType(name) || "application/octet-stream";
+    if (TYPES.size < 1000) TYPES.set(extension, type);
+  }
+  return type;
 }
 
 /**
@@ -359,21 +470,24 @@ function typeOf(res: Response, path: string): string {
  * If-None-Match compares weakly, If-Match strongly; dates at one-second precision.
  */
 function checkPreconditions(req: Request, etag: string | undefined, mtime: number | undefined): 200 | 304 | 412 {
-  const h = req.headers;
-  const ifMatch = h["if-match"];
+  // One header at a time: the native engine builds `req.headers` only when asked.
+  const r = req as InternalRequest;
+  const ifMatch = r.headerValue("if-match");
   if (ifMatch !== undefined) {
     if (ifMatch.trim() !== "*" && (etag === undefined || !listHas(ifMatch, etag, false))) return 412;
-  } else if (h["if-unmodified-since"] !== undefined && mtime !== undefined) {
-    const since = Date.parse(h["if-unmodified-since"]);
+  } else if (mtime !== undefined) {
+    const ifUnmodifiedSince = r.headerValue("if-unmodified-since");
+    const since = ifUnmodifiedSince === undefined ? NaN : Date.parse(ifUnmodifiedSince);
     if (!Number.isNaN(since) && mtime > since) return 412;
   }
-  const ifNoneMatch = h["if-none-match"];
+  const ifNoneMatch = r.headerValue("if-none-match");
   if (ifNoneMatch !== undefined) {
     return ifNoneMatch.trim() === "*" || (etag !== undefined && listHas(ifNoneMatch, etag, true)) ? 304 : 200;
   }
-  if (h["if-modified-since"] !== undefined && mtime !== undefined) {
-    const since = Date.parse(h["if-modified-since"]);
-    if (!Number.isNaN(since) && mtime <= since) return 304;
+  const ifModifiedSince = mtime === undefined ? undefined : r.headerValue("if-modified-since");
+  if (ifModifiedSince !== undefined) {
+    const since = Date.parse(ifModifiedSince);
+    if (!Number.isNaN(since) && mtime! <= since) return 304;
   }
   return 200;
 }

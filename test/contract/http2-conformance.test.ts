@@ -25,7 +25,7 @@ import { engine } from "../helpers.js";
  * priority signalling, and nghttp2 no longer checks them).
  */
 const found = h2spec() as { path?: string; reason?: string };
-const skip = engine !== "node" ? "HTTP/2 is served by the node engine" : found.path === undefined ? found.reason! : false;
+const skip = found.path === undefined ? found.reason! : false;
 
 /** The ids of the tests h2spec reports failed ("5.1/8"), from its text report. */
 function failures(report: string): string[] {
@@ -73,7 +73,7 @@ async function bareFailures(tls: false | { key: string; cert: string }): Promise
 
 async function conformance(options: CogOptions, tls: false | { key: string; cert: string }): Promise<void> {
   const inherited = await bareFailures(tls);
-  const app = new Cog({ logErrors: false, ...options });
+  const app = new Cog({ logErrors: false, engine, ...options });
   app.get("/", (_req, res) => res.send("ok"));
   app.post("/", (_req, res) => res.send("ok"));
   const { port } = await app.listen(0, "127.0.0.1");

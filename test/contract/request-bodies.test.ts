@@ -49,6 +49,49 @@ test("body: \"stream\" counts a 20 MB upload without holding it whole, on Conten
   assert.ok(largest <= 1024 * 1024, `a piece of ${largest} bytes`);
 });
 
+test("pieces of a streamed body the app keeps keep their bytes while later uploads arrive", async (t) => {
+  // Each upload is a different byte; the app keeps every piece of the first one. Were a piece's
+  // memory reused for later reads (the engine's, or a pool's), its bytes would change.
+  const kept: Buffer[] = [];
+  const { port } = await serve(t, (app) => {
+    app.post("/keep", { body: "stream", bodyLimit: 32 * 1024 * 1024 }, async (req, res) => {
+      const first = kept.length === 0;
+      let bytes = 0;
+      for await (const chunk of req) {
+        if (first) kept.push(chunk as Buffer);
+        bytes += (chunk as Buffer).length;
+      }
+      res.send(String(bytes));
+    });
+  });
+  const size = 3 * 1024 * 1024;
+  const withByte = async (byte: number) => {
+    const piece = Buffer.alloc(256 * 1024, byte);
+    return new Promise<string>((resolve, reject) => {
+      const req = httpRequest({ port, host: "127.0.0.1", path: "/keep", method: "POST", headers: { "content-length": size } }, (res) => {
+        let body = "";
+        res.on("data", (c: Buffer) => (body += c.toString()));
+        res.on("end", () => resolve(body));
+      });
+      req.on("error", reject);
+      let sent = 0;
+      const pump = () => {
+        while (sent < size) {
+          sent += piece.length;
+          if (!req.write(piece)) return void req.once("drain", pump);
+        }
+        req.end();
+      };
+      pump();
+    });
+  };
+  assert.equal(await withByte(0x31), String(size));
+  assert.ok(kept.length > 1, `the first upload came in pieces (${kept.length})`);
+  for (const byte of [0x32, 0x33, 0x34]) assert.equal(await withByte(byte), String(size));
+  assert.equal(kept.reduce((n, piece) => n + piece.length, 0), size);
+  for (const piece of kept) assert.ok(piece.every((b) => b === 0x31), "a kept piece still holds the first upload's bytes");
+});
+
 test("a streamed body pauses the connection while the handler is behind (backpressure), and loses nothing", async (t) => {
   const { port } = await serve(t, (app) => {
     app.post("/slow", { body: "stream", bodyLimit: 64 * 1024 * 1024 }, async (req, res) => {

@@ -14,7 +14,6 @@ import { makeCertificates, opensslSkip, type Certificates } from "../certificate
 import { engine, raw, serve, statuses } from "../helpers.js";
 
 const certs: Certificates | null = opensslSkip === false ? makeCertificates() : null;
-const nodeEngineOnly = engine === "node" ? opensslSkip : "HTTP/2 is served by the node engine; the native engine's refusal is tested in the first test";
 
 /** The app every protocol serves: the same handlers, Cog's helpers. */
 function define(app: Cog): void {
@@ -93,10 +92,11 @@ async function servedWith(t: { after(fn: () => unknown): void }, options: CogOpt
 }
 
 describe("TLS", () => {
-  test("bad tls options are refused with what to use instead; the native engine refuses http2", { skip: opensslSkip }, () => {
+  test("bad tls options are refused with what to use instead; every engine serves http2", { skip: opensslSkip }, () => {
     const tls = certs!.issue("localhost");
     assert.doesNotThrow(() => new Cog({ engine: "native", tls }));
-    assert.throws(() => new Cog({ engine: "native", http2: "h2c" }), /native engine serves HTTP\/1\.1 only \(cleartext or TLS\): http2 needs engine: "node"/);
+    assert.doesNotThrow(() => new Cog({ engine: "native", http2: "h2c" }));
+    assert.doesNotThrow(() => new Cog({ engine: "native", http2: true, tls }));
     assert.throws(() => new Cog({ tls: { ...tls, minVersion: "TLSv1.1" } }), /TLS 1\.0 and 1\.1 are deprecated/);
     assert.throws(() => new Cog({ tls: { cert: tls.cert } }), /needs a certificate and its private key/);
     assert.throws(() => new Cog({ http2: true }), /http2: true serves HTTP\/2 over TLS and needs the tls option/);
@@ -296,7 +296,7 @@ describe("TLS", () => {
 });
 
 describe("HTTP/2", () => {
-  test("http2: true negotiates h2 by ALPN and falls back to HTTP/1.1; the same bodies on both, and on plain HTTP", { skip: nodeEngineOnly }, async (t) => {
+  test("http2: true negotiates h2 by ALPN and falls back to HTTP/1.1; the same bodies on both, and on plain HTTP", { skip: opensslSkip }, async (t) => {
     const { port } = await servedWith(t, { tls: certs!.issue("localhost"), http2: true, bodyLimit: 1024 });
     const plain = await serve(t, define);
     const over1 = await https1(port, "/hello?name=x", certs!.ca);
@@ -322,7 +322,7 @@ describe("HTTP/2", () => {
     assert.equal(tooBig.status, 413, "bodyLimit applies per stream");
   });
 
-  test("http2: true serves its HTTP/1.1 clients with the app's timeouts: a head that trickles in gets 408", { skip: nodeEngineOnly }, async (t) => {
+  test("http2: true serves its HTTP/1.1 clients with the app's timeouts: a head that trickles in gets 408", { skip: opensslSkip }, async (t) => {
     const { port } = await servedWith(t, { tls: certs!.issue("localhost"), http2: true, headersTimeout: 300, requestTimeout: 600, timeoutCheckInterval: 100 });
     const started = Date.now();
     const answer = await new Promise<string>((resolve, reject) => {
@@ -342,7 +342,7 @@ describe("HTTP/2", () => {
     assert.ok(Date.now() - started < 3000, `cut after ${Date.now() - started} ms`);
   });
 
-  test("the access log counts body bytes over h2 and h2c: whole bodies, streams, files", { skip: nodeEngineOnly }, async (t) => {
+  test("the access log counts body bytes over h2 and h2c: whole bodies, streams, files", { skip: opensslSkip }, async (t) => {
     for (const http2 of [true, "h2c"] as const) {
       const lines: RequestLogLine[] = [];
       const tls = http2 === true ? { tls: certs!.issue("localhost") } : {};
@@ -364,7 +364,7 @@ describe("HTTP/2", () => {
     }
   });
 
-  test("limits, timeouts and bad input per stream, as over HTTP/1.1: each stream gets its 4xx/5xx and the session's other streams go on", { skip: nodeEngineOnly }, async (t) => {
+  test("limits, timeouts and bad input per stream, as over HTTP/1.1: each stream gets its 4xx/5xx and the session's other streams go on", { skip: opensslSkip }, async (t) => {
     const limits: CogOptions = { bodyLimit: 1024, maxHeaders: 10, maxHeaderSize: 2048, maxUrlLength: 200, headersTimeout: 200, requestTimeout: 400, keepAliveTimeout: 300, timeoutCheckInterval: 100 };
     const routes = (app: Cog) => {
       define(app);
@@ -428,7 +428,7 @@ describe("HTTP/2", () => {
     }
   });
 
-  test("a stream the client resets mid-body never reaches its handler, and is logged as aborted", { skip: engine === "node" ? false : nodeEngineOnly }, async (t) => {
+  test("a stream the client resets mid-body never reaches its handler, and is logged as aborted", async (t) => {
     const lines: RequestLogLine[] = [];
     const bodies: string[] = [];
     const { port } = await serve(
@@ -468,7 +468,7 @@ describe("HTTP/2", () => {
     assert.deepEqual(bodies, ["whole"]);
   });
 
-  test('http2: "h2c" serves cleartext HTTP/2 with prior knowledge; close() ends its sessions', { skip: engine === "node" ? false : nodeEngineOnly }, async (t) => {
+  test('http2: "h2c" serves cleartext HTTP/2 with prior knowledge; close() ends its sessions', async (t) => {
     const lines: RequestLogLine[] = [];
     const app = new Cog({ http2: "h2c", logErrors: false, bodyLimit: 1024, logger: (line) => void (line.level === "info" && lines.push(line)) });
     define(app);

@@ -85,7 +85,11 @@ describe("workers", { skip: linuxOnly }, () => {
     const code = await Promise.race([app.exited, sleep(60_000, "still running")]);
     assert.equal(code, 1, app.errors());
     assert.match(app.errors(), /cog: giving up: 5 workers in a row died before they listened \(the last: exited \(code 1\)\); stopping and exiting with code 1/);
-    assert.equal((app.errors().match(/Error: cannot start: the database is down/g) ?? []).length, 5, "each attempt ran the app");
+    // Two workers died, so two chains of restarts run side by side: when the fifth attempt dies,
+    // the other chain's next attempt may already be loading the app (it is stopped by the giving
+    // up, after it printed its error or before).
+    const ran = (app.errors().match(/Error: cannot start: the database is down/g) ?? []).length;
+    assert.ok(ran === 5 || ran === 6, `each of the 5 attempts ran the app, and at most the one beside the last: ${ran}`);
   });
 
   test("a worker that dies before the first listen makes listen reject in the primary", { skip: onceInCi }, async (t) => {

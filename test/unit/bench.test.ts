@@ -29,7 +29,7 @@ import { SERVING_ROUTES } from "../../bench/serving/scenarios.mjs";
 
 describe("conformance check", () => {
   test("passes the bare node:http contender and names what a wrong one gets wrong", async (t) => {
-    const server = await startServer({ runtime: process.execPath, file: "bench/contenders/node-http.mjs", port: await freePort(), cpu: null });
+    const server = await startServer({ runtime: process.execPath, file: "bench/contenders/node-http.mjs", cpu: null });
     t.after(() => server.stop());
     assert.deepEqual(await checkConformance("node-http", server.port), []);
     const problems: string[] = await checkConformance("impostor", server.port);
@@ -73,7 +73,7 @@ describe("conformance check", () => {
 
   test("a server that never says ready is reported with its output", async () => {
     await assert.rejects(
-      startServer({ runtime: process.execPath, file: "test/fixtures/crashing-server.mjs", port: await freePort(), cpu: null }),
+      startServer({ runtime: process.execPath, file: "test/fixtures/crashing-server.mjs", cpu: null }),
       /exited \(1\) before it was ready[^]*the database is down/,
     );
   });
@@ -176,7 +176,7 @@ describe("serving scenarios", () => {
   const route = SERVING_ROUTES.find((r: { id: string }) => r.id === "serving-json-h2c");
 
   test("the check passes the bare node:http2 server and names what a wrong one gets wrong", async (t) => {
-    const bare = await startServer({ runtime: process.execPath, file: "bench/serving/node-http.mjs", port: await freePort(), cpu: null, env: { PROTO: "h2c" } });
+    const bare = await startServer({ runtime: process.execPath, file: "bench/serving/node-http.mjs", cpu: null, env: { PROTO: "h2c" } });
     t.after(() => bare.stop());
     assert.deepEqual(await checkServing({ protocol: "h2c", port: bare.port, route }), []);
     const wrong = createH2c((_req, res) => {
@@ -281,11 +281,3 @@ describe("arena checks", () => {
     assert.ok(!problems.some((p) => p.startsWith("GET /baseline11?a=13&b=42:")), "the GET it answers right is not blamed");
   });
 });
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((r) => probe.close(r));
-  return port;
-}

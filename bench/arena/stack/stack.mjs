@@ -42,7 +42,7 @@ export async function startStack({ databaseUrl, app, cpu = { app: null, services
   try {
     const redis = await startRedis({ cpu: cpu.services });
     stops.push(redis.stop);
-    const authsvc = await startServer({ runtime: process.execPath, file: join(here, "authsvc.mjs"), port: await freePort(), cpu: cpu.services, env: { JWT_SECRET } });
+    const authsvc = await startServer({ runtime: process.execPath, file: join(here, "authsvc.mjs"), cpu: cpu.services, env: { JWT_SECRET } });
     stops.push(authsvc.stop);
     const appPort = await freePort();
     const server = await startServer({ runtime: app.runtime ?? process.execPath, args: app.args ?? ["--import", "tsx"], file: app.file ?? join(root, "examples/arena.ts"), port: appPort, cpu: cpu.app, cwd: root, env: { ...app.env, DATABASE_URL: databaseUrl, REDIS_URL: redis.url, STATIC_DIR: staticDir } });

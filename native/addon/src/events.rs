@@ -11,6 +11,8 @@ pub const FLAG_REFUSED: u32 = 4;
 pub const FLAG_ENCODED: u32 = 8;
 /// The request asks to change protocols (a WebSocket handshake, say): its connection closes after a non-101 answer.
 pub const FLAG_UPGRADE: u32 = 16;
+/// The request came on an HTTP/2 stream.
+pub const FLAG_HTTP2: u32 = 32;
 
 /// The body a request is handed over with.
 #[derive(Debug, PartialEq, Eq)]

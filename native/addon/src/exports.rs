@@ -9,6 +9,7 @@ use napi_derive::napi;
 use cog_framing::response::{status_code, AppHead, HeaderBlock, KeptHeaderBlock, ReasonPhrase, RequestId};
 use crate::engine::{self, with_state, Settings};
 use crate::h1::{self, WholeBody};
+use crate::h2;
 use crate::io;
 use crate::js::{self, held, text};
 use crate::uv;
@@ -34,6 +35,8 @@ pub struct ListenOptions {
     pub reuse_port: Option<bool>,
     /// Serve TLS (see `io::tls`).
     pub tls: Option<TlsOptions>,
+    /// Serve HTTP/2 beside HTTP/1.1: by ALPN on TLS, by the connection preface on cleartext (see `h2`).
+    pub http2: Option<bool>,
 }
 
 /// The version of the interface between this addon and its JavaScript side: its exports, their
@@ -41,7 +44,7 @@ pub struct ListenOptions {
 /// (src/engines/native/load.ts, `INTERFACE_VERSION`) refuses an addon whose version is not its
 /// own, since a prebuilt platform package can be older than the JavaScript that loads it.
 /// Bump it here and there together whenever any of that interface changes.
-const INTERFACE_VERSION: u32 = 8;
+const INTERFACE_VERSION: u32 = 10;
 
 /// See `INTERFACE_VERSION`.
 #[napi]
@@ -77,13 +80,32 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
         keep_alive_timeout: u64::from(options.keep_alive_timeout),
         send_timeout: u64::from(options.send_timeout),
         check_interval: u64::from(options.timeout_check_interval),
+        h2: options.http2.unwrap_or(false).then(|| h2_settings(&options)),
     };
-    let tls = options.tls.as_ref().map(|tls| io::tls::server_config(&tls.into())).transpose().map_err(Error::from_reason)?;
+    let tls = options.tls.as_ref().map(|tls| io::tls::server_config(&tls_options(tls, options.http2.unwrap_or(false)))).transpose().map_err(Error::from_reason)?;
     let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port {} is out of range", options.port)))?;
     match engine::listen(js, &options.host, port, options.reuse_port.unwrap_or(false), settings, tls) {
         Ok((id, port)) => Ok(vec![id as u32, u32::from(port)]),
         Err(message) => Err(Error::from_reason(message)),
     }
+}
+
+/// An HTTP/2 connection's limits from the app's: those the node engine gives node:http2 (its
+/// header list as `maxHeaderSize`, room for every field that fits in it before a stream is
+/// reset), and cog-http2's defaults for the rest (see docs/decisions/http2-implementation.md).
+fn h2_settings(options: &ListenOptions) -> h2::Settings {
+    let (max_headers, max_header_size) = (options.max_headers as usize, options.max_header_size as usize);
+    let config = cog_http2::Config {
+        max_header_list_size: options.max_header_size,
+        // As node:http2's maxHeaderListPairs in the node engine (src/engines/node/engine.ts).
+        max_header_pairs: (max_headers + 5).max(max_header_size.div_ceil(32) + 1) as u32,
+        ..cog_http2::Config::default()
+    };
+    h2::Settings { config, max_headers, max_header_size, max_url_length: options.max_url_length as usize }
+}
+
+fn tls_options(o: &TlsOptions, http2: bool) -> io::tls::TlsOptions {
+    io::tls::TlsOptions { http2, ..o.into() }
 }
 
 /// What `listen` and `set_tls` take (see `io::tls::TlsOptions`).
@@ -100,7 +122,7 @@ pub struct TlsOptions {
 
 impl From<&TlsOptions> for io::tls::TlsOptions {
     fn from(o: &TlsOptions) -> Self {
-        io::tls::TlsOptions { key: o.key.clone(), cert: o.cert.clone(), ca: o.ca.clone(), request_cert: o.request_cert, reject_unauthorized: o.reject_unauthorized, tls12: o.tls12, tls13: o.tls13 }
+        io::tls::TlsOptions { key: o.key.clone(), cert: o.cert.clone(), ca: o.ca.clone(), request_cert: o.request_cert, reject_unauthorized: o.reject_unauthorized, tls12: o.tls12, tls13: o.tls13, http2: false }
     }
 }
 
@@ -108,7 +130,8 @@ impl From<&TlsOptions> for io::tls::TlsOptions {
 /// from now on use them, open ones keep theirs.
 #[napi]
 pub fn set_tls(server: u32, options: TlsOptions) -> Result<()> {
-    let config = io::tls::server_config(&(&options).into()).map_err(Error::from_reason)?;
+    let http2 = with_state(|s| s.serves_h2(server as usize));
+    let config = io::tls::server_config(&tls_options(&options, http2)).map_err(Error::from_reason)?;
     with_state(|s| s.set_tls(server as usize, config)).map_err(Error::from_reason)
 }
 
@@ -192,6 +215,8 @@ struct Scratch {
     units: Vec<u16>,
     reason: Vec<u8>,
     request_id: Vec<u8>,
+    /// A header's name (`header`), a file's path (`open_file`).
+    name: Vec<u8>,
 }
 
 thread_local! {
@@ -282,7 +307,7 @@ fn respond_with<const WITH_REASON: bool>(env: Env, id: f64, status: u32, reason:
             None => None,
         };
         let answer = AppHead { status, reason, block, has_date: flags & HAS_DATE != 0, declared_length: (declared >= 0.0).then_some(declared as u64), close: flags & CLOSE != 0, request_id };
-        let body = unsafe { body_bytes(env, body.raw(), &mut scratch.units, &mut scratch.body) }?;
+        let body = unsafe { body_bytes(env, body.raw(), id as u64, declared, &mut scratch.units, &mut scratch.body) }?;
         let sent = with_state(|s| s.respond(id as u64, &answer, body));
         text::trim(&mut scratch.body);
         text::trim(&mut scratch.units);
@@ -324,11 +349,11 @@ pub fn keep_header_block(env: Env, block: JsString) -> Result<u32> {
     })
 }
 
-/// A response body: a string's UTF-8 (written into `out`), a small Buffer's own bytes, or a
-/// large Buffer held where it lies (see `js::held`).
+/// A response body: a string's UTF-8 (written into `out`), a small Buffer's own bytes, a
+/// large Buffer held where it lies (see `js::held`), or a file range (see `file_body`).
 /// Inlined into both copies of `respond_with`: called instead, it cost a response ~30 instructions.
 #[inline(always)]
-unsafe fn body_bytes<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value, units: &mut Vec<u16>, out: &'a mut Vec<u8>) -> Result<WholeBody<'a>> {
+unsafe fn body_bytes<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value, id: u64, declared: f64, units: &mut Vec<u16>, out: &'a mut Vec<u8>) -> Result<WholeBody<'a>> {
     let mut kind = 0;
     napi::sys::napi_typeof(env, value, &mut kind);
     if kind == napi::sys::ValueType::napi_string {
@@ -338,7 +363,7 @@ unsafe fn body_bytes<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value,
     let mut data = std::ptr::null_mut();
     let mut len = 0usize;
     if napi::sys::napi_get_buffer_info(env, value, &mut data, &mut len) != napi::sys::Status::napi_ok {
-        return Err(Error::from_reason("a response body must be a string or a Buffer"));
+        return file_body(env, value, id, declared);
     }
     if len >= held::HOLD_FROM {
         if let Some(held) = held::HeldBuffer::new(env, value, data as *const u8, len) {
@@ -346,6 +371,57 @@ unsafe fn body_bytes<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value,
         }
     }
     Ok(WholeBody::Bytes(if len == 0 { &[] } else { std::slice::from_raw_parts(data as *const u8, len) }))
+}
+
+/// A body given as a number: `declared` bytes, from that position, of the file opened for
+/// request `id`'s answer (`open_file`), sent in place. Nothing when the request is gone (the
+/// response then finds no client); an error when no file was opened for it.
+#[cold]
+unsafe fn file_body(env: napi::sys::napi_env, value: napi::sys::napi_value, id: u64, declared: f64) -> Result<WholeBody<'static>> {
+    let mut offset = 0f64;
+    if napi::sys::napi_get_value_double(env, value, &mut offset) != napi::sys::Status::napi_ok {
+        return Err(Error::from_reason("a response body must be a string, a Buffer or the position of an opened file"));
+    }
+    if !(offset >= 0.0 && declared >= 0.0) {
+        return Err(Error::from_reason("a file body needs a position and a Content-Length (declared), neither negative"));
+    }
+    match with_state(|s| s.take_file(id)) {
+        Some(Some(file)) => Ok(WholeBody::File { file, offset: offset as u64, length: declared as u64 }),
+        Some(None) => Err(Error::from_reason("no file was opened for this response (openFile)")),
+        None => Ok(WholeBody::Bytes(&[])),
+    }
+}
+
+/// Opens `path` (a string, as Node's fs takes it: UTF-8) for request `id`'s answer, on the
+/// loop's thread (see `engine::files`). Returns 0 for a regular file, kept for the answer
+/// (`respond` with its position as the body sends it), its size and modification time
+/// (seconds, nanoseconds) written into `stat`, a Float64Array of 3; 1 for a directory; 2 for
+/// anything else (not served); otherwise the negated errno of open(2) or fstat(2), as libuv
+/// reports errors.
+#[napi]
+pub fn open_file(env: Env, id: f64, path: JsString, stat: JsUnknown) -> Result<i32> {
+    let env = env.raw();
+    let (mut kind, mut length, mut data, mut buffer, mut offset) = (0, 0usize, std::ptr::null_mut(), std::ptr::null_mut(), 0usize);
+    let status = unsafe { napi::sys::napi_get_typedarray_info(env, stat.raw(), &mut kind, &mut length, &mut data, &mut buffer, &mut offset) };
+    if status != napi::sys::Status::napi_ok || kind != napi::sys::TypedarrayType::float64_array || length < 3 {
+        return Err(Error::from_reason("openFile writes the file's size and time into a Float64Array of 3"));
+    }
+    let opened = SCRATCH.with(|scratch| {
+        let Scratch { units, name: bytes, .. } = &mut *scratch.borrow_mut();
+        unsafe { text::utf8_into(env, path.raw(), units, bytes) };
+        with_state(|s| s.open_file(id as u64, bytes))
+    });
+    Ok(match opened {
+        Ok(engine::Found::File { size, mtime: (seconds, nanoseconds) }) => {
+            // SAFETY: a Float64Array of at least 3 elements, checked above.
+            let stat = unsafe { std::slice::from_raw_parts_mut(data as *mut f64, 3) };
+            stat.copy_from_slice(&[size as f64, seconds as f64, nanoseconds as f64]);
+            0
+        }
+        Ok(engine::Found::Directory) => 1,
+        Ok(engine::Found::Other) => 2,
+        Err(errno) => -errno,
+    })
 }
 
 /// The head of a streamed response (its body follows through `stream_write`); `declared`, the
@@ -405,9 +481,17 @@ unsafe fn reason_phrase<'a>(env: napi::sys::napi_env, value: napi::sys::napi_val
 
 /// The value of one request header, without building them all: repeats joined as Node joins
 /// them, or with `first`, the first one alone (what Node keeps of Content-Type and the like).
+///
+/// The name is copied out as latin1 into a buffer kept for the next call: taken as a `String`,
+/// its conversion (Node-API's UTF-8 path, asked for the length first, and an allocation) cost
+/// ~1,100 instructions a call, more than the lookup.
 #[napi]
-pub fn header(id: f64, name: String, first: Option<bool>) -> Option<Latin1> {
-    with_state(|s| s.header(id as u64, name.as_bytes(), first.unwrap_or(false)).map(Latin1))
+pub fn header(env: Env, id: f64, name: JsString, first: Option<bool>) -> Option<Latin1> {
+    SCRATCH.with(|scratch| {
+        let name_bytes = &mut scratch.borrow_mut().name;
+        unsafe { text::latin1_into(env.raw(), name.raw(), name_bytes) };
+        with_state(|s| s.header(id as u64, name_bytes, first.unwrap_or(false)).map(Latin1))
+    })
 }
 
 /// Returns false when the stream should pause until a drain event (or the client is gone).

@@ -1,4 +1,4 @@
-//! Cog's native engine: HTTP/1.1 and WebSockets in Rust on Node's own event loop, as a Node-API
+//! Cog's native engine: HTTP/1.1, HTTP/2 and WebSockets in Rust on Node's own event loop, as a Node-API
 //! addon. `src/engines/native/` is its JavaScript side; the `cog-framing` crate holds the pure
 //! protocol parsers and writers (request heads, chunked bodies, response heads, Cog's rules,
 //! WebSocket frames, permessage-deflate).
@@ -12,9 +12,9 @@
 //!   JavaScript, writes the answers, sweeps timeouts;
 //! - `js`: the boundary's other half, conversions only: events into calls of JavaScript,
 //!   JavaScript strings into bytes, the app's Buffers held while they are sent;
-//! - `h1` and `ws`: a connection's protocol, as a state machine over its socket layer's bytes,
-//!   side by side (HTTP/2 would be a third): HTTP/1.1 (requests in, responses out in request
-//!   order) and WebSockets (frames in and out);
+//! - `h1`, `h2` and `ws`: a connection's protocol, as a state machine over its socket layer's
+//!   bytes, side by side: HTTP/1.1 (requests in, responses out in request order), HTTP/2
+//!   (streams multiplexed: `cog-http2`, nghttp2 driven sans-IO) and WebSockets (frames in and out);
 //! - `queue`: the responses of one HTTP/1.1 connection, in request order;
 //! - `request`: the engine's record of a request (its head, read lazily by JavaScript);
 //! - `io`: sockets and their bytes, plain or TLS (rustls), bodies sent in place (sendfile);
@@ -25,6 +25,7 @@ mod engine;
 mod events;
 pub mod exports;
 mod h1;
+mod h2;
 mod io;
 mod js;
 mod queue;

@@ -172,6 +172,12 @@ impl<T> Queue<T> {
         self.entries.front_mut().filter(|e| e.held.is_empty()).and_then(|e| e.in_place.as_mut())
     }
 
+    /// Whether a body in place is due as soon as the output is written (its response is the
+    /// oldest, all its bytes before the body in the output), with bytes left to send.
+    pub(crate) fn in_place_follows(&self) -> bool {
+        self.in_place > 0 && self.entries.front().is_some_and(|e| e.held.is_empty() && e.in_place.as_ref().is_some_and(|body| body.left() > 0))
+    }
+
     /// The body in place due now was all sent.
     pub(crate) fn in_place_sent(&mut self) {
         self.in_place -= 1;
@@ -344,15 +350,17 @@ mod tests {
         let (mut q, mut out) = (Queue::default(), Vec::new());
         q.push(1, ());
         q.push(2, ());
-        assert!(q.in_place_due().is_none() && q.in_place_left() == 0);
+        assert!(q.in_place_due().is_none() && q.in_place_left() == 0 && !q.in_place_follows());
         q.put_in_place(1, InPlaceBody::buffer(Box::new(vec![0u8; 10])));
         q.set_progress(1, Progress::Finished, false);
         write(&mut q, &mut out, 2, b"two");
         q.set_progress(2, Progress::Finished, false);
         assert!(promoted(&mut q, &mut out).is_empty());
         assert_eq!(q.in_place_left(), 10);
+        assert!(q.in_place_follows(), "the output is followed by 1's body at once");
         assert!(q.in_place_due().is_some());
         q.in_place_sent();
+        assert!(!q.in_place_follows());
         assert_eq!(promoted(&mut q, &mut out), ["done 1", "done 2"]);
         assert_eq!(out, b"two");
     }

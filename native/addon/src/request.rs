@@ -1,8 +1,10 @@
 //! The engine's record of a request: a copy of its head (JavaScript reads the URL and headers
 //! from it lazily, so a handler that never reads a header costs no string for it), and the
-//! connection it came on. Where its response stands is the connection's queue's (`queue.rs`).
+//! connection it came on, and the file its answer will send, once JavaScript opened one. Where
+//! its response stands is the connection's queue's (`queue.rs`).
 
 use cog_framing::Head;
+use std::fs::File;
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -20,6 +22,11 @@ pub(crate) struct Req {
     minor: u8,
     keep_alive: bool,
     is_head: bool,
+    /// On HTTP/2, its stream (0 on HTTP/1.1).
+    stream: u32,
+    /// The file JavaScript opened for the answer (`engine::files`): sent as its body, or closed
+    /// with the request when the answer is something else (a 304, a HEAD, an error).
+    file: Option<File>,
 }
 
 /// Where each header's name and value lie in a request's head.
@@ -46,6 +53,10 @@ impl Requests {
 
     pub(crate) fn get(&self, id: u64) -> Option<&Req> {
         self.map.get(&id)
+    }
+
+    pub(crate) fn get_mut(&mut self, id: u64) -> Option<&mut Req> {
+        self.map.get_mut(&id)
     }
 
     pub(crate) fn remove(&mut self, id: u64) -> Option<Req> {
@@ -77,6 +88,11 @@ impl Req {
         (self.conn, self.gen)
     }
 
+    /// Its HTTP/2 stream (0 on HTTP/1.1).
+    pub(crate) fn stream(&self) -> u32 {
+        self.stream
+    }
+
     /// Its minor version (0 for HTTP/1.0).
     pub(crate) fn minor(&self) -> u8 {
         self.minor
@@ -102,6 +118,17 @@ impl Req {
     pub(crate) fn set_path(&mut self, path: Range<usize>) {
         let path = &self.head[path];
         self.path = Some(if path.first() == Some(&b'/') { path.to_vec() } else { [b"/", path].concat() });
+    }
+
+    /// Keeps the file its answer is to send, closing one kept before (the last file opened for
+    /// an answer is the one it sends: a precompressed variant found after the file itself).
+    pub(crate) fn keep_file(&mut self, file: File) {
+        self.file = Some(file);
+    }
+
+    /// The file kept for its answer, now to be sent.
+    pub(crate) fn take_file(&mut self) -> Option<File> {
+        self.file.take()
     }
 
     /// Its buffers (the head's copy, the header list), for the next request to reuse (`Spare`).
@@ -160,6 +187,40 @@ pub(crate) fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &mut Head, 
         minor: head.minor,
         keep_alive: head.keep_alive,
         is_head: method == b"HEAD",
+        stream: 0,
+        file: None,
+    }
+}
+
+/// The engine's record of an HTTP/2 request on `stream`: its path, then its fields (the
+/// pseudo-header fields first, as node:http2 lists them), copied into `buffers`' bytes with its
+/// header list pointing into them (both reused: what they held is dropped). `method_index` is
+/// the method's place in `METHODS`.
+pub(crate) fn new_h2_req<'a>(key: usize, gen: u32, stream: u32, method_index: usize, path: &[u8], fields: impl Iterator<Item = (&'a [u8], &'a [u8])>, buffers: (Vec<u8>, HeaderRanges)) -> Req {
+    let (mut buffer, mut headers) = buffers;
+    buffer.clear();
+    headers.clear();
+    buffer.extend_from_slice(path);
+    for (name, value) in fields {
+        let start = buffer.len();
+        buffer.extend_from_slice(name);
+        let middle = buffer.len();
+        buffer.extend_from_slice(value);
+        headers.push((start..middle, middle..buffer.len()));
+    }
+    Req {
+        conn: key,
+        gen,
+        head: buffer,
+        method_index,
+        target: 0..path.len(),
+        path: None,
+        headers,
+        minor: 1,
+        keep_alive: true,
+        is_head: cog_framing::METHODS[method_index] == "HEAD",
+        stream,
+        file: None,
     }
 }
 
@@ -193,6 +254,33 @@ mod tests {
         assert_eq!(r.headers().len(), 4);
         assert!(r.has_header(b"COOKIE") && !r.has_header(b"content-encoding"));
         assert_eq!(r.headers()[2], (&b"ACCEPT"[..], &b"b"[..]));
+    }
+
+    #[test]
+    fn the_file_kept_last_is_the_one_taken() {
+        let mut r = req(b"GET / HTTP/1.1\r\n\r\n");
+        assert!(r.take_file().is_none());
+        let path = std::env::temp_dir().join(format!("cog-req-{}", std::process::id()));
+        std::fs::write(&path, b"x").unwrap();
+        let (first, second) = (File::open(&path).unwrap(), File::open(&path).unwrap());
+        let second_fd = std::os::fd::AsRawFd::as_raw_fd(&second);
+        r.keep_file(first);
+        r.keep_file(second);
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(r.take_file().map(|f| std::os::fd::AsRawFd::as_raw_fd(&f)), Some(second_fd));
+        assert!(r.take_file().is_none(), "taken once");
+    }
+
+    #[test]
+    fn an_http2_request_lists_its_pseudo_headers_and_fields_as_they_came() {
+        let get = cog_framing::METHODS.iter().position(|m| *m == "GET").unwrap();
+        let fields: [(&[u8], &[u8]); 4] = [(b":method", b"GET"), (b":path", b"/a?b"), (b"cookie", b"x=1"), (b"cookie", b"y=2")];
+        let r = new_h2_req(1, 2, 7, get, b"/a?b", fields.into_iter(), (b"old".to_vec(), vec![(0..1, 1..2)]));
+        assert_eq!(r.request_line(), (get, &b"/a?b"[..]));
+        assert_eq!((r.stream(), r.conn(), r.is_head()), (7, (1, 2), false));
+        assert_eq!(r.headers(), fields.to_vec());
+        assert_eq!(r.header(b"cookie", false).unwrap(), b"x=1; y=2", "cookie crumbs joined as node joins them");
+        assert_eq!(r.header(b"host", false), None);
     }
 
     #[test]

@@ -12,9 +12,11 @@ pub type uv_poll_cb = unsafe extern "C" fn(handle: *mut uv_handle_t, status: c_i
 pub type uv_timer_cb = unsafe extern "C" fn(handle: *mut uv_handle_t);
 pub type uv_check_cb = unsafe extern "C" fn(handle: *mut uv_handle_t);
 pub type uv_close_cb = unsafe extern "C" fn(handle: *mut uv_handle_t);
+pub type uv_idle_cb = unsafe extern "C" fn(handle: *mut uv_handle_t);
 
 /// `uv_handle_type` values (libuv 1.x).
 pub const UV_CHECK: c_int = 2;
+pub const UV_IDLE: c_int = 6;
 pub const UV_POLL: c_int = 8;
 pub const UV_TIMER: c_int = 13;
 
@@ -43,6 +45,10 @@ extern "C" {
     pub fn uv_check_init(lp: *mut uv_loop_t, handle: *mut uv_handle_t) -> c_int;
     pub fn uv_check_start(handle: *mut uv_handle_t, cb: uv_check_cb) -> c_int;
     pub fn uv_check_stop(handle: *mut uv_handle_t) -> c_int;
+
+    pub fn uv_idle_init(lp: *mut uv_loop_t, handle: *mut uv_handle_t) -> c_int;
+    pub fn uv_idle_start(handle: *mut uv_handle_t, cb: uv_idle_cb) -> c_int;
+    pub fn uv_idle_stop(handle: *mut uv_handle_t) -> c_int;
 }
 
 /// Allocates an uninitialised handle of `kind`; freed by `free_handle` from its close callback.

@@ -21,6 +21,10 @@ pub enum BodyFraming {
 pub struct RequestId<'a>(&'a [u8]);
 
 impl<'a> RequestId<'a> {
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.0
+    }
+
     pub fn new(bytes: &'a [u8]) -> Result<RequestId<'a>, &'static str> {
         if (1..=128).contains(&bytes.len()) && bytes.iter().all(|&b| (0x21..0x7f).contains(&b)) {
             Ok(RequestId(bytes))
@@ -210,18 +214,22 @@ fn value_end(block: &[u8], mut i: usize) -> usize {
 }
 
 /// Appends `n` in decimal, without allocating.
-fn push_number(out: &mut Vec<u8>, mut n: u64) {
+fn push_number(out: &mut Vec<u8>, n: u64) {
     let mut digits = [0u8; 20];
+    out.extend_from_slice(decimal(n, &mut digits));
+}
+
+/// `n` in decimal, written at the end of `digits`.
+pub fn decimal(mut n: u64, digits: &mut [u8; 20]) -> &[u8] {
     let mut i = digits.len();
     loop {
         i -= 1;
         digits[i] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
-            break;
+            return &digits[i..];
         }
     }
-    out.extend_from_slice(&digits[i..]);
 }
 
 /// The status codes Node knows, with its phrases; others get "Unknown".
@@ -296,7 +304,7 @@ pub fn reason(status: u16) -> &'static str {
 
 /// A whole response the engine writes itself (a refused request), closing the connection.
 pub fn refusal(status: u16, message: &str) -> Vec<u8> {
-    let body = format!("{{\"statusCode\":{status},\"error\":\"{}\",\"message\":\"{}\"}}", reason(status), message.replace('"', "'"));
+    let body = refusal_body(status, message);
     let mut out = Vec::with_capacity(160 + body.len());
     let block = HeaderBlock::new(b"content-type: application/json; charset=utf-8\r\n").expect("constant headers are valid");
     let app = AppHead { status, reason: None, block, has_date: false, declared_length: None, close: true, request_id: None };
@@ -306,12 +314,18 @@ pub fn refusal(status: u16, message: &str) -> Vec<u8> {
     out
 }
 
+/// The JSON body of the engine's own refusals, in Cog's error format.
+pub fn refusal_body(status: u16, message: &str) -> String {
+    format!("{{\"statusCode\":{status},\"error\":\"{}\",\"message\":\"{}\"}}", reason(status), message.replace('"', "'"))
+}
+
 thread_local! {
     /// The Date header's value, formatted once per second.
     static DATE: RefCell<(u64, Vec<u8>)> = const { RefCell::new((u64::MAX, Vec::new())) };
 }
 
-fn with_date(f: impl FnOnce(&[u8])) {
+/// Calls `f` with the Date header's value now (IMF-fixdate, 29 bytes).
+pub fn with_date(f: impl FnOnce(&[u8])) {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     DATE.with(|cell| {
         let mut cache = cell.borrow_mut();
@@ -352,6 +366,14 @@ fn http_date(secs: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn numbers_are_written_in_decimal() {
+        let mut digits = [0u8; 20];
+        assert_eq!(super::decimal(0, &mut digits), b"0");
+        assert_eq!(super::decimal(1_048_576, &mut digits), b"1048576");
+        assert_eq!(super::decimal(u64::MAX, &mut digits), b"18446744073709551615");
+    }
+
     #[test]
     fn header_blocks() {
         assert!(super::is_header_block(b""));

@@ -47,7 +47,7 @@ impl Block {
         let start = events.fields.len() as u32;
         events.fields.extend(self.fields.iter().map(|f| Field { name: f.name.shifted(shift), value: f.value.shifted(shift) }));
         let p = self.pseudo;
-        let pseudo = Pseudo { method: p.method.shifted(shift), scheme: p.scheme.shifted(shift), authority: p.authority.shifted(shift), path: p.path.shifted(shift), protocol: p.protocol.shifted(shift) };
+        let pseudo = Pseudo { method: p.method.shifted(shift), scheme: p.scheme.shifted(shift), authority: p.authority.shifted(shift), path: p.path.shifted(shift), protocol: p.protocol.shifted(shift), order: p.order };
         ((start, events.fields.len() as u32), pseudo)
     }
 }
@@ -108,12 +108,45 @@ pub(crate) unsafe fn callbacks() -> *mut nghttp2_session_callbacks {
     if nghttp2_session_callbacks_new(&mut cbs) != 0 {
         return std::ptr::null_mut();
     }
+    nghttp2_session_callbacks_set_on_begin_frame_callback(cbs, Some(on_begin_frame));
     nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, Some(on_begin_headers));
     nghttp2_session_callbacks_set_on_header_callback(cbs, Some(on_header));
     nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, Some(on_frame_recv));
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, Some(on_data_chunk_recv));
     nghttp2_session_callbacks_set_on_stream_close_callback(cbs, Some(on_stream_close));
+    nghttp2_session_callbacks_set_on_frame_send_callback(cbs, Some(on_frame_send));
     cbs
+}
+
+/// A request whose body ends at another length than its Content-Length is malformed, which RFC
+/// 9113 §8.1.1 makes a stream error; nghttp2 (since 1.6x) ends the whole connection for it when
+/// the END_STREAM flag arrives, and with it every other request on it (a client that gives up
+/// on an upload, as node:http2's `stream.close()` does, ends its side first). The stream is
+/// reset here first (RST_STREAM, PROTOCOL_ERROR), as node:http2's nghttp2 did: nghttp2 then
+/// ignores the frame. Padded DATA frames, whose data length only their payload tells, are
+/// left to nghttp2.
+unsafe extern "C" fn on_begin_frame(session: *mut nghttp2_session, hd: *const nghttp2_frame_hd, user_data: *mut c_void) -> c_int {
+    let hd = *hd;
+    let ends = hd.flags & NGHTTP2_FLAG_END_STREAM as u8 != 0 && hd.flags & NGHTTP2_FLAG_PADDED as u8 == 0;
+    let body = match hd.type_ as u32 {
+        NGHTTP2_DATA => hd.length as u64,
+        // On a stream whose request came: trailer fields.
+        NGHTTP2_HEADERS => 0,
+        _ => return 0,
+    };
+    if !ends {
+        return 0;
+    }
+    let inner = inner(user_data);
+    let id = hd.stream_id as StreamId;
+    let Some(stream) = slot_of(session, id).and_then(|slot| inner.streams.get(slot, id)) else { return 0 };
+    if hd.type_ as u32 == NGHTTP2_HEADERS && !stream.surfaced {
+        return 0;
+    }
+    if stream.content_length.is_some_and(|declared| declared != stream.received + body) {
+        nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE as u8, hd.stream_id, code::PROTOCOL_ERROR);
+    }
+    0
 }
 
 unsafe extern "C" fn on_begin_headers(session: *mut nghttp2_session, frame: *const nghttp2_frame, user_data: *mut c_void) -> c_int {
@@ -154,16 +187,39 @@ unsafe extern "C" fn on_header(
     }
     let name = std::slice::from_raw_parts(name, namelen);
     let value = std::slice::from_raw_parts(value, valuelen);
+    if name == b"content-length" && (*frame).headers.cat == NGHTTP2_HCAT_REQUEST {
+        let id = (*frame).hd.stream_id as StreamId;
+        let declared = std::str::from_utf8(value).ok().and_then(|v| v.parse::<u64>().ok());
+        if let Some(stream) = slot_of(session, id).and_then(|slot| inner.streams.get(slot, id)) {
+            stream.content_length = declared;
+        }
+        if (*frame).hd.flags & NGHTTP2_FLAG_END_STREAM as u8 != 0 && declared != Some(0) {
+            // A request without a body that declares one: malformed, a stream error (see `on_begin_frame`).
+            let block = &mut inner.block;
+            block.refused = true;
+            nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE as u8, (*frame).hd.stream_id, code::PROTOCOL_ERROR);
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        }
+    }
+    let block = &mut inner.block;
     if name.first() == Some(&b':') {
         // nghttp2 has checked them: known, once each, before the regular fields.
         let span = Span::push(&mut block.bytes, value);
-        match name {
-            b":method" => block.pseudo.method = span,
-            b":scheme" => block.pseudo.scheme = span,
-            b":authority" => block.pseudo.authority = span,
-            b":path" => block.pseudo.path = span,
-            b":protocol" => block.pseudo.protocol = span,
-            _ => {}
+        let kind = match name {
+            b":method" => 0,
+            b":scheme" => 1,
+            b":authority" => 2,
+            b":path" => 3,
+            b":protocol" => 4,
+            _ => return 0,
+        };
+        block.pseudo.order.push(kind);
+        match kind {
+            0 => block.pseudo.method = span,
+            1 => block.pseudo.scheme = span,
+            2 => block.pseudo.authority = span,
+            3 => block.pseudo.path = span,
+            _ => block.pseudo.protocol = span,
         }
     } else {
         let name = Span::push(&mut block.bytes, name);
@@ -230,6 +286,9 @@ unsafe extern "C" fn on_frame_recv(session: *mut nghttp2_session, frame: *const 
 unsafe extern "C" fn on_data_chunk_recv(session: *mut nghttp2_session, _flags: u8, stream_id: i32, data: *const u8, len: usize, user_data: *mut c_void) -> c_int {
     let inner = inner(user_data);
     let id = stream_id as StreamId;
+    if let Some(stream) = slot_of(session, id).and_then(|slot| inner.streams.get(slot, id)) {
+        stream.received += len as u64;
+    }
     let stream = slot_of(session, id).and_then(|slot| inner.streams.get(slot, id)).filter(|s| s.surfaced);
     match stream {
         Some(stream) => {
@@ -251,7 +310,7 @@ unsafe extern "C" fn on_stream_close(session: *mut nghttp2_session, stream_id: i
     let Some(stream) = inner.streams.get(slot, id) else { return 0 };
     inner.unconsumed_of_closed += std::mem::take(&mut stream.unconsumed);
     if stream.surfaced {
-        let completed = error_code == code::NO_ERROR && stream.ended && stream.buffered() == 0;
+        let completed = error_code == code::NO_ERROR && stream.ended && stream.buffered() == 0 && stream.file.is_none();
         match stream.request_event {
             // Reset before the app was told of it (rapid reset's HEADERS then RST_STREAM, read
             // together): the request and what came with it are left out, so the app does no work.
@@ -291,14 +350,34 @@ pub(crate) unsafe extern "C" fn read_body(
     let slot = ((*source).ptr as usize).wrapping_sub(1);
     let high_water = inner.config.stream_high_water;
     let Some(stream) = inner.streams.get(slot, id) else { return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE as nghttp2_ssize };
-    let n = stream.buffered().min(length);
+    let mut n = stream.buffered().min(length);
     std::ptr::copy_nonoverlapping(stream.out.as_ptr().add(stream.out_pos), buf, n);
     stream.out_pos += n;
     if stream.out_pos == stream.out.len() {
         stream.out.clear();
         stream.out_pos = 0;
     }
-    if stream.buffered() == 0 {
+    if n == 0 {
+        if let Some(file) = stream.file.as_mut() {
+            // Read straight into the frame: the file's bytes are never held anywhere else.
+            use std::os::unix::fs::FileExt;
+            let want = (file.left.min(length as u64)) as usize;
+            let read = file.file.read_at(std::slice::from_raw_parts_mut(buf, want), file.offset);
+            match read {
+                Ok(got) if got > 0 => {
+                    n = got;
+                    file.offset += got as u64;
+                    file.left -= got as u64;
+                    if file.left == 0 {
+                        stream.file = None;
+                    }
+                }
+                // The file shrank, or can't be read: the body can't be what its head said.
+                _ => return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE as nghttp2_ssize,
+            }
+        }
+    }
+    if stream.buffered() == 0 && stream.file.is_none() {
         if stream.ended {
             *data_flags |= NGHTTP2_DATA_FLAG_EOF;
             if let Some(trailers) = stream.trailers.take() {
@@ -316,6 +395,19 @@ pub(crate) unsafe extern "C" fn read_body(
         inner.events.list.push(Stored::Drained { stream: id });
     }
     n as nghttp2_ssize
+}
+
+/// A response ended (its last DATA or HEADERS sent) while its request is still arriving: the
+/// client is told to stop sending it (RST_STREAM with NO_ERROR, RFC 9113 §8.1), as nghttpd and
+/// node:http2 do, so that an unread upload does not hold the stream's window and the client's
+/// stream open.
+unsafe extern "C" fn on_frame_send(session: *mut nghttp2_session, frame: *const nghttp2_frame, _user_data: *mut c_void) -> c_int {
+    let hd = (*frame).hd;
+    let ends = hd.flags & NGHTTP2_FLAG_END_STREAM as u8 != 0 && (hd.type_ as u32 == NGHTTP2_DATA || hd.type_ as u32 == NGHTTP2_HEADERS);
+    if ends && nghttp2_session_get_stream_remote_close(session, hd.stream_id) == 0 {
+        nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE as u8, hd.stream_id, code::NO_ERROR);
+    }
+    0
 }
 
 /// A name/value pair for nghttp2, which copies it.

@@ -9,7 +9,8 @@ use crate::config::Config;
 use crate::error::{code, Error};
 use crate::events::{Events, StreamId};
 use crate::memory::{self, Counter};
-use crate::priority::PriorityCheck;
+use crate::checks::{FrameChecks, Found};
+use crate::streams::FileBody;
 use libnghttp2_sys::*;
 use std::os::raw::c_void;
 
@@ -26,9 +27,13 @@ pub struct Connection {
     /// Shared with nghttp2's callbacks (their user data): reached only through this pointer.
     inner: *mut Inner,
     counter: *mut Counter,
-    priority: PriorityCheck,
+    checks: FrameChecks,
+    /// The start of a frame `checks` must see whole before nghttp2 reads it (see `Found::Partial`).
+    held: Vec<u8>,
     out: Vec<u8>,
     out_pos: usize,
+    /// The name/value list of the response being submitted, reused (nghttp2 copies it).
+    nva: Vec<nghttp2_nv>,
     /// `shutdown` was called: GOAWAY follows once no stream is open.
     draining: bool,
     final_goaway: bool,
@@ -40,7 +45,7 @@ impl Connection {
         unsafe {
             let inner = Box::into_raw(Box::new(Inner::new(config.clone())));
             let counter = Box::into_raw(Box::new(Counter { live: 0 }));
-            let mut conn = Connection { session: std::ptr::null_mut(), inner, counter, priority: PriorityCheck::new(), out: Vec::new(), out_pos: 0, draining: false, final_goaway: false };
+            let mut conn = Connection { session: std::ptr::null_mut(), inner, counter, checks: FrameChecks::new(), held: Vec::new(), out: Vec::new(), out_pos: 0, nva: Vec::new(), draining: false, final_goaway: false };
             let cbs = callbacks::callbacks();
             let mut option = std::ptr::null_mut();
             if cbs.is_null() || nghttp2_option_new(&mut option) != 0 {
@@ -101,14 +106,66 @@ impl Connection {
     /// the connection is over: write what `pending_output` holds (a GOAWAY, but for
     /// `BadPreface`), then close.
     pub fn receive(&mut self, input: &[u8]) -> Result<(), Error> {
-        let invalid_priority = self.priority.scan(input);
-        let input = &input[..invalid_priority.unwrap_or(input.len())];
+        if self.held.is_empty() {
+            return self.receive_checked(input);
+        }
+        let mut joined = std::mem::take(&mut self.held);
+        joined.extend_from_slice(input);
+        let result = self.receive_checked(&joined);
+        if self.held.is_empty() {
+            // Kept for the next partial frame (they are a few bytes).
+            joined.clear();
+            self.held = joined;
+            self.held.clear();
+        }
+        result
+    }
+
+    /// `receive`, with RFC 9113's checks nghttp2 no longer makes (see `checks.rs`).
+    fn receive_checked(&mut self, mut input: &[u8]) -> Result<(), Error> {
+        loop {
+            match self.checks.scan(input) {
+                Found::Nothing => return self.feed(input),
+                Found::Partial { start } => {
+                    self.feed(&input[..start])?;
+                    self.held.clear();
+                    self.held.extend_from_slice(&input[start..]);
+                    return Ok(());
+                }
+                Found::InvalidPriority { end } => {
+                    self.feed(&input[..end])?;
+                    unsafe { nghttp2_session_terminate_session(self.session, code::PROTOCOL_ERROR) };
+                    return Err(Error::Connection("invalid PRIORITY frame".into()));
+                }
+                Found::StreamWindowUpdate { start, end, stream, increment } => {
+                    self.feed(&input[..start])?;
+                    // -1 for a stream nghttp2 does not know (idle, or closed): its call.
+                    let window = unsafe { nghttp2_session_get_stream_remote_window_size(self.session, stream as i32) };
+                    let error = match increment {
+                        0 if window >= 0 => Some(code::PROTOCOL_ERROR),
+                        _ if window >= 0 && window as i64 + increment as i64 > i32::MAX as i64 => Some(code::FLOW_CONTROL_ERROR),
+                        _ => None,
+                    };
+                    match error {
+                        // The stream's error: it is reset, and the frame never reaches nghttp2.
+                        Some(error) => unsafe {
+                            nghttp2_submit_rst_stream(self.session, NGHTTP2_FLAG_NONE as u8, stream as i32, error);
+                        },
+                        None => self.feed(&input[start..end])?,
+                    }
+                    input = &input[end..];
+                }
+            }
+        }
+    }
+
+    /// Hands bytes to nghttp2.
+    fn feed(&mut self, input: &[u8]) -> Result<(), Error> {
+        if input.is_empty() {
+            return Ok(());
+        }
         let rv = unsafe { nghttp2_session_mem_recv2(self.session, input.as_ptr(), input.len()) };
         self.give_back_window();
-        if rv >= 0 && invalid_priority.is_some() {
-            unsafe { nghttp2_session_terminate_session(self.session, code::PROTOCOL_ERROR) };
-            return Err(Error::Connection("invalid PRIORITY frame".into()));
-        }
         if rv < 0 {
             let rv = rv as i32;
             return Err(match rv {
@@ -157,20 +214,37 @@ impl Connection {
             self.out.drain(..self.out_pos);
             self.out_pos = 0;
         }
+        let mut out = std::mem::take(&mut self.out);
+        let limit = self.out_pos + OUTPUT_AHEAD;
+        self.frames_into(&mut out, limit);
+        self.out = out;
+        &self.out[self.out_pos..]
+    }
+
+    /// Appends the frames due to `out` until it holds `limit` bytes (or nothing is left to
+    /// send), for a caller that writes from its own buffer: the frames are copied once, from
+    /// nghttp2 to `out`. Returns how many bytes were appended. Not to be mixed with
+    /// `pending_output` on one connection (its bytes would be skipped).
+    pub fn write_output(&mut self, out: &mut Vec<u8>, limit: usize) -> usize {
+        let before = out.len();
+        self.frames_into(out, limit);
+        out.len() - before
+    }
+
+    fn frames_into(&mut self, out: &mut Vec<u8>, limit: usize) {
         if self.draining && !self.final_goaway && self.inner().streams.open_count() == 0 {
             self.final_goaway = true;
             unsafe { nghttp2_session_terminate_session(self.session, code::NO_ERROR) };
         }
-        while self.out.len() - self.out_pos < OUTPUT_AHEAD {
+        while out.len() < limit {
             let mut data = std::ptr::null();
             let n = unsafe { nghttp2_session_mem_send2(self.session, &mut data) };
             if n <= 0 {
                 break;
             }
-            self.out.extend_from_slice(unsafe { std::slice::from_raw_parts(data, n as usize) });
+            out.extend_from_slice(unsafe { std::slice::from_raw_parts(data, n as usize) });
         }
         self.give_back_window();
-        &self.out[self.out_pos..]
     }
 
     /// The socket took `n` bytes of what `pending_output` returned.
@@ -184,6 +258,11 @@ impl Connection {
     /// informational head, and the final one follows. Without `end_stream`, the body follows
     /// with `send_data`.
     pub fn respond(&mut self, stream: StreamId, status: u16, headers: &[(&[u8], &[u8])], end_stream: bool) -> Result<(), Error> {
+        self.respond_with(stream, status, headers.iter().copied(), end_stream)
+    }
+
+    /// `respond`, with the header fields from an iterator (no list to build).
+    pub fn respond_with<'h>(&mut self, stream: StreamId, status: u16, headers: impl IntoIterator<Item = (&'h [u8], &'h [u8])>, end_stream: bool) -> Result<(), Error> {
         if !(100..=999).contains(&status) {
             return Err(Error::InvalidHeader);
         }
@@ -194,13 +273,15 @@ impl Connection {
             return Err(Error::Stream(stream));
         }
         let digits = [b'0' + (status / 100) as u8, b'0' + (status / 10 % 10) as u8, b'0' + (status % 10) as u8];
-        let mut nva = Vec::with_capacity(headers.len() + 1);
+        let mut nva = std::mem::take(&mut self.nva);
+        nva.clear();
         nva.push(nv(b":status", &digits));
         for (name, value) in headers {
             if CONNECTION_SPECIFIC.iter().any(|c| name.eq_ignore_ascii_case(c)) {
                 continue;
             }
             if !valid_name(name) || unsafe { nghttp2_check_header_value(value.as_ptr(), value.len()) } == 0 {
+                self.nva = nva;
                 return Err(Error::InvalidHeader);
             }
             nva.push(nv(name, value));
@@ -215,6 +296,9 @@ impl Connection {
                 nghttp2_submit_response2(self.session, stream as i32, nva.as_ptr(), nva.len(), &provider)
             }
         };
+        // nghttp2 has copied the fields: the pointers into `headers` are not kept.
+        nva.clear();
+        self.nva = nva;
         if rv != 0 {
             return Err(Error::Stream(stream));
         }
@@ -233,7 +317,7 @@ impl Connection {
         let inner = unsafe { &mut *self.inner };
         let high_water = inner.config.stream_high_water;
         let state = inner.streams.get(slot, stream).ok_or(Error::Stream(stream))?;
-        if !state.responded || state.ended {
+        if !state.responded || state.ended || (state.file.is_some() && !data.is_empty()) {
             return Err(Error::Stream(stream));
         }
         if state.out_pos > 0 && state.out_pos >= state.out.len() / 2 {
@@ -246,6 +330,24 @@ impl Connection {
         state.wants_drain = !under;
         self.resume(slot, stream);
         Ok(under)
+    }
+
+    /// Queues `length` bytes of `file` from `offset` as the body's next bytes, after what
+    /// `send_data` queued: they are read from the file into DATA frames as the client's window
+    /// allows, never held in a buffer of their own. Only an empty `send_data` (to end the body) or
+    /// `send_trailers` may follow. A file that gives fewer bytes than `length` resets the stream.
+    pub fn send_file(&mut self, stream: StreamId, file: std::fs::File, offset: u64, length: u64) -> Result<(), Error> {
+        let slot = self.slot(stream)?;
+        let inner = unsafe { &mut *self.inner };
+        let state = inner.streams.get(slot, stream).ok_or(Error::Stream(stream))?;
+        if !state.responded || state.ended || state.file.is_some() {
+            return Err(Error::Stream(stream));
+        }
+        if length > 0 {
+            state.file = Some(FileBody { file, offset, left: length });
+            self.resume(slot, stream);
+        }
+        Ok(())
     }
 
     /// Ends the body with trailer fields.
@@ -331,6 +433,11 @@ impl Connection {
     /// Whether the connection reads on (false once a GOAWAY ended it).
     pub fn wants_read(&self) -> bool {
         unsafe { nghttp2_session_want_read(self.session) != 0 }
+    }
+
+    /// Whether nghttp2 has frames to send (frames of streams waiting for the client's window don't count).
+    pub fn wants_write(&self) -> bool {
+        self.out_pos < self.out.len() || unsafe { nghttp2_session_want_write(self.session) != 0 }
     }
 
     /// Whether the connection is over: nothing more to read, nothing left to write.

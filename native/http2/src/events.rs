@@ -36,7 +36,7 @@ pub(crate) struct Field {
     pub(crate) value: Span,
 }
 
-/// The pseudo-header fields of a request (RFC 9113 §8.3.1).
+/// The pseudo-header fields of a request (RFC 9113 §8.3.1), and the order they came in.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Pseudo {
     pub(crate) method: Span,
@@ -44,6 +44,28 @@ pub(crate) struct Pseudo {
     pub(crate) authority: Span,
     pub(crate) path: Span,
     pub(crate) protocol: Span,
+    pub(crate) order: Order,
+}
+
+/// The pseudo-header names, in the order `Order` numbers them.
+const PSEUDO_NAMES: [&[u8]; 5] = [b":method", b":scheme", b":authority", b":path", b":protocol"];
+
+/// Which pseudo-header fields came, in their order (node:http2 shows a request's raw headers as
+/// they came, pseudo-headers first: the engine does too).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Order {
+    kinds: [u8; 5],
+    len: u8,
+}
+
+impl Order {
+    /// Notes the pseudo-header `kind` (its place in `PSEUDO_NAMES`); nghttp2 lets each come once.
+    pub(crate) fn push(&mut self, kind: u8) {
+        if (self.len as usize) < self.kinds.len() {
+            self.kinds[self.len as usize] = kind;
+            self.len += 1;
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -101,6 +123,7 @@ impl Events {
                 authority: pseudo.authority.of(bytes),
                 path: pseudo.path.of(bytes),
                 protocol: pseudo.protocol.of(bytes),
+                order: pseudo.order,
                 headers: self.headers(fields),
                 end_stream,
                 too_large,
@@ -152,12 +175,29 @@ pub struct Request<'a> {
     pub path: &'a [u8],
     /// `:protocol` of an extended CONNECT (RFC 8441); empty otherwise.
     pub protocol: &'a [u8],
+    order: Order,
     /// The regular header fields, in order (names lower-case, as HTTP/2 requires).
     pub headers: Headers<'a>,
     pub end_stream: bool,
     /// The header list was larger than `Config::max_header_list_size`: `headers` holds only the
     /// fields that fit. The app should answer 431.
     pub too_large: bool,
+}
+
+impl<'a> Request<'a> {
+    /// The pseudo-header fields that came, with their names, in the order they came.
+    pub fn pseudo_headers(&self) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + '_ {
+        self.order.kinds[..self.order.len as usize].iter().map(move |&kind| {
+            let value = match kind {
+                0 => self.method,
+                1 => self.scheme,
+                2 => self.authority,
+                3 => self.path,
+                _ => self.protocol,
+            };
+            (PSEUDO_NAMES[kind as usize], value)
+        })
+    }
 }
 
 /// Header fields in order.

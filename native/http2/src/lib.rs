@@ -32,12 +32,12 @@
 //! ```
 
 mod callbacks;
+mod checks;
 mod config;
 mod connection;
 mod error;
 mod events;
 mod memory;
-mod priority;
 mod rate;
 mod streams;
 

@@ -18,6 +18,8 @@ pub(crate) struct Stream {
     pub(crate) responded: bool,
     /// The app has ended the body; nghttp2 ends the stream once `out` is framed.
     pub(crate) ended: bool,
+    /// Body bytes read from a file once `out` is sent (`Connection::send_file`).
+    pub(crate) file: Option<FileBody>,
     /// Trailer fields to send after the body.
     pub(crate) trailers: Option<Vec<(Vec<u8>, Vec<u8>)>>,
     /// nghttp2 found the body buffer empty and waits for `nghttp2_session_resume_data`.
@@ -32,6 +34,16 @@ pub(crate) struct Stream {
     pub(crate) request_event: Option<(u64, usize)>,
     /// The app has been told of the request (or will be, with the events not yet taken).
     pub(crate) surfaced: bool,
+    /// The request's Content-Length, and the body bytes received so far.
+    pub(crate) content_length: Option<u64>,
+    pub(crate) received: u64,
+}
+
+/// A range of a file still to send as a stream's body.
+pub(crate) struct FileBody {
+    pub(crate) file: std::fs::File,
+    pub(crate) offset: u64,
+    pub(crate) left: u64,
 }
 
 impl Stream {
@@ -79,6 +91,7 @@ impl Streams {
             stream.out = Vec::new();
         }
         stream.trailers = None;
+        stream.file = None;
         self.free.push(slot);
     }
 

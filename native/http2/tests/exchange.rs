@@ -257,3 +257,151 @@ fn priority_frames_on_stream_0_or_depending_on_themselves_end_the_connection() {
     conn.receive(&get(1, b"/")).unwrap();
     assert_eq!(conn.take_events().len(), 1);
 }
+
+#[test]
+fn pseudo_headers_are_reported_in_the_order_they_came() {
+    let mut conn = connected(Config::default());
+    let mut block = Vec::new();
+    literal(&mut block, b":path", b"/p");
+    literal(&mut block, b":method", b"GET");
+    literal(&mut block, b":authority", b"h");
+    literal(&mut block, b":scheme", b"https");
+    literal(&mut block, b"x-a", b"1");
+    conn.receive(&frame(HEADERS, END_HEADERS | END_STREAM, 1, &block)).unwrap();
+    let events = conn.take_events();
+    let got = list(&events);
+    let Event::Request(req) = &got[0] else { panic!("{got:?}") };
+    let pseudo: Vec<_> = req.pseudo_headers().collect();
+    assert_eq!(pseudo, [(&b":path"[..], &b"/p"[..]), (b":method", b"GET"), (b":authority", b"h"), (b":scheme", b"https")]);
+    assert_eq!(req.headers.iter().collect::<Vec<_>>(), [(&b"x-a"[..], &b"1"[..])]);
+}
+
+#[test]
+fn output_is_written_into_the_callers_buffer_up_to_its_limit() {
+    let mut conn = connected(Config::default());
+    conn.receive(&get(1, b"/")).unwrap();
+    conn.take_events();
+    conn.respond_with(1, 200, [(&b"content-type"[..], &b"text/plain"[..])], false).unwrap();
+    conn.send_data(1, &[b'x'; 40_000], true).unwrap();
+    let mut out = b"before".to_vec();
+    let first = conn.write_output(&mut out, 20_000);
+    assert!(first > 0 && out.len() >= 20_000 && out.starts_with(b"before"), "frames are appended until the limit is passed");
+    let mut rest = Vec::new();
+    while conn.write_output(&mut rest, usize::MAX) > 0 {}
+    let mut all = out[6..].to_vec();
+    all.extend(rest);
+    let got = frames(&all);
+    assert_eq!(got.iter().filter(|f| f.ty == DATA).map(|f| f.payload.len()).sum::<usize>(), 40_000);
+    assert!(got.iter().any(|f| f.ty == DATA && f.flags & END_STREAM != 0));
+}
+
+#[test]
+fn a_file_body_is_read_into_data_frames_as_the_window_allows() {
+    use std::io::Write;
+    let path = std::env::temp_dir().join(format!("cog-http2-file-{}", std::process::id()));
+    let content: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+    std::fs::File::create(&path).unwrap().write_all(&content).unwrap();
+    let mut conn = connected(Config::default());
+    conn.receive(&get(1, b"/")).unwrap();
+    conn.take_events();
+    conn.respond(1, 200, &[], false).unwrap();
+    conn.send_data(1, b"head-", false).unwrap();
+    conn.send_file(1, std::fs::File::open(&path).unwrap(), 10, 80_000).unwrap();
+    assert_eq!(conn.send_data(1, b"more", false), Err(Error::Stream(1)), "nothing but the end after a file");
+    conn.send_data(1, b"", true).unwrap();
+    let mut body = Vec::new();
+    let mut ended = false;
+    for _ in 0..10 {
+        for f in frames(&drain(&mut conn)) {
+            if f.ty == DATA {
+                body.extend_from_slice(&f.payload);
+                ended |= f.flags & END_STREAM != 0;
+            }
+        }
+        // The client reads and reopens both windows.
+        conn.receive(&frame(WINDOW_UPDATE, 0, 0, &65_535u32.to_be_bytes())).unwrap();
+        conn.receive(&frame(WINDOW_UPDATE, 0, 1, &65_535u32.to_be_bytes())).unwrap();
+    }
+    std::fs::remove_file(&path).unwrap();
+    assert!(ended);
+    assert_eq!(&body[..5], b"head-");
+    assert_eq!(&body[5..], &content[10..80_010]);
+    let events = conn.take_events();
+    assert!(list(&events).iter().any(|e| matches!(e, Event::Closed { stream: 1 })));
+}
+
+#[test]
+fn a_response_that_ends_before_its_request_tells_the_client_to_stop_sending() {
+    let mut conn = connected(Config::default());
+    let mut input = post(1, false);
+    input.extend(frame(DATA, 0, 1, b"part of a body"));
+    conn.receive(&input).unwrap();
+    conn.take_events();
+    conn.respond(1, 413, &[], false).unwrap();
+    conn.send_data(1, b"too large", true).unwrap();
+    let out = frames(&drain(&mut conn));
+    let kinds: Vec<_> = out.iter().map(|f| (f.ty, f.flags & END_STREAM)).collect();
+    assert_eq!(kinds, [(HEADERS, 0), (DATA, END_STREAM), (RST_STREAM, 0)], "{out:?}");
+    assert_eq!(resets(&out), [(1, code::NO_ERROR)]);
+    let events = conn.take_events();
+    assert!(matches!(list(&events)[..], [Event::Closed { stream: 1 }]), "answered whole");
+    // A request that ended is not reset.
+    conn.receive(&post(3, true)).unwrap();
+    conn.take_events();
+    conn.respond(3, 200, &[], true).unwrap();
+    assert!(resets(&frames(&drain(&mut conn))).is_empty());
+}
+
+#[test]
+fn a_body_that_disagrees_with_its_content_length_resets_its_stream_not_the_connection() {
+    let mut conn = connected(Config::default());
+    let with_length = |stream: u32, end_stream: bool| frame(HEADERS, END_HEADERS | if end_stream { END_STREAM } else { 0 }, stream, &request_block(b"POST", b"/", &[(b"content-length", b"100")]));
+    // Shorter than declared, ended by an empty DATA frame (a client giving up on an upload).
+    let mut input = with_length(1, false);
+    input.extend(frame(DATA, 0, 1, b"half a bo"));
+    input.extend(frame(DATA, END_STREAM, 1, b""));
+    // Declared, but the head ends the stream.
+    input.extend(with_length(3, true));
+    // Shorter, ended by trailer fields.
+    input.extend(with_length(5, false));
+    input.extend(frame(DATA, 0, 5, b"abc"));
+    let mut trailers = Vec::new();
+    literal(&mut trailers, b"x-checksum", b"1");
+    input.extend(frame(HEADERS, END_HEADERS | END_STREAM, 5, &trailers));
+    input.extend(get(7, b"/after"));
+    conn.receive(&input).unwrap();
+    let out = frames(&drain(&mut conn));
+    assert!(goaways(&out).is_empty(), "{out:?}");
+    assert_eq!(resets(&out), [(1, code::PROTOCOL_ERROR), (3, code::PROTOCOL_ERROR), (5, code::PROTOCOL_ERROR)]);
+    let events = conn.take_events();
+    assert!(list(&events).iter().any(|e| matches!(e, Event::Request(r) if r.path == b"/after")), "the connection goes on");
+    assert!(!list(&events).iter().any(|e| matches!(e, Event::Request(r) if r.stream == 3)), "a request reset as it came is not reported");
+    // A body of the declared length is taken.
+    let mut input = with_length(9, false);
+    input.extend(frame(DATA, END_STREAM, 9, &[b'x'; 100]));
+    conn.receive(&input).unwrap();
+    assert!(resets(&frames(&drain(&mut conn))).is_empty());
+}
+
+#[test]
+fn a_streams_window_update_of_zero_or_past_the_maximum_resets_the_stream_not_the_connection() {
+    let mut conn = connected(Config::default());
+    let mut input = post(1, false);
+    input.extend(post(3, false));
+    input.extend(frame(WINDOW_UPDATE, 0, 1, &0x7fff_ffffu32.to_be_bytes()));
+    input.extend(frame(WINDOW_UPDATE, 0, 3, &0u32.to_be_bytes()));
+    input.extend(frame(WINDOW_UPDATE, 0, 0, &1000u32.to_be_bytes()));
+    // Cut inside the last frames: they are read once whole.
+    let cut = input.len() - 20;
+    conn.receive(&input[..cut]).unwrap();
+    conn.receive(&input[cut..]).unwrap();
+    conn.receive(&get(5, b"/after")).unwrap();
+    let out = frames(&drain(&mut conn));
+    assert!(goaways(&out).is_empty(), "{out:?}");
+    assert_eq!(resets(&out), [(1, code::FLOW_CONTROL_ERROR), (3, code::PROTOCOL_ERROR)]);
+    let events = conn.take_events();
+    assert!(list(&events).iter().any(|e| matches!(e, Event::Request(r) if r.path == b"/after")));
+    // On the connection, they are the connection's errors.
+    conn.receive(&frame(WINDOW_UPDATE, 0, 0, &0u32.to_be_bytes())).unwrap_or(());
+    assert_eq!(goaways(&frames(&drain(&mut conn))), [(5, code::PROTOCOL_ERROR)]);
+}

@@ -100,6 +100,7 @@ export class NativeEngine implements Engine {
           webSockets: this.webSockets !== null,
           reusePort: shared,
           tls: this.config.options.tls === undefined ? undefined : nativeTlsOptions(this.config.options.tls),
+          http2: this.config.options.http2 !== undefined && this.config.options.http2 !== false,
         },
         this.onRequest,
         this.onEvent,
@@ -219,7 +220,8 @@ export class NativeEngine implements Engine {
   /** Answers one request for a test over a loopback connection to a server of its own, so the test exercises this engine. */
   inject(options: InjectOptions | string): Promise<InjectResponse> {
     const o = injectOptions(options);
-    const engine = new NativeEngine(this.config);
+    // Over HTTP/1.1, whatever the app serves (an h2c server takes no HTTP/1.1 client).
+    const engine = new NativeEngine(this.config.options.http2 === "h2c" ? { ...this.config, options: { ...this.config.options, http2: undefined } } : this.config);
     // The connection comes from 127.0.0.1; a test may say where its request comes from, as on the node engine.
     if (o.remoteAddress !== undefined) engine.Request.prototype[ADDRESS] = o.remoteAddress;
     return injectOverLoopback(engine, o);

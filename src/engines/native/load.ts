@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
  * loads it. Bump it here and in native/addon/src/exports.rs (`INTERFACE_VERSION`) together whenever
  * any of that interface changes.
  */
-export const INTERFACE_VERSION = 8;
+export const INTERFACE_VERSION = 10;
 
 /** The addon's exports (native/addon/src/exports.rs). */
 export interface NativeAddon {
@@ -34,7 +34,9 @@ export interface NativeAddon {
   /** What the client of a TLS connection proved (its certificate, whether it verified); null when the request is gone or not on TLS. */
   tlsPeer(id: number): TlsPeer | null;
   /**
-   * A whole response; false when the client is gone. `block`: the header lines, or the number
+   * A whole response; false when the client is gone. `body`: a string, a Buffer, or a number:
+   * then the body is `declared` bytes of the file `openFile` kept for the request, from that
+   * position, sent in place (sendfile). `block`: the header lines, or the number
    * `keepHeaderBlock` gave for them; `flags`: RESPONSE_CLOSE, RESPONSE_HAS_DATE; `declared`: the
    * app's Content-Length or -1; `reason`: the status line's reason phrase (`statusMessage`), when
    * not the status's own; `requestId`: the id to echo in X-Request-Id after the block (so a kept
@@ -43,7 +45,15 @@ export interface NativeAddon {
    * end the status line), or a request id that isn't 1-128 visible ASCII characters. A response
    * without a reason or id pays nothing for the arguments.
    */
-  respond(id: number, status: number, block: string | number, body: string | Buffer, flags: number, declared: number, reason?: string, requestId?: string): boolean;
+  respond(id: number, status: number, block: string | number, body: string | Buffer | number, flags: number, declared: number, reason?: string, requestId?: string): boolean;
+  /**
+   * Opens `path` for request `id`'s answer on the loop's thread: 0 for a regular file, which the
+   * engine keeps for the answer (`respond` with a number as the body sends `declared` bytes of
+   * it from that position; the file is closed when the request ends, whatever its answer), its
+   * size and modification time (seconds, nanoseconds) written into `stat`; 1 for a directory;
+   * 2 for anything else; otherwise a negated errno (as libuv's errors: `util.getSystemErrorName` names it).
+   */
+  openFile(id: number, path: string, stat: Float64Array): number;
   /** Checks header lines once and keeps them; `respond` then takes the number returned. */
   keepHeaderBlock(block: string): number;
   /** The head of a streamed response, framed by `declared` (the app's Content-Length) or else chunked; its other arguments and errors as `respond`'s. */
@@ -95,6 +105,8 @@ export interface NativeListenOptions {
   reusePort?: boolean;
   /** Serve TLS (native/addon/src/io/tls.rs). */
   tls?: NativeTlsOptions;
+  /** Serve HTTP/2 beside HTTP/1.1 (native/addon/src/h2): by ALPN on TLS, by the connection preface on cleartext. */
+  http2?: boolean;
 }
 /** See `NativeAddon.tlsPeer`: as node:tls's `authorized` and `authorizationError`, and the certificate (DER). */
 export interface Endpoints {
@@ -129,6 +141,8 @@ export const FLAG_REFUSED = 4;
 export const FLAG_ENCODED = 8;
 /** The request asks to change protocols: the connection closes after an answer other than a WebSocket's 101. */
 export const FLAG_UPGRADE = 16;
+/** The request came on an HTTP/2 stream. */
+export const FLAG_HTTP2 = 32;
 export const RESPONSE_CLOSE = 1;
 export const RESPONSE_HAS_DATE = 2;
 export const EVENT_ABORT = 1;

@@ -6,7 +6,7 @@ import { withRequestHelpers } from "../../request.js";
 import type { HeadVerdict, RequestSocket } from "../engine.js";
 import type { BodyCallback } from "../../body.js";
 import { headersFromRaw } from "./headers.js";
-import { FLAG_ENCODED, FLAG_HTTP11, type Endpoints, type NativeAddon, type TlsPeer } from "./load.js";
+import { FLAG_ENCODED, FLAG_HTTP11, FLAG_HTTP2, type Endpoints, type NativeAddon, type TlsPeer } from "./load.js";
 import { peerCertificate } from "./peer-certificate.js";
 import type { NativeServer } from "./http-channels.js";
 import type { PeerCertificate } from "node:tls";
@@ -41,7 +41,6 @@ class NativeRequestBase {
   /** @internal */ declare [PAUSED]: boolean;
   /** @internal */ declare [BODY_ENDED]: boolean;
   /** @internal The route's own requestTimeout, for the 408's words. */ declare [BODY_TIMEOUT]: number | undefined;
-  declare readonly httpVersionMajor: number;
   /** @internal */ [ID]: number;
   /** @internal */ [FLAGS]: number;
   /** @internal The whole body, or when it follows in pieces its declared length (-1: chunked). */ [RECEIVED]: Buffer | number | undefined;
@@ -58,6 +57,10 @@ class NativeRequestBase {
     this[RECEIVED] = received;
   }
 
+  get httpVersionMajor(): number {
+    return (this[FLAGS] & FLAG_HTTP2) === 0 ? 1 : 2;
+  }
+
   get httpVersionMinor(): number {
     return this[FLAGS] & FLAG_HTTP11;
   }
@@ -68,7 +71,7 @@ class NativeRequestBase {
   }
 
   get httpVersion(): string {
-    return this.httpVersionMinor === 1 ? "1.1" : "1.0";
+    return (this[FLAGS] & FLAG_HTTP11) !== 0 ? "1.1" : (this[FLAGS] & FLAG_HTTP2) !== 0 ? "2.0" : "1.0";
   }
 
   get rawHeaders(): string[] {
@@ -141,7 +144,6 @@ Object.defineProperty(NativeRequestBase.prototype, "_readableState", {
   },
 });
 Object.assign(NativeRequestBase.prototype, {
-  httpVersionMajor: 1,
   [RAW]: null,
   [HEADERS]: null,
   [ADDRESS]: undefined,

@@ -1,6 +1,8 @@
 import type { AsyncResource } from "node:async_hooks";
 import { STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
+import { getSystemErrorName } from "node:util";
 import { isStatus } from "../compat.js";
+import { OPEN_FILE, type OpenedFile } from "../engine.js";
 import { withResponseHelpers } from "../../response.js";
 import { type NativeRequest } from "./request.js";
 import { NativeServerResponse } from "./server-response.js";
@@ -72,6 +74,29 @@ class NativeResponseBase extends NativeServerResponse {
     const reason = this.reason();
     if (reason === undefined && echoed === undefined) addon.respond(this.req[ID], this[HEAD_STATUS], block, body ?? "", head.flags, head.declared);
     else addon.respond(this.req[ID], this[HEAD_STATUS], block, body ?? "", head.flags, head.declared, reason, echoed);
+  }
+
+  /**
+   * The engine contract's opened files (see `OPEN_FILE`): the addon opens the file on the
+   * loop's thread and keeps it for this response (a request already gone keeps nothing).
+   */
+  [OPEN_FILE](path: string): OpenedFile | string {
+    const found = this[ADDON].openFile(this.req[ID], path, STAT);
+    if (found === 0) return { isFile: true, isDirectory: false, size: STAT[0]!, mtimeMs: STAT[1]! * 1000 + STAT[2]! / 1e6 };
+    if (found > 0) return { isFile: false, isDirectory: found === 1, size: 0, mtimeMs: 0 };
+    return getSystemErrorName(found);
+  }
+
+  /** @internal */
+  protected sendOpenedFile(position: number, length: number): void {
+    this.keepConnection();
+    const addon = this[ADDON];
+    const head = this.headBlock(false);
+    const block = head.node !== null ? head.node.keptBy(addon) : head.block;
+    const reason = this.reason();
+    const echoed = this.echoedRequestId();
+    if (reason === undefined && echoed === undefined) addon.respond(this.req[ID], this[HEAD_STATUS], block, position, head.flags, length);
+    else addon.respond(this.req[ID], this[HEAD_STATUS], block, position, head.flags, length, reason, echoed);
   }
 
   /** @internal */
@@ -157,6 +182,8 @@ interface HeadBlock {
 }
 
 const NON_ASCII = /[^\x00-\x7f]/;
+/** Where the addon writes an opened file's size and modification time (seconds, nanoseconds). */
+const STAT = new Float64Array(3);
 
 function addHeader(head: HeadBlock, name: string, value: string): void {
   switch (name) {

@@ -2,7 +2,7 @@ import { OutgoingMessage, STATUS_CODES, type OutgoingHttpHeader, type OutgoingHt
 import type { FileHandle } from "node:fs/promises";
 import { Stream } from "node:stream";
 import { BAD_VALUE_CHAR, checkHeader, destroyedWith, endAfterEnd, headersSentError, implicitHead, isStatus, lowerCase, nodeError, toBytes, writeAfterEnd, type HeaderInput } from "../compat.js";
-import { ECHO_REQUEST_ID, FRAME_BODY, SEND_FILE, type ResponseSurface } from "../engine.js";
+import { ECHO_REQUEST_ID, FRAME_BODY, SEND_FILE, SEND_OPENED_FILE, type ResponseSurface } from "../engine.js";
 import { streamFileRange } from "../../files/range-stream.js";
 import { HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, NEED_DRAIN, REQUEST_ID, STORE, STREAMED_BYTES, STREAMING, WHOLE_BODY } from "../../symbols.js";
 import { responseFinish } from "./http-channels.js";
@@ -49,8 +49,7 @@ export abstract class NativeServerResponse {
 
   setHeader(name: string, value: StoredValue): this {
     if (this.headersSent) throw headersSentError("set");
-    checkHeader(name, value);
-    (this[STORE] ??= new Map()).set(name.toLowerCase(), value);
+    (this[STORE] ??= new Map()).set(checkHeader(name, value), value);
     return this;
   }
 
@@ -77,7 +76,7 @@ export abstract class NativeServerResponse {
 
   /** A header set so far; Content-Length, which the engine writes itself, is answered from the body `send` is writing. */
   getHeader(name: string): number | string | string[] | undefined {
-    const lower = name.toLowerCase();
+    const lower = lowerCase(name);
     const value = this[STORE]?.get(lower) as number | string | string[] | undefined;
     if (value !== undefined) return value;
     if (lower === "x-request-id") return this[REQUEST_ID];
@@ -128,7 +127,7 @@ export abstract class NativeServerResponse {
   }
 
   hasHeader(name: string): boolean {
-    const lower = name.toLowerCase();
+    const lower = lowerCase(name);
     return (this[STORE]?.has(lower) ?? false) || (lower === "x-request-id" && this[REQUEST_ID] !== undefined) || (this.listsHead() && headValue(this[HEAD]!, lower) !== undefined);
   }
 
@@ -261,11 +260,16 @@ export abstract class NativeServerResponse {
         throw err;
       }
     }
+    this.finish();
+    return this;
+  }
+
+  /** After the whole response went to the engine: the request is let go, and 'finish' follows. */
+  private finish(): void {
     this.release(false);
     this.writableFinished = true;
     // Only a response someone listens to (or a subscriber of http.server.response.finish) pays for its events.
     if (this._events !== undefined || responseFinish.hasSubscribers) process.nextTick(emitFinish, this);
-    return this;
   }
 
   /**
@@ -284,6 +288,23 @@ export abstract class NativeServerResponse {
     }
     done(null);
     this.end();
+  }
+
+  /**
+   * The engine contract's opened file (see `SEND_OPENED_FILE`): the whole response in one call,
+   * as `end` sends one, its body `length` bytes of the file opened for it from `position`.
+   */
+  [SEND_OPENED_FILE](position: number, length: number): void {
+    if (this.writableEnded || this.destroyed) return;
+    if (!this.headersSent && !implicitHead(this as never)) return;
+    this.writableEnded = true;
+    try {
+      this.sendOpenedFile(position, length);
+    } catch (err) {
+      this.destroy();
+      throw err;
+    }
+    this.finish();
   }
 
   /** Cuts the connection: what a response does when it fails half-way (`error`: why, which is reported). */
@@ -333,6 +354,8 @@ export abstract class NativeServerResponse {
   protected abstract sendChunk(chunk: Buffer): boolean;
   /** @internal A range of an open file as the next piece of a streamed body (the engine keeps its own descriptor); false if the engine can't take it. */
   protected abstract sendFileBody(fd: number, position: number, length: number): boolean;
+  /** @internal Writes the whole response, its body `length` bytes of the file opened for it (`OPEN_FILE`) from `position`. */
+  protected abstract sendOpenedFile(position: number, length: number): void;
   /** @internal Ends a streamed body. */
   protected abstract endStream(): void;
   /** @internal Drops the connection. */

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { METHODS } from "node:http";
+import { connect as http2Connect } from "node:http2";
 import { cpSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -82,6 +83,27 @@ test('engine "auto" picks the native engine where it loads', { skip: nativeSkip 
   const { port } = await app.listen(0, "127.0.0.1");
   assert.equal(app.server, undefined, "no http.Server: the native engine serves");
   assert.equal(await (await fetch(`http://127.0.0.1:${port}/`)).text(), "served");
+  await app.close();
+});
+
+test('engine "auto" picks the native engine for HTTP/2 too, and app.inject of an h2c app speaks HTTP/1.1 to it', { skip: nativeSkip }, async () => {
+  const app = new Cog({ engine: "auto", http2: "h2c" });
+  app.get("/", (req, res) => res.send(`served over ${req.httpVersion}`));
+  const { port } = await app.listen(0, "127.0.0.1");
+  assert.equal(app.server, undefined, "no http.Server: the native engine serves");
+  const session = http2Connect(`http://127.0.0.1:${port}`);
+  const body = await new Promise<string>((resolve, reject) => {
+    const stream = session.request({ ":path": "/" });
+    let text = "";
+    stream.setEncoding("utf8").on("data", (c: string) => (text += c));
+    stream.on("end", () => resolve(text));
+    stream.on("error", reject);
+  });
+  session.close();
+  assert.equal(body, "served over 2.0");
+  // An HTTP/1.1 request on the h2c port is not served (the connection is closed).
+  assert.doesNotMatch(await raw(port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"), /HTTP\/1\.1 200/);
+  assert.equal((await app.inject("/")).payload, "served over 1.1");
   await app.close();
 });
 

@@ -14,6 +14,7 @@ use super::state::{now, with_state, Connection, Protocol, Server, Settings, Stat
 use super::timers::on_timer;
 use crate::uv::*;
 use crate::h1;
+use crate::h2;
 use std::os::raw::{c_int, c_void};
 
 pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, settings: Settings, tls: Option<std::sync::Arc<TlsServer>>) -> Result<(usize, u16), String> {
@@ -23,13 +24,14 @@ pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, setting
     let timer = alloc_handle(UV_TIMER);
     let kick = alloc_handle(UV_TIMER);
     let check = alloc_handle(UV_CHECK);
+    let idle = alloc_handle(UV_IDLE);
     let interval = settings.check_interval.max(1);
     let id = with_state(|s| {
         let id = s.servers.iter().position(Option::is_none).unwrap_or_else(|| {
             s.servers.push(None);
             s.servers.len() - 1
         });
-        s.servers[id] = Some(Server { js, listen_fd: fd, listen_poll, timer, kick, kick_armed: false, check, check_armed: false, ready: Vec::new(), batch: Vec::new(), touched: Vec::new(), settings, deferred: Vec::new(), stopped: false, sweep_every: interval, tls });
+        s.servers[id] = Some(Server { js, listen_fd: fd, listen_poll, timer, kick, kick_armed: false, check, check_armed: false, idle, idle_armed: false, ready: Vec::new(), batch: Vec::new(), touched: Vec::new(), settings, deferred: Vec::new(), stopped: false, sweep_every: interval, tls });
         id
     });
     unsafe {
@@ -46,11 +48,18 @@ pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, setting
         uv_check_init(uv_loop, check);
         uv_handle_set_data(check, id as *mut c_void);
         uv_unref(check);
+        uv_idle_init(uv_loop, idle);
+        uv_unref(idle);
     }
     Ok((id, bound))
 }
 
 impl State {
+    /// Whether the server serves HTTP/2.
+    pub(crate) fn serves_h2(&self, id: usize) -> bool {
+        self.server(id).is_some_and(|server| server.settings.h2.is_some())
+    }
+
     /// Replaces a TLS server's configuration: connections made from now on use it, open ones keep theirs.
     pub(crate) fn set_tls(&mut self, id: usize, config: std::sync::Arc<TlsServer>) -> Result<(), &'static str> {
         match self.servers.get_mut(id).and_then(Option::as_mut) {
@@ -78,6 +87,15 @@ pub fn stop_listening(id: usize) {
             // A WebSocket is closed by the engine's JavaScript side (1001, going away).
             let idle = match &mut conn.proto {
                 Protocol::H1(h1) => h1.close_when_idle(&conn.io),
+                // GOAWAY: the streams in flight are answered, then the final GOAWAY closes it.
+                Protocol::H2(h2) => {
+                    let now = h2.shutdown();
+                    if !now {
+                        let (server, (_, calls)) = (conn.server, s.flush(key));
+                        s.defer(server, calls);
+                    }
+                    now
+                }
                 Protocol::Ws(_) => false,
             };
             if idle {
@@ -114,6 +132,8 @@ pub fn dispose(id: usize) -> Option<js::ServerJs> {
             uv_close(server.kick, Some(free_handle));
             uv_check_stop(server.check);
             uv_close(server.check, Some(free_handle));
+            uv_idle_stop(server.idle);
+            uv_close(server.idle, Some(free_handle));
         }
         Some(server.js)
     })
@@ -132,6 +152,7 @@ impl State {
         let Some(server) = self.server(id) else { return };
         let (listen_fd, uv_loop, now) = (server.listen_fd, server.js.uv_loop(), now(server));
         let tls_config = server.tls.clone();
+        let serves_h2 = server.settings.h2.is_some();
         loop {
             let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
             let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
@@ -161,7 +182,9 @@ impl State {
                 remote,
                 remote_port,
                 // On TLS, the headers timeout runs from the start: it bounds the handshake too.
-                proto: Protocol::H1(h1::Conn::new(tls_conn.then_some(now))),
+                // A server that serves HTTP/2 learns which protocol each client speaks from its
+                // first bytes or TLS's ALPN (`h2::Conn`); HTTP/1.1 clients then go to `h1`.
+                proto: if serves_h2 { Protocol::H2(Box::new(h2::Conn::new(tls_conn.then_some(now)))) } else { Protocol::H1(h1::Conn::new(tls_conn.then_some(now))) },
                 in_batch: false,
                 read_queued: false,
                 sent_seen: 0,
@@ -188,22 +211,23 @@ impl State {
 
     /// Closes the connection; returns abort events for requests JavaScript still holds.
     pub(crate) fn close_conn(&mut self, key: usize) -> Vec<Event> {
-        let Some(mut conn) = self.conns.get_mut(key).and_then(Option::take) else { return Vec::new() };
-        self.free_conns.push(key);
         let mut calls = Vec::new();
-        if conn.in_batch {
+        if let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.in_batch) {
             // The batch being served corks the connection's output until it ends: what was
             // answered meanwhile goes out first, as far as the socket takes it now, as it would
             // have without the cork. (The drain ends, and cuts the connections left, inside the
             // batch whose answer was the last one in flight: that answer was lost with them.)
-            match &mut conn.proto {
-                Protocol::H1(h1) => drop(h1.write_out(&mut conn.io, &mut self.reqs, &mut self.spare, &mut calls)),
-                Protocol::Ws(_) => drop(conn.io.write()),
-            }
+            // The flush may close the connection itself, once all is written.
+            conn.in_batch = false;
+            let (_, written) = self.flush(key);
+            calls.extend(written.into_iter().filter(|e| matches!(e, Event::Abort { .. })));
         }
+        let Some(mut conn) = self.conns.get_mut(key).and_then(Option::take) else { return calls };
+        self.free_conns.push(key);
         conn.io.close();
         match &mut conn.proto {
             Protocol::H1(h1) => h1.close(&mut self.reqs, &mut calls),
+            Protocol::H2(h2) => h2.close(&mut self.reqs, &mut calls),
             Protocol::Ws(ws) => self.ws_closed(ws, &mut calls),
         }
         calls

@@ -12,9 +12,11 @@
 //!   are written, corked per slice, with backpressure;
 //! - `sockets.rs`: WebSockets, by socket id;
 //! - `lookup.rs`: what JavaScript reads of a request after it was handed over;
+//! - `files.rs`: files opened for a request's answer, kept on the request until it sends them;
 //! - `timers.rs`: slow and idle connections are swept out.
 
 mod accept;
+mod files;
 mod lookup;
 mod serve;
 mod sockets;
@@ -23,4 +25,5 @@ mod timers;
 mod write;
 
 pub(crate) use accept::{destroy_connections, dispose, listen, stop_listening};
+pub(crate) use files::Found;
 pub(crate) use state::{with_state, Settings};

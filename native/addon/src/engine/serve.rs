@@ -4,9 +4,10 @@
 //! slice is read (see `READ_SLICE` for why), the rest after the poll phase, in `on_check`.
 
 use crate::events::Event;
-use crate::h1::{Parsed, Place};
+use crate::h1::{self, Parsed, Place};
+use crate::h2;
 use crate::io::{Input, Read};
-use super::state::{deliver, now, with_state, Protocol, State};
+use super::state::{deliver, now, with_state, Connection, Protocol, State};
 use crate::uv::*;
 use std::os::raw::c_int;
 
@@ -75,6 +76,9 @@ unsafe fn serve(id: usize, everything: bool) {
                     if everything {
                         server.check_armed = false;
                         unsafe { uv_check_stop(server.check) };
+                        if std::mem::take(&mut server.idle_armed) {
+                            unsafe { uv_idle_stop(server.idle) };
+                        }
                     }
                     return None;
                 }
@@ -107,6 +111,9 @@ unsafe fn serve(id: usize, everything: bool) {
         });
     }
 }
+
+/// Nothing to do: the idle handle only keeps the poll phase from blocking (see `cork`).
+unsafe extern "C" fn on_idle(_handle: *mut uv_handle_t) {}
 
 unsafe extern "C" fn on_kick(handle: *mut uv_handle_t) {
     let id = uv_handle_get_data(handle) as usize;
@@ -142,6 +149,23 @@ impl State {
         }
     }
 
+    /// Corks a connection's output outside a read slice (an answer after an `await`, from a
+    /// timer): it is written once, after this turn of the loop's poll phase, with whatever else
+    /// the connection's streams answer meanwhile, as a slice's answers are. The poll phase won't
+    /// wait for I/O first (an idle handle is active), so the answer is not delayed.
+    pub(crate) fn cork(&mut self, key: usize) {
+        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return };
+        if std::mem::replace(&mut conn.in_batch, true) {
+            return;
+        }
+        let (id, gen) = (conn.server, conn.gen);
+        self.schedule(id, Vec::new(), Some((key, gen, false)));
+        let Some(server) = self.servers.get_mut(id).and_then(Option::as_mut) else { return };
+        if !std::mem::replace(&mut server.idle_armed, true) {
+            unsafe { uv_idle_start(server.idle, on_idle) };
+        }
+    }
+
     /// Notes a readable connection for `serve` to read; returns whether a whole slice is ready.
     pub(crate) fn mark_ready(&mut self, id: usize, key: usize, gen: u32) -> bool {
         let Some(conn) = self.conns[key].as_mut() else { return false };
@@ -162,6 +186,7 @@ impl State {
         conn.read_queued = false;
         let input = match &conn.proto {
             Protocol::H1(h1) => h1.input(),
+            Protocol::H2(h2) => h2.input(),
             Protocol::Ws(ws) => ws.input(),
         };
         match input {
@@ -184,6 +209,9 @@ impl State {
             Read::Ended => {
                 let streaming = match &mut conn.proto {
                     Protocol::H1(h1) => h1.input_ended(),
+                    // What arrived is read; then, if streams are left unanswered, the connection
+                    // closes (`end_batch`), as on HTTP/1.1. A client that sent nothing is gone.
+                    Protocol::H2(h2) => h2.ended_unheard(&conn.io),
                     Protocol::Ws(ws) => {
                         ws.input_ended();
                         false
@@ -210,11 +238,23 @@ impl State {
     pub(crate) fn parse(&mut self, key: usize, calls: &mut Vec<Event>) {
         let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return };
         conn.in_batch = true;
+        let server = self.servers[conn.server].as_ref().unwrap();
         let h1 = match &mut conn.proto {
             Protocol::H1(h1) => h1,
             Protocol::Ws(ws) => return ws.parse(&mut conn.io, calls),
+            Protocol::H2(h2) => {
+                let settings = server.settings.h2.as_ref().expect("an HTTP/2 connection on a server that serves HTTP/2");
+                let h2::Parsed::Http1 { head_started } = h2.parse(&mut conn.io, &mut self.reqs, &mut self.spare, key, conn.gen, settings, now(server), calls) else { return };
+                // The client speaks HTTP/1.1: served as any HTTP/1.1 client, from its first byte.
+                let mut h1 = h1::Conn::new(head_started);
+                if conn.io.ended() {
+                    h1.input_ended();
+                }
+                conn.proto = Protocol::H1(h1);
+                let Protocol::H1(h1) = &mut conn.proto else { unreachable!() };
+                h1
+            }
         };
-        let server = self.servers[conn.server].as_ref().unwrap();
         let place = Place { reqs: &mut self.reqs, spare: &mut self.spare, key, gen: conn.gen };
         if let Parsed::CutShort = h1.parse(&mut conn.io, place, &server.settings.requests, now(server), calls) {
             // JavaScript is reading a body that can't be whole: close, aborting what it holds.
@@ -230,7 +270,13 @@ impl State {
             ws.end_batch(&mut conn.io);
         }
         let (more, mut calls) = self.flush(key);
-        if self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| matches!(&c.proto, Protocol::H1(h1) if h1.left_unanswered(&c.io))) {
+        let left_unanswered = |c: &Connection| match &c.proto {
+            Protocol::H1(h1) => h1.left_unanswered(&c.io),
+            // An HTTP/2 client that ended its side can't be answered on the streams it left open.
+            Protocol::H2(_) => c.io.ended(),
+            Protocol::Ws(_) => false,
+        };
+        if self.conns.get(key).and_then(Option::as_ref).is_some_and(left_unanswered) {
             // The client ended its side with requests still unanswered: as node:http takes it
             // (its servers don't allow half-open connections), the client is gone. Their
             // responses are aborted (`req` and `res` see 'close', `req.signal` aborts), and the
@@ -244,6 +290,8 @@ impl State {
             !c.io.input().is_empty()
                 && match &c.proto {
                     Protocol::H1(h1) => h1.reads_requests(),
+                    // HTTP/2 reads all of its input at once.
+                    Protocol::H2(_) => false,
                     Protocol::Ws(_) => true,
                 }
         });
@@ -255,9 +303,12 @@ impl State {
     pub fn set_body_timeout(&mut self, id: u64, ms: u64) {
         let Some(req) = self.reqs.get(id) else { return };
         let (key, gen) = req.conn();
+        let stream = req.stream();
         let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.gen == gen) else { return };
-        if let Protocol::H1(h1) = &mut conn.proto {
-            h1.set_body_timeout(id, ms);
+        match &mut conn.proto {
+            Protocol::H1(h1) => h1.set_body_timeout(id, ms),
+            Protocol::H2(h2) => h2.set_body_timeout(stream, ms),
+            Protocol::Ws(_) => {}
         }
     }
 
@@ -265,18 +316,40 @@ impl State {
     pub fn pause_body(&mut self, id: u64, paused: bool) {
         let Some(req) = self.reqs.get(id) else { return };
         let (key, gen) = req.conn();
+        let stream = req.stream();
         let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.gen == gen) else { return };
-        let Protocol::H1(h1) = &mut conn.proto else { return };
+        let h1 = match &mut conn.proto {
+            Protocol::H1(h1) => h1,
+            // HTTP/2's streams share the socket: the stream's window stays shut instead (what the
+            // client sends within it is handed over), and reopens when it resumes.
+            Protocol::H2(h2) => {
+                if h2.pause_body(stream, paused) {
+                    self.advance(key);
+                }
+                return;
+            }
+            Protocol::Ws(_) => return,
+        };
         if !h1.pause_body(id, paused) {
             return;
         }
+        if paused {
+            // Nothing is read from now on (`read` leaves the socket alone), but the socket is
+            // still polled until it next turns readable: the parse that follows then stops
+            // polling it (`flush`). A stream that resumes first, as one read as fast as it
+            // arrives does after nearly every piece (a piece past the stream's high-water
+            // mark pauses it), costs no system call: stopping and starting the poll at once
+            // cost ~65 epoll_ctl calls a 20 MB upload.
+            return;
+        }
         let server = conn.server;
-        // Reading stops or starts with it (`flush` sets what the connection polls for).
+        let waiting = !conn.io.input().is_empty();
+        // Reading starts again (`flush` sets what the connection polls for).
         let (_, drained) = self.flush(key);
         if !drained.is_empty() {
             self.defer(server, drained);
         }
-        if !paused && self.is_conn(key, gen) {
+        if waiting && self.is_conn(key, gen) {
             // Parse what waits in the input, from the loop (this runs inside JavaScript).
             self.mark_ready(server, key, gen);
         }

@@ -7,6 +7,7 @@
 
 use crate::events::Event;
 use crate::h1;
+use crate::h2;
 use crate::js;
 use crate::request::Requests;
 use crate::spare::Spare;
@@ -20,6 +21,8 @@ use std::os::raw::c_int;
 pub(crate) struct Settings {
     /// What its requests may be.
     pub(crate) requests: h1::Settings,
+    /// It serves HTTP/2 (beside HTTP/1.1, told apart per connection): with what limits.
+    pub(crate) h2: Option<h2::Settings>,
     pub(crate) headers_timeout: u64,
     pub(crate) request_timeout: u64,
     pub(crate) keep_alive_timeout: u64,
@@ -39,6 +42,10 @@ pub(crate) struct Server {
     /// Runs after the poll phase while `ready`, `batch` or `touched` hold anything.
     pub(super) check: *mut uv_handle_t,
     pub(super) check_armed: bool,
+    /// Active while output corked outside a read slice waits for the check phase (`cork`): an
+    /// active idle handle keeps the poll phase from waiting for I/O before it.
+    pub(super) idle: *mut uv_handle_t,
+    pub(super) idle_armed: bool,
     /// Connections the poll phase found readable, read by `serve` a slice at a time.
     pub(super) ready: Vec<(usize, u32)>,
     /// Calls for JavaScript gathered since the last delivery, delivered together by `serve`.
@@ -78,11 +85,14 @@ pub(crate) struct Connection {
 }
 
 /// What a connection speaks: HTTP/1.1 from its accept, a WebSocket once the app accepted an
-/// upgrade. (HTTP/2 would be a third, chosen at the accept.) HTTP/1.1 is held inline, the
-/// common case reached on every request without a pointer to follow; a WebSocket is boxed.
+/// upgrade; on a server that serves HTTP/2, `H2` from its accept, which stays HTTP/2 or hands
+/// the connection to HTTP/1.1 once the client's first bytes (or TLS's ALPN) tell. HTTP/1.1 is
+/// held inline, the common case reached on every request without a pointer to follow; the
+/// others are boxed.
 #[allow(clippy::large_enum_variant)]
 pub(super) enum Protocol {
     H1(h1::Conn),
+    H2(Box<h2::Conn>),
     Ws(Box<ws::Conn>),
 }
 

@@ -5,6 +5,7 @@
 
 use crate::events::Event;
 use crate::h1::{Swept, Timeouts};
+use crate::h2;
 use super::state::{deliver, now, with_state, Protocol, State};
 use crate::uv::*;
 
@@ -42,6 +43,27 @@ impl State {
                 continue;
             }
             let conn = self.conns[key].as_mut().unwrap();
+            if let Protocol::H2(h2) = &mut conn.proto {
+                match h2.sweep(now, timeouts.headers, timeouts.request, &mut self.reqs, &mut calls) {
+                    h2::Swept::Busy => conn.idle_since = now,
+                    // Idle past the keep-alive timeout: GOAWAY, then closed once it is written.
+                    h2::Swept::Idle if stopped || now.saturating_sub(conn.idle_since) >= keep_alive_timeout => {
+                        if h2.go_away() {
+                            calls.extend(self.close_conn(key));
+                            continue;
+                        }
+                    }
+                    h2::Swept::Idle => {}
+                    h2::Swept::Close => {
+                        calls.extend(self.close_conn(key));
+                        continue;
+                    }
+                }
+                // Resets and GOAWAYs of the sweep go out.
+                let (_, drained) = self.flush(key);
+                calls.extend(drained);
+                continue;
+            }
             let Protocol::H1(h1) = &mut conn.proto else { continue };
             match h1.sweep(&mut conn.io, now, &timeouts) {
                 Swept::Busy => conn.idle_since = now,

@@ -7,39 +7,80 @@
 
 use crate::events::Event;
 use crate::h1::{self, Piece, WholeBody};
+use crate::h2;
+use crate::io::in_place::InPlaceSend;
 use crate::io::{Transport, Written, HIGH_WATER};
 use crate::request::Req;
 use crate::spare::Spare;
 use super::state::{Protocol, State};
 use crate::uv::*;
 use cog_framing::response::AppHead;
+use std::cell::Cell;
+
+/// What an answer came to on HTTP/2.
+enum Answered {
+    /// Its stream is not in flight (reset, or answered already).
+    Gone,
+    /// Queued; the response goes on.
+    Written,
+    /// Queued, and the response is done: the request is forgotten.
+    Done,
+}
 
 impl State {
     /// Writes pending output. Returns whether parsing may resume, and drain events for streams.
     pub(crate) fn flush(&mut self, key: usize) -> (bool, Vec<Event>) {
         let mut dropped = Vec::new();
-        let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (false, dropped) };
-        let written = match &mut conn.proto {
-            // The output, then a body in place due next, then the responses behind it.
-            Protocol::H1(h1) => h1.write_out(&mut conn.io, &mut self.reqs, &mut self.spare, &mut dropped),
-            Protocol::Ws(_) => conn.io.write(),
-        };
-        if let Written::Failed = written {
-            dropped.extend(self.close_conn(key));
-            return (false, dropped);
+        let mut budget = h2::Conn::write_budget();
+        loop {
+            let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) else { return (false, dropped) };
+            // A body in place sent next, in this loop: its head waits for its first bytes.
+            let more = matches!(&conn.proto, Protocol::H1(h1) if h1.in_place_follows());
+            match conn.io.write_then(more) {
+                Written::All => {}
+                Written::Blocked => break,
+                Written::Failed => {
+                    dropped.extend(self.close_conn(key));
+                    return (false, dropped);
+                }
+            }
+            match &mut conn.proto {
+                // All written: a body in place due next goes out now, then the responses behind it.
+                Protocol::H1(h1) => match h1.send_in_place(&mut conn.io) {
+                    InPlaceSend::Done => dropped.extend(h1.promote(&mut conn.io, &mut self.reqs, &mut self.spare)),
+                    InPlaceSend::Failed => {
+                        dropped.extend(self.close_conn(key));
+                        return (false, dropped);
+                    }
+                    InPlaceSend::Idle | InPlaceSend::Blocked => break,
+                },
+                // All written: the frames due next (nghttp2's output is taken here only, once a
+                // batch: corked).
+                Protocol::H2(h2) => {
+                    if h2.write_frames(&mut conn.io, &mut self.spare, &mut budget) == 0 {
+                        break;
+                    }
+                }
+                Protocol::Ws(_) => break,
+            }
         }
         self.conns[key].as_mut().unwrap().io.settle_output(&mut self.spare, HIGH_WATER);
         let pending = self.unsent(key);
         let conn = self.conns[key].as_mut().unwrap();
+        let mut calls = dropped;
+        if let Protocol::H2(h2) = &mut conn.proto {
+            // Writing frames drains streams and closes those answered whole.
+            h2.written(&mut self.reqs, &mut self.spare, key, conn.gen, &mut calls);
+        }
         let finished = match &conn.proto {
             Protocol::H1(h1) => h1.finished(),
+            Protocol::H2(h2) => h2.finished(),
             Protocol::Ws(ws) => ws.closing(),
         };
         if pending == 0 && finished {
-            dropped.extend(self.close_conn(key));
-            return (false, dropped);
+            calls.extend(self.close_conn(key));
+            return (false, calls);
         }
-        let mut calls = dropped;
         let wants_input = match &mut conn.proto {
             Protocol::H1(h1) => {
                 if pending <= HIGH_WATER {
@@ -47,6 +88,7 @@ impl State {
                 }
                 h1.wants_input(&conn.io)
             }
+            Protocol::H2(h2) => h2.wants_input(&conn.io),
             Protocol::Ws(ws) => {
                 ws.drained(&conn.io, &mut calls);
                 ws.wants_input(&conn.io)
@@ -63,43 +105,101 @@ impl State {
     /// socket to take them).
     pub(crate) fn unsent(&self, key: usize) -> usize {
         let conn = self.conns[key].as_ref().unwrap();
-        let in_place = if let Protocol::H1(h1) = &conn.proto { h1.in_place_left() as usize } else { 0 };
-        conn.io.unsent() + in_place + conn.io.tls_pending() as usize
+        let held = match &conn.proto {
+            Protocol::H1(h1) => h1.in_place_left() as usize,
+            // Frames nghttp2 has ready (as one byte: enough to poll for writing).
+            Protocol::H2(h2) => h2.wants_write() as usize,
+            Protocol::Ws(_) => 0,
+        };
+        conn.io.unsent() + held + conn.io.tls_pending() as usize
     }
 
     /// Request `id`, its connection, and where buffers are reused from, if its connection is
-    /// still open; then `advance`s the connection if `answer` wrote anything (says true).
-    fn answer(&mut self, id: u64, answer: impl FnOnce(&mut h1::Conn, &mut Transport, &Req, &mut Spare) -> bool) -> bool {
+    /// still open; the answer (with `with`) goes to the connection's protocol (`h1`, or `h2`,
+    /// which says whether the request is done with), then the connection `advance`s if it wrote
+    /// anything.
+    fn answer<T>(&mut self, id: u64, with: T, h1: impl FnOnce(&mut h1::Conn, &mut Transport, &Req, &mut Spare, T) -> bool, h2: impl FnOnce(&mut h2::Conn, &Req, T) -> Answered) -> bool {
         let Some(req) = self.reqs.get(id) else { return false };
         let (key, gen) = req.conn();
         let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.gen == gen) else { return false };
-        let Protocol::H1(h1) = &mut conn.proto else { return false };
-        if !answer(h1, &mut conn.io, req, &mut self.spare) {
-            return false;
+        match &mut conn.proto {
+            Protocol::H1(c) => {
+                if !h1(c, &mut conn.io, req, &mut self.spare, with) {
+                    return false;
+                }
+            }
+            Protocol::H2(c) => match h2(c, req, with) {
+                Answered::Gone => return false,
+                Answered::Written => {}
+                Answered::Done => self.forget(id),
+            },
+            Protocol::Ws(_) => return false,
         }
         self.advance(key);
         true
     }
 
+    /// A request answered whole on HTTP/2: its record goes, its buffers to the next request.
+    fn forget(&mut self, id: u64) {
+        if let Some(req) = self.reqs.remove(id) {
+            let (head, headers) = req.into_buffers();
+            self.spare.keep(head, headers);
+        }
+    }
+
     /// A whole response (see `h1::Conn::respond`). Returns false when the client is gone.
     pub(crate) fn respond(&mut self, id: u64, answer: &AppHead, body: WholeBody) -> bool {
-        self.answer(id, |h1, io, req, spare| h1.respond(io, spare, req, id, answer, body))
+        self.answer(
+            id,
+            body,
+            |h1, io, req, spare, body| h1.respond(io, spare, req, id, answer, body),
+            |h2, req, body| {
+                let bytes: &[u8] = match &body {
+                    WholeBody::Bytes(bytes) => bytes,
+                    WholeBody::Held(held) => (**held).as_ref(),
+                    WholeBody::File { .. } => return h2_file_response(h2, req, answer, body),
+                };
+                if h2.respond(req, answer, bytes) {
+                    Answered::Done
+                } else {
+                    Answered::Gone
+                }
+            },
+        )
     }
 
     /// Starts a streamed response (see `h1::Conn::stream_start`).
     pub fn stream_start(&mut self, id: u64, answer: &AppHead) -> bool {
-        self.answer(id, |h1, io, req, spare| h1.stream_start(io, spare, req, id, answer))
+        self.answer(id, (), |h1, io, req, spare, ()| h1.stream_start(io, spare, req, id, answer), |h2, req, ()| if h2.stream_start(req, answer) { Answered::Written } else { Answered::Gone })
     }
 
     /// A piece of a streamed body. Returns false when the caller should wait for a drain event
     /// (or the client is gone: then an abort event follows).
     pub fn stream_write(&mut self, id: u64, chunk: &[u8]) -> bool {
-        let mut piece = Piece::Gone;
-        self.answer(id, |h1, io, req, spare| {
-            piece = h1.stream_write(io, spare, req, id, chunk);
-            piece == Piece::Written
-        });
-        match piece {
+        let piece = Cell::new(Piece::Gone);
+        // On HTTP/2: whether the stream's buffer is under its high-water mark.
+        let more = Cell::new(false);
+        self.answer(
+            id,
+            (),
+            |h1, io, req, spare, ()| {
+                piece.set(h1.stream_write(io, spare, req, id, chunk));
+                piece.get() == Piece::Written
+            },
+            |h2, req, ()| match h2.stream_write(req, chunk) {
+                h2::Piece::Written { more: under } => {
+                    piece.set(Piece::Written);
+                    more.set(under);
+                    Answered::Written
+                }
+                h2::Piece::Dropped => {
+                    piece.set(Piece::Dropped);
+                    Answered::Gone
+                }
+                h2::Piece::Gone => Answered::Gone,
+            },
+        );
+        match piece.get() {
             Piece::Gone => false,
             Piece::Dropped => true,
             Piece::Written => {
@@ -108,6 +208,7 @@ impl State {
                 let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.gen == gen) else { return false };
                 match &mut conn.proto {
                     Protocol::H1(h1) => h1.below_high_water(&conn.io, id),
+                    Protocol::H2(_) => more.get(),
                     Protocol::Ws(_) => false,
                 }
             }
@@ -115,39 +216,59 @@ impl State {
     }
 
     pub fn stream_end(&mut self, id: u64) -> bool {
-        self.answer(id, |h1, io, req, spare| h1.stream_end(io, spare, req, id))
+        self.answer(id, (), |h1, io, req, spare, ()| h1.stream_end(io, spare, req, id), |h2, req, ()| if h2.stream_end(req) { Answered::Done } else { Answered::Gone })
     }
 
     /// Sends `length` bytes of the open file `fd` from `offset` as the next piece of a streamed
     /// body framed by its declared Content-Length (the engine keeps a duplicate of `fd`). Returns
     /// false when it can't: the client is gone, or the body is chunked (the caller streams it instead).
     pub fn stream_file(&mut self, id: u64, fd: std::os::raw::c_int, offset: u64, length: u64) -> bool {
-        let mut piece = Piece::Gone;
+        let piece = Cell::new(Piece::Gone);
         let duplicate = || {
             // SAFETY: fcntl on a descriptor the caller holds open; the duplicate is ours alone.
             let own = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
             (own >= 0).then(|| unsafe { std::os::fd::FromRawFd::from_raw_fd(own) })
         };
-        self.answer(id, |h1, _, req, _| {
-            piece = h1.stream_file(req, id, duplicate, offset, length);
-            piece == Piece::Written
-        });
-        piece != Piece::Gone
+        self.answer(
+            id,
+            duplicate,
+            |h1, _, req, _, duplicate| {
+                piece.set(h1.stream_file(req, id, duplicate, offset, length));
+                piece.get() == Piece::Written
+            },
+            |h2, req, duplicate| match h2.stream_file(req, duplicate, offset, length) {
+                h2::Piece::Written { .. } => {
+                    piece.set(Piece::Written);
+                    Answered::Written
+                }
+                h2::Piece::Dropped => {
+                    piece.set(Piece::Dropped);
+                    Answered::Gone
+                }
+                h2::Piece::Gone => Answered::Gone,
+            },
+        );
+        piece.get() != Piece::Gone
     }
 
     /// Moves what is complete on the connection to its output (`promote`); writes now unless a
     /// batch is being answered (then the batch's end writes it all at once).
     pub(crate) fn advance(&mut self, key: usize) {
         let conn = self.conns[key].as_mut().unwrap();
-        let dropped = match &mut conn.proto {
-            Protocol::H1(h1) => h1.promote(&mut conn.io, &mut self.reqs, &mut self.spare),
-            Protocol::Ws(_) => Vec::new(),
+        let (dropped, h2) = match &mut conn.proto {
+            Protocol::H1(h1) => (h1.promote(&mut conn.io, &mut self.reqs, &mut self.spare), false),
+            Protocol::H2(_) => (Vec::new(), true),
+            Protocol::Ws(_) => (Vec::new(), false),
         };
         let (server, in_batch) = (conn.server, conn.in_batch);
         if !dropped.is_empty() {
             self.defer(server, dropped);
         }
-        if !in_batch {
+        if !in_batch && h2 {
+            // HTTP/2's streams share the connection: their answers given in one turn of the loop
+            // go out in one write (nghttp2's frames are taken once, when it is written).
+            self.cork(key);
+        } else if !in_batch {
             let (_, calls) = self.flush(key);
             if !calls.is_empty() {
                 self.defer(server, calls);
@@ -160,10 +281,33 @@ impl State {
     pub fn destroy(&mut self, id: u64) {
         let Some(req) = self.reqs.get(id) else { return };
         let (key, gen) = req.conn();
+        let stream = req.stream();
+        if let Some(Protocol::H2(h2)) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.gen == gen).map(|c| &mut c.proto) {
+            // On HTTP/2 only its stream is cut (RST_STREAM); the connection's others go on.
+            h2.cancel(stream);
+            self.forget(id);
+            self.advance(key);
+            return;
+        }
         let Some(server) = self.conns.get(key).and_then(Option::as_ref).filter(|c| c.gen == gen).map(|c| c.server) else { return };
         let calls: Vec<Event> = self.close_conn(key).into_iter().filter(|c| !matches!(c, Event::Abort { id: other } if *other == id)).collect();
         if !calls.is_empty() {
             self.defer(server, calls);
         }
+    }
+}
+
+/// A whole response whose body is a file's range, on HTTP/2: its head (with the Content-Length
+/// JavaScript declared), the range read into DATA frames as the stream's window allows, the end.
+fn h2_file_response(h2: &mut h2::Conn, req: &Req, answer: &AppHead, body: WholeBody) -> Answered {
+    let WholeBody::File { file, offset, length } = body else { return Answered::Gone };
+    if !h2.stream_start(req, answer) {
+        return Answered::Gone;
+    }
+    let sent = !matches!(h2.stream_file(req, || Some(file), offset, length), h2::Piece::Gone);
+    if h2.stream_end(req) && sent {
+        Answered::Done
+    } else {
+        Answered::Gone
     }
 }

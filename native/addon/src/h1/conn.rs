@@ -179,8 +179,6 @@ impl Conn {
     }
 
     /// Sends the body in place of the oldest response, if it is due (all before it written).
-    // Inlined into `write_out`, see `Transport::write`.
-    #[inline(always)]
     pub(crate) fn send_in_place(&mut self, io: &mut Transport) -> InPlaceSend {
         let Some(body) = self.queue.in_place_due() else { return InPlaceSend::Idle };
         let sent = io.send_in_place(body);
@@ -188,6 +186,11 @@ impl Conn {
             self.queue.in_place_sent();
         }
         sent
+    }
+
+    /// Whether a body in place goes out as soon as the output is written (see `Queue::in_place_follows`).
+    pub(crate) fn in_place_follows(&self) -> bool {
+        self.queue.in_place_follows()
     }
 
     /// What is left of the body in place due next (0 if none): output still to send.

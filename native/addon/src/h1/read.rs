@@ -58,9 +58,17 @@ impl Conn {
                     break; // Until JavaScript resumes it (`pause_body`).
                 }
                 let start = body.buf.len();
-                match body.read(&io.input()[used..]) {
+                // A piece that is the whole input, read straight into it (`reserve_input`), goes
+                // to JavaScript as it lies: no copy.
+                let whole = used == 0 && body.handover == Handover::Pieces && body.takes_whole(io.input().len());
+                let read = if whole { Ok(body.took(io.input().len())) } else { body.read(&io.input()[used..]) };
+                match read {
                     Ok((n, done)) => {
-                        used += n;
+                        if whole {
+                            events.push(Event::BodyPiece { id: body.id, piece: io.take_input() });
+                        } else {
+                            used += n;
+                        }
                         if body.delivered() {
                             // The piece that arrived goes to JavaScript now; nothing is kept.
                             let discard = body.handover == Handover::Discard;
@@ -181,6 +189,14 @@ impl Conn {
             }
         }
         io.consume(used);
+        if let Reading::Body { body, .. } = &self.reading {
+            // More of a long body to come: the next reads land where they can be handed over as they lie.
+            if let (Handover::Pieces, Some(left)) = (body.handover, body.left()) {
+                if !body.paused && io.input().is_empty() {
+                    io.reserve_input(left as usize);
+                }
+            }
+        }
         if io.ended() {
             // What is left can never complete: a partial head, or a body cut short.
             self.stop_requests();
@@ -264,6 +280,21 @@ mod tests {
         let (events, _) = h.send(b"lo worlGET");
         assert_eq!(events, [Event::BodyPiece { id: 1, piece: b"lo worl".to_vec() }, Event::BodyEnd { id: 1 }]);
         assert_eq!(h.io.input(), b"GET", "the next request's bytes stay");
+    }
+
+    #[test]
+    fn a_long_body_by_its_length_is_handed_over_as_it_was_read() {
+        let mut h = Harness::new();
+        let (events, _) = h.send(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n0123456789");
+        assert_eq!(events[1], Event::BodyPiece { id: 1, piece: b"0123456789".to_vec() });
+        let first: Vec<u8> = (0..60_000u32).map(|i| (i % 251) as u8).collect();
+        let (events, _) = h.send(&first);
+        assert_eq!(events, [Event::BodyPiece { id: 1, piece: first }]);
+        assert!(h.io.input().is_empty());
+        let (events, _) = h.send(&[7u8; 39_990]);
+        assert_eq!(events, [Event::BodyPiece { id: 1, piece: vec![7u8; 39_990] }, Event::BodyEnd { id: 1 }]);
+        let (events, _) = h.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert_eq!(requests(&events), [2], "the next request is read as ever");
     }
 
     #[test]

@@ -8,8 +8,8 @@
 use super::body::Handover;
 use super::conn::{Conn, Stream};
 use crate::events::Event;
-use crate::io::in_place::{Held, InPlaceBody, InPlaceSend};
-use crate::io::{Transport, Written, HIGH_WATER};
+use crate::io::in_place::{Held, InPlaceBody};
+use crate::io::{Transport, HIGH_WATER};
 use crate::queue::{Progress, Promoted, Target};
 use crate::request::{Req, Requests};
 use crate::spare::Spare;
@@ -20,6 +20,8 @@ pub(crate) enum WholeBody<'a> {
     Bytes(&'a [u8]),
     /// A large Buffer of the app's, held and sent where it lies.
     Held(Held),
+    /// `length` bytes of an open file from `offset`, sent where they lie (sendfile(2)).
+    File { file: std::fs::File, offset: u64, length: u64 },
 }
 
 impl WholeBody<'_> {
@@ -27,12 +29,13 @@ impl WholeBody<'_> {
         match self {
             WholeBody::Bytes(bytes) => bytes.len(),
             WholeBody::Held(held) => (**held).as_ref().len(),
+            WholeBody::File { length, .. } => *length as usize,
         }
     }
 }
 
 /// What a piece of a streamed body came to.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Piece {
     /// Bytes were added for it (the engine advances, then asks `below_high_water`).
     Written,
@@ -44,8 +47,8 @@ pub(crate) enum Piece {
 
 impl Conn {
     /// A whole response to `req` (request `id`): the head (see `AppHead`), then the body: bytes
-    /// copied after the head, or a Buffer held and sent in place (`io::in_place`). False when the
-    /// response is not queued here.
+    /// copied after the head, or a Buffer or a file range sent in place (`io::in_place`). False
+    /// when the response is not queued here.
     pub(crate) fn respond(&mut self, io: &mut Transport, spare: &mut Spare, req: &Req, id: u64, answer: &AppHead, body: WholeBody) -> bool {
         let no_body = answer.status < 200 || answer.status == 204 || answer.status == 304;
         let framing = if no_body { BodyFraming::NoBody } else { BodyFraming::Length(body.len()) };
@@ -60,8 +63,10 @@ impl Conn {
         }) else {
             return false;
         };
-        if let (true, WholeBody::Held(held)) = (sends_body, body) {
-            self.queue.put_in_place(id, InPlaceBody::buffer(held));
+        match body {
+            WholeBody::Held(held) if sends_body => self.queue.put_in_place(id, InPlaceBody::buffer(held)),
+            WholeBody::File { file, offset, length } if sends_body && length > 0 => self.queue.put_in_place(id, InPlaceBody::file(file, offset, length)),
+            _ => {}
         }
         self.headed(id, close, Progress::Finished);
         true
@@ -217,26 +222,6 @@ impl Conn {
         dropped
     }
 
-    /// Writes what is answered, as far as the socket takes it now: the output, then each body in
-    /// place due and the responses complete behind it (`promote`, whose abort events go to
-    /// `dropped`). Failed: the socket failed, and the connection must close.
-    // Inlined into the engine's `flush`, see `Transport::write`.
-    #[inline(always)]
-    pub(crate) fn write_out(&mut self, io: &mut Transport, reqs: &mut Requests, spare: &mut Spare, dropped: &mut Vec<Event>) -> Written {
-        loop {
-            match io.write() {
-                Written::All => {}
-                other => return other,
-            }
-            match self.send_in_place(io) {
-                InPlaceSend::Done => dropped.extend(self.promote(io, reqs, spare)),
-                InPlaceSend::Failed => return Written::Failed,
-                InPlaceSend::Blocked => return Written::Blocked,
-                InPlaceSend::Idle => return Written::All,
-            }
-        }
-    }
-
     /// Writes bytes of response `id` where they belong now (`Queue::target`): the output (a buffer
     /// from `spare` if it has none), or what the response holds. None if it isn't queued.
     fn write<R>(&mut self, io: &mut Transport, spare: &mut Spare, id: u64, write: impl FnOnce(&mut Vec<u8>, &mut Stream) -> R) -> Option<R> {
@@ -256,6 +241,7 @@ fn head_options<'a>(app: &'a AppHead<'a>, req: &Req, framing: BodyFraming) -> He
 mod tests {
     use super::super::harness::Harness;
     use super::*;
+    use crate::io::in_place::InPlaceSend;
     use cog_framing::response::HeaderBlock;
 
     fn head(status: u16, declared: Option<u64>, close: bool) -> AppHead<'static> {
@@ -295,11 +281,12 @@ mod tests {
     }
 
     /// The drain: the server stops while request 1 is in flight; request 2, pipelined behind it,
-    /// is refused (503, closing) before 1 is answered, and both answers are given in the same
-    /// batch, whose output the engine corks. Cut then (the drain is over), the connection first
-    /// writes what was answered (`write_out`): 1's answer, then 2's, in order, and nothing is aborted.
+    /// is refused (503, closing) before 1 is answered, and both answers are given before anything
+    /// is written (the engine corks a batch's answers, and cuts the connections left when the
+    /// drain ends, inside that batch: it writes them first). What is written then is 1's answer,
+    /// then 2's, in order; nothing is aborted, and the connection is done.
     #[test]
-    fn answers_corked_before_a_cut_are_written_in_order() {
+    fn a_refusal_while_draining_follows_the_answer_before_it() {
         let mut h = Harness::new();
         h.send(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
         assert!(!h.conn.close_when_idle(&h.io), "busy: it closes once answered");
@@ -310,11 +297,8 @@ mod tests {
         assert!(h.promote().is_empty(), "held behind the answer still due before it");
         let first = h.reqs.get(1).unwrap();
         assert!(h.conn.respond(&mut h.io, &mut h.spare, first, 1, &head(200, None, false), WholeBody::Bytes(b"done")));
-        assert!(h.promote().is_empty());
-        let mut dropped = Vec::new();
-        assert!(matches!(h.conn.write_out(&mut h.io, &mut h.reqs, &mut h.spare, &mut dropped), Written::All));
-        assert!(dropped.is_empty());
-        let out = String::from_utf8(crate::io::socket::read_all(h.client)).unwrap();
+        assert!(h.promote().is_empty(), "nothing aborted");
+        let out = h.received();
         let (first, late) = out.split_at(out.find("HTTP/1.1 503").expect(&out));
         assert!(first.starts_with("HTTP/1.1 200 OK\r\n") && first.ends_with("\r\n\r\ndone"), "{out}");
         assert!(late.contains("Connection: close\r\n") && late.ends_with("\r\n\r\ndraining"), "{out}");
@@ -402,6 +386,32 @@ mod tests {
         std::fs::remove_file(&file).unwrap();
         assert_eq!(piece, Piece::Written);
         assert_eq!(h.conn.in_place_left(), 0, "2 is behind 1, still streaming");
+    }
+
+    #[test]
+    fn a_whole_response_with_a_file_sends_its_range_after_the_head_and_none_to_head() {
+        let path = std::env::temp_dir().join(format!("cog-h1-whole-{}", std::process::id()));
+        std::fs::write(&path, b"0123456789").unwrap();
+        let mut h = Harness::new();
+        h.send(b"GET /1 HTTP/1.1\r\nHost: x\r\n\r\nHEAD /2 HTTP/1.1\r\nHost: x\r\n\r\nGET /3 HTTP/1.1\r\nHost: x\r\n\r\n");
+        for (id, offset) in [(1, 2), (2, 0)] {
+            let req = h.reqs.get(id).unwrap();
+            let file = std::fs::File::open(&path).unwrap();
+            assert!(h.conn.respond(&mut h.io, &mut h.spare, req, id, &head(200, Some(4), false), WholeBody::File { file, offset, length: 4 }));
+        }
+        h.respond(3, 200, b"after");
+        std::fs::remove_file(&path).unwrap();
+        let mut out = String::new();
+        loop {
+            out += &h.received();
+            match h.conn.send_in_place(&mut h.io) {
+                InPlaceSend::Done => drop(h.promote()),
+                InPlaceSend::Idle => break,
+                _ => panic!("blocked or failed"),
+            }
+        }
+        assert_eq!(out, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n2345HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nafter");
+        assert!(h.conn.queue.is_empty());
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! accepting, addresses, `recv`/`send`); `tls` is rustls on a connection; `transport` is one
 //! connection's socket with its input and output buffers, plain or TLS, which the protocol
 //! state machines read and write without touching the socket; `in_place` sends bodies from
-//! where they lie (sendfile(2), the app's Buffer).
+//! where they lie (sendfile(2), the app's Buffer); `file` opens the files it sends.
 
+pub(crate) mod file;
 pub(crate) mod in_place;
 pub(crate) mod socket;
 pub(crate) mod tls;

@@ -138,6 +138,14 @@ pub(crate) unsafe fn send(fd: c_int, bytes: &[u8]) -> isize {
     libc::send(fd, bytes.as_ptr() as *const c_void, bytes.len(), libc::MSG_NOSIGNAL)
 }
 
+/// `send` with MSG_MORE: more bytes follow at once (a file sent in place after a response's
+/// head), so the kernel holds a partial segment for them rather than pushing it alone. On
+/// loopback each segment pushed costs the sender the receiver's TCP work too: a head pushed
+/// alone, then its file, cost a small file's response ~40% more CPU than one segment.
+pub(crate) unsafe fn send_more(fd: c_int, bytes: &[u8]) -> isize {
+    libc::send(fd, bytes.as_ptr() as *const c_void, bytes.len(), libc::MSG_NOSIGNAL | libc::MSG_MORE)
+}
+
 pub(crate) fn would_block() -> bool {
     let err = std::io::Error::last_os_error().raw_os_error();
     err == Some(libc::EAGAIN) || err == Some(libc::EWOULDBLOCK) || err == Some(libc::EINTR)

@@ -1,5 +1,6 @@
 //! TLS on a server's connections, with rustls (the `ring` provider): HTTP/1.1 (ALPN
-//! "http/1.1"), TLS 1.2 and 1.3 only. Only connections of a server made with `tls` carry a
+//! "http/1.1"), and HTTP/2 (ALPN "h2", offered first) on a server that serves it; TLS 1.2 and
+//! 1.3 only. Only connections of a server made with `tls` carry a
 //! `TlsConn`; a cleartext connection has none and pays one `None` check per read and write.
 //!
 //! The engine still reads and writes the socket itself (`transport.rs`): what it reads goes
@@ -37,6 +38,8 @@ pub struct TlsOptions {
     pub tls12: bool,
     /// Serve TLS 1.3 (else 1.2 only).
     pub tls13: bool,
+    /// Offer HTTP/2 by ALPN ("h2" before "http/1.1").
+    pub http2: bool,
 }
 
 /// A TLS server's configuration: what its new connections get (`set_tls` replaces it).
@@ -73,7 +76,8 @@ pub fn server_config(options: &TlsOptions) -> Result<Arc<TlsServer>, String> {
         (builder.with_no_client_auth(), None)
     };
     let mut config = builder.with_single_cert(certs, key).map_err(|e| format!("tls.key and tls.cert: {e}"))?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    // The server's order wins: a client that offers both gets HTTP/2.
+    config.alpn_protocols = if options.http2 { vec![b"h2".to_vec(), b"http/1.1".to_vec()] } else { vec![b"http/1.1".to_vec()] };
     Ok(Arc::new(TlsServer { config: Arc::new(config), client_verifier }))
 }
 
@@ -161,6 +165,11 @@ impl TlsConn {
         };
         let error = verifier.verify_client_cert(end_entity, intermediates, UnixTime::now()).err().map(|e| openssl_reason(&e));
         Peer { authorized: error.is_none(), error, certificate: Some(end_entity.to_vec()) }
+    }
+
+    /// The protocol the handshake agreed on by ALPN (none before the handshake, or when the client offered none).
+    pub(crate) fn alpn(&self) -> Option<&[u8]> {
+        self.session.alpn_protocol()
     }
 
     /// Takes bytes read from the socket and appends the plaintext they carry to `input`.
@@ -271,7 +280,7 @@ mod tests {
     use super::*;
 
     fn options(key: &str, cert: &str) -> TlsOptions {
-        TlsOptions { key: key.into(), cert: cert.into(), ca: None, request_cert: false, reject_unauthorized: false, tls12: true, tls13: true }
+        TlsOptions { key: key.into(), cert: cert.into(), ca: None, request_cert: false, reject_unauthorized: false, tls12: true, tls13: true, http2: false }
     }
 
     fn error_of(options: &TlsOptions) -> String {

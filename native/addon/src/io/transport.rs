@@ -5,7 +5,7 @@
 //! read and write for it.
 
 use super::in_place::{InPlaceBody, InPlaceSend};
-use super::socket::{close_watched, local_address, recv, reset_on_close, send, would_block};
+use super::socket::{close_watched, local_address, recv, reset_on_close, send, send_more, would_block};
 use super::tls::{Peer, Received, Sent, TlsConn};
 use crate::spare::Spare;
 use crate::uv::*;
@@ -102,6 +102,29 @@ impl Transport {
         }
         let mut total = 0;
         while total < READ_BUDGET {
+            // Room kept in the input for a large body (`reserve_input`): read straight into it.
+            if self.tls.is_none() && self.input.capacity() - self.input.len() >= RX_SIZE {
+                let spare = self.input.spare_capacity_mut();
+                let want = spare.len().min(READ_BUDGET - total);
+                // SAFETY: recv writes at most `want` bytes into the spare capacity; `set_len` then
+                // covers only the bytes it wrote.
+                let n = unsafe { libc::recv(self.fd, spare.as_mut_ptr() as *mut libc::c_void, want, 0) };
+                if n > 0 {
+                    unsafe { self.input.set_len(self.input.len() + n as usize) };
+                    total += n as usize;
+                    if (n as usize) < want {
+                        break;
+                    }
+                    continue;
+                }
+                if n == 0 {
+                    return Read::Ended;
+                }
+                if would_block() {
+                    break;
+                }
+                return Read::Failed;
+            }
             let n = unsafe { recv(self.fd, &mut rx[..RX_SIZE]) };
             if n > 0 {
                 let bytes = &rx[..n as usize];
@@ -153,6 +176,21 @@ impl Transport {
         self.shrink_input();
     }
 
+    /// Takes the whole input (a piece of a body, handed to JavaScript as it lies), leaving none.
+    pub(crate) fn take_input(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.input)
+    }
+
+    /// Keeps room for `bytes` more of input (a body known to be that long, up to a read's
+    /// budget): reads then land in the input straight from the socket, not through the shared
+    /// read buffer, and the input can be handed over whole as the body's next piece. Only on
+    /// cleartext (TLS decrypts into the input).
+    pub(crate) fn reserve_input(&mut self, bytes: usize) {
+        if self.tls.is_none() && bytes >= RX_SIZE {
+            self.input.reserve(bytes.min(READ_BUDGET));
+        }
+    }
+
     /// Drops the whole input (what is left can never be used).
     pub(crate) fn clear_input(&mut self) {
         self.input.clear();
@@ -194,13 +232,18 @@ impl Transport {
         self.sent
     }
 
+    /// For tests: `write_then`, with nothing after the output.
+    #[cfg(test)]
+    pub(crate) fn write(&mut self) -> Written {
+        self.write_then(false)
+    }
+
     /// Writes the output as far as the socket takes it. On TLS, rustls takes the output (all of
     /// it, unless the socket is full) and writes it as records; the cleartext loop then finds
-    /// nothing left.
-    // Inlined into the engine's `flush` (after every batch, for every connection): called, it
-    // and `h1::Conn::send_in_place` cost ~45 instructions a request more (callgrind).
-    #[inline(always)]
-    pub(crate) fn write(&mut self) -> Written {
+    /// nothing left. `more`: a body in place follows the output at once, so the kernel is told
+    /// more bytes come (MSG_MORE), and a head and its file's first bytes leave in one segment.
+    /// Only when the body is sent right after, in the same flush: a segment held back waits for it.
+    pub(crate) fn write_then(&mut self, more: bool) -> Written {
         if let Some(tls) = self.tls.as_deref_mut() {
             let before = self.sent_from;
             let sent = tls.send(self.fd, &self.output, &mut self.sent_from);
@@ -212,7 +255,8 @@ impl Transport {
             }
         }
         while self.sent_from < self.output.len() {
-            let n = unsafe { send(self.fd, &self.output[self.sent_from..]) };
+            let unsent = &self.output[self.sent_from..];
+            let n = unsafe { if more { send_more(self.fd, unsent) } else { send(self.fd, unsent) } };
             if n > 0 {
                 self.sent_from += n as usize;
                 self.sent += n as u64;
@@ -291,6 +335,12 @@ impl Transport {
         local_address(self.fd)
     }
 
+    /// The protocol TLS's handshake agreed on by ALPN (none on cleartext, before the handshake,
+    /// or when the client offered none).
+    pub(crate) fn alpn(&self) -> Option<&[u8]> {
+        self.tls.as_ref().and_then(|tls| tls.alpn())
+    }
+
     /// What the client proved, on TLS.
     pub(crate) fn tls_peer(&self) -> Option<Peer> {
         self.tls.as_ref().map(|tls| tls.peer())
@@ -351,6 +401,25 @@ mod tests {
         assert!(matches!(t.read(&mut rx), Read::Ended));
         assert!(t.ended(), "and the transport remembers it");
         assert_eq!(t.input(), b"GET /b", "what arrived before the end stays");
+        close(t, client);
+    }
+
+    #[test]
+    fn reads_land_in_room_kept_for_a_body_and_the_input_is_taken_whole() {
+        let (mut t, client) = pair();
+        t.reserve_input(1000);
+        assert_eq!(t.input.capacity(), 0, "no room kept for less than a read");
+        t.reserve_input(200_000);
+        let room = (t.input.as_ptr(), t.input.capacity());
+        assert!(room.1 >= 200_000);
+        let bytes: Vec<u8> = (0..70_000u32).map(|i| i as u8).collect();
+        assert_eq!(unsafe { send(client, &bytes) }, 70_000);
+        let mut rx = Vec::new();
+        assert!(matches!(t.read(&mut rx), Read::Open));
+        assert_eq!((t.input.as_ptr(), t.input.capacity()), room, "read where the room was kept, not copied in");
+        let taken = t.take_input();
+        assert_eq!(taken, bytes);
+        assert_eq!((t.input().len(), t.input.capacity()), (0, 0));
         close(t, client);
     }
 

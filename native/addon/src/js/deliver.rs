@@ -198,10 +198,7 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
                         continue;
                     }
                     match body {
-                        Body::Whole(body) => {
-                            let mut data = ptr::null_mut();
-                            sys::napi_create_buffer_copy(env, body.len(), body.as_ptr() as *const c_void, &mut data, &mut args[3]);
-                        }
+                        Body::Whole(body) => args[3] = buffer_of(env, &body),
                         Body::Follows(declared) => {
                             sys::napi_create_double(env, declared.map_or(-1.0, |n| n as f64), &mut args[3]);
                         }
@@ -234,11 +231,22 @@ unsafe fn call_on_event(env: sys::napi_env, event_fn: sys::napi_value, kind: u32
     sys::napi_create_double(env, id as f64, &mut args[1]);
     let argc = match piece {
         Some(bytes) => {
-            let mut data = ptr::null_mut();
-            sys::napi_create_buffer_copy(env, bytes.len(), bytes.as_ptr() as *const c_void, &mut data, &mut args[2]);
+            args[2] = buffer_of(env, bytes);
             3
         }
         None => 2,
     };
     sys::napi_call_function(env, undefined, event_fn, argc, args.as_ptr(), result)
+}
+
+/// A Buffer of `bytes`, copied into memory of V8's own. The one copy a body's bytes take on
+/// their way from the socket to JavaScript (reads land in the connection's input, handed over
+/// whole: `h1::read`). Handed over where they lie instead (`napi_create_external_buffer`, the
+/// Buffer owning the bytes), the arena's uploads cost twice the CPU: on Node 20 such Buffers
+/// made V8 run ~40 full (mark-compact) collections in 5 s of uploads where copies made none
+/// (docs/decisions/request-bodies.md).
+unsafe fn buffer_of(env: sys::napi_env, bytes: &[u8]) -> sys::napi_value {
+    let (mut buffer, mut data) = (ptr::null_mut(), ptr::null_mut());
+    sys::napi_create_buffer_copy(env, bytes.len(), bytes.as_ptr() as *const c_void, &mut data, &mut buffer);
+    buffer
 }

@@ -1,0 +1,149 @@
+//! The app's answers as HTTP/2 responses: the head (`:status`, the app's header lines, the
+//! echoed request id, Content-Length when the body's length is known, Date), then a whole body,
+//! a streamed one, or a file's range read into DATA frames. The same `AppHead` as HTTP/1.1's,
+//! without what HTTP/2 has no use for (the reason phrase, Connection: HTTP/2 frames its own
+//! messages). Once a response is done its stream is forgotten (`Conn`): what the client still
+//! sends of the request is dropped, and cog-http2 asks it to stop (RST_STREAM, NO_ERROR).
+
+use super::streams::{Response, Stream};
+use crate::request::Req;
+use cog_framing::response::{decimal, refusal_body, with_date, AppHead};
+use cog_http2::{code, Connection, StreamId};
+
+/// What a piece of a streamed body came to.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Piece {
+    /// Queued; `more`: the stream's buffer is under its high-water mark (else wait for a drain event).
+    Written { more: bool },
+    /// Nothing to send: an empty piece, or a response without a body (HEAD, 204, 304).
+    Dropped,
+    /// Its stream is not in flight here.
+    Gone,
+}
+
+/// 1xx, 204 and 304 have no body and describe none.
+fn has_no_body(status: u16) -> bool {
+    status < 200 || status == 204 || status == 304
+}
+
+/// A whole response to `req` on `stream`: its head, then `body` (none for HEAD, 204, 304).
+/// False when the stream can't take it (answered already, or gone).
+pub(super) fn respond(conn: &mut Connection, state: &Stream, req: &Req, answer: &AppHead, body: &[u8]) -> bool {
+    if state.response != Response::Waiting {
+        return false;
+    }
+    let stream = req.stream();
+    let no_body = has_no_body(answer.status);
+    let sends = !no_body && !req.is_head() && !body.is_empty();
+    // A HEAD answer reports the length the app declared, if it declared one without a body.
+    let length = match answer.declared_length {
+        _ if no_body => None,
+        Some(declared) if req.is_head() && body.is_empty() => Some(declared),
+        _ => Some(body.len() as u64),
+    };
+    head(conn, stream, answer, length, !sends) && (!sends || conn.send_data(stream, body, true).is_ok())
+}
+
+/// Starts a streamed response: its head, with the Content-Length the app declared if it
+/// declared one. A HEAD answer, 204 or 304 ends with its head. False when the stream can't take it.
+pub(super) fn stream_start(conn: &mut Connection, state: &mut Stream, req: &Req, answer: &AppHead) -> bool {
+    if state.response != Response::Waiting {
+        return false;
+    }
+    let no_body = has_no_body(answer.status);
+    let body = !no_body && !req.is_head();
+    let length = if no_body { None } else { answer.declared_length };
+    if !head(conn, req.stream(), answer, length, !body) {
+        return false;
+    }
+    state.response = Response::Streaming { body };
+    true
+}
+
+/// A piece of a streamed body.
+pub(super) fn stream_write(conn: &mut Connection, state: &Stream, stream: StreamId, chunk: &[u8]) -> Piece {
+    match state.response {
+        Response::Streaming { body: true } if !chunk.is_empty() => match conn.send_data(stream, chunk, false) {
+            Ok(more) => Piece::Written { more },
+            Err(_) => Piece::Gone,
+        },
+        Response::Streaming { .. } => Piece::Dropped,
+        Response::Waiting => Piece::Gone,
+    }
+}
+
+/// Sends `length` bytes of `file` from `offset` as the streamed body's next bytes (read into
+/// DATA frames as the client's window allows: see `cog_http2::Connection::send_file`); only the
+/// body's end may follow.
+pub(super) fn stream_file(conn: &mut Connection, state: &Stream, stream: StreamId, file: impl FnOnce() -> Option<std::fs::File>, offset: u64, length: u64) -> Piece {
+    match state.response {
+        Response::Streaming { body: true } if length > 0 => match file().map(|file| conn.send_file(stream, file, offset, length)) {
+            Some(Ok(())) => Piece::Written { more: true },
+            _ => Piece::Gone,
+        },
+        Response::Streaming { .. } => Piece::Dropped,
+        Response::Waiting => Piece::Gone,
+    }
+}
+
+/// The end of a streamed body. False when the stream can't take it.
+pub(super) fn stream_end(conn: &mut Connection, state: &Stream, stream: StreamId) -> bool {
+    match state.response {
+        Response::Streaming { body: true } => conn.send_data(stream, b"", true).is_ok(),
+        Response::Streaming { body: false } => true,
+        Response::Waiting => false,
+    }
+}
+
+/// Submits a response's head; on a head nghttp2 refuses (a value HTTP/2 forbids), the stream is
+/// reset rather than left open. `length`: the Content-Length to send.
+fn head(conn: &mut Connection, stream: StreamId, answer: &AppHead, length: Option<u64>, end_stream: bool) -> bool {
+    let mut digits = [0u8; 20];
+    let length = length.map(|n| (&b"content-length"[..], decimal(n, &mut digits)));
+    let mut date = [0u8; 29];
+    let date = (!answer.has_date).then(|| {
+        with_date(|now| date[..now.len().min(29)].copy_from_slice(&now[..now.len().min(29)]));
+        (&b"date"[..], &date[..])
+    });
+    let id = answer.request_id.map(|id| (&b"x-request-id"[..], id.as_bytes()));
+    let fields = lines(answer.block.as_bytes()).chain(id).chain(length).chain(date);
+    if conn.respond_with(stream, answer.status, fields, end_stream).is_ok() {
+        return true;
+    }
+    let _ = conn.reset(stream, code::INTERNAL_ERROR);
+    false
+}
+
+/// The fields of a header block (`name: value\r\n` lines, checked by `HeaderBlock`).
+fn lines(block: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
+    block.split(|&b| b == b'\n').filter(|line| line.len() > 1).map(|line| {
+        let line = &line[..line.len() - 1];
+        let colon = line.iter().position(|&b| b == b':').unwrap_or(line.len());
+        (&line[..colon], line.get(colon + 2..).unwrap_or(b""))
+    })
+}
+
+/// Answers a request the engine refuses itself (a method it can't hand to JavaScript): the
+/// status and a JSON body in Cog's error format, as HTTP/1.1's refusals.
+pub(super) fn refuse(conn: &mut Connection, stream: StreamId, status: u16, message: &str) {
+    let body = refusal_body(status, message);
+    let mut digits = [0u8; 20];
+    let mut date = [0u8; 29];
+    with_date(|now| date[..now.len().min(29)].copy_from_slice(&now[..now.len().min(29)]));
+    let fields: [(&[u8], &[u8]); 3] = [(b"content-type", b"application/json; charset=utf-8"), (b"content-length", decimal(body.len() as u64, &mut digits)), (b"date", &date)];
+    if conn.respond(stream, status, &fields, false).is_ok() {
+        let _ = conn.send_data(stream, body.as_bytes(), true);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_header_block_reads_as_fields() {
+        let fields: Vec<_> = lines(b"content-type: text/plain\r\nx-empty: \r\nset-cookie: a=b; Path=/\r\n").collect();
+        assert_eq!(fields, [(&b"content-type"[..], &b"text/plain"[..]), (b"x-empty", b""), (b"set-cookie", b"a=b; Path=/")]);
+        assert_eq!(lines(b"").count(), 0);
+    }
+}

@@ -1,0 +1,11 @@
+//! What a server's HTTP/2 connections get: cog-http2's limits (`Config`) and the app's, which
+//! its requests' heads are checked against (`head.rs`).
+
+use cog_http2::Config;
+
+pub(crate) struct Settings {
+    pub(crate) config: Config,
+    pub(crate) max_headers: usize,
+    pub(crate) max_header_size: usize,
+    pub(crate) max_url_length: usize,
+}

@@ -1,0 +1,102 @@
+//! What the engine keeps for each HTTP/2 stream whose request JavaScript holds: the request's
+//! id, its body while it arrives (when it started, its timeout, whether JavaScript paused it and
+//! the bytes it has not taken), and where its response stands. A stream is forgotten once its
+//! response is done (or it is reset): what still arrives on it is dropped, and nghttp2 keeps what
+//! the protocol needs.
+
+use crate::request::IdHasher;
+use cog_http2::StreamId;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+/// A request body still arriving.
+#[derive(Debug)]
+pub(super) struct Arriving {
+    /// When its request came (the request timeout counts from it).
+    pub(super) started: u64,
+    /// The route's own `requestTimeout` (ms; `u64::MAX`: none), once JavaScript routed it.
+    pub(super) timeout: Option<u64>,
+    /// JavaScript's stream of it is full: what arrives is handed over, and not consumed (the
+    /// client's window stays shut) until it resumes.
+    pub(super) paused: bool,
+    /// Bytes handed over while paused, consumed when it resumes.
+    pub(super) unconsumed: usize,
+    /// Its timeout passed and JavaScript was told to answer the 408.
+    pub(super) told: bool,
+}
+
+impl Arriving {
+    pub(super) fn new(started: u64) -> Arriving {
+        Arriving { started, timeout: None, paused: false, unconsumed: 0, told: false }
+    }
+}
+
+/// Where a stream's response stands (a finished one is forgotten with its stream).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Response {
+    /// Not begun.
+    Waiting,
+    /// Its head is sent and its body is being streamed; `body`: false when it has none (HEAD,
+    /// 204, 304), and what the app writes is dropped.
+    Streaming { body: bool },
+}
+
+#[derive(Debug)]
+pub(super) struct Stream {
+    /// Its request's id.
+    pub(super) id: u64,
+    /// Its request's body, while it arrives (and the app may read it).
+    pub(super) body: Option<Arriving>,
+    pub(super) response: Response,
+}
+
+/// The streams in flight on a connection, by stream id.
+#[derive(Default)]
+pub(super) struct Streams {
+    map: HashMap<u64, Stream, BuildHasherDefault<IdHasher>>,
+}
+
+impl Streams {
+    pub(super) fn insert(&mut self, stream: StreamId, state: Stream) {
+        self.map.insert(u64::from(stream), state);
+    }
+
+    pub(super) fn get_mut(&mut self, stream: StreamId) -> Option<&mut Stream> {
+        self.map.get_mut(&u64::from(stream))
+    }
+
+    pub(super) fn remove(&mut self, stream: StreamId) -> Option<Stream> {
+        self.map.remove(&u64::from(stream))
+    }
+
+    pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = (StreamId, &mut Stream)> {
+        self.map.iter_mut().map(|(stream, state)| (*stream as StreamId, state))
+    }
+
+    /// Forgets every stream, each given to `forget`.
+    pub(super) fn drain(&mut self, mut forget: impl FnMut(Stream)) {
+        for (_, state) in self.map.drain() {
+            forget(state);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streams_are_found_by_id_and_forgotten() {
+        let mut streams = Streams::default();
+        streams.insert(1, Stream { id: 10, body: None, response: Response::Waiting });
+        streams.insert(3, Stream { id: 11, body: Some(Arriving::new(5)), response: Response::Waiting });
+        assert_eq!(streams.get_mut(3).unwrap().id, 11);
+        assert!(streams.get_mut(5).is_none());
+        assert_eq!(streams.remove(1).unwrap().id, 10);
+        assert!(streams.remove(1).is_none());
+        let mut left = Vec::new();
+        streams.drain(|s| left.push(s.id));
+        assert_eq!(left, [11]);
+        assert!(streams.iter_mut().next().is_none());
+    }
+}

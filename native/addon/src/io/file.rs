@@ -1,0 +1,88 @@
+//! Files opened to be sent as a response's body, on the loop's own thread: open(2) and
+//! fstat(2), as nginx opens them (without `aio`). On a file in the page cache each is a
+//! microsecond or two, where libuv's thread pool costs a round trip per call (a wakeup of a
+//! pool thread, a wakeup of the loop). A file on a cold, slow disk blocks the loop for the
+//! read of its inode; static files are usually hot (see docs/decisions/static-files.md).
+//! The metadata comes from the descriptor, so what is sent is what was looked at however the
+//! path changes meanwhile.
+
+use std::ffi::OsStr;
+use std::fs::{File, OpenOptions};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+
+/// What is at a path.
+#[derive(Debug)]
+pub(crate) enum Opened {
+    /// A regular file, open for reading, with what validators need: its size, and its
+    /// modification time in seconds and nanoseconds (as Node's `Stats` has them).
+    Regular { file: File, size: u64, mtime: (i64, i64) },
+    /// A directory (closed again).
+    Directory,
+    /// Anything else, which is not served: a FIFO, a socket, a device (closed again).
+    Other,
+}
+
+/// Opens `path` (bytes, as the file system takes them) for reading. Non-blocking, so that a
+/// FIFO can't hold the open (and the loop) until a writer comes: it is then `Other`.
+/// Close-on-exec, as every descriptor std opens. Fails with the errno of open(2) or fstat(2)
+/// (EINVAL for a path holding a NUL, which no file's can).
+pub(crate) fn open(path: &[u8]) -> Result<Opened, i32> {
+    if path.contains(&0) {
+        return Err(libc::EINVAL);
+    }
+    let errno = |err: std::io::Error| err.raw_os_error().unwrap_or(libc::EIO);
+    let file = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(OsStr::from_bytes(path)).map_err(errno)?;
+    let meta = file.metadata().map_err(errno)?;
+    let kind = meta.file_type();
+    Ok(if kind.is_file() {
+        Opened::Regular { size: meta.size(), mtime: (meta.mtime(), meta.mtime_nsec()), file }
+    } else if kind.is_dir() {
+        Opened::Directory
+    } else {
+        Opened::Other
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+
+    fn dir() -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("cog-file-{}-{:?}", std::process::id(), std::thread::current().id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_regular_file_is_open_with_its_size_and_time() {
+        let path = dir().join("a.txt");
+        std::fs::write(&path, b"hello").unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        let Ok(Opened::Regular { mut file, size, mtime }) = open(path.as_os_str().as_bytes()) else { panic!("not opened") };
+        assert_eq!((size, mtime), (5, (meta.mtime(), meta.mtime_nsec())));
+        let mut text = String::new();
+        file.read_to_string(&mut text).unwrap();
+        assert_eq!(text, "hello");
+        let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFD) };
+        assert!(flags & libc::FD_CLOEXEC != 0, "closed on exec");
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn a_directory_a_fifo_and_nothing_are_told_apart() {
+        let dir = dir();
+        assert!(matches!(open(dir.as_os_str().as_bytes()), Ok(Opened::Directory)));
+        let fifo = dir.join("pipe");
+        let name = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        // Non-blocking: no writer, yet the open returns at once.
+        assert!(matches!(open(fifo.as_os_str().as_bytes()), Ok(Opened::Other)));
+        std::fs::remove_file(&fifo).unwrap();
+        assert_eq!(open(dir.join("missing").as_os_str().as_bytes()).unwrap_err(), libc::ENOENT);
+        assert_eq!(open(dir.join("missing/below").as_os_str().as_bytes()).unwrap_err(), libc::ENOENT);
+        assert_eq!(open(b"/tmp/a\0b").unwrap_err(), libc::EINVAL);
+    }
+}

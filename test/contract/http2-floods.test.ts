@@ -1,0 +1,230 @@
+// HTTP/2's known floods, sent over a socket frame by frame to an app in a process of its own:
+// rapid reset (CVE-2023-44487), the CONTINUATION flood (CVE-2024-27316), an HPACK bomb, PING and
+// SETTINGS floods. Each time the server ends the flooding connection (or, for the HPACK bomb,
+// resets its streams), answers another client meanwhile and after, and its memory stays flat.
+// (The GOAWAY that says why may not reach a client still sending: the server closes with its
+// input unread, which the kernel turns into a reset. Each run's outcome is in the diagnostics.)
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { connect as http2Connect } from "node:http2";
+import { connect, type Socket } from "node:net";
+import { describe, test } from "node:test";
+import { startChild, waitForOutput, type Owner } from "../children.js";
+import { engine, nativeSkip } from "../helpers.js";
+
+const linuxOnly = existsSync("/proc/self/status") ? false : "reads the server's memory from /proc";
+const skip = (engine === "native" && nativeSkip) || linuxOnly;
+
+const HEADERS = 1, RST_STREAM = 3, SETTINGS = 4, PING = 6, GOAWAY = 7, CONTINUATION = 9;
+const END_STREAM = 1, END_HEADERS = 4;
+const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+
+function frame(type: number, flags: number, stream: number, payload: Buffer = Buffer.alloc(0)): Buffer {
+  const head = Buffer.alloc(9);
+  head.writeUIntBE(payload.length, 0, 3);
+  head[3] = type;
+  head[4] = flags;
+  head.writeUInt32BE(stream, 5);
+  return Buffer.concat([head, payload]);
+}
+
+/** An HPACK integer with an `bits`-bit prefix (RFC 7541 §5.1), its first byte or'ed with `mask`. */
+function integer(value: number, bits: number, mask: number): number[] {
+  const max = (1 << bits) - 1;
+  if (value < max) return [mask | value];
+  const out = [mask | max];
+  for (value -= max; value >= 128; value >>= 7) out.push((value & 127) | 128);
+  out.push(value);
+  return out;
+}
+
+/** A literal field: without indexing, or (`indexed`) added to the dynamic table. */
+function literal(name: string, value: string, indexed = false): Buffer {
+  const n = Buffer.from(name);
+  const v = Buffer.from(value);
+  return Buffer.from([...(indexed ? [0x40] : [0x00]), ...integer(n.length, 7, 0), ...n, ...integer(v.length, 7, 0), ...v]);
+}
+
+const request = (path: string) => Buffer.concat([literal(":method", "GET"), literal(":scheme", "http"), literal(":authority", "localhost"), literal(":path", path)]);
+
+/** The server's resident set, in MiB. */
+const rss = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function startApp(t: Owner): Promise<{ pid: number; port: number }> {
+  const app = startChild(t, process.execPath, ["--import", "tsx", "test/fixtures/h2c-app.ts"], { env: { ...process.env, COG_ENGINE: engine } });
+  await waitForOutput(app, (out) => out.includes("\n"), "the h2c app");
+  return { pid: app.child.pid!, port: Number(app.stdout().split("\n")[0]) };
+}
+
+/** What the server sent a flooding connection: its GOAWAY's error code, if any, and whether it closed. */
+interface Ended {
+  goaway: number | null;
+  closed: boolean;
+  resets: number;
+}
+
+/**
+ * Opens a connection, sends the preface, then `flood()`'s frames as fast as the socket takes
+ * them (reading what the server sends, unless `unread`), until the server ends the connection
+ * or `ms` pass.
+ */
+function flood(port: number, next: () => Buffer | null, ms: number, unread = false): Promise<Ended> {
+  return new Promise((resolve) => {
+    const socket: Socket = connect(port, "127.0.0.1");
+    const ended: Ended = { goaway: null, closed: false, resets: 0 };
+    let input = Buffer.alloc(0);
+    const finish = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(ended);
+    };
+    const timer = setTimeout(finish, ms);
+    socket.on("error", () => {});
+    socket.on("close", () => {
+      ended.closed = true;
+      finish();
+    });
+    socket.on("data", (chunk: Buffer) => {
+      input = Buffer.concat([input, chunk]);
+      while (input.length >= 9) {
+        const length = input.readUIntBE(0, 3);
+        if (input.length < 9 + length) break;
+        if (input[3] === GOAWAY && ended.goaway === null) ended.goaway = input.readUInt32BE(13);
+        if (input[3] === RST_STREAM) ended.resets++;
+        input = input.subarray(9 + length);
+      }
+    });
+    if (unread) socket.pause();
+    const pump = () => {
+      for (;;) {
+        const bytes = next();
+        if (bytes === null) return;
+        if (!socket.write(bytes)) return void socket.once("drain", pump);
+      }
+    };
+    socket.once("connect", () => {
+      socket.write(Buffer.concat([PREFACE, frame(SETTINGS, 0, 0)]));
+      pump();
+    });
+  });
+}
+
+/** Asks /ping on a session of its own every 20 ms while `during` runs, then once more: every answer must be "pong". */
+async function othersAnswered(port: number, during: Promise<unknown>): Promise<number> {
+  const session = http2Connect(`http://127.0.0.1:${port}`);
+  session.on("error", () => {});
+  const ask = () =>
+    new Promise<string>((resolve, reject) => {
+      const stream = session.request({ ":path": "/ping" });
+      let body = "";
+      stream.setEncoding("utf8").on("data", (c: string) => (body += c));
+      stream.on("end", () => resolve(body));
+      stream.on("error", reject);
+    });
+  let answered = 0;
+  let done = false;
+  void during.then(() => (done = true));
+  while (!done) {
+    assert.equal(await ask(), "pong");
+    answered++;
+    await sleep(20);
+  }
+  assert.equal(await ask(), "pong");
+  session.close();
+  return answered + 1;
+}
+
+describe("HTTP/2 floods", { skip, timeout: 120_000 }, () => {
+  /** Runs a flood against a fresh app while another client asks; checks the server's memory before and after. */
+  async function withFlood(t: Owner & { diagnostic(message: string): void }, run: (port: number) => Promise<Ended>): Promise<{ ended: Ended; grew: number; handled: number }> {
+    const { pid, port } = await startApp(t);
+    // Warm: the first requests load what a request needs.
+    await othersAnswered(port, sleep(200));
+    await sleep(200);
+    const before = rss(pid);
+    const flooding = run(port);
+    await othersAnswered(port, flooding);
+    const ended = await flooding;
+    await sleep(500);
+    const after = rss(pid);
+    const count = await new Promise<number>((resolve) => {
+      const session = http2Connect(`http://127.0.0.1:${port}`);
+      const stream = session.request({ ":path": "/count" });
+      let body = "";
+      stream.setEncoding("utf8").on("data", (c: string) => (body += c));
+      stream.on("end", () => {
+        session.close();
+        resolve((JSON.parse(body) as { handled: number }).handled);
+      });
+    });
+    t.diagnostic(`GOAWAY ${ended.goaway ?? "none"}, closed ${ended.closed}, ${ended.resets} resets; RSS ${before.toFixed(1)} -> ${after.toFixed(1)} MiB; ${count} requests handled`);
+    return { ended, grew: after - before, handled: count };
+  }
+
+  test("rapid reset: requests opened and reset at once end the connection, and reach no handler past the limit", async (t) => {
+    const STREAMS = 20_000;
+    let stream = 1;
+    const { ended, grew, handled } = await withFlood(t, (port) =>
+      flood(port, () => {
+        if (stream > STREAMS * 2) return null;
+        const batch: Buffer[] = [];
+        for (let i = 0; i < 100 && stream <= STREAMS * 2; i++, stream += 2) batch.push(frame(HEADERS, END_HEADERS | END_STREAM, stream, request("/slow")), frame(RST_STREAM, 0, stream, Buffer.from([0, 0, 0, 8])));
+        return Buffer.concat(batch);
+      }, 20_000),
+    );
+    assert.ok(ended.goaway !== null || ended.closed, "the flooding connection is ended");
+    assert.ok(handled < STREAMS / 4, `${handled} of ${STREAMS} reset requests reached the handler`);
+    assert.ok(grew < 40, `the server grew by ${grew.toFixed(1)} MiB`);
+  });
+
+  test("CONTINUATION flood: a header block that never ends ends the connection", async (t) => {
+    let sent = 0;
+    const { ended, grew } = await withFlood(t, (port) =>
+      flood(port, () => {
+        if (sent++ === 0) return frame(HEADERS, 0, 1, request("/ping"));
+        if (sent > 200_000) return null;
+        // Empty, and never END_HEADERS: each costs the server a parse, and holds the stream open.
+        return Buffer.concat(Array.from({ length: 100 }, () => frame(CONTINUATION, 0, 1, literal("x-a", "b"))));
+      }, 20_000),
+    );
+    assert.ok(ended.goaway !== null || ended.closed, "the flooding connection is ended");
+    assert.ok(grew < 40, `the server grew by ${grew.toFixed(1)} MiB`);
+  });
+
+  test("HPACK bomb: a field put in the table once, then referenced thousands of times a request, gets the stream reset and costs no memory", async (t) => {
+    // A 4,000-byte value in the dynamic table (index 62), then blocks of one-byte references to it:
+    // each 4 KiB block would decode to 16 MiB of fields.
+    const big = literal("x-bomb", "b".repeat(4000), true);
+    const references = Buffer.alloc(4000, 0x80 | 62);
+    let stream = 1;
+    const { ended, grew } = await withFlood(t, (port) =>
+      flood(port, () => {
+        if (stream > 400) return null;
+        const block = stream === 1 ? Buffer.concat([request("/ping"), big]) : Buffer.concat([request("/ping"), references]);
+        const bytes = frame(HEADERS, END_HEADERS | END_STREAM, stream, block);
+        stream += 2;
+        return bytes;
+      }, 5_000),
+    );
+    assert.ok(ended.resets > 0 || ended.goaway !== null, "the bombs' streams are reset (or the connection ended)");
+    assert.ok(grew < 40, `the server grew by ${grew.toFixed(1)} MiB`);
+  });
+
+  test("PING flood from a client that reads nothing: the connection is ended", async (t) => {
+    let sent = 0;
+    const ping = frame(PING, 0, 0, Buffer.alloc(8, 1));
+    const { ended, grew } = await withFlood(t, (port) => flood(port, () => (sent++ < 2_000 ? Buffer.concat(Array.from({ length: 100 }, () => ping)) : null), 20_000, true));
+    assert.ok(ended.goaway !== null || ended.closed, "the flooding connection is ended");
+    assert.ok(grew < 40, `the server grew by ${grew.toFixed(1)} MiB`);
+  });
+
+  test("SETTINGS flood: the connection is ended", async (t) => {
+    let sent = 0;
+    const settings = frame(SETTINGS, 0, 0, Buffer.from([0, 3, 0, 0, 0, 100]));
+    const { ended, grew } = await withFlood(t, (port) => flood(port, () => (sent++ < 2_000 ? Buffer.concat(Array.from({ length: 100 }, () => settings)) : null), 20_000, true));
+    assert.ok(ended.goaway !== null || ended.closed, "the flooding connection is ended");
+    assert.ok(grew < 40, `the server grew by ${grew.toFixed(1)} MiB`);
+  });
+});
+
