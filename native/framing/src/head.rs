@@ -126,7 +126,7 @@ pub fn parse_head_reusing(buf: &[u8], limits: &Limits, spare: &mut Vec<(Range<us
         // Tunnels are a proxy's business; node:http answers an origin's CONNECT the same way.
         return Err(Refusal { status: 501, message: "CONNECT is not supported by this server" });
     }
-    if !is_request_target(req.path.unwrap_or("").as_bytes()) {
+    if !is_parsed_request_target(req.path.unwrap_or("").as_bytes()) {
         return Err(Refusal::bad("Invalid request target"));
     }
     let mut headers = std::mem::take(spare);
@@ -272,9 +272,20 @@ fn ends_in_chunked(line: &[u8]) -> Result<bool, Refusal> {
 /// 0x80 up, so raw UTF-8 (`/é`) would be routed here where node:http answers 400; RFC 3986 has a
 /// client percent-encode it. (CONNECT's authority form never gets here: it is refused before.)
 fn is_request_target(target: &[u8]) -> bool {
-    if !target.iter().all(|b| (0x21..=0x7E).contains(b)) {
-        return false;
-    }
+    target.iter().all(|b| (0x21..=0x7E).contains(b)) && has_target_form(target)
+}
+
+/// `is_request_target` for a target httparse parsed, which holds only bytes from `!` to 0x7E
+/// and from 0x80 up (its URI bytes): visible ASCII is then ASCII, which the standard library
+/// checks a word at a time, where the byte-by-byte check cost ~7 instructions a byte of every
+/// request's target.
+fn is_parsed_request_target(target: &[u8]) -> bool {
+    debug_assert!(target.iter().all(|&b| b >= b'!' && b != 0x7F));
+    target.is_ascii() && has_target_form(target)
+}
+
+/// Whether a target of visible ASCII is a path, `*`, or an absolute URL.
+fn has_target_form(target: &[u8]) -> bool {
     match target.first() {
         Some(b'/') => true,
         Some(b'*') => target.len() == 1,
@@ -401,6 +412,26 @@ mod tests {
     }
     fn status(raw: &str) -> u16 {
         parse(raw).expect_err("should be refused").status
+    }
+
+    /// A target is taken exactly when its bytes are visible ASCII, in a short target and a long
+    /// one (httparse checks 32 bytes at a time), whole (checked as ASCII, httparse having refused
+    /// the rest) or not complete yet (checked byte by byte).
+    #[test]
+    fn a_target_is_taken_exactly_when_it_is_visible_ascii() {
+        // (A space ends the target: runs of them between the words are taken, as node:http does.)
+        for b in (0..=255u8).filter(|&b| b != b' ') {
+            for target in [vec![b'/', b], [b"/".as_slice(), &[b'a'; 40], &[b], b"/z"].concat()] {
+                let mut raw = b"GET ".to_vec();
+                raw.extend_from_slice(&target);
+                raw.extend_from_slice(b" HTTP/1.1\r\nHost: x\r\n\r\n");
+                let taken = matches!(parse_head(&raw, &LIMITS), Ok(Some(_)));
+                assert_eq!(taken, (0x21..=0x7E).contains(&b), "byte {b:#04x} in {:?}", String::from_utf8_lossy(&target));
+                let waits = matches!(parse_head(&raw[..raw.len() - 2], &LIMITS), Ok(None));
+                assert_eq!(waits, (0x21..=0x7E).contains(&b), "byte {b:#04x} in a partial head");
+                assert_eq!(is_request_target(&target), (0x21..=0x7E).contains(&b), "byte {b:#04x}");
+            }
+        }
     }
 
     /// `has_bare_lf`'s look per line finds what counting finds: a head httparse completes has a

@@ -194,8 +194,12 @@ export function loadNative(): NativeAddon {
   if (addon === null) throw new Error(`engine "native" is not available on ${where}: ${unavailableBecause(platform, failures)}`);
   const major = addon.uvVersion() >>> 16;
   if (major !== 1) throw new Error(`engine "native" needs libuv 1.x, and ${where} has libuv ${major}.x. Use engine: "node".`);
-  loaded = addon;
-  return addon;
+  // A copy: the addon's own exports object is in dictionary mode (Node-API defines its members
+  // one by one), so each call the engine makes through it (several a request) would look its
+  // function up in a dictionary; a spread copy is an object with fast properties, whose loads
+  // the optimizing compiler inlines.
+  loaded = { ...addon };
+  return loaded;
 }
 
 /** Why no binary loaded, and what to do, from what was tried (`failures`: those found that could not be used). */

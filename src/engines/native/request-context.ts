@@ -37,7 +37,15 @@ export class RequestContexts {
   /** With frames: the server's context, entered for each request's calls; else null. */
   readonly server: AsyncResource | null;
 
+  /**
+   * Each call runs in an AsyncResource's scope (not "resource properties"). (`serve` reads this
+   * one boolean on every call, and keeps its other modes apart, so that it stays small enough for
+   * the optimizing compiler to inline where the engine calls it.)
+   */
+  readonly scoped: boolean;
+
   constructor(readonly mode: ContextMode = contextMode) {
+    this.scoped = mode !== "resource properties";
     this.server = mode === "frames" ? new AsyncResource("CogNativeServer") : null;
     this.resource = mode === "resource properties" ? storesOfServed() : {};
   }
@@ -58,9 +66,7 @@ let serving: Served | null = null;
 
 /** Runs `call(a, b, c)` as `request`'s: in its context (see `RequestContexts`). */
 export function serve<A, B, C>(contexts: RequestContexts, request: Served, call: (a: A, b: B, c: C) => void, self: unknown, a: A, b: B, c: C): void {
-  const server = contexts.server;
-  if (server !== null) return void server.runInAsyncScope(call, self, a, b, c);
-  if (contexts.mode === "request resources") return void (request[SCOPE] ??= new AsyncResource("CogNativeRequest")).runInAsyncScope(call, self, a, b, c);
+  if (contexts.scoped) return serveInScope(contexts, request, call, self, a, b, c);
   const previous = serving;
   serving = request;
   try {
@@ -68,6 +74,12 @@ export function serve<A, B, C>(contexts: RequestContexts, request: Served, call:
   } finally {
     serving = previous;
   }
+}
+
+/** `serve` where each call runs in an AsyncResource's scope: the server's ("frames"), or the request's own. */
+function serveInScope<A, B, C>(contexts: RequestContexts, request: Served, call: (a: A, b: B, c: C) => void, self: unknown, a: A, b: B, c: C): void {
+  const scope = contexts.server ?? (request[SCOPE] ??= new AsyncResource("CogNativeRequest"));
+  scope.runInAsyncScope(call, self, a, b, c);
 }
 
 /**

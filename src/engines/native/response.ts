@@ -56,22 +56,24 @@ class NativeResponseBase extends NativeServerResponse {
   /** @internal */
   protected sendWhole(body: string | Buffer | undefined): void {
     this.keepConnection();
-    const addon = this[ADDON];
-    const id = this.req[ID];
     const known = this[KNOWN];
     // The request id, when the app echoes one, goes beside the block (it differs every time), so a kept block still serves.
     const echoed = this.echoedRequestId();
-    if (known !== null && this[STORE] === null) {
-      const flags = (this.shouldKeepAlive ? 0 : RESPONSE_CLOSE) | (known.hasDate ? RESPONSE_HAS_DATE : 0);
-      if (echoed === undefined) addon.respond(id, this[HEAD_STATUS], known.keptBy(addon), body ?? "", flags, -1);
-      else addon.respond(id, this[HEAD_STATUS], known.keptBy(addon), body ?? "", flags, -1, undefined, echoed);
-      return;
-    }
+    if (known === null || this[STORE] !== null) return this.sendBuilt(body, echoed);
+    const addon = this[ADDON];
+    const flags = (this.shouldKeepAlive ? 0 : RESPONSE_CLOSE) | (known.hasDate ? RESPONSE_HAS_DATE : 0);
+    if (echoed === undefined) addon.respond(this.req[ID], this[HEAD_STATUS], known.keptBy(addon), body ?? "", flags, -1);
+    else addon.respond(this.req[ID], this[HEAD_STATUS], known.keptBy(addon), body ?? "", flags, -1, undefined, echoed);
+  }
+
+  /** `sendWhole` with a head not found whole in the block cache (built from `setHeader`'s store, or lines past the cache). */
+  private sendBuilt(body: string | Buffer | undefined, echoed: string | undefined): void {
+    const addon = this[ADDON];
     const head = this.headBlock(typeof body === "string");
     const block = head.node !== null ? head.node.keptBy(addon) : head.block;
     const reason = this.reason();
-    if (reason === undefined && echoed === undefined) addon.respond(id, this[HEAD_STATUS], block, body ?? "", head.flags, head.declared);
-    else addon.respond(id, this[HEAD_STATUS], block, body ?? "", head.flags, head.declared, reason, echoed);
+    if (reason === undefined && echoed === undefined) addon.respond(this.req[ID], this[HEAD_STATUS], block, body ?? "", head.flags, head.declared);
+    else addon.respond(this.req[ID], this[HEAD_STATUS], block, body ?? "", head.flags, head.declared, reason, echoed);
   }
 
   /**

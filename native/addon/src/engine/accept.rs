@@ -211,10 +211,20 @@ impl State {
 
     /// Closes the connection; returns abort events for requests JavaScript still holds.
     pub(crate) fn close_conn(&mut self, key: usize) -> Vec<Event> {
-        let Some(mut conn) = self.conns.get_mut(key).and_then(Option::take) else { return Vec::new() };
+        let mut calls = Vec::new();
+        if let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.in_batch) {
+            // The batch being served corks the connection's output until it ends: what was
+            // answered meanwhile goes out first, as far as the socket takes it now, as it would
+            // have without the cork. (The drain ends, and cuts the connections left, inside the
+            // batch whose answer was the last one in flight: that answer was lost with them.)
+            // The flush may close the connection itself, once all is written.
+            conn.in_batch = false;
+            let (_, written) = self.flush(key);
+            calls.extend(written.into_iter().filter(|e| matches!(e, Event::Abort { .. })));
+        }
+        let Some(mut conn) = self.conns.get_mut(key).and_then(Option::take) else { return calls };
         self.free_conns.push(key);
         conn.io.close();
-        let mut calls = Vec::new();
         match &mut conn.proto {
             Protocol::H1(h1) => h1.close(&mut self.reqs, &mut calls),
             Protocol::H2(h2) => h2.close(&mut self.reqs, &mut calls),

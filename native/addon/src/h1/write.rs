@@ -280,6 +280,31 @@ mod tests {
         assert!(!h.conn.finished(), "the connection is kept alive");
     }
 
+    /// The drain: the server stops while request 1 is in flight; request 2, pipelined behind it,
+    /// is refused (503, closing) before 1 is answered, and both answers are given before anything
+    /// is written (the engine corks a batch's answers, and cuts the connections left when the
+    /// drain ends, inside that batch: it writes them first). What is written then is 1's answer,
+    /// then 2's, in order; nothing is aborted, and the connection is done.
+    #[test]
+    fn a_refusal_while_draining_follows_the_answer_before_it() {
+        let mut h = Harness::new();
+        h.send(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert!(!h.conn.close_when_idle(&h.io), "busy: it closes once answered");
+        let (events, _) = h.send(b"GET /late HTTP/1.1\r\nHost: x\r\n\r\n");
+        assert_eq!(super::super::harness::requests(&events), [2], "a request arriving meanwhile is read, for the app to refuse");
+        let late = h.reqs.get(2).unwrap();
+        assert!(h.conn.respond(&mut h.io, &mut h.spare, late, 2, &head(503, None, true), WholeBody::Bytes(b"draining")));
+        assert!(h.promote().is_empty(), "held behind the answer still due before it");
+        let first = h.reqs.get(1).unwrap();
+        assert!(h.conn.respond(&mut h.io, &mut h.spare, first, 1, &head(200, None, false), WholeBody::Bytes(b"done")));
+        assert!(h.promote().is_empty(), "nothing aborted");
+        let out = h.received();
+        let (first, late) = out.split_at(out.find("HTTP/1.1 503").expect(&out));
+        assert!(first.starts_with("HTTP/1.1 200 OK\r\n") && first.ends_with("\r\n\r\ndone"), "{out}");
+        assert!(late.contains("Connection: close\r\n") && late.ends_with("\r\n\r\ndraining"), "{out}");
+        assert!(h.conn.finished(), "nothing left: the connection closes");
+    }
+
     #[test]
     fn a_closing_answer_drops_the_requests_behind_it() {
         let mut h = Harness::new();
