@@ -72,6 +72,8 @@ export const FLAGS: unique symbol = Symbol("cog.native.flags");
 export const RECEIVED: unique symbol = Symbol("cog.native.received");
 export const RAW: unique symbol = Symbol("cog.native.rawHeaders");
 export const HEADERS: unique symbol = Symbol("cog.native.headers");
+/** The native request's header lines as the engine gave them (see headers.ts), once fetched. */
+export const HEADER_TEXT: unique symbol = Symbol("cog.native.headerText");
 export const ADDRESS: unique symbol = Symbol("cog.native.address");
 export const SOCKET: unique symbol = Symbol("cog.native.socket");
 export const CONTENT_TYPE: unique symbol = Symbol("cog.native.contentType");

@@ -399,3 +399,21 @@ export interface FileOpening {
   [OPEN_FILE](path: string): OpenedFile | string;
   [SEND_OPENED_FILE](position: number, length: number): void;
 }
+
+/**
+ * A body the engine holds whole, an optional method of an engine's request: the body, when it
+ * came whole with the request's head and nothing has read it yet (neither the request's stream,
+ * nor a reader that set `_body`); undefined otherwise, and the body is read from the stream.
+ * Whoever takes it sets `_body` to true: the stream then ends empty and `readable` is false, as
+ * after a reader. The native engine has it (its request's stream is made only when something
+ * reads it, and costs more than the rest of a small request); node:http's requests, which are
+ * Node's streams already, have not. Express's body parsers use it (src/express/body-parsers.ts).
+ */
+// A registered symbol: the face finds the method even where the engine's modules are a copy of
+// their own (Express's app.listen requires the engine, and a TypeScript loader gives require and
+// import a copy each).
+export const HELD_BODY: unique symbol = Symbol.for("cog.heldBody") as never;
+
+export interface BodyHolding {
+  [HELD_BODY]?(): Buffer | undefined;
+}

@@ -1,10 +1,10 @@
 import { EventEmitter } from "node:events";
 import { resolve } from "node:path";
 import finalhandler from "finalhandler";
-import Router from "router";
 import { enter } from "./prototypes.js";
 import { request } from "./request.js";
 import { response } from "./response.js";
+import { Router } from "./router.js";
 import { listen, SERVING, type ExpressOptions } from "./server.js";
 import { compileETag, compileQueryParser, compileTrust, methods } from "./settings.js";
 import { View } from "./view.js";
@@ -187,13 +187,17 @@ application.disable = function (this: App, setting: string) {
 
 for (const method of methods) {
   application[method] = function (this: App, path: unknown, ...handlers: unknown[]) {
-    // app.get(name) reads a setting.
-    if (method === "get" && arguments.length === 1) return this.set(path);
     const route = this.route(path);
     route[method](...handlers);
     return this;
   };
 }
+const route = application.get as (this: App, path: unknown, ...handlers: unknown[]) => App;
+application.get = function (this: App, path: unknown) {
+  // app.get(name) reads a setting (res.send asks for "etag fn" on every response: no list made for it).
+  if (arguments.length === 1) return this.set(path);
+  return route.apply(this, arguments as unknown as [unknown, ...unknown[]]);
+};
 
 application.all = function (this: App, path: unknown, ...handlers: unknown[]) {
   const route = this.route(path);

@@ -6,15 +6,16 @@
 //
 // `require` gets the `express` function itself (its "module.exports" export), with `Router`,
 // `json`, `static`… on it, as Express's own module.
-import * as bodyParser from "body-parser";
 import RouterModule from "router";
 import serveStaticModule from "serve-static";
 import * as app from "./application.js";
+import * as bodyParsers from "./body-parsers.js";
 import { markBases } from "./prototypes.js";
 import * as req from "./request.js";
 import * as res from "./response.js";
+import { Router as CogRouter } from "./router.js";
 import * as server from "./server.js";
-import type { ExpressFactory } from "./types.js";
+import type { ExpressFactory, Router as RouterType } from "./types.js";
 
 markBases(req.request, res.response);
 
@@ -24,12 +25,12 @@ const express = Object.assign(app.createApplication, {
   request: req.request,
   response: res.response,
   Route: RouterModule.Route,
-  Router: RouterModule,
-  json: bodyParser.json,
-  raw: bodyParser.raw,
+  Router: CogRouter,
+  json: bodyParsers.json,
+  raw: bodyParsers.raw,
   static: serveStaticModule,
-  text: bodyParser.text,
-  urlencoded: bodyParser.urlencoded,
+  text: bodyParsers.text,
+  urlencoded: bodyParsers.urlencoded,
   createServer: server.createServer,
 }) as unknown as ExpressFactory;
 
@@ -41,3 +42,5 @@ const { application, request, response, Route, Router, json, raw, text, urlencod
 const serveStatic = express.static;
 export { application, request, response, Route, Router, json, raw, serveStatic as static, text, urlencoded, createServer };
 export type * from "./types.js";
+// Router is a type as well as a value, as in @types/express (`const router: Router = Router()`).
+export type Router = RouterType;

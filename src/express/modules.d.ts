@@ -36,7 +36,12 @@ declare module "statuses" {
   export default statuses;
 }
 declare module "on-finished" {
-  export default function onFinished(res: any, listener: (err: any) => void): void;
+  interface OnFinished {
+    (res: any, listener: (err: any) => void): void;
+    isFinished(msg: any): boolean;
+  }
+  const onFinished: OnFinished;
+  export default onFinished;
 }
 declare module "escape-html" {
   export default function escapeHtml(text: string): string;
@@ -47,4 +52,31 @@ declare module "parseurl" {
 declare module "content-type" {
   export function parse(type: string): { type: string; parameters: Record<string, string> };
   export function format(type: { type: string; parameters?: Record<string, string> }): string;
+}
+declare module "bytes" {
+  const bytes: { parse(value: string | number): number | null };
+  export default bytes;
+}
+declare module "router/lib/layer.js" {
+  const Layer: { prototype: { match(path: string): unknown } };
+  export default Layer;
+}
+declare module "router/lib/param.js" {
+  export default function callParam(fn: any, req: any, res: any, next: any, value: unknown, name: string): void;
+}
+declare module "router/lib/symbols.js" {
+  export const matchedRoute: unique symbol;
+}
+declare module "router/lib/tracing.js" {
+  export const requestChannel: any;
+  export function shouldTrace(channel: any): boolean;
+  export function recordError(req: any, err: unknown): boolean;
+  export function traceParam(fn: any, context: object, next: any, value: unknown, name: string): void;
+}
+declare module "debug" {
+  interface Debugger {
+    (format: string, ...args: unknown[]): void;
+    readonly enabled: boolean;
+  }
+  export default function createDebug(namespace: string): Debugger;
 }

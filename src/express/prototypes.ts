@@ -55,9 +55,11 @@ export function fillLater(classPrototype: object, proto: object): void {
 
 /** Sets the prototype a request or response gets in an app whose prototype for it is `proto` (`app.request` or `app.response`). */
 export function enter(target: object, proto: object, isRequest: boolean): void {
+  // Already the app's own (its class's prototype, once filled, or a view it was given): asked of
+  // the target, whose prototype chain holds it, rather than of Object.getPrototypeOf's answer (a
+  // call into V8's runtime on every request).
+  if ((target as Record<symbol, unknown>)[VIEW_OF] === proto) return;
   const current = Object.getPrototypeOf(target) as Record<symbol, object | undefined>;
-  // Already the app's own (its class's prototype, once filled, or a view it was given).
-  if (current[VIEW_OF] === proto) return;
   const base = current[BASE] ?? current;
   const node = isRequest ? IncomingMessage.prototype : ServerResponse.prototype;
   const wanted = base === node ? proto : viewOf(proto, base, isRequest);

@@ -44,12 +44,16 @@ response.send = function (this: Res, body?: unknown) {
   let chunk = body as string | Buffer | undefined;
   let encoding: BufferEncoding | undefined;
   const req = this.req;
+  // Express's steps, with the headers asked of the response itself (getHeader/setHeader, which
+  // its `get` and `set` call) and set only when they change.
   switch (typeof body) {
     case "string": {
       encoding = "utf8";
-      const type = this.get("Content-Type");
-      if (typeof type === "string") this.set("Content-Type", withUtf8(type));
-      else this.type("html");
+      const type = this.getHeader("Content-Type");
+      if (typeof type === "string") {
+        const typed = withUtf8(type);
+        if (typed !== type) this.setHeader("Content-Type", typed);
+      } else this.type("html");
       break;
     }
     case "boolean":
@@ -57,15 +61,15 @@ response.send = function (this: Res, body?: unknown) {
     case "object":
       if (body === null) chunk = "";
       else if (ArrayBuffer.isView(body)) {
-        if (!this.get("Content-Type")) this.type("bin");
+        if (!this.getHeader("Content-Type")) this.type("bin");
       } else return this.json(body);
       break;
   }
   const etagFn = this.app.get("etag fn") as ETagFn | undefined;
-  const generateETag = !this.get("ETag") && typeof etagFn === "function";
+  const generateETag = typeof etagFn === "function" && !this.getHeader("ETag");
   let length: number | undefined;
   // Content-Length and Transfer-Encoding exclude each other: a chunked answer keeps its framing.
-  if (chunk !== undefined && !this.get("Transfer-Encoding")) {
+  if (chunk !== undefined && !this.getHeader("Transfer-Encoding")) {
     if (Buffer.isBuffer(chunk)) length = chunk.length;
     else if (!generateETag && (chunk as string).length < 1000) length = Buffer.byteLength(chunk as string, encoding);
     else {
@@ -74,21 +78,21 @@ response.send = function (this: Res, body?: unknown) {
       encoding = undefined;
       length = chunk.length;
     }
-    this.set("Content-Length", length);
+    this.setHeader("Content-Length", String(length));
   }
   if (generateETag && length !== undefined) {
     const tag = etagFn!(chunk as Buffer | string, encoding);
-    if (tag) this.set("ETag", tag);
+    if (tag) this.setHeader("ETag", tag);
   }
   if (req.fresh) this.status(304);
-  if (this.statusCode === 204 || this.statusCode === 304) {
+  const status = this.statusCode;
+  if (status === 204 || status === 304) {
     this.removeHeader("Content-Type");
     this.removeHeader("Content-Length");
     this.removeHeader("Transfer-Encoding");
     chunk = "";
-  }
-  if (this.statusCode === 205) {
-    this.set("Content-Length", "0");
+  } else if (status === 205) {
+    this.setHeader("Content-Length", "0");
     this.removeHeader("Transfer-Encoding");
     chunk = "";
   }
@@ -233,7 +237,7 @@ response.append = function (this: Res, field: string, value: string | string[]) 
 function setHeader(this: Res, field: string | Record<string, unknown>, value?: unknown) {
   if (arguments.length === 2) {
     let text: string | string[] = Array.isArray(value) ? value.map(String) : String(value);
-    if ((field as string).toLowerCase() === "content-type") {
+    if ((field as string).length === 12 && (field as string).toLowerCase() === "content-type") {
       if (Array.isArray(text)) throw new TypeError("Content-Type cannot be set to an Array");
       // A bare type gets its charset (text/html -> text/html; charset=utf-8), as mime-types gives it.
       text = contentTypeOf(text) as string;

@@ -143,21 +143,37 @@ export type Handler = RequestHandler | ErrorRequestHandler | Router | Applicatio
 export type PathParams = string | RegExp | Array<string | RegExp>;
 export type HandlerArgument = Handler | HandlerArgument[];
 
-/** What registers routes: `app.get(path, ...handlers)`… */
+/**
+ * What registers routes: `app.get(path, ...handlers)`… Handlers written inline get their
+ * parameters' types from the first signature (as with @types/express); error middleware,
+ * routers, apps and lists of them take the second.
+ */
 export interface RouteMatcher<This> {
+  <P = ParamsDictionary, ResBody = any, ReqBody = any, ReqQuery = ParsedQs, Locals extends Record<string, any> = Record<string, any>>(
+    path: PathParams,
+    ...handlers: Array<RequestHandler<P, ResBody, ReqBody, ReqQuery, Locals>>
+  ): This;
   (path: PathParams, ...handlers: HandlerArgument[]): This;
+}
+
+/** A route's method: `route.get(...handlers)`, typed as `RouteMatcher` without the path. */
+export interface RouteHandlers<This> {
+  <P = ParamsDictionary, ResBody = any, ReqBody = any, ReqQuery = ParsedQs, Locals extends Record<string, any> = Record<string, any>>(
+    ...handlers: Array<RequestHandler<P, ResBody, ReqBody, ReqQuery, Locals>>
+  ): This;
+  (...handlers: HandlerArgument[]): This;
 }
 
 export interface IRoute {
   path: string;
-  all(...handlers: HandlerArgument[]): this;
-  get(...handlers: HandlerArgument[]): this;
-  post(...handlers: HandlerArgument[]): this;
-  put(...handlers: HandlerArgument[]): this;
-  delete(...handlers: HandlerArgument[]): this;
-  patch(...handlers: HandlerArgument[]): this;
-  options(...handlers: HandlerArgument[]): this;
-  head(...handlers: HandlerArgument[]): this;
+  all: RouteHandlers<this>;
+  get: RouteHandlers<this>;
+  post: RouteHandlers<this>;
+  put: RouteHandlers<this>;
+  delete: RouteHandlers<this>;
+  patch: RouteHandlers<this>;
+  options: RouteHandlers<this>;
+  head: RouteHandlers<this>;
 }
 
 export type ParamHandler = (req: Request, res: Response, next: NextFunction, value: any, name: string) => unknown;
@@ -171,6 +187,13 @@ interface Routing<This> {
   patch: RouteMatcher<This>;
   options: RouteMatcher<This>;
   head: RouteMatcher<This>;
+  use<P = ParamsDictionary, ResBody = any, ReqBody = any, ReqQuery = ParsedQs, Locals extends Record<string, any> = Record<string, any>>(
+    ...handlers: Array<RequestHandler<P, ResBody, ReqBody, ReqQuery, Locals>>
+  ): This;
+  use<P = ParamsDictionary, ResBody = any, ReqBody = any, ReqQuery = ParsedQs, Locals extends Record<string, any> = Record<string, any>>(
+    path: PathParams,
+    ...handlers: Array<RequestHandler<P, ResBody, ReqBody, ReqQuery, Locals>>
+  ): This;
   use(...handlers: HandlerArgument[]): This;
   use(path: PathParams, ...handlers: HandlerArgument[]): This;
   route(path: PathParams): IRoute;
@@ -187,7 +210,8 @@ export interface RouterOptions {
 
 export interface Application extends Routing<Application>, EventEmitter {
   (req: IncomingMessage | Request, res: ServerResponse | Response, next?: NextFunction): void;
-  get: RouteMatcher<Application> & ((setting: string) => any);
+  // The setting's overload first: with one argument, `app.get(name)` reads a setting.
+  get: ((setting: string) => any) & RouteMatcher<Application>;
   set(setting: string, value?: any): this;
   enabled(setting: string): boolean;
   disabled(setting: string): boolean;

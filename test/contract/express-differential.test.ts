@@ -102,6 +102,48 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
       ],
     ));
 
+  test("plain paths: case, trailing slashes, strict and case-sensitive routing, mounts, a route of another method passed over, HEAD and OPTIONS", () =>
+    same(
+      (app, e) => {
+        app.get("/plain", (req: AnyExpress, res: AnyExpress) => res.send(`plain ${req.url} ${JSON.stringify(req.params)}`));
+        app.post("/only-post", (_req: AnyExpress, res: AnyExpress) => res.send("posted"));
+        const admin = e.Router();
+        admin.get("/", (req: AnyExpress, res: AnyExpress) => res.send(`admin root ${req.baseUrl} ${req.url}`));
+        admin.get("/Panel", (req: AnyExpress, res: AnyExpress) => res.send(`panel ${req.baseUrl} ${req.originalUrl}`));
+        app.use("/admin", admin);
+        const strict = e({ engine: undefined });
+        strict.enable("strict routing");
+        strict.enable("case sensitive routing");
+        strict.get("/exact/", (_req: AnyExpress, res: AnyExpress) => res.send("exact with slash"));
+        strict.get("/Exact", (_req: AnyExpress, res: AnyExpress) => res.send("Exact"));
+        app.use("/strict", strict);
+        // Whatever the routes above passed over reaches here with its URL as it came.
+        app.use((req: AnyExpress, res: AnyExpress) => res.status(404).send(`fell through ${req.method} ${req.url} ${req.baseUrl}`));
+      },
+      [
+        { path: "/plain" },
+        { path: "/PLAIN/" },
+        { path: "/plain//" },
+        { path: "/plainer" },
+        { path: "/plain/more" },
+        { path: "/plain?x=1" },
+        { method: "HEAD", path: "/plain" },
+        { method: "POST", path: "/plain" },
+        { path: "/only-post" },
+        { method: "OPTIONS", path: "/plain" },
+        { path: "/admin" },
+        { path: "/ADMIN/" },
+        { path: "/admin/panel" },
+        { path: "/admin/Panel/" },
+        { path: "/administrator" },
+        { path: "/strict/exact/" },
+        { path: "/strict/exact" },
+        { path: "/strict/Exact" },
+        { path: "/strict/exact" },
+        { path: "/strict/EXACT/" },
+      ],
+    ));
+
   test("error middleware with four arguments, next('route'), sub-apps with their mountpath", () =>
     same(
       (app, e) => {
@@ -198,6 +240,65 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
         { method: "POST", path: "/raw", headers: { "content-type": "application/octet-stream" }, body: "0123456789" },
         { method: "POST", path: "/small", headers: { "content-type": "application/json" }, body: '{"too":"long for ten bytes"}' },
         { method: "POST", path: "/none", headers: { "content-type": "application/json" }, body: "{}" },
+      ],
+    ));
+
+  test("body parsers' steps on a body the engine holds whole: charsets, verify, limits, lengths, strictness, and the tick the next middleware runs in", () =>
+    same(
+      (app, e) => {
+        // What ran before the parser went on: a parser that reads the body answers on a later tick.
+        app.use((req: AnyExpress, _res: AnyExpress, next: AnyExpress) => {
+          req.order = ["before"];
+          next();
+          req.order.push("after next()");
+        });
+        app.use("/lying", (req: AnyExpress, _res: AnyExpress, next: AnyExpress) => {
+          req.headers["content-length"] = "20";
+          next();
+        });
+        const verify = (_req: AnyExpress, _res: AnyExpress, body: Buffer) => {
+          if (body[0] === 0x21) throw Object.assign(new Error("no bang"), { status: 422, type: "bang" });
+        };
+        app.post("/json", e.json(), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body, order: req.order }));
+        app.post("/json-twice", e.json(), e.json(), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
+        app.post("/loose", e.json({ strict: false, reviver: (k: string, v: unknown) => (k === "n" ? Number(v) * 2 : v) }), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
+        app.post("/verified", e.json({ verify }), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
+        app.post("/form", e.urlencoded({ extended: true, parameterLimit: 3, depth: 1 }), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
+        app.post("/latin", e.urlencoded(), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
+        app.post("/text", e.text({ type: "text/*", limit: "16b", defaultCharset: "iso-8859-1" }), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
+        app.post("/raw", e.raw({ type: () => true }), (req: AnyExpress, res: AnyExpress) => res.json({ hex: Buffer.isBuffer(req.body) ? req.body.toString("hex") : req.body }));
+        app.post("/lying", e.json(), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
+        app.use((err: AnyExpress, _req: AnyExpress, res: AnyExpress, _next: AnyExpress) => {
+          const { status, type, message, expected, length, limit, received, charset, body } = err;
+          res.status(status ?? 500).json({ status, type, message, expected, length, limit, received, charset, body: Buffer.isBuffer(body) ? body.toString("hex") : body });
+        });
+      },
+      [
+        { method: "POST", path: "/json", headers: { "content-type": "application/json" }, body: '{"a":1}' },
+        { method: "POST", path: "/json", headers: { "content-type": "application/json; charset=utf-8" }, body: "\ufeff[1,2]" },
+        { method: "POST", path: "/json", headers: { "content-type": "application/json" }, body: "" },
+        { method: "POST", path: "/json", headers: { "content-type": "application/json" }, body: "  true" },
+        { method: "POST", path: "/json", headers: { "content-type": "application/json" }, body: '{"a":' },
+        { method: "POST", path: "/json", headers: { "content-type": "application/json; charset=latin1" }, body: "{}" },
+        { method: "POST", path: "/json", headers: { "content-type": "application/json; charset=utf-16" }, body: "{}" },
+        { method: "POST", path: "/json", headers: { "content-type": "text/plain" }, body: "{}" },
+        { method: "POST", path: "/json", headers: { "content-type": "application/json" }, body: `{"big":"${"x".repeat(110_000)}"}` },
+        { method: "POST", path: "/json-twice", headers: { "content-type": "application/json" }, body: '{"twice":true}' },
+        { method: "POST", path: "/loose", headers: { "content-type": "application/json" }, body: '{"n":"21"}' },
+        { method: "POST", path: "/loose", headers: { "content-type": "application/json" }, body: '"just a string"' },
+        { method: "POST", path: "/verified", headers: { "content-type": "application/json" }, body: '{"fine":1}' },
+        { method: "POST", path: "/verified", headers: { "content-type": "application/json" }, body: '!{"fine":1}' },
+        { method: "POST", path: "/verified", headers: { "content-type": "application/json; charset=utf-42" }, body: "{}" },
+        { method: "POST", path: "/form", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "a[b]=1&c=2" },
+        { method: "POST", path: "/form", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "a=1&b=2&c=3&d=4" },
+        { method: "POST", path: "/form", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "a[b][c][d]=1" },
+        { method: "POST", path: "/latin", headers: { "content-type": "application/x-www-form-urlencoded; charset=iso-8859-1" }, body: "name=caf%E9" },
+        { method: "POST", path: "/latin", headers: { "content-type": "application/x-www-form-urlencoded; charset=koi8-r" }, body: "a=1" },
+        { method: "POST", path: "/text", headers: { "content-type": "text/csv" }, body: "a,b\n1,2" },
+        { method: "POST", path: "/text", headers: { "content-type": "text/plain" }, body: "seventeen bytes!!" },
+        { method: "POST", path: "/raw", headers: { "content-type": "image/png" }, body: "PNG" },
+        { method: "POST", path: "/raw", body: "untyped" },
+        { method: "POST", path: "/lying", headers: { "content-type": "application/json" }, body: '{"short":1}' },
       ],
     ));
 

@@ -52,6 +52,24 @@ describe("request helpers", () => {
     }
   });
 
+  test("rawHeaders and headers keep empty values, repeats, case and latin1 bytes as node:http does", async (t) => {
+    const { port } = await serve(t, (app) => app.get("/h", (req, res) => res.json({ raw: req.rawHeaders, headers: req.headers })));
+    const head = "GET /h HTTP/1.1\r\nHost: x\r\nX-Empty:\r\nAccept: a\r\nX-Latin: caf\xe9\r\naccept: b\r\nX-Last:  \r\nConnection: close\r\n\r\n";
+    const answer = await raw(port, Buffer.from(head, "latin1"));
+    const body = JSON.parse(Buffer.from(answer.slice(answer.indexOf("\r\n\r\n") + 4), "latin1").toString("utf8")) as { raw: string[]; headers: Record<string, string> };
+    assert.deepEqual(body.raw, ["Host", "x", "X-Empty", "", "Accept", "a", "X-Latin", "caf\xe9", "accept", "b", "X-Last", "", "Connection", "close"]);
+    assert.deepEqual(body.headers, { host: "x", "x-empty": "", accept: "a, b", "x-latin": "caf\xe9", "x-last": "", connection: "close" });
+  });
+
+  test("headers read before rawHeaders: names in any case lowered, repeats joined by Node's rules", async (t) => {
+    const { port } = await serve(t, (app) => app.get("/h", (req, res) => res.json({ headers: req.headers, raw: req.rawHeaders })));
+    const lines = ["HOST: x", "Cookie: a=1", "COOKIE: b=2", "Accept: a", "accept: b", "Content-type: text/plain", "content-type: text/html", "Set-Cookie: s=1", "X-Odd-Name: v", "__proto__: p", "Connection: close"];
+    const answer = await raw(port, `GET /h HTTP/1.1\r\n${lines.join("\r\n")}\r\n\r\n`);
+    const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)) as { raw: string[]; headers: Record<string, unknown> };
+    assert.deepEqual(body.headers, { host: "x", cookie: "a=1; b=2", accept: "a, b", "content-type": "text/plain", "set-cookie": ["s=1"], "x-odd-name": "v", connection: "close" });
+    assert.deepEqual(body.raw, lines.flatMap((line) => line.split(": ")));
+  });
+
   test("req.ip ignores X-Forwarded-For unless trustProxy says otherwise", async (t) => {
     const route = (app: import("../../src/index.js").Cog) => app.get("/ip", (req, res) => res.send(String(req.ip)));
     const xff = { "x-forwarded-for": "203.0.113.9, 198.51.100.2, 10.0.0.1" };

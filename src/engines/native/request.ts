@@ -3,14 +3,14 @@ import type { IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
 import { BodyCollector, overStreamLimit, tooLarge } from "../../body.js";
 import { withRequestHelpers } from "../../request.js";
-import type { HeadVerdict, RequestSocket } from "../engine.js";
+import { HELD_BODY, type HeadVerdict, type RequestSocket } from "../engine.js";
 import type { BodyCallback } from "../../body.js";
-import { headersFromRaw } from "./headers.js";
+import { FIRST_ONLY, headersFromRaw, headersFromText, rawFromText } from "./headers.js";
 import { FLAG_ENCODED, FLAG_HTTP11, FLAG_HTTP2, type Endpoints, type NativeAddon, type TlsPeer } from "./load.js";
 import { peerCertificate } from "./peer-certificate.js";
 import type { NativeServer } from "./http-channels.js";
 import type { PeerCertificate } from "node:tls";
-import { ADDON, ADDRESS, BODY_ENDED, BODY_TIMEOUT, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT, VERDICT } from "../../symbols.js";
+import { ADDON, ADDRESS, BODY_ENDED, BODY_TIMEOUT, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADER_TEXT, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT, VERDICT } from "../../symbols.js";
 
 /**
  * What Cog's request helpers need, from the native engine. The engine has parsed and framed the
@@ -28,6 +28,7 @@ class NativeRequestBase {
   /** @internal */ declare [ADDON]: NativeAddon;
   /** @internal */ declare [RAW]: string[] | null;
   /** @internal */ declare [HEADERS]: IncomingHttpHeaders | null;
+  /** @internal */ declare [HEADER_TEXT]: string | null;
   /** @internal */ declare [ADDRESS]: string | undefined;
   /** @internal Set on the app's request class when the server serves TLS. */ declare [ENCRYPTED]: boolean;
   /** @internal */ declare [SOCKET]: NativeSocket | null;
@@ -75,11 +76,16 @@ class NativeRequestBase {
   }
 
   get rawHeaders(): string[] {
-    return (this[RAW] ??= this[GONE] ? [] : this[ADDON].headers(this[ID]));
+    return (this[RAW] ??= rawFromText(this.headerText()));
   }
 
   get headers(): IncomingHttpHeaders {
-    return (this[HEADERS] ??= headersFromRaw(this.rawHeaders));
+    return (this[HEADERS] ??= this[RAW] !== null ? headersFromRaw(this[RAW]) : headersFromText(this.headerText()));
+  }
+
+  /** The header lines as the engine hands them over (one string, see headers.ts), fetched once. */
+  private headerText(): string {
+    return (this[HEADER_TEXT] ??= this[GONE] ? "" : this[ADDON].headers(this[ID]));
   }
   set headers(headers: IncomingHttpHeaders) {
     this[HEADERS] = headers;
@@ -146,6 +152,7 @@ Object.defineProperty(NativeRequestBase.prototype, "_readableState", {
 Object.assign(NativeRequestBase.prototype, {
   [RAW]: null,
   [HEADERS]: null,
+  [HEADER_TEXT]: null,
   [ADDRESS]: undefined,
   [ENCRYPTED]: false,
   [SOCKET]: null,
@@ -172,10 +179,10 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     return this[ENCRYPTED];
   }
 
-  /** @internal One header from the engine, unless they were all fetched already. */
+  /** @internal One header from the engine (as `req.headers` would hold it), unless they were all fetched already. */
   override headerValue(name: string): string | undefined {
     if (this[HEADERS] !== null || this[GONE]) return super.headerValue(name);
-    return this[ADDON].header(this[ID], name) ?? undefined;
+    return this[ADDON].header(this[ID], name, FIRST_ONLY.has(name)) ?? undefined;
   }
 
   /**
@@ -189,6 +196,13 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     if (name !== "content-type") return this[ADDON].header(this[ID], name, true) ?? undefined;
     if (this[CONTENT_TYPE] === null) this[CONTENT_TYPE] = this[ADDON].header(this[ID], name, true) ?? undefined;
     return this[CONTENT_TYPE];
+  }
+
+  /** The engine contract's body in hand (see `HELD_BODY`): the one that came whole with the head, unless something read it. */
+  [HELD_BODY](): Buffer | undefined {
+    const body = this[RECEIVED];
+    if (typeof body === "number" || body === undefined || this._body || Object.hasOwn(this, "_readableState")) return undefined;
+    return body;
   }
 
   /** @internal The body that arrived with the request, or its pieces collected as they follow it. */

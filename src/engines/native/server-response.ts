@@ -133,7 +133,7 @@ export abstract class NativeServerResponse {
 
   removeHeader(name: string): void {
     if (this.headersSent) throw headersSentError("remove");
-    const lower = name.toLowerCase();
+    const lower = lowerCase(name);
     if (lower === "x-request-id") this[REQUEST_ID] = undefined;
     this[STORE]?.delete(lower);
   }

@@ -17,6 +17,7 @@ import fc from "fast-check";
 import { Cog } from "../../../src/index.js";
 import { nativeSkip, raw } from "../../helpers.js";
 import { EVENT_BODY_END, EVENT_BODY_PIECE, FLAG_REFUSED, loadNative, methodNames, RESPONSE_CLOSE } from "../../../src/engines/native/load.js";
+import { rawFromText } from "../../../src/engines/native/headers.js";
 import { DEFAULT_LIMITS } from "../../../src/limits.js";
 
 const runs = Number(process.env.COG_FUZZ_RUNS ?? 500);
@@ -301,7 +302,7 @@ describe("differential framing: native engine vs node:http's parser", { skip: na
     const onRequest = (id: number, method: number, url: string, body: Buffer | number | undefined, flags: number) => {
       // A request the engine refused by Cog's rules comes with its status: answer it, as Cog would.
       if ((flags & FLAG_REFUSED) !== 0) return addon.respond(id, flags >>> 16, "", "refused", RESPONSE_CLOSE, -1);
-      const request = { method: methods[method]!, url, headers: addon.headers(id), body: "" };
+      const request = { method: methods[method]!, url, headers: rawFromText(addon.headers(id)), body: "" };
       if (typeof body === "number") return void following.set(id, { request, pieces: [] });
       accepted.push({ ...request, body: body?.toString("latin1") ?? "" });
       addon.respond(id, 200, "", "ok", 0, -1);

@@ -26,7 +26,7 @@ impl State {
         self.reqs.get(id)?.header(name, first)
     }
 
-    pub(crate) fn headers(&self, id: u64) -> Option<Vec<(&[u8], &[u8])>> {
+    pub(crate) fn headers(&self, id: u64) -> Option<impl Iterator<Item = (&[u8], &[u8])>> {
         Some(self.reqs.get(id)?.headers())
     }
 
