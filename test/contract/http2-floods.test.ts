@@ -74,10 +74,12 @@ function flood(port: number, next: () => Buffer | null, ms: number, unread = fal
     const socket: Socket = connect(port, "127.0.0.1");
     const ended: Ended = { goaway: null, closed: false, resets: 0 };
     let input = Buffer.alloc(0);
+    // What the server had done when the flood ended: a copy, so that the close our own destroy()
+    // causes after a timeout is not taken for the server's.
     const finish = () => {
       clearTimeout(timer);
+      resolve({ ...ended });
       socket.destroy();
-      resolve(ended);
     };
     const timer = setTimeout(finish, ms);
     socket.on("error", () => {});
@@ -207,7 +209,7 @@ describe("HTTP/2 floods", { skip, timeout: 120_000 }, () => {
         return bytes;
       }, 5_000),
     );
-    assert.ok(ended.resets > 0 || ended.goaway !== null, "the bombs' streams are reset (or the connection ended)");
+    assert.ok(ended.resets > 0 || ended.goaway !== null || ended.closed, "the bombs' streams are reset (or the connection ended)");
     assert.ok(grew < 40, `the server grew by ${grew.toFixed(1)} MiB`);
   });
 
