@@ -8,6 +8,14 @@
 //
 // With --keep DIR, each measurement's callgrind output is kept as DIR/<contender>.<route>.callgrind,
 // for `callgrind_annotate --inclusive=yes DIR/cog.admin.callgrind` (where the instructions go).
+//
+// The count moves by 1-3% between runs of the same code on a busy machine: how many requests a
+// call into JavaScript carries depends on how fast the load generator sends them, and V8's
+// background compilation is counted too. For A/B comparisons of small changes,
+//   --connections 1 --node-flags "--single-threaded --hash-seed=1 --random-seed=1"
+// gives counts that repeat to within ~1% (one request a turn of the loop; compilation on the main
+// thread, done before counting; hash tables laid out the same in every run); the absolute counts
+// are then higher (each request pays a turn of the loop alone).
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -31,6 +39,8 @@ const { values: flags } = parseArgs({
     warmup: { type: "string", default: "30000" },
     node: { type: "string" },
     keep: { type: "string" },
+    connections: { type: "string", default: "10" },
+    "node-flags": { type: "string", default: "" },
   },
 });
 const nodePath = flags.node ? nodeBinary(flags.node) : process.execPath;
@@ -45,7 +55,7 @@ function run(command, args) {
 }
 
 function load(port, route, amount) {
-  const args = [require.resolve("autocannon/autocannon.js"), "-c", "10", "-a", String(amount), "-m", route.method, "--json"];
+  const args = [require.resolve("autocannon/autocannon.js"), "-c", flags.connections, "-a", String(amount), "-m", route.method, "--json"];
   for (const [k, v] of Object.entries(route.headers)) args.push("-H", `${k}=${v}`);
   if (route.payload) args.push("-b", route.payload);
   args.push(`http://127.0.0.1:${port}${route.path}`);
@@ -55,7 +65,7 @@ function load(port, route, amount) {
 
 async function countFor(contender, routes, port) {
   const dir = mkdtempSync(join(tmpdir(), "cog-callgrind-"));
-  const child = spawn("valgrind", ["--tool=callgrind", "--instr-atstart=no", "--smc-check=all-non-file", `--callgrind-out-file=${dir}/cg.%p`, nodePath, join(here, "contenders", contender.file)], {
+  const child = spawn("valgrind", ["--tool=callgrind", "--instr-atstart=no", "--smc-check=all-non-file", `--callgrind-out-file=${dir}/cg.%p`, nodePath, ...flags["node-flags"].split(" ").filter(Boolean), join(here, "contenders", contender.file)], {
     env: { ...process.env, PORT: String(port), NODE_ENV: "production" },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -1,4 +1,4 @@
-import { AsyncResource } from "node:async_hooks";
+import { asyncResource } from "../async-resource.js";
 import { tooLarge } from "../body.js";
 import { NO_BODY, type HeadVerdict, type RequestSurface, type ResponseSurface } from "../engines/engine.js";
 import { HttpError } from "../errors.js";
@@ -107,7 +107,7 @@ export class Dispatcher {
    * Fastify's content-type parser do it. A body that came with the head costs nothing for it.
    */
   private receive(req: Request, res: Response, route: Route, length: number): void {
-    const scope = req.complete ? null : new AsyncResource("CogRequestBody");
+    const scope = req.complete ? null : asyncResource("CogRequestBody");
     req.receiveBody(length, route.bodyLimit, (err, body) => {
       if (scope === null) this.bodyArrived(err, body, req, res, route);
       else scope.runInAsyncScope(this.bodyArrived, this, err, body, req, res, route);

@@ -1,4 +1,4 @@
-import { AsyncResource } from "node:async_hooks";
+import { asyncResource } from "../async-resource.js";
 import type { Handler } from "../core/chain.js";
 import { HOST, WEBSOCKET, type HostedRequest, type WebSocketEngine } from "../engines/engine.js";
 import { HttpError } from "../errors.js";
@@ -53,7 +53,7 @@ export function upgradeHandler(handlers: WebSocketHandlers<unknown>, settings: W
     const report = (err: unknown, where: string): void => (req as unknown as HostedRequest)[HOST].report(err, req, `in the WebSocket ${where} handler`);
     // The socket's own async context, made in the upgrade request's (so it starts with what that
     // request's context held): each of its events runs in it, apart from every other socket's.
-    const scope = new AsyncResource("CogWebSocket");
+    const scope = asyncResource("CogWebSocket");
     const transport = engine.accept(req, res, settings, {
       message: (message, binary) => {
         if (handlers.message === undefined) return;

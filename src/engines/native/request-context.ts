@@ -1,5 +1,6 @@
 import { AsyncLocalStorage, AsyncResource } from "node:async_hooks";
 import { SCOPE, STORES } from "../../symbols.js";
+import { asyncResource } from "../../async-resource.js";
 
 /**
  * Each request on the native engine in an async context of its own, at no cost to a request
@@ -78,7 +79,7 @@ export function serve<A, B, C>(contexts: RequestContexts, request: Served, call:
 
 /** `serve` where each call runs in an AsyncResource's scope: the server's ("frames"), or the request's own. */
 function serveInScope<A, B, C>(contexts: RequestContexts, request: Served, call: (a: A, b: B, c: C) => void, self: unknown, a: A, b: B, c: C): void {
-  const scope = contexts.server ?? (request[SCOPE] ??= new AsyncResource("CogNativeRequest"));
+  const scope = contexts.server ?? (request[SCOPE] ??= asyncResource("CogNativeRequest"));
   scope.runInAsyncScope(call, self, a, b, c);
 }
 

@@ -1,6 +1,7 @@
 import type { Server } from "node:http";
 import { Socket } from "node:net";
-import { AsyncResource } from "node:async_hooks";
+import type { AsyncResource } from "node:async_hooks";
+import { asyncResource } from "../../async-resource.js";
 import { ENDING } from "../../symbols.js";
 
 /**
@@ -66,7 +67,7 @@ function uncorkInSlice(this: HeldSocket): void {
   if (this._httpMessage?.[ENDING] === false) return uncork.call(this);
   if (this.cogHeld) return;
   this.cogHeld = true;
-  this.cogScope = new AsyncResource("CogHeldWrite");
+  this.cogScope = asyncResource("CogHeldWrite");
   held.push(this);
   if (held.length >= SLICE) {
     writeHeld();
