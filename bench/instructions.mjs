@@ -12,7 +12,7 @@
 // The count moves by 1-3% between runs of the same code on a busy machine: how many requests a
 // call into JavaScript carries depends on how fast the load generator sends them, and V8's
 // background compilation is counted too. For A/B comparisons of small changes,
-//   --connections 1 --node-flags "--single-threaded --hash-seed=1 --random-seed=1"
+//   --connections 1 --node-flags="--single-threaded --hash-seed=1 --random-seed=1"
 // gives counts that repeat to within ~1% (one request a turn of the loop; compilation on the main
 // thread, done before counting; hash tables laid out the same in every run); the absolute counts
 // are then higher (each request pays a turn of the loop alone).
