@@ -42,6 +42,14 @@ pub enum Event {
     WsDrain { id: u64 },
     /// The socket closed: the peer's code (1005 if none, 1006 if cut, or the code it was failed with) and reason.
     WsClose { id: u64, code: u16, reason: Vec<u8> },
+    /// Bytes that arrived on a tunnelled connection (an upgrade handed to JavaScript raw).
+    TunnelData { id: u64, data: Vec<u8> },
+    /// The client ended its side of a tunnelled connection.
+    TunnelEnd { id: u64 },
+    /// A tunnelled connection's output is below the high-water mark again.
+    TunnelDrain { id: u64 },
+    /// A tunnelled connection closed.
+    TunnelClose { id: u64 },
 }
 
 impl Event {
@@ -56,7 +64,11 @@ impl Event {
             | Event::BodyTimeout { id }
             | Event::WsMessage { id, .. }
             | Event::WsDrain { id }
-            | Event::WsClose { id, .. } => id,
+            | Event::WsClose { id, .. }
+            | Event::TunnelData { id, .. }
+            | Event::TunnelEnd { id }
+            | Event::TunnelDrain { id }
+            | Event::TunnelClose { id } => id,
         }
     }
 }
@@ -77,7 +89,11 @@ mod tests {
             Event::WsMessage { id: 7, data: Vec::new(), text: true },
             Event::WsDrain { id: 8 },
             Event::WsClose { id: 9, code: 1000, reason: Vec::new() },
+            Event::TunnelData { id: 10, data: Vec::new() },
+            Event::TunnelEnd { id: 11 },
+            Event::TunnelDrain { id: 12 },
+            Event::TunnelClose { id: 13 },
         ];
-        assert_eq!(events.iter().map(Event::id).collect::<Vec<_>>(), (1..=9).collect::<Vec<_>>());
+        assert_eq!(events.iter().map(Event::id).collect::<Vec<_>>(), (1..=13).collect::<Vec<_>>());
     }
 }

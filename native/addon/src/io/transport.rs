@@ -322,6 +322,21 @@ impl Transport {
         reset_on_close(self.fd);
     }
 
+    /// Shuts the write side (a tunnel JavaScript ended): on TLS, close_notify first (as far as
+    /// the socket takes it); what arrives is still read.
+    pub(crate) fn shut_write(&mut self) {
+        if let Some(tls) = self.tls.as_deref_mut() {
+            tls.close(self.fd);
+        }
+        unsafe { libc::shutdown(self.fd, libc::SHUT_WR) };
+    }
+
+    /// Turns Nagle's algorithm off (`true`) or on, as Node's `socket.setNoDelay`; nothing on a
+    /// Unix domain socket, which has none.
+    pub(crate) fn set_no_delay(&self, on: bool) {
+        unsafe { super::socket::set_option(self.fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, c_int::from(on)) };
+    }
+
     /// Closes the connection: on TLS, close_notify first (as far as the socket takes it).
     pub(crate) fn close(&mut self) {
         if let Some(tls) = self.tls.as_deref_mut() {
