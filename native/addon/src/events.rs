@@ -48,6 +48,8 @@ pub enum Event {
     TunnelEnd { id: u64 },
     /// A tunnelled connection's output is below the high-water mark again.
     TunnelDrain { id: u64 },
+    /// A tunnelled connection's write side is shut, all that was written to it sent (Node's 'finish').
+    TunnelShut { id: u64 },
     /// A tunnelled connection closed.
     TunnelClose { id: u64 },
 }
@@ -68,6 +70,7 @@ impl Event {
             | Event::TunnelData { id, .. }
             | Event::TunnelEnd { id }
             | Event::TunnelDrain { id }
+            | Event::TunnelShut { id }
             | Event::TunnelClose { id } => id,
         }
     }
@@ -92,8 +95,9 @@ mod tests {
             Event::TunnelData { id: 10, data: Vec::new() },
             Event::TunnelEnd { id: 11 },
             Event::TunnelDrain { id: 12 },
-            Event::TunnelClose { id: 13 },
+            Event::TunnelShut { id: 13 },
+            Event::TunnelClose { id: 14 },
         ];
-        assert_eq!(events.iter().map(Event::id).collect::<Vec<_>>(), (1..=13).collect::<Vec<_>>());
+        assert_eq!(events.iter().map(Event::id).collect::<Vec<_>>(), (1..=14).collect::<Vec<_>>());
     }
 }

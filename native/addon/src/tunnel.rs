@@ -91,11 +91,12 @@ impl Conn {
         self.ending = true;
     }
 
-    /// The output is all written (`unsent` 0): an ended side is shut now.
-    pub(crate) fn written(&mut self, io: &mut Transport) {
+    /// The output is all written (`unsent` 0): an ended side is shut now, and JavaScript told.
+    pub(crate) fn written(&mut self, io: &mut Transport, events: &mut Vec<Event>) {
         if self.ending && !self.shut {
             self.shut = true;
             io.shut_write();
+            events.push(Event::TunnelShut { id: self.id });
         }
     }
 
@@ -178,7 +179,9 @@ mod tests {
         t.end();
         assert!(!t.write(&mut io, b"late"), "nothing after the end");
         io.write();
-        t.written(&mut io);
+        let mut events = Vec::new();
+        t.written(&mut io, &mut events);
+        assert_eq!(events, [Event::TunnelShut { id: 3 }]);
         assert_eq!(read_all(client), b"bye");
         let mut buf = [0u8; 4];
         assert_eq!(unsafe { crate::io::socket::recv(client, &mut buf) }, 0, "the client reads the end");

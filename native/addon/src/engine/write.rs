@@ -67,10 +67,10 @@ impl State {
         self.conns[key].as_mut().unwrap().io.settle_output(&mut self.spare, HIGH_WATER);
         let pending = self.unsent(key);
         let conn = self.conns[key].as_mut().unwrap();
-        if let (Protocol::Tunnel(tunnel), 0) = (&mut conn.proto, pending) {
-            tunnel.written(&mut conn.io);
-        }
         let mut calls = dropped;
+        if let (Protocol::Tunnel(tunnel), 0) = (&mut conn.proto, pending) {
+            tunnel.written(&mut conn.io, &mut calls);
+        }
         if let Protocol::H2(h2) = &mut conn.proto {
             // Writing frames drains streams and closes those answered whole.
             h2.written(&mut self.reqs, &mut self.spare, key, conn.gen, &mut calls);

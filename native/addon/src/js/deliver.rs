@@ -41,6 +41,7 @@ const TUNNEL_DATA: u32 = 5;
 const TUNNEL_END: u32 = 6;
 const TUNNEL_DRAIN: u32 = 7;
 const TUNNEL_CLOSE: u32 = 8;
+const TUNNEL_SHUT: u32 = 9;
 
 /// How the trampoline finds a request's method (its place in `METHODS`) and URL when it hands
 /// the request over: it calls `found` with them, and says whether the request is still there.
@@ -180,6 +181,7 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
                 Event::TunnelData { id, data } => call_on_event(env, socket_fn, TUNNEL_DATA, id, Some(&data), &mut result),
                 Event::TunnelEnd { id } => call_on_event(env, socket_fn, TUNNEL_END, id, None, &mut result),
                 Event::TunnelDrain { id } => call_on_event(env, socket_fn, TUNNEL_DRAIN, id, None, &mut result),
+                Event::TunnelShut { id } => call_on_event(env, socket_fn, TUNNEL_SHUT, id, None, &mut result),
                 Event::TunnelClose { id } => call_on_event(env, socket_fn, TUNNEL_CLOSE, id, None, &mut result),
                 Event::WsDrain { id } => {
                     let mut args = [ptr::null_mut(); 2];
