@@ -2,7 +2,8 @@ import { EventEmitter } from "node:events";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import statuses from "statuses";
-import { HOST, type Engine, type EngineHost, type EngineOptions, type HeadVerdict, type RequestSurface, type ResponseSurface } from "../engines/engine.js";
+import type { Duplex } from "node:stream";
+import { HOST, type Engine, type EngineHost, type EngineOptions, type HeadVerdict, type ListenAt, type RequestSurface, type ResponseSurface } from "../engines/engine.js";
 import { chooseEngine, startEngineNow, type EngineName } from "../engines/select.js";
 import { resolveLimits, type Limits } from "../limits.js";
 import { serverTlsOptions } from "../tls.js";
@@ -117,15 +118,28 @@ const LISTENING = Object.freeze({});
 
 /**
  * A server on Cog's native engine, with what Express apps use of node:http's Server: `listen`
- * (a port and host, and the callback), `address()`, `close()`, `listening`, and the 'listening',
- * 'close' and 'error' events.
+ * (a port and host, or a Unix domain socket's path, and the callback), `address()`, `close()`,
+ * `listening`, the 'listening', 'close' and 'error' events, and the 'upgrade' event (`ws`'s
+ * `WebSocketServer({ server })`, socket.io): while it has a listener, a request that asks to
+ * change protocols is emitted there with its connection, as node:http does, not handed to the app.
  */
 export class CogServer extends EventEmitter {
   private closing: Promise<void> | null = null;
 
   constructor(private readonly engine: Engine) {
     super();
+    // The engine is told when the first 'upgrade' listener comes and when the last goes.
+    this.on("newListener", (event: string | symbol) => {
+      if (event === "upgrade" && this.listenerCount("upgrade") === 0) engine.handUpgrades(this.emitUpgrade);
+    });
+    this.on("removeListener", (event: string | symbol) => {
+      if (event === "upgrade" && this.listenerCount("upgrade") === 0) engine.handUpgrades(null);
+    });
   }
+
+  private readonly emitUpgrade = (req: RequestSurface, socket: Duplex, head: Buffer): void => {
+    this.emit("upgrade", req, socket, head);
+  };
 
   get listening(): boolean {
     return this.engine.address() !== null;
@@ -141,24 +155,21 @@ export class CogServer extends EventEmitter {
 
   listen(...args: unknown[]): this {
     const callback = typeof args[args.length - 1] === "function" ? (args.pop() as () => void) : undefined;
-    let port: unknown = args[0];
-    let host: unknown = args[1];
-    if (port !== null && typeof port === "object") ({ port, host } = port as { port?: unknown; host?: unknown });
-    if (typeof host !== "string") host = undefined;
-    const number = port === undefined || port === null ? 0 : Number(port);
-    if (!Number.isInteger(number) || number < 0 || number > 65535) throw new RangeError(`The native engine listens on a TCP port (0 to 65535); got ${String(port)}`);
+    const at = listenAt(args);
     if (callback !== undefined) this.once("listening", callback);
     this.closing = null;
-    this.engine.listen(number, host as string | undefined, false).then(
+    this.engine.listen(at, false).then(
       () => this.emit("listening"),
       (err: unknown) => this.emit("error", err),
     );
     return this;
   }
 
-  address(): AddressInfo | null {
+  /** As node:http's: the address and port, or a Unix domain socket's path; null when not listening. */
+  address(): AddressInfo | string | null {
     const bound = this.engine.address();
     if (bound === null) return null;
+    if ("path" in bound) return bound.path;
     return { address: bound.host, family: bound.host.includes(":") ? "IPv6" : "IPv4", port: bound.port };
   }
 
@@ -193,4 +204,24 @@ export class CogServer extends EventEmitter {
   unref(): this {
     return this;
   }
+}
+
+/**
+ * Where `server.listen(...)` asks to listen, read as node:http reads it: a port (a number, or a
+ * string of one) and a host, an options object with `port` and `host` or `path`, or a string
+ * that is no number: a Unix domain socket's path.
+ */
+function listenAt(args: unknown[]): ListenAt {
+  let port: unknown = args[0];
+  let host: unknown = args[1];
+  if (port !== null && typeof port === "object") {
+    const options = port as { port?: unknown; host?: unknown; path?: unknown };
+    if (typeof options.path === "string") return { path: options.path };
+    ({ port, host } = options);
+  } else if (typeof port === "string" && !(Number(port) >= 0)) {
+    return { path: port };
+  }
+  const number = port === undefined || port === null ? 0 : Number(port);
+  if (!Number.isInteger(number) || number < 0 || number > 65535) throw new RangeError(`The native engine listens on a TCP port (0 to 65535) or a Unix domain socket's path; got ${String(port)}`);
+  return { port: number, host: typeof host === "string" ? host : undefined };
 }

@@ -3,7 +3,7 @@ import { createSecureServer as createSecureHttp2Server, createServer as createHt
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, ListenOptions, Socket } from "node:net";
 import { inspectHead } from "./head.js";
-import { NO_BODY, WEBSOCKET, type Engine, type EngineConfig, type HeadVerdict, type InjectOptions, type InjectResponse, type ResponseSurface } from "../engine.js";
+import { NO_BODY, WEBSOCKET, type Bound, type Engine, type EngineConfig, type HeadVerdict, type InjectOptions, type InjectResponse, type ListenAt, type ResponseSurface, type UpgradeListener } from "../engine.js";
 import type { NodeWebSockets } from "./websocket.js";
 import { acceptQueuedConnections } from "./accept.js";
 import { bodyBytesOf } from "./body-bytes.js";
@@ -37,6 +37,8 @@ export class NodeEngine implements Engine {
   private webSockets: NodeWebSockets | null = null;
   /** The HTTP/2 sessions to end on `close`, when serving HTTP/2. */
   private readonly sessions: Sessions | null;
+  /** The listener `handUpgrades` put on the server's 'upgrade' event. */
+  private upgrades: UpgradeListener | null = null;
 
   constructor(private readonly config: EngineConfig) {
     const { limits, strict, host } = config;
@@ -87,21 +89,34 @@ export class NodeEngine implements Engine {
     (this.server as unknown as TlsServer).setSecureContext(serverTlsOptions(tls));
   }
 
-  async listen(port: number, host: string | undefined): Promise<{ host: string; port: number }> {
+  /** node:http's own 'upgrade' event does it (it takes upgrades from the 'request' event while it has a listener). */
+  handUpgrades(listener: UpgradeListener | null): void {
+    if (this.upgrades !== null) this.server.removeListener("upgrade", this.upgrades);
+    this.upgrades = listener;
+    if (listener !== null) this.server.on("upgrade", listener);
+  }
+
+  async listen(at: ListenAt): Promise<Bound> {
     if (this.config.host.servesWebSockets && this.webSockets === null) {
       const { NodeWebSockets } = await import("./websocket.js");
       this.webSockets = new NodeWebSockets(this.server, this.listener as never, this.Response as never);
       (this.Request.prototype as unknown as { [WEBSOCKET]: NodeWebSockets })[WEBSOCKET] = this.webSockets;
     }
-    await listenOn(this.server, { port, host, backlog: BACKLOG });
+    if ("path" in at) {
+      // Node makes the socket file, refuses one that is there (EADDRINUSE), and removes it on close.
+      await listenOn(this.server, { path: at.path, backlog: BACKLOG });
+      return { path: at.path };
+    }
+    await listenOn(this.server, { port: at.port, host: at.host, backlog: BACKLOG });
     if (this.sessions === null && this.config.options.tls === undefined && (this.config.options.drainAcceptQueue ?? true)) acceptQueuedConnections(this.server, this.config.options.server ?? {});
     const address = this.server.address() as AddressInfo;
     return { host: address.address, port: address.port };
   }
 
-  address(): { host: string; port: number } | null {
+  address(): Bound | null {
     const address = this.server.address();
-    return address === null || typeof address === "string" ? null : { host: address.address, port: address.port };
+    if (address === null) return null;
+    return typeof address === "string" ? { path: address } : { host: address.address, port: address.port };
   }
 
   inject(options: InjectOptions | string): Promise<InjectResponse> {
