@@ -48,7 +48,6 @@ export class NativeTunnel extends Duplex {
     private readonly addon: NativeAddon,
     private readonly id: number,
     ends: TunnelEnds,
-    private readonly forget: (id: number) => void,
   ) {
     super({ allowHalfOpen: true });
     this.remoteAddress = ends.remoteAddress;
@@ -96,7 +95,6 @@ export class NativeTunnel extends Duplex {
   private gone(): void {
     if (!this.open) return;
     this.open = false;
-    this.forget(this.id);
     const state = this.readableState();
     // The end the client sent is read first ('end', then 'close'), when the reader is taking it.
     if (state.ended && !state.endEmitted && this.readableFlowing === true) this.once("end", () => this.destroy());
@@ -141,7 +139,6 @@ export class NativeTunnel extends Duplex {
     this.clearTimer();
     if (this.open) {
       this.open = false;
-      this.forget(this.id);
       this.addon.tunnelDestroy(this.id);
     }
     callback(error);
@@ -207,8 +204,10 @@ export class NativeTunnels {
   take(id: number, ends: TunnelEnds): { socket: NativeTunnel; head: Buffer } | null {
     const head = this.addon.tunnelOpen(id);
     if (head === null) return null;
-    const socket = new NativeTunnel(this.addon, id, ends, this.forget);
+    const socket = new NativeTunnel(this.addon, id, ends);
     this.open.set(id, socket);
+    // Forgotten once its 'close' is emitted: the server's close waits for that, as node:http's does.
+    socket.once("close", () => this.forget(id));
     return { socket, head };
   }
 
