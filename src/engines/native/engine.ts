@@ -1,3 +1,4 @@
+import { getSystemErrorName } from "node:util";
 import { HttpError } from "../../errors.js";
 import { CHUNKED, NO_BODY, WEBSOCKET, type Bound, type Engine, type EngineConfig, type EngineHost, type HeadVerdict, type InjectOptions, type InjectResponse, type ListenAt, type ResponseSurface, type UpgradeListener } from "../engine.js";
 import { injectOptions } from "../inject.js";
@@ -129,7 +130,7 @@ export class NativeEngine implements Engine {
       this.Request.prototype[SERVER] = new NativeServer(bound, this.emitted);
       return Promise.resolve(bound);
     } catch (err) {
-      return Promise.reject(err as Error);
+      return Promise.reject(withErrorCode(err as Error));
     }
   }
 
@@ -324,6 +325,16 @@ export class NativeEngine implements Engine {
     addon.destroyConnections(server);
     addon.dispose(server);
   }
+}
+
+/**
+ * A system error the addon reports ("… (os error 98)") with its code as Node's errors carry it
+ * (`EADDRINUSE`), so that code that checks `err.code` after a failed listen works on both engines.
+ */
+function withErrorCode(err: Error): Error {
+  const errno = /\(os error (\d+)\)$/.exec(err.message)?.[1];
+  if (errno !== undefined) Object.assign(err, { code: getSystemErrorName(-Number(errno)) });
+  return err;
 }
 
 /** Before the server listens: no request can arrive. */
