@@ -524,10 +524,7 @@ pub fn header(env: Env, id: f64, name: JsString, first: Option<bool>) -> Option<
 /// Returns false when the stream should pause until a drain event (or the client is gone).
 #[napi]
 pub fn stream_write(id: f64, chunk: Either<String, Buffer>) -> bool {
-    let bytes: &[u8] = match &chunk {
-        Either::A(text) => text.as_bytes(),
-        Either::B(buffer) => buffer.as_ref(),
-    };
+    let bytes = bytes_of(&chunk);
     with_state(|s| s.stream_write(id as u64, bytes))
 }
 
@@ -547,6 +544,14 @@ pub fn stream_end(id: f64) -> bool {
 #[napi]
 pub fn destroy(id: f64) {
     with_state(|s| s.destroy(id as u64));
+}
+
+/// The bytes of what JavaScript writes: a string's UTF-8, or a Buffer's own.
+fn bytes_of(data: &Either<String, Buffer>) -> &[u8] {
+    match data {
+        Either::A(text) => text.as_bytes(),
+        Either::B(buffer) => buffer.as_ref(),
+    }
 }
 
 /// Bytes handed to JavaScript as a latin1 string.
@@ -573,20 +578,14 @@ pub fn ws_accept(id: f64, max_payload: f64, max_fragments: f64, idle_timeout: f6
 /// (the socket is closing, or the message would pass maxBackpressure).
 #[napi]
 pub fn ws_send(id: f64, data: Either<String, Buffer>, binary: bool) -> i32 {
-    let bytes: &[u8] = match &data {
-        Either::A(text) => text.as_bytes(),
-        Either::B(buffer) => buffer.as_ref(),
-    };
+    let bytes = bytes_of(&data);
     with_state(|s| s.ws_send(id as u64, bytes, binary))
 }
 
 /// Sends one message to many sockets, framed once (dropped for those past maxBackpressure).
 #[napi]
 pub fn ws_send_many(ids: Vec<f64>, data: Either<String, Buffer>, binary: bool) {
-    let bytes: &[u8] = match &data {
-        Either::A(text) => text.as_bytes(),
-        Either::B(buffer) => buffer.as_ref(),
-    };
+    let bytes = bytes_of(&data);
     let ids: Vec<u64> = ids.into_iter().map(|id| id as u64).collect();
     with_state(|s| s.ws_send_many(&ids, bytes, binary));
 }
@@ -628,10 +627,7 @@ pub fn tunnel_open(id: f64) -> Option<Buffer> {
 /// Writes to a tunnel: 1 written, 0 queued past the high-water mark (a drain event follows), -1 gone.
 #[napi]
 pub fn tunnel_write(id: f64, data: Either<String, Buffer>) -> i32 {
-    let bytes: &[u8] = match &data {
-        Either::A(text) => text.as_bytes(),
-        Either::B(buffer) => buffer.as_ref(),
-    };
+    let bytes = bytes_of(&data);
     with_state(|s| s.tunnel_write(id as u64, bytes))
 }
 
