@@ -342,7 +342,7 @@ describe("differential framing: native engine vs node:http's parser", { skip: na
     // When answers are awaited, wait for them however loaded the machine (a refusal closes the
     // connection; accepted requests are answered), then still `quietMs` for any that should not come.
     const awaited = expected === undefined ? 0 : expected.accepted.length + (expected.refused === null ? 0 : 1);
-    const wire = awaited === 0 ? await raw(port, sent, quietMs) : await rawSettled(port, sent, (text) => statuses(text).length >= awaited, quietMs);
+    const wire = await rawSettled(port, sent, (text) => statuses(text).length >= awaited, quietMs);
     const refusals = [...wire.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1])).filter((status) => status >= 400);
     return { verdict: { accepted: [...accepted], refused: refusals.at(-1) ?? null }, wire };
   }
@@ -575,7 +575,8 @@ function rawSettled(port: number, bytes: Buffer | Buffer[], awaited: (text: stri
   return new Promise((resolve, reject) => {
     const socket = connect(port, "127.0.0.1");
     let text = "";
-    let timer = setTimeout(done, 10_000);
+    // Nothing awaited: `settleMs` from the start, for anything that should not come.
+    let timer = setTimeout(done, awaited("") ? settleMs : 10_000);
     function done() {
       clearTimeout(timer);
       socket.destroy();
