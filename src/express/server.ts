@@ -49,11 +49,15 @@ function answerFailure(err: unknown, res: ResponseSurface): void {
   res.end(body);
 }
 
-/** The host an engine serves an Express app through. */
-function hostFor(app: App): EngineHost {
+/** Where requests go: the app, or (while others listen for it too) the server's 'request' event. */
+type RequestHandler = (req: RequestSurface, res: ResponseSurface) => void;
+
+/** The host an engine serves an Express app through; `route` changes where its requests go. */
+function hostFor(app: App): { host: EngineHost; route(handler: RequestHandler): void } {
+  let handle: RequestHandler = app;
   const host: EngineHost = {
     dispatch(req: RequestSurface, res: ResponseSurface, verdict: HeadVerdict) {
-      if (typeof verdict === "number") return app(req, res);
+      if (typeof verdict === "number") return handle(req, res);
       // A request that broke a rule of HTTP or a limit: answered, then the connection closes.
       res.shouldKeepAlive = false;
       answerFailure(verdict, res);
@@ -76,14 +80,15 @@ function hostFor(app: App): EngineHost {
       return ExpressResponse;
     },
   };
-  return host;
+  return { host, route: (handler) => (handle = handler) };
 }
 
-/** The engine for an app, made (not listening yet) from its options. */
-function engineFor(app: App, options: ExpressOptions): Engine {
+/** The engine for an app, made (not listening yet) from its options, and where its requests go. */
+function engineFor(app: App, options: ExpressOptions): { engine: Engine; route(handler: RequestHandler): void } {
   const name = chooseEngine(options.engine);
   if (options.tls !== undefined) serverTlsOptions(options.tls);
-  return startEngineNow(name, { host: hostFor(app), limits: resolveLimits(options), strict: options.strict ?? false, options });
+  const { host, route } = hostFor(app);
+  return { engine: startEngineNow(name, { host, limits: resolveLimits(options), strict: options.strict ?? false, options }), route };
 }
 
 /**
@@ -92,9 +97,9 @@ function engineFor(app: App, options: ExpressOptions): Engine {
  * (Cog's engine serves through it); on the native engine, a `CogServer` with the same surface.
  */
 export function createServer(app: App, options: ExpressOptions = app[SERVING] ?? {}): Server | CogServer {
-  const engine = engineFor(app, options);
+  const { engine, route } = engineFor(app, options);
   if (engine.name === "node") return (engine as unknown as { server: Server }).server;
-  return new CogServer(engine);
+  return new CogServer(engine, app, route);
 }
 
 /** `app.listen(...)`: Node's `server.listen` arguments; the callback also hears a failure to listen (as in Express 5). */
@@ -122,20 +127,39 @@ const LISTENING = Object.freeze({});
  * `listening`, the 'listening', 'close' and 'error' events, and the 'upgrade' event (`ws`'s
  * `WebSocketServer({ server })`, socket.io): while it has a listener, a request that asks to
  * change protocols is emitted there with its connection, as node:http does, not handed to the app.
+ * The app is its 'request' listener, as with `http.createServer(app)`: requests go to the app
+ * directly while it is the only one, and through the event once something else takes it
+ * (engine.io, under socket.io, takes the server's 'request' listeners and calls them itself).
  */
 export class CogServer extends EventEmitter {
   private closing: Promise<void> | null = null;
 
-  constructor(private readonly engine: Engine) {
+  constructor(
+    private readonly engine: Engine,
+    app?: App,
+    route?: (handler: RequestHandler) => void,
+  ) {
     super();
+    const routeRequests = () => {
+      const listeners = this.rawListeners("request");
+      route?.(listeners.length === 1 && listeners[0] === app ? app! : this.emitRequest);
+    };
     // The engine is told when the first 'upgrade' listener comes and when the last goes.
     this.on("newListener", (event: string | symbol) => {
       if (event === "upgrade" && this.listenerCount("upgrade") === 0) engine.handUpgrades(this.emitUpgrade);
+      // Once it is added (before any request can come: they come from the loop).
+      else if (event === "request") process.nextTick(routeRequests);
     });
     this.on("removeListener", (event: string | symbol) => {
       if (event === "upgrade" && this.listenerCount("upgrade") === 0) engine.handUpgrades(null);
+      else if (event === "request") routeRequests();
     });
+    if (app !== undefined) this.on("request", app);
   }
+
+  private readonly emitRequest = (req: RequestSurface, res: ResponseSurface): void => {
+    this.emit("request", req, res);
+  };
 
   private readonly emitUpgrade = (req: RequestSurface, socket: Duplex, head: Buffer): void => {
     this.emit("upgrade", req, socket, head);

@@ -227,6 +227,24 @@ describe(`'upgrade' on cog-http/express's server (${engine} engine)`, { skip: en
     again.terminate();
   });
 
+  test("the server's 'request' listeners can be taken over, as engine.io (socket.io) takes them", async (t) => {
+    const app = express({ engine });
+    app.get("/", (_req, res) => res.send("the app"));
+    const server = app.listen(0, "127.0.0.1");
+    const port = await portOf(server as Listening);
+    t.after(() => closed(server as Listening));
+    assert.equal(server.listenerCount("request"), 1, "the app listens, as with http.createServer(app)");
+    // engine.io's attach: its own listener answers its path and calls the ones it took for the rest.
+    const taken = server.listeners("request").slice(0) as Array<(req: IncomingMessage, res: unknown) => void>;
+    server.removeAllListeners("request");
+    server.on("request", (req: IncomingMessage, res: { end(body: string): void }) => {
+      if (req.url!.startsWith("/socket.io/")) res.end("engine.io");
+      else for (const listener of taken) listener.call(server, req, res);
+    });
+    assert.equal(await (await fetch(`http://127.0.0.1:${port}/socket.io/?EIO=4`)).text(), "engine.io");
+    assert.equal(await (await fetch(`http://127.0.0.1:${port}/`)).text(), "the app");
+  });
+
   test("over TLS: the socket carries the plaintext", { skip: opensslSkip }, async (t) => {
     const certificates = makeCertificates();
     const { port } = await echoServer(t, { tls: certificates.issue("localhost") });
