@@ -44,7 +44,7 @@ pub struct ListenOptions {
 /// (src/engines/native/load.ts, `INTERFACE_VERSION`) refuses an addon whose version is not its
 /// own, since a prebuilt platform package can be older than the JavaScript that loads it.
 /// Bump it here and there together whenever any of that interface changes.
-const INTERFACE_VERSION: u32 = 11;
+const INTERFACE_VERSION: u32 = 12;
 
 /// See `INTERFACE_VERSION`.
 #[napi]
@@ -441,6 +441,22 @@ pub fn open_file(env: Env, id: f64, path: JsString, stat: JsUnknown) -> Result<i
         Ok(engine::Found::Directory) => 1,
         Ok(engine::Found::Other) => 2,
         Err(errno) => -errno,
+    })
+}
+
+/// `statFile(path)`: what is at `path`, without opening it or keeping anything: 0 for a regular
+/// file, 1 for a directory, 2 for anything else, otherwise the negated errno of stat(2).
+#[napi]
+pub fn stat_file(env: Env, path: JsString) -> i32 {
+    SCRATCH.with(|scratch| {
+        let Scratch { units, name: bytes, .. } = &mut *scratch.borrow_mut();
+        unsafe { text::utf8_into(env.raw(), path.raw(), units, bytes) };
+        match io::file::kind(bytes) {
+            Ok(io::file::Kind::Regular) => 0,
+            Ok(io::file::Kind::Directory) => 1,
+            Ok(io::file::Kind::Other) => 2,
+            Err(errno) => -errno,
+        }
     })
 }
 

@@ -2,7 +2,7 @@ import type { AsyncResource } from "node:async_hooks";
 import { STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
 import { getSystemErrorName } from "node:util";
 import { isStatus } from "../compat.js";
-import { OPEN_FILE, type OpenedFile } from "../engine.js";
+import { OPEN_FILE, STAT_FILE, type OpenedFile } from "../engine.js";
 import { withResponseHelpers } from "../../response.js";
 import { type NativeRequest } from "./request.js";
 import { NativeServerResponse } from "./server-response.js";
@@ -85,6 +85,12 @@ class NativeResponseBase extends NativeServerResponse {
     if (found === 0) return { isFile: true, isDirectory: false, size: STAT[0]!, mtimeMs: STAT[1]! * 1000 + STAT[2]! / 1e6 };
     if (found > 0) return { isFile: false, isDirectory: found === 1, size: 0, mtimeMs: 0 };
     return getSystemErrorName(found);
+  }
+
+  /** The engine contract's look at a path without opening it (see `STAT_FILE`). */
+  [STAT_FILE](path: string): "file" | "directory" | "other" | string {
+    const found = this[ADDON].statFile(path);
+    return found >= 0 ? KINDS[found]! : getSystemErrorName(found);
   }
 
   /** @internal */
@@ -184,6 +190,8 @@ interface HeadBlock {
 const NON_ASCII = /[^\x00-\x7f]/;
 /** Where the addon writes an opened file's size and modification time (seconds, nanoseconds). */
 const STAT = new Float64Array(3);
+/** What the addon's `statFile` answers, by its number. */
+const KINDS = ["file", "directory", "other"] as const;
 
 function addHeader(head: HeadBlock, name: string, value: string): void {
   switch (name) {
