@@ -10,7 +10,7 @@ import { HttpError } from "../errors.js";
 import { streamFileRange } from "./range-stream.js";
 import type { InternalRequest, Request } from "../request.js";
 import type { InternalResponse, Response } from "../response.js";
-import { VALIDATES } from "../symbols.js";
+import { PENDING, VALIDATES } from "../symbols.js";
 import { NODE_OPEN, type FileOptions, type SendFileOptions, type StaticOptions } from "./serve.js";
 
 /**
@@ -317,7 +317,10 @@ function sendOnEngine(req: Request, res: Response, path: string, stat: OpenedFil
 /** Adds Accept-Encoding to Vary: the answer depends on it once variants are looked for. */
 function varyOnEncoding(res: Response): void {
   const vary = res.get("vary");
-  res.setHeader("vary", vary === undefined ? "Accept-Encoding" : `${String(vary)}, Accept-Encoding`);
+  const value = vary === undefined ? "Accept-Encoding" : `${String(vary)}, Accept-Encoding`;
+  res.setHeader("vary", value);
+  // The app's own, set with res.set, goes out over setHeader's (as writeHead's headers do): it is extended where it is.
+  if ((res as InternalResponse)[PENDING]?.["vary"] !== undefined) res.set("vary", value);
 }
 
 /** The static files through fs.promises (or the cache): the same answers as `serveOnEngine`'s, each step awaited. */
