@@ -534,18 +534,21 @@ interface Validators {
 }
 
 /**
- * The validators of the file last sent with each modification time: the same file is sent
- * again and again, and writing its hex and date strings cost more than opening it. A pure
- * function of (size, mtimeMs, encoding), so a different file with the same time just replaces
- * the entry; so many entries at most.
+ * The validators of the files sent: the same files are sent again and again, and writing their
+ * hex and date strings cost more than opening them. A pure function of (size, mtimeMs,
+ * encoding), kept under a number mixed from the three and used only for exactly them: files
+ * written together share a modification time (timestamps are as coarse as the kernel's clock
+ * tick, 4 ms on ext4), so the time alone would have them replace each other request after
+ * request. Two that mix to one number replace each other; so many entries at most.
  */
 const VALIDATORS = new Map<number, Validators>();
 function validatorsOf(size: number, mtimeMs: number, encoding: string | null): Validators {
-  const kept = VALIDATORS.get(mtimeMs);
-  if (kept !== undefined && kept.size === size && kept.encoding === encoding) return kept;
+  const key = (Math.imul(size, 0x9e3779b1) ^ (mtimeMs * 1000) ^ (encoding === null ? 0 : Math.imul(encoding.charCodeAt(0), 0x85ebca6b))) & 0x3fffffff;
+  const kept = VALIDATORS.get(key);
+  if (kept !== undefined && kept.size === size && kept.mtimeMs === mtimeMs && kept.encoding === encoding) return kept;
   const mtime = Math.floor(mtimeMs / 1000) * 1000;
   const made: Validators = { size, mtimeMs, encoding, etag: `"${size.toString(16)}-${Math.floor(mtimeMs).toString(16)}${encoding === null ? "" : "-" + encoding}"`, lastModified: new Date(mtime).toUTCString(), mtime };
-  if (kept !== undefined || VALIDATORS.size < 1000) VALIDATORS.set(mtimeMs, made);
+  if (kept !== undefined || VALIDATORS.size < 1000) VALIDATORS.set(key, made);
   return made;
 }
 
@@ -668,7 +671,7 @@ function answerFile(req: Request, res: Response, path: string, size: number, mti
         }
       }
     }
-    if (res.get("content-type") === undefined) res.setHeader("content-type", typeOf(res, path));
+    if (res.get("content-type") === undefined) res.setHeader("content-type", typeByName(path));
     if (encoding !== null) res.setHeader("content-encoding", encoding);
     res.status(status);
 
@@ -698,20 +701,21 @@ function cacheControlOf(options: FileOptions): string {
 /** The file's Content-Type: the one the app set, else its extension's. */
 function typeOf(res: Response, path: string): string {
   const set = res.get("content-type");
-  return set !== undefined ? String(set) : typeByName(basename(path));
+  return set !== undefined ? String(set) : typeByName(path);
 }
 
 /**
- * The Content-Type of a file name: mime-types' for its extension (with the charset), kept by
+ * The Content-Type of a file: mime-types' for its name's extension (with the charset), kept by
  * extension (so many), as mime-types finds it: the name's last "." onward, or the whole name
  * without one.
  */
 const TYPES = new Map<string, string>();
-function typeByName(name: string): string {
-  const extension = name.slice(name.lastIndexOf(".") + 1);
+function typeByName(path: string): string {
+  const dot = path.lastIndexOf(".");
+  const extension = dot > path.lastIndexOf(sep) ? path.slice(dot + 1) : basename(path);
   let type = TYPES.get(extension);
   if (type === undefined) {
-    type = contentType(name) || "application/octet-stream";
+    type = contentType(basename(path)) || "application/octet-stream";
     if (TYPES.size < 1000) TYPES.set(extension, type);
   }
   return type;
