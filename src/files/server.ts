@@ -636,7 +636,9 @@ function answerFile(req: Request, res: Response, path: string, size: number, mti
     if (setCaching) res.setHeader("cache-control", cacheControlOf(options));
     if (options.headers !== undefined) for (const name of Object.keys(options.headers)) res.setHeader(name, options.headers[name]!);
 
-    const precondition = checkPreconditions(req, etag, lastModified === undefined ? undefined : mtime);
+    // Most requests have none of the headers read below: asked once whether there is any.
+    const conditional = (req as InternalRequest).mayBeConditional();
+    const precondition = conditional ? checkPreconditions(req, etag, lastModified === undefined ? undefined : mtime) : 200;
     if (precondition === 412) {
       res.status(412).send(`The file at ${req.path} changed: its precondition failed`);
       return -1;
@@ -653,7 +655,7 @@ function answerFile(req: Request, res: Response, path: string, size: number, mti
     let status = 200;
     if (options.acceptRanges !== false) {
       res.setHeader("accept-ranges", "bytes");
-      const range = (req as InternalRequest).headerValue("range");
+      const range = conditional ? (req as InternalRequest).headerValue("range") : undefined;
       if (range !== undefined && ifRangeHolds((req as InternalRequest).headerValue("if-range"), etag, mtime)) {
         const ranges = parseRange(size, rfcRanges(range, size), { combine: true });
         if (ranges === -1) {

@@ -530,6 +530,13 @@ pub fn header(env: Env, id: f64, name: JsString, first: Option<bool>) -> Option<
     })
 }
 
+/// `mayBeConditional(id)`: whether the request has a Range or an "If-" header, which a file's
+/// answer reads one by one only then (one call where they were five).
+#[napi]
+pub fn may_be_conditional(id: f64) -> bool {
+    with_state(|s| s.may_be_conditional(id as u64))
+}
+
 /// Returns false when the stream should pause until a drain event (or the client is gone).
 #[napi]
 pub fn stream_write(id: f64, chunk: Either<String, Buffer>) -> bool {

@@ -29,6 +29,8 @@ export interface NativeAddon {
   headers(id: number): string;
   /** One header's value: repeats joined as Node joins them, or with `first`, the first alone. */
   header(id: number, name: string, first?: boolean): string | null;
+  /** Whether the request has a Range or an "If-" header (false once it is gone). */
+  mayBeConditional(id: number): boolean;
   remoteAddress(id: number): string | null;
   /** The client's port and the local address and port it reached; null once the request is gone. */
   endpoints(id: number): Endpoints | null;
