@@ -713,8 +713,17 @@ function typeOf(res: Response, path: string): string {
  */
 const TYPES = new Map<string, string>();
 function typeByName(path: string): string {
-  const dot = path.lastIndexOf(".");
-  const extension = dot > path.lastIndexOf(sep) ? path.slice(dot + 1) : basename(path);
+  // The last "." of the name, found from the end (lastIndexOf is a call into V8's runtime, twice the whole of this).
+  let dot = -1;
+  for (let i = path.length - 1; i >= 0; i--) {
+    const code = path.charCodeAt(i);
+    if (code === 46 /* . */) {
+      dot = i;
+      break;
+    }
+    if (code === 47 /* / */ || (code === 92 /* \ */ && sep === "\\")) break;
+  }
+  const extension = dot !== -1 ? path.slice(dot + 1) : basename(path);
   let type = TYPES.get(extension);
   if (type === undefined) {
     type = contentType(basename(path)) || "application/octet-stream";
