@@ -266,12 +266,7 @@ let variantRefusal: unknown = null;
  * that is there, UNSURE when one could not be opened (why: `variantRefusal`).
  */
 function variantOnEngine(req: Request, path: string, options: FileOptions, engine: FileOpening): string | null | typeof UNSURE {
-  const accept = (req as InternalRequest).headerValue("accept-encoding");
-  if (accept === undefined) return null;
-  const allowed = options.precompressed === true ? null : (options.precompressed as readonly string[]);
-  for (const encoding of encodingsFor(accept)) {
-    if (encoding === "identity") return null;
-    if (allowed !== null && !allowed.includes(encoding)) continue;
+  for (const encoding of encodingsWanted(req, options)) {
     const variant = path + VARIANTS[encoding];
     let stat: OpenedFile | null;
     try {
@@ -285,8 +280,6 @@ function variantOnEngine(req: Request, path: string, options: FileOptions, engin
       return encoding;
     }
   }
-  // Nothing acceptable but the file itself (even after "identity;q=0"): sent as it is, as
-  // @fastify/static and nginx's gzip_static do, rather than a 406 the client can do nothing with.
   return null;
 }
 
@@ -483,12 +476,7 @@ function redirectToDirectory(req: Request, res: Response): void {
  * then the file's to meet again, once it is opened first).
  */
 async function chooseVariant(req: Request, path: string, options: FileOptions, cache: FileCache | null): Promise<(Found & { encoding: string }) | null | typeof UNSURE> {
-  const accept = (req as InternalRequest).headerValue("accept-encoding");
-  if (accept === undefined) return null;
-  const allowed = options.precompressed === true ? null : (options.precompressed as readonly string[]);
-  for (const encoding of encodingsFor(accept)) {
-    if (encoding === "identity") return null;
-    if (allowed !== null && !allowed.includes(encoding)) continue;
+  for (const encoding of encodingsWanted(req, options)) {
     const variantPath = path + VARIANTS[encoding];
     let variant: Found | null;
     try {
@@ -500,23 +488,37 @@ async function chooseVariant(req: Request, path: string, options: FileOptions, c
     if (variant !== null) return { ...variant, encoding };
     cache?.noteMissing(variantPath);
   }
-  // Nothing acceptable but the file itself (even after "identity;q=0"): sent as it is, as
-  // @fastify/static and nginx's gzip_static do, rather than a 406 the client can do nothing with.
   return null;
 }
 
 /**
- * The encodings the client accepts, best first, as negotiator orders them (ties: br, zstd, gzip,
- * identity). Clients send few distinct Accept-Encoding values, and negotiating one costs more
- * than the rest of choosing a variant: each is negotiated once, the answers kept (so many, so
- * a client varying its header can't grow them).
+ * The precompressed variants to look for, best first: the encodings the client prefers to the
+ * file itself, among those `options.precompressed` lists. None acceptable but the file itself
+ * (even after "identity;q=0"): it is sent as it is, as @fastify/static and nginx's gzip_static
+ * do, rather than a 406 the client can do nothing with.
+ */
+function encodingsWanted(req: Request, options: FileOptions): readonly string[] {
+  const accept = (req as InternalRequest).headerValue("accept-encoding");
+  if (accept === undefined) return NONE;
+  const encodings = encodingsFor(accept);
+  return options.precompressed === true ? encodings : encodings.filter((encoding) => (options.precompressed as readonly string[]).includes(encoding));
+}
+const NONE: readonly string[] = [];
+
+/**
+ * The encodings the client prefers to none (identity), best first, as negotiator orders them
+ * (ties: br, zstd, gzip, identity). Clients send few distinct Accept-Encoding values, and
+ * negotiating one costs more than the rest of choosing a variant: each is negotiated once, the
+ * answers kept (so many, so a client varying its header can't grow them).
  */
 const ENCODINGS = new Map<string, readonly string[]>();
 function encodingsFor(accept: string): readonly string[] {
   let encodings = ENCODINGS.get(accept);
   if (encodings === undefined) {
     const negotiator = new Negotiator({ headers: { "accept-encoding": accept } }) as Negotiator & { encodings(available: string[], options: { preferred: string[] }): string[] };
-    encodings = negotiator.encodings(NEGOTIATED, { preferred: NEGOTIATED });
+    const all = negotiator.encodings(NEGOTIATED, { preferred: NEGOTIATED });
+    const identity = all.indexOf("identity");
+    encodings = identity === -1 ? all : all.slice(0, identity);
     if (ENCODINGS.size < 1000) ENCODINGS.set(accept, encodings);
   }
   return encodings;
