@@ -48,7 +48,7 @@ interface Found {
  * `serveStatic`'s optional in-memory cache: small files' bytes and metadata, kept from their
  * first request on and never read again (so only for files that don't change while the app
  * runs), which precompressed variants are missing, and which files served by a variant are
- * regular files (see `UNSURE`). Bounded in total bytes and entries.
+ * regular files (see `Unsure`). Bounded in total bytes and entries.
  */
 class FileCache {
   private readonly files = new Map<string, Found>();
@@ -200,10 +200,12 @@ function namesFile(relative: string): boolean {
  * file (a stat: no open, no read, no close), where opening the file and then its variant cost
  * twice the system calls. What is served is what opening the file first would serve: a
  * variant is only sent for a regular file (not for a directory, which is redirected, nor for
- * a file that is gone). `UNSURE`: a variant could not be opened for another reason than its
+ * a file that is gone). `Unsure`: a variant could not be opened for another reason than its
  * absence; the file is then opened first after all, as before, and the error follows there.
  */
-const UNSURE = Symbol("unsure");
+class Unsure {
+  constructor(readonly refusal: unknown) {}
+}
 
 /** The static files on the native engine: opened, checked and sent on its thread, with no promise and no await. */
 function serveOnEngine(req: Request, res: Response, next: Next, site: Site, relative: string, path: string, engine: FileOpening): void {
@@ -211,7 +213,7 @@ function serveOnEngine(req: Request, res: Response, next: Next, site: Site, rela
   let variantsLookedFor = false;
   if (site.variants && namesFile(relative)) {
     const encoding = variantOnEngine(req, path, options, engine);
-    if (encoding === UNSURE) {
+    if (encoding instanceof Unsure) {
       // Opened first below, as before.
     } else if (encoding === null) {
       variantsLookedFor = true;
@@ -246,7 +248,7 @@ function fileOnEngine(req: Request, res: Response, path: string, stat: OpenedFil
     if (!variantsLookedFor) {
       const chosen = variantOnEngine(req, path, options, engine);
       // The file itself was opened first: a variant that can't be opened is refused as it is.
-      if (chosen === UNSURE) throw variantRefusal!;
+      if (chosen instanceof Unsure) throw chosen.refusal;
       if (chosen !== null) {
         encoding = chosen;
         stat = variantStat!;
@@ -256,24 +258,22 @@ function fileOnEngine(req: Request, res: Response, path: string, stat: OpenedFil
   sendOnEngine(req, res, path, stat, encoding, options, engine);
 }
 
-/** What the engine opened for the variant `variantOnEngine` chose, and why one couldn't be opened (`UNSURE`). */
+/** What the engine opened for the variant `variantOnEngine` chose (read at once, before anything else opens one). */
 let variantStat: OpenedFile | null = null;
-let variantRefusal: unknown = null;
 
 /**
  * Opens the precompressed variant of `path` the client prefers (the engine keeps it for the
  * answer): its encoding (what was found in `variantStat`), null when the client accepts none
- * that is there, UNSURE when one could not be opened (why: `variantRefusal`).
+ * that is there, an Unsure when one could not be opened.
  */
-function variantOnEngine(req: Request, path: string, options: FileOptions, engine: FileOpening): string | null | typeof UNSURE {
+function variantOnEngine(req: Request, path: string, options: FileOptions, engine: FileOpening): string | null | Unsure {
   for (const encoding of encodingsWanted(req, options)) {
     const variant = path + VARIANTS[encoding];
     let stat: OpenedFile | null;
     try {
       stat = openedOnEngine(engine, variant);
     } catch (err) {
-      variantRefusal = err;
-      return UNSURE;
+      return new Unsure(err);
     }
     if (stat !== null && stat.isFile) {
       variantStat = stat;
@@ -322,7 +322,7 @@ async function serveFromDisk(req: Request, res: Response, next: Next, site: Site
   let variantsLookedFor = false;
   if (site.variants && namesFile(relative)) {
     const variant = await chooseVariant(req, path, options, cache);
-    if (variant === UNSURE) {
+    if (variant instanceof Unsure) {
       // Opened first below, as before.
     } else if (variant === null) {
       variantsLookedFor = true;
@@ -472,18 +472,17 @@ function redirectToDirectory(req: Request, res: Response): void {
 
 /**
  * Opens the precompressed variant of `path` the client prefers, with its encoding: null when
- * the client accepts none that is there, UNSURE when one could not be opened (the error is
+ * the client accepts none that is there, an Unsure when one could not be opened (the error is
  * then the file's to meet again, once it is opened first).
  */
-async function chooseVariant(req: Request, path: string, options: FileOptions, cache: FileCache | null): Promise<(Found & { encoding: string }) | null | typeof UNSURE> {
+async function chooseVariant(req: Request, path: string, options: FileOptions, cache: FileCache | null): Promise<(Found & { encoding: string }) | null | Unsure> {
   for (const encoding of encodingsWanted(req, options)) {
     const variantPath = path + VARIANTS[encoding];
     let variant: Found | null;
     try {
       variant = await findFile(variantPath, cache);
     } catch (err) {
-      variantRefusal = err;
-      return UNSURE;
+      return new Unsure(err);
     }
     if (variant !== null) return { ...variant, encoding };
     cache?.noteMissing(variantPath);
@@ -569,7 +568,7 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
       if (!variantsLookedFor) {
         const variant = await chooseVariant(req, path, options, cache);
         // The file itself was opened first: a variant that can't be opened is refused as it is.
-        if (variant === UNSURE) throw variantRefusal;
+        if (variant instanceof Unsure) throw variant.refusal;
         if (variant !== null) {
           await file?.close();
           ({ file, bytes, size, mtimeMs, encoding } = variant);
