@@ -47,6 +47,23 @@ describe("InFlight", () => {
     assert.equal(table.get(7), "near");
   });
 
+  test("a burst grows it and its draining shrinks it, every entry findable throughout", () => {
+    const next = random(7);
+    const table = new InFlight<number>();
+    const ids = Array.from({ length: 5000 }, (_, i) => 1000 + i);
+    for (const id of ids) table.set(id, -id);
+    const left = new Set(ids);
+    // Drained in random order, down to three.
+    for (const id of [...ids].sort(() => next() - 0.5).slice(0, ids.length - 3)) {
+      assert.equal(table.delete(id), true);
+      left.delete(id);
+      if (left.size % 500 === 0) for (const kept of left) assert.equal(table.get(kept), -kept);
+    }
+    assert.equal(table.size, 3);
+    for (const kept of left) assert.equal(table.get(kept), -kept);
+    assert.equal(table.get(ids[0]! - 1), undefined);
+  });
+
   test("agrees with a Map over 20,000 random operations, growing past its first capacity", () => {
     const next = random(42);
     const table = new InFlight<number>(4);

@@ -14,7 +14,8 @@
  * arrays a growth replaces are emptied, so nothing dead points at a request.
  *
  * Linear probing with backward-shift deletion (no tombstones, so deletions never force a
- * rehash); ids are the engine's sequential request numbers, so their low bits spread well.
+ * rehash); ids are the engine's sequential request numbers, so their low bits spread well. The
+ * arrays double past half full and halve below an eighth.
  */
 export class InFlight<V> {
   /** Request ids by slot; EMPTY where none. */
@@ -23,7 +24,7 @@ export class InFlight<V> {
   private mask: number;
   size = 0;
 
-  constructor(capacity = 16) {
+  constructor(capacity = MIN_CAPACITY) {
     this.ids = new Array<number>(capacity).fill(EMPTY);
     this.values = new Array<V | undefined>(capacity).fill(undefined);
     this.mask = capacity - 1;
@@ -40,7 +41,7 @@ export class InFlight<V> {
   }
 
   set(id: number, value: V): void {
-    if ((this.size + 1) * 2 > this.ids.length) this.grow();
+    if ((this.size + 1) * 2 > this.ids.length) this.resize(this.ids.length * 2);
     const ids = this.ids;
     const mask = this.mask;
     let i = slotOf(id, mask);
@@ -74,24 +75,25 @@ export class InFlight<V> {
     }
     ids[i] = EMPTY;
     values[i] = undefined;
-    this.size--;
+    // After a burst (a flood of long polls), the arrays go back down as it drains.
+    if (--this.size * 8 < ids.length && ids.length > MIN_CAPACITY) this.resize(ids.length / 2);
     return true;
   }
 
-  private grow(): void {
+  private resize(capacity: number): void {
     const { ids, values } = this;
-    const capacity = ids.length * 2;
     this.ids = new Array<number>(capacity).fill(EMPTY);
     this.values = new Array<V | undefined>(capacity).fill(undefined);
     this.mask = capacity - 1;
     this.size = 0;
     for (let i = 0; i < ids.length; i++) if (ids[i] !== EMPTY) this.set(ids[i]!, values[i]!);
-    // The old arrays may be in the old generation: emptied, they name no request.
+    // The replaced arrays may be in the old generation: emptied, they name no request.
     values.fill(undefined);
   }
 }
 
 const EMPTY = -1;
+const MIN_CAPACITY = 16;
 
 /** A slot for `id`: its low bits (ids are below 2^53; `>>> 0` keeps the low 32 of an integer). */
 function slotOf(id: number, mask: number): number {
