@@ -82,6 +82,12 @@ impl ServerJs {
         Ok(ServerJs { env, uv_loop: uv_loop as *mut _, on_request: request_ref, on_event: event_ref, on_socket: socket_ref, trampoline: trampoline_ref, async_context })
     }
 
+    /// A Buffer for a body's next `len` bytes, to be read into (see `piece.rs`).
+    pub fn new_piece(&self, len: usize) -> Option<(crate::events::ReadPiece, *mut u8)> {
+        // SAFETY: the engine runs on the env's thread.
+        unsafe { super::piece::new_piece(self.env, len) }
+    }
+
     /// Node's loop, which the server's handles run on.
     pub fn uv_loop(&self) -> *mut crate::uv::uv_loop_t {
         self.uv_loop
@@ -158,7 +164,8 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
                 Event::Abort { id } => call_on_event(env, event_fn, EVENT_ABORT, id, None, &mut result),
                 Event::Drain { id } => call_on_event(env, event_fn, EVENT_DRAIN, id, None, &mut result),
                 Event::BodyTimeout { id } => call_on_event(env, event_fn, EVENT_BODY_TIMEOUT, id, None, &mut result),
-                Event::BodyPiece { id, piece } => call_on_event(env, event_fn, EVENT_BODY_PIECE, id, Some(&piece), &mut result),
+                Event::BodyPiece { id, piece } => call_on_event(env, event_fn, EVENT_BODY_PIECE, id, Some(buffer_of(env, &piece)), &mut result),
+                Event::BodyRead { id, piece } => call_on_event(env, event_fn, EVENT_BODY_PIECE, id, Some(super::piece::piece_value(env, &piece)), &mut result),
                 Event::BodyEnd { id } => call_on_event(env, event_fn, EVENT_BODY_END, id, None, &mut result),
                 Event::WsMessage { id, data, text } => {
                     let mut args = [ptr::null_mut(); 3];
@@ -222,16 +229,16 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
     ptr::null_mut()
 }
 
-/// Calls `onEvent(kind, id)`, or `onEvent(kind, id, piece)` with a body's piece as a Buffer.
-unsafe fn call_on_event(env: sys::napi_env, event_fn: sys::napi_value, kind: u32, id: u64, piece: Option<&[u8]>, result: &mut sys::napi_value) -> sys::napi_status {
+/// Calls `onEvent(kind, id)`, or `onEvent(kind, id, piece)` with a body's piece (a Buffer).
+unsafe fn call_on_event(env: sys::napi_env, event_fn: sys::napi_value, kind: u32, id: u64, piece: Option<sys::napi_value>, result: &mut sys::napi_value) -> sys::napi_status {
     let mut args = [ptr::null_mut(); 3];
     let mut undefined = ptr::null_mut();
     sys::napi_get_undefined(env, &mut undefined);
     sys::napi_create_uint32(env, kind, &mut args[0]);
     sys::napi_create_double(env, id as f64, &mut args[1]);
     let argc = match piece {
-        Some(bytes) => {
-            args[2] = buffer_of(env, bytes);
+        Some(buffer) => {
+            args[2] = buffer;
             3
         }
         None => 2,

@@ -53,6 +53,16 @@ impl HeldBuffer {
         (sys::napi_create_reference(env, value, 1, &mut reference) == sys::Status::napi_ok).then_some(HeldBuffer { env, reference, data, len })
     }
 
+    /// The Buffer held.
+    ///
+    /// # Safety
+    /// `env` must be the current env (the one it was held on), with a handle scope open.
+    pub(crate) unsafe fn value(&self, env: sys::napi_env) -> sys::napi_value {
+        let mut value = std::ptr::null_mut();
+        sys::napi_get_reference_value(env, self.reference, &mut value);
+        value
+    }
+
     pub(crate) fn bytes(&self) -> &[u8] {
         // SAFETY: the reference keeps the Buffer, and so its bytes, alive while `self` lives.
         unsafe { std::slice::from_raw_parts(self.data, self.len) }
