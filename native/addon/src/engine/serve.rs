@@ -243,6 +243,8 @@ impl State {
         let read = match &mut conn.proto {
             Protocol::H1(h1) => match h1.piece_room(&conn.io) {
                 Some(left) => read_piece(h1, &mut conn.io, left, &self.servers[conn.server].as_ref().unwrap().js, &mut calls),
+                // Heads: one read, so that a long body's first bytes are not drawn through the input.
+                None if h1.reads_heads() => Some(conn.io.read_once(&mut self.rx)),
                 None => None,
             },
             _ => None,

@@ -84,7 +84,20 @@ impl Transport {
     /// read buffer each (64 KiB) spread reads over that much memory, and the cache misses cost
     /// more than copying the few hundred bytes that arrived into the connection's input.
     pub(crate) fn read(&mut self, rx: &mut Vec<u8>) -> Read {
-        let read = self.read_some(rx);
+        self.read_within(rx, READ_BUDGET)
+    }
+
+    /// `read`, one read of the shared buffer's size at most: for a connection reading request
+    /// heads, whose next bytes may be the start of a long body. What follows the head is then
+    /// read after it is parsed, when the body's pieces are read straight into Buffers of their
+    /// own (`waiting`, `read_into`), rather than through the input; a burst of pipelined requests
+    /// longer than a read waits for the next readable event.
+    pub(crate) fn read_once(&mut self, rx: &mut Vec<u8>) -> Read {
+        self.read_within(rx, RX_SIZE)
+    }
+
+    fn read_within(&mut self, rx: &mut Vec<u8>, budget: usize) -> Read {
+        let read = self.read_some(rx, budget);
         if let Read::Ended = read {
             self.ended = true;
         }
@@ -96,12 +109,12 @@ impl Transport {
         self.ended
     }
 
-    fn read_some(&mut self, rx: &mut Vec<u8>) -> Read {
+    fn read_some(&mut self, rx: &mut Vec<u8>, budget: usize) -> Read {
         if rx.len() < RX_SIZE {
             rx.resize(RX_SIZE, 0);
         }
         let mut total = 0;
-        while total < READ_BUDGET {
+        while total < budget {
             let n = unsafe { recv(self.fd, &mut rx[..RX_SIZE]) };
             if n > 0 {
                 let bytes = &rx[..n as usize];
