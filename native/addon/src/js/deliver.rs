@@ -246,12 +246,13 @@ unsafe fn call_on_event(env: sys::napi_env, event_fn: sys::napi_value, kind: u32
     sys::napi_call_function(env, undefined, event_fn, argc, args.as_ptr(), result)
 }
 
-/// A Buffer of `bytes`, copied into memory of V8's own. The one copy a body's bytes take on
-/// their way from the socket to JavaScript (reads land in the connection's input, handed over
-/// whole: `h1::read`). Handed over where they lie instead (`napi_create_external_buffer`, the
-/// Buffer owning the bytes), the arena's uploads cost twice the CPU: on Node 20 such Buffers
-/// made V8 run ~40 full (mark-compact) collections in 5 s of uploads where copies made none
-/// (docs/decisions/request-bodies.md).
+/// A Buffer of `bytes`, copied into memory of V8's own: a body whole with its head, and the
+/// pieces that went through the connection's input (what came with the head, a slow sender's
+/// small reads, chunked bodies, TLS). A long body's other pieces are read straight into Buffers
+/// of their own and not copied (`piece.rs`). Handed over where they lie instead
+/// (`napi_create_external_buffer`, the Buffer owning the bytes), the arena's uploads cost twice
+/// the CPU: on Node 20 such Buffers made V8 run ~40 full (mark-compact) collections in 5 s of
+/// uploads where copies made none (docs/decisions/request-bodies.md).
 unsafe fn buffer_of(env: sys::napi_env, bytes: &[u8]) -> sys::napi_value {
     let (mut buffer, mut data) = (ptr::null_mut(), ptr::null_mut());
     sys::napi_create_buffer_copy(env, bytes.len(), bytes.as_ptr() as *const c_void, &mut data, &mut buffer);
