@@ -1,6 +1,7 @@
 //! A Buffer of the app's, held by a Node-API reference while the engine sends it, so that its
 //! bytes are read where they lie rather than copied: the answer to a slow reader is the app's one
-//! shared Buffer, however many readers wait for it. Dropping it lets the Buffer go. As Node's own
+//! shared Buffer, however many readers wait for it; and a Buffer made for a request body's
+//! piece, from its read to its delivery (`piece.rs`). Dropping it lets the Buffer go. As Node's own
 //! socket writes do, it trusts the app not to change the Buffer, or transfer its memory away,
 //! until it is sent.
 //!
