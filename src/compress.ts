@@ -1,4 +1,5 @@
 import type { OutgoingHttpHeaders } from "node:http";
+import { availableParallelism } from "node:os";
 import * as zlib from "node:zlib";
 import type { Transform } from "node:stream";
 import type { Handler } from "./core/chain.js";
@@ -15,8 +16,10 @@ export interface CompressOptions {
   threshold?: number;
   /**
    * Whole bodies up to this many bytes are compressed on the JavaScript thread; larger ones, and
-   * streams, on libuv's thread pool (default 8192; 0: always on the thread pool). A small body
-   * takes less time to compress than its round trip through the pool costs.
+   * streams, on libuv's thread pool (default 8192, or 65536 when the process may run on one CPU
+   * only; 0: always on the thread pool). A small body takes less time to compress than its round
+   * trip through the pool costs, and on one CPU the pool cannot compress beside the JavaScript
+   * thread anyway.
    */
   syncLimit?: number;
   /**
@@ -90,10 +93,21 @@ export function compress(options: CompressOptions = {}): Handler {
   };
 }
 
+/**
+ * 8 KiB, or 64 KiB when the process may run on one CPU only (its affinity, and from Node 22.12 a
+ * cgroup quota: `os.availableParallelism()`). There the thread pool's threads share the JavaScript
+ * thread's CPU, so a body handed to them is not compressed beside the loop's work, only later,
+ * after two round trips (a write, then the finish) that cost more than compressing an 8-64 KiB
+ * body does: docs/decisions/compression.md.
+ */
+function defaultSyncLimit(): number {
+  return availableParallelism() === 1 ? 64 * 1024 : 8192;
+}
+
 function resolve(options: CompressOptions): Settings {
   const threshold = options.threshold ?? 1024;
   if (!Number.isInteger(threshold) || threshold < 0) throw new RangeError(`compress: threshold must be a whole number >= 0, got ${String(threshold)}`);
-  const syncLimit = options.syncLimit ?? 8192;
+  const syncLimit = options.syncLimit ?? defaultSyncLimit();
   if (!Number.isInteger(syncLimit) || syncLimit < 0) throw new RangeError(`compress: syncLimit must be a whole number >= 0, got ${String(syncLimit)}`);
   const level = options.level ?? zlib.constants.Z_DEFAULT_COMPRESSION;
   const quality = options.brotliQuality ?? 4;
