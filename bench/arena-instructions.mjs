@@ -16,10 +16,9 @@
 // counts between versions of one server, not between servers. With --keep DIR, each
 // measurement's callgrind output is kept as DIR/<contender>.<scenario>.callgrind, for
 // `callgrind_annotate --inclusive=yes`.
-import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,6 +26,7 @@ import { parseArgs } from "node:util";
 import { ARENA_CONTENDERS } from "./arena/contenders.mjs";
 import { ARENA_SCENARIOS } from "./arena/scenarios.mjs";
 import { staticDir } from "./arena/static-files.mjs";
+import { freePort, startUnderCallgrind } from "./lib/callgrind.mjs";
 
 const require = createRequire(import.meta.url);
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -52,7 +52,6 @@ const scenarios = flags.scenarios.split(",").map((id) => {
   if (!found || found.tool !== undefined || found.workers !== undefined) throw new Error(`Unknown arena scenario, or not one wrk times on one process: "${id}"`);
   return found;
 });
-if (flags.keep) mkdirSync(flags.keep, { recursive: true });
 
 function run(command, args) {
   return execFileSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
@@ -90,62 +89,30 @@ function load(port, scenario, amount, dir) {
 }
 
 async function countFor(contender, port) {
-  const dir = mkdtempSync(join(tmpdir(), "cog-callgrind-"));
-  const node = ["--import", "tsx", ...flags["node-flags"].split(" ").filter(Boolean)];
-  const child = spawn("valgrind", ["--tool=callgrind", "--instr-atstart=no", "--smc-check=all-non-file", `--callgrind-out-file=${dir}/cg.%p`, process.execPath, ...node, join(root, contender.file)], {
+  const server = await startUnderCallgrind({
+    node: process.execPath,
+    nodeArgs: ["--import", "tsx", ...flags["node-flags"].split(" ").filter(Boolean)],
+    file: join(root, contender.file),
     cwd: root,
     env: { ...process.env, ...contender.env, PORT: String(port), NODE_ENV: "production", STATIC_DIR: staticDir() },
-    stdio: ["ignore", "pipe", "pipe"],
+    keep: flags.keep,
   });
-  let output = "";
-  child.stdout.on("data", (d) => (output += d));
-  child.stderr.on("data", (d) => (output += d));
-  await new Promise((resolve, reject) => {
-    const timer = setInterval(() => /^ready$/m.test(output) && (clearInterval(timer), resolve()), 100);
-    child.on("exit", () => reject(new Error(`server exited:\n${output}`)));
-  });
+  const dir = mkdtempSync(join(tmpdir(), "cog-arena-lua-"));
   const counts = {};
   try {
     // Every scenario is warmed up before any is counted (V8's background compilations are counted too).
     for (const scenario of scenarios) load(port, scenario, Number(flags.warmup), dir);
     for (const scenario of scenarios) {
       load(port, scenario, Math.ceil(Number(flags.warmup) / 6), dir);
-      run("callgrind_control", ["-z", String(child.pid)]);
-      run("callgrind_control", ["-i", "on", String(child.pid)]);
-      const requests = load(port, scenario, Number(flags.requests), dir);
-      // Dump before switching instrumentation off: switching off first leaves an empty dump.
-      run("callgrind_control", ["-d", String(child.pid)]);
-      let total = 0;
-      for (let tries = 0; total === 0 && tries < 100; tries++) {
-        await new Promise((r) => setTimeout(r, 100));
-        for (const file of readdirSync(dir)) {
-          if (!file.startsWith("cg.")) continue;
-          const line = /^summary: (\d+)/m.exec(readFileSync(join(dir, file), "utf8"));
-          if (line) {
-            total += Number(line[1]);
-            if (flags.keep) renameSync(join(dir, file), join(flags.keep, `${contender.name}.${scenario.id}.callgrind${file.replace(/^cg\.\d+(\.\d+)?/, "")}`));
-            else rmSync(join(dir, file));
-          }
-        }
-      }
-      run("callgrind_control", ["-i", "off", String(child.pid)]);
-      counts[scenario.id] = total / requests;
+      const { instructions, sent: requests } = await server.count(`${contender.name}.${scenario.id}`, () => load(port, scenario, Number(flags.requests), dir));
+      counts[scenario.id] = instructions / requests;
       console.log(`${contender.name.padEnd(10)} ${scenario.id.padEnd(13)} ${Math.round(counts[scenario.id]).toLocaleString("en-US").padStart(9)} instructions/request (${requests} requests)`);
     }
   } finally {
-    child.kill("SIGKILL");
+    server.stop();
     rmSync(dir, { recursive: true, force: true });
   }
   return counts;
-}
-
-/** A port nothing listens on, from the kernel: a fixed one collides with another run of this script. */
-async function freePort() {
-  const probe = createServer();
-  await new Promise((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 const all = {};

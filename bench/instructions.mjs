@@ -16,16 +16,14 @@
 // gives counts that repeat to within ~1% (one request a turn of the loop; compilation on the main
 // thread, done before counting; hash tables laid out the same in every run); the absolute counts
 // are then higher (each request pays a turn of the loop alone).
-import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { nodeBinary } from "../scripts/node-binary.mjs";
 import { uwsForNode } from "../scripts/uws-binary.mjs";
+import { freePort, startUnderCallgrind } from "./lib/callgrind.mjs";
 import { baselineOf, contenderByName } from "./lib/contenders.mjs";
 import { routeById } from "./lib/contract.mjs";
 
@@ -46,7 +44,6 @@ const { values: flags } = parseArgs({
 const nodePath = flags.node ? nodeBinary(flags.node) : process.execPath;
 const N = Number(flags.requests);
 const contenders = flags.contenders.split(",").map(contenderByName);
-if (flags.keep) mkdirSync(flags.keep, { recursive: true });
 // uWebSockets.js on another Node than this one needs that Node's binary (scripts/uws-binary.mjs).
 if (flags.node && contenders.some((c) => baselineOf(c) === "uws")) uwsForNode(flags.node);
 
@@ -64,17 +61,12 @@ function load(port, route, amount) {
 }
 
 async function countFor(contender, routes, port) {
-  const dir = mkdtempSync(join(tmpdir(), "cog-callgrind-"));
-  const child = spawn("valgrind", ["--tool=callgrind", "--instr-atstart=no", "--smc-check=all-non-file", `--callgrind-out-file=${dir}/cg.%p`, nodePath, ...flags["node-flags"].split(" ").filter(Boolean), join(here, "contenders", contender.file)], {
+  const server = await startUnderCallgrind({
+    node: nodePath,
+    nodeArgs: flags["node-flags"].split(" ").filter(Boolean),
+    file: join(here, "contenders", contender.file),
     env: { ...process.env, PORT: String(port), NODE_ENV: "production" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout.on("data", (d) => (output += d));
-  child.stderr.on("data", (d) => (output += d));
-  await new Promise((resolve, reject) => {
-    const timer = setInterval(() => /^ready$/m.test(output) && (clearInterval(timer), resolve()), 100);
-    child.on("exit", () => reject(new Error(`server exited:\n${output}`)));
+    keep: flags.keep,
   });
   const counts = {};
   try {
@@ -85,42 +77,14 @@ async function countFor(contender, routes, port) {
     for (const id of routes) {
       const route = routeById(id);
       load(port, route, Math.ceil(Number(flags.warmup) / 6));
-      run("callgrind_control", ["-z", String(child.pid)]);
-      run("callgrind_control", ["-i", "on", String(child.pid)]);
-      load(port, route, N);
-      // Dump before switching instrumentation off: switching off first leaves an empty dump.
-      run("callgrind_control", ["-d", String(child.pid)]);
-      let total = 0;
-      // The dump is written by the server process itself: wait until it is there.
-      for (let tries = 0; total === 0 && tries < 100; tries++) {
-        await new Promise((r) => setTimeout(r, 100));
-        for (const file of readdirSync(dir)) {
-          const line = /^summary: (\d+)/m.exec(readFileSync(join(dir, file), "utf8"));
-          if (line) {
-            total += Number(line[1]);
-            if (flags.keep) renameSync(join(dir, file), join(flags.keep, `${contender.name}.${id}.callgrind${file.replace(/^cg\.\d+(\.\d+)?/, "")}`));
-            else rmSync(join(dir, file));
-          }
-        }
-      }
-      run("callgrind_control", ["-i", "off", String(child.pid)]);
-      counts[id] = total / N;
+      const { instructions } = await server.count(`${contender.name}.${id}`, () => load(port, route, N));
+      counts[id] = instructions / N;
       console.log(`${contender.name.padEnd(12)} ${id.padEnd(11)} ${Math.round(counts[id]).toLocaleString("en-US").padStart(9)} instructions/request`);
     }
   } finally {
-    child.kill("SIGKILL");
-    rmSync(dir, { recursive: true, force: true });
+    server.stop();
   }
   return counts;
-}
-
-/** A port nothing listens on, from the kernel: a fixed one collides with another run of this script. */
-async function freePort() {
-  const probe = createServer();
-  await new Promise((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 const routes = flags.routes.split(",");
