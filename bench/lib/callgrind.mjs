@@ -1,6 +1,6 @@
 // A server under valgrind's callgrind, and the instructions it runs while a load is sent to it:
-// what bench/instructions.mjs (the seeds' routes) and bench/arena-instructions.mjs (the arena's
-// scenarios) count. Instrumentation is off until a count starts, so start-up and warm-up cost
+// what bench/arena-instructions.mjs counts (bench/instructions.mjs, with its --arena static, has
+// the same steps inline). Instrumentation is off until a count starts, so start-up and warm-up cost
 // nothing but time.
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
