@@ -15,7 +15,7 @@ import { NodeRequest, type TimedBody } from "./request.js";
 import { BODY_TIMEOUT } from "../../symbols.js";
 import { RequestDeadlines } from "./request-time.js";
 import { NodeResponse } from "./response.js";
-import { writeInSlices } from "./writes.js";
+import { queueBehind, writeInSlices } from "./writes.js";
 import { limitSendTime } from "./send-timeout.js";
 
 /** Node's default backlog (511) drops SYNs when thousands of clients connect at once; the kernel caps this at net.core.somaxconn. */
@@ -44,6 +44,8 @@ export class NodeEngine implements Engine {
     const { limits, strict, host } = config;
     const { dispatch, responseDone } = host;
     const http2 = config.options.http2 !== undefined && config.options.http2 !== false;
+    // Answers written in slices (writes.ts): over node:http without TLS, unless turned off.
+    const slicing = !http2 && config.options.tls === undefined && (config.options.sliceWrites ?? true);
     // node:http's responses emit 'close' when done or cut, whether or not anyone listens; `once`,
     // since a response handed to a WebSocket is closed by Cog and, on Node 24, by its destroy too.
     const closed = responseDone === null ? null : function (this: NodeResponse | H2Response): void {
@@ -51,6 +53,8 @@ export class NodeEngine implements Engine {
     };
     const listener = (this.listener = (req: NodeRequest | H2Request, res: NodeResponse | H2Response): void => {
       if (closed !== null) res.once("close", closed);
+      // A request pipelined behind one still being answered: Node queues its answer (no socket yet).
+      if (slicing && (res as NodeResponse).socket === null) queueBehind(req.socket, res);
       let verdict: HeadVerdict;
       const h2 = http2 && req.httpVersionMajor === 2;
       try {
@@ -78,7 +82,7 @@ export class NodeEngine implements Engine {
     // Without a listener Node destroys a CONNECT request's socket unanswered; a server that is not a proxy says so.
     this.server.on("connect", refuseConnect);
     answerClientErrors(this.server, limits, failBody);
-    if (sessions === null && config.options.tls === undefined && (config.options.sliceWrites ?? true)) writeInSlices(this.server);
+    if (slicing) writeInSlices(this.server);
     // With http2: true its HTTP/1.1 clients are limited too; an HTTP/2 session writes below the
     // socket's own methods, so the limit leaves its streams alone (h2c has no HTTP/1.1 clients).
     if (config.options.http2 !== "h2c" && limits.sendTimeout > 0) limitSendTime(this.server, limits.sendTimeout, limits.timeoutCheckInterval, config.options.tls !== undefined);
