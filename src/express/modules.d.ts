@@ -58,7 +58,7 @@ declare module "bytes" {
   export default bytes;
 }
 declare module "router/lib/layer.js" {
-  const Layer: { prototype: { match(path: string): unknown } };
+  const Layer: { prototype: { match(path: string): unknown; handleRequest(req: any, res: any, next: any): void } };
   export default Layer;
 }
 declare module "router/lib/param.js" {
@@ -78,5 +78,10 @@ declare module "debug" {
     (format: string, ...args: unknown[]): void;
     readonly enabled: boolean;
   }
-  export default function createDebug(namespace: string): Debugger;
+  function createDebug(namespace: string): Debugger;
+  namespace createDebug {
+    /** The namespaces `enable` was last given (what each instance's `enabled` compares). */
+    const namespaces: string;
+  }
+  export default createDebug;
 }

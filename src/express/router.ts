@@ -27,6 +27,20 @@ type Any = any;
 type Next = (err?: unknown) => void;
 
 const debug = createDebug("router");
+let debugNamespaces: unknown = null;
+let debugOn = false;
+/**
+ * debug's `enabled`, asked again only when the namespaces it was enabled for change
+ * (`debug.enable()`; what its getter itself compares): the getter, on a function object, cost
+ * ~250 instructions a request. Nothing else can set this instance's own override.
+ */
+function debugEnabled(): boolean {
+  if (createDebug.namespaces !== debugNamespaces) {
+    debugNamespaces = createDebug.namespaces;
+    debugOn = debug.enabled;
+  }
+  return debugOn;
+}
 const matchLayer = Layer.prototype.match as (path: string) => unknown;
 
 /** `Router([options])`, with or without `new`: router's router, with the walk below. */
@@ -34,6 +48,7 @@ export const Router = function Router(this: unknown, options?: Any) {
   const router = RouterModule(options);
   // Once per router, when it is made: its methods are router's but `handle`.
   Object.setPrototypeOf(router, Router.prototype);
+  router[PLANS] = [];
   return router;
 } as unknown as Any;
 Router.prototype = Object.create(RouterModule.prototype, {
@@ -42,7 +57,10 @@ Router.prototype = Object.create(RouterModule.prototype, {
   route: {
     value: function route(this: Any, path: unknown) {
       const made = RouterModule.prototype.route.call(this, path);
-      markStatic(this.stack[this.stack.length - 1], true, this.caseSensitive, this.strict);
+      const layer = this.stack[this.stack.length - 1];
+      markStatic(layer, true, this.caseSensitive, this.strict);
+      // The layer calls `made.dispatch` through a closure of router's: the walk may call it itself.
+      dispatchers.set(layer, { route: made, handle: layer.handle });
       return made;
     },
     writable: true,
@@ -62,6 +80,51 @@ Router.prototype = Object.create(RouterModule.prototype, {
 Router.Route = RouterModule.Route;
 const RouteProto = RouterModule.Route.prototype;
 const handlesMethod = RouteProto._handlesMethod;
+const routeDispatch = RouteProto.dispatch;
+const handleRequest = Layer.prototype.handleRequest;
+
+/** A route's layer made by `route()`: the route its handle dispatches to, and that handle (router's closure). */
+const dispatchers = new WeakMap<object, { route: unknown; handle: unknown }>();
+/** Layers whose path is plain text: what `matchStatic` needs (see `markStatic`). */
+const staticPaths = new WeakMap<object, StaticPath>();
+
+/** On a router: the plans of its stack's layers, by index (see `Plan`). */
+const PLANS: unique symbol = Symbol("cog.express.plans");
+
+/**
+ * What the walk keeps of one layer of a router's stack, in a list beside the stack (checked
+ * against it by identity: a layer added, moved or replaced gets a plan anew). Kept here rather
+ * than on the layers: the layers' shapes vary (routes, middleware, methods), so loads of our own
+ * keys from them missed V8's caches (~150 instructions each, several per layer and request);
+ * plans have one shape.
+ */
+class Plan {
+  /** Its path as text to compare, when plain (markStatic). */
+  readonly plain: StaticPath | undefined;
+  readonly slash: boolean;
+  /** For a route made by `route()`: the route and the handle (router's closure) that dispatches to it. */
+  readonly dispatches: unknown;
+  readonly dispatchHandle: unknown;
+  /** The layer's handle whose arity `arity` is (`fn.length` is answered by a C++ accessor: ~450 instructions). */
+  fn: unknown = undefined;
+  arity = 0;
+  /** For a route of one handler: the plan of its handler's layer. */
+  inner: Plan | null = null;
+
+  constructor(readonly layer: Any) {
+    this.plain = staticPaths.get(layer);
+    this.slash = layer.slash === true;
+    const dispatcher = dispatchers.get(layer);
+    this.dispatches = dispatcher?.route;
+    this.dispatchHandle = dispatcher?.handle;
+  }
+}
+
+function planOf(plans: Plan[], at: number, layer: Any): Plan {
+  const plan = plans[at];
+  if (plan !== undefined && plan.layer === layer) return plan;
+  return (plans[at] = new Plan(layer));
+}
 
 /**
  * A layer whose path is plain text (no params, wildcards, groups or escapes, ASCII): what its
@@ -78,19 +141,24 @@ export interface StaticPath {
   /** The trailing slash is optional (not `strict`). */
   readonly trailing: boolean;
 }
-export const STATIC: unique symbol = Symbol("cog.express.staticPath");
 /** path-to-regexp's special characters, and anything past ASCII (which its case-insensitive match folds its own way). */
 const NOT_PLAIN = /[:*{}()[\]+?!\\]|[^\x20-\x7e]/;
 const TRAILING_SLASHES = /\/+$/;
 
-/** Marks a layer whose path is plain text with what `matchStatic` needs. @internal Exported for its test. */
-export function markStatic(layer: Any, end: boolean, sensitive: unknown, strict: unknown): void {
+/** Marks a layer whose path is plain text with what `matchStatic` needs. */
+function markStatic(layer: Any, end: boolean, sensitive: unknown, strict: unknown): void {
+  const plain = staticPathOf(layer, end, sensitive, strict);
+  if (plain !== undefined) staticPaths.set(layer, plain);
+}
+
+/** What `matchStatic` needs of a layer whose path is plain text, or undefined. @internal Exported for its test. */
+export function staticPathOf(layer: Any, end: boolean, sensitive: unknown, strict: unknown): StaticPath | undefined {
   const path = layer?.rawPath;
-  if (typeof path !== "string" || NOT_PLAIN.test(path) || layer.slash) return;
+  if (typeof path !== "string" || NOT_PLAIN.test(path) || layer.slash) return undefined;
   // router's `loosen`: without `strict`, trailing slashes are not part of the text ("/" stays).
   const text = strict || path === "/" ? path : path.replace(TRAILING_SLASHES, "");
-  if (text.length === 0) return;
-  layer[STATIC] = { text: sensitive ? text : text.toLowerCase(), end, sensitive: Boolean(sensitive), trailing: !strict } satisfies StaticPath;
+  if (text.length === 0) return undefined;
+  return { text: sensitive ? text : text.toLowerCase(), end, sensitive: Boolean(sensitive), trailing: !strict };
 }
 
 /** The part of `path` a static layer's expression matches, or null. @internal Exported for its test. */
@@ -154,8 +222,8 @@ class Walk {
   readonly savedMatched: unknown;
   readonly parentUrl: string;
   next: Next = noNext;
-  /** Whether `DEBUG` names "router", asked once per walk (debug's `enabled` is a getter). */
-  readonly debugs = debug.enabled;
+  /** Whether `DEBUG` names "router", asked once per walk. */
+  readonly debugs = debugEnabled();
 
   constructor(
     readonly router: Any,
@@ -240,17 +308,21 @@ function step(walk: Walk, err: unknown): void {
   const path = getPathname(req);
   if (path == null) return done(walk, layerError);
 
+  const plans: Plan[] = walk.router[PLANS] ?? (walk.router[PLANS] = []);
   let layer: Any;
+  let plan!: Plan;
   let match: Any;
   let route: Any;
   // The matched part of the path, for a layer matched without its match object (SLASH, STATIC_MATCH).
   let matched = "";
   while (!match && walk.idx < stack.length) {
-    layer = stack[walk.idx++];
+    const at = walk.idx++;
+    layer = stack[at];
+    plan = planOf(plans, at, layer);
     route = layer.route;
     const own = layer.match === matchLayer;
-    const plain: StaticPath | undefined = own ? layer[STATIC] : undefined;
-    if (own && layer.slash) {
+    const plain = own ? plan.plain : undefined;
+    if (own && plan.slash) {
       // A middleware mounted at "/" matches every path: only its params object is made.
       match = SLASH;
       matched = "";
@@ -292,7 +364,7 @@ function step(walk: Walk, err: unknown): void {
     // As router's matches make them: {} for "/", and path-to-regexp's null-prototype object.
     const params = match === SLASH ? {} : Object.create(null);
     req.params = walk.router.mergeParams ? mergeParams(params, walk.parentParams) : params;
-    proceed(walk, layer, route, layerError, matched, path);
+    proceed(walk, layer, plan, route, layerError, matched, path);
     walk.sync = 0;
     return;
   }
@@ -300,14 +372,14 @@ function step(walk: Walk, err: unknown): void {
   req.params = walk.router.mergeParams ? mergeParams(match.params, walk.parentParams) : match.params;
   const keys = match.keys;
   if (!keys || keys.length === 0) {
-    proceed(walk, layer, route, layerError, match.path, path);
+    proceed(walk, layer, plan, route, layerError, match.path, path);
     walk.sync = 0;
     return;
   }
   walk.paramcalled ??= {};
   processParams(walk.router.params, layer, keys, walk.paramcalled, req, walk.res, (error?: unknown) => {
     if (error) step(walk, layerError || error);
-    else proceed(walk, layer, route, layerError, match.path, path);
+    else proceed(walk, layer, plan, route, layerError, match.path, path);
     walk.sync = 0;
   });
 }
@@ -318,10 +390,10 @@ const SLASH = Object.freeze({});
 const STATIC_MATCH = Object.freeze({});
 
 /** A matched layer runs: a route's dispatch, or a middleware with the mount path trimmed off the URL (router's `trimPrefix`). */
-function proceed(walk: Walk, layer: Any, route: unknown, layerError: unknown, layerPath: string, path: string): void {
+function proceed(walk: Walk, layer: Any, plan: Plan, route: unknown, layerError: unknown, layerPath: string, path: string): void {
   const req = walk.req;
   const next = walk.next;
-  if (route) return layer.handleRequest(req, walk.res, next);
+  if (route) return dispatch(walk, layer, plan, route);
   if (layerPath.length !== 0) {
     // A prefix match that ends on a path separator.
     if (layerPath !== path.substring(0, layerPath.length)) return next(layerError);
@@ -339,8 +411,64 @@ function proceed(walk: Walk, layer: Any, route: unknown, layerError: unknown, la
   }
   if (walk.debugs) debug("%s %s : %s", layer.name, layerPath, req.originalUrl);
   if (layerError) layer.handleError(layerError, req, walk.res, next);
-  else layer.handleRequest(req, walk.res, next);
+  else callLayer(layer, plan, req, walk.res, next);
 }
+
+/**
+ * A matched route runs: router's layer calls the route's `dispatch`, which walks the route's own
+ * stack with a closure of its own as each handler's `next`. A route of one handler (what
+ * `app.get(path, handler)` makes) is walked here instead, with the router's `next` as the
+ * handler's: the route's `next` would hand every outcome straight to it (`"route"` as nothing,
+ * `"router"` and errors as they are, which the router's `next` reads the same way). Anything
+ * else, or a layer, route or handle something replaced, goes through router's own steps.
+ */
+function dispatch(walk: Walk, layer: Any, plan: Plan, route: Any): void {
+  const req = walk.req;
+  const next = walk.next;
+  const stack = route.stack;
+  if (plan.dispatches !== route || layer.handle !== plan.dispatchHandle || layer.handleRequest !== handleRequest || route.dispatch !== routeDispatch || stack.length !== 1) {
+    return layer.handleRequest(req, walk.res, next);
+  }
+  // Route's dispatch: the method in lower case (HEAD served by GET's handler if it has none of its own).
+  let method = typeof req.method === "string" ? lowerMethod(req.method) : req.method;
+  if (method === "head" && !route.methods.head) method = "get";
+  req.route = route;
+  const handler = stack[0];
+  if (handler.method && handler.method !== method) return next();
+  let inner = plan.inner;
+  if (inner === null || inner.layer !== handler) inner = plan.inner = new Plan(handler);
+  callLayer(handler, inner, req, walk.res, next);
+}
+
+/**
+ * router's `Layer#handleRequest` (untraced): a handler of more than three arguments (an error
+ * handler) is passed over, a handler's throw and its returned promise's rejection go to `next`.
+ * The handler's arity is kept in its plan. With tracing subscribers, a layer whose
+ * `handleRequest` is not router's, or a promise that is not a native one (router deprecates
+ * those), router's own method runs.
+ */
+function callLayer(layer: Any, plan: Plan, req: Any, res: Any, next: Next): void {
+  if (layer.handleRequest !== handleRequest || shouldTrace(requestChannel)) return layer.handleRequest(req, res, next);
+  const fn = layer.handle;
+  if (plan.fn !== fn) {
+    plan.fn = fn;
+    plan.arity = fn.length;
+  }
+  if (plan.arity > 3) return next();
+  try {
+    const ret: unknown = fn(req, res, next);
+    if (ret instanceof Promise) {
+      ret.then(noop, (error: unknown) => next(error || new Error("Rejected promise")));
+    } else if (ret !== null && (typeof ret === "object" || typeof ret === "function") && typeof (ret as { then?: unknown }).then === "function") {
+      // Another thenable: router's layer takes it (with its deprecation), handed the handler's answer.
+      handleRequest.call({ handle: () => ret }, req, res, next);
+    }
+  } catch (err) {
+    next(err);
+  }
+}
+
+function noop(): void {}
 
 // The rest as in router 2.3's index.js.
 
