@@ -105,10 +105,15 @@ function normalize(options: ParserOptions | undefined, defaultType: string) {
 
 function withShortcut(fallback: Middleware, reading: Reading): Middleware {
   const parser = function (req: Req, res: Res, next: Next) {
-    if ((req as BodyHolding)[HELD_BODY] === undefined) return fallback(req, res, next);
+    // A plain node:http request (an app handed to `http.createServer`) goes to body-parser.
+    if (typeof req.headerValue !== "function") return fallback(req, res, next);
     // type-is's hasBody, asked header by header: on the native engine that builds no `req.headers`.
-    // (A request of Cog's engines always has `body`, undefined until a parser sets it.)
+    // Without a body, body-parser only passes the request on, on either engine (a request of
+    // Cog's engines always has `body`, undefined until a parser sets it); on the node engine its
+    // steps to find that out (on-finished's, type-is's, through the request's stream) cost ~1,000
+    // instructions a request.
     if (req.headerValue("transfer-encoding") === undefined && Number.isNaN(Number(req.headerValue("content-length") ?? NaN))) return next();
+    if ((req as BodyHolding)[HELD_BODY] === undefined) return fallback(req, res, next);
     if (onFinished.isFinished(req)) return next();
     const body = (req as Required<BodyHolding>)[HELD_BODY]();
     const encoded = req.headers["content-encoding"];

@@ -110,6 +110,11 @@ class Plan {
   arity = 0;
   /** For a route of one handler: the plan of its handler's layer. */
   inner: Plan | null = null;
+  /** For a route: whether it handles `asked`, a method, when its stack was `askedOf` of `askedAt` layers (see `routeHandles`). */
+  asked: unknown = undefined;
+  askedOf: unknown = undefined;
+  askedAt = 0;
+  handles = false;
 
   constructor(readonly layer: Any) {
     this.plain = staticPaths.get(layer);
@@ -188,6 +193,14 @@ export function matchStatic(at: StaticPath, path: string): string | null {
 /** A method's lower case, remembered for the few methods there are (router lowers it at each route). */
 const lowerMethods = new Map<string, string>();
 function lowerMethod(method: string): string {
+  switch (method) {
+    case "GET":
+      return "get";
+    case "POST":
+      return "post";
+    case "HEAD":
+      return "head";
+  }
   let lower = lowerMethods.get(method);
   if (lower === undefined) {
     lower = method.toLowerCase();
@@ -196,9 +209,24 @@ function lowerMethod(method: string): string {
   return lower;
 }
 
-/** router's Route `_handlesMethod`, with the method's lower case remembered. */
-function routeHandles(route: Any, method: unknown): boolean {
+/**
+ * router's Route `_handlesMethod`, with the method's lower case remembered, and the answer kept
+ * in the route's plan for the method last asked: a route's methods change only as handlers are
+ * added to it (`route.get(fn)`…), each a layer of its stack.
+ */
+function routeHandles(route: Any, method: unknown, plan: Plan): boolean {
   if (route._handlesMethod !== handlesMethod) return route._handlesMethod(method);
+  const stack = route.stack;
+  if (plan.asked === method && plan.askedOf === stack && plan.askedAt === stack.length) return plan.handles;
+  const handles = handlesOf(route, method);
+  plan.asked = method;
+  plan.askedOf = stack;
+  plan.askedAt = stack.length;
+  plan.handles = handles;
+  return handles;
+}
+
+function handlesOf(route: Any, method: unknown): boolean {
   const methods = route.methods;
   if (methods._all) return true;
   let name = typeof method === "string" ? lowerMethod(method) : method;
@@ -222,6 +250,9 @@ class Walk {
   readonly savedMatched: unknown;
   readonly parentUrl: string;
   next: Next = noNext;
+  /** The URL whose path `path` is (see `step`). */
+  url: unknown = undefined;
+  path: string | undefined = undefined;
   /** Whether `DEBUG` names "router", asked once per walk. */
   readonly debugs = debugEnabled();
 
@@ -229,7 +260,10 @@ class Walk {
     readonly router: Any,
     readonly req: Any,
     readonly res: Any,
-    readonly callback: Next,
+    /** The router's callback, or null for `last(app, req, res, err)` (see `handleLast`). */
+    readonly callback: Next | null,
+    readonly app: unknown,
+    readonly last: Last | null,
     readonly protohost: string,
     readonly parentParams: unknown,
   ) {
@@ -244,7 +278,20 @@ function noNext(): void {}
 
 function handle(this: Any, req: Any, res: Any, callback: Next): void {
   if (!callback) throw new TypeError("argument callback is required");
-  const walk = new Walk(this, req, res, callback, getProtohost(req.url) || "", req.params);
+  start(new Walk(this, req, res, callback, null, null, getProtohost(req.url) || "", req.params));
+}
+
+/** What an app calls at the end of its router's stack (finalhandler), with the app, rather than a closure per request. */
+type Last = (app: Any, req: Any, res: Any, err: unknown) => void;
+
+/** `router.handle(req, res, (err) => last(app, req, res, err))`, without making that closure. */
+export function handleLast(router: Any, req: Any, res: Any, app: unknown, last: Last): void {
+  if (router.handle !== handle) return router.handle(req, res, (err: unknown) => last(app, req, res, err));
+  start(new Walk(router, req, res, null, app, last, getProtohost(req.url) || "", req.params));
+}
+
+function start(walk: Walk): void {
+  const req = walk.req;
   if (walk.debugs) debug("dispatching %s %s", req.method, req.url);
   const next: Next = (err) => step(walk, err);
   walk.next = next;
@@ -273,7 +320,8 @@ function leave(walk: Walk, err: unknown): void {
   req.next = walk.savedNext;
   req.params = walk.parentParams;
   req[matchedRoute] = walk.savedMatched;
-  walk.callback(err);
+  if (walk.callback !== null) walk.callback(err);
+  else walk.last!(walk.app, req, walk.res, err);
 }
 
 /** router's `next(err)`. */
@@ -305,7 +353,15 @@ function step(walk: Walk, err: unknown): void {
     setImmediate(walk.next, err);
     return;
   }
-  const path = getPathname(req);
+  // The path of the URL the walk last read (parseurl's, which it keeps on the request): the URL
+  // changes as mount paths are trimmed and restored, or when a middleware rewrites it.
+  const url = req.url;
+  let path = walk.path;
+  if (url !== walk.url || path === undefined) {
+    path = getPathname(req);
+    walk.url = url;
+    walk.path = path;
+  }
   if (path == null) return done(walk, layerError);
 
   const plans: Plan[] = walk.router[PLANS] ?? (walk.router[PLANS] = []);
@@ -351,7 +407,7 @@ function step(walk: Walk, err: unknown): void {
       continue;
     }
     const method = req.method;
-    const hasMethod = routeHandles(route, method);
+    const hasMethod = routeHandles(route, method, plan);
     // The automatic OPTIONS answer lists what the matching routes accept.
     if (!hasMethod && method === "OPTIONS" && walk.methods !== null) walk.methods.push.apply(walk.methods, route._methods());
     if (!hasMethod && method !== "HEAD") match = false;
