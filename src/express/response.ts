@@ -256,9 +256,22 @@ response.get = function (this: Res, field: string) {
 };
 
 response.clearCookie = function (this: Res, name: string, options?: ExpressCookieOptions) {
+  if (options === undefined && typeof name === "string") {
+    // Without options the line is the same every time for a name: serializing it again (its
+    // date formatted anew) cost ~8,000 instructions a request.
+    let line = CLEARED.get(name);
+    if (line === undefined) {
+      line = stringifySetCookie(cookieOf(name, "", undefined, EXPIRED, undefined));
+      if (CLEARED.size < 100) CLEARED.set(name, line);
+    }
+    return this.append("Set-Cookie", line);
+  }
   // Expired, whatever maxAge or expires the options carry.
   return writeCookie(this, name, "", options, EXPIRED, undefined);
 };
+
+/** `res.clearCookie(name)`'s Set-Cookie line, by name (bounded). */
+const CLEARED = new Map<string, string>();
 
 response.cookie = function (this: Res, name: string, value: unknown, options?: ExpressCookieOptions) {
   let expires = options?.expires;
