@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import diagnostics from "node:diagnostics_channel";
 import { connect } from "node:net";
 import { describe, test } from "node:test";
 import { Cog } from "../../src/index.js";
@@ -49,20 +50,26 @@ describe("listen and close", () => {
     assert.equal(closed, true);
   });
 
-  test("a request arriving on an open connection during close gets 503 and Connection: close", async () => {
+  test("a request arriving on an open connection during close gets 503 and Connection: close", async (t) => {
     const app = new Cog({ logErrors: false, engine });
-    const { release } = holdRoute(app, "/slow", "done");
+    const { release, arrived } = holdRoute(app, "/slow", "done");
     const { port } = await app.listen(0, "127.0.0.1");
+    // Both engines publish each request they take on this channel (node:http itself, and the
+    // native engine as it does): how the test knows the second request reached the server.
+    let started = 0;
+    const onStart = () => started++;
+    diagnostics.subscribe("http.server.request.start", onStart);
+    t.after(() => diagnostics.unsubscribe("http.server.request.start", onStart));
     const socket = connect(port, "127.0.0.1");
     let received = "";
     socket.on("data", (chunk) => (received += chunk));
     const ended = new Promise((r) => socket.on("close", r));
     socket.write("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
-    await new Promise((r) => setTimeout(r, 30));
+    await until(() => arrived() === 1);
     const closing = app.close();
     // Sent after close began, on the connection still busy with /slow.
     socket.write("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
-    await new Promise((r) => setTimeout(r, 30));
+    await until(() => started === 2);
     release();
     await closing;
     await ended;
@@ -231,4 +238,11 @@ function acceptBatches(app: Cog): number[] {
 /** The connections the node engine's server counts. */
 function connections(app: Cog): Promise<number> {
   return new Promise((resolve, reject) => app.server!.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+}
+
+/** Resolves once `done()` holds, checking every 5 ms; rejects after 10 s. */
+async function until(done: () => boolean): Promise<void> {
+  for (const end = Date.now() + 10_000; !done(); await new Promise((r) => setTimeout(r, 5))) {
+    if (Date.now() > end) throw new Error("the server did not get there in 10 s");
+  }
 }
