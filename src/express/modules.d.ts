@@ -11,7 +11,12 @@ declare module "accepts" {
   export default function accepts(req: any): any;
 }
 declare module "type-is" {
-  export default function typeis(req: any, types: string[]): string | false | null;
+  function typeis(req: any, types: string[]): string | false | null;
+  namespace typeis {
+    /** A Content-Type's match against `types` (what `typeis(req, types)` answers for a request with a body). */
+    function is(mediaType: string, types: string[]): string | false;
+  }
+  export default typeis;
 }
 declare module "proxy-addr" {
   interface ProxyAddr {
