@@ -16,6 +16,11 @@
 // gives counts that repeat to within ~1% (one request a turn of the loop; compilation on the main
 // thread, done before counting; hash tables laid out the same in every run); the absolute counts
 // are then higher (each request pays a turn of the loop alone).
+//
+// With --arena static, the contenders are the arena's (cog, cog-native: examples/arena.ts) and the
+// one route is the arena's static profile: its 20 files under /static/ in rotation, with
+// HttpArena's Accept-Encoding, read from disk on every request (--requests 5000 --warmup 20000
+// is what docs/decisions/static-files-on-the-loop.md counts).
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -26,11 +31,15 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { nodeBinary } from "../scripts/node-binary.mjs";
 import { uwsForNode } from "../scripts/uws-binary.mjs";
+import { ARENA_CONTENDERS } from "./arena/contenders.mjs";
+import { STATIC_ACCEPT } from "./arena/contract.mjs";
+import { STATIC_FILES, staticDir } from "./arena/static-files.mjs";
 import { baselineOf, contenderByName } from "./lib/contenders.mjs";
 import { routeById } from "./lib/contract.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
+const autocannon = require("autocannon");
 const { values: flags } = parseArgs({
   options: {
     contenders: { type: "string", default: "node-http,cog" },
@@ -41,11 +50,18 @@ const { values: flags } = parseArgs({
     keep: { type: "string" },
     connections: { type: "string", default: "10" },
     "node-flags": { type: "string", default: "" },
+    arena: { type: "string" },
   },
 });
+if (flags.arena !== undefined && flags.arena !== "static") throw new Error(`--arena takes "static" (the arena's profile counted here), not "${flags.arena}"`);
 const nodePath = flags.node ? nodeBinary(flags.node) : process.execPath;
 const N = Number(flags.requests);
-const contenders = flags.contenders.split(",").map(contenderByName);
+const arenaContender = (name) => {
+  const contender = ARENA_CONTENDERS.find((c) => c.name === name && c.file.startsWith("examples/"));
+  if (contender === undefined) throw new Error(`--arena counts Cog's arena app (cog, cog-native), not "${name}"`);
+  return contender;
+};
+const contenders = flags.contenders.split(",").map(flags.arena === undefined ? contenderByName : arenaContender);
 if (flags.keep) mkdirSync(flags.keep, { recursive: true });
 // uWebSockets.js on another Node than this one needs that Node's binary (scripts/uws-binary.mjs).
 if (flags.node && contenders.some((c) => baselineOf(c) === "uws")) uwsForNode(flags.node);
@@ -54,7 +70,15 @@ function run(command, args) {
   return execFileSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 }
 
-function load(port, route, amount) {
+/** The arena's static profile: its files in rotation on every connection (autocannon's `requests`), as the bench's Lua script sends them. */
+const ARENA_STATIC = { id: "arena-static", files: STATIC_FILES.map((f) => ({ method: "GET", path: `/static/${f.name}`, headers: { "accept-encoding": STATIC_ACCEPT } })) };
+
+async function load(port, route, amount) {
+  if (route === ARENA_STATIC) {
+    const result = await autocannon({ url: `http://127.0.0.1:${port}`, connections: Number(flags.connections), amount, requests: route.files });
+    if (result.errors > 0 || result.non2xx > 0 || result.requests.total < amount) throw new Error(`load failed: ${result.errors} errors, ${result.non2xx} not 2xx, ${result.requests.total}/${amount} answered`);
+    return;
+  }
   const args = [require.resolve("autocannon/autocannon.js"), "-c", flags.connections, "-a", String(amount), "-m", route.method, "--json"];
   for (const [k, v] of Object.entries(route.headers)) args.push("-H", `${k}=${v}`);
   if (route.payload) args.push("-b", route.payload);
@@ -65,8 +89,10 @@ function load(port, route, amount) {
 
 async function countFor(contender, routes, port) {
   const dir = mkdtempSync(join(tmpdir(), "cog-callgrind-"));
-  const child = spawn("valgrind", ["--tool=callgrind", "--instr-atstart=no", "--smc-check=all-non-file", `--callgrind-out-file=${dir}/cg.%p`, nodePath, ...flags["node-flags"].split(" ").filter(Boolean), join(here, "contenders", contender.file)], {
-    env: { ...process.env, PORT: String(port), NODE_ENV: "production" },
+  const server = flags.arena === undefined ? [join(here, "contenders", contender.file)] : ["--import", "tsx", join(here, "..", contender.file)];
+  const arenaEnv = flags.arena === undefined ? {} : { ...contender.env, STATIC_DIR: staticDir() };
+  const child = spawn("valgrind", ["--tool=callgrind", "--instr-atstart=no", "--smc-check=all-non-file", `--callgrind-out-file=${dir}/cg.%p`, nodePath, ...flags["node-flags"].split(" ").filter(Boolean), ...server], {
+    env: { ...process.env, PORT: String(port), NODE_ENV: "production", ...arenaEnv },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -81,13 +107,13 @@ async function countFor(contender, routes, port) {
     // Every route is warmed up before any is counted: V8 optimizes on background threads, which
     // callgrind counts too, and after one route's warm-up alone its compilations were still
     // running while it was counted (10,000-25,000 instructions a request more on the first route).
-    for (const id of routes) load(port, routeById(id), Number(flags.warmup));
+    for (const id of routes) await load(port, routeOf(id), Number(flags.warmup));
     for (const id of routes) {
-      const route = routeById(id);
-      load(port, route, Math.ceil(Number(flags.warmup) / 6));
+      const route = routeOf(id);
+      await load(port, route, Math.ceil(Number(flags.warmup) / 6));
       run("callgrind_control", ["-z", String(child.pid)]);
       run("callgrind_control", ["-i", "on", String(child.pid)]);
-      load(port, route, N);
+      await load(port, route, N);
       // Dump before switching instrumentation off: switching off first leaves an empty dump.
       run("callgrind_control", ["-d", String(child.pid)]);
       let total = 0;
@@ -123,7 +149,8 @@ async function freePort() {
   return port;
 }
 
-const routes = flags.routes.split(",");
+const routeOf = (id) => (id === ARENA_STATIC.id ? ARENA_STATIC : routeById(id));
+const routes = flags.arena === undefined ? flags.routes.split(",") : [ARENA_STATIC.id];
 const all = {};
 for (const contender of contenders) all[contender.name] = await countFor(contender, routes, await freePort());
 const [base, ...others] = Object.keys(all);

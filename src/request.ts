@@ -333,6 +333,16 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
     }
 
     /**
+     * Whether the request may have a header that makes a file's answer conditional or partial
+     * (Range, or an "If-" header): false only when it surely has none, so that the file server
+     * reads them one by one only then. Engines that keep headers natively answer it in one call.
+     * @internal
+     */
+    mayBeConditional(): boolean {
+      return true;
+    }
+
+    /**
      * The first value of a header by lower-case name (Node keeps only the first Content-Type),
      * without building `headers`.
      * @internal

@@ -33,11 +33,14 @@ export async function serve(
   return { app, port, base, fetch: (path, init) => fetch(base + path, init) };
 }
 
+const FIRST_BYTE_MS = 3000;
+
 /**
  * Sends raw bytes over a real socket and returns everything the server wrote
  * until it closed the connection, went quiet for `quietMs`, or (when given) `complete` says all
  * that is awaited has come: a test that knows what it waits for need not bet on a quiet period
- * long enough for a loaded machine.
+ * long enough for a loaded machine. Before the first byte the wait is at least `FIRST_BYTE_MS`:
+ * on a busy machine a server may take that long to answer at all.
  */
 export function raw(port: number, bytes: string | Buffer | Array<string | Buffer>, quietMs = 300, complete?: (text: string) => boolean): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -51,7 +54,7 @@ export function raw(port: number, bytes: string | Buffer | Array<string | Buffer
     };
     const arm = () => {
       clearTimeout(timer);
-      timer = setTimeout(done, quietMs);
+      timer = setTimeout(done, chunks.length === 0 ? Math.max(quietMs, FIRST_BYTE_MS) : quietMs);
     };
     socket.on("data", (chunk) => {
       chunks.push(chunk);

@@ -196,12 +196,18 @@ class HandlerTimedOut extends HttpError {
 
 /**
  * The `handlerTimeout` watch: a response whose handlers returned without beginning it is
- * answered 503 once it has waited that long. Watched responses carry the watch (`WATCH`) until
- * their head is written, when the response calls `begun`: the list is this class's alone.
+ * answered 503 once it has waited that long. Watched responses carry their entry (`WATCH`) until
+ * their head is written, when the response calls `begun` and the entry leaves the list.
+ *
+ * The list is linked through its entries (oldest first), not kept in a Map: a Map that lives as
+ * long as the app and takes and drops an entry per request makes V8 promote the requests it held
+ * once its table is in the old generation (see src/engines/native/in-flight.ts), and every request
+ * answered on a later tick than its dispatch is watched here. An entry that leaves is unlinked and
+ * emptied, so nothing points at its request from then on.
  */
-export class HandlerTimeouts implements ResponseWatch {
-  /** Responses whose handler has not begun to answer, by the time their handler returned. */
-  private readonly waiting = new Map<Response, { readonly req: Request; readonly since: number }>();
+export class HandlerTimeouts {
+  private oldest: Waiting | null = null;
+  private newest: Waiting | null = null;
   private sweep: NodeJS.Timeout | null = null;
 
   constructor(
@@ -213,15 +219,25 @@ export class HandlerTimeouts implements ResponseWatch {
   /** After a chain returned: watch the response if it has not begun (only while serving, with a handlerTimeout). */
   watch(req: Request, res: Response): void {
     if (this.sweep !== null && !res.writableEnded && !res.destroyed && (res as InternalResponse)[WATCH] === null) {
-      (res as InternalResponse)[WATCH] = this;
-      this.waiting.set(res, { req, since: Date.now() });
+      const entry = new Waiting(this, req, res, Date.now(), this.newest);
+      (res as InternalResponse)[WATCH] = entry;
+      if (this.newest === null) this.oldest = entry;
+      else this.newest.next = entry;
+      this.newest = entry;
     }
   }
 
-  /** The response began (its head is being written): it no longer waits. */
-  begun(res: object): void {
-    this.waiting.delete(res as Response);
-    (res as InternalResponse)[WATCH] = null;
+  /** The entry's response began (its head is being written), or its time is up: it leaves the list. */
+  leave(entry: Waiting): void {
+    const { prev, next } = entry;
+    if (prev === null) this.oldest = next;
+    else prev.next = next;
+    if (next === null) this.newest = prev;
+    else next.prev = prev;
+    (entry.res as InternalResponse)[WATCH] = null;
+    entry.prev = entry.next = null;
+    entry.req = null;
+    entry.res = null;
   }
 
   start(): void {
@@ -239,13 +255,32 @@ export class HandlerTimeouts implements ResponseWatch {
   /** Answers 503 for each response still not begun `timeout` ms after its handler returned. */
   private sweepWaiting(timeout: number): void {
     const expired = Date.now() - timeout;
-    // Oldest first (a Map keeps insertion order): stop at the first that has time left.
-    for (const [res, { req, since }] of this.waiting) {
-      if (since > expired) break;
-      this.begun(res);
+    // Oldest first: stop at the first that has time left.
+    for (let entry = this.oldest; entry !== null && entry.since <= expired; entry = this.oldest) {
+      const req = entry.req!;
+      const res = entry.res!;
+      this.leave(entry);
       if (res.headersSent || res.writableEnded || res.destroyed) continue;
       this.reports.report(new Error(`The handler did not answer within handlerTimeout (${timeout} ms): answered 503; answer sooner, or raise handlerTimeout`), req);
       this.answers.fail(new HandlerTimedOut(timeout), req, res);
     }
+  }
+}
+
+/** A response in the handlerTimeout watch's list: what its response calls once its head is written. */
+class Waiting implements ResponseWatch {
+  next: Waiting | null = null;
+
+  constructor(
+    private readonly list: HandlerTimeouts,
+    /** Both null once it left the list. */
+    public req: Request | null,
+    public res: Response | null,
+    readonly since: number,
+    public prev: Waiting | null,
+  ) {}
+
+  begun(): void {
+    this.list.leave(this);
   }
 }

@@ -77,7 +77,27 @@ export class Dispatcher {
       res.shouldKeepAlive = false;
       return this.answers.fail(verdict, req, res);
     }
+    if (match === null) return this.run(this.unmatchedChain(), req, res);
     this.run([...this.routes.fallbackChain(), this.answers.unmatched(req, res, match)], req, res);
+  }
+
+  /** The 404 after the app's middleware, for a path no route has: one handler for every such request. */
+  private readonly notFound: Handler = (req, res) => this.answers.fallThrough(req, res);
+  private unmatched: readonly Handler[] = [];
+  private unmatchedFrom: readonly Handler[] | null = null;
+
+  /**
+   * The app's middleware, then the 404: the chain of every request whose path no route has
+   * (middleware mounted with `use`, such as static files, serves most of them), made again only
+   * when the middleware changes, not per request.
+   */
+  private unmatchedChain(): readonly Handler[] {
+    const layers = this.routes.fallbackChain();
+    if (layers !== this.unmatchedFrom) {
+      this.unmatched = [...layers, this.notFound];
+      this.unmatchedFrom = layers;
+    }
+    return this.unmatched;
   }
 
   /** A route with params: `req.params`, then the rest of the dispatch. */

@@ -6,6 +6,7 @@ const GRACE_MS = 1000;
 
 interface Returned {
   readonly req: Request;
+  readonly res: Response;
   /** Who returned: `the handler "show"`, `the error handler`. */
   readonly who: string;
   readonly nextCalled: () => boolean;
@@ -24,43 +25,72 @@ interface Returned {
  * settled), whose handler has not called `next` since, and that nothing is feeding (no stream
  * piped into it, its request body not being read) is reported. A handler that answers before it
  * returns never gets here (`runChain` checks two properties), so the hot path pays nothing.
+ *
+ * Most handlers that get here answer on a later tick (a middleware that defers `next`, a body
+ * parser): they are looked at once the loop has turned (`settle`) and dropped, so the watch holds
+ * them no longer than that. Held for the whole second, each of them, with everything it
+ * references, would outlive the young generation's collections and fill the old one: under load,
+ * hundreds of megabytes and a full collection every few hundred milliseconds, in every app whose
+ * middleware defers. Only the ones still waiting after that turn are kept for the second.
  */
 export class UnansweredWatch {
-  private readonly returned = new Map<Response, Returned>();
+  /** Handlers that returned during this turn of the loop. */
+  private fresh: Returned[] = [];
+  private settling: NodeJS.Immediate | null = null;
+  /** Still unanswered a turn after their handler returned: looked at again after GRACE_MS. */
+  private waiting: Returned[] = [];
   private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly warn: (message: string, req: Request) => void) {}
 
   watch(req: Request, res: Response, who: string, nextCalled: () => boolean, value: unknown): void {
-    if (this.returned.has(res)) return;
     // A handler that returns `res` (`return res.status(404)`) returned no answer of its own.
-    this.returned.set(res, { req, who, nextCalled, value: value === res ? undefined : value, since: Date.now() });
-    if (this.timer === null) {
+    this.fresh.push({ req, res, who, nextCalled, value: value === res ? undefined : value, since: Date.now() });
+    this.settling ??= setImmediate(this.settle);
+  }
+
+  /** A turn later: what was answered meanwhile (most) is dropped; the rest waits for the second. */
+  private readonly settle = (): void => {
+    const fresh = this.fresh;
+    this.fresh = [];
+    this.settling = null;
+    for (const entry of fresh) if (!settled(entry)) this.waiting.push(entry);
+    if (this.waiting.length > 0 && this.timer === null) {
       this.timer = setTimeout(this.check, GRACE_MS);
       this.timer.unref();
     }
-  }
+  };
 
   private readonly check = (): void => {
     this.timer = null;
     const due = Date.now() - GRACE_MS;
-    for (const [res, entry] of this.returned) {
-      if (entry.since > due) continue;
-      const { req } = entry;
-      if (res.writableEnded || res.headersSent || res.destroyed || entry.nextCalled()) {
-        this.returned.delete(res);
+    const waiting: Returned[] = [];
+    // A response two handlers left unanswered (one called next() after all) is reported once.
+    const warned = new Set<Response>();
+    for (const entry of this.waiting) {
+      const { req, res } = entry;
+      if (settled(entry) || warned.has(res)) continue;
+      if (entry.since > due) {
+        waiting.push(entry);
       } else if (res.listenerCount("unpipe") > 0 || (req.listenerCount("data") > 0 && !req.readableEnded)) {
         entry.since = Date.now(); // a stream is feeding it: look again later
+        waiting.push(entry);
       } else {
-        this.returned.delete(res);
+        warned.add(res);
         this.warn(message(entry), req);
       }
     }
-    if (this.returned.size > 0) {
+    this.waiting = waiting;
+    if (waiting.length > 0) {
       this.timer = setTimeout(this.check, GRACE_MS / 4);
       this.timer.unref();
     }
   };
+}
+
+/** Answered, begun, cut, or its handler called `next()` after all: nothing to warn of. */
+function settled({ res, nextCalled }: Returned): boolean {
+  return res.writableEnded || res.headersSent || res.destroyed || nextCalled();
 }
 
 function message({ who, value }: Returned): string {

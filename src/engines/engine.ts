@@ -381,11 +381,15 @@ export interface FileSending {
  * variant found after the file itself), and closes it when the response ends, whatever its
  * answer. `[SEND_OPENED_FILE](position, length)` answers with the head as it stands (its
  * Content-Length set to `length` by the caller) and `length` bytes of that file from
- * `position`, and ends the response. JavaScript never holds the descriptor; the bytes never
- * pass through it. Node's engine has neither method.
+ * `position`, and ends the response. `[STAT_FILE](path)` says what is at a path without
+ * opening it or keeping anything (stat(2), following links as the open does): "file",
+ * "directory", "other", or the error's code (a file served by its precompressed variant is
+ * only checked to be there). JavaScript never holds the descriptor; the bytes never pass
+ * through it. Node's engine has none of the three.
  */
 export const OPEN_FILE: unique symbol = Symbol("cog.openFile");
 export const SEND_OPENED_FILE: unique symbol = Symbol("cog.sendOpenedFile");
+export const STAT_FILE: unique symbol = Symbol("cog.statFile");
 
 /** What `OPEN_FILE` found at a path. */
 export interface OpenedFile {
@@ -398,6 +402,7 @@ export interface OpenedFile {
 export interface FileOpening {
   [OPEN_FILE](path: string): OpenedFile | string;
   [SEND_OPENED_FILE](position: number, length: number): void;
+  [STAT_FILE](path: string): "file" | "directory" | "other" | string;
 }
 
 /**

@@ -129,11 +129,12 @@ describe("a handler that returns without answering or calling next()", () => {
     assert.match(returnedLine, /\(route GET \/returns-value\): .*It returned a value, which Cog does not send: answer with res\.json\(value\)/);
   });
 
-  test("is not warned of when it answers later: after a timer, from a callback, through a piped stream, or next() later", async (t) => {
+  test("is not warned of when it answers later: on the next tick, after a timer, from a callback, through a piped stream, or next() later", async (t) => {
     const lines = captureLog(t);
     const { fetch } = await serve(
       t,
       (app) => {
+        app.get("/tick", (_req, res) => void process.nextTick(() => res.send("tick")));
         app.get("/timer", (_req, res) => void setTimeout(() => res.send("timer"), 300));
         app.get("/async-timer", async (_req, res) => void setTimeout(() => res.send("async-timer"), 300));
         app.get("/stream", (_req, res) => {
@@ -151,8 +152,8 @@ describe("a handler that returns without answering or calling next()", () => {
       },
       logging,
     );
-    const bodies = await Promise.all(["/timer", "/async-timer", "/stream", "/later-next", "/slow"].map(async (path) => (await fetch(path)).text()));
-    assert.deepEqual(bodies, ["timer", "async-timer", "stream", "later-next", "slow"]);
+    const bodies = await Promise.all(["/tick", "/timer", "/async-timer", "/stream", "/later-next", "/slow"].map(async (path) => (await fetch(path)).text()));
+    assert.deepEqual(bodies, ["tick", "timer", "async-timer", "stream", "later-next", "slow"]);
     await sleep(1300); // past any check the watch could still make
     assert.deepEqual(lines, []);
   });

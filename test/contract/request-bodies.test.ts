@@ -6,9 +6,9 @@ import { gzipSync, deflateSync, brotliCompressSync } from "node:zlib";
 import { serve, raw, statuses } from "../helpers.js";
 import { eventually, within } from "../wire.js";
 
-/** POSTs `total` bytes in `piece`-sized writes, as fast as the server takes them; resolves with the status and body. */
-function upload(port: number, path: string, total: number, options: { piece?: number; chunked?: boolean; headers?: Record<string, string> } = {}): Promise<{ status: number; body: string }> {
-  const piece = Buffer.alloc(options.piece ?? 64 * 1024, 0x61);
+/** POSTs `total` bytes (`byte`, "a" unless said) in `piece`-sized writes, as fast as the server takes them; resolves with the status and body. */
+function upload(port: number, path: string, total: number, options: { piece?: number; byte?: number; chunked?: boolean; headers?: Record<string, string> } = {}): Promise<{ status: number; body: string }> {
+  const piece = Buffer.alloc(options.piece ?? 64 * 1024, options.byte ?? 0x61);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ port, host: "127.0.0.1", path, method: "POST", headers: { ...(options.chunked ? {} : { "content-length": total }), ...options.headers } }, (res) => {
       let body = "";
@@ -90,6 +90,29 @@ test("pieces of a streamed body the app keeps keep their bytes while later uploa
   for (const byte of [0x32, 0x33, 0x34]) assert.equal(await withByte(byte), String(size));
   assert.equal(kept.reduce((n, piece) => n + piece.length, 0), size);
   for (const piece of kept) assert.ok(piece.every((b) => b === 0x31), "a kept piece still holds the first upload's bytes");
+});
+
+test("pieces kept from uploads arriving at once on several connections each keep their own upload's bytes", async (t) => {
+  // Six uploads at once, each of its own byte, every piece kept until all are in: pieces read in
+  // the same turn of the loop for different connections must not share or reuse memory.
+  const kept = new Map<number, Buffer[]>();
+  const { port } = await serve(t, (app) => {
+    app.post("/keep/:byte", { body: "stream", bodyLimit: 32 * 1024 * 1024 }, async (req, res) => {
+      const pieces: Buffer[] = [];
+      kept.set(Number(req.params.byte), pieces);
+      for await (const chunk of req) pieces.push(chunk as Buffer);
+      res.send(String(pieces.reduce((n, piece) => n + piece.length, 0)));
+    });
+  });
+  const size = 2 * 1024 * 1024;
+  const bytes = [0x41, 0x42, 0x43, 0x44, 0x45, 0x46];
+  const answers = await Promise.all(bytes.map((byte) => upload(port, `/keep/${byte}`, size, { piece: 300 * 1024, byte })));
+  for (const answer of answers) assert.deepEqual(answer, { status: 200, body: String(size) });
+  for (const byte of bytes) {
+    const pieces = kept.get(byte)!;
+    assert.equal(pieces.reduce((n, piece) => n + piece.length, 0), size);
+    for (const piece of pieces) assert.ok(piece.every((b) => b === byte), `a piece of upload ${byte.toString(16)} holds only its bytes`);
+  }
 });
 
 test("a streamed body pauses the connection while the handler is behind (backpressure), and loses nothing", async (t) => {

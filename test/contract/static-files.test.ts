@@ -452,6 +452,38 @@ describe("precompressed variants", () => {
     assert.deepEqual([part.status, part.body.toString(), part.headers["content-encoding"]], [206, "BROTLI", "br"]);
   });
 
+  // The variant is opened first and the file itself only checked: what is served must be what
+  // opening the file first serves, on the engine's own path, through fs.promises and from the cache.
+  for (const [way, options, watch] of [
+    ["", {}, false],
+    [" (files opened through fs.promises)", {}, true],
+    [" (with the cache)", { cache: true }, false],
+  ] as const) {
+    test(`a variant is served only for a regular file: a directory beside one is redirected, one whose file is gone is not found${way}`, async (t) => {
+      writeFileSync(join(root, "gone.js.br"), "STALE-BROTLI");
+      writeFileSync(join(root, "docs.br"), "NOT-THE-DIRECTORY");
+      writeFileSync(join(root, "docs", "index.html.br"), "BROTLI-INDEX");
+      t.after(() => ["gone.js.br", "docs.br", join("docs", "index.html.br")].forEach((name) => rmSync(join(root, name))));
+      if (watch) recordOpens(t);
+      const { port } = await site(t, { precompressed: true, ...options }, (app) => {
+        app.use("/varied", (_req, res, next) => {
+          res.set("vary", "Origin");
+          next();
+        });
+        app.use("/varied", serveStatic(root, { precompressed: true, ...options }));
+      });
+      for (let i = 0; i < 2; i++) {
+        assert.equal((await get(port, "/static/gone.js", { "accept-encoding": "br" })).status, 404);
+        const directory = await get(port, "/static/docs", { "accept-encoding": "br" });
+        assert.deepEqual([directory.status, directory.headers["location"], directory.headers["vary"]], [301, "/static/docs/", undefined]);
+        const index = await get(port, "/static/docs/", { "accept-encoding": "br" });
+        assert.deepEqual([index.status, index.body.toString(), index.headers["content-encoding"], index.headers["content-type"]], [200, "BROTLI-INDEX", "br", "text/html; charset=utf-8"]);
+        const varied = await get(port, "/varied/app.js", { "accept-encoding": "br" });
+        assert.deepEqual([varied.body.toString(), varied.headers["vary"]], ["BROTLI-BYTES", "Origin, Accept-Encoding"]);
+      }
+    });
+  }
+
   test("a list limits the encodings looked for; without the option no variant is served and nothing varies", async (t) => {
     const listed = await site(t, { precompressed: ["gzip"] });
     const res = await get(listed.port, "/static/app.js", { "accept-encoding": "br, gzip;q=0.1" });

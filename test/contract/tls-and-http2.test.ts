@@ -468,6 +468,21 @@ describe("HTTP/2", () => {
     assert.deepEqual(bodies, ["whole"]);
   });
 
+  test("a file over h2c: If-None-Match gets a 304, Range a 206, and neither changes a plain request's 200", async (t) => {
+    const { port } = await servedWith(t, { http2: "h2c" });
+    const session = http2Connect(`http://127.0.0.1:${port}`);
+    t.after(() => session.destroy());
+    const whole = await h2request(session, "/file");
+    assert.deepEqual([whole.status, whole.body.length, whole.headers["accept-ranges"]], [200, FILE_BYTES.length, "bytes"]);
+    const etag = String(whole.headers["etag"]);
+    assert.equal((await h2request(session, "/file", { headers: { "if-none-match": etag } })).status, 304);
+    assert.equal((await h2request(session, "/file", { headers: { "if-match": '"other"' } })).status, 412);
+    const part = await h2request(session, "/file", { headers: { range: "bytes=16-31" } });
+    assert.deepEqual([part.status, part.body, part.headers["content-range"]], [206, "0123456789abcdef", `bytes 16-31/${FILE_BYTES.length}`]);
+    assert.equal((await h2request(session, "/file", { headers: { range: "bytes=0-1", "if-range": '"stale"' } })).status, 200);
+    assert.equal((await h2request(session, "/file")).status, 200);
+  });
+
   test('http2: "h2c" serves cleartext HTTP/2 with prior knowledge; close() ends its sessions', async (t) => {
     const lines: RequestLogLine[] = [];
     const app = new Cog({ http2: "h2c", logErrors: false, bodyLimit: 1024, logger: (line) => void (line.level === "info" && lines.push(line)) });

@@ -23,6 +23,26 @@ pub enum Body {
     Follows(Option<u64>),
 }
 
+/// Bytes of a body read from the socket straight into memory JavaScript is to own: a Buffer
+/// made for them by the boundary with JavaScript (`js::piece`), kept here as what it is to this
+/// layer, something that owns the Buffer until it is handed over. Never written to again once
+/// read into, so a piece an app keeps keeps its bytes.
+pub struct ReadPiece(pub Box<dyn std::any::Any>);
+
+impl std::fmt::Debug for ReadPiece {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReadPiece")
+    }
+}
+
+/// The same piece only (each holds a Buffer of its own).
+impl PartialEq for ReadPiece {
+    fn eq(&self, other: &ReadPiece) -> bool {
+        std::ptr::eq(&*self.0, &*other.0)
+    }
+}
+impl Eq for ReadPiece {}
+
 #[derive(Debug, PartialEq, Eq)]
 pub enum Event {
     /// A request for the app (its method and URL are read from the engine's record when delivered).
@@ -33,6 +53,8 @@ pub enum Event {
     Drain { id: u64 },
     /// Bytes of a body that follows its request.
     BodyPiece { id: u64, piece: Vec<u8> },
+    /// Bytes of a body that follows its request, read straight into a Buffer for JavaScript.
+    BodyRead { id: u64, piece: ReadPiece },
     /// The body that followed its request is whole.
     BodyEnd { id: u64 },
     /// A body JavaScript is receiving did not arrive within its requestTimeout: the app answers the 408.
@@ -52,6 +74,7 @@ impl Event {
             | Event::Abort { id }
             | Event::Drain { id }
             | Event::BodyPiece { id, .. }
+            | Event::BodyRead { id, .. }
             | Event::BodyEnd { id }
             | Event::BodyTimeout { id }
             | Event::WsMessage { id, .. }
@@ -63,7 +86,7 @@ impl Event {
 
 #[cfg(test)]
 mod tests {
-    use super::{Body, Event};
+    use super::{Body, Event, ReadPiece};
 
     #[test]
     fn every_event_names_its_request() {
@@ -77,7 +100,8 @@ mod tests {
             Event::WsMessage { id: 7, data: Vec::new(), text: true },
             Event::WsDrain { id: 8 },
             Event::WsClose { id: 9, code: 1000, reason: Vec::new() },
+            Event::BodyRead { id: 10, piece: ReadPiece(Box::new(())) },
         ];
-        assert_eq!(events.iter().map(Event::id).collect::<Vec<_>>(), (1..=9).collect::<Vec<_>>());
+        assert_eq!(events.iter().map(Event::id).collect::<Vec<_>>(), (1..=10).collect::<Vec<_>>());
     }
 }

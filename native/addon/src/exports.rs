@@ -44,7 +44,7 @@ pub struct ListenOptions {
 /// (src/engines/native/load.ts, `INTERFACE_VERSION`) refuses an addon whose version is not its
 /// own, since a prebuilt platform package can be older than the JavaScript that loads it.
 /// Bump it here and there together whenever any of that interface changes.
-const INTERFACE_VERSION: u32 = 11;
+const INTERFACE_VERSION: u32 = 12;
 
 /// See `INTERFACE_VERSION`.
 #[napi]
@@ -444,6 +444,22 @@ pub fn open_file(env: Env, id: f64, path: JsString, stat: JsUnknown) -> Result<i
     })
 }
 
+/// `statFile(path)`: what is at `path`, without opening it or keeping anything: 0 for a regular
+/// file, 1 for a directory, 2 for anything else, otherwise the negated errno of stat(2).
+#[napi]
+pub fn stat_file(env: Env, path: JsString) -> i32 {
+    SCRATCH.with(|scratch| {
+        let Scratch { units, name: bytes, .. } = &mut *scratch.borrow_mut();
+        unsafe { text::utf8_into(env.raw(), path.raw(), units, bytes) };
+        match io::file::kind(bytes) {
+            Ok(io::file::Kind::Regular) => 0,
+            Ok(io::file::Kind::Directory) => 1,
+            Ok(io::file::Kind::Other) => 2,
+            Err(errno) => -errno,
+        }
+    })
+}
+
 /// The head of a streamed response (its body follows through `stream_write`); `declared`, the
 /// Content-Length the app set (the body is then framed by it rather than chunked), or -1;
 /// `reason`, when not undefined, the status line's reason phrase; `requestId`, when not
@@ -512,6 +528,13 @@ pub fn header(env: Env, id: f64, name: JsString, first: Option<bool>) -> Option<
         unsafe { text::latin1_into(env.raw(), name.raw(), name_bytes) };
         with_state(|s| s.header(id as u64, name_bytes, first.unwrap_or(false)).map(Latin1))
     })
+}
+
+/// `mayBeConditional(id)`: whether the request has a Range or an "If-" header, which a file's
+/// answer reads one by one only then (one call where they were five).
+#[napi]
+pub fn may_be_conditional(id: f64) -> bool {
+    with_state(|s| s.may_be_conditional(id as u64))
 }
 
 /// Returns false when the stream should pause until a drain event (or the client is gone).

@@ -113,6 +113,15 @@ impl Req {
         self.headers.iter().any(|(n, _)| self.head[n.clone()].eq_ignore_ascii_case(name))
     }
 
+    /// Whether a header can make a file's answer conditional or partial: Range, or any "If-"
+    /// header (If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since, If-Range).
+    pub(crate) fn may_be_conditional(&self) -> bool {
+        self.headers.iter().any(|(n, _)| {
+            let name = &self.head[n.clone()];
+            name.get(..3).is_some_and(|start| start.eq_ignore_ascii_case(b"if-")) || name.eq_ignore_ascii_case(b"range")
+        })
+    }
+
     /// Its target is in absolute form: the app sees the path it names (`path`, a range of the
     /// head), which starts with "/" as an origin-form target does.
     pub(crate) fn set_path(&mut self, path: Range<usize>) {
@@ -254,6 +263,14 @@ mod tests {
         assert_eq!(r.headers().count(), 4);
         assert!(r.has_header(b"COOKIE") && !r.has_header(b"content-encoding"));
         assert_eq!(r.headers().nth(2), Some((&b"ACCEPT"[..], &b"b"[..])));
+    }
+
+    #[test]
+    fn a_range_or_an_if_header_may_make_a_file_answer_conditional() {
+        assert!(!req(b"GET / HTTP/1.1\r\nHost: x\r\nAccept-Encoding: br\r\nIf: x\r\nRanges: y\r\n\r\n").may_be_conditional());
+        for header in ["If-None-Match: \"a\"", "if-modified-since: x", "IF-MATCH: *", "If-Unmodified-Since: x", "If-Range: x", "RANGE: bytes=0-1"] {
+            assert!(req(format!("GET / HTTP/1.1\r\nHost: x\r\n{header}\r\n\r\n").as_bytes()).may_be_conditional(), "{header}");
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
  * loads it. Bump it here and in native/addon/src/exports.rs (`INTERFACE_VERSION`) together whenever
  * any of that interface changes.
  */
-export const INTERFACE_VERSION = 11;
+export const INTERFACE_VERSION = 12;
 
 /** The addon's exports (native/addon/src/exports.rs). */
 export interface NativeAddon {
@@ -29,6 +29,8 @@ export interface NativeAddon {
   headers(id: number): string;
   /** One header's value: repeats joined as Node joins them, or with `first`, the first alone. */
   header(id: number, name: string, first?: boolean): string | null;
+  /** Whether the request has a Range or an "If-" header (false once it is gone). */
+  mayBeConditional(id: number): boolean;
   remoteAddress(id: number): string | null;
   /** The client's port and the local address and port it reached; null once the request is gone. */
   endpoints(id: number): Endpoints | null;
@@ -55,6 +57,8 @@ export interface NativeAddon {
    * 2 for anything else; otherwise a negated errno (as libuv's errors: `util.getSystemErrorName` names it).
    */
   openFile(id: number, path: string, stat: Float64Array): number;
+  /** What is at `path`, without opening it (stat(2)): 0 a regular file, 1 a directory, 2 anything else, otherwise a negated errno (as `openFile`'s). */
+  statFile(path: string): number;
   /** Checks header lines once and keeps them; `respond` then takes the number returned. */
   keepHeaderBlock(block: string): number;
   /** The head of a streamed response, framed by `declared` (the app's Content-Length) or else chunked; its other arguments and errors as `respond`'s. */

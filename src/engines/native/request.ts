@@ -185,6 +185,12 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     return this[ADDON].header(this[ID], name, FIRST_ONLY.has(name)) ?? undefined;
   }
 
+  /** @internal Asked of the engine in one call, unless the headers were fetched (and maybe changed) already. */
+  override mayBeConditional(): boolean {
+    if (this[HEADERS] !== null || this[GONE]) return true;
+    return this[ADDON].mayBeConditional(this[ID]);
+  }
+
   /**
    * @internal One header's first value from the engine, unless they were all fetched already.
    * Content-Type is asked for twice for a body (is it multipart? how to parse it?): kept after the first.

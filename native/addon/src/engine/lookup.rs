@@ -26,6 +26,11 @@ impl State {
         self.reqs.get(id)?.header(name, first)
     }
 
+    /// Whether request `id` has a header that can make a file's answer conditional or partial (false once it is gone).
+    pub(crate) fn may_be_conditional(&self, id: u64) -> bool {
+        self.reqs.get(id).is_some_and(|req| req.may_be_conditional())
+    }
+
     pub(crate) fn headers(&self, id: u64) -> Option<impl Iterator<Item = (&[u8], &[u8])>> {
         Some(self.reqs.get(id)?.headers())
     }

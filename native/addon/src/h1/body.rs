@@ -5,10 +5,6 @@
 
 use cog_framing::{ChunkedDecoder, Framing, Refusal};
 
-/// Pieces of a body shorter than this are copied out of the input rather than taken whole: the
-/// input then keeps its buffer, and a small copy costs less than a buffer of its own.
-const TAKE_WHOLE_FROM: usize = 16 * 1024;
-
 /// Where the body stands with JavaScript.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Handover {
@@ -64,17 +60,11 @@ impl BodyState {
         }
     }
 
-    /// Whether `input` bytes, all of them, are of this body, and enough to be worth handing over
-    /// as they lie rather than copied: a body by its Content-Length with that many bytes left.
-    pub(super) fn takes_whole(&self, input: usize) -> bool {
-        matches!(self.framing, Framing::Length(_)) && input >= TAKE_WHOLE_FROM && input as u64 <= self.remaining
-    }
-
-    /// `n` bytes of the body were taken as they lay (`takes_whole`); returns them and whether
-    /// the body is whole, as `read` does.
-    pub(super) fn took(&mut self, n: usize) -> (usize, bool) {
+    /// `n` more bytes of a body by its Content-Length were read past the input (into a buffer of
+    /// their own: `Conn::took_piece`); returns whether the body is whole.
+    pub(super) fn took(&mut self, n: usize) -> bool {
         self.remaining -= n as u64;
-        (n, self.remaining == 0)
+        self.remaining == 0
     }
 
     /// Bytes still to come of a body by its Content-Length (None: chunked).

@@ -115,6 +115,11 @@ impl Conn {
         }
     }
 
+    /// Whether the next bytes are read as request heads (not a body, an upgrade, or nothing).
+    pub(crate) fn reads_heads(&self) -> bool {
+        matches!(self.reading, Reading::Heads)
+    }
+
     /// Whether requests are still read from the input (what is in it may hold another).
     pub(crate) fn reads_requests(&self) -> bool {
         matches!(self.reading, Reading::Heads | Reading::Body { last: false, .. })

@@ -7,7 +7,7 @@
 
 use super::body::{BodyState, Handover};
 use super::conn::{Conn, Persistence, Reading, Stream};
-use crate::events::{Body, Event, FLAG_ENCODED, FLAG_HTTP11, FLAG_REFUSED, FLAG_UPGRADE};
+use crate::events::{Body, Event, ReadPiece, FLAG_ENCODED, FLAG_HTTP11, FLAG_REFUSED, FLAG_UPGRADE};
 use crate::io::{Transport, HIGH_WATER};
 use crate::request::{new_req, Req, Requests};
 use crate::spare::Spare;
@@ -58,17 +58,9 @@ impl Conn {
                     break; // Until JavaScript resumes it (`pause_body`).
                 }
                 let start = body.buf.len();
-                // A piece that is the whole input, read straight into it (`reserve_input`), goes
-                // to JavaScript as it lies: no copy.
-                let whole = used == 0 && body.handover == Handover::Pieces && body.takes_whole(io.input().len());
-                let read = if whole { Ok(body.took(io.input().len())) } else { body.read(&io.input()[used..]) };
-                match read {
+                match body.read(&io.input()[used..]) {
                     Ok((n, done)) => {
-                        if whole {
-                            events.push(Event::BodyPiece { id: body.id, piece: io.take_input() });
-                        } else {
-                            used += n;
-                        }
+                        used += n;
                         if body.delivered() {
                             // The piece that arrived goes to JavaScript now; nothing is kept.
                             let discard = body.handover == Handover::Discard;
@@ -189,14 +181,6 @@ impl Conn {
             }
         }
         io.consume(used);
-        if let Reading::Body { body, .. } = &self.reading {
-            // More of a long body to come: the next reads land where they can be handed over as they lie.
-            if let (Handover::Pieces, Some(left)) = (body.handover, body.left()) {
-                if !body.paused && io.input().is_empty() {
-                    io.reserve_input(left as usize);
-                }
-            }
-        }
         if io.ended() {
             // What is left can never complete: a partial head, or a body cut short.
             self.stop_requests();
@@ -214,6 +198,31 @@ impl Conn {
             Parsed::CutShort
         } else {
             Parsed::Open
+        }
+    }
+
+    /// How much of a body may be read next straight from the socket into a buffer of its own,
+    /// to be handed to JavaScript as it is (`took_piece`): the bytes its Content-Length still
+    /// expects, when JavaScript reads it as it arrives, its stream has room, nothing waits in
+    /// the input (what arrives next is all body) and the client reads what it was sent. None
+    /// otherwise: such bytes are read into the input and parsed (`parse`).
+    pub(crate) fn piece_room(&self, io: &Transport) -> Option<u64> {
+        let Reading::Body { body, .. } = &self.reading else { return None };
+        if body.handover != Handover::Pieces || body.paused || !io.input().is_empty() || io.unsent() > HIGH_WATER {
+            return None;
+        }
+        body.left().filter(|&left| left > 0)
+    }
+
+    /// `piece` holds the body's next `n` bytes (at most `piece_room`'s), read from the socket:
+    /// it goes to JavaScript, and the body's end after it once it is whole.
+    pub(crate) fn took_piece(&mut self, n: usize, piece: ReadPiece, events: &mut Vec<Event>) {
+        let Reading::Body { body, last } = &mut self.reading else { unreachable!("took_piece without a body") };
+        let id = body.id;
+        events.push(Event::BodyRead { id, piece });
+        if body.took(n) {
+            self.reading = if *last { Reading::Done } else { Reading::Heads };
+            events.push(Event::BodyEnd { id });
         }
     }
 }

@@ -44,6 +44,32 @@ pub(crate) fn open(path: &[u8]) -> Result<Opened, i32> {
     })
 }
 
+/// What is at a path, looked at without opening it.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Regular,
+    Directory,
+    Other,
+}
+
+/// What is at `path`, by stat(2) (following links, as `open` does): one system call where an
+/// open, fstat and close are three (a file served by its precompressed variant is only checked
+/// to be there). Fails with stat(2)'s errno (EINVAL for a path holding a NUL).
+pub(crate) fn kind(path: &[u8]) -> Result<Kind, i32> {
+    if path.contains(&0) {
+        return Err(libc::EINVAL);
+    }
+    let meta = std::fs::metadata(OsStr::from_bytes(path)).map_err(|err| err.raw_os_error().unwrap_or(libc::EIO))?;
+    let kind = meta.file_type();
+    Ok(if kind.is_file() {
+        Kind::Regular
+    } else if kind.is_dir() {
+        Kind::Directory
+    } else {
+        Kind::Other
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,5 +110,23 @@ mod tests {
         assert_eq!(open(dir.join("missing").as_os_str().as_bytes()).unwrap_err(), libc::ENOENT);
         assert_eq!(open(dir.join("missing/below").as_os_str().as_bytes()).unwrap_err(), libc::ENOENT);
         assert_eq!(open(b"/tmp/a\0b").unwrap_err(), libc::EINVAL);
+    }
+
+    #[test]
+    fn kinds_are_told_without_opening() {
+        let dir = dir();
+        let path = dir.join("k.txt");
+        std::fs::write(&path, b"k").unwrap();
+        assert_eq!(kind(path.as_os_str().as_bytes()), Ok(Kind::Regular));
+        assert_eq!(kind(dir.as_os_str().as_bytes()), Ok(Kind::Directory));
+        let fifo = dir.join("kind-pipe");
+        let name = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        assert_eq!(kind(fifo.as_os_str().as_bytes()), Ok(Kind::Other));
+        std::fs::remove_file(&fifo).unwrap();
+        assert_eq!(kind(dir.join("missing").as_os_str().as_bytes()), Err(libc::ENOENT));
+        assert_eq!(kind(path.join("below").as_os_str().as_bytes()), Err(libc::ENOTDIR));
+        assert_eq!(kind(b"/tmp/a\0b"), Err(libc::EINVAL));
+        std::fs::remove_file(&path).unwrap();
     }
 }

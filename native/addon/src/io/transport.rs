@@ -84,7 +84,20 @@ impl Transport {
     /// read buffer each (64 KiB) spread reads over that much memory, and the cache misses cost
     /// more than copying the few hundred bytes that arrived into the connection's input.
     pub(crate) fn read(&mut self, rx: &mut Vec<u8>) -> Read {
-        let read = self.read_some(rx);
+        self.read_within(rx, READ_BUDGET)
+    }
+
+    /// `read`, one read of the shared buffer's size at most: for a connection reading request
+    /// heads, whose next bytes may be the start of a long body. What follows the head is then
+    /// read after it is parsed, when the body's pieces are read straight into Buffers of their
+    /// own (`waiting`, `read_into`), rather than through the input; a burst of pipelined requests
+    /// longer than a read waits for the next readable event.
+    pub(crate) fn read_once(&mut self, rx: &mut Vec<u8>) -> Read {
+        self.read_within(rx, RX_SIZE)
+    }
+
+    fn read_within(&mut self, rx: &mut Vec<u8>, budget: usize) -> Read {
+        let read = self.read_some(rx, budget);
         if let Read::Ended = read {
             self.ended = true;
         }
@@ -96,35 +109,12 @@ impl Transport {
         self.ended
     }
 
-    fn read_some(&mut self, rx: &mut Vec<u8>) -> Read {
+    fn read_some(&mut self, rx: &mut Vec<u8>, budget: usize) -> Read {
         if rx.len() < RX_SIZE {
             rx.resize(RX_SIZE, 0);
         }
         let mut total = 0;
-        while total < READ_BUDGET {
-            // Room kept in the input for a large body (`reserve_input`): read straight into it.
-            if self.tls.is_none() && self.input.capacity() - self.input.len() >= RX_SIZE {
-                let spare = self.input.spare_capacity_mut();
-                let want = spare.len().min(READ_BUDGET - total);
-                // SAFETY: recv writes at most `want` bytes into the spare capacity; `set_len` then
-                // covers only the bytes it wrote.
-                let n = unsafe { libc::recv(self.fd, spare.as_mut_ptr() as *mut libc::c_void, want, 0) };
-                if n > 0 {
-                    unsafe { self.input.set_len(self.input.len() + n as usize) };
-                    total += n as usize;
-                    if (n as usize) < want {
-                        break;
-                    }
-                    continue;
-                }
-                if n == 0 {
-                    return Read::Ended;
-                }
-                if would_block() {
-                    break;
-                }
-                return Read::Failed;
-            }
+        while total < budget {
             let n = unsafe { recv(self.fd, &mut rx[..RX_SIZE]) };
             if n > 0 {
                 let bytes = &rx[..n as usize];
@@ -176,18 +166,36 @@ impl Transport {
         self.shrink_input();
     }
 
-    /// Takes the whole input (a piece of a body, handed to JavaScript as it lies), leaving none.
-    pub(crate) fn take_input(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.input)
+    /// Bytes waiting in the socket to be read (FIONREAD), on cleartext; 0 on TLS, whose
+    /// records are decrypted into the input. A body's next piece is read at once, that long,
+    /// straight into a buffer of its own (`read_into`).
+    pub(crate) fn waiting(&self) -> usize {
+        if self.tls.is_some() {
+            return 0;
+        }
+        let mut n: c_int = 0;
+        // SAFETY: FIONREAD writes one int.
+        if unsafe { libc::ioctl(self.fd, libc::FIONREAD, &mut n) } < 0 {
+            return 0;
+        }
+        n.max(0) as usize
     }
 
-    /// Keeps room for `bytes` more of input (a body known to be that long, up to a read's
-    /// budget): reads then land in the input straight from the socket, not through the shared
-    /// read buffer, and the input can be handed over whole as the body's next piece. Only on
-    /// cleartext (TLS decrypts into the input).
-    pub(crate) fn reserve_input(&mut self, bytes: usize) {
-        if self.tls.is_none() && bytes >= RX_SIZE {
-            self.input.reserve(bytes.min(READ_BUDGET));
+    /// Reads into `dest` straight from the socket, past the input (cleartext only: see
+    /// `waiting`, which says how much is there); returns the bytes read, or why none were:
+    /// `Read::Open` when the socket had nothing after all.
+    pub(crate) fn read_into(&mut self, dest: &mut [u8]) -> Result<usize, Read> {
+        debug_assert!(self.tls.is_none());
+        let n = unsafe { recv(self.fd, dest) };
+        if n > 0 {
+            Ok(n as usize)
+        } else if n == 0 {
+            self.ended = true;
+            Err(Read::Ended)
+        } else if would_block() {
+            Err(Read::Open)
+        } else {
+            Err(Read::Failed)
         }
     }
 
@@ -405,21 +413,22 @@ mod tests {
     }
 
     #[test]
-    fn reads_land_in_room_kept_for_a_body_and_the_input_is_taken_whole() {
+    fn what_waits_in_the_socket_is_read_past_the_input() {
         let (mut t, client) = pair();
-        t.reserve_input(1000);
-        assert_eq!(t.input.capacity(), 0, "no room kept for less than a read");
-        t.reserve_input(200_000);
-        let room = (t.input.as_ptr(), t.input.capacity());
-        assert!(room.1 >= 200_000);
+        assert_eq!(t.waiting(), 0);
         let bytes: Vec<u8> = (0..70_000u32).map(|i| i as u8).collect();
         assert_eq!(unsafe { send(client, &bytes) }, 70_000);
-        let mut rx = Vec::new();
-        assert!(matches!(t.read(&mut rx), Read::Open));
-        assert_eq!((t.input.as_ptr(), t.input.capacity()), room, "read where the room was kept, not copied in");
-        let taken = t.take_input();
-        assert_eq!(taken, bytes);
-        assert_eq!((t.input().len(), t.input.capacity()), (0, 0));
+        assert_eq!(t.waiting(), 70_000);
+        let mut dest = vec![0u8; 50_000];
+        assert_eq!(t.read_into(&mut dest).ok(), Some(50_000));
+        assert_eq!(dest, bytes[..50_000]);
+        assert!(t.input().is_empty(), "nothing went through the input");
+        assert_eq!(t.waiting(), 20_000);
+        assert_eq!(t.read_into(&mut dest).ok(), Some(20_000));
+        assert!(matches!(t.read_into(&mut dest), Err(Read::Open)), "nothing more yet");
+        unsafe { libc::shutdown(client, libc::SHUT_WR) };
+        assert!(matches!(t.read_into(&mut dest), Err(Read::Ended)));
+        assert!(t.ended());
         close(t, client);
     }
 

@@ -82,6 +82,12 @@ impl ServerJs {
         Ok(ServerJs { env, uv_loop: uv_loop as *mut _, on_request: request_ref, on_event: event_ref, on_socket: socket_ref, trampoline: trampoline_ref, async_context })
     }
 
+    /// A Buffer for a body's next `len` bytes, to be read into (see `piece.rs`).
+    pub fn new_piece(&self, len: usize) -> Option<(crate::events::ReadPiece, *mut u8)> {
+        // SAFETY: the engine runs on the env's thread.
+        unsafe { super::piece::new_piece(self.env, len) }
+    }
+
     /// Node's loop, which the server's handles run on.
     pub fn uv_loop(&self) -> *mut crate::uv::uv_loop_t {
         self.uv_loop
@@ -158,7 +164,8 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
                 Event::Abort { id } => call_on_event(env, event_fn, EVENT_ABORT, id, None, &mut result),
                 Event::Drain { id } => call_on_event(env, event_fn, EVENT_DRAIN, id, None, &mut result),
                 Event::BodyTimeout { id } => call_on_event(env, event_fn, EVENT_BODY_TIMEOUT, id, None, &mut result),
-                Event::BodyPiece { id, piece } => call_on_event(env, event_fn, EVENT_BODY_PIECE, id, Some(&piece), &mut result),
+                Event::BodyPiece { id, piece } => call_on_event(env, event_fn, EVENT_BODY_PIECE, id, Some(buffer_of(env, &piece)), &mut result),
+                Event::BodyRead { id, piece } => call_on_event(env, event_fn, EVENT_BODY_PIECE, id, Some(super::piece::piece_value(env, &piece)), &mut result),
                 Event::BodyEnd { id } => call_on_event(env, event_fn, EVENT_BODY_END, id, None, &mut result),
                 Event::WsMessage { id, data, text } => {
                     let mut args = [ptr::null_mut(); 3];
@@ -222,16 +229,16 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
     ptr::null_mut()
 }
 
-/// Calls `onEvent(kind, id)`, or `onEvent(kind, id, piece)` with a body's piece as a Buffer.
-unsafe fn call_on_event(env: sys::napi_env, event_fn: sys::napi_value, kind: u32, id: u64, piece: Option<&[u8]>, result: &mut sys::napi_value) -> sys::napi_status {
+/// Calls `onEvent(kind, id)`, or `onEvent(kind, id, piece)` with a body's piece (a Buffer).
+unsafe fn call_on_event(env: sys::napi_env, event_fn: sys::napi_value, kind: u32, id: u64, piece: Option<sys::napi_value>, result: &mut sys::napi_value) -> sys::napi_status {
     let mut args = [ptr::null_mut(); 3];
     let mut undefined = ptr::null_mut();
     sys::napi_get_undefined(env, &mut undefined);
     sys::napi_create_uint32(env, kind, &mut args[0]);
     sys::napi_create_double(env, id as f64, &mut args[1]);
     let argc = match piece {
-        Some(bytes) => {
-            args[2] = buffer_of(env, bytes);
+        Some(buffer) => {
+            args[2] = buffer;
             3
         }
         None => 2,
@@ -239,12 +246,13 @@ unsafe fn call_on_event(env: sys::napi_env, event_fn: sys::napi_value, kind: u32
     sys::napi_call_function(env, undefined, event_fn, argc, args.as_ptr(), result)
 }
 
-/// A Buffer of `bytes`, copied into memory of V8's own. The one copy a body's bytes take on
-/// their way from the socket to JavaScript (reads land in the connection's input, handed over
-/// whole: `h1::read`). Handed over where they lie instead (`napi_create_external_buffer`, the
-/// Buffer owning the bytes), the arena's uploads cost twice the CPU: on Node 20 such Buffers
-/// made V8 run ~40 full (mark-compact) collections in 5 s of uploads where copies made none
-/// (docs/decisions/request-bodies.md).
+/// A Buffer of `bytes`, copied into memory of V8's own: a body whole with its head, and the
+/// pieces that went through the connection's input (what came with the head, a slow sender's
+/// small reads, chunked bodies, TLS). A long body's other pieces are read straight into Buffers
+/// of their own and not copied (`piece.rs`). Handed over where they lie instead
+/// (`napi_create_external_buffer`, the Buffer owning the bytes), the arena's uploads cost twice
+/// the CPU: on Node 20 such Buffers made V8 run ~40 full (mark-compact) collections in 5 s of
+/// uploads where copies made none (docs/decisions/request-bodies.md).
 unsafe fn buffer_of(env: sys::napi_env, bytes: &[u8]) -> sys::napi_value {
     let (mut buffer, mut data) = (ptr::null_mut(), ptr::null_mut());
     sys::napi_create_buffer_copy(env, bytes.len(), bytes.as_ptr() as *const c_void, &mut data, &mut buffer);

@@ -1,6 +1,7 @@
 //! A Buffer of the app's, held by a Node-API reference while the engine sends it, so that its
 //! bytes are read where they lie rather than copied: the answer to a slow reader is the app's one
-//! shared Buffer, however many readers wait for it. Dropping it lets the Buffer go. As Node's own
+//! shared Buffer, however many readers wait for it; and a Buffer made for a request body's
+//! piece, from its read to its delivery (`piece.rs`). Dropping it lets the Buffer go. As Node's own
 //! socket writes do, it trusts the app not to change the Buffer, or transfer its memory away,
 //! until it is sent.
 //!
@@ -51,6 +52,16 @@ impl HeldBuffer {
         }
         let mut reference = std::ptr::null_mut();
         (sys::napi_create_reference(env, value, 1, &mut reference) == sys::Status::napi_ok).then_some(HeldBuffer { env, reference, data, len })
+    }
+
+    /// The Buffer held.
+    ///
+    /// # Safety
+    /// `env` must be the current env (the one it was held on), with a handle scope open.
+    pub(crate) unsafe fn value(&self, env: sys::napi_env) -> sys::napi_value {
+        let mut value = std::ptr::null_mut();
+        sys::napi_get_reference_value(env, self.reference, &mut value);
+        value
     }
 
     pub(crate) fn bytes(&self) -> &[u8] {
