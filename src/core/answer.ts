@@ -38,8 +38,9 @@ export class Answers implements ChainOwner {
     const traced = (req as InternalRequest)[TRACED];
     if (traced !== undefined) publishError(traced, err);
     if (res.writableEnded || res.destroyed) {
-      // Already answered (e.g. a handler threw after sending): nothing to send, but don't hide it.
-      this.reports.report(err, req, "after the response was sent");
+      // Already answered (e.g. a handler threw after sending), or the client went away before it
+      // could be (a body cut off mid-upload): nothing to send, but don't hide it, and say which.
+      this.reports.report(err, req, res.writableEnded ? "after the response was sent" : "after the client closed the connection: no answer could be sent");
       return;
     }
     if (res.headersSent) {

@@ -2,6 +2,7 @@
 // and route; a handler that never answers is warned of (outside production); next() misuse says
 // what happened; a path Cog can't serve is refused when it is registered, with the reason.
 import assert from "node:assert/strict";
+import { connect } from "node:net";
 import { Readable } from "node:stream";
 import { describe, test } from "node:test";
 import { format } from "node:util";
@@ -80,6 +81,34 @@ describe("logged errors name the method, path and route", () => {
     await sleep(50);
     assert.equal(lines.length, 1, lines.join("\n"));
     assert.match(lines[0]!, /^cog: POST \/orders\/3 \(route POST \/orders\/:id\) \(after the response was sent\): Error: audit failed/);
+  });
+
+  test("an upload cut off by its client: the body's error is logged as after the client left, not as after an answer", async (t) => {
+    const lines = captureLog(t);
+    let failed!: () => void;
+    const handlerFailed = new Promise<void>((resolve) => (failed = resolve));
+    const { port } = await serve(
+      t,
+      (app) =>
+        app.post("/upload", { body: "stream" }, async (req, res) => {
+          try {
+            for await (const _ of req) void _;
+          } finally {
+            setImmediate(failed);
+          }
+          res.send("read");
+        }),
+      logging,
+    );
+    const socket = connect(port, "127.0.0.1");
+    socket.on("error", () => {});
+    socket.write("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: 100000\r\n\r\n" + "x".repeat(1000));
+    await sleep(100);
+    socket.destroy();
+    await handlerFailed;
+    await sleep(50);
+    assert.equal(lines.length, 1, lines.join("\n"));
+    assert.match(lines[0]!, /^cog: POST \/upload \(route POST \/upload\) \(after the client closed the connection: no answer could be sent\): Error: aborted/);
   });
 
   for (const kind of ["throws", "rejects"]) {
