@@ -3,7 +3,7 @@ import { AppCore } from "./core/app.js";
 import type { ErrorHandler, NotFoundHandler } from "./core/answer.js";
 import { Group } from "./core/group.js";
 import type { CogOptions } from "./core/options.js";
-import type { Address, CloseHook, Closing, ListenOptions } from "./core/serving.js";
+import type { Address, CloseHook, Closing, ListenOptions, SocketAddress } from "./core/serving.js";
 import type { InjectOptions, InjectResponse } from "./engines/engine.js";
 import type { EngineName } from "./engines/select.js";
 import type { OpenApiOptions } from "./schema/openapi.js";
@@ -11,7 +11,7 @@ import type { OpenApiDocument } from "./schema/openapi-document.js";
 import type { TlsOptions } from "./tls.js";
 import type { OutgoingData } from "./websocket/types.js";
 
-export type { Address, CloseHook, Closing, CogOptions, EngineName, ErrorHandler, ListenOptions, NotFoundHandler };
+export type { Address, CloseHook, Closing, CogOptions, EngineName, ErrorHandler, ListenOptions, NotFoundHandler, SocketAddress };
 
 declare module "./request.js" {
   /** `req.app`: the Cog app serving the request. */
@@ -67,11 +67,13 @@ export class Cog extends Group {
    * Starts serving. Resolves with the address once listening (port 0 picks a free port); the
    * callback, if given, is called then too. `listen(port, host?)` serves from this process;
    * `listen({ port, host, workers, signals, drainMs })` can also run worker processes on every
-   * core and drain on SIGTERM/SIGINT (see `ListenOptions` and docs/guide/deployment.md).
+   * core and drain on SIGTERM/SIGINT (see `ListenOptions` and docs/guide/deployment.md);
+   * `listen({ path })` serves on a Unix domain socket, and resolves with its path.
    */
+  listen(options: ListenOptions & { path: string }, callback?: () => void): Promise<SocketAddress>;
   listen(options: ListenOptions, callback?: () => void): Promise<Address>;
   listen(port?: number, host?: string | (() => void), callback?: () => void): Promise<Address>;
-  listen(port: number | ListenOptions = 3000, host?: string | (() => void), callback?: () => void): Promise<Address> {
+  listen(port: number | ListenOptions = 3000, host?: string | (() => void), callback?: () => void): Promise<Address | SocketAddress> {
     if (typeof host === "function") {
       callback = host;
       host = undefined;

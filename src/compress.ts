@@ -1,4 +1,5 @@
 import type { OutgoingHttpHeaders } from "node:http";
+import { availableParallelism } from "node:os";
 import * as zlib from "node:zlib";
 import type { Transform } from "node:stream";
 import type { Handler } from "./core/chain.js";
@@ -15,8 +16,10 @@ export interface CompressOptions {
   threshold?: number;
   /**
    * Whole bodies up to this many bytes are compressed on the JavaScript thread; larger ones, and
-   * streams, on libuv's thread pool (default 8192; 0: always on the thread pool). A small body
-   * takes less time to compress than its round trip through the pool costs.
+   * streams, on libuv's thread pool (default 8192, or 65536 when the process may run on one CPU
+   * only; 0: always on the thread pool). A small body takes less time to compress than its round
+   * trip through the pool costs, and on one CPU the pool cannot compress beside the JavaScript
+   * thread anyway.
    */
   syncLimit?: number;
   /**
@@ -90,10 +93,21 @@ export function compress(options: CompressOptions = {}): Handler {
   };
 }
 
+/**
+ * 8 KiB, or 64 KiB when the process may run on one CPU only (its affinity, and from Node 22.12 a
+ * cgroup quota: `os.availableParallelism()`). There the thread pool's threads share the JavaScript
+ * thread's CPU, so a body handed to them is not compressed beside the loop's work, only later,
+ * after two round trips (a write, then the finish) that cost more than compressing an 8-64 KiB
+ * body does: docs/decisions/compression.md.
+ */
+function defaultSyncLimit(): number {
+  return availableParallelism() === 1 ? 64 * 1024 : 8192;
+}
+
 function resolve(options: CompressOptions): Settings {
   const threshold = options.threshold ?? 1024;
   if (!Number.isInteger(threshold) || threshold < 0) throw new RangeError(`compress: threshold must be a whole number >= 0, got ${String(threshold)}`);
-  const syncLimit = options.syncLimit ?? 8192;
+  const syncLimit = options.syncLimit ?? defaultSyncLimit();
   if (!Number.isInteger(syncLimit) || syncLimit < 0) throw new RangeError(`compress: syncLimit must be a whole number >= 0, got ${String(syncLimit)}`);
   const level = options.level ?? zlib.constants.Z_DEFAULT_COMPRESSION;
   const quality = options.brotliQuality ?? 4;
@@ -116,6 +130,9 @@ function resolve(options: CompressOptions): Settings {
   const offered = wanted.filter((name) => codecs[name] !== undefined);
   return { threshold, syncLimit, offered: [...offered, "identity"], codecs };
 }
+
+/** The methods `wrap` takes over, in the reverse of the order it assigns them (see `restore`). */
+const UNWRAP_ORDER = ["end", "write", "flushHeaders", "writeHead"] as const;
 
 /** What the response does once its head is decided. */
 const enum Mode {
@@ -150,9 +167,13 @@ function wrap(req: Request, res: Response, settings: Settings): void {
   /**
    * Steps aside: the methods are the class's again (not copies of them), so that Cog's file
    * helpers see an unwrapped response and send an incompressible file the engine's own way.
+   * Deleted last-added first: V8 then takes each delete back to the response's previous hidden
+   * class, where deleting any other property first turns the response into a dictionary of
+   * properties, which every later read of its fields (Node's own `end`, `_send`, 'finish'
+   * handling) pays for.
    */
   const restore = () => {
-    for (const name of Object.keys(original) as (keyof typeof original)[]) {
+    for (const name of UNWRAP_ORDER) {
       if (wrapped.includes(name)) res[name] = original[name] as never;
       else delete (res as unknown as Record<string, unknown>)[name];
     }
@@ -171,9 +192,11 @@ function wrap(req: Request, res: Response, settings: Settings): void {
       return original.writeHead.call(this, code, headers as OutgoingHttpHeaders);
     }
     const decided = decide(req, this, code, (headers ?? {}) as OutgoingHttpHeaders, settings, ending);
-    if (decided === null) {
+    if (decided === null || decided.encoding === null) {
       mode = Mode.Identity;
       restore();
+      // Set once the methods are gone (see `restore`): the first `res.set` adds a property.
+      if (decided !== null) this.set("vary", decided.vary as string);
       return original.writeHead.call(this, code, headers as OutgoingHttpHeaders);
     }
     mode = Mode.Compressing;
@@ -280,11 +303,17 @@ interface Decision {
   readonly etag: OutgoingHttpHeaders["etag"];
 }
 
+/** Sent as it is, with the Vary header `addVary` made: its compression depended on the request. */
+interface AsItIs {
+  readonly encoding: null;
+  readonly vary: OutgoingHttpHeaders["vary"];
+}
+
 /**
- * Whether and how to compress, from the head about to be written: null to send it as it is.
+ * Whether and how to compress, from the head about to be written: null (or AsItIs) to send it as it is.
  * `given`: the headers passed to writeHead; `ending`: the body's length when known.
  */
-function decide(req: Request, res: Response, status: number, given: OutgoingHttpHeaders, settings: Settings, ending: number): Decision | null {
+function decide(req: Request, res: Response, status: number, given: OutgoingHttpHeaders, settings: Settings, ending: number): Decision | AsItIs | null {
   const pending = (res as InternalResponse)[PENDING];
   // Every header the response has, lower-cased, writeHead's over res.set's over setHeader's.
   const head: OutgoingHttpHeaders = { ...res.getHeaders(), ...(pending as OutgoingHttpHeaders | null) };
@@ -300,21 +329,21 @@ function decide(req: Request, res: Response, status: number, given: OutgoingHttp
   // From here, whether it is compressed depends on the request: caches must know, whatever the status.
   addVary(res, head);
   // Partial content is a range of the identity body's bytes: compressing it would make nonsense of them.
-  if (status === 206 || head["content-range"] !== undefined || req.method === "HEAD") return keep(res, head);
+  if (status === 206 || head["content-range"] !== undefined || req.method === "HEAD") return kept(head);
   // An engine that frames the body itself answers its length (see `FRAME_BODY`).
   const frame = (res as BodyFraming)[FRAME_BODY];
   const declared = validated?.length ?? head["content-length"] ?? (frame === undefined ? undefined : res.getHeader("content-length"));
   const length = ending >= 0 ? ending : declared === undefined ? -1 : Number(declared);
-  if (length >= 0 && length < settings.threshold) return keep(res, head);
+  if (length >= 0 && length < settings.threshold) return kept(head);
   const accept = req.headerValue("accept-encoding");
   const negotiator = new deps!.Negotiator({ headers: { "accept-encoding": accept } });
   const encoding = (negotiator.encodings as (available: string[], options: { preferred: string[] }) => string[])(settings.offered, { preferred: settings.offered })[0];
-  if (encoding === undefined || encoding === "identity") return keep(res, head);
+  if (encoding === undefined || encoding === "identity") return kept(head);
   if (validated !== null) {
     // The 200 went out compressed, so with the weak tag: the 304 validating it names the same.
     const etag = head.etag;
     if (typeof etag === "string" && etag.startsWith('"')) res.set("etag", `W/${etag}`);
-    return keep(res, head);
+    return kept(head);
   }
   // The head now describes the compressed body: its length is not known yet, its tag is weak.
   delete head["content-length"];
@@ -327,10 +356,8 @@ function decide(req: Request, res: Response, status: number, given: OutgoingHttp
   return { encoding, head, eventStream: String(type).toLowerCase().startsWith("text/event-stream"), etag };
 }
 
-/** Sent as it is, with the Vary header added. */
-function keep(res: Response, head: OutgoingHttpHeaders): null {
-  res.set("vary", head.vary as string);
-  return null;
+function kept(head: OutgoingHttpHeaders): AsItIs {
+  return { encoding: null, vary: head.vary };
 }
 
 /** `Vary: Accept-Encoding`, added to what the response varies on already. */

@@ -1,6 +1,6 @@
 import type { Server } from "node:http";
 import { availableParallelism } from "node:os";
-import type { Engine, EngineConfig, InjectOptions, InjectResponse } from "../engines/engine.js";
+import type { Engine, EngineConfig, InjectOptions, InjectResponse, ListenAt } from "../engines/engine.js";
 import { startEngine, type EngineName } from "../engines/select.js";
 import type { RequestLogger } from "../access-log.js";
 import type { TlsOptions } from "../tls.js";
@@ -28,12 +28,24 @@ export interface Address {
   readonly port: number;
 }
 
+/** Where a server listens on a Unix domain socket (`listen({ path })`). */
+export interface SocketAddress {
+  readonly path: string;
+}
+
 /** Where and how to serve: `app.listen({ port: 8080, workers: "auto" })`. */
 export interface ListenOptions {
   /** Default 3000; 0 picks a free port (with workers, one for all of them). */
   port?: number;
   /** Default: every interface ("::", which takes IPv4 too). */
   host?: string;
+  /**
+   * Listen on a Unix domain socket at this path instead of a port (not with `workers`), as
+   * node:http's `server.listen(path)`: the file is made as it listens (listening fails with
+   * EADDRINUSE if one is there) and removed when the app closes. Served as HTTP/1.1 (and TLS
+   * with the `tls` option).
+   */
+  path?: string;
   /**
    * Serve from this many worker processes sharing the port ("auto": one per core), each
    * re-running the app's entry file as node:cluster does; this process supervises them: it
@@ -79,14 +91,18 @@ export class Serving {
     private readonly openStreams: OpenStreams,
   ) {}
 
-  async listen(options: ListenOptions): Promise<Address> {
+  async listen(options: ListenOptions): Promise<Address | SocketAddress> {
     const drainMs = options.drainMs ?? 10_000;
+    if (options.path !== undefined) {
+      if (typeof options.path !== "string" || options.path === "") throw new TypeError(`listen({ path }) takes the path of a Unix domain socket; got ${JSON.stringify(options.path)}`);
+      if (options.workers !== undefined || options.port !== undefined || options.host !== undefined) throw new TypeError("listen({ path }) listens on a Unix domain socket: it takes no port, host or workers");
+    }
     if (options.workers !== undefined) {
       const workers = await import("./workers.js");
       if (!workers.isCogWorker()) return this.startWorkers(options, drainMs);
       let address: Address;
       try {
-        address = await this.serve(Number(process.env[workers.WORKER_PORT]), options.host, true);
+        address = (await this.serve({ port: Number(process.env[workers.WORKER_PORT]), host: options.host }, true)) as Address;
       } catch (err) {
         workers.reportListenFailure(err);
         throw err;
@@ -94,7 +110,7 @@ export class Serving {
       workers.serveAsWorker((ms) => this.close(ms), drainMs);
       return address;
     }
-    const address = await this.serve(options.port ?? 3000, options.host, false);
+    const address = await this.serve(options.path !== undefined ? { path: options.path } : { port: options.port ?? 3000, host: options.host }, false);
     if (options.signals === true) {
       const { drainOnSignals } = await import("./signals.js");
       this.removeSignals = drainOnSignals(async (signal) => {
@@ -123,7 +139,7 @@ export class Serving {
   }
 
   /** Listens in this process. `shared`: other processes (Cog's workers) listen on the port too. */
-  private async serve(port: number, host: string | undefined, shared: boolean): Promise<Address> {
+  private async serve(at: ListenAt, shared: boolean): Promise<Address | SocketAddress> {
     if (this.listening !== null || this.starting || this.workerPool !== null) throw new Error("This app is already listening; create another Cog to serve twice");
     this.starting = true;
     this.dispatcher.closing = false;
@@ -132,7 +148,7 @@ export class Serving {
     try {
       const engine = await this.createEngine(true);
       await this.routes.topics?.start();
-      const address = await engine.listen(port, host, shared);
+      const address = await engine.listen(at, shared);
       this.listening = engine;
       this.timeouts.start();
       return address;

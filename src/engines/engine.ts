@@ -1,6 +1,6 @@
 import type { EventEmitter } from "node:events";
 import type { IncomingHttpHeaders, OutgoingHttpHeader, OutgoingHttpHeaders, ServerOptions } from "node:http";
-import type { Readable } from "node:stream";
+import type { Duplex, Readable } from "node:stream";
 import type { PeerCertificate } from "node:tls";
 import type { InjectOptions as LightOptions } from "light-my-request";
 import type { HttpError } from "../errors.js";
@@ -154,13 +154,37 @@ export interface InjectResponse {
   cookies: Array<{ name: string; value: string; [attribute: string]: unknown }>;
 }
 
+/**
+ * Where an engine listens: a TCP port (0: a free one) on a host (every interface when none), or
+ * a Unix domain socket at `path` (the file is made as it listens, which fails if one is there,
+ * and removed when it stops, as node:http does).
+ */
+export type ListenAt = { readonly port: number; readonly host?: string | undefined } | { readonly path: string };
+
+/** Where an engine listens, once it does: the host and the port it got, or the socket's path. */
+export type Bound = { readonly host: string; readonly port: number } | { readonly path: string };
+
+/**
+ * node:http's 'upgrade' listener: a request that asks to change protocols (a WebSocket
+ * handshake), its connection raw (node: the net.Socket; native: a Duplex with a Socket's
+ * members, src/engines/native/tunnel.ts), and the bytes that came after the request's head.
+ */
+export type UpgradeListener = (req: RequestSurface, socket: Duplex, head: Buffer) => void;
+
 /** Accepting connections, turning bytes into requests for `Dispatch`, and stopping gracefully. */
 export interface Engine {
   readonly name: "node" | "native";
   /** `shared`: other processes (Cog's workers) listen on this port too (native: SO_REUSEPORT; node: node:cluster, which needs nothing). */
-  listen(port: number, host: string | undefined, shared: boolean): Promise<{ readonly host: string; readonly port: number }>;
+  listen(at: ListenAt, shared: boolean): Promise<Bound>;
   /** Where it listens, or null when it does not. Both engines bind as `listen` is called, so this answers before its promise settles. */
-  address(): { readonly host: string; readonly port: number } | null;
+  address(): Bound | null;
+  /**
+   * Hands the requests that ask to change protocols (an Upgrade header, no body) to `listener`
+   * rather than to the app, with their connections, as node:http's 'upgrade' event does while it
+   * has a listener; null: they are the app's again. Nothing changes for other requests. (An app
+   * with WebSocket routes takes its upgrades itself: the native engine then keeps them for it.)
+   */
+  handUpgrades(listener: UpgradeListener | null): void;
   /** Stops accepting, lets in-flight requests finish, and force-closes what is left after `drainMs`. */
   close(drainMs: number): Promise<void>;
   /** Answers one request for a test, through this engine's own request and response (see `Cog.inject`). */

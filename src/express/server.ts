@@ -2,7 +2,8 @@ import { EventEmitter } from "node:events";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import statuses from "statuses";
-import { HOST, type Engine, type EngineHost, type EngineOptions, type HeadVerdict, type RequestSurface, type ResponseSurface } from "../engines/engine.js";
+import type { Duplex } from "node:stream";
+import { HOST, type Engine, type EngineHost, type EngineOptions, type HeadVerdict, type ListenAt, type RequestSurface, type ResponseSurface } from "../engines/engine.js";
 import { chooseEngine, startEngineNow, type EngineName } from "../engines/select.js";
 import { resolveLimits, type Limits } from "../limits.js";
 import { serverTlsOptions } from "../tls.js";
@@ -49,11 +50,15 @@ function answerFailure(err: unknown, res: ResponseSurface): void {
   res.end(body);
 }
 
-/** The host an engine serves an Express app through. */
-function hostFor(app: App): EngineHost {
+/** Where requests go: the app, or (while others listen for it too) the server's 'request' event. */
+type RequestHandler = (req: RequestSurface, res: ResponseSurface) => void;
+
+/** The host an engine serves an Express app through; `route` changes where its requests go. */
+function hostFor(app: App): { host: EngineHost; route(handler: RequestHandler): void } {
+  let handle: RequestHandler = app;
   const host: EngineHost = {
     dispatch(req: RequestSurface, res: ResponseSurface, verdict: HeadVerdict) {
-      if (typeof verdict === "number") return app(req, res);
+      if (typeof verdict === "number") return handle(req, res);
       // A request that broke a rule of HTTP or a limit: answered, then the connection closes.
       res.shouldKeepAlive = false;
       answerFailure(verdict, res);
@@ -93,14 +98,15 @@ function hostFor(app: App): EngineHost {
       return ExpressResponse;
     },
   };
-  return host;
+  return { host, route: (handler) => (handle = handler) };
 }
 
-/** The engine for an app, made (not listening yet) from its options. */
-function engineFor(app: App, options: ExpressOptions): Engine {
+/** The engine for an app, made (not listening yet) from its options, and where its requests go. */
+function engineFor(app: App, options: ExpressOptions): { engine: Engine; route(handler: RequestHandler): void } {
   const name = chooseEngine(options.engine);
   if (options.tls !== undefined) serverTlsOptions(options.tls);
-  return startEngineNow(name, { host: hostFor(app), limits: resolveLimits(options), strict: options.strict ?? false, options });
+  const { host, route } = hostFor(app);
+  return { engine: startEngineNow(name, { host, limits: resolveLimits(options), strict: options.strict ?? false, options }), route };
 }
 
 /**
@@ -109,9 +115,9 @@ function engineFor(app: App, options: ExpressOptions): Engine {
  * (Cog's engine serves through it); on the native engine, a `CogServer` with the same surface.
  */
 export function createServer(app: App, options: ExpressOptions = app[SERVING] ?? {}): Server | CogServer {
-  const engine = engineFor(app, options);
+  const { engine, route } = engineFor(app, options);
   if (engine.name === "node") return (engine as unknown as { server: Server }).server;
-  return new CogServer(engine);
+  return new CogServer(engine, app, route);
 }
 
 /** `app.listen(...)`: Node's `server.listen` arguments; the callback also hears a failure to listen (as in Express 5). */
@@ -135,15 +141,47 @@ const LISTENING = Object.freeze({});
 
 /**
  * A server on Cog's native engine, with what Express apps use of node:http's Server: `listen`
- * (a port and host, and the callback), `address()`, `close()`, `listening`, and the 'listening',
- * 'close' and 'error' events.
+ * (a port and host, or a Unix domain socket's path, and the callback), `address()`, `close()`,
+ * `listening`, the 'listening', 'close' and 'error' events, and the 'upgrade' event (`ws`'s
+ * `WebSocketServer({ server })`, socket.io): while it has a listener, a request that asks to
+ * change protocols is emitted there with its connection, as node:http does, not handed to the app.
+ * The app is its 'request' listener, as with `http.createServer(app)`: requests go to the app
+ * directly while it is the only one, and through the event once something else takes it
+ * (engine.io, under socket.io, takes the server's 'request' listeners and calls them itself).
  */
 export class CogServer extends EventEmitter {
   private closing: Promise<void> | null = null;
 
-  constructor(private readonly engine: Engine) {
+  constructor(
+    private readonly engine: Engine,
+    app?: App,
+    route?: (handler: RequestHandler) => void,
+  ) {
     super();
+    const routeRequests = () => {
+      const listeners = this.rawListeners("request");
+      route?.(listeners.length === 1 && listeners[0] === app ? app! : this.emitRequest);
+    };
+    // The engine is told when the first 'upgrade' listener comes and when the last goes.
+    this.on("newListener", (event: string | symbol) => {
+      if (event === "upgrade" && this.listenerCount("upgrade") === 0) engine.handUpgrades(this.emitUpgrade);
+      // Once it is added (before any request can come: they come from the loop).
+      else if (event === "request") process.nextTick(routeRequests);
+    });
+    this.on("removeListener", (event: string | symbol) => {
+      if (event === "upgrade" && this.listenerCount("upgrade") === 0) engine.handUpgrades(null);
+      else if (event === "request") routeRequests();
+    });
+    if (app !== undefined) this.on("request", app);
   }
+
+  private readonly emitRequest = (req: RequestSurface, res: ResponseSurface): void => {
+    this.emit("request", req, res);
+  };
+
+  private readonly emitUpgrade = (req: RequestSurface, socket: Duplex, head: Buffer): void => {
+    this.emit("upgrade", req, socket, head);
+  };
 
   get listening(): boolean {
     return this.engine.address() !== null;
@@ -159,24 +197,21 @@ export class CogServer extends EventEmitter {
 
   listen(...args: unknown[]): this {
     const callback = typeof args[args.length - 1] === "function" ? (args.pop() as () => void) : undefined;
-    let port: unknown = args[0];
-    let host: unknown = args[1];
-    if (port !== null && typeof port === "object") ({ port, host } = port as { port?: unknown; host?: unknown });
-    if (typeof host !== "string") host = undefined;
-    const number = port === undefined || port === null ? 0 : Number(port);
-    if (!Number.isInteger(number) || number < 0 || number > 65535) throw new RangeError(`The native engine listens on a TCP port (0 to 65535); got ${String(port)}`);
+    const at = listenAt(args);
     if (callback !== undefined) this.once("listening", callback);
     this.closing = null;
-    this.engine.listen(number, host as string | undefined, false).then(
+    this.engine.listen(at, false).then(
       () => this.emit("listening"),
       (err: unknown) => this.emit("error", err),
     );
     return this;
   }
 
-  address(): AddressInfo | null {
+  /** As node:http's: the address and port, or a Unix domain socket's path; null when not listening. */
+  address(): AddressInfo | string | null {
     const bound = this.engine.address();
     if (bound === null) return null;
+    if ("path" in bound) return bound.path;
     return { address: bound.host, family: bound.host.includes(":") ? "IPv6" : "IPv4", port: bound.port };
   }
 
@@ -211,4 +246,24 @@ export class CogServer extends EventEmitter {
   unref(): this {
     return this;
   }
+}
+
+/**
+ * Where `server.listen(...)` asks to listen, read as node:http reads it: a port (a number, or a
+ * string of one) and a host, an options object with `port` and `host` or `path`, or a string
+ * that is no number: a Unix domain socket's path.
+ */
+function listenAt(args: unknown[]): ListenAt {
+  let port: unknown = args[0];
+  let host: unknown = args[1];
+  if (port !== null && typeof port === "object") {
+    const options = port as { port?: unknown; host?: unknown; path?: unknown };
+    if (typeof options.path === "string") return { path: options.path };
+    ({ port, host } = options);
+  } else if (typeof port === "string" && !(Number(port) >= 0)) {
+    return { path: port };
+  }
+  const number = port === undefined || port === null ? 0 : Number(port);
+  if (!Number.isInteger(number) || number < 0 || number > 65535) throw new RangeError(`The native engine listens on a TCP port (0 to 65535) or a Unix domain socket's path; got ${String(port)}`);
+  return { port: number, host: typeof host === "string" ? host : undefined };
 }

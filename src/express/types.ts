@@ -225,6 +225,9 @@ export interface Application extends Routing<Application>, EventEmitter {
   listen(port?: number, hostname?: string, callback?: (err?: Error) => void): Server | CogServer;
   listen(port?: number, callback?: (err?: Error) => void): Server | CogServer;
   listen(callback?: (err?: Error) => void): Server | CogServer;
+  /** On a Unix domain socket at `path` (the file made as it listens, removed on close). */
+  listen(path: string, callback?: (err?: Error) => void): Server | CogServer;
+  listen(options: import("node:net").ListenOptions, callback?: (err?: Error) => void): Server | CogServer;
   locals: Record<string, any>;
   settings: Record<string, any>;
   mountpath: string | string[];

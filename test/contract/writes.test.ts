@@ -37,6 +37,32 @@ describe("answers written in slices", () => {
     }
   });
 
+  test("pipelined answers ended out of order, late or streamed go out in request order, each finishing once, the last closing the connection", async (t) => {
+    const finished: string[] = [];
+    const { port } = await serve(t, (app) => {
+      app.use((req, res, next) => {
+        res.on("finish", () => finished.push(req.path));
+        next();
+      });
+      app.get("/now/:n", (req, res) => res.send(`now ${req.params.n};`));
+      app.get("/late/:n", (req, res) => void setTimeout(() => res.send(`late ${req.params.n};`), 30));
+      app.get("/stream/:n", (req, res) => {
+        res.set("content-type", "text/plain");
+        res.write(`stream ${req.params.n}a;`);
+        setTimeout(() => res.end(`stream ${req.params.n}b;`), 20);
+      });
+    });
+    const paths = ["/now/0", "/late/1", "/now/2", "/stream/3", "/now/4", "/late/5", "/now/6", "/now/7"];
+    const batch = paths.map((p, i) => `GET ${p} HTTP/1.1\r\nHost: x\r\n${i === paths.length - 1 ? "Connection: close\r\n" : ""}\r\n`).join("");
+    // Resolves when the server closes the connection (or after 5 s of silence, which fails below).
+    const text = await raw(port, batch, 5000);
+    assert.deepEqual(statuses(text), Array(8).fill(200), text);
+    assert.deepEqual(text.match(/(?:now|late|stream) \d[ab]?;/g), ["now 0;", "late 1;", "now 2;", "stream 3a;", "stream 3b;", "now 4;", "late 5;", "now 6;", "now 7;"]);
+    assert.match(text, /connection: close/i);
+    // In request order on the node engine, as each is written; as each ends on the native engine.
+    assert.deepEqual([...finished].sort(), [...paths].sort());
+  });
+
   test("a streamed body is written as it comes, before the response ends", { skip: nodeOnly, timeout: 5000 }, async (t) => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));

@@ -64,6 +64,16 @@ pub enum Event {
     WsDrain { id: u64 },
     /// The socket closed: the peer's code (1005 if none, 1006 if cut, or the code it was failed with) and reason.
     WsClose { id: u64, code: u16, reason: Vec<u8> },
+    /// Bytes that arrived on a tunnelled connection (an upgrade handed to JavaScript raw).
+    TunnelData { id: u64, data: Vec<u8> },
+    /// The client ended its side of a tunnelled connection.
+    TunnelEnd { id: u64 },
+    /// A tunnelled connection's output is below the high-water mark again.
+    TunnelDrain { id: u64 },
+    /// A tunnelled connection's write side is shut, all that was written to it sent (Node's 'finish').
+    TunnelShut { id: u64 },
+    /// A tunnelled connection closed.
+    TunnelClose { id: u64 },
 }
 
 impl Event {
@@ -79,7 +89,12 @@ impl Event {
             | Event::BodyTimeout { id }
             | Event::WsMessage { id, .. }
             | Event::WsDrain { id }
-            | Event::WsClose { id, .. } => id,
+            | Event::WsClose { id, .. }
+            | Event::TunnelData { id, .. }
+            | Event::TunnelEnd { id }
+            | Event::TunnelDrain { id }
+            | Event::TunnelShut { id }
+            | Event::TunnelClose { id } => id,
         }
     }
 }
@@ -101,7 +116,12 @@ mod tests {
             Event::WsDrain { id: 8 },
             Event::WsClose { id: 9, code: 1000, reason: Vec::new() },
             Event::BodyRead { id: 10, piece: ReadPiece(Box::new(())) },
+            Event::TunnelData { id: 11, data: Vec::new() },
+            Event::TunnelEnd { id: 12 },
+            Event::TunnelDrain { id: 13 },
+            Event::TunnelShut { id: 14 },
+            Event::TunnelClose { id: 15 },
         ];
-        assert_eq!(events.iter().map(Event::id).collect::<Vec<_>>(), (1..=10).collect::<Vec<_>>());
+        assert_eq!(events.iter().map(Event::id).collect::<Vec<_>>(), (1..=15).collect::<Vec<_>>());
     }
 }

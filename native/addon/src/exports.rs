@@ -19,6 +19,8 @@ use std::cell::RefCell;
 pub struct ListenOptions {
     pub host: String,
     pub port: u32,
+    /// A Unix domain socket to listen on instead of `host` and `port`.
+    pub path: Option<String>,
     pub max_header_size: u32,
     pub max_headers: u32,
     pub max_url_length: u32,
@@ -29,7 +31,8 @@ pub struct ListenOptions {
     /// See `Settings::send_timeout`.
     pub send_timeout: u32,
     pub timeout_check_interval: u32,
-    /// The app has WebSocket routes: a request with an Upgrade header waits for its answer.
+    /// The app has WebSocket routes, or a listener of 'upgrade': a request with an Upgrade header
+    /// waits for its answer (`set_upgrades` changes it).
     pub web_sockets: bool,
     /// Share the port with other processes (SO_REUSEPORT): Cog's workers.
     pub reuse_port: Option<bool>,
@@ -44,7 +47,7 @@ pub struct ListenOptions {
 /// (src/engines/native/load.ts, `INTERFACE_VERSION`) refuses an addon whose version is not its
 /// own, since a prebuilt platform package can be older than the JavaScript that loads it.
 /// Bump it here and there together whenever any of that interface changes.
-const INTERFACE_VERSION: u32 = 12;
+const INTERFACE_VERSION: u32 = 13;
 
 /// See `INTERFACE_VERSION`.
 #[napi]
@@ -84,7 +87,11 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
     };
     let tls = options.tls.as_ref().map(|tls| io::tls::server_config(&tls_options(tls, options.http2.unwrap_or(false)))).transpose().map_err(Error::from_reason)?;
     let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port {} is out of range", options.port)))?;
-    match engine::listen(js, &options.host, port, options.reuse_port.unwrap_or(false), settings, tls) {
+    let at = match &options.path {
+        Some(path) => engine::ListenAt::Unix(path),
+        None => engine::ListenAt::Tcp { host: &options.host, port, reuse_port: options.reuse_port.unwrap_or(false) },
+    };
+    match engine::listen(js, at, settings, tls) {
         Ok((id, port)) => Ok(vec![id as u32, u32::from(port)]),
         Err(message) => Err(Error::from_reason(message)),
     }
@@ -540,10 +547,7 @@ pub fn may_be_conditional(id: f64) -> bool {
 /// Returns false when the stream should pause until a drain event (or the client is gone).
 #[napi]
 pub fn stream_write(id: f64, chunk: Either<String, Buffer>) -> bool {
-    let bytes: &[u8] = match &chunk {
-        Either::A(text) => text.as_bytes(),
-        Either::B(buffer) => buffer.as_ref(),
-    };
+    let bytes = bytes_of(&chunk);
     with_state(|s| s.stream_write(id as u64, bytes))
 }
 
@@ -563,6 +567,14 @@ pub fn stream_end(id: f64) -> bool {
 #[napi]
 pub fn destroy(id: f64) {
     with_state(|s| s.destroy(id as u64));
+}
+
+/// The bytes of what JavaScript writes: a string's UTF-8, or a Buffer's own.
+fn bytes_of(data: &Either<String, Buffer>) -> &[u8] {
+    match data {
+        Either::A(text) => text.as_bytes(),
+        Either::B(buffer) => buffer.as_ref(),
+    }
 }
 
 /// Bytes handed to JavaScript as a latin1 string.
@@ -589,20 +601,14 @@ pub fn ws_accept(id: f64, max_payload: f64, max_fragments: f64, idle_timeout: f6
 /// (the socket is closing, or the message would pass maxBackpressure).
 #[napi]
 pub fn ws_send(id: f64, data: Either<String, Buffer>, binary: bool) -> i32 {
-    let bytes: &[u8] = match &data {
-        Either::A(text) => text.as_bytes(),
-        Either::B(buffer) => buffer.as_ref(),
-    };
+    let bytes = bytes_of(&data);
     with_state(|s| s.ws_send(id as u64, bytes, binary))
 }
 
 /// Sends one message to many sockets, framed once (dropped for those past maxBackpressure).
 #[napi]
 pub fn ws_send_many(ids: Vec<f64>, data: Either<String, Buffer>, binary: bool) {
-    let bytes: &[u8] = match &data {
-        Either::A(text) => text.as_bytes(),
-        Either::B(buffer) => buffer.as_ref(),
-    };
+    let bytes = bytes_of(&data);
     let ids: Vec<u64> = ids.into_iter().map(|id| id as u64).collect();
     with_state(|s| s.ws_send_many(&ids, bytes, binary));
 }
@@ -624,6 +630,52 @@ pub fn ws_close(id: f64, code: Option<u32>, reason: String) {
 #[napi]
 pub fn ws_terminate(id: f64) {
     with_state(|s| s.ws_terminate(id as u64));
+}
+
+/// Whether requests asking to change protocols wait for the app's answer (it has WebSocket
+/// routes, or listens for 'upgrade') or are served as any other request.
+#[napi]
+pub fn set_upgrades(server: u32, on: bool) {
+    with_state(|s| s.set_upgrades(server as usize, on));
+}
+
+/// Takes upgrade request `id`'s connection raw (node:http's 'upgrade'): it becomes a tunnel with
+/// that id, and the bytes that came after the request's head are returned; null when the client
+/// is gone, or the request is no upgrade waiting for the app (one with a body is not).
+#[napi]
+pub fn tunnel_open(id: f64) -> Option<Buffer> {
+    with_state(|s| s.tunnel_open(id as u64)).map(Buffer::from)
+}
+
+/// Writes to a tunnel: 1 written, 0 queued past the high-water mark (a drain event follows), -1 gone.
+#[napi]
+pub fn tunnel_write(id: f64, data: Either<String, Buffer>) -> i32 {
+    let bytes = bytes_of(&data);
+    with_state(|s| s.tunnel_write(id as u64, bytes))
+}
+
+/// Ends a tunnel's write side once what is queued is written.
+#[napi]
+pub fn tunnel_end(id: f64) {
+    with_state(|s| s.tunnel_end(id as u64));
+}
+
+/// Pauses (JavaScript's stream is full) or resumes reading a tunnel.
+#[napi]
+pub fn tunnel_pause(id: f64, paused: bool) {
+    with_state(|s| s.tunnel_pause(id as u64, paused));
+}
+
+/// Turns Nagle's algorithm off (true) or on for a tunnel's connection.
+#[napi]
+pub fn tunnel_no_delay(id: f64, on: bool) {
+    with_state(|s| s.tunnel_no_delay(id as u64, on));
+}
+
+/// Cuts a tunnel's connection.
+#[napi]
+pub fn tunnel_destroy(id: f64) {
+    with_state(|s| s.tunnel_destroy(id as u64));
 }
 
 /// Pauses (JavaScript's stream of the request's body is full) or resumes reading a body that

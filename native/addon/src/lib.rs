@@ -12,9 +12,10 @@
 //!   JavaScript, writes the answers, sweeps timeouts;
 //! - `js`: the boundary's other half, conversions only: events into calls of JavaScript,
 //!   JavaScript strings into bytes, the app's Buffers held while they are sent;
-//! - `h1`, `h2` and `ws`: a connection's protocol, as a state machine over its socket layer's
-//!   bytes, side by side: HTTP/1.1 (requests in, responses out in request order), HTTP/2
-//!   (streams multiplexed: `cog-http2`, nghttp2 driven sans-IO) and WebSockets (frames in and out);
+//! - `h1`, `h2`, `ws` and `tunnel`: a connection's protocol, as a state machine over its socket
+//!   layer's bytes, side by side: HTTP/1.1 (requests in, responses out in request order), HTTP/2
+//!   (streams multiplexed: `cog-http2`, nghttp2 driven sans-IO), WebSockets (frames in and out)
+//!   and tunnels (an upgraded connection's bytes handed to JavaScript as they are);
 //! - `queue`: the responses of one HTTP/1.1 connection, in request order;
 //! - `request`: the engine's record of a request (its head, read lazily by JavaScript);
 //! - `io`: sockets and their bytes, plain or TLS (rustls), bodies sent in place (sendfile);
@@ -31,5 +32,6 @@ mod js;
 mod queue;
 mod request;
 mod spare;
+mod tunnel;
 mod uv;
 mod ws;

@@ -17,7 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["request"],
     &["queue"],
     // The connection state machines, side by side over the socket layer.
-    &["h1", "h2", "ws"],
+    &["h1", "h2", "ws", "tunnel"],
     // Calls into JavaScript (conversions only), used by the engine to deliver its events.
     &["js"],
     // Servers, connections, the loop's callbacks: what drives the machines.

@@ -1,5 +1,6 @@
+import { getSystemErrorName } from "node:util";
 import { HttpError } from "../../errors.js";
-import { CHUNKED, NO_BODY, WEBSOCKET, type Engine, type EngineConfig, type EngineHost, type HeadVerdict, type InjectOptions, type InjectResponse, type ResponseSurface } from "../engine.js";
+import { CHUNKED, NO_BODY, WEBSOCKET, type Bound, type Engine, type EngineConfig, type EngineHost, type HeadVerdict, type InjectOptions, type InjectResponse, type ListenAt, type ResponseSurface, type UpgradeListener } from "../engine.js";
 import { injectOptions } from "../inject.js";
 import { injectOverLoopback } from "./inject.js";
 import type { NativeWebSockets } from "./websocket.js";
@@ -9,6 +10,7 @@ import { NativeServer, publishesResponseCreated, requestStart, responseCreated }
 import { nativeTlsOptions } from "./tls.js";
 import type { TlsOptions } from "../../tls.js";
 import { NativeResponse } from "./response.js";
+import { NativeTunnels, TUNNEL_DATA } from "./tunnel.js";
 import { InFlight } from "./in-flight.js";
 import { RequestContexts, serve } from "./request-context.js";
 import { ADDON, ADDRESS, BODY_TIMEOUT, ENCRYPTED, FORGET, GONE, ID, SERVER, STREAMED_BYTES, STREAMING, VERDICT } from "../../symbols.js";
@@ -25,7 +27,7 @@ export class NativeEngine implements Engine {
   private readonly addon: NativeAddon;
   private serverId = -1;
   /** Where the server listens, while it does. */
-  private bound: { host: string; port: number } | null = null;
+  private bound: Bound | null = null;
   /** Method names by the number the engine passes. */
   private readonly methods: string[];
   /** Responses the app has not finished, by request id: for abort and drain events, and `close` (not a Map: see in-flight.ts). */
@@ -35,6 +37,9 @@ export class NativeEngine implements Engine {
   private readonly Response: typeof NativeResponse;
   /** The app's WebSockets, when it has WebSocket routes. */
   private webSockets: NativeWebSockets | null = null;
+  /** Who takes upgrade requests raw (`handUpgrades`), and the connections handed over so. */
+  private upgrades: UpgradeListener | null = null;
+  private tunnels: NativeTunnels | null = null;
   private readonly host: EngineHost;
   /** Each request's async context (made when the server listens, in the context it listens in). */
   private contexts = NO_CONTEXTS;
@@ -67,7 +72,18 @@ export class NativeEngine implements Engine {
     this.addon.setTls(this.serverId, nativeTlsOptions(tls));
   }
 
-  async listen(port: number, host: string | undefined, shared: boolean): Promise<{ host: string; port: number }> {
+  /**
+   * Upgrade requests without a body go to `listener` with their connection as a tunnel (the
+   * addon then pauses them for JavaScript, as it does for WebSocket routes), unless the app has
+   * WebSocket routes of its own.
+   */
+  handUpgrades(listener: UpgradeListener | null): void {
+    this.upgrades = listener;
+    if (listener !== null) this.tunnels ??= new NativeTunnels(this.addon);
+    if (this.serverId !== -1) this.addon.setUpgrades(this.serverId, this.webSockets !== null || listener !== null);
+  }
+
+  async listen(at: ListenAt, shared: boolean): Promise<Bound> {
     if (this.host.servesWebSockets && this.webSockets === null) {
       const { NativeWebSockets } = await import("./websocket.js");
       this.webSockets = new NativeWebSockets(this.addon, (req) => ({
@@ -77,18 +93,20 @@ export class NativeEngine implements Engine {
       }));
       (this.Request.prototype as unknown as { [WEBSOCKET]: NativeWebSockets })[WEBSOCKET] = this.webSockets;
     }
-    return this.open(port, host, shared);
+    return this.open(at, shared);
   }
 
-  private open(port: number, host: string | undefined, shared: boolean): Promise<{ host: string; port: number }> {
+  private open(at: ListenAt, shared: boolean): Promise<Bound> {
     try {
       const { limits, strict } = this.config;
-      const bind = host ?? "::";
+      const path = "path" in at ? at.path : undefined;
+      const bind = "path" in at ? "" : (at.host ?? "::");
       const contexts = (this.contexts = new RequestContexts());
-      const [server, bound] = this.addon.listen(
+      const [server, port] = this.addon.listen(
         {
           host: bind,
-          port,
+          port: "path" in at ? 0 : at.port,
+          path,
           maxHeaderSize: limits.maxHeaderSize,
           maxHeaders: limits.maxHeaders,
           maxUrlLength: limits.maxUrlLength,
@@ -98,32 +116,40 @@ export class NativeEngine implements Engine {
           keepAliveTimeout: limits.keepAliveTimeout,
           sendTimeout: limits.sendTimeout,
           timeoutCheckInterval: limits.timeoutCheckInterval,
-          webSockets: this.webSockets !== null,
+          webSockets: this.webSockets !== null || this.upgrades !== null,
           reusePort: shared,
           tls: this.config.options.tls === undefined ? undefined : nativeTlsOptions(this.config.options.tls),
           http2: this.config.options.http2 !== undefined && this.config.options.http2 !== false,
         },
         this.onRequest,
         this.onEvent,
-        this.webSockets?.onSocket ?? ignoreSocketEvent,
+        this.onSocket,
         contexts.resource,
       );
       this.serverId = server;
-      this.bound = { host: bind, port: bound };
-      this.Request.prototype[SERVER] = new NativeServer({ host: bind, port: bound }, this.emitted);
-      return Promise.resolve({ host: bind, port: bound });
+      const bound = (this.bound = path === undefined ? { host: bind, port } : { path });
+      this.Request.prototype[SERVER] = new NativeServer(bound, this.emitted);
+      return Promise.resolve(bound);
     } catch (err) {
-      return Promise.reject(err as Error);
+      return Promise.reject(withErrorCode(err as Error));
     }
   }
 
-  address(): { host: string; port: number } | null {
+  address(): Bound | null {
     return this.bound;
   }
+
+  /** WebSocket events, and tunnels' (their kinds follow WebSockets'). */
+  private readonly onSocket = (kind: number, id: number, data?: string | Buffer, code?: number): void => {
+    if (kind >= TUNNEL_DATA) this.tunnels?.event(kind, id, data as Buffer | undefined);
+    else this.webSockets?.onSocket(kind, id, data, code);
+  };
 
   /** A request the engine has parsed and framed, with its body if it has one (or a refusal); a longer body follows in pieces. */
   private readonly onRequest = (id: number, method: number, url: string, body: Buffer | number | undefined, flags: number, problem: string | undefined): void => {
     const request = new this.Request(id, this.methods[method]!, url, flags, body);
+    // Asked to change protocols: an 'upgrade' listener takes it raw, as node:http hands it over.
+    if ((flags & FLAG_UPGRADE) !== 0 && this.upgrades !== null && this.webSockets === null && body === undefined) return this.upgrade(request);
     const response = new this.Response(request);
     // Asked to change protocols: unless a WebSocket route accepts, the connection closes after the answer.
     if ((flags & FLAG_UPGRADE) !== 0) response.shouldKeepAlive = false;
@@ -142,6 +168,29 @@ export class NativeEngine implements Engine {
     // Only unanswered responses are tracked: nothing else can run while this handler does.
     if (!request[GONE]) this.inFlight.set(id, response);
   };
+
+  /**
+   * An upgrade request to the 'upgrade' listener, with its connection as a tunnel and the bytes
+   * after its head. What the listener reads of the request is read first: the engine forgets the
+   * request as its connection leaves HTTP.
+   */
+  private upgrade(request: NativeRequest): void {
+    void request.rawHeaders;
+    void request.headers;
+    const socket = request.socket;
+    socket.keep();
+    const ends = { remoteAddress: socket.remoteAddress, remotePort: socket.remotePort, localAddress: socket.localAddress, localPort: socket.localPort, encrypted: request.encrypted };
+    const taken = this.tunnels!.take(request[ID], ends);
+    request.forget(false);
+    // Null: the client is gone (nothing to answer).
+    if (taken === null) return;
+    try {
+      this.upgrades!(request, taken.socket, taken.head);
+    } catch (err) {
+      this.host.report(err, request, "in an 'upgrade' listener: its connection was cut");
+      taken.socket.destroy();
+    }
+  }
 
   private dispatchOne(request: NativeRequest, response: NativeResponse, verdict: HeadVerdict): void {
     if (requestStart.hasSubscribers || (publishesResponseCreated && responseCreated.hasSubscribers)) return this.dispatchObserved(request, response, verdict);
@@ -250,6 +299,8 @@ export class NativeEngine implements Engine {
     addon.stopListening(server);
     const listening = this.Request.prototype[SERVER];
     if (listening !== null) listening.listening = false;
+    // Upgraded connections are their listener's to close, as node:http's close waits for them.
+    const tunnels = this.tunnels?.closeAll(drainMs);
     // WebSockets and requests drain together, under one deadline (as on the node engine). The
     // sockets' deadline is set first, so that it fires first: they are cut (and their closes
     // reported) before the requests' deadline cuts every connection left.
@@ -270,14 +321,22 @@ export class NativeEngine implements Engine {
               resolve();
             };
           });
-    await Promise.all([sockets, requests]);
+    await Promise.all([sockets, requests, tunnels]);
     this.idle = null;
     addon.destroyConnections(server);
     addon.dispose(server);
   }
 }
 
-function ignoreSocketEvent(): void {}
+/**
+ * A system error the addon reports ("… (os error 98)") with its code as Node's errors carry it
+ * (`EADDRINUSE`), so that code that checks `err.code` after a failed listen works on both engines.
+ */
+function withErrorCode(err: Error): Error {
+  const errno = /\(os error (\d+)\)$/.exec(err.message)?.[1];
+  if (errno !== undefined) Object.assign(err, { code: getSystemErrorName(-Number(errno)) });
+  return err;
+}
 
 /** Before the server listens: no request can arrive. */
 const NO_CONTEXTS = null as unknown as RequestContexts;

@@ -31,15 +31,18 @@ export const publishesResponseCreated = /ResponseCreated|response\.created/.test
 export class NativeServer extends EventEmitter {
   listening = true;
   constructor(
-    private readonly bound: { readonly host: string; readonly port: number },
+    private readonly bound: { readonly host: string; readonly port: number } | { readonly path: string },
     onRequest: (request: never, response: never) => void,
   ) {
     super();
     this.on("request", onRequest as (...args: unknown[]) => void);
   }
 
-  address(): { address: string; family: string; port: number } {
-    const { host, port } = this.bound;
+  /** As node:http's: the address, or a Unix domain socket's path. */
+  address(): { address: string; family: string; port: number } | string {
+    const bound = this.bound;
+    if ("path" in bound) return bound.path;
+    const { host, port } = bound;
     return { address: host, family: host.includes(":") ? "IPv6" : "IPv4", port };
   }
 }

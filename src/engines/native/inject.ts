@@ -10,7 +10,7 @@ import { parseCookies } from "../inject.js";
  * response's headers as the app set them), so a test passes on either engine.
  */
 export async function injectOverLoopback(engine: Engine, options: InjectOptions): Promise<InjectResponse> {
-  const { port } = await engine.listen(0, "127.0.0.1", false);
+  const { port } = (await engine.listen({ port: 0, host: "127.0.0.1" }, false)) as { port: number };
   try {
     return await send(port, options);
   } finally {

@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
  * loads it. Bump it here and in native/addon/src/exports.rs (`INTERFACE_VERSION`) together whenever
  * any of that interface changes.
  */
-export const INTERFACE_VERSION = 12;
+export const INTERFACE_VERSION = 13;
 
 /** The addon's exports (native/addon/src/exports.rs). */
 export interface NativeAddon {
@@ -89,12 +89,30 @@ export interface NativeAddon {
   /** A Close frame (no code when undefined); the connection closes when the client answers, or after 5 s. */
   wsClose(id: number, code: number | undefined, reason: string): void;
   wsTerminate(id: number): void;
+  /** Whether requests asking to change protocols wait for the app's answer (it has WebSocket routes, or an 'upgrade' listener) or are served as any other. */
+  setUpgrades(server: number, on: boolean): void;
+  /**
+   * Takes upgrade request `id`'s connection raw (node:http's 'upgrade'): it becomes a tunnel with
+   * that id, its events on `onSocket` (TUNNEL_*, src/engines/native/tunnel.ts); returns the bytes
+   * that came after the request's head, or null when the client is gone or the request is no
+   * upgrade waiting for the app (one with a body is not).
+   */
+  tunnelOpen(id: number): Buffer | null;
+  /** 1 written, 0 queued past the high-water mark (a TUNNEL_DRAIN follows), -1 gone. */
+  tunnelWrite(id: number, data: string | Buffer): number;
+  /** Ends the write side once what is queued is written (a TUNNEL_SHUT follows). */
+  tunnelEnd(id: number): void;
+  tunnelPause(id: number, paused: boolean): void;
+  tunnelNoDelay(id: number, on: boolean): void;
+  tunnelDestroy(id: number): void;
 }
-/** WebSocket events: (1 text | 2 binary, id, data), (3 drain, id), (4 close, id, reason, code). */
+/** WebSocket events: (1 text | 2 binary, id, data), (3 drain, id), (4 close, id, reason, code); tunnels' (5 to 9, id, data?). */
 export type NativeSocketHandler = (kind: number, id: number, data?: string | Buffer, code?: number) => void;
 export interface NativeListenOptions {
   host: string;
   port: number;
+  /** A Unix domain socket to listen on instead of `host` and `port` (its file is removed when the server stops). */
+  path?: string;
   maxHeaderSize: number;
   maxHeaders: number;
   maxUrlLength: number;
@@ -104,7 +122,7 @@ export interface NativeListenOptions {
   keepAliveTimeout: number;
   sendTimeout: number;
   timeoutCheckInterval: number;
-  /** The app has WebSocket routes: a request with an Upgrade header waits for its answer, and its connection closes after a non-101 one. */
+  /** The app has WebSocket routes (or an 'upgrade' listener): a request with an Upgrade header waits for its answer, and its connection closes after a non-101 one. */
   webSockets: boolean;
   /** SO_REUSEPORT: several processes (Cog's workers) listen on the port. */
   reusePort?: boolean;

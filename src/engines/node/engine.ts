@@ -3,7 +3,7 @@ import { createSecureServer as createSecureHttp2Server, createServer as createHt
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, ListenOptions, Socket } from "node:net";
 import { inspectHead } from "./head.js";
-import { NO_BODY, WEBSOCKET, type Engine, type EngineConfig, type HeadVerdict, type InjectOptions, type InjectResponse, type ResponseSurface } from "../engine.js";
+import { NO_BODY, WEBSOCKET, type Bound, type Engine, type EngineConfig, type HeadVerdict, type InjectOptions, type InjectResponse, type ListenAt, type ResponseSurface, type UpgradeListener } from "../engine.js";
 import type { NodeWebSockets } from "./websocket.js";
 import { acceptQueuedConnections } from "./accept.js";
 import { bodyBytesOf } from "./body-bytes.js";
@@ -15,7 +15,7 @@ import { NodeRequest, type TimedBody } from "./request.js";
 import { BODY_TIMEOUT } from "../../symbols.js";
 import { RequestDeadlines } from "./request-time.js";
 import { NodeResponse } from "./response.js";
-import { writeInSlices } from "./writes.js";
+import { queueBehind, writeInSlices } from "./writes.js";
 import { limitSendTime } from "./send-timeout.js";
 
 /** Node's default backlog (511) drops SYNs when thousands of clients connect at once; the kernel caps this at net.core.somaxconn. */
@@ -37,11 +37,15 @@ export class NodeEngine implements Engine {
   private webSockets: NodeWebSockets | null = null;
   /** The HTTP/2 sessions to end on `close`, when serving HTTP/2. */
   private readonly sessions: Sessions | null;
+  /** The listener `handUpgrades` put on the server's 'upgrade' event. */
+  private upgrades: UpgradeListener | null = null;
 
   constructor(private readonly config: EngineConfig) {
     const { limits, strict, host } = config;
     const { dispatch, responseDone } = host;
     const http2 = config.options.http2 !== undefined && config.options.http2 !== false;
+    // Answers written in slices (writes.ts): over node:http without TLS, unless turned off.
+    const slicing = !http2 && config.options.tls === undefined && (config.options.sliceWrites ?? true);
     // node:http's responses emit 'close' when done or cut, whether or not anyone listens; `once`,
     // since a response handed to a WebSocket is closed by Cog and, on Node 24, by its destroy too.
     const closed = responseDone === null ? null : function (this: NodeResponse | H2Response): void {
@@ -49,6 +53,8 @@ export class NodeEngine implements Engine {
     };
     const listener = (this.listener = (req: NodeRequest | H2Request, res: NodeResponse | H2Response): void => {
       if (closed !== null) res.once("close", closed);
+      // A request pipelined behind one still being answered: Node queues its answer (no socket yet).
+      if (slicing && (res as NodeResponse).socket === null) queueBehind(req.socket, res);
       let verdict: HeadVerdict;
       const h2 = http2 && req.httpVersionMajor === 2;
       try {
@@ -76,7 +82,7 @@ export class NodeEngine implements Engine {
     // Without a listener Node destroys a CONNECT request's socket unanswered; a server that is not a proxy says so.
     this.server.on("connect", refuseConnect);
     answerClientErrors(this.server, limits, failBody);
-    if (sessions === null && config.options.tls === undefined && (config.options.sliceWrites ?? true)) writeInSlices(this.server);
+    if (slicing) writeInSlices(this.server);
     // With http2: true its HTTP/1.1 clients are limited too; an HTTP/2 session writes below the
     // socket's own methods, so the limit leaves its streams alone (h2c has no HTTP/1.1 clients).
     if (config.options.http2 !== "h2c" && limits.sendTimeout > 0) limitSendTime(this.server, limits.sendTimeout, limits.timeoutCheckInterval, config.options.tls !== undefined);
@@ -87,21 +93,34 @@ export class NodeEngine implements Engine {
     (this.server as unknown as TlsServer).setSecureContext(serverTlsOptions(tls));
   }
 
-  async listen(port: number, host: string | undefined): Promise<{ host: string; port: number }> {
+  /** node:http's own 'upgrade' event does it (it takes upgrades from the 'request' event while it has a listener). */
+  handUpgrades(listener: UpgradeListener | null): void {
+    if (this.upgrades !== null) this.server.removeListener("upgrade", this.upgrades);
+    this.upgrades = listener;
+    if (listener !== null) this.server.on("upgrade", listener);
+  }
+
+  async listen(at: ListenAt): Promise<Bound> {
     if (this.config.host.servesWebSockets && this.webSockets === null) {
       const { NodeWebSockets } = await import("./websocket.js");
       this.webSockets = new NodeWebSockets(this.server, this.listener as never, this.Response as never);
       (this.Request.prototype as unknown as { [WEBSOCKET]: NodeWebSockets })[WEBSOCKET] = this.webSockets;
     }
-    await listenOn(this.server, { port, host, backlog: BACKLOG });
+    if ("path" in at) {
+      // Node makes the socket file, refuses one that is there (EADDRINUSE), and removes it on close.
+      await listenOn(this.server, { path: at.path, backlog: BACKLOG });
+      return { path: at.path };
+    }
+    await listenOn(this.server, { port: at.port, host: at.host, backlog: BACKLOG });
     if (this.sessions === null && this.config.options.tls === undefined && (this.config.options.drainAcceptQueue ?? true)) acceptQueuedConnections(this.server, this.config.options.server ?? {});
     const address = this.server.address() as AddressInfo;
     return { host: address.address, port: address.port };
   }
 
-  address(): { host: string; port: number } | null {
+  address(): Bound | null {
     const address = this.server.address();
-    return address === null || typeof address === "string" ? null : { host: address.address, port: address.port };
+    if (address === null) return null;
+    return typeof address === "string" ? { path: address } : { host: address.address, port: address.port };
   }
 
   inject(options: InjectOptions | string): Promise<InjectResponse> {

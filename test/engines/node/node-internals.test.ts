@@ -226,6 +226,58 @@ describe("Node internals relied on to write answers in slices (src/engines/node/
   });
 });
 
+describe("Node internals relied on to write pipelined answers together (src/engines/node/writes.ts)", { timeout: 20_000 }, () => {
+  // joinQueued writes a queued answer's buffered output as Node's _flushOutput does, from these fields.
+  test("the answer to a pipelined request waits without a socket, its bytes in outputData as { data, encoding, callback }, counted in outputSize and _onPendingData", async (t) => {
+    const seen: Array<{ socket: unknown; finished: unknown; last: unknown; outputSize: unknown; entries: unknown; pending: unknown }> = [];
+    const { port } = await plainServer(t, (req, res) => {
+      res.setHeader("content-length", 2);
+      res.end("ok");
+      const queued = res as unknown as { socket: unknown; finished: unknown; _last: unknown; outputSize: unknown; outputData: unknown; _onPendingData: unknown };
+      const entries = Array.isArray(queued.outputData) ? queued.outputData.map((e: Record<string, unknown>) => Object.keys(e).sort().join()) : String(queued.outputData);
+      seen.push({ socket: queued.socket, finished: queued.finished, last: queued._last, outputSize: queued.outputSize, entries, pending: typeof queued._onPendingData });
+      void req;
+    });
+    const text = await raw(port, "GET /1 HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 1000);
+    assert.deepEqual(statuses(text), [200, 200]);
+    assert.equal(seen.length, 2);
+    const [first, second] = seen as [(typeof seen)[number], (typeof seen)[number]];
+    assert.ok(first.socket !== null, changed("http.Server's first answer on a connection", WRITES, "it has no socket"));
+    assert.equal(second.socket, null, changed("ServerResponse.socket of a pipelined request's answer", WRITES, "it is not null while the answer before it is written, so queued answers are not recognised"));
+    assert.equal(second.finished, true, changed("ServerResponse.finished", WRITES, "not true after end()"));
+    assert.equal(first.last, false, changed("ServerResponse._last", WRITES, "not false for a keep-alive answer"));
+    assert.equal(second.last, true, changed("ServerResponse._last", WRITES, "not true for the answer to a Connection: close request"));
+    assert.ok(Array.isArray(second.entries) && second.entries.length > 0 && second.entries.every((keys: string) => keys === "callback,data,encoding"), changed("ServerResponse.outputData", WRITES, `a queued answer's is ${JSON.stringify(second.entries)}, not entries of { data, encoding, callback }`));
+    assert.ok(typeof second.outputSize === "number" && second.outputSize > 0, changed("ServerResponse.outputSize", WRITES, `a queued answer's is ${String(second.outputSize)}`));
+    assert.equal(second.pending, "function", changed("ServerResponse._onPendingData", WRITES, "not a function"));
+  });
+
+  test("the answers to requests pipelined in one packet go out in one write, in order", async (t) => {
+    const writes: number[] = [];
+    const { app, port } = await cogServer(t, (a) => a.get("/p/:n", (req, res) => res.send(`answer ${req.params.n}`)));
+    app.server!.on("connection", (socket: Socket) => {
+      // Below the hook's uncork: each call is one write to the kernel.
+      const own = socket as unknown as { _writev: (chunks: unknown[], cb: () => void) => void; _write: (data: unknown, encoding: unknown, cb: () => void) => void };
+      const writev = own._writev;
+      const write = own._write;
+      own._writev = function (this: Socket, chunks, cb) {
+        writes.push(chunks.length);
+        return writev.call(this, chunks, cb);
+      };
+      own._write = function (this: Socket, data, encoding, cb) {
+        writes.push(1);
+        return write.call(this, data, encoding, cb);
+      };
+    });
+    const batch = Array.from({ length: 16 }, (_, n) => `GET /p/${n} HTTP/1.1\r\nHost: x\r\n\r\n`).join("");
+    const text = await raw(port, batch, 1000, (got) => got.endsWith("answer 15"));
+    assert.deepEqual(statuses(text), Array(16).fill(200));
+    assert.deepEqual(text.match(/answer \d+/g), Array.from({ length: 16 }, (_, n) => `answer ${n}`));
+    // One packet is one read and one write; a read split by the kernel would make it two or three (Node alone writes 16).
+    assert.ok(writes.length <= 3, `the 16 answers took ${writes.length} writes (${writes.join(", ")} pieces): ${WRITES}`);
+  });
+});
+
 describe("Node internals relied on to drain the accept queue (src/engines/node/accept.ts)", { timeout: 20_000, skip: process.platform !== "linux" && "the accept queue is drained on Linux only" }, () => {
   test("a listening http.Server has its descriptor at _handle.fd", async (t) => {
     const { server } = await plainServer(t, (_req, res) => res.end());

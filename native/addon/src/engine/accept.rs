@@ -17,8 +17,21 @@ use crate::h1;
 use crate::h2;
 use std::os::raw::{c_int, c_void};
 
-pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, settings: Settings, tls: Option<std::sync::Arc<TlsServer>>) -> Result<(usize, u16), String> {
-    let (fd, bound) = socket::open(host, port, reuse_port)?;
+/// Where a server listens: a TCP port on a host (`reuse_port`: shared with other processes), or
+/// a Unix domain socket's path.
+pub enum ListenAt<'a> {
+    Tcp { host: &'a str, port: u16, reuse_port: bool },
+    Unix(&'a str),
+}
+
+pub fn listen(js: js::ServerJs, at: ListenAt, settings: Settings, tls: Option<std::sync::Arc<TlsServer>>) -> Result<(usize, u16), String> {
+    let (fd, bound, unix_path) = match at {
+        ListenAt::Tcp { host, port, reuse_port } => {
+            let (fd, bound) = socket::open(host, port, reuse_port)?;
+            (fd, bound, None)
+        }
+        ListenAt::Unix(path) => (socket::open_unix(path)?, 0, Some(path.to_string())),
+    };
     let uv_loop = js.uv_loop();
     let listen_poll = alloc_handle(UV_POLL);
     let timer = alloc_handle(UV_TIMER);
@@ -31,7 +44,7 @@ pub fn listen(js: js::ServerJs, host: &str, port: u16, reuse_port: bool, setting
             s.servers.push(None);
             s.servers.len() - 1
         });
-        s.servers[id] = Some(Server { js, listen_fd: fd, listen_poll, timer, kick, kick_armed: false, check, check_armed: false, idle, idle_armed: false, ready: Vec::new(), batch: Vec::new(), touched: Vec::new(), settings, deferred: Vec::new(), stopped: false, sweep_every: interval, tls });
+        s.servers[id] = Some(Server { js, listen_fd: fd, listen_poll, timer, kick, kick_armed: false, check, check_armed: false, idle, idle_armed: false, ready: Vec::new(), batch: Vec::new(), touched: Vec::new(), settings, deferred: Vec::new(), stopped: false, sweep_every: interval, tls, unix_path });
         id
     });
     unsafe {
@@ -81,10 +94,13 @@ pub fn stop_listening(id: usize) {
         }
         server.stopped = true;
         unsafe { socket::close_watched(server.listen_poll, server.listen_fd) };
+        if let Some(path) = &server.unix_path {
+            // As Node removes its socket file when the server closes (libuv's pipe close).
+            socket::unlink(path);
+        }
         for key in s.conn_keys(id) {
             // Requests still arriving on busy connections are parsed: the app answers them 503.
             let conn = s.conns[key].as_mut().unwrap();
-            // A WebSocket is closed by the engine's JavaScript side (1001, going away).
             let idle = match &mut conn.proto {
                 Protocol::H1(h1) => h1.close_when_idle(&conn.io),
                 // GOAWAY: the streams in flight are answered, then the final GOAWAY closes it.
@@ -96,7 +112,9 @@ pub fn stop_listening(id: usize) {
                     }
                     now
                 }
-                Protocol::Ws(_) => false,
+                // A WebSocket is closed by the engine's JavaScript side (1001, going away); a
+                // tunnel is its listener's (as node:http leaves an upgraded socket to its owner).
+                Protocol::Ws(_) | Protocol::Tunnel(_) => false,
             };
             if idle {
                 // Idle: no request in flight, nobody to tell.
@@ -229,6 +247,10 @@ impl State {
             Protocol::H1(h1) => h1.close(&mut self.reqs, &mut calls),
             Protocol::H2(h2) => h2.close(&mut self.reqs, &mut calls),
             Protocol::Ws(ws) => self.ws_closed(ws, &mut calls),
+            Protocol::Tunnel(tunnel) => {
+                self.tunnels.remove(&tunnel.id());
+                tunnel.closed(&mut calls);
+            }
         }
         calls
     }

@@ -35,8 +35,9 @@ impl State {
         Some(self.reqs.get(id)?.headers())
     }
 
+    /// The client's address; none on a Unix domain socket, as Node's `remoteAddress` there.
     pub(crate) fn remote_address(&self, id: u64) -> Option<&str> {
-        self.request_and_connection(id).map(|(_, conn)| conn.remote.as_str())
+        self.request_and_connection(id).map(|(_, conn)| conn.remote.as_str()).filter(|address| !address.is_empty())
     }
 
     /// The client's port, and the address and port it connected to (asked of the socket: only

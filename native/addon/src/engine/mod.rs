@@ -11,6 +11,7 @@
 //! - `write.rs`: JavaScript's answers go to the connection's HTTP/1.1 machine, and connections
 //!   are written, corked per slice, with backpressure;
 //! - `sockets.rs`: WebSockets, by socket id;
+//! - `tunnels.rs`: connections handed to JavaScript raw (an upgrade), by id;
 //! - `lookup.rs`: what JavaScript reads of a request after it was handed over;
 //! - `files.rs`: files opened for a request's answer, kept on the request until it sends them;
 //! - `timers.rs`: slow and idle connections are swept out.
@@ -22,8 +23,9 @@ mod serve;
 mod sockets;
 mod state;
 mod timers;
+mod tunnels;
 mod write;
 
-pub(crate) use accept::{destroy_connections, dispose, listen, stop_listening};
+pub(crate) use accept::{destroy_connections, dispose, listen, stop_listening, ListenAt};
 pub(crate) use files::Found;
 pub(crate) use state::{with_state, Settings};

@@ -225,6 +225,7 @@ impl State {
             Protocol::H1(h1) => h1.input(),
             Protocol::H2(h2) => h2.input(),
             Protocol::Ws(ws) => ws.input(),
+            Protocol::Tunnel(tunnel) => tunnel.input(),
         };
         match input {
             // Read once the app has answered the upgrade request, or JavaScript's stream of the
@@ -263,6 +264,8 @@ impl State {
                         ws.input_ended();
                         false
                     }
+                    // Told to JavaScript as the tunnel's input is parsed.
+                    Protocol::Tunnel(_) => false,
                 };
                 if streaming {
                     calls.extend(self.close_conn(key));
@@ -293,6 +296,7 @@ impl State {
         let h1 = match &mut conn.proto {
             Protocol::H1(h1) => h1,
             Protocol::Ws(ws) => return ws.parse(&mut conn.io, calls),
+            Protocol::Tunnel(tunnel) => return tunnel.parse(&mut conn.io, calls),
             Protocol::H2(h2) => {
                 let settings = server.settings.h2.as_ref().expect("an HTTP/2 connection on a server that serves HTTP/2");
                 let h2::Parsed::Http1 { head_started } = h2.parse(&mut conn.io, &mut self.reqs, &mut self.spare, key, conn.gen, settings, now(server), calls) else { return };
@@ -325,7 +329,7 @@ impl State {
             Protocol::H1(h1) => h1.left_unanswered(&c.io),
             // An HTTP/2 client that ended its side can't be answered on the streams it left open.
             Protocol::H2(_) => c.io.ended(),
-            Protocol::Ws(_) => false,
+            Protocol::Ws(_) | Protocol::Tunnel(_) => false,
         };
         if self.conns.get(key).and_then(Option::as_ref).is_some_and(left_unanswered) {
             // The client ended its side with requests still unanswered: as node:http takes it
@@ -341,8 +345,8 @@ impl State {
             !c.io.input().is_empty()
                 && match &c.proto {
                     Protocol::H1(h1) => h1.reads_requests(),
-                    // HTTP/2 reads all of its input at once.
-                    Protocol::H2(_) => false,
+                    // HTTP/2 reads all of its input at once, and so does a tunnel.
+                    Protocol::H2(_) | Protocol::Tunnel(_) => false,
                     Protocol::Ws(_) => true,
                 }
         });
@@ -359,7 +363,7 @@ impl State {
         match &mut conn.proto {
             Protocol::H1(h1) => h1.set_body_timeout(id, ms),
             Protocol::H2(h2) => h2.set_body_timeout(stream, ms),
-            Protocol::Ws(_) => {}
+            Protocol::Ws(_) | Protocol::Tunnel(_) => {}
         }
     }
 
@@ -379,7 +383,7 @@ impl State {
                 }
                 return;
             }
-            Protocol::Ws(_) => return,
+            Protocol::Ws(_) | Protocol::Tunnel(_) => return,
         };
         if !h1.pause_body(id, paused) {
             return;

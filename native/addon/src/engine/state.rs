@@ -13,6 +13,7 @@ use crate::request::Requests;
 use crate::spare::Spare;
 use crate::uv::*;
 use crate::io::Transport;
+use crate::tunnel;
 use crate::ws;
 use std::cell::RefCell;
 use std::os::raw::c_int;
@@ -61,6 +62,8 @@ pub(crate) struct Server {
     pub(super) tls: Option<std::sync::Arc<crate::io::tls::TlsServer>>,
     /// How often the timeout sweep runs (shorter than `check_interval` for a short WebSocket idleTimeout).
     pub(super) sweep_every: u64,
+    /// The Unix domain socket it listens on, if not a TCP port: its file is removed when it stops.
+    pub(super) unix_path: Option<String>,
 }
 
 /// A client connection: its socket, its unparsed input and unsent output, and its requests.
@@ -85,7 +88,7 @@ pub(crate) struct Connection {
 }
 
 /// What a connection speaks: HTTP/1.1 from its accept, a WebSocket once the app accepted an
-/// upgrade; on a server that serves HTTP/2, `H2` from its accept, which stays HTTP/2 or hands
+/// upgrade, a tunnel once the app took an upgrade's connection raw (node:http's 'upgrade'); on a server that serves HTTP/2, `H2` from its accept, which stays HTTP/2 or hands
 /// the connection to HTTP/1.1 once the client's first bytes (or TLS's ALPN) tell. HTTP/1.1 is
 /// held inline, the common case reached on every request without a pointer to follow; the
 /// others are boxed.
@@ -94,6 +97,7 @@ pub(super) enum Protocol {
     H1(h1::Conn),
     H2(Box<h2::Conn>),
     Ws(Box<ws::Conn>),
+    Tunnel(Box<tunnel::Conn>),
 }
 
 #[derive(Default)]
@@ -110,6 +114,8 @@ pub(crate) struct State {
     pub(super) spare: Spare,
     /// Open WebSockets: their connection (key, generation), by socket id.
     pub(super) ws_conns: std::collections::HashMap<u64, (usize, u32)>,
+    /// Tunnelled connections: their connection (key, generation), by id.
+    pub(super) tunnels: std::collections::HashMap<u64, (usize, u32)>,
 }
 
 thread_local! {

@@ -37,6 +37,10 @@ impl State {
                 }
                 continue;
             }
+            // A tunnel's timeouts are its listener's (Node's socket.setTimeout), not the server's.
+            if matches!(conn.proto, Protocol::Tunnel(_)) {
+                continue;
+            }
             if send_timeout > 0 && self.send_stalled(key, now, send_timeout) {
                 self.conns[key].as_ref().unwrap().io.reset_on_close();
                 calls.extend(self.close_conn(key));

@@ -61,13 +61,16 @@ impl State {
                         break;
                     }
                 }
-                Protocol::Ws(_) => break,
+                Protocol::Ws(_) | Protocol::Tunnel(_) => break,
             }
         }
         self.conns[key].as_mut().unwrap().io.settle_output(&mut self.spare, HIGH_WATER);
         let pending = self.unsent(key);
         let conn = self.conns[key].as_mut().unwrap();
         let mut calls = dropped;
+        if let (Protocol::Tunnel(tunnel), 0) = (&mut conn.proto, pending) {
+            tunnel.written(&mut conn.io, &mut calls);
+        }
         if let Protocol::H2(h2) = &mut conn.proto {
             // Writing frames drains streams and closes those answered whole.
             h2.written(&mut self.reqs, &mut self.spare, key, conn.gen, &mut calls);
@@ -76,6 +79,7 @@ impl State {
             Protocol::H1(h1) => h1.finished(),
             Protocol::H2(h2) => h2.finished(),
             Protocol::Ws(ws) => ws.closing(),
+            Protocol::Tunnel(tunnel) => tunnel.finished(&conn.io),
         };
         if pending == 0 && finished {
             calls.extend(self.close_conn(key));
@@ -93,6 +97,10 @@ impl State {
                 ws.drained(&conn.io, &mut calls);
                 ws.wants_input(&conn.io)
             }
+            Protocol::Tunnel(tunnel) => {
+                tunnel.drained(&conn.io, &mut calls);
+                tunnel.wants_input(&conn.io)
+            }
         };
         let reading = if wants_input { UV_READABLE | UV_DISCONNECT } else { 0 };
         let events = if pending > 0 { UV_WRITABLE | if pending > HIGH_WATER { 0 } else { reading } } else { reading };
@@ -109,7 +117,7 @@ impl State {
             Protocol::H1(h1) => h1.in_place_left() as usize,
             // Frames nghttp2 has ready (as one byte: enough to poll for writing).
             Protocol::H2(h2) => h2.wants_write() as usize,
-            Protocol::Ws(_) => 0,
+            Protocol::Ws(_) | Protocol::Tunnel(_) => 0,
         };
         conn.io.unsent() + held + conn.io.tls_pending() as usize
     }
@@ -133,7 +141,7 @@ impl State {
                 Answered::Written => {}
                 Answered::Done => self.forget(id),
             },
-            Protocol::Ws(_) => return false,
+            Protocol::Ws(_) | Protocol::Tunnel(_) => return false,
         }
         self.advance(key);
         true
@@ -209,7 +217,7 @@ impl State {
                 match &mut conn.proto {
                     Protocol::H1(h1) => h1.below_high_water(&conn.io, id),
                     Protocol::H2(_) => more.get(),
-                    Protocol::Ws(_) => false,
+                    Protocol::Ws(_) | Protocol::Tunnel(_) => false,
                 }
             }
         }
@@ -258,7 +266,7 @@ impl State {
         let (dropped, h2) = match &mut conn.proto {
             Protocol::H1(h1) => (h1.promote(&mut conn.io, &mut self.reqs, &mut self.spare), false),
             Protocol::H2(_) => (Vec::new(), true),
-            Protocol::Ws(_) => (Vec::new(), false),
+            Protocol::Ws(_) | Protocol::Tunnel(_) => (Vec::new(), false),
         };
         let (server, in_batch) = (conn.server, conn.in_batch);
         if !dropped.is_empty() {

@@ -19,6 +19,43 @@ pub fn open(host: &str, port: u16, reuse_port: bool) -> Result<(c_int, u16), Str
     Ok((fd, unsafe { local_port(fd) }))
 }
 
+/// Opens a non-blocking listening Unix domain socket at `path`, as Node's `server.listen(path)`:
+/// the file is made by the bind, which fails (EADDRINUSE) if something is there already; whoever
+/// stops listening removes it (`unlink`).
+pub fn open_unix(path: &str) -> Result<c_int, String> {
+    let fail = |e: std::io::Error| format!("could not listen on {path}: {e}");
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    let bytes = path.as_bytes();
+    // One byte is left for the NUL the kernel reads the path to.
+    if bytes.is_empty() || bytes.len() >= addr.sun_path.len() || bytes.contains(&0) {
+        return Err(fail(std::io::Error::from_raw_os_error(if bytes.is_empty() || bytes.contains(&0) { libc::EINVAL } else { libc::ENAMETOOLONG })));
+    }
+    for (to, &from) in addr.sun_path.iter_mut().zip(bytes) {
+        *to = from as libc::c_char;
+    }
+    unsafe {
+        let fd = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(fail(std::io::Error::last_os_error()));
+        }
+        let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
+        if libc::bind(fd, &addr as *const libc::sockaddr_un as *const libc::sockaddr, len) != 0 || libc::listen(fd, BACKLOG) != 0 {
+            let err = std::io::Error::last_os_error();
+            libc::close(fd);
+            return Err(fail(err));
+        }
+        Ok(fd)
+    }
+}
+
+/// Removes the file of a Unix domain socket the server listened on (its descriptor is closed).
+pub fn unlink(path: &str) {
+    if let Ok(path) = std::ffi::CString::new(path) {
+        unsafe { libc::unlink(path.as_ptr()) };
+    }
+}
+
 fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
     (host, port).to_socket_addrs().map_err(|e| format!("could not resolve \"{host}\": {e}"))?.next().ok_or_else(|| format!("\"{host}\" has no address"))
 }
@@ -230,6 +267,31 @@ mod tests {
         assert!(err.starts_with(&format!("could not listen on 127.0.0.1:{port}:")), "{err}");
         assert!(open("no-such-host.invalid", 80, false).unwrap_err().starts_with("could not resolve \"no-such-host.invalid\""));
         unsafe { libc::close(fd) };
+    }
+
+    #[test]
+    fn a_unix_socket_is_made_served_and_refused_twice() {
+        let path = std::env::temp_dir().join(format!("cog-socket-test-{}.sock", std::process::id()));
+        let path = path.to_str().unwrap();
+        let fd = open_unix(path).unwrap();
+        assert!(std::path::Path::new(path).exists(), "the bind makes the file");
+        let client = std::os::unix::net::UnixStream::connect(path).unwrap();
+        let mut accepted = Vec::new();
+        for _ in 0..100 {
+            accepted.extend(accept_queued(fd, 1));
+            if !accepted.is_empty() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(accepted.len(), 1);
+        let err = open_unix(path).unwrap_err();
+        assert!(err.starts_with(&format!("could not listen on {path}:")) && err.contains("in use"), "{err}");
+        assert!(open_unix(&"x".repeat(200)).unwrap_err().contains("too long"));
+        drop(client);
+        unsafe { (libc::close(accepted[0]), libc::close(fd)) };
+        unlink(path);
+        assert!(!std::path::Path::new(path).exists());
     }
 
     #[test]

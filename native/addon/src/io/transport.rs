@@ -199,6 +199,11 @@ impl Transport {
         }
     }
 
+    /// Takes the whole input, leaving none (what arrived on a tunnel, handed to JavaScript as it lies).
+    pub(crate) fn take_input(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.input)
+    }
+
     /// Drops the whole input (what is left can never be used).
     pub(crate) fn clear_input(&mut self) {
         self.input.clear();
@@ -328,6 +333,21 @@ impl Transport {
     /// Makes the close a reset (see `socket::reset_on_close`): for a client that reads nothing.
     pub(crate) fn reset_on_close(&self) {
         reset_on_close(self.fd);
+    }
+
+    /// Shuts the write side (a tunnel JavaScript ended): on TLS, close_notify first (as far as
+    /// the socket takes it); what arrives is still read.
+    pub(crate) fn shut_write(&mut self) {
+        if let Some(tls) = self.tls.as_deref_mut() {
+            tls.close(self.fd);
+        }
+        unsafe { libc::shutdown(self.fd, libc::SHUT_WR) };
+    }
+
+    /// Turns Nagle's algorithm off (`true`) or on, as Node's `socket.setNoDelay`; nothing on a
+    /// Unix domain socket, which has none.
+    pub(crate) fn set_no_delay(&self, on: bool) {
+        unsafe { super::socket::set_option(self.fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, c_int::from(on)) };
     }
 
     /// Closes the connection: on TLS, close_notify first (as far as the socket takes it).

@@ -19,7 +19,7 @@ pub struct ServerJs {
     on_request: sys::napi_ref,
     /// `(kind, id, piece?)` for aborts, drains, and the pieces of a body that follows its request.
     on_event: sys::napi_ref,
-    /// `(kind, id, data, code)` for WebSocket events.
+    /// `(kind, id, data, code)` for WebSocket events; `(kind, id, data?)` for tunnels'.
     on_socket: sys::napi_ref,
     trampoline: sys::napi_ref,
     async_context: sys::napi_async_context,
@@ -36,6 +36,12 @@ const SOCKET_TEXT: u32 = 1;
 const SOCKET_BINARY: u32 = 2;
 const SOCKET_DRAIN: u32 = 3;
 const SOCKET_CLOSE: u32 = 4;
+/// Tunnel events, on the same callback as WebSocket events (`src/engines/native/tunnels.ts`).
+const TUNNEL_DATA: u32 = 5;
+const TUNNEL_END: u32 = 6;
+const TUNNEL_DRAIN: u32 = 7;
+const TUNNEL_CLOSE: u32 = 8;
+const TUNNEL_SHUT: u32 = 9;
 
 /// How the trampoline finds a request's method (its place in `METHODS`) and URL when it hands
 /// the request over: it calls `found` with them, and says whether the request is still there.
@@ -179,6 +185,11 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
                     }
                     sys::napi_call_function(env, undefined, socket_fn, 3, args.as_ptr(), &mut result)
                 }
+                Event::TunnelData { id, data } => call_on_event(env, socket_fn, TUNNEL_DATA, id, Some(buffer_of(env, &data)), &mut result),
+                Event::TunnelEnd { id } => call_on_event(env, socket_fn, TUNNEL_END, id, None, &mut result),
+                Event::TunnelDrain { id } => call_on_event(env, socket_fn, TUNNEL_DRAIN, id, None, &mut result),
+                Event::TunnelShut { id } => call_on_event(env, socket_fn, TUNNEL_SHUT, id, None, &mut result),
+                Event::TunnelClose { id } => call_on_event(env, socket_fn, TUNNEL_CLOSE, id, None, &mut result),
                 Event::WsDrain { id } => {
                     let mut args = [ptr::null_mut(); 2];
                     sys::napi_create_uint32(env, SOCKET_DRAIN, &mut args[0]);
@@ -229,7 +240,8 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
     ptr::null_mut()
 }
 
-/// Calls `onEvent(kind, id)`, or `onEvent(kind, id, piece)` with a body's piece (a Buffer).
+/// Calls `onEvent(kind, id)`, or `onEvent(kind, id, piece)` with a body's piece (a Buffer) (or
+/// the socket callback so, for a tunnel's events).
 unsafe fn call_on_event(env: sys::napi_env, event_fn: sys::napi_value, kind: u32, id: u64, piece: Option<sys::napi_value>, result: &mut sys::napi_value) -> sys::napi_status {
     let mut args = [ptr::null_mut(); 3];
     let mut undefined = ptr::null_mut();
