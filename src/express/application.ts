@@ -4,7 +4,7 @@ import finalhandler from "finalhandler";
 import { enter } from "./prototypes.js";
 import { request } from "./request.js";
 import { response } from "./response.js";
-import { Router } from "./router.js";
+import { handleLast, Router } from "./router.js";
 import { listen, SERVING, type ExpressOptions } from "./server.js";
 import { compileETag, compileQueryParser, compileTrust, methods } from "./settings.js";
 import { View } from "./view.js";
@@ -71,16 +71,22 @@ application.defaultConfiguration = function (this: App) {
 };
 
 application.handle = function (this: App, req: App, res: App, callback?: (err?: unknown) => void) {
-  // finalhandler is made only for a request that gets to the end of the app's middleware.
-  const done = callback || ((err?: unknown) => finalhandler(req, res, { env: this.get("env"), onerror: logErrorOf(this) })(err));
   if (this.enabled("x-powered-by")) res.setHeader("X-Powered-By", "Express");
   req.res = res;
   res.req = req;
   enter(req, this.request, true);
   enter(res, this.response, false);
   if (!res.locals) res.locals = Object.create(null);
-  this.router.handle(req, res, done);
+  // finalhandler is made only for a request that gets to the end of the app's middleware (the
+  // router calls `finish` with the app, rather than a closure made for every request).
+  if (callback) this.router.handle(req, res, callback);
+  else handleLast(this.router, req, res, this, finish);
 };
+
+/** The end of an app's middleware, for a request the app was given without a callback: finalhandler's answer. */
+function finish(app: App, req: App, res: App, err: unknown): void {
+  finalhandler(req, res, { env: app.get("env"), onerror: logErrorOf(app) })(err);
+}
 
 /** What finalhandler calls with an error it answers: logged, except in the "test" env (one function per app). */
 const logErrors = new WeakMap<App, (err: unknown) => void>();

@@ -7,6 +7,7 @@ import onFinished from "on-finished";
 import { parse as parseQs } from "qs";
 import typeis from "type-is";
 import { HELD_BODY, type BodyHolding } from "../engines/engine.js";
+import { remembered } from "./settings.js";
 
 /**
  * Express's body parsers, `express.json()`, `urlencoded()`, `text()` and `raw()`: body-parser's
@@ -99,16 +100,21 @@ function normalize(options: ParserOptions | undefined, defaultType: string) {
     limit,
     verify: (options?.verify || false) as Verify | false,
     defaultCharset: options?.defaultCharset || "utf-8",
-    shouldParse: typeof type === "function" ? type : (req: Req) => Boolean(typeis(req, type as string[])),
+    shouldParse: typeof type === "function" ? type : typeChecker(type as string | string[]),
   };
 }
 
 function withShortcut(fallback: Middleware, reading: Reading): Middleware {
   const parser = function (req: Req, res: Res, next: Next) {
-    if ((req as BodyHolding)[HELD_BODY] === undefined) return fallback(req, res, next);
+    // A plain node:http request (an app handed to `http.createServer`) goes to body-parser.
+    if (typeof req.headerValue !== "function") return fallback(req, res, next);
     // type-is's hasBody, asked header by header: on the native engine that builds no `req.headers`.
-    // (A request of Cog's engines always has `body`, undefined until a parser sets it.)
+    // Without a body, body-parser only passes the request on, on either engine (a request of
+    // Cog's engines always has `body`, undefined until a parser sets it); on the node engine its
+    // steps to find that out (on-finished's, type-is's, through the request's stream) cost ~1,000
+    // instructions a request.
     if (req.headerValue("transfer-encoding") === undefined && Number.isNaN(Number(req.headerValue("content-length") ?? NaN))) return next();
+    if ((req as BodyHolding)[HELD_BODY] === undefined) return fallback(req, res, next);
     if (onFinished.isFinished(req)) return next();
     const body = (req as Required<BodyHolding>)[HELD_BODY]();
     const encoded = req.headers["content-encoding"];
@@ -218,7 +224,23 @@ export function utf8(body: Buffer): string {
 function charsetOf(req: Req): string | undefined {
   const header = req.headers["content-type"];
   if (!header) return undefined;
-  return parseContentType(header).parameters.charset?.toLowerCase();
+  return charsetOfType(header) ?? undefined;
+}
+
+/** A Content-Type's charset, lower-cased, or null (content-type's parse, which throws for a malformed one). */
+const charsetOfType = remembered((header) => parseContentType(header).parameters.charset?.toLowerCase() ?? null);
+
+/**
+ * body-parser's `typeChecker`: type-is's answer for the request, which (the request having a
+ * body, as it has here) depends on its Content-Type alone, remembered per parser for the last
+ * few hundred Content-Types: type-is's parse and match cost ~5,600 instructions a request.
+ */
+function typeChecker(type: string | string[]): (req: Req) => boolean {
+  const matches = remembered((header) => Boolean(typeis.is(header, type as string[])));
+  return (req) => {
+    const header = req.headers["content-type"];
+    return typeof header === "string" ? matches(header) : Boolean(typeis(req, type as string[]));
+  };
 }
 
 // body-parser 2.4's parsers (lib/types/json.js, urlencoded.js), which it does not export.

@@ -11,7 +11,12 @@ declare module "accepts" {
   export default function accepts(req: any): any;
 }
 declare module "type-is" {
-  export default function typeis(req: any, types: string[]): string | false | null;
+  function typeis(req: any, types: string[]): string | false | null;
+  namespace typeis {
+    /** A Content-Type's match against `types` (what `typeis(req, types)` answers for a request with a body). */
+    function is(mediaType: string, types: string[]): string | false;
+  }
+  export default typeis;
 }
 declare module "proxy-addr" {
   interface ProxyAddr {
@@ -58,7 +63,7 @@ declare module "bytes" {
   export default bytes;
 }
 declare module "router/lib/layer.js" {
-  const Layer: { prototype: { match(path: string): unknown } };
+  const Layer: { prototype: { match(path: string): unknown; handleRequest(req: any, res: any, next: any): void } };
   export default Layer;
 }
 declare module "router/lib/param.js" {
@@ -78,5 +83,10 @@ declare module "debug" {
     (format: string, ...args: unknown[]): void;
     readonly enabled: boolean;
   }
-  export default function createDebug(namespace: string): Debugger;
+  function createDebug(namespace: string): Debugger;
+  namespace createDebug {
+    /** The namespaces `enable` was last given (what each instance's `enabled` compares). */
+    const namespaces: string;
+  }
+  export default createDebug;
 }

@@ -16,10 +16,13 @@ import createDebug from "debug";
  * 100 layers called synchronously). What it leaves out is what the original makes per request
  * that nobody sees: the restore function and its two lists, a closure per matched layer and for
  * the prefix trim, the match object of a middleware mounted at "/", and the debug calls when
- * `DEBUG` does not name "router". A request pays one closure (`next`, which handlers are given).
+ * `DEBUG` does not name "router", a route's `dispatch` closure when the route has one handler
+ * (`dispatch` below), and router's `Layer#handleRequest` around each handler (`callLayer`). A
+ * request pays one closure (`next`, which handlers are given).
  *
  * router's own `handle` cost about 3,000 instructions per middleware passed through and 7,000
- * for the app and one route (callgrind, the bench's app on the native engine).
+ * for the app and one route (callgrind, the bench's app on the native engine); this walk about
+ * 3,700 for the app's four layers and a route (docs/decisions/express-face.md).
  */
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -27,6 +30,20 @@ type Any = any;
 type Next = (err?: unknown) => void;
 
 const debug = createDebug("router");
+let debugNamespaces: unknown = null;
+let debugOn = false;
+/**
+ * debug's `enabled`, asked again only when the namespaces it was enabled for change
+ * (`debug.enable()`; what its getter itself compares): the getter, on a function object, cost
+ * ~250 instructions a request. Nothing else can set this instance's own override.
+ */
+function debugEnabled(): boolean {
+  if (createDebug.namespaces !== debugNamespaces) {
+    debugNamespaces = createDebug.namespaces;
+    debugOn = debug.enabled;
+  }
+  return debugOn;
+}
 const matchLayer = Layer.prototype.match as (path: string) => unknown;
 
 /** `Router([options])`, with or without `new`: router's router, with the walk below. */
@@ -34,6 +51,7 @@ export const Router = function Router(this: unknown, options?: Any) {
   const router = RouterModule(options);
   // Once per router, when it is made: its methods are router's but `handle`.
   Object.setPrototypeOf(router, Router.prototype);
+  router[PLANS] = [];
   return router;
 } as unknown as Any;
 Router.prototype = Object.create(RouterModule.prototype, {
@@ -42,7 +60,10 @@ Router.prototype = Object.create(RouterModule.prototype, {
   route: {
     value: function route(this: Any, path: unknown) {
       const made = RouterModule.prototype.route.call(this, path);
-      markStatic(this.stack[this.stack.length - 1], true, this.caseSensitive, this.strict);
+      const layer = this.stack[this.stack.length - 1];
+      markStatic(layer, true, this.caseSensitive, this.strict);
+      // The layer calls `made.dispatch` through a closure of router's: the walk may call it itself.
+      dispatchers.set(layer, { route: made, handle: layer.handle });
       return made;
     },
     writable: true,
@@ -62,6 +83,56 @@ Router.prototype = Object.create(RouterModule.prototype, {
 Router.Route = RouterModule.Route;
 const RouteProto = RouterModule.Route.prototype;
 const handlesMethod = RouteProto._handlesMethod;
+const routeDispatch = RouteProto.dispatch;
+const handleRequest = Layer.prototype.handleRequest;
+
+/** A route's layer made by `route()`: the route its handle dispatches to, and that handle (router's closure). */
+const dispatchers = new WeakMap<object, { route: unknown; handle: unknown }>();
+/** Layers whose path is plain text: what `matchStatic` needs (see `markStatic`). */
+const staticPaths = new WeakMap<object, StaticPath>();
+
+/** On a router: the plans of its stack's layers, by index (see `Plan`). */
+const PLANS: unique symbol = Symbol("cog.express.plans");
+
+/**
+ * What the walk keeps of one layer of a router's stack, in a list beside the stack (checked
+ * against it by identity: a layer added, moved or replaced gets a plan anew). Kept here rather
+ * than on the layers: the layers' shapes vary (routes, middleware, methods), so loads of our own
+ * keys from them missed V8's caches (~150 instructions each, several per layer and request);
+ * plans have one shape.
+ */
+class Plan {
+  /** Its path as text to compare, when plain (markStatic). */
+  readonly plain: StaticPath | undefined;
+  readonly slash: boolean;
+  /** For a route made by `route()`: the route and the handle (router's closure) that dispatches to it. */
+  readonly dispatches: unknown;
+  readonly dispatchHandle: unknown;
+  /** The layer's handle whose arity `arity` is (`fn.length` is answered by a C++ accessor: ~450 instructions). */
+  fn: unknown = undefined;
+  arity = 0;
+  /** For a route of one handler: the plan of its handler's layer. */
+  inner: Plan | null = null;
+  /** For a route: whether it handles `asked`, a method, when its stack was `askedOf` of `askedAt` layers (see `routeHandles`). */
+  asked: unknown = undefined;
+  askedOf: unknown = undefined;
+  askedAt = 0;
+  handles = false;
+
+  constructor(readonly layer: Any) {
+    this.plain = staticPaths.get(layer);
+    this.slash = layer.slash === true;
+    const dispatcher = dispatchers.get(layer);
+    this.dispatches = dispatcher?.route;
+    this.dispatchHandle = dispatcher?.handle;
+  }
+}
+
+function planOf(plans: Plan[], at: number, layer: Any): Plan {
+  const plan = plans[at];
+  if (plan !== undefined && plan.layer === layer) return plan;
+  return (plans[at] = new Plan(layer));
+}
 
 /**
  * A layer whose path is plain text (no params, wildcards, groups or escapes, ASCII): what its
@@ -78,19 +149,24 @@ export interface StaticPath {
   /** The trailing slash is optional (not `strict`). */
   readonly trailing: boolean;
 }
-export const STATIC: unique symbol = Symbol("cog.express.staticPath");
 /** path-to-regexp's special characters, and anything past ASCII (which its case-insensitive match folds its own way). */
 const NOT_PLAIN = /[:*{}()[\]+?!\\]|[^\x20-\x7e]/;
 const TRAILING_SLASHES = /\/+$/;
 
-/** Marks a layer whose path is plain text with what `matchStatic` needs. @internal Exported for its test. */
-export function markStatic(layer: Any, end: boolean, sensitive: unknown, strict: unknown): void {
+/** Marks a layer whose path is plain text with what `matchStatic` needs. */
+function markStatic(layer: Any, end: boolean, sensitive: unknown, strict: unknown): void {
+  const plain = staticPathOf(layer, end, sensitive, strict);
+  if (plain !== undefined) staticPaths.set(layer, plain);
+}
+
+/** What `matchStatic` needs of a layer whose path is plain text, or undefined. @internal Exported for its test. */
+export function staticPathOf(layer: Any, end: boolean, sensitive: unknown, strict: unknown): StaticPath | undefined {
   const path = layer?.rawPath;
-  if (typeof path !== "string" || NOT_PLAIN.test(path) || layer.slash) return;
+  if (typeof path !== "string" || NOT_PLAIN.test(path) || layer.slash) return undefined;
   // router's `loosen`: without `strict`, trailing slashes are not part of the text ("/" stays).
   const text = strict || path === "/" ? path : path.replace(TRAILING_SLASHES, "");
-  if (text.length === 0) return;
-  layer[STATIC] = { text: sensitive ? text : text.toLowerCase(), end, sensitive: Boolean(sensitive), trailing: !strict } satisfies StaticPath;
+  if (text.length === 0) return undefined;
+  return { text: sensitive ? text : text.toLowerCase(), end, sensitive: Boolean(sensitive), trailing: !strict };
 }
 
 /** The part of `path` a static layer's expression matches, or null. @internal Exported for its test. */
@@ -120,6 +196,14 @@ export function matchStatic(at: StaticPath, path: string): string | null {
 /** A method's lower case, remembered for the few methods there are (router lowers it at each route). */
 const lowerMethods = new Map<string, string>();
 function lowerMethod(method: string): string {
+  switch (method) {
+    case "GET":
+      return "get";
+    case "POST":
+      return "post";
+    case "HEAD":
+      return "head";
+  }
   let lower = lowerMethods.get(method);
   if (lower === undefined) {
     lower = method.toLowerCase();
@@ -128,9 +212,24 @@ function lowerMethod(method: string): string {
   return lower;
 }
 
-/** router's Route `_handlesMethod`, with the method's lower case remembered. */
-function routeHandles(route: Any, method: unknown): boolean {
+/**
+ * router's Route `_handlesMethod`, with the method's lower case remembered, and the answer kept
+ * in the route's plan for the method last asked: a route's methods change only as handlers are
+ * added to it (`route.get(fn)`…), each a layer of its stack.
+ */
+function routeHandles(route: Any, method: unknown, plan: Plan): boolean {
   if (route._handlesMethod !== handlesMethod) return route._handlesMethod(method);
+  const stack = route.stack;
+  if (plan.asked === method && plan.askedOf === stack && plan.askedAt === stack.length) return plan.handles;
+  const handles = handlesOf(route, method);
+  plan.asked = method;
+  plan.askedOf = stack;
+  plan.askedAt = stack.length;
+  plan.handles = handles;
+  return handles;
+}
+
+function handlesOf(route: Any, method: unknown): boolean {
   const methods = route.methods;
   if (methods._all) return true;
   let name = typeof method === "string" ? lowerMethod(method) : method;
@@ -154,14 +253,20 @@ class Walk {
   readonly savedMatched: unknown;
   readonly parentUrl: string;
   next: Next = noNext;
-  /** Whether `DEBUG` names "router", asked once per walk (debug's `enabled` is a getter). */
-  readonly debugs = debug.enabled;
+  /** The URL whose path `path` is (see `step`). */
+  url: unknown = undefined;
+  path: string | undefined = undefined;
+  /** Whether `DEBUG` names "router", asked once per walk. */
+  readonly debugs = debugEnabled();
 
   constructor(
     readonly router: Any,
     readonly req: Any,
     readonly res: Any,
-    readonly callback: Next,
+    /** The router's callback, or null for `last(app, req, res, err)` (see `handleLast`). */
+    readonly callback: Next | null,
+    readonly app: unknown,
+    readonly last: Last | null,
     readonly protohost: string,
     readonly parentParams: unknown,
   ) {
@@ -176,7 +281,20 @@ function noNext(): void {}
 
 function handle(this: Any, req: Any, res: Any, callback: Next): void {
   if (!callback) throw new TypeError("argument callback is required");
-  const walk = new Walk(this, req, res, callback, getProtohost(req.url) || "", req.params);
+  start(new Walk(this, req, res, callback, null, null, getProtohost(req.url) || "", req.params));
+}
+
+/** What an app calls at the end of its router's stack (finalhandler), with the app, rather than a closure per request. */
+type Last = (app: Any, req: Any, res: Any, err: unknown) => void;
+
+/** `router.handle(req, res, (err) => last(app, req, res, err))`, without making that closure. */
+export function handleLast(router: Any, req: Any, res: Any, app: unknown, last: Last): void {
+  if (router.handle !== handle) return router.handle(req, res, (err: unknown) => last(app, req, res, err));
+  start(new Walk(router, req, res, null, app, last, getProtohost(req.url) || "", req.params));
+}
+
+function start(walk: Walk): void {
+  const req = walk.req;
   if (walk.debugs) debug("dispatching %s %s", req.method, req.url);
   const next: Next = (err) => step(walk, err);
   walk.next = next;
@@ -205,7 +323,8 @@ function leave(walk: Walk, err: unknown): void {
   req.next = walk.savedNext;
   req.params = walk.parentParams;
   req[matchedRoute] = walk.savedMatched;
-  walk.callback(err);
+  if (walk.callback !== null) walk.callback(err);
+  else walk.last!(walk.app, req, walk.res, err);
 }
 
 /** router's `next(err)`. */
@@ -237,20 +356,32 @@ function step(walk: Walk, err: unknown): void {
     setImmediate(walk.next, err);
     return;
   }
-  const path = getPathname(req);
+  // The path of the URL the walk last read (parseurl's, which it keeps on the request): the URL
+  // changes as mount paths are trimmed and restored, or when a middleware rewrites it.
+  const url = req.url;
+  let path = walk.path;
+  if (url !== walk.url || path === undefined) {
+    path = getPathname(req);
+    walk.url = url;
+    walk.path = path;
+  }
   if (path == null) return done(walk, layerError);
 
+  const plans: Plan[] = walk.router[PLANS] ?? (walk.router[PLANS] = []);
   let layer: Any;
+  let plan!: Plan;
   let match: Any;
   let route: Any;
   // The matched part of the path, for a layer matched without its match object (SLASH, STATIC_MATCH).
   let matched = "";
   while (!match && walk.idx < stack.length) {
-    layer = stack[walk.idx++];
+    const at = walk.idx++;
+    layer = stack[at];
+    plan = planOf(plans, at, layer);
     route = layer.route;
     const own = layer.match === matchLayer;
-    const plain: StaticPath | undefined = own ? layer[STATIC] : undefined;
-    if (own && layer.slash) {
+    const plain = own ? plan.plain : undefined;
+    if (own && plan.slash) {
       // A middleware mounted at "/" matches every path: only its params object is made.
       match = SLASH;
       matched = "";
@@ -279,7 +410,7 @@ function step(walk: Walk, err: unknown): void {
       continue;
     }
     const method = req.method;
-    const hasMethod = routeHandles(route, method);
+    const hasMethod = routeHandles(route, method, plan);
     // The automatic OPTIONS answer lists what the matching routes accept.
     if (!hasMethod && method === "OPTIONS" && walk.methods !== null) walk.methods.push.apply(walk.methods, route._methods());
     if (!hasMethod && method !== "HEAD") match = false;
@@ -292,7 +423,7 @@ function step(walk: Walk, err: unknown): void {
     // As router's matches make them: {} for "/", and path-to-regexp's null-prototype object.
     const params = match === SLASH ? {} : Object.create(null);
     req.params = walk.router.mergeParams ? mergeParams(params, walk.parentParams) : params;
-    proceed(walk, layer, route, layerError, matched, path);
+    proceed(walk, layer, plan, route, layerError, matched, path);
     walk.sync = 0;
     return;
   }
@@ -300,14 +431,14 @@ function step(walk: Walk, err: unknown): void {
   req.params = walk.router.mergeParams ? mergeParams(match.params, walk.parentParams) : match.params;
   const keys = match.keys;
   if (!keys || keys.length === 0) {
-    proceed(walk, layer, route, layerError, match.path, path);
+    proceed(walk, layer, plan, route, layerError, match.path, path);
     walk.sync = 0;
     return;
   }
   walk.paramcalled ??= {};
   processParams(walk.router.params, layer, keys, walk.paramcalled, req, walk.res, (error?: unknown) => {
     if (error) step(walk, layerError || error);
-    else proceed(walk, layer, route, layerError, match.path, path);
+    else proceed(walk, layer, plan, route, layerError, match.path, path);
     walk.sync = 0;
   });
 }
@@ -318,10 +449,10 @@ const SLASH = Object.freeze({});
 const STATIC_MATCH = Object.freeze({});
 
 /** A matched layer runs: a route's dispatch, or a middleware with the mount path trimmed off the URL (router's `trimPrefix`). */
-function proceed(walk: Walk, layer: Any, route: unknown, layerError: unknown, layerPath: string, path: string): void {
+function proceed(walk: Walk, layer: Any, plan: Plan, route: unknown, layerError: unknown, layerPath: string, path: string): void {
   const req = walk.req;
   const next = walk.next;
-  if (route) return layer.handleRequest(req, walk.res, next);
+  if (route) return dispatch(walk, layer, plan, route);
   if (layerPath.length !== 0) {
     // A prefix match that ends on a path separator.
     if (layerPath !== path.substring(0, layerPath.length)) return next(layerError);
@@ -339,12 +470,89 @@ function proceed(walk: Walk, layer: Any, route: unknown, layerError: unknown, la
   }
   if (walk.debugs) debug("%s %s : %s", layer.name, layerPath, req.originalUrl);
   if (layerError) layer.handleError(layerError, req, walk.res, next);
-  else layer.handleRequest(req, walk.res, next);
+  else callLayer(layer, plan, req, walk.res, next);
 }
+
+/**
+ * A matched route runs: router's layer calls the route's `dispatch`, which walks the route's own
+ * stack with a closure of its own as each handler's `next`. A route of one handler (what
+ * `app.get(path, handler)` makes) is walked here instead, with the router's `next` as the
+ * handler's: the route's `next` would hand every outcome straight to it (`"route"` as nothing,
+ * `"router"` and errors as they are, which the router's `next` reads the same way). Anything
+ * else, or a layer, route or handle something replaced, goes through router's own steps.
+ */
+function dispatch(walk: Walk, layer: Any, plan: Plan, route: Any): void {
+  const req = walk.req;
+  const next = walk.next;
+  const stack = route.stack;
+  if (plan.dispatches !== route || layer.handle !== plan.dispatchHandle || layer.handleRequest !== handleRequest || route.dispatch !== routeDispatch || stack.length !== 1) {
+    return layer.handleRequest(req, walk.res, next);
+  }
+  // Route's dispatch: the method in lower case (HEAD served by GET's handler if it has none of its own).
+  let method = typeof req.method === "string" ? lowerMethod(req.method) : req.method;
+  if (method === "head" && !route.methods.head) method = "get";
+  req.route = route;
+  const handler = stack[0];
+  if (handler.method && handler.method !== method) return next();
+  let inner = plan.inner;
+  if (inner === null || inner.layer !== handler) inner = plan.inner = new Plan(handler);
+  callLayer(handler, inner, req, walk.res, next);
+}
+
+/**
+ * router's `Layer#handleRequest` (untraced): a handler of more than three arguments (an error
+ * handler) is passed over, a handler's throw and its returned promise's rejection go to `next`.
+ * The handler's arity is kept in its plan. With tracing subscribers, a layer whose
+ * `handleRequest` is not router's, or a promise that is not a native one (router deprecates
+ * those), router's own method runs.
+ */
+function callLayer(layer: Any, plan: Plan, req: Any, res: Any, next: Next): void {
+  if (layer.handleRequest !== handleRequest || shouldTrace(requestChannel)) return layer.handleRequest(req, res, next);
+  const fn = layer.handle;
+  if (plan.fn !== fn) {
+    plan.fn = fn;
+    plan.arity = fn.length;
+  }
+  if (plan.arity > 3) return next();
+  try {
+    const ret: unknown = fn(req, res, next);
+    if (ret instanceof Promise) {
+      ret.then(noop, (error: unknown) => next(error || new Error("Rejected promise")));
+    } else if (ret !== null && (typeof ret === "object" || typeof ret === "function") && typeof (ret as { then?: unknown }).then === "function") {
+      // Another thenable: router's layer takes it (with its deprecation), handed the handler's answer.
+      handleRequest.call({ handle: () => ret }, req, res, next);
+    }
+  } catch (err) {
+    next(err);
+  }
+}
+
+function noop(): void {}
 
 // The rest as in router 2.3's index.js.
 
 function getPathname(req: Any): string | undefined {
+  const url = req.url;
+  // parseurl's own fast path (its `fastparse`), read without making its Url object: a path
+  // with none of the characters that send parseurl to Node's url.parse. parseurl keeps that object
+  // on the request, so that the next read of the same URL is a lookup; `req.query` and `req.path`
+  // still make it when they are read. Anything else goes to parseurl.
+  if (typeof url === "string" && url.charCodeAt(0) === 0x2f) {
+    let query = -1;
+    for (let i = 1; i < url.length; i++) {
+      const c = url.charCodeAt(i);
+      if (c === 0x3f) {
+        if (query === -1) query = i;
+      } else if (c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d || c === 0x20 || c === 0x23 || c === 0xa0 || c === 0xfeff) {
+        return parsedPathname(req);
+      }
+    }
+    return query === -1 ? url : url.substring(0, query);
+  }
+  return parsedPathname(req);
+}
+
+function parsedPathname(req: Any): string | undefined {
   try {
     return parseUrl(req)!.pathname;
   } catch {

@@ -7,6 +7,7 @@ import { HOST, type Engine, type EngineHost, type EngineOptions, type HeadVerdic
 import { chooseEngine, startEngineNow, type EngineName } from "../engines/select.js";
 import { resolveLimits, type Limits } from "../limits.js";
 import { serverTlsOptions } from "../tls.js";
+import { matchedRoute } from "router/lib/symbols.js";
 import { fillLater } from "./prototypes.js";
 
 /**
@@ -69,7 +70,24 @@ function hostFor(app: App): { host: EngineHost; route(handler: RequestHandler): 
     // The app's own classes on this engine: filled with its `request`/`response` members on its
     // first request (prototypes.ts), so that no request or response changes prototype.
     requestClass(Base) {
-      abstract class ExpressRequest extends Base {}
+      abstract class ExpressRequest extends Base {
+        // What Express's app, router and common middleware set on every request, there from the
+        // start in one order: each request then has one shape as it goes, and the router's and
+        // middleware's stores to these find it in their caches (set one by one as the request
+        // goes, each store met a new shape: megamorphic, ~150 instructions each).
+        res = undefined;
+        next = undefined;
+        baseUrl = undefined;
+        originalUrl = undefined;
+        params = undefined;
+        route = undefined;
+        [matchedRoute] = undefined;
+        _parsedUrl = undefined;
+        secret = undefined;
+        cookies = undefined;
+        signedCookies = undefined;
+        body = undefined;
+      }
       (ExpressRequest.prototype as { [HOST]?: EngineHost })[HOST] = host;
       if (app.request !== undefined) fillLater(ExpressRequest.prototype, app.request);
       return ExpressRequest;

@@ -65,7 +65,7 @@ export function compileTrust(value: unknown): TrustFn {
  * type with its charset), and answering them anew (mime-types' lookups, content-type's parse
  * and format) cost about a microsecond a response. What throws is not remembered.
  */
-function remembered<T>(answer: (text: string) => T, size = 256): (text: string) => T {
+export function remembered<T>(answer: (text: string) => T, size = 256): (text: string) => T {
   const answers = new Map<string, T>();
   return (text) => {
     let known = answers.get(text);

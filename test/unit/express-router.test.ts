@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import Layer from "router/lib/layer.js";
-import { markStatic, matchStatic, STATIC, type StaticPath } from "../../src/express/router.js";
+import { matchStatic, staticPathOf } from "../../src/express/router.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyLayer = any;
@@ -27,8 +27,7 @@ test("a plain-text path matches as router's layer matches it: case, trailing sla
       for (const sensitive of [false, true]) {
         for (const strict of end ? [false, true] : [false]) {
           const layer = new LayerClass(path, { sensitive, strict, end }, () => {});
-          markStatic(layer, end, sensitive, strict);
-          const at = layer[STATIC] as StaticPath | undefined;
+          const at = staticPathOf(layer, end, sensitive, strict);
           // "/" as middleware is router's own shortcut; "//" loosened is empty: both left to router.
           if (at === undefined) {
             assert.ok(layer.slash || path === "//", `${path} is marked static`);
@@ -54,7 +53,6 @@ test("paths with params, wildcards, groups, escapes or characters past ASCII are
     } catch {
       continue; // path-to-regexp refuses it: router refuses it too
     }
-    markStatic(layer, true, false, false);
-    assert.equal(layer[STATIC], undefined, path);
+    assert.equal(staticPathOf(layer, true, false, false), undefined, path);
   }
 });
