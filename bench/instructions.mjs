@@ -21,15 +21,14 @@
 // one route is the arena's static profile: its 20 files under /static/ in rotation, with
 // HttpArena's Accept-Encoding, read from disk on every request (--requests 5000 --warmup 20000
 // is what docs/decisions/static-files-on-the-loop.md counts).
-import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { nodeBinary } from "../scripts/node-binary.mjs";
+import { freePort, startUnderCallgrind } from "./lib/callgrind.mjs";
 import { uwsForNode } from "../scripts/uws-binary.mjs";
 import { ARENA_CONTENDERS } from "./arena/contenders.mjs";
 import { STATIC_ACCEPT } from "./arena/contract.mjs";
@@ -88,20 +87,10 @@ async function load(port, route, amount) {
 }
 
 async function countFor(contender, routes, port) {
-  const dir = mkdtempSync(join(tmpdir(), "cog-callgrind-"));
   const server = flags.arena === undefined ? [join(here, "contenders", contender.file)] : ["--import", "tsx", join(here, "..", contender.file)];
   const arenaEnv = flags.arena === undefined ? {} : { ...contender.env, STATIC_DIR: staticDir() };
-  const child = spawn("valgrind", ["--tool=callgrind", "--instr-atstart=no", "--smc-check=all-non-file", `--callgrind-out-file=${dir}/cg.%p`, nodePath, ...flags["node-flags"].split(" ").filter(Boolean), ...server], {
-    env: { ...process.env, PORT: String(port), NODE_ENV: "production", ...arenaEnv },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout.on("data", (d) => (output += d));
-  child.stderr.on("data", (d) => (output += d));
-  await new Promise((resolve, reject) => {
-    const timer = setInterval(() => /^ready$/m.test(output) && (clearInterval(timer), resolve()), 100);
-    child.on("exit", () => reject(new Error(`server exited:\n${output}`)));
-  });
+  const nodeArgs = [...flags["node-flags"].split(" ").filter(Boolean), ...server.slice(0, -1)];
+  const counter = await startUnderCallgrind({ node: nodePath, nodeArgs, file: server.at(-1), env: { ...process.env, PORT: String(port), NODE_ENV: "production", ...arenaEnv }, keep: flags.keep });
   const counts = {};
   try {
     // Every route is warmed up before any is counted: V8 optimizes on background threads, which
@@ -111,42 +100,14 @@ async function countFor(contender, routes, port) {
     for (const id of routes) {
       const route = routeOf(id);
       await load(port, route, Math.ceil(Number(flags.warmup) / 6));
-      run("callgrind_control", ["-z", String(child.pid)]);
-      run("callgrind_control", ["-i", "on", String(child.pid)]);
-      await load(port, route, N);
-      // Dump before switching instrumentation off: switching off first leaves an empty dump.
-      run("callgrind_control", ["-d", String(child.pid)]);
-      let total = 0;
-      // The dump is written by the server process itself: wait until it is there.
-      for (let tries = 0; total === 0 && tries < 100; tries++) {
-        await new Promise((r) => setTimeout(r, 100));
-        for (const file of readdirSync(dir)) {
-          const line = /^summary: (\d+)/m.exec(readFileSync(join(dir, file), "utf8"));
-          if (line) {
-            total += Number(line[1]);
-            if (flags.keep) renameSync(join(dir, file), join(flags.keep, `${contender.name}.${id}.callgrind${file.replace(/^cg\.\d+(\.\d+)?/, "")}`));
-            else rmSync(join(dir, file));
-          }
-        }
-      }
-      run("callgrind_control", ["-i", "off", String(child.pid)]);
-      counts[id] = total / N;
+      const { instructions } = await counter.count(`${contender.name}.${id}`, () => load(port, route, N));
+      counts[id] = instructions / N;
       console.log(`${contender.name.padEnd(12)} ${id.padEnd(11)} ${Math.round(counts[id]).toLocaleString("en-US").padStart(9)} instructions/request`);
     }
   } finally {
-    child.kill("SIGKILL");
-    rmSync(dir, { recursive: true, force: true });
+    counter.stop();
   }
   return counts;
-}
-
-/** A port nothing listens on, from the kernel: a fixed one collides with another run of this script. */
-async function freePort() {
-  const probe = createServer();
-  await new Promise((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 const routeOf = (id) => (id === ARENA_STATIC.id ? ARENA_STATIC : routeById(id));

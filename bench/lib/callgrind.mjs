@@ -1,6 +1,5 @@
 // A server under valgrind's callgrind, and the instructions it runs while a load is sent to it:
-// what bench/arena-instructions.mjs counts (bench/instructions.mjs, with its --arena static, has
-// the same steps inline). Instrumentation is off until a count starts, so start-up and warm-up cost
+// what bench/instructions.mjs and bench/arena-instructions.mjs count. Instrumentation is off until a count starts, so start-up and warm-up cost
 // nothing but time.
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
@@ -33,13 +32,13 @@ export async function startUnderCallgrind({ node, nodeArgs = [], file, env, cwd,
   });
   return {
     /**
-     * The instructions every thread of the server runs while `send` (synchronous) loads it; kept
+     * The instructions every thread of the server runs while `send` (sync or async) loads it; kept
      * as `keep`/`name`.callgrind (plus the thread's suffix) when `keep` was given.
      */
     async count(name, send) {
       run("callgrind_control", ["-z", String(child.pid)]);
       run("callgrind_control", ["-i", "on", String(child.pid)]);
-      const sent = send();
+      const sent = await send();
       // Dump before switching instrumentation off: switching off first leaves an empty dump.
       run("callgrind_control", ["-d", String(child.pid)]);
       let total = 0;
