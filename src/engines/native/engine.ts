@@ -140,9 +140,9 @@ export class NativeEngine implements Engine {
   }
 
   /** WebSocket events, and tunnels' (their kinds follow WebSockets'). */
-  private readonly onSocket = (kind: number, id: number, data?: string | Buffer, code?: number): void => {
-    if (kind >= TUNNEL_DATA) this.tunnels?.event(kind, id, data as Buffer | undefined);
-    else this.webSockets?.onSocket(kind, id, data, code);
+  private readonly onSocket = (kind: number, id: number, data?: string | Buffer | number, code?: number): void => {
+    if (kind >= TUNNEL_DATA) this.tunnels?.event(kind, id, data as Buffer | number | undefined);
+    else this.webSockets?.onSocket(kind, id, data as string | Buffer | undefined, code);
   };
 
   /** A request the engine has parsed and framed, with its body if it has one (or a refusal); a longer body follows in pieces. */
