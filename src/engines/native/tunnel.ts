@@ -1,5 +1,6 @@
 import { Duplex } from "node:stream";
 import { getSystemErrorName } from "node:util";
+import { ByRequestId } from "./by-request-id.js";
 import type { NativeAddon } from "./load.js";
 
 /** Tunnel events from the addon, on its socket callback (native/addon/src/js/deliver.rs). */
@@ -214,7 +215,8 @@ export class NativeTunnel extends Duplex {
 
 /** The open tunnels of one server, by id, for the events the addon reports. */
 export class NativeTunnels {
-  private readonly open = new Map<number, NativeTunnel>();
+  /** Not a Map, which kept closed tunnels alive: see by-request-id.ts. */
+  private readonly open = new ByRequestId<NativeTunnel>();
   /** Called once every tunnel is closed (for the engine's `close`). */
   private whenEmpty: (() => void) | null = null;
 
