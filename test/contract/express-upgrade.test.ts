@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { once } from "node:events";
 import type { IncomingMessage } from "node:http";
 import { connect, type Socket } from "node:net";
+import { connect as tlsConnect } from "node:tls";
 import type { Duplex } from "node:stream";
 import { describe, test } from "node:test";
 import { WebSocket, WebSocketServer } from "ws";
@@ -165,9 +166,9 @@ describe(`'upgrade' on cog-http/express's server (${engine} engine)`, { skip: en
     await once(upgraded!, "close");
   });
 
-  /** A server whose 'upgrade' listener answers 101 and reads the socket, recording what it emits; and a raw client, upgraded. */
-  async function rawTunnel(t: { after(fn: () => unknown): void }) {
-    const app = express({ engine });
+  /** A server whose 'upgrade' listener answers 101 and reads the socket, recording what it emits; and a raw client, upgraded (over TLS with `tls`: then `socket` is the TCP connection under it). */
+  async function rawTunnel(t: { after(fn: () => unknown): void }, tls?: ReturnType<typeof makeCertificates>) {
+    const app = express({ engine, ...(tls === undefined ? {} : { tls: tls.issue("localhost") }) });
     const server = app.listen(0, "127.0.0.1");
     const seen: string[] = [];
     let upgraded: Duplex | null = null;
@@ -189,13 +190,23 @@ describe(`'upgrade' on cog-http/express's server (${engine} engine)`, { skip: en
     const socket = connect(port, "127.0.0.1");
     socket.on("error", () => {});
     await once(socket, "connect");
-    socket.write("GET / HTTP/1.1\r\nHost: x\r\nUpgrade: raw\r\nConnection: Upgrade\r\n\r\n");
-    await once(socket, "data");
+    const speaking = tls === undefined ? socket : tlsConnect({ socket, servername: "localhost", ca: tls.ca });
+    speaking.on("error", () => {});
+    speaking.write("GET / HTTP/1.1\r\nHost: x\r\nUpgrade: raw\r\nConnection: Upgrade\r\n\r\n");
+    await once(speaking, "data");
     return { socket, seen, closedSocket, upgraded: () => upgraded! };
   }
 
   test("a client that resets the connection: the server's socket emits 'error' (read ECONNRESET), then 'close' with hadError true, as node:http's", async (t) => {
     const { socket, seen, closedSocket } = await rawTunnel(t);
+    socket.resetAndDestroy();
+    await closedSocket;
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(seen, ["error read ECONNRESET ECONNRESET -104 read", "close true"]);
+  });
+
+  test("over TLS, a client that resets the TCP connection: 'error' (read ECONNRESET), then 'close' with hadError true", { skip: opensslSkip }, async (t) => {
+    const { socket, seen, closedSocket } = await rawTunnel(t, makeCertificates());
     socket.resetAndDestroy();
     await closedSocket;
     await new Promise((resolve) => setImmediate(resolve));
