@@ -179,6 +179,31 @@ interface Counted {
   [IN_FLIGHT]: number;
 }
 
+/** Node's own key for a session's idle timer (`setTimeout`), found on the first session that has one. */
+let timerKey: symbol | null = null;
+
+/**
+ * Stops a closed session's idle timer (the server's `setTimeout`, here `keepAliveTimeout`).
+ *
+ * Why: node:http2 leaves it armed when the session is destroyed (Node 20-24: its `setTimeout(0)`
+ * does nothing on a destroyed session, and its destroy does not clear it), so the timer list
+ * holds every closed session, with its socket and streams, until the timeout fires. Under
+ * connection churn that keeps `keepAliveTimeout` worth of closed sessions alive and promotes them
+ * all to the old generation (node:http2 alone with a 5 s `setTimeout`: 135 MB over 40,000
+ * connections, against 20 MB without; docs/decisions/deferred-answers.md). A net.Socket clears
+ * its own on destroy.
+ */
+function stopIdleTimer(session: Http2Session): void {
+  timerKey ??= Object.getOwnPropertySymbols(session).find((key) => key.description === "timeout" && isTimer((session as unknown as Record<symbol, unknown>)[key])) ?? null;
+  if (timerKey === null) return;
+  const timer = (session as unknown as Record<symbol, unknown>)[timerKey];
+  if (isTimer(timer)) clearTimeout(timer);
+}
+
+function isTimer(value: unknown): value is NodeJS.Timeout {
+  return typeof value === "object" && value !== null && typeof (value as NodeJS.Timeout).refresh === "function";
+}
+
 /**
  * The HTTP/2 sessions of a server, so that `close` can end them (GOAWAY lets their open
  * streams finish and refuses new ones; what is left at the deadline is destroyed), and so that
@@ -195,7 +220,10 @@ export class Sessions {
   track(session: Http2Session): void {
     this.open.add(session);
     (session as unknown as Counted)[IN_FLIGHT] = 0;
-    session.once("close", () => this.open.delete(session));
+    session.once("close", () => {
+      this.open.delete(session);
+      stopIdleTimer(session);
+    });
   }
 
   /** A connection the server accepted (TCP, before any TLS handshake). */
