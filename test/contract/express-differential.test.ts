@@ -193,6 +193,12 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
         extended.set("query parser", "extended");
         extended.get("/", (req: AnyExpress, res: AnyExpress) => res.json(req.query));
         app.use("/extended", extended);
+        // The simple parser's answer as an object: its keys in order, repeated keys as arrays, no prototype.
+        app.get("/q-shape", (req: AnyExpress, res: AnyExpress) => res.json({ entries: Object.entries(req.query), nullPrototype: Object.getPrototypeOf(req.query) === null }));
+        const own = e();
+        own.set("query parser", (text: unknown) => ({ text: text === undefined ? "undefined" : text }));
+        own.get("/", (req: AnyExpress, res: AnyExpress) => res.json(req.query));
+        app.use("/own", own);
         app.post("/about", (req: AnyExpress, res: AnyExpress) =>
           res.json({
             accepts: req.accepts(["json", "html"]),
@@ -212,6 +218,13 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
       [
         { path: "/q?a=1&a=2&b=x%20y&c[d]=1" },
         { path: "/extended?a[b]=1&c[]=2&c[]=3" },
+        { path: "/q-shape?name=John+Doe&a=1&a=2&a=3&=x&flag&&b=c=d&__proto__=p&constructor=c&2=two&1=one" },
+        { path: "/q-shape" },
+        { path: "/q-shape?" },
+        { path: "/q-shape?a=%E2%82%AC&a=%zz&b+c=d+e%2B" },
+        { path: "/own" },
+        { path: "/own?" },
+        { path: "/own?a=b+c" },
         {
           method: "POST",
           path: "/about",
