@@ -273,6 +273,13 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
           if (body[0] === 0x21) throw Object.assign(new Error("no bang"), { status: 422, type: "bang" });
         };
         app.post("/json", e.json(), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body, order: req.order }));
+        // The request's stream as the parser left it, and whether it emitted 'end' before the handler.
+        app.post("/json-stream", (req: AnyExpress, _res: AnyExpress, next: AnyExpress) => {
+          req.once("end", () => req.order.push("end"));
+          next();
+        }, e.json(), (req: AnyExpress, res: AnyExpress) =>
+          res.json({ body: req.body, order: req.order, complete: req.complete, readableEnded: req.readableEnded, readable: req.readable }),
+        );
         app.post("/json-twice", e.json(), e.json(), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
         app.post("/loose", e.json({ strict: false, reviver: (k: string, v: unknown) => (k === "n" ? Number(v) * 2 : v) }), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
         app.post("/verified", e.json({ verify }), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
@@ -296,6 +303,7 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
         { method: "POST", path: "/json", headers: { "content-type": "application/json; charset=utf-16" }, body: "{}" },
         { method: "POST", path: "/json", headers: { "content-type": "text/plain" }, body: "{}" },
         { method: "POST", path: "/json", headers: { "content-type": "application/json" }, body: `{"big":"${"x".repeat(110_000)}"}` },
+        { method: "POST", path: "/json-stream", headers: { "content-type": "application/json" }, body: '{"a":1}' },
         { method: "POST", path: "/json-twice", headers: { "content-type": "application/json" }, body: '{"twice":true}' },
         { method: "POST", path: "/loose", headers: { "content-type": "application/json" }, body: '{"n":"21"}' },
         { method: "POST", path: "/loose", headers: { "content-type": "application/json" }, body: '"just a string"' },
