@@ -449,8 +449,9 @@ export const HELD_BODY: unique symbol = Symbol.for("cog.heldBody") as never;
  * with it, and reading that body through the request's stream (its events, flowing mode) costs
  * more than the rest of a small request. Asked before anything has read the stream, with the
  * body's declared length: the engine keeps the body's pieces from the stream as they arrive. When
- * all `length` bytes came with the head, `done` gets the body at the message's end (a later tick),
- * and the stream is left as a reader leaves it: ended, its 'end' emitted before the next tick.
+ * all `length` bytes came with the head, `done` gets the body at the message's end (a later tick,
+ * in the asker's async context), and the stream is left as a reader leaves it: ended, its 'end'
+ * emitted before the next tick.
  * Otherwise (a slow or cut body) `done` gets undefined on the next tick, the pieces given back to
  * the stream as if nothing had been asked. Answers false, and asks nothing, when the stream was
  * read or ended already. Whoever takes a body sets `_body` to true, as for HELD_BODY. The node

@@ -1,3 +1,4 @@
+import { AsyncResource } from "node:async_hooks";
 import { IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
 import { BodyCollector, overStreamLimit, type StreamCount } from "../../body.js";
@@ -96,7 +97,7 @@ export class NodeRequest extends withNodeBody(withRequestHelpers(IncomingMessage
   [FOLLOWING_BODY](length: number, done: (body: Buffer | undefined) => void): boolean {
     const state = (this as unknown as Streamed)._readableState;
     if (this[FOLLOWING] !== undefined || this.complete || this.destroyed || state.flowing !== null || state.length !== 0 || state.ended) return false;
-    const following: Following = { length, pieces: [], received: 0, ended: false, ticked: false, done };
+    const following: Following = { length, pieces: [], received: 0, ended: false, ticked: false, context: null, done };
     this[FOLLOWING] = following;
     // node:http parses the body that came in the same read as the head once the app's turn with
     // the head is over, and before this tick; the message's end comes after it
@@ -135,6 +136,8 @@ interface Following {
   ended: boolean;
   /** The tick after the head has passed, and the body was whole then. */
   ticked: boolean;
+  /** The asker's async context, for `done` called from node:http's end of the message. */
+  context: AsyncResource | null;
   done: (body: Buffer | undefined) => void;
 }
 
@@ -151,6 +154,9 @@ function checkWhole(req: NodeRequest, following: Following): void {
     take(req, following);
   } else {
     following.ticked = true;
+    // `done` then runs from node:http's parser: in the asker's async context (AsyncLocalStorage's
+    // store, as raw-body keeps it for body-parser), taken here, on a tick of the asker's.
+    following.context = new AsyncResource("COG_FOLLOWING_BODY");
   }
 }
 
@@ -165,5 +171,7 @@ function take(req: NodeRequest, following: Following): void {
   (req as unknown as Streamed)._consuming = true;
   req.read(0);
   const { pieces, received } = following;
-  following.done(pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, received));
+  const body = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, received);
+  if (following.context === null) following.done(body);
+  else following.context.runInAsyncScope(following.done, null, body);
 }

@@ -5,6 +5,7 @@
 // head and before the next tick, the message's end after that tick) and on IncomingMessage's
 // `_consuming`: when a Node release changes them, a test here says so. Node engine only.
 import assert from "node:assert/strict";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { once } from "node:events";
 import type { Server } from "node:http";
 import { connect, type AddressInfo } from "node:net";
@@ -14,6 +15,8 @@ import express from "../../../src/express/index.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
+
+const store = new AsyncLocalStorage<string>();
 
 interface Seen {
   taken: Buffer | undefined;
@@ -25,12 +28,12 @@ interface Seen {
 /** A node-engine app whose POST / asks FOLLOWING_BODY for the declared length and answers what it saw. */
 async function serve(t: { after(fn: () => unknown): void }, seen: Seen[]): Promise<number> {
   const app = express();
-  app.post("/", (req: Any, res: Any) => {
+  app.post("/", (req: Any, res: Any) => store.run("the asker's", () => {
     const record: Seen = { taken: undefined, asked: false, streamed: "", events: [] };
     seen.push(record);
     req.once("end", () => record.events.push("end"));
     record.asked = (req as BodyHolding)[FOLLOWING_BODY]!(Number(req.headers["content-length"]), (body) => {
-      record.events.push(body === undefined ? "given back" : "taken");
+      record.events.push(body === undefined ? "given back" : "taken", `in ${store.getStore()} context`);
       if (body !== undefined) {
         record.taken = body;
         req._body = true;
@@ -41,7 +44,7 @@ async function serve(t: { after(fn: () => unknown): void }, seen: Seen[]): Promi
       req.on("end", () => res.json({ streamed: record.streamed }));
     });
     if (!record.asked) res.json({ asked: false });
-  });
+  }));
   const server = app.listen(0, "127.0.0.1") as Server;
   await once(server, "listening");
   t.after(() => {
@@ -83,7 +86,7 @@ test("a body in the same read as its head is taken whole, and the stream ends as
   const answer = JSON.parse(await ask(port, [HEAD + '{"a":1}'], 0));
   assert.deepEqual(answer, { taken: '{"a":1}', ended: true, complete: true }, "node:http no longer pushes the body that came with the head before the next tick, then its end (src/engines/node/request.ts)");
   // 'end' came before the tick the taker goes on in, as a reader of the stream sees it before its callback.
-  assert.deepEqual(seen[0]!.events, ["taken", "end"]);
+  assert.deepEqual(seen[0]!.events, ["taken", "in the asker's context", "end"]);
 });
 
 test("a body that follows its head in a later read is given back to the stream, whole and in order", async (t) => {
@@ -94,8 +97,8 @@ test("a body that follows its head in a later read is given back to the stream, 
   assert.deepEqual(
     seen.map((s) => s.events),
     [
-      ["given back", "end"],
-      ["given back", "end"],
+      ["given back", "in the asker's context", "end"],
+      ["given back", "in the asker's context", "end"],
     ],
   );
 });
