@@ -18,10 +18,12 @@ import { remembered } from "./settings.js";
  * steps itself (src: body-parser 2.4's lib/read.js, lib/types/*.js, and raw-body 3's checks): the
  * same checks in the same order, the same errors (status, type, message and properties), `verify`,
  * charsets through iconv-lite, the same parse, and the same tick for what follows the read, so
- * that `req.body` and what the app's handlers get are Express's. Anything else goes to body-parser
- * itself: requests that are Node's streams (node:http's, the node engine's), a body that follows
- * its head in pieces, a compressed body (inflated through the stream), or one something already
- * read. A request without a body (a GET) is passed on without building `req.headers`.
+ * that `req.body` and what the app's handlers get are Express's. On the node engine the body that
+ * came in the same read as the head is taken the same way once it is whole (`FOLLOWING_BODY`, see
+ * `awaitBody`). Anything else goes to body-parser itself: plain node:http requests, a body that
+ * follows its head in later reads, a compressed body (inflated through the stream), or one
+ * something already read. A request without a body (a GET) is passed on without building
+ * `req.headers`.
  */
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
