@@ -2,7 +2,7 @@
 // Whose code a request's instructions ran, from a callgrind file kept by `--keep` (bench/instructions.mjs,
 // bench/arena-instructions.mjs) of a server started with `--node-flags=--perf-basic-prof`: each
 // JavaScript function is named from V8's perf map (/tmp/perf-PID.map) and given an owner (a package
-// under node_modules, Node's own JavaScript, Cog's dist/, the app), and what V8's builtins, runtime
+// under node_modules, Node's own JavaScript, Cog's dist/, the app, code made with `new Function`), and what V8's builtins, runtime
 // and C++ code cost is given to the JavaScript function that called them (through the call graph,
 // in proportion to each caller's calls). What no JavaScript frame is under (the event loop, libuv,
 // V8's threads: the garbage collector's and the optimizing compiler's) is given apart, the last two
@@ -85,6 +85,8 @@ function ownerOf(name) {
   if (pkg !== null) return pkg[1];
   if (name.includes("/dist/")) return "cog";
   if (name.includes("node:")) return "node (its own JavaScript)";
+  // Made with `new Function`, so named without a file: ajv's validators, fast-json-stringify's serializers.
+  if (!name.includes("/")) return "(generated: ajv's validators, fast-json-stringify's serializers)";
   return "the app";
 }
 
