@@ -1,4 +1,5 @@
 import type { ResponseSurface } from "./engines/engine.js";
+import { LinkedList, type Link } from "./linked-list.js";
 
 /** What an event stream writes to: a response, with Cog's `set` (a type of its own, so that this file and response.ts don't import each other). */
 interface EventSink extends ResponseSurface {
@@ -8,21 +9,23 @@ interface EventSink extends ResponseSurface {
 /**
  * An app's open event streams, which its shutdown ends (`endAll`) as the drain begins: a stream
  * is open for as long as the client stays, so waiting for it would hold every drain until
- * `drainMs` and then cut it mid-body. One per app; a stream costs an add and a delete.
+ * `drainMs` and then cut it mid-body. One per app; a stream costs an add and a delete (a list's,
+ * not a Set's, which kept closed streams alive: see linked-list.ts).
  */
 export class OpenStreams {
-  private readonly open = new Set<EventStream>();
+  private readonly open = new LinkedList<EventStream>();
   private ending = false;
 
-  /** @internal */
-  add(stream: EventStream): void {
-    if (this.ending) queueMicrotask(() => stream.shutDown());
-    else this.open.add(stream);
+  /** @internal Its link, for `delete`; null when the server is shutting down (it is ended at once). */
+  add(stream: EventStream): Link<EventStream> | null {
+    if (!this.ending) return this.open.add(stream);
+    queueMicrotask(() => stream.shutDown());
+    return null;
   }
 
   /** @internal */
-  delete(stream: EventStream): void {
-    this.open.delete(stream);
+  delete(link: Link<EventStream>): void {
+    this.open.remove(link);
   }
 
   /** Ends every open stream (see `EventStream.shutDown`), and each opened from now on as it opens. */
@@ -71,6 +74,8 @@ export interface EventStreamOptions {
 export class EventStream {
   private heartbeat: NodeJS.Timeout | null = null;
   private ended = false;
+  /** Its place in the app's open streams (null if it was never there, or has left). */
+  private link: Link<EventStream> | null = null;
   /** The final event's text (checked when the stream opens, not when the server shuts down). */
   private readonly finalEvent: string | undefined;
 
@@ -88,7 +93,7 @@ export class EventStream {
     res.set({ "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" });
     res.flushHeaders();
     res.once("close", () => this.stop());
-    streams.add(this);
+    this.link = streams.add(this);
     if (every > 0) {
       this.heartbeat = setInterval(() => this.comment(""), every);
       this.heartbeat.unref();
@@ -140,7 +145,8 @@ export class EventStream {
 
   private stop(): void {
     this.ended = true;
-    this.streams.delete(this);
+    if (this.link !== null) this.streams.delete(this.link);
+    this.link = null;
     if (this.heartbeat !== null) clearInterval(this.heartbeat);
     this.heartbeat = null;
   }

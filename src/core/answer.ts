@@ -202,7 +202,7 @@ class HandlerTimedOut extends HttpError {
  *
  * The list is linked through its entries (oldest first), not kept in a Map: a Map that lives as
  * long as the app and takes and drops an entry per request makes V8 promote the requests it held
- * once its table is in the old generation (see src/engines/native/in-flight.ts), and every request
+ * once its table is in the old generation (see src/engines/native/by-request-id.ts), and every request
  * answered on a later tick than its dispatch is watched here. An entry that leaves is unlinked and
  * emptied, so nothing points at its request from then on.
  */

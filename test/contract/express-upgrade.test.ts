@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { once } from "node:events";
 import type { IncomingMessage } from "node:http";
 import { connect, type Socket } from "node:net";
+import { connect as tlsConnect } from "node:tls";
 import type { Duplex } from "node:stream";
 import { describe, test } from "node:test";
 import { WebSocket, WebSocketServer } from "ws";
@@ -163,6 +164,71 @@ describe(`'upgrade' on cog-http/express's server (${engine} engine)`, { skip: en
     await once(upgraded!, "end");
     upgraded!.end();
     await once(upgraded!, "close");
+  });
+
+  /** A server whose 'upgrade' listener answers 101 and reads the socket, recording what it emits; and a raw client, upgraded (over TLS with `tls`: then `socket` is the TCP connection under it). */
+  async function rawTunnel(t: { after(fn: () => unknown): void }, tls?: ReturnType<typeof makeCertificates>) {
+    const app = express({ engine, ...(tls === undefined ? {} : { tls: tls.issue("localhost") }) });
+    const server = app.listen(0, "127.0.0.1");
+    const seen: string[] = [];
+    let upgraded: Duplex | null = null;
+    const closedSocket = new Promise<void>((resolve) =>
+      server.on("upgrade", (_req: IncomingMessage, socket: Duplex) => {
+        upgraded = socket;
+        socket.on("data", () => {});
+        socket.on("end", () => seen.push("end"));
+        socket.on("error", (err: NodeJS.ErrnoException) => seen.push(`error ${err.message} ${err.code} ${err.errno} ${err.syscall}`));
+        socket.on("close", (hadError: unknown) => {
+          seen.push(`close ${String(hadError)}`);
+          resolve();
+        });
+        socket.write("HTTP/1.1 101 Switching Protocols\r\nUpgrade: raw\r\nConnection: Upgrade\r\n\r\n");
+      }),
+    );
+    const port = await portOf(server as Listening);
+    t.after(() => closed(server as Listening));
+    const socket = connect(port, "127.0.0.1");
+    socket.on("error", () => {});
+    await once(socket, "connect");
+    const speaking = tls === undefined ? socket : tlsConnect({ socket, servername: "localhost", ca: tls.ca });
+    speaking.on("error", () => {});
+    speaking.write("GET / HTTP/1.1\r\nHost: x\r\nUpgrade: raw\r\nConnection: Upgrade\r\n\r\n");
+    await once(speaking, "data");
+    return { socket, seen, closedSocket, upgraded: () => upgraded! };
+  }
+
+  test("a client that resets the connection: the server's socket emits 'error' (read ECONNRESET), then 'close' with hadError true, as node:http's", async (t) => {
+    const { socket, seen, closedSocket } = await rawTunnel(t);
+    socket.resetAndDestroy();
+    await closedSocket;
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(seen, ["error read ECONNRESET ECONNRESET -104 read", "close true"]);
+  });
+
+  test("over TLS, a client that resets the TCP connection: 'error' (read ECONNRESET), then 'close' with hadError true", { skip: opensslSkip }, async (t) => {
+    const { socket, seen, closedSocket } = await rawTunnel(t, makeCertificates());
+    socket.resetAndDestroy();
+    await closedSocket;
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(seen, ["error read ECONNRESET ECONNRESET -104 read", "close true"]);
+  });
+
+  test("a client that ends, and a server that ends: 'end', then 'close' with hadError false, and no 'error'", async (t) => {
+    const { socket, seen, closedSocket, upgraded } = await rawTunnel(t);
+    socket.end();
+    await once(upgraded(), "end");
+    upgraded().end();
+    await closedSocket;
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(seen, ["end", "close false"]);
+  });
+
+  test("a server that destroys its socket: 'close' with hadError false, and no 'error'", async (t) => {
+    const { seen, closedSocket, upgraded } = await rawTunnel(t);
+    upgraded().destroy();
+    await closedSocket;
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(seen, ["close false"]);
   });
 
   test("the client's close reaches the server's socket, with its code and reason", async (t) => {

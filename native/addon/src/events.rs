@@ -43,6 +43,14 @@ impl PartialEq for ReadPiece {
 }
 impl Eq for ReadPiece {}
 
+/// The error a connection's socket failed with (its errno), and whether a write (not a read)
+/// found it: what a Node socket's 'error' says (`read ECONNRESET`, `write EPIPE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SocketFailure {
+    pub errno: i32,
+    pub writing: bool,
+}
+
 #[derive(Debug, PartialEq, Eq)]
 pub enum Event {
     /// A request for the app (its method and URL are read from the engine's record when delivered).
@@ -72,8 +80,8 @@ pub enum Event {
     TunnelDrain { id: u64 },
     /// A tunnelled connection's write side is shut, all that was written to it sent (Node's 'finish').
     TunnelShut { id: u64 },
-    /// A tunnelled connection closed.
-    TunnelClose { id: u64 },
+    /// A tunnelled connection closed; `failure` when its socket failed (the client reset it, say).
+    TunnelClose { id: u64, failure: Option<SocketFailure> },
 }
 
 impl Event {
@@ -94,7 +102,7 @@ impl Event {
             | Event::TunnelEnd { id }
             | Event::TunnelDrain { id }
             | Event::TunnelShut { id }
-            | Event::TunnelClose { id } => id,
+            | Event::TunnelClose { id, .. } => id,
         }
     }
 }
@@ -120,7 +128,7 @@ mod tests {
             Event::TunnelEnd { id: 12 },
             Event::TunnelDrain { id: 13 },
             Event::TunnelShut { id: 14 },
-            Event::TunnelClose { id: 15 },
+            Event::TunnelClose { id: 15, failure: None },
         ];
         assert_eq!(events.iter().map(Event::id).collect::<Vec<_>>(), (1..=15).collect::<Vec<_>>());
     }

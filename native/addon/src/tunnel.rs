@@ -8,7 +8,7 @@
 //! write side shuts once the output is written, and the connection closes once the client has
 //! ended its side too.
 
-use crate::events::Event;
+use crate::events::{Event, SocketFailure};
 use crate::io::{Input, Transport, HIGH_WATER};
 
 /// A tunnelled connection's state.
@@ -113,9 +113,10 @@ impl Conn {
         }
     }
 
-    /// The connection closed: JavaScript is told (once: the connection closes once).
-    pub(crate) fn closed(&self, events: &mut Vec<Event>) {
-        events.push(Event::TunnelClose { id: self.id });
+    /// The connection closed, `failure` if its socket failed: JavaScript is told (once: the
+    /// connection closes once).
+    pub(crate) fn closed(&self, failure: Option<SocketFailure>, events: &mut Vec<Event>) {
+        events.push(Event::TunnelClose { id: self.id, failure });
     }
 }
 
@@ -193,8 +194,8 @@ mod tests {
         assert_eq!(events, [Event::TunnelEnd { id: 3 }]);
         assert!(t.finished(&io));
         let mut closed = Vec::new();
-        t.closed(&mut closed);
-        assert_eq!(closed, [Event::TunnelClose { id: 3 }]);
+        t.closed(io.failure(), &mut closed);
+        assert_eq!(closed, [Event::TunnelClose { id: 3, failure: None }], "an end is no failure");
         io.close_pair(client);
     }
 }

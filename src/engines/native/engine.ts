@@ -11,7 +11,7 @@ import { nativeTlsOptions } from "./tls.js";
 import type { TlsOptions } from "../../tls.js";
 import { NativeResponse } from "./response.js";
 import { NativeTunnels, TUNNEL_DATA } from "./tunnel.js";
-import { InFlight } from "./in-flight.js";
+import { ByRequestId } from "./by-request-id.js";
 import { RequestContexts, serve } from "./request-context.js";
 import { ADDON, ADDRESS, BODY_TIMEOUT, ENCRYPTED, FORGET, GONE, ID, SERVER, STREAMED_BYTES, STREAMING, VERDICT } from "../../symbols.js";
 import { tooSlow } from "../../limits.js";
@@ -30,8 +30,8 @@ export class NativeEngine implements Engine {
   private bound: Bound | null = null;
   /** Method names by the number the engine passes. */
   private readonly methods: string[];
-  /** Responses the app has not finished, by request id: for abort and drain events, and `close` (not a Map: see in-flight.ts). */
-  private readonly inFlight = new InFlight<NativeResponse>();
+  /** Responses the app has not finished, by request id: for abort and drain events, and `close` (not a Map: see by-request-id.ts). */
+  private readonly inFlight = new ByRequestId<NativeResponse>();
   private idle: (() => void) | null = null;
   private readonly Request: typeof NativeRequest;
   private readonly Response: typeof NativeResponse;
@@ -140,9 +140,9 @@ export class NativeEngine implements Engine {
   }
 
   /** WebSocket events, and tunnels' (their kinds follow WebSockets'). */
-  private readonly onSocket = (kind: number, id: number, data?: string | Buffer, code?: number): void => {
-    if (kind >= TUNNEL_DATA) this.tunnels?.event(kind, id, data as Buffer | undefined);
-    else this.webSockets?.onSocket(kind, id, data, code);
+  private readonly onSocket = (kind: number, id: number, data?: string | Buffer | number, code?: number): void => {
+    if (kind >= TUNNEL_DATA) this.tunnels?.event(kind, id, data as Buffer | number | undefined);
+    else this.webSockets?.onSocket(kind, id, data as string | Buffer | undefined, code);
   };
 
   /** A request the engine has parsed and framed, with its body if it has one (or a refusal); a longer body follows in pieces. */

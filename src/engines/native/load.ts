@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
  * loads it. Bump it here and in native/addon/src/exports.rs (`INTERFACE_VERSION`) together whenever
  * any of that interface changes.
  */
-export const INTERFACE_VERSION = 13;
+export const INTERFACE_VERSION = 14;
 
 /** The addon's exports (native/addon/src/exports.rs). */
 export interface NativeAddon {
@@ -106,8 +106,8 @@ export interface NativeAddon {
   tunnelNoDelay(id: number, on: boolean): void;
   tunnelDestroy(id: number): void;
 }
-/** WebSocket events: (1 text | 2 binary, id, data), (3 drain, id), (4 close, id, reason, code); tunnels' (5 to 9, id, data?). */
-export type NativeSocketHandler = (kind: number, id: number, data?: string | Buffer, code?: number) => void;
+/** WebSocket events: (1 text | 2 binary, id, data), (3 drain, id), (4 close, id, reason, code); tunnels' (5 to 11, id, data?: bytes, or a failed socket's errno). */
+export type NativeSocketHandler = (kind: number, id: number, data?: string | Buffer | number, code?: number) => void;
 export interface NativeListenOptions {
   host: string;
   port: number;

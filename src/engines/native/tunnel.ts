@@ -1,4 +1,6 @@
 import { Duplex } from "node:stream";
+import { getSystemErrorName } from "node:util";
+import { ByRequestId } from "./by-request-id.js";
 import type { NativeAddon } from "./load.js";
 
 /** Tunnel events from the addon, on its socket callback (native/addon/src/js/deliver.rs). */
@@ -7,6 +9,9 @@ const TUNNEL_END = 6;
 const TUNNEL_DRAIN = 7;
 const TUNNEL_CLOSE = 8;
 const TUNNEL_SHUT = 9;
+/** It closed after a read (or a write) of its socket failed, with the errno (a reset: ECONNRESET). */
+const TUNNEL_READ_FAILED = 10;
+const TUNNEL_WRITE_FAILED = 11;
 
 /** Where a tunnelled connection comes from and goes to, read from its request before the engine forgets it. */
 export interface TunnelEnds {
@@ -25,7 +30,9 @@ export interface TunnelEnds {
  * addon reads and writes it on the loop (native/addon/src/tunnel.rs): a full readable side
  * pauses its reading, and a write past its high-water mark waits for a drain; ending shuts the
  * write side once all is written ('finish' then), as a Node socket that allows half-open
- * connections does, and 'close' follows once both sides are done (or it is destroyed).
+ * connections does, and 'close' follows once both sides are done (or it is destroyed). A socket
+ * that fails (the client resets it) emits 'error' first, as a Socket does (`read ECONNRESET`),
+ * and 'close' says whether it closed on an error (`hadError`), as a Socket's does.
  */
 export class NativeTunnel extends Duplex {
   readonly remoteAddress: string | undefined;
@@ -49,7 +56,8 @@ export class NativeTunnel extends Duplex {
     private readonly id: number,
     ends: TunnelEnds,
   ) {
-    super({ allowHalfOpen: true });
+    // 'close' is emitted by _destroy, with hadError, as net.Socket emits its own.
+    super({ allowHalfOpen: true, emitClose: false });
     this.remoteAddress = ends.remoteAddress;
     this.remotePort = ends.remotePort;
     this.localAddress = ends.localAddress;
@@ -69,10 +77,10 @@ export class NativeTunnel extends Duplex {
   }
 
   /** An event the addon reports for this tunnel. */
-  event(kind: number, data: Buffer | undefined): void {
+  event(kind: number, data: Buffer | number | undefined): void {
     if (kind === TUNNEL_DATA) {
       this.active();
-      if (!this.push(data) && !this.paused && this.open) {
+      if (!this.push(data as Buffer) && !this.paused && this.open) {
         this.paused = true;
         this.addon.tunnelPause(this.id, true);
       }
@@ -88,7 +96,18 @@ export class NativeTunnel extends Duplex {
       finishing?.();
     } else if (kind === TUNNEL_CLOSE) {
       this.gone();
+    } else if (kind === TUNNEL_READ_FAILED || kind === TUNNEL_WRITE_FAILED) {
+      this.failed(kind === TUNNEL_READ_FAILED ? "read" : "write", data as number);
     }
+  }
+
+  /** The socket failed and the addon closed it: destroyed with the error a Socket's `syscall` would have given (`read ECONNRESET`). */
+  private failed(syscall: "read" | "write", errno: number): void {
+    if (!this.open) return;
+    this.open = false;
+    // As libuv reports it (a negated errno), and so Node's own errors: errno -104, code ECONNRESET.
+    const code = getSystemErrorName(-errno);
+    this.destroy(Object.assign(new Error(`${syscall} ${code}`), { errno: -errno, code, syscall }));
   }
 
   /** The addon closed the connection (both sides done, or cut): the stream is destroyed ('close'). */
@@ -142,6 +161,8 @@ export class NativeTunnel extends Duplex {
       this.addon.tunnelDestroy(this.id);
     }
     callback(error);
+    // After the 'error' the callback queued (if any): net.Socket's order, and its argument.
+    process.nextTick(() => this.emit("close", error !== null && error !== undefined));
   }
 
   /** As Node's Socket: after `ms` of nothing read or written, 'timeout' (0 turns it off); the socket stays open. */
@@ -194,7 +215,8 @@ export class NativeTunnel extends Duplex {
 
 /** The open tunnels of one server, by id, for the events the addon reports. */
 export class NativeTunnels {
-  private readonly open = new Map<number, NativeTunnel>();
+  /** Not a Map, which kept closed tunnels alive: see by-request-id.ts. */
+  private readonly open = new ByRequestId<NativeTunnel>();
   /** Called once every tunnel is closed (for the engine's `close`). */
   private whenEmpty: (() => void) | null = null;
 
@@ -211,7 +233,7 @@ export class NativeTunnels {
     return { socket, head };
   }
 
-  readonly event = (kind: number, id: number, data: Buffer | undefined): void => {
+  readonly event = (kind: number, id: number, data: Buffer | number | undefined): void => {
     this.open.get(id)?.event(kind, data);
   };
 

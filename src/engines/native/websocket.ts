@@ -1,4 +1,5 @@
 import type { SendResult, WebSocketEngine, WebSocketEvents, WebSocketSettings, WebSocketTransport } from "../engine.js";
+import { ByRequestId } from "./by-request-id.js";
 import type { NativeAddon } from "./load.js";
 import type { Request } from "../../request.js";
 import type { Response } from "../../response.js";
@@ -23,7 +24,8 @@ interface NativeUpgrade {
  * this holds each socket's events, by id, and delivers what the addon reports in its batches.
  */
 export class NativeWebSockets implements WebSocketEngine {
-  private readonly open = new Map<number, NativeTransport>();
+  /** Open sockets by id (not a Map, which kept closed ones alive: see by-request-id.ts). */
+  private readonly open = new ByRequestId<NativeTransport>();
 
   constructor(
     private readonly addon: NativeAddon,
@@ -68,8 +70,9 @@ export class NativeWebSockets implements WebSocketEngine {
   /** Closes every socket with 1001 (going away); cuts those still open after `drainMs`. */
   async closeAll(drainMs: number): Promise<void> {
     if (this.open.size === 0) return;
-    const gone = [...this.open.values()].map((t) => new Promise<void>((resolve) => t.whenClosed.push(resolve)));
-    for (const t of this.open.values()) t.close(1001, "server shutting down");
+    const open = this.open.values();
+    const gone = open.map((t) => new Promise<void>((resolve) => t.whenClosed.push(resolve)));
+    for (const t of open) t.close(1001, "server shutting down");
     const deadline = setTimeout(() => {
       for (const t of this.open.values()) t.terminate();
     }, drainMs);

@@ -49,10 +49,16 @@ export function limitSendTime(server: Server, ms: number, every: number, tls: bo
   });
 }
 
-/** The socket is no longer HTTP's (a WebSocket has it now): its writes are left to it. */
+/**
+ * The socket is no longer HTTP's (a WebSocket has it now): its writes are left to it. Node's own
+ * methods are set back rather than the limit's deleted: deleting properties turns an object's
+ * properties into a dictionary (a hash table of ~3 KB for a socket, and slow lookups for every
+ * write after), which under WebSocket churn was most of what the old generation took in.
+ */
 export function stopLimitingSendTime(socket: Socket): void {
-  delete (socket as Partial<WritingSocket>)._write;
-  delete (socket as Partial<WritingSocket>)._writev;
+  const writing = socket as WritingSocket;
+  if (writing._write !== ownWrite) writing._write = ownWrite;
+  if (writing._writev !== ownWritev) writing._writev = ownWritev;
 }
 
 class SendTimeLimit {

@@ -242,6 +242,8 @@ impl State {
         }
         let Some(mut conn) = self.conns.get_mut(key).and_then(Option::take) else { return calls };
         self.free_conns.push(key);
+        // Asked before the close: a tunnel's JavaScript side hears why (a reset, say), as a Node socket does.
+        let failure = if matches!(conn.proto, Protocol::Tunnel(_)) { conn.io.failure() } else { None };
         conn.io.close();
         match &mut conn.proto {
             Protocol::H1(h1) => h1.close(&mut self.reqs, &mut calls),
@@ -249,7 +251,7 @@ impl State {
             Protocol::Ws(ws) => self.ws_closed(ws, &mut calls),
             Protocol::Tunnel(tunnel) => {
                 self.tunnels.remove(&tunnel.id());
-                tunnel.closed(&mut calls);
+                tunnel.closed(failure, &mut calls);
             }
         }
         calls

@@ -167,6 +167,19 @@ pub fn address_of(storage: &libc::sockaddr_storage) -> (String, u16) {
 /// `recv` and `send` rather than `read` and `write`: on a socket they skip the VFS layer (about
 /// 0.1 µs of kernel time a request at 2,500 connections x 4 pipelined), and `MSG_NOSIGNAL`
 /// keeps a peer that went away from raising SIGPIPE.
+/// The error the kernel holds for a socket (SO_ERROR: a reset, say), taken (it is reported once); 0 if none.
+///
+/// # Safety
+/// `fd` must be an open socket.
+pub(crate) unsafe fn pending_error(fd: c_int) -> c_int {
+    let mut error: c_int = 0;
+    let mut len = std::mem::size_of::<c_int>() as libc::socklen_t;
+    if libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_ERROR, &mut error as *mut c_int as *mut c_void, &mut len) < 0 {
+        return 0;
+    }
+    error
+}
+
 pub(crate) unsafe fn recv(fd: c_int, buf: &mut [u8]) -> isize {
     libc::recv(fd, buf.as_mut_ptr() as *mut c_void, buf.len(), 0)
 }

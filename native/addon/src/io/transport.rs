@@ -7,6 +7,7 @@
 use super::in_place::{InPlaceBody, InPlaceSend};
 use super::socket::{close_watched, local_address, recv, reset_on_close, send, send_more, would_block};
 use super::tls::{Peer, Received, Sent, TlsConn};
+use crate::events::SocketFailure;
 use crate::spare::Spare;
 use crate::uv::*;
 use std::os::raw::c_int;
@@ -38,6 +39,9 @@ pub(crate) struct Transport {
     sent: u64,
     /// The client ended its side (end of stream, or TLS close_notify): nothing more will arrive.
     ended: bool,
+    /// The error a read or write of the socket failed with (a tunnel tells JavaScript, as a Node
+    /// socket emits it); the kernel reports a socket's error once, so it is kept.
+    failure: Option<SocketFailure>,
 }
 
 /// What a connection's protocol wants done with the socket's input.
@@ -76,7 +80,7 @@ impl Transport {
     /// A connection's transport over the non-blocking socket `fd`, watched by `poll` (initialised
     /// on Node's loop by the caller, which starts it for reading), with `tls` on a TLS server.
     pub(crate) fn new(fd: c_int, poll: *mut uv_handle_t, on_ready: uv_poll_cb, tls: Option<Box<TlsConn>>) -> Transport {
-        Transport { fd, poll, polling: UV_READABLE | UV_DISCONNECT, on_ready, tls, input: Vec::new(), output: Vec::new(), sent_from: 0, sent: 0, ended: false }
+        Transport { fd, poll, polling: UV_READABLE | UV_DISCONNECT, on_ready, tls, input: Vec::new(), output: Vec::new(), sent_from: 0, sent: 0, ended: false, failure: None }
     }
 
     /// Reads what the socket has, up to a budget, into the input; on TLS, decrypted. `rx` is the
@@ -132,6 +136,7 @@ impl Transport {
             } else if would_block() {
                 break;
             } else {
+                self.failed(false);
                 return Read::Failed;
             }
             total += n as usize;
@@ -195,8 +200,27 @@ impl Transport {
         } else if would_block() {
             Err(Read::Open)
         } else {
+            self.failed(false);
             Err(Read::Failed)
         }
+    }
+
+    /// Keeps the error the last read (`writing` false) or write of the socket failed with.
+    fn failed(&mut self, writing: bool) {
+        let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        if errno != 0 {
+            self.failure = Some(SocketFailure { errno, writing });
+        }
+    }
+
+    /// The error the connection failed with: the one a read or write found, or else the one the
+    /// kernel holds for the socket (a reset libuv's poll reported as an error before any read
+    /// found it). None when it did not fail (it ended, or was closed on this side).
+    pub(crate) fn failure(&self) -> Option<SocketFailure> {
+        self.failure.or_else(|| {
+            let errno = unsafe { super::socket::pending_error(self.fd) };
+            (errno != 0).then_some(SocketFailure { errno, writing: false })
+        })
     }
 
     /// Takes the whole input, leaving none (what arrived on a tunnel, handed to JavaScript as it lies).
@@ -276,6 +300,7 @@ impl Transport {
             } else if n < 0 && would_block() {
                 return Written::Blocked;
             } else {
+                self.failed(true);
                 return Written::Failed;
             }
         }
@@ -429,6 +454,39 @@ mod tests {
         assert!(matches!(t.read(&mut rx), Read::Ended));
         assert!(t.ended(), "and the transport remembers it");
         assert_eq!(t.input(), b"GET /b", "what arrived before the end stays");
+        close(t, client);
+    }
+
+    #[test]
+    fn a_reset_is_kept_as_the_failure_whether_a_read_or_the_kernel_finds_it() {
+        // A client that closes with bytes it never read resets the connection (on a Unix socket
+        // pair as on TCP with SO_LINGER 0): the reset is the failure, as Node's socket reports it.
+        for read_first in [true, false] {
+            let (mut t, client) = pair();
+            assert_eq!(t.failure(), None, "open, and nothing failed");
+            t.output().extend_from_slice(b"never read");
+            assert!(matches!(t.write(), Written::All));
+            unsafe { libc::close(client) };
+            let reset = Some(SocketFailure { errno: libc::ECONNRESET, writing: false });
+            if read_first {
+                assert!(matches!(t.read(&mut Vec::new()), Read::Failed));
+                assert_eq!(t.failure(), reset, "the read found it, and it is kept");
+                t.output().extend_from_slice(b"late");
+                assert!(matches!(t.write(), Written::Failed));
+                assert_eq!(t.failure(), Some(SocketFailure { errno: libc::EPIPE, writing: true }), "the last failure");
+            } else {
+                assert_eq!(t.failure(), reset, "the kernel held it (what libuv's poll reports as an error)");
+            }
+            drop(t);
+        }
+    }
+
+    #[test]
+    fn an_end_is_no_failure() {
+        let (mut t, client) = pair();
+        unsafe { libc::shutdown(client, libc::SHUT_WR) };
+        assert!(matches!(t.read(&mut Vec::new()), Read::Ended));
+        assert_eq!(t.failure(), None);
         close(t, client);
     }
 

@@ -42,6 +42,9 @@ const TUNNEL_END: u32 = 6;
 const TUNNEL_DRAIN: u32 = 7;
 const TUNNEL_CLOSE: u32 = 8;
 const TUNNEL_SHUT: u32 = 9;
+/// A tunnel closed after a read (or a write) of its socket failed: the errno is passed along.
+const TUNNEL_READ_FAILED: u32 = 10;
+const TUNNEL_WRITE_FAILED: u32 = 11;
 
 /// How the trampoline finds a request's method (its place in `METHODS`) and URL when it hands
 /// the request over: it calls `found` with them, and says whether the request is still there.
@@ -189,7 +192,12 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
                 Event::TunnelEnd { id } => call_on_event(env, socket_fn, TUNNEL_END, id, None, &mut result),
                 Event::TunnelDrain { id } => call_on_event(env, socket_fn, TUNNEL_DRAIN, id, None, &mut result),
                 Event::TunnelShut { id } => call_on_event(env, socket_fn, TUNNEL_SHUT, id, None, &mut result),
-                Event::TunnelClose { id } => call_on_event(env, socket_fn, TUNNEL_CLOSE, id, None, &mut result),
+                Event::TunnelClose { id, failure: None } => call_on_event(env, socket_fn, TUNNEL_CLOSE, id, None, &mut result),
+                Event::TunnelClose { id, failure: Some(failure) } => {
+                    let mut errno = ptr::null_mut();
+                    sys::napi_create_int32(env, failure.errno, &mut errno);
+                    call_on_event(env, socket_fn, if failure.writing { TUNNEL_WRITE_FAILED } else { TUNNEL_READ_FAILED }, id, Some(errno), &mut result)
+                }
                 Event::WsDrain { id } => {
                     let mut args = [ptr::null_mut(); 2];
                     sys::napi_create_uint32(env, SOCKET_DRAIN, &mut args[0]);

@@ -1,16 +1,16 @@
-// The native engine's table of responses in flight, by request id, against a Map doing the same.
+// The native engine's table by request id (responses in flight, open WebSockets and tunnels), against a Map doing the same.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { InFlight } from "../../src/engines/native/in-flight.js";
+import { ByRequestId } from "../../src/engines/native/by-request-id.js";
 
 /** A seeded generator, so a failure repeats. */
 function random(seed: number): () => number {
   return () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
 }
 
-describe("InFlight", () => {
+describe("ByRequestId", () => {
   test("sets, gets and deletes by id; size counts entries", () => {
-    const table = new InFlight<string>(4);
+    const table = new ByRequestId<string>(4);
     table.set(1, "a");
     table.set(2, "b");
     table.set(1, "a again");
@@ -25,7 +25,7 @@ describe("InFlight", () => {
   });
 
   test("ids that share a slot, deleted in any order, stay findable (backward shift across the wrap)", () => {
-    const table = new InFlight<number>(8);
+    const table = new ByRequestId<number>(8);
     // 5, 13, 21 share slot 5 (mask 7) and wrap past the end: 5, 6, 7, then 0.
     for (const id of [5, 13, 21, 29]) table.set(id, id * 10);
     assert.equal(table.delete(13), true);
@@ -37,7 +37,7 @@ describe("InFlight", () => {
   });
 
   test("ids past 2^32 (the engine counts requests in 64 bits, below 2^53)", () => {
-    const table = new InFlight<string>();
+    const table = new ByRequestId<string>();
     const big = 2 ** 40 + 7;
     table.set(big, "far");
     table.set(7, "near");
@@ -49,7 +49,7 @@ describe("InFlight", () => {
 
   test("a burst grows it and its draining shrinks it, every entry findable throughout", () => {
     const next = random(7);
-    const table = new InFlight<number>();
+    const table = new ByRequestId<number>();
     const ids = Array.from({ length: 5000 }, (_, i) => 1000 + i);
     for (const id of ids) table.set(id, -id);
     const left = new Set(ids);
@@ -66,7 +66,7 @@ describe("InFlight", () => {
 
   test("agrees with a Map over 20,000 random operations, growing past its first capacity", () => {
     const next = random(42);
-    const table = new InFlight<number>(4);
+    const table = new ByRequestId<number>(4);
     const model = new Map<number, number>();
     let id = 1;
     for (let op = 0; op < 20_000; op++) {
@@ -83,6 +83,7 @@ describe("InFlight", () => {
       }
       assert.equal(table.size, model.size);
       if (op % 97 === 0) for (const [key, value] of model) assert.equal(table.get(key), value, `get ${key} at ${op}`);
+      if (op % 997 === 0) assert.deepEqual(table.values().sort(), [...model.values()].sort(), `values at ${op}`);
     }
     assert.ok(model.size > 4, `grew past the first capacity (${model.size} entries)`);
   });
