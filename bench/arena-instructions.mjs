@@ -6,9 +6,12 @@
 // size, /json/40, with Accept-Encoding: gzip, br) are sent by autocannon, a fixed number of
 // requests; limited-conn (the connection closed every tenth request) by wrk and the scenario's
 // own script, for --requests / --rate seconds (wrk's count of answers then leaves out the at most
-// 64 in flight when it stops). Without a database: the scenarios that need Postgres are not run.
+// 64 in flight when it stops). The scenarios over Postgres (async-db, crud) get a seeded one
+// (bench/arena/database.mjs) unless DATABASE_URL names one; a scenario's kinds of request are
+// counted apart as `scenario:kind` (crud:read, crud:update, crud:list, crud:create).
 //
 //   node bench/arena-instructions.mjs --contenders cog,fastify,node-http --scenarios pipelined,limited-conn,json-comp
+//   node bench/arena-instructions.mjs --contenders cog,fastify --scenarios crud,crud:read,crud:update,crud:list,crud:create
 //
 // The count is userland work only (no kernel time, no cache effects), so a change that saves
 // system calls shows in `npm run bench` rounds rather than here. Under callgrind the server runs
@@ -25,6 +28,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { ARENA_CONTENDERS } from "./arena/contenders.mjs";
 import { ARENA_SCENARIOS } from "./arena/scenarios.mjs";
+import { startPostgres } from "./arena/database.mjs";
 import { staticDir } from "./arena/static-files.mjs";
 import { freePort, startUnderCallgrind } from "./lib/callgrind.mjs";
 
@@ -48,10 +52,16 @@ const contenders = flags.contenders.split(",").map((name) => {
   return found;
 });
 const scenarios = flags.scenarios.split(",").map((id) => {
-  const found = ARENA_SCENARIOS.find((s) => s.id === id);
+  // "crud:read": one kind of a scenario's requests alone (the scenario's `kinds`).
+  const [scenarioId, kind] = id.split(":");
+  const found = ARENA_SCENARIOS.find((s) => s.id === scenarioId);
   if (!found || found.tool !== undefined || found.workers !== undefined) throw new Error(`Unknown arena scenario, or not one wrk times on one process: "${id}"`);
-  return found;
+  if (kind === undefined) return found;
+  if (found.kinds?.[kind] === undefined) throw new Error(`"${scenarioId}" has no kind of request "${kind}" (${Object.keys(found.kinds ?? {}).join(", ") || "none"})`);
+  return { ...found, id, lua: () => found.lua(String(found.kinds[kind])) };
 });
+// The scenarios over Postgres get one, seeded, unless DATABASE_URL names one.
+const database = scenarios.some((s) => s.needsDatabase) && !process.env.DATABASE_URL ? await startPostgres() : undefined;
 
 function run(command, args) {
   return execFileSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
@@ -94,7 +104,7 @@ async function countFor(contender, port) {
     nodeArgs: ["--import", "tsx", ...flags["node-flags"].split(" ").filter(Boolean)],
     file: join(root, contender.file),
     cwd: root,
-    env: { ...process.env, ...contender.env, PORT: String(port), NODE_ENV: "production", STATIC_DIR: staticDir() },
+    env: { ...process.env, ...contender.env, PORT: String(port), NODE_ENV: "production", STATIC_DIR: staticDir(), ...(database && { DATABASE_URL: database.url }) },
     keep: flags.keep,
   });
   const dir = mkdtempSync(join(tmpdir(), "cog-arena-lua-"));
@@ -116,7 +126,11 @@ async function countFor(contender, port) {
 }
 
 const all = {};
-for (const contender of contenders) all[contender.name] = await countFor(contender, await freePort());
+try {
+  for (const contender of contenders) all[contender.name] = await countFor(contender, await freePort());
+} finally {
+  await database?.stop();
+}
 const [base, ...others] = Object.keys(all);
 console.log(`\nratio to ${base} (lower is cheaper):`);
 for (const name of others) console.log(`${name.padEnd(10)} ${scenarios.map((s) => `${s.id} ${(all[name][s.id] / all[base][s.id]).toFixed(3)}`).join("  ")}`);

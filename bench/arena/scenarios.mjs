@@ -111,7 +111,9 @@ export const ARENA_SCENARIOS = [
     sends: "75% GET /crud/items/{random id ≤ 50,000} (cache-aside, 200 ms TTL), 15% PUT /crud/items/{id}, 5% GET /crud/items?category=&page= (1-10), 5% POST /crud/items (upserts of ids from 100,001)",
     connections: 64,
     needsDatabase: true,
-    lua: () => rotation(2000, `local r = math.random(100)
+    // Each kind of request alone (bench/arena-instructions.mjs counts them apart): the value of `r` that picks it.
+    kinds: { read: 1, update: 80, list: 93, create: 100 },
+    lua: (r = "math.random(100)") => rotation(2000, `local r = ${r}
   local json = { ["Content-Type"] = "application/json" }
   if r <= 75 then return wrk.format("GET", "/crud/items/" .. math.random(1, 50000)) end
   if r <= 90 then return wrk.format("PUT", "/crud/items/" .. math.random(1, 50000), json, '{"name":"Updated ' .. math.random(1e6) .. '","price":' .. math.random(1, 500) .. ',"quantity":' .. math.random(1, 100) .. '}') end

@@ -443,6 +443,23 @@ export interface FileOpening {
 // import a copy each).
 export const HELD_BODY: unique symbol = Symbol.for("cog.heldBody") as never;
 
+/**
+ * A body that follows its request's head in the same read from the socket, an optional method of
+ * an engine's request: node:http hands the app a request at its head, before the body that came
+ * with it, and reading that body through the request's stream (its events, flowing mode) costs
+ * more than the rest of a small request. Asked before anything has read the stream, with the
+ * body's declared length: the engine keeps the body's pieces from the stream as they arrive. When
+ * all `length` bytes came with the head, `done` gets the body at the message's end (a later tick,
+ * in the asker's async context), and the stream is left as a reader leaves it: ended, its 'end'
+ * emitted before the next tick.
+ * Otherwise (a slow or cut body) `done` gets undefined on the next tick, the pieces given back to
+ * the stream as if nothing had been asked. Answers false, and asks nothing, when the stream was
+ * read or ended already. Whoever takes a body sets `_body` to true, as for HELD_BODY. The node
+ * engine's HTTP/1.1 requests have it; Express's body parsers use it (src/express/body-parsers.ts).
+ */
+export const FOLLOWING_BODY: unique symbol = Symbol.for("cog.followingBody") as never;
+
 export interface BodyHolding {
   [HELD_BODY]?(): Buffer | undefined;
+  [FOLLOWING_BODY]?(length: number, done: (body: Buffer | undefined) => void): boolean;
 }

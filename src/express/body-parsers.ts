@@ -6,7 +6,7 @@ import iconv from "iconv-lite";
 import onFinished from "on-finished";
 import { parse as parseQs } from "qs";
 import typeis from "type-is";
-import { HELD_BODY, type BodyHolding } from "../engines/engine.js";
+import { FOLLOWING_BODY, HELD_BODY, type BodyHolding } from "../engines/engine.js";
 import { remembered } from "./settings.js";
 
 /**
@@ -18,10 +18,12 @@ import { remembered } from "./settings.js";
  * steps itself (src: body-parser 2.4's lib/read.js, lib/types/*.js, and raw-body 3's checks): the
  * same checks in the same order, the same errors (status, type, message and properties), `verify`,
  * charsets through iconv-lite, the same parse, and the same tick for what follows the read, so
- * that `req.body` and what the app's handlers get are Express's. Anything else goes to body-parser
- * itself: requests that are Node's streams (node:http's, the node engine's), a body that follows
- * its head in pieces, a compressed body (inflated through the stream), or one something already
- * read. A request without a body (a GET) is passed on without building `req.headers`.
+ * that `req.body` and what the app's handlers get are Express's. On the node engine the body that
+ * came in the same read as the head is taken the same way once it is whole (`FOLLOWING_BODY`, see
+ * `awaitBody`). Anything else goes to body-parser itself: plain node:http requests, a body that
+ * follows its head in later reads, a compressed body (inflated through the stream), or one
+ * something already read. A request without a body (a GET) is passed on without building
+ * `req.headers`.
  */
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -114,7 +116,10 @@ function withShortcut(fallback: Middleware, reading: Reading): Middleware {
     // steps to find that out (on-finished's, type-is's, through the request's stream) cost ~1,000
     // instructions a request.
     if (req.headerValue("transfer-encoding") === undefined && Number.isNaN(Number(req.headerValue("content-length") ?? NaN))) return next();
-    if ((req as BodyHolding)[HELD_BODY] === undefined) return fallback(req, res, next);
+    if ((req as BodyHolding)[HELD_BODY] === undefined) {
+      if ((req as BodyHolding)[FOLLOWING_BODY] === undefined || !awaitBody(req, res, next, reading, fallback)) fallback(req, res, next);
+      return;
+    }
     if (onFinished.isFinished(req)) return next();
     const body = (req as Required<BodyHolding>)[HELD_BODY]();
     const encoded = req.headers["content-encoding"];
@@ -125,6 +130,30 @@ function withShortcut(fallback: Middleware, reading: Reading): Middleware {
   Object.defineProperty(parser, "name", { value: fallback.name });
   return parser;
 }
+
+/**
+ * On the node engine: the body that follows the head, taken from the engine (FOLLOWING_BODY) when
+ * it comes whole in the same turn of the loop, then read as a body in hand; when it does not
+ * (a slow or cut body), body-parser reads it from the stream as ever. Only where body-parser would
+ * read the body whole before anything else: a declared length within the limit, not compressed,
+ * a type the parser takes, a charset it knows (else body-parser answers at once, as it does).
+ */
+function awaitBody(req: Req, res: Res, next: Next, reading: Reading, fallback: Middleware): boolean {
+  if (req._body || onFinished.isFinished(req)) return false;
+  const headers = req.headers;
+  const encoded = headers["content-encoding"];
+  if ((encoded !== undefined && encoded.toLowerCase() !== "identity") || headers["transfer-encoding"] !== undefined) return false;
+  const declared = headers["content-length"];
+  const length = typeof declared === "string" && DIGITS.test(declared) ? Number(declared) : NaN;
+  if (!(length <= reading.limit) || !reading.shouldParse(req)) return false;
+  if (!reading.skipCharset) {
+    const encoding = charsetOf(req) || reading.defaultCharset;
+    if ((reading.isValidCharset !== undefined && !reading.isValidCharset(encoding)) || (reading.verify && !iconv.encodingExists(encoding))) return false;
+  }
+  return (req as Required<BodyHolding>)[FOLLOWING_BODY](length, (body) => (body === undefined ? fallback(req, res, next) : read(req, res, next, body, reading)));
+}
+
+const DIGITS = /^[0-9]{1,15}$/;
 
 /** body-parser's `read` (and raw-body's checks) for a body in hand; see the file's comment. */
 function read(req: Req, res: Res, next: Next, body: Buffer, reading: Reading): void {

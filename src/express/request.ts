@@ -7,6 +7,7 @@ import proxyaddr from "proxy-addr";
 import parseRange from "range-parser";
 import typeis from "type-is";
 import type { TrustFn } from "./settings.js";
+import { NO_QUERY, NOT_PLAIN_URL, plainQueryIndex } from "./url.js";
 
 /**
  * Express 5's request prototype (`express.request`): what Express adds to Node's
@@ -60,9 +61,13 @@ request.is = function (this: Req, ...types: Array<string | string[]>) {
 };
 
 define("query", function () {
-  const parse = this.app.get("query parser fn") as ((query: string) => unknown) | undefined;
+  const parse = this.app.get("query parser fn") as ((query: string | null) => unknown) | undefined;
   if (!parse) return Object.create(null);
-  return parse(parseurl(this)!.query as string);
+  // parseurl's answer (null without a `?`), read without its Url object where it can be.
+  const url = this.url;
+  const query = plainQueryIndex(url);
+  if (query === NOT_PLAIN_URL) return parse(parseurl(this)!.query);
+  return parse(query === NO_QUERY ? null : url.substring(query + 1));
 });
 
 /** The first of a comma-separated header's values, trimmed. */

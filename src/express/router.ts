@@ -5,6 +5,7 @@ import { matchedRoute } from "router/lib/symbols.js";
 import { recordError, requestChannel, shouldTrace, traceParam } from "router/lib/tracing.js";
 import parseUrl from "parseurl";
 import createDebug from "debug";
+import { NO_QUERY, NOT_PLAIN_URL, plainQueryIndex } from "./url.js";
 
 /**
  * Express 5's router: pillarjs's `router` (its layers, routes, path matching, params, tracing),
@@ -533,23 +534,9 @@ function noop(): void {}
 
 function getPathname(req: Any): string | undefined {
   const url = req.url;
-  // parseurl's own fast path (its `fastparse`), read without making its Url object: a path
-  // with none of the characters that send parseurl to Node's url.parse. parseurl keeps that object
-  // on the request, so that the next read of the same URL is a lookup; `req.query` and `req.path`
-  // still make it when they are read. Anything else goes to parseurl.
-  if (typeof url === "string" && url.charCodeAt(0) === 0x2f) {
-    let query = -1;
-    for (let i = 1; i < url.length; i++) {
-      const c = url.charCodeAt(i);
-      if (c === 0x3f) {
-        if (query === -1) query = i;
-      } else if (c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d || c === 0x20 || c === 0x23 || c === 0xa0 || c === 0xfeff) {
-        return parsedPathname(req);
-      }
-    }
-    return query === -1 ? url : url.substring(0, query);
-  }
-  return parsedPathname(req);
+  const query = plainQueryIndex(url);
+  if (query === NOT_PLAIN_URL) return parsedPathname(req);
+  return query === NO_QUERY ? url : url.substring(0, query);
 }
 
 function parsedPathname(req: Any): string | undefined {

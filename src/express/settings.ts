@@ -1,10 +1,10 @@
 import { METHODS } from "node:http";
-import { parse as parseQueryString } from "node:querystring";
 import * as contentType from "content-type";
 import etag from "etag";
 import mime from "mime-types";
 import proxyaddr from "proxy-addr";
 import { parse as parseQs } from "qs";
+import { parseSimpleQuery } from "./query.js";
 
 /**
  * What `app.set` compiles (the `etag fn`, `query parser fn` and `trust proxy fn` settings Express
@@ -41,7 +41,7 @@ function parseExtended(query: string): unknown {
 /** The `query parser` setting as a function: "simple" (node:querystring, the default), "extended" (qs), false, or the app's own. */
 export function compileQueryParser(value: unknown): ((query: string) => unknown) | undefined {
   if (typeof value === "function") return value as (query: string) => unknown;
-  if (value === true || value === "simple") return parseQueryString;
+  if (value === true || value === "simple") return parseSimpleQuery;
   if (value === "extended") return parseExtended;
   if (value === false) return undefined;
   throw new TypeError(`unknown value for query parser function: ${String(value)}`);

@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from "@standard-schema/spec";
 import type { Ajv as AjvInstance, ErrorObject, ValidateFunction } from "ajv";
-import type { Handler } from "../core/chain.js";
+import type { Handler, Next } from "../core/chain.js";
 import { HttpError } from "../errors.js";
 import type { CogRequest } from "../request.js";
 import type { Serializer } from "../response.js";
@@ -85,13 +85,11 @@ export function compileValidation(schema: RouteSchema, where: string): Handler |
   }
   if (validators.length === 0) return null;
 
+  // No closure is made for a request unless a Standard Schema validates asynchronously: the
+  // middleware runs on every request of the route.
   return function validateRequest(req, _res, next) {
     let issues: ValidationIssue[] | null = null;
     let waiting: Array<Promise<void>> | null = null;
-    const apply = (location: Location, result: StandardSchemaV1.Result<unknown>) => {
-      if (result.issues !== undefined) (issues ??= []).push(...standardIssues(result.issues, location));
-      else write(req, location, result.value);
-    };
     for (const v of validators) {
       const value = read(req, v.location);
       if (v.json !== null) {
@@ -103,16 +101,28 @@ export function compileValidation(schema: RouteSchema, where: string): Handler |
       }
       if (v.coerce !== null) v.coerce(value);
       const result = v.standard!["~standard"].validate(value);
-      if (result instanceof Promise) (waiting ??= []).push(result.then((r) => apply(v.location, r)));
-      else apply(v.location, result);
+      if (result instanceof Promise) (waiting ??= []).push(result.then((r) => void (issues = applyStandard(req, v.location, r, issues))));
+      else issues = applyStandard(req, v.location, result, issues);
     }
-    const finish = () => {
-      if (issues !== null) throw validationError(issues);
-      next();
-    };
-    if (waiting !== null) return Promise.all(waiting).then(finish);
-    finish();
+    if (waiting !== null) return Promise.all(waiting).then(() => settle(issues, next));
+    settle(issues, next);
   };
+}
+
+/** A Standard Schema's verdict: its output replaces the input, or its issues join `issues` (returned). */
+function applyStandard(req: CogRequest, location: Location, result: StandardSchemaV1.Result<unknown>, issues: ValidationIssue[] | null): ValidationIssue[] | null {
+  if (result.issues === undefined) {
+    write(req, location, result.value);
+    return issues;
+  }
+  (issues ??= []).push(...standardIssues(result.issues, location));
+  return issues;
+}
+
+/** The request goes on, or is refused with every issue found. */
+function settle(issues: ValidationIssue[] | null, next: Next): void {
+  if (issues !== null) throw validationError(issues);
+  next();
 }
 
 function compileJson(schema: JsonSchema, location: Location, where: string, allErrors: boolean): ValidateFunction {

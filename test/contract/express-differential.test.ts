@@ -193,6 +193,12 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
         extended.set("query parser", "extended");
         extended.get("/", (req: AnyExpress, res: AnyExpress) => res.json(req.query));
         app.use("/extended", extended);
+        // The simple parser's answer as an object: its keys in order, repeated keys as arrays, no prototype.
+        app.get("/q-shape", (req: AnyExpress, res: AnyExpress) => res.json({ entries: Object.entries(req.query), nullPrototype: Object.getPrototypeOf(req.query) === null }));
+        const own = e();
+        own.set("query parser", (text: unknown) => ({ text: text === undefined ? "undefined" : text }));
+        own.get("/", (req: AnyExpress, res: AnyExpress) => res.json(req.query));
+        app.use("/own", own);
         app.post("/about", (req: AnyExpress, res: AnyExpress) =>
           res.json({
             accepts: req.accepts(["json", "html"]),
@@ -212,6 +218,13 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
       [
         { path: "/q?a=1&a=2&b=x%20y&c[d]=1" },
         { path: "/extended?a[b]=1&c[]=2&c[]=3" },
+        { path: "/q-shape?name=John+Doe&a=1&a=2&a=3&=x&flag&&b=c=d&__proto__=p&constructor=c&2=two&1=one" },
+        { path: "/q-shape" },
+        { path: "/q-shape?" },
+        { path: "/q-shape?a=%E2%82%AC&a=%zz&b+c=d+e%2B" },
+        { path: "/own" },
+        { path: "/own?" },
+        { path: "/own?a=b+c" },
         {
           method: "POST",
           path: "/about",
@@ -260,6 +273,13 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
           if (body[0] === 0x21) throw Object.assign(new Error("no bang"), { status: 422, type: "bang" });
         };
         app.post("/json", e.json(), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body, order: req.order }));
+        // The request's stream as the parser left it, and whether it emitted 'end' before the handler.
+        app.post("/json-stream", (req: AnyExpress, _res: AnyExpress, next: AnyExpress) => {
+          req.once("end", () => req.order.push("end"));
+          next();
+        }, e.json(), (req: AnyExpress, res: AnyExpress) =>
+          res.json({ body: req.body, order: req.order, complete: req.complete, readableEnded: req.readableEnded, readable: req.readable }),
+        );
         app.post("/json-twice", e.json(), e.json(), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
         app.post("/loose", e.json({ strict: false, reviver: (k: string, v: unknown) => (k === "n" ? Number(v) * 2 : v) }), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
         app.post("/verified", e.json({ verify }), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
@@ -283,6 +303,7 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
         { method: "POST", path: "/json", headers: { "content-type": "application/json; charset=utf-16" }, body: "{}" },
         { method: "POST", path: "/json", headers: { "content-type": "text/plain" }, body: "{}" },
         { method: "POST", path: "/json", headers: { "content-type": "application/json" }, body: `{"big":"${"x".repeat(110_000)}"}` },
+        { method: "POST", path: "/json-stream", headers: { "content-type": "application/json" }, body: '{"a":1}' },
         { method: "POST", path: "/json-twice", headers: { "content-type": "application/json" }, body: '{"twice":true}' },
         { method: "POST", path: "/loose", headers: { "content-type": "application/json" }, body: '{"n":"21"}' },
         { method: "POST", path: "/loose", headers: { "content-type": "application/json" }, body: '"just a string"' },

@@ -3,6 +3,8 @@ import assert from "node:assert/strict";
 import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { gzipSync, deflateSync, brotliCompressSync } from "node:zlib";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { serve, raw, statuses } from "../helpers.js";
 import { eventually, within } from "../wire.js";
 
@@ -90,6 +92,44 @@ test("pieces of a streamed body the app keeps keep their bytes while later uploa
   for (const byte of [0x32, 0x33, 0x34]) assert.equal(await withByte(byte), String(size));
   assert.equal(kept.reduce((n, piece) => n + piece.length, 0), size);
   for (const piece of kept) assert.ok(piece.every((b) => b === 0x31), "a kept piece still holds the first upload's bytes");
+});
+
+test("a kept piece keeps its bytes after collections free the pieces dropped around it and later uploads take their memory", async (t) => {
+  // The native engine reads large pieces into memory it reuses once V8 has freed the Buffer over
+  // it. The app keeps one piece of each of the first two uploads and drops the rest; full
+  // collections (and the turns of the loop in which the engine learns of them) come between the
+  // uploads, so the dropped pieces' memory goes to the later ones. Were a kept piece's memory
+  // reused, it would show a later upload's byte.
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc") as () => void;
+  const kept: Buffer[] = [];
+  const { port } = await serve(t, (app) => {
+    app.post("/keep-one", { body: "stream", bodyLimit: 32 * 1024 * 1024 }, async (req, res) => {
+      let bytes = 0;
+      let first = true;
+      for await (const chunk of req) {
+        if (first && kept.length < 2) kept.push(chunk as Buffer);
+        first = false;
+        bytes += (chunk as Buffer).length;
+      }
+      res.send(String(bytes));
+    });
+  });
+  const size = 4 * 1024 * 1024;
+  const collect = async () => {
+    for (let i = 0; i < 3; i++) {
+      gc();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+  const bytes = [0x31, 0x32, 0x33, 0x34, 0x35, 0x36];
+  for (const byte of bytes) {
+    assert.deepEqual(await upload(port, "/keep-one", size, { piece: 256 * 1024, byte }), { status: 200, body: String(size) });
+    await collect();
+  }
+  assert.equal(kept.length, 2);
+  assert.ok(kept[0]!.length > 0 && kept[0]!.every((b) => b === 0x31), "the first upload's kept piece holds its bytes");
+  assert.ok(kept[1]!.length > 0 && kept[1]!.every((b) => b === 0x32), "the second upload's kept piece holds its bytes");
 });
 
 test("pieces kept from uploads arriving at once on several connections each keep their own upload's bytes", async (t) => {

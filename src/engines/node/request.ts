@@ -1,3 +1,4 @@
+import { AsyncResource } from "node:async_hooks";
 import { IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
 import { BodyCollector, overStreamLimit, type StreamCount } from "../../body.js";
@@ -5,6 +6,7 @@ import { HttpError } from "../../errors.js";
 import { withRequestHelpers } from "../../request.js";
 import type { BodyCallback } from "../../body.js";
 import { BODY_TIMEOUT, STREAMED, STREAM_LIMIT } from "../../symbols.js";
+import { FOLLOWING_BODY } from "../engine.js";
 
 /** A route's own requestTimeout, set by the app as it routes the request (see `limitBodyTime`). */
 export interface TimedBody {
@@ -80,10 +82,96 @@ function readBody(req: IncomingMessage, length: number, limit: number, done: Bod
   req.on("end", () => body.end());
 }
 
+const FOLLOWING = Symbol("following body");
+
 /**
  * A request on the node engine: Node's own IncomingMessage (the class handed to
  * `http.createServer`) with Cog's helpers, so Express-style middleware works unchanged and no
  * wrapper is allocated.
  */
-export class NodeRequest extends withNodeBody(withRequestHelpers(IncomingMessage)) {}
+export class NodeRequest extends withNodeBody(withRequestHelpers(IncomingMessage)) {
+  /** @internal The body being kept from the stream for FOLLOWING_BODY, until it is whole or known not to be. */
+  declare [FOLLOWING]: Following | undefined;
 
+  /** The engine contract's body that follows the head (see `FOLLOWING_BODY`). */
+  [FOLLOWING_BODY](length: number, done: (body: Buffer | undefined) => void): boolean {
+    const state = (this as unknown as Streamed)._readableState;
+    if (this[FOLLOWING] !== undefined || this.complete || this.destroyed || state.flowing !== null || state.length !== 0 || state.ended) return false;
+    const following: Following = { length, pieces: [], received: 0, ended: false, ticked: false, context: null, done };
+    this[FOLLOWING] = following;
+    // node:http parses the body that came in the same read as the head once the app's turn with
+    // the head is over, and before this tick; the message's end comes after it
+    // (test/engines/node/following-body.test.ts holds the order).
+    process.nextTick(checkWhole, this, following);
+    return true;
+  }
+
+  /** Node pushes each piece of the body here, and null at its end: kept while a FOLLOWING_BODY waits for them. */
+  override push(chunk: unknown, encoding?: BufferEncoding): boolean {
+    const following = this[FOLLOWING];
+    if (following === undefined) return super.push(chunk, encoding);
+    if (chunk !== null) {
+      following.pieces.push(chunk as Buffer);
+      following.received += (chunk as Buffer).length;
+    } else {
+      following.ended = true;
+      // Whole at the tick after the head (else it was given back then): taken now.
+      if (following.ticked) take(this, following);
+    }
+    return true;
+  }
+}
+NodeRequest.prototype[FOLLOWING] = undefined;
+
+interface Streamed {
+  _readableState: { flowing: boolean | null; length: number; ended: boolean };
+  _consuming: boolean;
+}
+
+interface Following {
+  length: number;
+  pieces: Buffer[];
+  received: number;
+  /** Node ended the stream (the message is complete). */
+  ended: boolean;
+  /** The tick after the head has passed, and the body was whole then. */
+  ticked: boolean;
+  /** The asker's async context, for `done` called from node:http's end of the message. */
+  context: AsyncResource | null;
+  done: (body: Buffer | undefined) => void;
+}
+
+/** On the tick after the head: a body not whole by now is given back to the stream (and to the taker, nothing); a whole one is taken at its end. */
+function checkWhole(req: NodeRequest, following: Following): void {
+  if (following.received !== following.length || req.destroyed) {
+    req[FOLLOWING] = undefined;
+    if (!req.destroyed) {
+      for (const piece of following.pieces) req.push(piece);
+      if (following.ended) req.push(null);
+    }
+    following.done(undefined);
+  } else if (following.ended) {
+    take(req, following);
+  } else {
+    following.ticked = true;
+    // `done` then runs from node:http's parser: in the asker's async context (AsyncLocalStorage's
+    // store, as raw-body keeps it for body-parser), taken here, on a tick of the asker's.
+    following.context = new AsyncResource("COG_FOLLOWING_BODY");
+  }
+}
+
+/**
+ * The whole body to its taker (who sets `_body`), and the stream left as a reader leaves it: ended
+ * empty, its 'end' emitted before the taker goes on, consumed (so node:http does not dump it
+ * after the response).
+ */
+function take(req: NodeRequest, following: Following): void {
+  req[FOLLOWING] = undefined;
+  req.push(null);
+  (req as unknown as Streamed)._consuming = true;
+  req.read(0);
+  const { pieces, received } = following;
+  const body = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces, received);
+  if (following.context === null) following.done(body);
+  else following.context.runInAsyncScope(following.done, null, body);
+}

@@ -137,7 +137,7 @@ const PIECE_FROM: usize = 16 * 1024;
 /// Larger pieces would mean fewer calls, but on Node 20 pieces of 512 KiB and 1 MiB threw V8
 /// into a mark-compact collection every 50-100 ms under the arena's uploads (5-7 ms of CPU a
 /// request instead of 2.4; `--trace-gc`), where 64-256 KiB cost alike.
-const PIECE_MAX: usize = 256 * 1024;
+const PIECE_MAX: usize = crate::js::blocks::BLOCK;
 
 /// Reads the next piece of a body (at most `left` bytes, all of them body) from the socket
 /// straight into a Buffer made for it, and hands it over: the bytes are never copied on their way

@@ -1,9 +1,9 @@
 //! A Buffer made for a piece of a request body before its bytes are read, so that the socket's
 //! bytes land in memory JavaScript then owns: no copy between the socket and the app. Each piece
-//! is a Buffer of its own (V8's memory, as any Buffer's: freed by the young generation's
-//! collection once the app drops it), never written to again once handed over, so a piece an
-//! app keeps keeps its bytes. Held by a reference (`HeldBuffer`) from its making to its delivery;
-//! JavaScript sees it only once its bytes are in.
+//! is a Buffer of its own (from 128 KiB up over a block of `blocks.rs`, given back for reuse once
+//! V8 has freed the Buffer; below, V8's own memory), never written to again once handed over, so
+//! a piece an app keeps keeps its bytes. Held by a reference (`HeldBuffer`) from its making to its
+//! delivery; JavaScript sees it only once its bytes are in.
 
 use super::held::HeldBuffer;
 use crate::events::ReadPiece;
@@ -20,17 +20,17 @@ pub(crate) unsafe fn new_piece(env: sys::napi_env, len: usize) -> Option<(ReadPi
     if sys::napi_open_handle_scope(env, &mut scope) != sys::Status::napi_ok {
         return None;
     }
-    let (mut data, mut buffer) = (ptr::null_mut(), ptr::null_mut());
-    let made = if sys::napi_create_buffer(env, len, &mut data, &mut buffer) == sys::Status::napi_ok && !data.is_null() {
+    let pooled = if len >= super::blocks::BLOCK_FROM { super::blocks::new_buffer(env, len) } else { None };
+    let (mut data, mut buffer): (*mut std::ffi::c_void, sys::napi_value) = match pooled {
+        Some((buffer, block)) => (block.cast(), buffer),
+        None => (ptr::null_mut(), ptr::null_mut()),
+    };
+    let made = if !data.is_null() || sys::napi_create_buffer(env, len, &mut data, &mut buffer) == sys::Status::napi_ok && !data.is_null() {
         HeldBuffer::new(env, buffer, data as *const u8, len).map(|held| (ReadPiece(Box::new(held)), data as *mut u8))
     } else {
-        // A failed allocation leaves an exception pending (a RangeError): nobody is there to
-        // catch it, and the bytes are read as usual instead.
-        let mut pending = false;
-        if sys::napi_is_exception_pending(env, &mut pending) == sys::Status::napi_ok && pending {
-            let mut error = ptr::null_mut();
-            sys::napi_get_and_clear_last_exception(env, &mut error);
-        }
+        // A failed Buffer leaves an exception pending (a RangeError), and the bytes are read as
+        // usual instead.
+        super::blocks::clear_exception(env);
         None
     };
     sys::napi_close_handle_scope(env, scope);
