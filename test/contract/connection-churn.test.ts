@@ -22,6 +22,8 @@ interface Figures {
   majors: number;
   grownMB: number;
   oldMB: number;
+  /** The app's timers still held after a full collection, once the clients are gone (HTTP/2 kinds). */
+  held: number;
 }
 
 /** A client's frame closing a WebSocket with 1000 (masked, as a client's must be; a zero mask). */
@@ -100,6 +102,9 @@ async function measure(t: Owner & { diagnostic(message: string): void }, kind: s
     if (figures.counted >= CONNECTIONS || tries === 50) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  // The server hears the last closes a little after the clients do: the fewest held over a few looks.
+  figures.held = Infinity;
+  for (let look = 0; look < 5; look++) figures.held = Math.min(figures.held, Number(await get(control, "/held")));
   t.diagnostic(`${kind}: ${JSON.stringify(figures)}`);
   assert.ok(figures.counted >= CONNECTIONS, `the app counted ${figures.counted} of ${CONNECTIONS} connections`);
   return figures;
@@ -144,13 +149,13 @@ if (process.env.CHURN_KINDS !== undefined) {
     // Measured: 54 MB for both. While the open streams were a Set: 166-175 MB.
     assert.ok(sse.grownMB < bare.grownMB * 1.5 + 10, `old space took in ${sse.grownMB} MB over ${CONNECTIONS} event streams, node:http ${bare.grownMB} MB over as many connections`);
   });
-  test(`HTTP/2 connections (h2c) of one request: the old generation takes in no more than node:http2's own connections do (node)`, options, async (t) => {
-    const bare = await measure(t, "bare-h2");
+  test(`HTTP/2 connections (h2c) of one request: no closed session is held once its client has gone (node)`, options, async (t) => {
     const h2 = await measure(t, "h2");
-    // Measured: 20-26 MB for both. While node:http2 kept each closed session's idle timer
-    // (keepAliveTimeout) armed, and the session with it: 89-159 MB.
-    // node:http2 runs ~100 full collections over a run, so what each side took in varies by
-    // ~15 MB between runs (Node 24: bare-h2 6-16 MB, h2 15-22); the bug was 89-174 MB.
-    assert.ok(h2.grownMB < bare.grownMB * 1.5 + 30, `old space took in ${h2.grownMB} MB over ${CONNECTIONS} HTTP/2 connections, node:http2 ${bare.grownMB} MB over as many`);
+    // While node:http2 kept each closed session's idle timer (keepAliveTimeout, 5 s) armed, every
+    // session closed in the last 5 s was held by its timer: 22,000-25,000 timers here (4 now). What the old
+    // generation took in is no signal for it: node:http2 runs ~100 full collections over a run, and
+    // what each run promotes swings with the machine's load (quiet: 10-22 MB, node:http2 alone 6-19;
+    // one CI run beside another test file: 102 against 11).
+    assert.ok(h2.held < 100, `${h2.held} timers still held after ${CONNECTIONS} HTTP/2 connections closed, and a full collection: an armed timer holds its closed session`);
   });
 }
