@@ -1,5 +1,5 @@
 import type { ResponseSurface } from "./engines/engine.js";
-import { LinkedList, type Link } from "./linked-list.js";
+import { Linked, LinkedList } from "./linked-list.js";
 
 /** What an event stream writes to: a response, with Cog's `set` (a type of its own, so that this file and response.ts don't import each other). */
 interface EventSink extends ResponseSurface {
@@ -13,31 +13,43 @@ interface EventSink extends ResponseSurface {
  * not a Set's, which kept closed streams alive: see linked-list.ts).
  */
 export class OpenStreams {
-  private readonly open = new LinkedList<EventStream>();
+  private readonly open = new LinkedList<OpenStream>();
   private ending = false;
 
-  /** @internal Its link, for `delete`; null when the server is shutting down (it is ended at once). */
-  add(stream: EventStream): Link<EventStream> | null {
-    if (!this.ending) return this.open.add(stream);
-    queueMicrotask(() => stream.shutDown());
-    return null;
+  /** @internal Its entry, for `delete`; null when the server is shutting down (it is ended at once). */
+  add(stream: EventStream): OpenStream | null {
+    if (this.ending) {
+      queueMicrotask(() => stream.shutDown());
+      return null;
+    }
+    const entry = new OpenStream(stream);
+    this.open.add(entry);
+    return entry;
   }
 
   /** @internal */
-  delete(link: Link<EventStream>): void {
-    this.open.remove(link);
+  delete(entry: OpenStream): void {
+    this.open.remove(entry);
+    entry.stream = null;
   }
 
   /** Ends every open stream (see `EventStream.shutDown`), and each opened from now on as it opens. */
   endAll(): void {
     this.ending = true;
-    for (const stream of this.open) stream.shutDown();
+    for (const entry of this.open) entry.stream?.shutDown();
     this.open.clear();
   }
 
   /** Serving again after a close: streams stay open again. */
   reopen(): void {
     this.ending = false;
+  }
+}
+
+/** @internal An open stream's entry in its app's OpenStreams (its stream null once it has left). */
+export class OpenStream extends Linked<OpenStream> {
+  constructor(public stream: EventStream | null) {
+    super();
   }
 }
 
@@ -75,7 +87,7 @@ export class EventStream {
   private heartbeat: NodeJS.Timeout | null = null;
   private ended = false;
   /** Its place in the app's open streams (null if it was never there, or has left). */
-  private link: Link<EventStream> | null = null;
+  private link: OpenStream | null = null;
   /** The final event's text (checked when the stream opens, not when the server shuts down). */
   private readonly finalEvent: string | undefined;
 

@@ -8,6 +8,7 @@ import type { Match } from "./router.js";
 import type { UnansweredWatch } from "./unanswered.js";
 import { publishError } from "../observe/request-channel.js";
 import { ROUTE, TRACED, WATCH } from "../symbols.js";
+import { Linked, LinkedList } from "../linked-list.js";
 
 export type ErrorHandler = (err: unknown, req: Request, res: Response) => unknown;
 export type NotFoundHandler = (req: Request, res: Response) => unknown;
@@ -200,15 +201,13 @@ class HandlerTimedOut extends HttpError {
  * answered 503 once it has waited that long. Watched responses carry their entry (`WATCH`) until
  * their head is written, when the response calls `begun` and the entry leaves the list.
  *
- * The list is linked through its entries (oldest first), not kept in a Map: a Map that lives as
- * long as the app and takes and drops an entry per request makes V8 promote the requests it held
- * once its table is in the old generation (see src/engines/native/by-request-id.ts), and every request
- * answered on a later tick than its dispatch is watched here. An entry that leaves is unlinked and
- * emptied, so nothing points at its request from then on.
+ * The entries are a LinkedList (oldest first), not a Map's: a Map that lives as long as the app
+ * and takes and drops an entry per request makes V8 promote the requests it held (see
+ * src/linked-list.ts), and every request answered on a later tick than its dispatch is watched
+ * here. An entry that leaves is emptied, so nothing points at its request from then on.
  */
 export class HandlerTimeouts {
-  private oldest: Waiting | null = null;
-  private newest: Waiting | null = null;
+  private readonly waiting = new LinkedList<Waiting>();
   private sweep: NodeJS.Timeout | null = null;
 
   constructor(
@@ -220,23 +219,16 @@ export class HandlerTimeouts {
   /** After a chain returned: watch the response if it has not begun (only while serving, with a handlerTimeout). */
   watch(req: Request, res: Response): void {
     if (this.sweep !== null && !res.writableEnded && !res.destroyed && (res as InternalResponse)[WATCH] === null) {
-      const entry = new Waiting(this, req, res, Date.now(), this.newest);
+      const entry = new Waiting(this, req, res, Date.now());
       (res as InternalResponse)[WATCH] = entry;
-      if (this.newest === null) this.oldest = entry;
-      else this.newest.next = entry;
-      this.newest = entry;
+      this.waiting.add(entry);
     }
   }
 
   /** The entry's response began (its head is being written), or its time is up: it leaves the list. */
   leave(entry: Waiting): void {
-    const { prev, next } = entry;
-    if (prev === null) this.oldest = next;
-    else prev.next = next;
-    if (next === null) this.newest = prev;
-    else next.prev = prev;
+    this.waiting.remove(entry);
     (entry.res as InternalResponse)[WATCH] = null;
-    entry.prev = entry.next = null;
     entry.req = null;
     entry.res = null;
   }
@@ -257,7 +249,7 @@ export class HandlerTimeouts {
   private sweepWaiting(timeout: number): void {
     const expired = Date.now() - timeout;
     // Oldest first: stop at the first that has time left.
-    for (let entry = this.oldest; entry !== null && entry.since <= expired; entry = this.oldest) {
+    for (let entry = this.waiting.first; entry !== null && entry.since <= expired; entry = this.waiting.first) {
       const req = entry.req!;
       const res = entry.res!;
       this.leave(entry);
@@ -269,17 +261,16 @@ export class HandlerTimeouts {
 }
 
 /** A response in the handlerTimeout watch's list: what its response calls once its head is written. */
-class Waiting implements ResponseWatch {
-  next: Waiting | null = null;
-
+class Waiting extends Linked<Waiting> implements ResponseWatch {
   constructor(
     private readonly list: HandlerTimeouts,
     /** Both null once it left the list. */
     public req: Request | null,
     public res: Response | null,
     readonly since: number,
-    public prev: Waiting | null,
-  ) {}
+  ) {
+    super();
+  }
 
   begun(): void {
     this.list.leave(this);

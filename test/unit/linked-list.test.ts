@@ -1,7 +1,24 @@
-// The list the app's open event streams are kept in (src/linked-list.ts), against a Set doing the same.
+// The list the app's open event streams and handlerTimeout's watched responses are kept in
+// (src/linked-list.ts), against a Set doing the same.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { LinkedList, type Link } from "../../src/linked-list.js";
+import { Linked, LinkedList } from "../../src/linked-list.js";
+
+class Entry extends Linked<Entry> {
+  constructor(readonly value: number) {
+    super();
+  }
+}
+
+/** A list of fresh entries for `values`, and the entries. */
+function listOf(...values: number[]): [LinkedList<Entry>, Entry[]] {
+  const list = new LinkedList<Entry>();
+  const entries = values.map((value) => new Entry(value));
+  for (const entry of entries) list.add(entry);
+  return [list, entries];
+}
+
+const valuesOf = (list: LinkedList<Entry>): number[] => [...list].map((entry) => entry.value);
 
 /** A seeded generator, so a failure repeats. */
 function random(seed: number): () => number {
@@ -9,72 +26,80 @@ function random(seed: number): () => number {
 }
 
 describe("LinkedList", () => {
-  test("adds at the end, removes from anywhere, once; size counts what is in it", () => {
-    const list = new LinkedList<string>();
-    const a = list.add("a");
-    const b = list.add("b");
-    const c = list.add("c");
-    assert.deepEqual([...list], ["a", "b", "c"]);
-    list.remove(b);
-    assert.deepEqual([...list], ["a", "c"]);
-    list.remove(b);
+  test("adds at the end, removes from anywhere, once; size counts what is in it; first is the oldest", () => {
+    const [list, [a, b, c]] = listOf(1, 2, 3);
+    assert.deepEqual(valuesOf(list), [1, 2, 3]);
+    assert.equal(list.first, a);
+    list.remove(b!);
+    assert.deepEqual(valuesOf(list), [1, 3]);
+    list.remove(b!);
     assert.equal(list.size, 2, "a second remove does nothing");
-    list.remove(a);
-    list.remove(c);
-    assert.deepEqual([...list], []);
+    assert.deepEqual(valuesOf(list), [1, 3]);
+    list.remove(a!);
+    assert.equal(list.first, c);
+    list.remove(c!);
+    list.remove(c!);
+    assert.deepEqual(valuesOf(list), []);
     assert.equal(list.size, 0);
-    list.add("d");
-    assert.deepEqual([...list], ["d"], "empty, it takes entries again");
+    assert.equal(list.first, null);
+    list.add(new Entry(4));
+    assert.deepEqual(valuesOf(list), [4], "empty, it takes entries again");
   });
 
-  test("a link that leaves is emptied: it names neither its value nor its neighbours", () => {
-    const list = new LinkedList<object>();
-    list.add({});
-    const middle = list.add({});
-    list.add({});
-    list.remove(middle);
-    assert.deepEqual([middle.value, middle.prev, middle.next], [null, null, null]);
+  test("an entry that was never in it is not removed, nor does it change the list", () => {
+    const [list] = listOf(1, 2);
+    list.remove(new Entry(3));
+    assert.equal(list.size, 2);
+    assert.deepEqual(valuesOf(list), [1, 2]);
   });
 
-  test("iterating gives the values as they were: removing them meanwhile (a shutdown's) skips none", () => {
-    const list = new LinkedList<number>();
-    const links = [1, 2, 3, 4].map((n) => list.add(n));
+  test("an entry that leaves is emptied: it names neither neighbour, and neither names it", () => {
+    const [list, [first, middle, last]] = listOf(1, 2, 3);
+    list.remove(middle!);
+    assert.deepEqual([middle!.prev, middle!.next], [null, null]);
+    assert.equal(first!.next, last);
+    assert.equal(last!.prev, first);
+  });
+
+  test("iterating gives the entries as they were: removing them meanwhile (a shutdown's) skips none", () => {
+    const [list, entries] = listOf(1, 2, 3, 4);
     const seen: number[] = [];
-    for (const value of list) {
-      seen.push(value);
-      list.remove(links[value - 1]!);
-      if (value === 1) list.remove(links[2]!);
+    for (const entry of list) {
+      seen.push(entry.value);
+      list.remove(entry);
+      if (entry.value === 1) list.remove(entries[2]!);
     }
     assert.deepEqual(seen, [1, 2, 3, 4]);
     assert.equal(list.size, 0);
   });
 
-  test("clear takes every link out", () => {
-    const list = new LinkedList<number>();
-    const links = [1, 2, 3].map((n) => list.add(n));
+  test("clear takes every entry out", () => {
+    const [list, entries] = listOf(1, 2, 3);
     list.clear();
     assert.equal(list.size, 0);
-    assert.deepEqual([...list], []);
-    assert.ok(links.every((link) => link.value === null && link.next === null && link.prev === null));
+    assert.deepEqual(valuesOf(list), []);
+    assert.ok(entries.every((entry) => entry.next === null && entry.prev === null));
   });
 
   test("agrees with a Set over 20,000 random adds and removes", () => {
     const next = random(9);
-    const list = new LinkedList<number>();
+    const list = new LinkedList<Entry>();
     const model = new Set<number>();
-    const links = new Map<number, Link<number>>();
+    const entries = new Map<number, Entry>();
     for (let op = 0; op < 20_000; op++) {
       if (next() < 0.55 || model.size === 0) {
-        links.set(op, list.add(op));
+        const entry = new Entry(op);
+        entries.set(op, entry);
+        list.add(entry);
         model.add(op);
       } else {
         const keys = [...model];
         const key = keys[Math.floor(next() * keys.length)]!;
-        list.remove(links.get(key)!);
+        list.remove(entries.get(key)!);
         model.delete(key);
       }
       assert.equal(list.size, model.size);
-      if (op % 211 === 0) assert.deepEqual([...list], [...model], `at ${op}`);
+      if (op % 211 === 0) assert.deepEqual(valuesOf(list), [...model], `at ${op}`);
     }
   });
 });
