@@ -4,7 +4,8 @@
 // the addon tunnels, src/engines/native/tunnel.ts), TLS included. Real sockets, `ws`'s own client.
 import assert from "node:assert/strict";
 import { once } from "node:events";
-import type { IncomingMessage } from "node:http";
+import { get as httpGet, type IncomingMessage } from "node:http";
+import { get as httpsGet } from "node:https";
 import { connect, type Socket } from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import type { Duplex } from "node:stream";
@@ -166,18 +167,23 @@ describe(`'upgrade' on cog-http/express's server (${engine} engine)`, { skip: en
     await once(upgraded!, "close");
   });
 
-  /** A server whose 'upgrade' listener answers 101 and reads the socket, recording what it emits; and a raw client, upgraded (over TLS with `tls`: then `socket` is the TCP connection under it). */
+  /** A server whose 'upgrade' listener answers 101 and reads the socket, recording what it emits (and the last error); and a raw client, upgraded (over TLS with `tls`: then `socket` is the TCP connection under it); `served` asks the server for a page. */
   async function rawTunnel(t: { after(fn: () => unknown): void }, tls?: ReturnType<typeof makeCertificates>) {
     const app = express({ engine, ...(tls === undefined ? {} : { tls: tls.issue("localhost") }) });
+    app.get("/", (_req, res) => res.send("still served"));
     const server = app.listen(0, "127.0.0.1");
     const seen: string[] = [];
+    let lastError: unknown;
     let upgraded: Duplex | null = null;
     const closedSocket = new Promise<void>((resolve) =>
       server.on("upgrade", (_req: IncomingMessage, socket: Duplex) => {
         upgraded = socket;
         socket.on("data", () => {});
         socket.on("end", () => seen.push("end"));
-        socket.on("error", (err: NodeJS.ErrnoException) => seen.push(`error ${err.message} ${err.code} ${err.errno} ${err.syscall}`));
+        socket.on("error", (err: NodeJS.ErrnoException) => {
+          lastError = err;
+          seen.push(`error ${err.message} ${err.code} ${err.errno} ${err.syscall}`);
+        });
         socket.on("close", (hadError: unknown) => {
           seen.push(`close ${String(hadError)}`);
           resolve();
@@ -194,7 +200,55 @@ describe(`'upgrade' on cog-http/express's server (${engine} engine)`, { skip: en
     speaking.on("error", () => {});
     speaking.write("GET / HTTP/1.1\r\nHost: x\r\nUpgrade: raw\r\nConnection: Upgrade\r\n\r\n");
     await once(speaking, "data");
-    return { socket, seen, closedSocket, upgraded: () => upgraded! };
+    /** The status of a new request to the server (it still serves after the tunnel's failure). */
+    const served = async (): Promise<number | undefined> => {
+      const get = tls === undefined ? httpGet : httpsGet;
+      const [res] = (await once(get({ host: "127.0.0.1", port, path: "/", servername: "localhost", ca: tls?.ca, agent: false }), "response")) as [IncomingMessage];
+      res.resume();
+      return res.statusCode;
+    };
+    return { socket, seen, closedSocket, upgraded: () => upgraded!, lastError: () => lastError, served };
+  }
+
+  test("a client that is gone: a write that fails emits 'error' (write ECONNRESET), then 'close' with hadError true, as node:http's socket does", async (t) => {
+    const { socket, seen, closedSocket, upgraded, served } = await rawTunnel(t);
+    // The reset reaches the server's kernel at once (loopback): the write, before the loop reads again, finds it.
+    socket.resetAndDestroy();
+    upgraded().write("to a client that is gone");
+    await closedSocket;
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(seen, ["error write ECONNRESET ECONNRESET -104 write", "close true"]);
+    assert.equal(await served(), 200);
+  });
+
+  test("over TLS, a client that is gone: a write that fails emits 'error' (write ECONNRESET), then 'close' with hadError true, as node:https's socket does", { skip: opensslSkip }, async (t) => {
+    const { socket, seen, closedSocket, upgraded, served } = await rawTunnel(t, makeCertificates());
+    socket.resetAndDestroy();
+    upgraded().write("to a client that is gone");
+    await closedSocket;
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(seen, ["error write ECONNRESET ECONNRESET -104 write", "close true"]);
+    assert.equal(await served(), 200);
+  });
+
+  for (const [what, bytes, code] of [
+    ["bytes that are no TLS", Buffer.from("garbage, not a TLS record\r\n"), "ERR_SSL_WRONG_VERSION_NUMBER"],
+    ["a record that does not decrypt", Buffer.concat([Buffer.from([0x17, 3, 3, 0, 40]), Buffer.alloc(40, 7)]), "ERR_SSL_DECRYPTION_FAILED_OR_BAD_RECORD_MAC"],
+  ] as const) {
+    test(`over TLS, a client that sends ${what}: 'error' (${code}), as node:https's socket emits it, then 'close' once the listener destroys it`, { skip: opensslSkip }, async (t) => {
+      const { socket, seen, closedSocket, upgraded, served, lastError } = await rawTunnel(t, makeCertificates());
+      // As ws does on a socket's 'error': node:tls's socket stays open until destroyed.
+      upgraded().on("error", () => upgraded().destroy());
+      // Under the TLS session, on the TCP connection.
+      socket.write(bytes);
+      await closedSocket;
+      await new Promise((resolve) => setImmediate(resolve));
+      const error = lastError() as Error & { code: string; reason: string; library: string };
+      assert.ok(error instanceof Error);
+      assert.deepEqual([error.code, error.reason, error.library], [code, code.slice("ERR_SSL_".length).toLowerCase().replaceAll("_", " "), "SSL routines"]);
+      assert.deepEqual(seen.map((event) => (event.startsWith("error ") ? "error" : event)), ["error", "close false"]);
+      assert.equal(await served(), 200);
+    });
   }
 
   test("a client that resets the connection: the server's socket emits 'error' (read ECONNRESET), then 'close' with hadError true, as node:http's", async (t) => {

@@ -43,12 +43,15 @@ impl PartialEq for ReadPiece {
 }
 impl Eq for ReadPiece {}
 
-/// The error a connection's socket failed with (its errno), and whether a write (not a read)
-/// found it: what a Node socket's 'error' says (`read ECONNRESET`, `write EPIPE`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SocketFailure {
-    pub errno: i32,
-    pub writing: bool,
+/// Why a connection failed, as a Node socket's 'error' says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SocketFailure {
+    /// A read (`writing` false) or a write of the socket failed with `errno`: `read ECONNRESET`,
+    /// `write EPIPE`.
+    Os { errno: i32, writing: bool },
+    /// The client broke TLS (a record that does not decrypt, say): the code node:tls's error
+    /// has for it (OpenSSL's, `ERR_SSL_…`), and rustls's words for it.
+    Tls { code: String, message: String },
 }
 
 #[derive(Debug, PartialEq, Eq)]

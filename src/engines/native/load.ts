@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
  * loads it. Bump it here and in native/addon/src/exports.rs (`INTERFACE_VERSION`) together whenever
  * any of that interface changes.
  */
-export const INTERFACE_VERSION = 14;
+export const INTERFACE_VERSION = 15;
 
 /** The addon's exports (native/addon/src/exports.rs). */
 export interface NativeAddon {

@@ -12,6 +12,8 @@ const TUNNEL_SHUT = 9;
 /** It closed after a read (or a write) of its socket failed, with the errno (a reset: ECONNRESET). */
 const TUNNEL_READ_FAILED = 10;
 const TUNNEL_WRITE_FAILED = 11;
+/** It closed after its client broke TLS (a bad record): with an Error coded as node:tls's (`ERR_SSL_…`). */
+const TUNNEL_TLS_FAILED = 12;
 
 /** Where a tunnelled connection comes from and goes to, read from its request before the engine forgets it. */
 export interface TunnelEnds {
@@ -32,7 +34,8 @@ export interface TunnelEnds {
  * write side once all is written ('finish' then), as a Node socket that allows half-open
  * connections does, and 'close' follows once both sides are done (or it is destroyed). A socket
  * that fails (the client resets it) emits 'error' first, as a Socket does (`read ECONNRESET`),
- * and 'close' says whether it closed on an error (`hadError`), as a Socket's does.
+ * and 'close' says whether it closed on an error (`hadError`), as a Socket's does; a client
+ * that breaks TLS gets an 'error' as node:tls's socket emits it.
  */
 export class NativeTunnel extends Duplex {
   readonly remoteAddress: string | undefined;
@@ -98,7 +101,22 @@ export class NativeTunnel extends Duplex {
       this.gone();
     } else if (kind === TUNNEL_READ_FAILED || kind === TUNNEL_WRITE_FAILED) {
       this.failed(kind === TUNNEL_READ_FAILED ? "read" : "write", data as number);
+    } else if (kind === TUNNEL_TLS_FAILED) {
+      this.broken(data as unknown as Error & { code: string });
     }
+  }
+
+  /**
+   * The client broke TLS and the addon closed the connection: 'error', as node:tls's socket
+   * emits one for a bad record, with OpenSSL's code and reason where rustls's error has one
+   * (rustls's message), and as on it no 'close' until the socket is destroyed (by `ws` on its
+   * 'error', say: 'close' then says hadError false, as there).
+   */
+  private broken(error: Error & { code: string }): void {
+    if (!this.open) return;
+    this.open = false;
+    const reason = error.code.slice("ERR_SSL_".length).toLowerCase().replaceAll("_", " ");
+    this.emit("error", Object.assign(error, { library: "SSL routines", reason }));
   }
 
   /** The socket failed and the addon closed it: destroyed with the error a Socket's `syscall` would have given (`read ECONNRESET`). */

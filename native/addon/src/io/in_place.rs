@@ -91,7 +91,7 @@ impl InPlaceBody {
                 (Some(tls), Place::Buffer(held)) => {
                     let mut taken = 0;
                     match tls.send(socket, InPlaceBody::unsent(held, self.offset, budget), &mut taken) {
-                        Sent::Failed => return InPlaceSend::Failed,
+                        Sent::Failed(_) => return InPlaceSend::Failed,
                         _ if taken == 0 => return InPlaceSend::Blocked,
                         _ => taken as isize,
                     }
@@ -143,7 +143,7 @@ fn piece_through_tls(tls: &mut TlsConn, socket: c_int, file: &File, body: &InPla
     }
     let mut taken = 0;
     match tls.send(socket, &buf[..read as usize], &mut taken) {
-        Sent::Failed => Err(InPlaceSend::Failed),
+        Sent::Failed(_) => Err(InPlaceSend::Failed),
         _ if taken == 0 => Err(InPlaceSend::Blocked),
         _ => Ok(taken),
     }

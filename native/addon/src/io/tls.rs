@@ -10,12 +10,13 @@
 //! they were made with, new ones get the new one.
 
 use super::socket::{send, would_block};
+use crate::events::SocketFailure;
 use rustls::client::danger::HandshakeSignatureValid;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, UnixTime};
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::server::WebPkiClientVerifier;
-use rustls::{CertificateError, DigitallySignedStruct, DistinguishedName, Error, RootCertStore, ServerConfig, ServerConnection, SignatureScheme};
+use rustls::{CertificateError, DigitallySignedStruct, InvalidMessage, DistinguishedName, Error, RootCertStore, ServerConfig, ServerConnection, SignatureScheme};
 use std::io::{self, Read, Write};
 use std::os::raw::c_int;
 use std::sync::Arc;
@@ -136,7 +137,10 @@ pub(crate) enum Received {
     Data,
     /// The client closed its side (close_notify).
     Ended,
-    /// The client broke the protocol, or failed the handshake: close the connection.
+    /// The client broke the protocol, or failed the handshake: close the connection, for this
+    /// reason (`SocketFailure::Tls`).
+    Broken(SocketFailure),
+    /// The bytes could not be taken: close the connection.
     Failed,
 }
 
@@ -146,8 +150,8 @@ pub(crate) enum Sent {
     All,
     /// The socket is full: the rest goes on a writable event.
     Blocked,
-    /// The socket failed: the connection must close.
-    Failed,
+    /// The socket failed (with this errno; 0 when no write of it did): the connection must close.
+    Failed(i32),
 }
 
 impl TlsConn {
@@ -178,10 +182,10 @@ impl TlsConn {
             if self.session.read_tls(&mut ciphertext).is_err() {
                 return Received::Failed;
             }
-            if self.session.process_new_packets().is_err() {
+            if let Err(error) = self.session.process_new_packets() {
                 // rustls queued an alert saying why: send it, as a courtesy, before closing.
                 let _ = self.push(fd);
-                return Received::Failed;
+                return Received::Broken(SocketFailure::Tls { code: openssl_code(&error), message: error.to_string() });
             }
             match self.session.reader().read_to_end(input) {
                 Ok(_) => return Received::Ended, // close_notify
@@ -208,7 +212,7 @@ impl TlsConn {
             // rustls takes what fits its buffer (64 KiB of records by default); the rest waits here.
             match self.session.writer().write(&plain[*pos..]) {
                 Ok(n) if n > 0 => *pos += n,
-                _ => return Sent::Failed,
+                _ => return Sent::Failed(0),
             }
         }
     }
@@ -231,7 +235,7 @@ impl TlsConn {
             match self.session.write_tls(&mut Socket(fd)) {
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Sent::Blocked,
-                Err(_) => return Sent::Failed,
+                Err(e) => return Sent::Failed(e.raw_os_error().unwrap_or(0)),
             }
         }
         Sent::All
@@ -275,6 +279,34 @@ fn openssl_reason(error: &Error) -> &'static str {
     }
 }
 
+/// The code node:tls's error has (OpenSSL's reason, as `ERR_SSL_…`) for what a client's broken
+/// TLS makes rustls say, where the two name the same failure; else `ERR_SSL_` and the name of
+/// rustls's error (`ERR_SSL_PEER_MISBEHAVED`), so that the code stays one per kind of failure.
+fn openssl_code(error: &Error) -> String {
+    let openssl = match error {
+        Error::DecryptError => "DECRYPTION_FAILED_OR_BAD_RECORD_MAC",
+        // rustls checks a record's type before its version, OpenSSL the version first: for bytes
+        // that are no TLS at all (neither is valid), OpenSSL's name.
+        Error::InvalidMessage(InvalidMessage::InvalidContentType) => "WRONG_VERSION_NUMBER",
+        Error::InvalidMessage(InvalidMessage::UnknownProtocolVersion) => "WRONG_VERSION_NUMBER",
+        Error::InvalidMessage(InvalidMessage::MessageTooLarge) => "PACKET_LENGTH_TOO_LONG",
+        _ => "",
+    };
+    if !openssl.is_empty() {
+        return format!("ERR_SSL_{openssl}");
+    }
+    // The variant's name, as its Debug output starts: `PeerMisbehaved(…)` becomes PEER_MISBEHAVED.
+    let debug = format!("{error:?}");
+    let mut code = String::from("ERR_SSL");
+    for c in debug.chars().take_while(char::is_ascii_alphanumeric) {
+        if c.is_ascii_uppercase() {
+            code.push('_');
+        }
+        code.push(c.to_ascii_uppercase());
+    }
+    code
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -309,5 +341,17 @@ mod tests {
         assert_eq!(openssl_reason(&Error::InvalidCertificate(CertificateError::Expired)), "CERT_HAS_EXPIRED");
         assert_eq!(openssl_reason(&Error::InvalidCertificate(CertificateError::Revoked)), "CERT_REVOKED");
         assert_eq!(openssl_reason(&Error::General("x".into())), "CERT_REJECTED");
+    }
+
+    #[test]
+    fn a_broken_record_is_coded_as_node_tls_codes_it_or_by_rustls_name() {
+        // The first two as node:tls reports a record that does not decrypt, and bytes that are no record.
+        assert_eq!(openssl_code(&Error::DecryptError), "ERR_SSL_DECRYPTION_FAILED_OR_BAD_RECORD_MAC");
+        assert_eq!(openssl_code(&Error::InvalidMessage(InvalidMessage::InvalidContentType)), "ERR_SSL_WRONG_VERSION_NUMBER");
+        assert_eq!(openssl_code(&Error::InvalidMessage(InvalidMessage::UnknownProtocolVersion)), "ERR_SSL_WRONG_VERSION_NUMBER");
+        assert_eq!(openssl_code(&Error::InvalidMessage(InvalidMessage::MessageTooLarge)), "ERR_SSL_PACKET_LENGTH_TOO_LONG");
+        assert_eq!(openssl_code(&Error::InvalidMessage(InvalidMessage::InvalidCcs)), "ERR_SSL_INVALID_MESSAGE");
+        assert_eq!(openssl_code(&Error::PeerMisbehaved(rustls::PeerMisbehaved::TooManyEmptyFragments)), "ERR_SSL_PEER_MISBEHAVED");
+        assert_eq!(openssl_code(&Error::General("x".into())), "ERR_SSL_GENERAL");
     }
 }

@@ -39,8 +39,9 @@ pub(crate) struct Transport {
     sent: u64,
     /// The client ended its side (end of stream, or TLS close_notify): nothing more will arrive.
     ended: bool,
-    /// The error a read or write of the socket failed with (a tunnel tells JavaScript, as a Node
-    /// socket emits it); the kernel reports a socket's error once, so it is kept.
+    /// The error a read or write of the socket failed with, or the client's broken TLS (a tunnel
+    /// tells JavaScript, as a Node socket emits it); the kernel reports a socket's error once,
+    /// so it is kept.
     failure: Option<SocketFailure>,
 }
 
@@ -128,6 +129,10 @@ impl Transport {
                     Some(tls) => match tls.receive(bytes, self.fd, &mut self.input) {
                         Received::Data => {}
                         Received::Ended => return Read::Ended,
+                        Received::Broken(failure) => {
+                            self.failure = Some(failure);
+                            return Read::Failed;
+                        }
                         Received::Failed => return Read::Failed,
                     },
                 }
@@ -207,19 +212,23 @@ impl Transport {
 
     /// Keeps the error the last read (`writing` false) or write of the socket failed with.
     fn failed(&mut self, writing: bool) {
-        let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        self.failed_with(std::io::Error::last_os_error().raw_os_error().unwrap_or(0), writing);
+    }
+
+    /// Keeps `errno` as the error a read or write failed with (0: none did).
+    fn failed_with(&mut self, errno: i32, writing: bool) {
         if errno != 0 {
-            self.failure = Some(SocketFailure { errno, writing });
+            self.failure = Some(SocketFailure::Os { errno, writing });
         }
     }
 
-    /// The error the connection failed with: the one a read or write found, or else the one the
+    /// The error the connection failed with: the one a read or write (or TLS) found, or else the one the
     /// kernel holds for the socket (a reset libuv's poll reported as an error before any read
     /// found it). None when it did not fail (it ended, or was closed on this side).
     pub(crate) fn failure(&self) -> Option<SocketFailure> {
-        self.failure.or_else(|| {
+        self.failure.clone().or_else(|| {
             let errno = unsafe { super::socket::pending_error(self.fd) };
-            (errno != 0).then_some(SocketFailure { errno, writing: false })
+            (errno != 0).then_some(SocketFailure::Os { errno, writing: false })
         })
     }
 
@@ -288,7 +297,11 @@ impl Transport {
             match sent {
                 Sent::All => {}
                 Sent::Blocked => return Written::Blocked,
-                Sent::Failed => return Written::Failed,
+                Sent::Failed(errno) => {
+                    // As a cleartext write's: a tunnel's JavaScript side hears it (`write EPIPE`).
+                    self.failed_with(errno, true);
+                    return Written::Failed;
+                }
             }
         }
         while self.sent_from < self.output.len() {
@@ -467,13 +480,13 @@ mod tests {
             t.output().extend_from_slice(b"never read");
             assert!(matches!(t.write(), Written::All));
             unsafe { libc::close(client) };
-            let reset = Some(SocketFailure { errno: libc::ECONNRESET, writing: false });
+            let reset = Some(SocketFailure::Os { errno: libc::ECONNRESET, writing: false });
             if read_first {
                 assert!(matches!(t.read(&mut Vec::new()), Read::Failed));
                 assert_eq!(t.failure(), reset, "the read found it, and it is kept");
                 t.output().extend_from_slice(b"late");
                 assert!(matches!(t.write(), Written::Failed));
-                assert_eq!(t.failure(), Some(SocketFailure { errno: libc::EPIPE, writing: true }), "the last failure");
+                assert_eq!(t.failure(), Some(SocketFailure::Os { errno: libc::EPIPE, writing: true }), "the last failure");
             } else {
                 assert_eq!(t.failure(), reset, "the kernel held it (what libuv's poll reports as an error)");
             }

@@ -2,7 +2,7 @@
 //! `process.nextTick` callbacks run once, after the batch, as they do after a Node I/O
 //! callback) into a native trampoline that calls the app's handler once per request.
 
-use crate::events::{Body, Event};
+use crate::events::{Body, Event, SocketFailure};
 use napi::sys;
 use std::cell::RefCell;
 use std::ffi::c_void;
@@ -45,6 +45,8 @@ const TUNNEL_SHUT: u32 = 9;
 /// A tunnel closed after a read (or a write) of its socket failed: the errno is passed along.
 const TUNNEL_READ_FAILED: u32 = 10;
 const TUNNEL_WRITE_FAILED: u32 = 11;
+/// A tunnel closed after its client broke TLS: an Error with node:tls's code for it is passed along.
+const TUNNEL_TLS_FAILED: u32 = 12;
 
 /// How the trampoline finds a request's method (its place in `METHODS`) and URL when it hands
 /// the request over: it calls `found` with them, and says whether the request is still there.
@@ -193,10 +195,17 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
                 Event::TunnelDrain { id } => call_on_event(env, socket_fn, TUNNEL_DRAIN, id, None, &mut result),
                 Event::TunnelShut { id } => call_on_event(env, socket_fn, TUNNEL_SHUT, id, None, &mut result),
                 Event::TunnelClose { id, failure: None } => call_on_event(env, socket_fn, TUNNEL_CLOSE, id, None, &mut result),
-                Event::TunnelClose { id, failure: Some(failure) } => {
-                    let mut errno = ptr::null_mut();
-                    sys::napi_create_int32(env, failure.errno, &mut errno);
-                    call_on_event(env, socket_fn, if failure.writing { TUNNEL_WRITE_FAILED } else { TUNNEL_READ_FAILED }, id, Some(errno), &mut result)
+                Event::TunnelClose { id, failure: Some(SocketFailure::Os { errno, writing }) } => {
+                    let mut number = ptr::null_mut();
+                    sys::napi_create_int32(env, errno, &mut number);
+                    call_on_event(env, socket_fn, if writing { TUNNEL_WRITE_FAILED } else { TUNNEL_READ_FAILED }, id, Some(number), &mut result)
+                }
+                Event::TunnelClose { id, failure: Some(SocketFailure::Tls { code, message }) } => {
+                    let (mut code_value, mut message_value, mut error) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+                    sys::napi_create_string_utf8(env, code.as_ptr() as *const _, code.len(), &mut code_value);
+                    sys::napi_create_string_utf8(env, message.as_ptr() as *const _, message.len(), &mut message_value);
+                    sys::napi_create_error(env, code_value, message_value, &mut error);
+                    call_on_event(env, socket_fn, TUNNEL_TLS_FAILED, id, Some(error), &mut result)
                 }
                 Event::WsDrain { id } => {
                     let mut args = [ptr::null_mut(); 2];
