@@ -285,9 +285,10 @@ fn openssl_reason(error: &Error) -> &'static str {
 fn openssl_code(error: &Error) -> String {
     let openssl = match error {
         Error::DecryptError => "DECRYPTION_FAILED_OR_BAD_RECORD_MAC",
-        // rustls checks a record's type before its version, OpenSSL the version first: for bytes
-        // that are no TLS at all (neither is valid), OpenSSL's name.
-        Error::InvalidMessage(InvalidMessage::InvalidContentType) => "WRONG_VERSION_NUMBER",
+        // As OpenSSL 3.5 (Node 22 and later) names bytes that are no TLS at all: it checks a
+        // record's type first, as rustls does (OpenSSL 3.0, Node 20's, checks its version first,
+        // and says WRONG_VERSION_NUMBER: docs/engines.md).
+        Error::InvalidMessage(InvalidMessage::InvalidContentType) => "BAD_RECORD_TYPE",
         Error::InvalidMessage(InvalidMessage::UnknownProtocolVersion) => "WRONG_VERSION_NUMBER",
         Error::InvalidMessage(InvalidMessage::MessageTooLarge) => "PACKET_LENGTH_TOO_LONG",
         _ => "",
@@ -345,9 +346,9 @@ mod tests {
 
     #[test]
     fn a_broken_record_is_coded_as_node_tls_codes_it_or_by_rustls_name() {
-        // The first two as node:tls reports a record that does not decrypt, and bytes that are no record.
+        // The first two as node:tls reports a record that does not decrypt, and bytes that are no record (Node 22+).
         assert_eq!(openssl_code(&Error::DecryptError), "ERR_SSL_DECRYPTION_FAILED_OR_BAD_RECORD_MAC");
-        assert_eq!(openssl_code(&Error::InvalidMessage(InvalidMessage::InvalidContentType)), "ERR_SSL_WRONG_VERSION_NUMBER");
+        assert_eq!(openssl_code(&Error::InvalidMessage(InvalidMessage::InvalidContentType)), "ERR_SSL_BAD_RECORD_TYPE");
         assert_eq!(openssl_code(&Error::InvalidMessage(InvalidMessage::UnknownProtocolVersion)), "ERR_SSL_WRONG_VERSION_NUMBER");
         assert_eq!(openssl_code(&Error::InvalidMessage(InvalidMessage::MessageTooLarge)), "ERR_SSL_PACKET_LENGTH_TOO_LONG");
         assert_eq!(openssl_code(&Error::InvalidMessage(InvalidMessage::InvalidCcs)), "ERR_SSL_INVALID_MESSAGE");
