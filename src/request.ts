@@ -59,15 +59,21 @@ function signalOf(req: object): AbortController {
   if (controller === undefined) {
     const made = (controller = own(req)[SIGNAL] = new AbortController());
     const res = own(req)[RESPONSE];
-    // Every engine's response emits 'close' once: after 'finish' when answered, alone when the connection went first.
+    // Every engine's response emits 'close' once: after 'finish' when answered, alone when the
+    // connection went first. A response already destroyed has emitted it (or is about to): the
+    // client left before anyone asked, and a signal read now must say so.
     if (res !== null && !res.writableFinished) {
-      res.once("close", () => {
-        if (!res.writableFinished) made.abort(new DOMException("The client closed the connection before the response was finished", "AbortError"));
-      });
+      if (res.destroyed) made.abort(clientLeft());
+      else
+        res.once("close", () => {
+          if (!res.writableFinished) made.abort(clientLeft());
+        });
     }
   }
   return controller;
 }
+
+const clientLeft = () => new DOMException("The client closed the connection before the response was finished", "AbortError");
 
 /** Aborts `req.signal` for a reason of the server's (a shutdown ending an event stream). */
 export function abortRequest(req: object, reason: DOMException): void {
@@ -101,6 +107,8 @@ export interface RequestInternals {
 /** What `req.signal` needs of the response: its 'close', and whether it finished first. */
 interface RequestResponse {
   readonly writableFinished: boolean;
+  /** Cut, or its client gone: its 'close' is emitted or on its way. */
+  readonly destroyed: boolean;
   once(event: "close", listener: () => void): unknown;
 }
 type Internal = RequestInternals;

@@ -1,5 +1,5 @@
 import type { RequestLogger } from "../access-log.js";
-import { type InternalRequest, type Request } from "../request.js";
+import { pathOf, type InternalRequest, type Request } from "../request.js";
 import { ROUTE } from "../symbols.js";
 
 /**
@@ -29,10 +29,14 @@ export class Reports {
   }
 }
 
-/** Where a request was when something went wrong, for log lines: `GET /users/7 (route GET /users/:id)`. */
+/**
+ * Where a request was when something went wrong, for log lines: `GET /users/7 (route GET
+ * /users/:id)`. The path only, as in the access log: a query carries tokens and keys, and a log
+ * line is read by more people than the request was meant for.
+ */
 export function whereOf(req: Request): string {
   const route = (req as InternalRequest)[ROUTE];
-  const target = `${req.method} ${req.originalUrl}`;
+  const target = `${req.method} ${pathOf(req.originalUrl)}`;
   return route === null ? target : `${target} (route ${route.where})`;
 }
 

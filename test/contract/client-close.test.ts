@@ -65,6 +65,26 @@ test(`a client that ends its side before the answer is gone: req 'close', req.si
   assert.deepEqual({ path: lines[0]!.path, status: lines[0]!.status, aborted: lines[0]!.aborted }, { path: "/slow", status: null, aborted: true });
 });
 
+test(`req.signal first read after the client left is already aborted (${engine})`, async (t) => {
+  let started = false;
+  let seen: { aborted: boolean; reason: string } | undefined;
+  const { port } = await serve(t, (app) => {
+    app.get("/late", async (req, res) => {
+      started = true;
+      // The handler awaits something else first; only then asks whether to go on.
+      await once(res, "close");
+      const signal = req.signal;
+      seen = { aborted: signal.aborted, reason: (signal.reason as DOMException | undefined)?.name ?? "none" };
+    });
+  });
+  const socket = await open(port);
+  socket.write("GET /late HTTP/1.1\r\nHost: x\r\n\r\n");
+  await until(() => started, "the handler to start");
+  socket.end();
+  await until(() => seen !== undefined, "the handler to read req.signal");
+  assert.deepEqual(seen, { aborted: true, reason: "AbortError" });
+});
+
 test(`a client that ends its side after a request answered at once still gets the answer (${engine})`, async (t) => {
   const lines: RequestLogLine[] = [];
   const { port } = await serve(t, (app) => app.get("/now", (_req, res) => void res.send("here")), { logger: (line) => void lines.push(line as RequestLogLine) });

@@ -265,3 +265,34 @@ test(`a promise a handler left behind rejects to Node's unhandledRejection, in t
   assert.equal(await unheard.exited, 1);
   assert.match(unheard.stderr(), /left behind by lost/);
 });
+
+test(`no log line carries the query, which holds tokens: stderr, the JSON error line and pino's msg name the path alone (${engine})`, async (t) => {
+  const { default: pino } = await import("pino");
+  const { Writable } = await import("node:stream");
+  const written: unknown[][] = [];
+  t.mock.method(console, "error", (...args: unknown[]) => void written.push(args));
+  const boom = (app: import("../../src/index.js").Cog) =>
+    app.get("/boom/:id", () => {
+      throw new Error("no database");
+    });
+  const bare = await serve(t, boom, { logErrors: true });
+  assert.equal((await bare.fetch("/boom/1?token=s3cret&page=2")).status, 500);
+  await until(() => written.length >= 1);
+  assert.equal(written[0]![0], "cog: GET /boom/1 (route GET /boom/:id):");
+
+  const { lines, logger } = errorLines();
+  const json = await serve(t, boom, { logger, logErrors: true });
+  assert.equal((await json.fetch("/boom/2?token=s3cret")).status, 500);
+  await until(() => lines.length >= 1);
+  assert.equal(lines[0]!.msg, "cog: GET /boom/2 (route GET /boom/:id)");
+  assert.equal(lines[0]!.path, "/boom/2");
+
+  const pinoLines: string[] = [];
+  const destination = new Writable({ write: (chunk, _encoding, done) => void (pinoLines.push(String(chunk)), done()) });
+  const viaPino = await serve(t, boom, { logger: pino(destination), logErrors: true });
+  assert.equal((await viaPino.fetch("/boom/3?token=s3cret")).status, 500);
+  await until(() => pinoLines.some((line) => line.includes('"level":50')));
+  const errorLine = pinoLines.find((line) => line.includes('"level":50'))!;
+  assert.equal(JSON.parse(errorLine).msg, "cog: GET /boom/3 (route GET /boom/:id)");
+  assert.ok(![...written.flat().map(String), ...pinoLines, ...lines.map((line) => JSON.stringify(line))].some((text) => text.includes("s3cret")), "no line holds the token");
+});
