@@ -41,11 +41,21 @@ interface Traced extends RequestMessage {
  * On the native engine, which instrumentation-http does not see, this one makes the span,
  * continuing the trace of an incoming `traceparent` (the global propagator's headers).
  */
-export class CogInstrumentation extends InstrumentationBase<InstrumentationConfig> {
+export interface CogInstrumentationConfig extends InstrumentationConfig {
+  /**
+   * What a span's `url.query` says of the query: `"redact"` (the default) keeps each parameter's
+   * name and replaces its value by `REDACTED`, since a query carries tokens and signatures under
+   * any name; `"keep"` records it as sent; a function returns what to record (or undefined for
+   * nothing).
+   */
+  urlQuery?: "redact" | "keep" | ((query: string) => string | undefined);
+}
+
+export class CogInstrumentation extends InstrumentationBase<CogInstrumentationConfig> {
   /** The channel handlers while enabled (declared, not initialised: the base's constructor enables). */
   declare private handlers: Parameters<typeof requestChannel.subscribe>[0] | undefined;
 
-  constructor(config: InstrumentationConfig = {}) {
+  constructor(config: CogInstrumentationConfig = {}) {
     super(PACKAGE_NAME, PACKAGE_VERSION, config);
   }
 
@@ -89,11 +99,11 @@ export class CogInstrumentation extends InstrumentationBase<InstrumentationConfi
       ctx = active;
       if (route !== undefined) rpc.route = route;
       span.updateName(name);
-      span.setAttributes(requestAttributes(message));
+      span.setAttributes(requestAttributes(message, this.getConfig().urlQuery));
       message[OWN] = false;
     } else {
       const parent = propagation.extract(active, req as InternalRequest, HEADERS);
-      span = this.tracer.startSpan(name, { kind: SpanKind.SERVER, attributes: requestAttributes(message) }, parent);
+      span = this.tracer.startSpan(name, { kind: SpanKind.SERVER, attributes: requestAttributes(message, this.getConfig().urlQuery) }, parent);
       ctx = trace.setSpan(parent, span);
       message[OWN] = true;
     }
@@ -119,8 +129,14 @@ export class CogInstrumentation extends InstrumentationBase<InstrumentationConfi
     // out on the connection, not through the response (which was retired).
     if (res.headersSent || res.statusCode === 101) {
       span.setAttribute("http.response.status_code", res.statusCode);
-      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      if (res.statusCode >= 500) {
+        // The conventions' error.type for an answered request is its status code, as text.
+        span.setAttribute("error.type", String(res.statusCode));
+        span.setStatus({ code: SpanStatusCode.ERROR });
+      }
     } else {
+      // No status to name the failure by, and no exception: the conventions' fallback.
+      span.setAttribute("error.type", "_OTHER");
       span.setStatus({ code: SpanStatusCode.ERROR, message: "The connection closed before the response was sent" });
     }
     span.end();
@@ -139,12 +155,19 @@ const HEADERS: TextMapGetter<InternalRequest> = {
 };
 
 /** The stable HTTP server attributes known when the request starts. */
-function requestAttributes({ req, route }: RequestMessage): Attributes {
+function requestAttributes({ req, route }: RequestMessage, urlQuery: CogInstrumentationConfig["urlQuery"]): Attributes {
   const attributes: Attributes = {
     "http.request.method": req.method,
     "url.path": req.path,
     "url.scheme": req.protocol,
   };
+  const url = req.originalUrl;
+  const mark = url.indexOf("?");
+  if (mark !== -1) {
+    const query = url.slice(mark + 1);
+    const recorded = urlQuery === "keep" ? query : typeof urlQuery === "function" ? urlQuery(query) : redacted(query);
+    if (recorded !== undefined) attributes["url.query"] = recorded;
+  }
   if (route !== undefined) attributes["http.route"] = route;
   const socket = req.socket;
   if (socket.localPort !== undefined) attributes["server.port"] = socket.localPort;
@@ -153,4 +176,15 @@ function requestAttributes({ req, route }: RequestMessage): Attributes {
   const agent = (req as InternalRequest).headerValue("user-agent");
   if (agent !== undefined) attributes["user_agent.original"] = agent;
   return attributes;
+}
+
+/** A query with each value replaced by `REDACTED`, its names and order kept: `a=REDACTED&b`. */
+function redacted(query: string): string {
+  return query
+    .split("&")
+    .map((pair) => {
+      const equals = pair.indexOf("=");
+      return equals === -1 ? pair : `${pair.slice(0, equals)}=REDACTED`;
+    })
+    .join("&");
 }

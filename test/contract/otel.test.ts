@@ -31,6 +31,7 @@ test(`one SERVER span per request, named by its route, with the stable HTTP attr
     "http.route": "/users/:id",
     "http.response.status_code": 200,
     "url.path": "/users/7",
+    "url.query": "x=REDACTED",
     "url.scheme": "http",
     "server.port": port,
     "client.address": "127.0.0.1",
@@ -61,6 +62,7 @@ test(`a 5xx is an ERROR span with the exception as an event; a 4xx is not; a 404
   const boom = byName.get("GET /boom/:id")!;
   assert.equal(boom.status.code, 2); // ERROR
   assert.equal(boom.attributes["http.response.status_code"], 500);
+  assert.equal(boom.attributes["error.type"], "500");
   assert.equal(boom.events.length, 1);
   assert.equal(boom.events[0]!.name, "exception");
   assert.equal(boom.events[0]!.attributes!["exception.type"], "TypeError");
@@ -68,6 +70,7 @@ test(`a 5xx is an ERROR span with the exception as an event; a 4xx is not; a 404
   const teapot = byName.get("GET /teapot")!;
   assert.equal(teapot.status.code, 0);
   assert.equal(teapot.events.length, 0);
+  assert.equal(teapot.attributes["error.type"], undefined);
   assert.equal(teapot.attributes["http.response.status_code"], 418);
   const missing = byName.get("GET")!;
   assert.equal(missing.attributes["http.route"], undefined);
@@ -157,6 +160,7 @@ test(`a response the client leaves before its head is an ERROR span with no stat
   assert.equal(span!.name, "GET /slow");
   assert.equal(span!.status.code, 2);
   assert.equal(span!.attributes["http.response.status_code"], undefined);
+  assert.equal(span!.attributes["error.type"], "_OTHER");
 });
 
 test(`a WebSocket upgrade is a SERVER span of its route, ended once the socket is accepted (${engine})`, async (t) => {
