@@ -12,7 +12,8 @@ import { serverTlsOptions } from "../tls.js";
 import { Answers, HandlerTimeouts } from "./answer.js";
 import { Dispatcher } from "./dispatch.js";
 import type { Group } from "./group.js";
-import type { CogOptions } from "./options.js";
+import { COG_OPTION_KEYS, OPTION_HINTS, type CogOptions } from "./options.js";
+import { refuseUnknownKeys } from "../known-keys.js";
 import { Reports } from "./report.js";
 import { Routes } from "./routes.js";
 import { Serving } from "./serving.js";
@@ -38,6 +39,8 @@ export class AppCore {
 
   /** Checks every option (a typo fails here, when the app is made, rather than in production). */
   constructor(options: CogOptions) {
+    if (typeof options !== "object" || options === null) throw new TypeError(`new Cog(options) takes an object of options; got ${options === null ? "null" : typeof options}`);
+    refuseUnknownKeys(options, COG_OPTION_KEYS, OPTION_HINTS, "new Cog()", "option");
     const limits = (this.limits = resolveLimits(options));
     const engine: EngineName = chooseEngine(options.engine);
     if (options.tls !== undefined) serverTlsOptions(options.tls);

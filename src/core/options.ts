@@ -1,6 +1,6 @@
 import type { EngineOptions } from "../engines/engine.js";
 import type { EngineName } from "../engines/select.js";
-import type { Limits } from "../limits.js";
+import { DEFAULT_LIMITS, type Limits } from "../limits.js";
 import type { LoggerOption } from "../access-log.js";
 import type { Broker } from "../websocket/topics.js";
 
@@ -47,3 +47,36 @@ export interface CogOptions extends Partial<Limits>, EngineOptions {
    */
   broker?: Broker;
 }
+
+/** The engine options `new Cog()` and `express()` take (`EngineOptions`). */
+export const ENGINE_OPTION_KEYS: readonly string[] = ["tls", "http2", "server", "sliceWrites", "drainAcceptQueue"];
+
+/** Every key `new Cog(options)` knows: a key outside it is refused when the app is made. */
+export const COG_OPTION_KEYS: readonly string[] = [...Object.keys(DEFAULT_LIMITS), ...ENGINE_OPTION_KEYS, "engine", "strict", "trustProxy", "logErrors", "logger", "trustRequestId", "secret", "broker"];
+
+/** Where options other frameworks (or other parts of Cog) take belong here: named in the refusal. */
+export const OPTION_HINTS: Readonly<Record<string, string>> = {
+  port: "the port is listen()'s: app.listen({ port })",
+  host: "the host is listen()'s: app.listen({ port, host })",
+  workers: "workers are listen()'s: app.listen({ port, workers })",
+  https: "HTTPS is the tls option: { tls: { key, cert } }",
+  http3: "this version of Cog serves HTTP/1.1 and HTTP/2 (the http2 option), not HTTP/3",
+  trustProxies: "did you mean trustProxy?",
+  requestIdHeader: "the request id comes from X-Request-Id with trustRequestId: true",
+  cookieSecret: "cookies are signed with the secret option",
+  connectionTimeout: "the timeouts are headersTimeout, requestTimeout, keepAliveTimeout, sendTimeout and handlerTimeout",
+};
+
+/** Every key `listen(options)` knows. */
+export const LISTEN_OPTION_KEYS: readonly string[] = ["port", "host", "path", "workers", "signals", "drainMs"];
+
+/** Where options of the app, given to `listen()`, belong. */
+export const LISTEN_OPTION_HINTS: Readonly<Record<string, string>> = {
+  tls: "tls is an option of the app: new Cog({ tls })",
+  engine: "engine is an option of the app: new Cog({ engine })",
+  http2: "http2 is an option of the app: new Cog({ http2 })",
+  http3: OPTION_HINTS.http3!,
+};
+
+/** Every key `express(options)` (cog-http/express) knows. */
+export const EXPRESS_OPTION_KEYS: readonly string[] = [...Object.keys(DEFAULT_LIMITS), ...ENGINE_OPTION_KEYS, "engine", "strict"];

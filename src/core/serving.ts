@@ -9,6 +9,8 @@ import type { Dispatcher } from "./dispatch.js";
 import type { OpenStreams } from "../sse.js";
 import type { Routes } from "./routes.js";
 import type { WorkerPool } from "./workers.js";
+import { refuseUnknownKeys } from "../known-keys.js";
+import { LISTEN_OPTION_HINTS, LISTEN_OPTION_KEYS } from "./options.js";
 
 /** What an `onClose` hook is told of the shutdown it runs in. */
 export interface Closing {
@@ -92,6 +94,7 @@ export class Serving {
   ) {}
 
   async listen(options: ListenOptions): Promise<Address | SocketAddress> {
+    refuseUnknownKeys(options, LISTEN_OPTION_KEYS, LISTEN_OPTION_HINTS, "app.listen()", "option");
     const drainMs = options.drainMs ?? 10_000;
     if (options.path !== undefined) {
       if (typeof options.path !== "string" || options.path === "") throw new TypeError(`listen({ path }) takes the path of a Unix domain socket; got ${JSON.stringify(options.path)}`);

@@ -8,6 +8,8 @@ import { handleLast, Router } from "./router.js";
 import { listen, SERVING, type ExpressOptions } from "./server.js";
 import { compileETag, compileQueryParser, compileTrust, methods } from "./settings.js";
 import { View } from "./view.js";
+import { refuseUnknownKeys } from "../known-keys.js";
+import { EXPRESS_OPTION_KEYS, OPTION_HINTS } from "../core/options.js";
 
 /**
  * Express 5's application: `express()` makes a function `(req, res, next)` that is also an
@@ -247,6 +249,8 @@ application.listen = function (this: App, ...args: unknown[]) {
 
 /** `express()`: a new app; `options.engine` picks the engine `app.listen` serves on. */
 export function createApplication(options: ExpressOptions = {}): App {
+  if (typeof options !== "object" || options === null) throw new TypeError(`express(options) takes an object of options; got ${options === null ? "null" : typeof options}`);
+  refuseUnknownKeys(options, EXPRESS_OPTION_KEYS, OPTION_HINTS, "express()", "option");
   const app: App = function (req: App, res: App, next?: (err?: unknown) => void) {
     app.handle(req, res, next);
   };

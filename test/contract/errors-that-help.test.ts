@@ -308,3 +308,20 @@ describe("a route option or schema part Cog doesn't know is refused at registrat
     assert.equal(await (await fetch("/find?q=1")).text(), "found");
   });
 });
+
+describe("an option Cog doesn't know is refused when the app is made or listens, naming it and the nearest known one", () => {
+  test(`new Cog(), listen() and express() refuse a mistyped or misplaced option (${engine})`, async () => {
+    assert.throws(() => new Cog({ engine, htpp2: true } as CogOptions), /^TypeError: new Cog\(\): unknown option "htpp2": did you mean http2\?/);
+    assert.throws(() => new Cog({ engine, port: 3000 } as CogOptions), /unknown option "port": the port is listen\(\)'s: app\.listen\(\{ port \}\)/);
+    assert.throws(() => new Cog({ engine, http3: true } as CogOptions), /unknown option "http3"/);
+    const app = new Cog({ engine });
+    await assert.rejects(app.listen({ prot: 0 } as never), /^TypeError: app\.listen\(\): unknown option "prot": did you mean port\?/);
+    await assert.rejects(app.listen({ port: 0, tls: {} } as never), /unknown option "tls": tls is an option of the app: new Cog\(\{ tls \}\)/);
+    // Refused before anything listened: the same app can still listen.
+    const { port } = await app.listen({ port: 0, host: "127.0.0.1" });
+    assert.ok(port > 0);
+    await app.close(100);
+    const { default: express } = await import("../../src/express/index.js");
+    assert.throws(() => express({ engine, bodylimit: 10 } as never), /^TypeError: express\(\): unknown option "bodylimit": did you mean bodyLimit\?/);
+  });
+});
