@@ -46,25 +46,32 @@ function loads(script) {
 }
 const nativeLoads = () => loads('import { loadNative } from "./dist/engines/native/load.js"; try { loadNative(); } catch (err) { console.error(err.message); process.exit(1); }');
 
-let failed = 0;
+// Every part runs whatever an earlier one did, and the summary at the end says which failed: a
+// failure on one engine must not hide the other's results.
+const outcomes = [];
+function record(name, status) {
+  outcomes.push({ name, ok: status === 0 });
+}
 // The native engine's crates have their own unit and property tests (Rust), run where cargo is.
 if (spawnSync("cargo", ["--version"], { stdio: "ignore" }).status === 0) {
   console.log("\n# native: cargo test (the request framing's unit and property tests, the addon's own)");
-  failed ||= spawnSync("cargo", ["test", "--release", "--quiet", "--manifest-path", "native/Cargo.toml", "--workspace"], { stdio: "inherit" }).status ?? 1;
+  record("cargo test", spawnSync("cargo", ["test", "--release", "--quiet", "--manifest-path", "native/Cargo.toml", "--workspace"], { stdio: "inherit" }).status ?? 1);
 }
 // The bench's WebSocket load generator (Go) has its own tests, run where go is.
 if (spawnSync("go", ["version"], { stdio: "ignore" }).status === 0) {
   console.log("\n# bench: go test (the WebSocket load generator, bench/ws-load)");
-  failed ||= spawnSync("go", ["test", "./..."], { cwd: "bench/ws-load", stdio: "inherit" }).status ?? 1;
+  record("go test (bench/ws-load)", spawnSync("go", ["test", "./..."], { cwd: "bench/ws-load", stdio: "inherit" }).status ?? 1);
 }
-failed ||= run("node", [...once, ...contract]);
+record("engine node (all tests)", run("node", [...once, ...contract]));
 const native = nativeLoads();
 if (native.ok) {
-  failed ||= run("native", contract);
+  record("engine native (contract tests)", run("native", contract));
 } else if (process.env.COG_NATIVE_REQUIRED === "1") {
   console.log(`\n# engine: native is required (COG_NATIVE_REQUIRED=1) but does not load: ${native.reason}`);
-  failed = 1;
+  record("engine native (does not load)", 1);
 } else {
   console.log(`\n# engine: native skipped on Node ${process.version}: ${native.reason}`);
 }
-process.exit(failed);
+console.log(`\n# summary (Node ${process.version})`);
+for (const { name, ok } of outcomes) console.log(`#   ${ok ? "pass" : "FAIL"}: ${name}`);
+process.exit(outcomes.every(({ ok }) => ok) ? 0 : 1);
