@@ -92,6 +92,11 @@ impl<T> Queue<T> {
         self.entries.is_empty()
     }
 
+    /// Whether the response to request `id` is the newest queued.
+    pub(crate) fn is_last(&self, id: u64) -> bool {
+        self.entries.back().is_some_and(|e| e.id == id)
+    }
+
     /// The oldest response's request.
     pub(crate) fn front(&self) -> Option<u64> {
         self.entries.front().map(|e| e.id)

@@ -1,3 +1,4 @@
+import { afterPendingReads } from "../pending-reads.js";
 import { getSystemErrorName } from "node:util";
 import { HttpError } from "../../errors.js";
 import { CHUNKED, NO_BODY, WEBSOCKET, type Bound, type Engine, type EngineConfig, type EngineHost, type HeadVerdict, type InjectOptions, type InjectResponse, type ListenAt, type ResponseSurface, type UpgradeListener } from "../engine.js";
@@ -305,6 +306,9 @@ export class NativeEngine implements Engine {
     // sockets' deadline is set first, so that it fires first: they are cut (and their closes
     // reported) before the requests' deadline cuts every connection left.
     const sockets = this.webSockets?.closeAll(drainMs);
+    // Requests clients sent before the drain began, on connections that were idle, are read
+    // (the engine took them for busy) and answered before what is in flight is counted.
+    await afterPendingReads();
     const requests =
       this.inFlight.size === 0
         ? undefined

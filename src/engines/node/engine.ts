@@ -7,6 +7,8 @@ import { NO_BODY, WEBSOCKET, type Bound, type Engine, type EngineConfig, type He
 import type { NodeWebSockets } from "./websocket.js";
 import { acceptQueuedConnections } from "./accept.js";
 import { bodyBytesOf } from "./body-bytes.js";
+import { lastAnswersClose } from "./drain.js";
+import { afterPendingReads } from "../pending-reads.js";
 import { answerClientErrors, refusal, type FailBody } from "./client-errors.js";
 import { injectInMemory } from "./inject.js";
 import { serverTlsOptions, type TlsOptions } from "../../tls.js";
@@ -135,17 +137,22 @@ export class NodeEngine implements Engine {
     const server = this.server;
     if (!server.listening) return;
     const sessions = this.sessions;
-    // In-flight requests finish; their keep-alive connections are closed as they go idle, and
-    // HTTP/2 sessions get GOAWAY (each closes once its open streams are done).
-    const idleSweep = setInterval(() => server.closeIdleConnections?.(), 50);
+    // In-flight requests finish, their answers saying Connection: close; their connections are
+    // closed as they go idle, and HTTP/2 sessions get GOAWAY (each closes once its open streams
+    // are done). See drain.ts.
+    lastAnswersClose(server);
+    sessions?.closeGracefully();
     const deadline = setTimeout(() => {
       server.closeAllConnections?.();
       sessions?.destroyAll();
     }, drainMs);
-    // Calls back once every connection is gone.
+    // What clients sent before the drain began (on idle connections, or on connections the
+    // kernel completed but Node has not accepted) is read first and answered (503 while the app
+    // drains): closing over it would reset those connections, requests unanswered.
+    await afterPendingReads();
+    // Stops accepting and closes idle connections; calls back once every connection is gone.
     const closed = new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
-    server.closeIdleConnections?.();
-    sessions?.closeGracefully();
+    const idleSweep = setInterval(() => server.closeIdleConnections?.(), 50);
     try {
       await this.webSockets?.closeAll(drainMs);
       await closed;

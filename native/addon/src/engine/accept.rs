@@ -88,10 +88,14 @@ impl State {
 /// Stops accepting; idle connections close now, busy ones once their responses are written.
 pub fn stop_listening(id: usize) {
     with_state(|s| {
-        let Some(server) = s.servers.get_mut(id).and_then(Option::as_mut) else { return };
-        if server.stopped {
+        if s.server(id).is_none_or(|server| server.stopped) {
             return;
         }
+        // Connections the kernel completed but nobody accepted yet are taken first: closing the
+        // listening socket over them resets them, requests and all, where taken they are read
+        // and each request already sent gets the app's answer (a 503 while draining).
+        s.accept_all(id);
+        let Some(server) = s.servers.get_mut(id).and_then(Option::as_mut) else { return };
         server.stopped = true;
         unsafe { socket::close_watched(server.listen_poll, server.listen_fd) };
         if let Some(path) = &server.unix_path {
@@ -119,9 +123,20 @@ pub fn stop_listening(id: usize) {
             if idle {
                 // Idle: no request in flight, nobody to tell.
                 s.close_conn(key);
+            } else if conn_unread(s, key) {
+                // A request the client sent before the drain began waits unread: it is read (in
+                // this turn's check phase) and answered, then the connection closes.
+                let gen = s.conns[key].as_ref().map_or(0, |c| c.gen);
+                s.mark_ready(id, key, gen);
             }
         }
     });
+}
+
+/// Whether an HTTP/1.1 connection has nothing queued and nothing read, but bytes waiting in the
+/// socket (see `h1::Conn::close_when_idle`).
+fn conn_unread(s: &State, key: usize) -> bool {
+    s.conns.get(key).and_then(Option::as_ref).is_some_and(|c| matches!(&c.proto, Protocol::H1(h1) if h1.waits_unread(&c.io)))
 }
 
 /// Cuts every connection of the server; returns the ids of the requests that were in flight.

@@ -161,7 +161,23 @@ impl Conn {
     /// flight, nobody to tell, it can close now.
     pub(crate) fn close_when_idle(&mut self, io: &Transport) -> bool {
         self.persistence = Persistence::CloseWhenDone;
-        self.queue.is_empty() && !self.has_body() && io.input().is_empty()
+        // What the client sent before the drain began is read and answered (the app's 503) first:
+        // closing over unread bytes resets the connection, and the client can't tell whether its
+        // request ran.
+        self.queue.is_empty() && !self.has_body() && io.input().is_empty() && !io.unread()
+    }
+
+    /// Whether nothing is in flight or read, but the socket holds bytes: a request sent before
+    /// the server stopped, to be read and answered before the connection closes.
+    pub(crate) fn waits_unread(&self, io: &Transport) -> bool {
+        self.queue.is_empty() && !self.has_body() && io.input().is_empty() && io.unread()
+    }
+
+    /// Whether the answer to request `id` is the connection's last: it closes after it (it is
+    /// closing, and no request behind it waits for its answer), so its head says
+    /// `Connection: close` and the client sends nothing more on it.
+    pub(super) fn last_answer(&self, id: u64) -> bool {
+        self.persistence == Persistence::CloseWhenDone && self.queue.is_last(id)
     }
 
     /// Whether an upgrade request waits for the app's answer (and no body: a handshake has none).

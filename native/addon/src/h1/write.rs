@@ -53,7 +53,7 @@ impl Conn {
         let no_body = answer.status < 200 || answer.status == 204 || answer.status == 304;
         let framing = if no_body { BodyFraming::NoBody } else { BodyFraming::Length(body.len()) };
         let sends_body = !no_body && !req.is_head();
-        let options = head_options(answer, req, framing);
+        let options = head_options(answer, req, framing, self.last_answer(id));
         let Some(close) = self.write(io, spare, id, |out, _| {
             let close = write_head(out, &options);
             if let (true, WholeBody::Bytes(bytes)) = (sends_body, &body) {
@@ -90,7 +90,7 @@ impl Conn {
             BodyFraming::NoBody => Stream::NoBody,
             _ => Stream::Open,
         };
-        let options = head_options(answer, req, framing);
+        let options = head_options(answer, req, framing, self.last_answer(id));
         let Some(close) = self.write(io, spare, id, |out, framed| {
             *framed = stream;
             write_head(out, &options)
@@ -232,9 +232,9 @@ impl Conn {
     }
 }
 
-/// The head options for the app's answer to `req`.
-fn head_options<'a>(app: &'a AppHead<'a>, req: &Req, framing: BodyFraming) -> HeadOptions<'a> {
-    HeadOptions { app, framing, minor: req.minor(), request_close: !req.keep_alive(), head_request: req.is_head() }
+/// The head options for the app's answer to `req`; `last`: the connection closes after it.
+fn head_options<'a>(app: &'a AppHead<'a>, req: &Req, framing: BodyFraming, last: bool) -> HeadOptions<'a> {
+    HeadOptions { app, framing, minor: req.minor(), request_close: last || !req.keep_alive(), head_request: req.is_head() }
 }
 
 #[cfg(test)]

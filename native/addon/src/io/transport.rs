@@ -191,6 +191,16 @@ impl Transport {
         n.max(0) as usize
     }
 
+    /// Whether the socket holds bytes not yet read (a request the client sent before the server
+    /// could look), peeked at without taking them: closing over them would send a reset, and
+    /// lose the request, where reading them lets it be answered.
+    pub(crate) fn unread(&self) -> bool {
+        let mut byte = [0u8; 1];
+        // SAFETY: recv writes at most one byte into `byte`; MSG_PEEK leaves it in the socket.
+        let n = unsafe { libc::recv(self.fd, byte.as_mut_ptr() as *mut libc::c_void, 1, libc::MSG_PEEK | libc::MSG_DONTWAIT) };
+        n > 0
+    }
+
     /// Reads into `dest` straight from the socket, past the input (cleartext only: see
     /// `waiting`, which says how much is there); returns the bytes read, or why none were:
     /// `Read::Open` when the socket had nothing after all.

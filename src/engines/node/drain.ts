@@ -1,0 +1,54 @@
+import type { Server } from "node:http";
+import type { Socket } from "node:net";
+
+/**
+ * What a drain on node:http needs that node:http does not do itself (Node 20-26): the answers
+ * still to be written say `Connection: close`, and idle connections are closed only once what
+ * their clients sent before the drain began has been read. node:http's `server.close()` closes
+ * idle connections at once (a reset when a request waits unread in the kernel), and lets an
+ * answer finished during the drain say `Connection: keep-alive`, after which the connection is
+ * closed as idle: a keep-alive client sends its next request on it and gets a reset, and cannot
+ * tell whether that request ran. Relies on node:http's list of connections
+ * (test/engines/node/node-internals.test.ts checks it is still there).
+ */
+
+/** node:http's list of a server's HTTP/1 connections: each entry is a parser with its socket. */
+interface ConnectionsList {
+  all(): Array<{ socket: Socket | null }>;
+}
+
+/** An answer as this file sees it: whether its head is out, and whether it keeps the connection. */
+interface Answer {
+  headersSent: boolean;
+  shouldKeepAlive: boolean;
+}
+
+/** The socket's state this file reads: Node's current answer, and the answers Cog saw queued behind it (writes.ts). */
+interface AnsweringSocket {
+  _httpMessage?: Answer | null;
+  cogQueued?: Answer[] | null;
+}
+
+/** node:http's symbol for its list of connections, found by its description. */
+export function connectionsListOf(server: Server): ConnectionsList | undefined {
+  const key = Object.getOwnPropertySymbols(server).find((symbol) => symbol.description === "http.server.connections");
+  return key === undefined ? undefined : (server as unknown as Record<symbol, ConnectionsList | undefined>)[key];
+}
+
+/**
+ * The drain has begun: on every HTTP/1 connection, the last answer due closes it, unless its
+ * head is already out: the answer in progress, or the last of those queued behind it for
+ * pipelined requests (known where answers are written in slices, writes.ts; elsewhere node:http
+ * keeps its queue to itself, and the one in progress is taken for the last). Answers before it
+ * keep the connection, so that the ones behind them are still written.
+ */
+export function lastAnswersClose(server: Server): void {
+  const connections = connectionsListOf(server)?.all() ?? [];
+  for (const { socket } of connections) {
+    const answering = socket as unknown as AnsweringSocket | null;
+    if (answering === null) continue;
+    const queued = answering.cogQueued;
+    const last = queued != null && queued.length > 0 ? queued[queued.length - 1] : answering._httpMessage;
+    if (last != null && !last.headersSent) last.shouldKeepAlive = false;
+  }
+}
