@@ -92,9 +92,10 @@ impl<T> Queue<T> {
         self.entries.is_empty()
     }
 
-    /// Whether the response to request `id` is the newest queued.
+    /// Whether the response to request `id` is the newest queued, with nothing of the engine's
+    /// to follow it (a refusal of a request behind it).
     pub(crate) fn is_last(&self, id: u64) -> bool {
-        self.entries.back().is_some_and(|e| e.id == id)
+        self.entries.back().is_some_and(|e| e.id == id && e.after.is_empty())
     }
 
     /// The oldest response's request.

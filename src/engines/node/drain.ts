@@ -15,7 +15,12 @@ import type { Socket } from "node:net";
 /** node:http's list of a server's HTTP/1 connections: each entry is a parser with its socket. */
 interface ConnectionsList {
   all(): Array<{ socket: Socket | null }>;
+  /** The connections whose parser waits for a request (an answer may still be on its way out). */
+  idle(): Array<{ socket: Socket | null }>;
 }
+
+/** On a socket: the answer `lastAnswersClose` made close the connection, while its head is not out. */
+const CLOSER: unique symbol = Symbol("cog.drainCloser");
 
 /** An answer as this file sees it: whether its head is out, and whether it keeps the connection. */
 interface Answer {
@@ -25,8 +30,11 @@ interface Answer {
 
 /** The socket's state this file reads: Node's current answer, and the answers Cog saw queued behind it (writes.ts). */
 interface AnsweringSocket {
+  /** writes.ts's: the socket's write is held, to go out with the slice's. */
+  cogHeld?: boolean;
   _httpMessage?: Answer | null;
   cogQueued?: Answer[] | null;
+  [CLOSER]?: Answer;
 }
 
 /** node:http's symbol for its list of connections, found by its description. */
@@ -49,6 +57,40 @@ export function lastAnswersClose(server: Server): void {
     if (answering === null) continue;
     const queued = answering.cogQueued;
     const last = queued != null && queued.length > 0 ? queued[queued.length - 1] : answering._httpMessage;
-    if (last != null && !last.headersSent) last.shouldKeepAlive = false;
+    if (last != null && !last.headersSent) {
+      last.shouldKeepAlive = false;
+      answering[CLOSER] = last;
+    }
+  }
+}
+
+/**
+ * A request arrived during the drain behind answers still due on its connection (pipelined):
+ * the one that was to close the connection keeps it, so that this request is answered too (the
+ * app's 503, which closes it).
+ */
+export function answerQueuedToo(socket: Socket): void {
+  const answering = socket as unknown as AnsweringSocket;
+  const closer = answering[CLOSER];
+  if (closer === undefined) return;
+  answering[CLOSER] = undefined;
+  if (!closer.headersSent) closer.shouldKeepAlive = true;
+}
+
+/**
+ * Closes the connections that wait for a request with nothing left to write: in place of
+ * node:http's `closeIdleConnections`, which also takes a connection whose last answer is
+ * finished but not yet written out (an answer queued behind another, written when that one
+ * finishes, or one held for its slice), and cuts it with the answer unsent.
+ */
+export function closeIdleConnections(server: Server): void {
+  const list = connectionsListOf(server);
+  // Not node:http's server (node:http2's, which closes its sessions itself): none to close here.
+  if (list === undefined) return;
+  for (const { socket } of list.idle()) {
+    if (socket === null) continue;
+    const answering = socket as unknown as AnsweringSocket;
+    if (answering._httpMessage != null || answering.cogHeld === true || socket.writableLength > 0) continue;
+    socket.destroy();
   }
 }

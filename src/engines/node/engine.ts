@@ -7,7 +7,7 @@ import { NO_BODY, WEBSOCKET, type Bound, type Engine, type EngineConfig, type He
 import type { NodeWebSockets } from "./websocket.js";
 import { acceptQueuedConnections } from "./accept.js";
 import { bodyBytesOf } from "./body-bytes.js";
-import { lastAnswersClose } from "./drain.js";
+import { answerQueuedToo, closeIdleConnections, lastAnswersClose } from "./drain.js";
 import { afterPendingReads } from "../pending-reads.js";
 import { answerClientErrors, refusal, type FailBody } from "./client-errors.js";
 import { injectInMemory } from "./inject.js";
@@ -37,6 +37,8 @@ export class NodeEngine implements Engine {
   private readonly Response: typeof NodeResponse;
   /** The app's WebSockets, when it has WebSocket routes (`ws` is loaded only then). */
   private webSockets: NodeWebSockets | null = null;
+  /** Whether `close` has begun: answers due say Connection: close (drain.ts). */
+  private draining = false;
   /** The HTTP/2 sessions to end on `close`, when serving HTTP/2. */
   private readonly sessions: Sessions | null;
   /** The listener `handUpgrades` put on the server's 'upgrade' event. */
@@ -56,7 +58,10 @@ export class NodeEngine implements Engine {
     const listener = (this.listener = (req: NodeRequest | H2Request, res: NodeResponse | H2Response): void => {
       if (closed !== null) res.once("close", closed);
       // A request pipelined behind one still being answered: Node queues its answer (no socket yet).
-      if (slicing && (res as NodeResponse).socket === null) queueBehind(req.socket, res);
+      if ((res as NodeResponse).socket === null) {
+        if (slicing) queueBehind(req.socket, res);
+        if (this.draining) answerQueuedToo(req.socket as Socket);
+      }
       let verdict: HeadVerdict;
       const h2 = http2 && req.httpVersionMajor === 2;
       try {
@@ -140,6 +145,7 @@ export class NodeEngine implements Engine {
     // In-flight requests finish, their answers saying Connection: close; their connections are
     // closed as they go idle, and HTTP/2 sessions get GOAWAY (each closes once its open streams
     // are done). See drain.ts.
+    this.draining = true;
     lastAnswersClose(server);
     sessions?.closeGracefully();
     const deadline = setTimeout(() => {
@@ -150,9 +156,12 @@ export class NodeEngine implements Engine {
     // kernel completed but Node has not accepted) is read first and answered (503 while the app
     // drains): closing over it would reset those connections, requests unanswered.
     await afterPendingReads();
-    // Stops accepting and closes idle connections; calls back once every connection is gone.
+    // Stops accepting and closes idle connections (node:http's close calls the server's
+    // closeIdleConnections: drain.ts's, which spares answers not yet written); calls back once
+    // every connection is gone.
+    server.closeIdleConnections = () => closeIdleConnections(server);
     const closed = new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
-    const idleSweep = setInterval(() => server.closeIdleConnections?.(), 50);
+    const idleSweep = setInterval(() => closeIdleConnections(server), 50);
     try {
       await this.webSockets?.closeAll(drainMs);
       await closed;

@@ -383,3 +383,23 @@ describe("Node internals relied on by sendTimeout (src/engines/node/send-timeout
     assert.ok(seen[0]!.written > before || seen[0]!.length === 0, changed("net.Socket bytesWritten and writableLength", SEND, "bytesWritten - writableLength does not grow as queued bytes are written"));
   });
 });
+
+describe("Node internals relied on to drain without resets (src/engines/node/drain.ts)", { timeout: 20_000 }, () => {
+  const DRAIN = "src/engines/node/drain.ts (the drain's Connection: close and its closing of idle connections)";
+  test("http.Server keeps its connections in a list (symbol 'http.server.connections') whose all() and idle() entries carry the socket, and close() calls the server's own closeIdleConnections", async (t) => {
+    const { connectionsListOf } = await import("../../../src/engines/node/drain.js");
+    const { server, port } = await plainServer(t, (_req, res) => res.end("x"));
+    const list = connectionsListOf(server);
+    assert.ok(list !== undefined && typeof list.all === "function" && typeof list.idle === "function", changed("http.Server's connections list", DRAIN, "no symbol described 'http.server.connections' with all() and idle()"));
+    const socket = connect(port, "127.0.0.1");
+    t.after(() => socket.destroy());
+    socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    await once(socket, "data");
+    const idle = list.idle();
+    assert.ok(idle.length === 1 && idle[0]!.socket !== null && idle[0]!.socket.remotePort === socket.localPort, changed("http.Server's connections list", DRAIN, "idle() does not hold the idle connection's socket"));
+    let called = false;
+    server.closeIdleConnections = () => void (called = true);
+    server.close();
+    assert.ok(called, changed("http.Server.close", DRAIN, "it no longer calls the server's closeIdleConnections"));
+  });
+});
