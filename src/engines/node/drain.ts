@@ -78,19 +78,34 @@ export function answerQueuedToo(socket: Socket): void {
 }
 
 /**
- * Closes the connections that wait for a request with nothing left to write: in place of
- * node:http's `closeIdleConnections`, which also takes a connection whose last answer is
- * finished but not yet written out (an answer queued behind another, written when that one
- * finishes, or one held for its slice), and cuts it with the answer unsent.
+ * How long a connection must have been idle during the drain before it is closed. A keep-alive
+ * client sends its next request the moment it has an answer; closing the connection under it
+ * then resets that request, which the client cannot tell from one that ran. Given this long,
+ * the request arrives and is answered 503 with Connection: close.
  */
-export function closeIdleConnections(server: Server): void {
+const IDLE_GRACE_MS = 200;
+
+/**
+ * The drain's closer of idle connections: those that wait for a request with nothing left to
+ * write, and have waited `IDLE_GRACE_MS` with no byte read (node:http's `closeIdleConnections`
+ * closes them at once, and also takes a connection whose last answer is finished but not yet
+ * written out: an answer queued behind another, or one held for its slice, is cut unsent).
+ * Call it again and again (every few tens of ms) until the server has closed.
+ */
+export function idleCloser(server: Server): () => void {
   const list = connectionsListOf(server);
-  // Not node:http's server (node:http2's, which closes its sessions itself): none to close here.
-  if (list === undefined) return;
-  for (const { socket } of list.idle()) {
-    if (socket === null) continue;
-    const answering = socket as unknown as AnsweringSocket;
-    if (answering._httpMessage != null || answering.cogHeld === true || socket.writableLength > 0) continue;
-    socket.destroy();
-  }
+  const seen = new WeakMap<Socket, { read: number; since: number }>();
+  return () => {
+    // Not node:http's server (node:http2's, which closes its sessions itself): none to close here.
+    if (list === undefined) return;
+    const now = performance.now();
+    for (const { socket } of list.idle()) {
+      if (socket === null) continue;
+      const answering = socket as unknown as AnsweringSocket;
+      if (answering._httpMessage != null || answering.cogHeld === true || socket.writableLength > 0) continue;
+      const idle = seen.get(socket);
+      if (idle === undefined || idle.read !== socket.bytesRead) seen.set(socket, { read: socket.bytesRead, since: now });
+      else if (now - idle.since >= IDLE_GRACE_MS) socket.destroy();
+    }
+  };
 }

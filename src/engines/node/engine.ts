@@ -7,7 +7,7 @@ import { NO_BODY, WEBSOCKET, type Bound, type Engine, type EngineConfig, type He
 import type { NodeWebSockets } from "./websocket.js";
 import { acceptQueuedConnections } from "./accept.js";
 import { bodyBytesOf } from "./body-bytes.js";
-import { answerQueuedToo, closeIdleConnections, lastAnswersClose } from "./drain.js";
+import { answerQueuedToo, idleCloser, lastAnswersClose } from "./drain.js";
 import { afterPendingReads } from "../pending-reads.js";
 import { answerClientErrors, refusal, type FailBody } from "./client-errors.js";
 import { injectInMemory } from "./inject.js";
@@ -156,12 +156,12 @@ export class NodeEngine implements Engine {
     // kernel completed but Node has not accepted) is read first and answered (503 while the app
     // drains): closing over it would reset those connections, requests unanswered.
     await afterPendingReads();
-    // Stops accepting and closes idle connections (node:http's close calls the server's
-    // closeIdleConnections: drain.ts's, which spares answers not yet written); calls back once
-    // every connection is gone.
-    server.closeIdleConnections = () => closeIdleConnections(server);
+    // Stops accepting; calls back once every connection is gone. Idle connections are closed by
+    // drain.ts's closer, which node:http's close calls in place of its own (see idleCloser).
+    const closeIdle = idleCloser(server);
+    server.closeIdleConnections = closeIdle;
     const closed = new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
-    const idleSweep = setInterval(() => closeIdleConnections(server), 50);
+    const idleSweep = setInterval(closeIdle, 50);
     try {
       await this.webSockets?.closeAll(drainMs);
       await closed;
