@@ -433,8 +433,9 @@ export interface FileOpening {
  * A body the engine holds whole, an optional method of an engine's request: the body, when it
  * came whole with the request's head and nothing has read it yet (neither the request's stream,
  * nor a reader that set `_body`); undefined otherwise, and the body is read from the stream.
- * Whoever takes it sets `_body` to true: the stream then ends empty and `readable` is false, as
- * after a reader. The native engine has it (its request's stream is made only when something
+ * Whoever takes it sets `_body` to true and calls it again with `take` true: the stream then
+ * ends empty and `readable` is false, as after a reader. (`_body` alone says nothing of the
+ * stream: body-parser 1.x sets it, then reads the stream.) The native engine has it (its request's stream is made only when something
  * reads it, and costs more than the rest of a small request); node:http's requests, which are
  * Node's streams already, have not. Express's body parsers use it (src/express/body-parsers.ts).
  */
@@ -460,6 +461,6 @@ export const HELD_BODY: unique symbol = Symbol.for("cog.heldBody") as never;
 export const FOLLOWING_BODY: unique symbol = Symbol.for("cog.followingBody") as never;
 
 export interface BodyHolding {
-  [HELD_BODY]?(): Buffer | undefined;
+  [HELD_BODY]?(take?: boolean): Buffer | undefined;
   [FOLLOWING_BODY]?(length: number, done: (body: Buffer | undefined) => void): boolean;
 }

@@ -104,6 +104,8 @@ class NativeRequestBase {
    * Readable's source: the body the engine buffered, then the end. A body Cog has read for the
    * handler (JSON, a form, text: `req.rawBody`) was consumed, as it is on the node engine, and
    * the stream is empty; others (multipart, for a parser such as multer) stream as they came.
+   * Cog tells what it took by putting `TAKEN` in its place, not by `_body`: body-parser 1.x
+   * sets `_body` before it reads the stream, and must find the body there.
    */
   _read(): void {
     const stream = this as unknown as Readable;
@@ -116,7 +118,7 @@ class NativeRequestBase {
       }
       return;
     }
-    if (body !== undefined && body.length > 0 && !(this as unknown as NativeRequest)._body) stream.push(body);
+    if (body !== undefined && body.length > 0) stream.push(body);
     stream.push(null);
   }
 
@@ -126,7 +128,7 @@ class NativeRequestBase {
    * (body parsers ask on every request, through on-finished's `isFinished`).
    */
   get readable(): boolean {
-    if (!Object.hasOwn(this, "_readableState")) return !(this as unknown as NativeRequest)._body;
+    if (!Object.hasOwn(this, "_readableState")) return this[RECEIVED] !== TAKEN;
     return READABLE.get!.call(this) as boolean;
   }
   set readable(value: boolean) {
@@ -134,6 +136,11 @@ class NativeRequestBase {
   }
 }
 const READABLE = Object.getOwnPropertyDescriptor(Readable.prototype, "readable")!;
+/**
+ * A request's body once a reader of Cog's has it (`receiveBody`, `HELD_BODY(true)`): empty, so
+ * the stream ends empty; a store in a field the request has already, which changes no shape.
+ */
+const TAKEN = Buffer.alloc(0);
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 interface NativeRequestBase extends Readable {}
 Object.setPrototypeOf(NativeRequestBase.prototype, Readable.prototype);
@@ -204,10 +211,11 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     return this[CONTENT_TYPE];
   }
 
-  /** The engine contract's body in hand (see `HELD_BODY`): the one that came whole with the head, unless something read it. */
-  [HELD_BODY](): Buffer | undefined {
+  /** The engine contract's body in hand (see `HELD_BODY`): the one that came whole with the head, unless something read it; `take`: the caller's from now on. */
+  [HELD_BODY](take?: boolean): Buffer | undefined {
     const body = this[RECEIVED];
-    if (typeof body === "number" || body === undefined || this._body || Object.hasOwn(this, "_readableState")) return undefined;
+    if (typeof body === "number" || body === undefined || body === TAKEN || this._body || Object.hasOwn(this, "_readableState")) return undefined;
+    if (take === true) this[RECEIVED] = TAKEN;
     return body;
   }
 
@@ -220,6 +228,7 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     } else if (body !== undefined && body.length > limit) {
       done(tooLarge(limit), null);
     } else {
+      if (body !== undefined) this[RECEIVED] = TAKEN;
       done(null, body ?? Buffer.alloc(0));
     }
   }
@@ -255,7 +264,10 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
   bodyEnd(): void {
     this[BODY_ENDED] = true;
     const collector = this[COLLECTOR];
-    if (collector !== null) collector.end();
+    if (collector !== null) {
+      this[RECEIVED] = TAKEN;
+      collector.end();
+    }
     else if (!this.destroyed) this.push(null);
   }
 

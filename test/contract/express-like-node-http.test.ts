@@ -1,0 +1,53 @@
+// cog-http/express apps behave on every engine as they do on node:http, where the field's
+// middleware looks below Express's API: body-parser 1.x's `_body` flag, `res.socket` and
+// on-finished, `req.socket.server`, the header list after `res.end(body)`, `server.close`'s
+// callback, the router's stack frames (express-rate-limit), and an upload answered before it is
+// read. Real sockets to a real listening server, on the engine COG_ENGINE names.
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import { connect, type Socket } from "node:net";
+import { describe, test } from "node:test";
+import bodyParser1 from "body-parser-1";
+import express from "../../src/express/index.js";
+import { closed, portOf, type Listening } from "../express-pair.js";
+import { engine, nativeSkip } from "../helpers.js";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Any = any;
+
+/** `app` listening on 127.0.0.1 on the engine under test, closed when the test ends. */
+async function listening(t: { after(fn: () => unknown): void }, app: Any): Promise<{ server: Any; port: number }> {
+  const server = app.listen(0, "127.0.0.1");
+  const port = await portOf(server as Listening);
+  t.after(() => closed(server as Listening));
+  return { server, port };
+}
+
+describe(`cog-http/express apps as on node:http (${engine} engine)`, { skip: engine === "native" && nativeSkip }, () => {
+  test("body-parser 1.x reads small JSON and form bodies (it sets req._body before it reads the stream)", async (t) => {
+    const app = express({ engine });
+    app.post("/json", bodyParser1.json(), (req: Any, res: Any) => res.json({ body: req.body }));
+    app.post("/form", bodyParser1.urlencoded({ extended: false }), (req: Any, res: Any) => res.json({ body: req.body }));
+    app.post("/text", bodyParser1.text(), (req: Any, res: Any) => res.json({ body: req.body }));
+    const { port } = await listening(t, app);
+    const json = await fetch(`http://127.0.0.1:${port}/json`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"a":123}' });
+    assert.equal(json.status, 200);
+    assert.deepEqual(await json.json(), { body: { a: 123 } });
+    const form = await fetch(`http://127.0.0.1:${port}/form`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "a=1&b=two" });
+    assert.equal(form.status, 200);
+    assert.deepEqual(await form.json(), { body: { a: "1", b: "two" } });
+    const text = await fetch(`http://127.0.0.1:${port}/text`, { method: "POST", headers: { "content-type": "text/plain" }, body: "x".repeat(200_000) });
+    assert.equal(text.status, 413);
+    const small = await fetch(`http://127.0.0.1:${port}/text`, { method: "POST", headers: { "content-type": "text/plain" }, body: "hello" });
+    assert.deepEqual(await small.json(), { body: "hello" });
+  });
+
+  test("express.json() then body-parser 1.x: the body read once, the second parser passes", async (t) => {
+    const app = express({ engine });
+    app.post("/", express.json(), bodyParser1.json(), (req: Any, res: Any) => res.json({ body: req.body, readable: req.readable }));
+    const { port } = await listening(t, app);
+    const answer = await fetch(`http://127.0.0.1:${port}/`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"a":1}' });
+    assert.deepEqual(await answer.json(), { body: { a: 1 }, readable: false });
+  });
+});
