@@ -108,8 +108,10 @@ export const REQUEST_ID: unique symbol = Symbol("cog.native.requestId");
 export const STREAMED_BYTES: unique symbol = Symbol("cog.native.streamedBytes");
 /** A write returned false: emit 'drain' when the engine has sent what it holds. */
 export const NEED_DRAIN: unique symbol = Symbol("cog.native.needDrain");
-/** The whole body `send` (or `end` before any head) is writing: see `FRAME_BODY`. */
+/** The whole body `send` is writing: see `FRAME_BODY`. */
 export const WHOLE_BODY: unique symbol = Symbol("cog.native.wholeBody");
+/** A whole body `end` wrote without `send` (no FRAME_BODY): its length is the access log's, never `getHeader`'s. */
+export const ENDED_BODY: unique symbol = Symbol("cog.native.endedBody");
 /** What a request keeps of the batch resource's properties (its stores), on its response; null until it sets one (request-context.ts). */
 export const STORES: unique symbol = Symbol("cog.native.stores");
 /** A request's own AsyncResource, where the native engine gives each one (request-context.ts, "request resources"); null until it is served. */

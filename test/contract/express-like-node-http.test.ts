@@ -9,6 +9,7 @@ import { request as httpRequest, type IncomingMessage } from "node:http";
 import { connect, type Socket } from "node:net";
 import { describe, test } from "node:test";
 import bodyParser1 from "body-parser-1";
+import morgan from "morgan";
 import express from "../../src/express/index.js";
 import { closed, portOf, type Listening } from "../express-pair.js";
 import { engine, nativeSkip } from "../helpers.js";
@@ -49,5 +50,36 @@ describe(`cog-http/express apps as on node:http (${engine} engine)`, { skip: eng
     const { port } = await listening(t, app);
     const answer = await fetch(`http://127.0.0.1:${port}/`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"a":1}' });
     assert.deepEqual(await answer.json(), { body: { a: 1 }, readable: false });
+  });
+
+  test("after res.end(body), getHeader('content-length') is undefined, as node:http keeps the length it writes to itself (morgan logs '-')", async (t) => {
+    const seen: Array<{ header: unknown; listed: boolean }> = [];
+    const lines: string[] = [];
+    let logged!: () => void;
+    const twoLines = new Promise<void>((resolve) => (logged = resolve));
+    const app = express({ engine });
+    app.use(
+      morgan(":url :res[content-length]", {
+        stream: {
+          write: (line: string) => {
+            lines.push(line.trim());
+            if (lines.length === 2) logged();
+          },
+        },
+      }),
+    );
+    app.get("/end", (_req: Any, res: Any) => {
+      res.end("hello");
+      seen.push({ header: res.getHeader("content-length"), listed: "content-length" in res.getHeaders() });
+    });
+    app.get("/send", (_req: Any, res: Any) => res.send("hello"));
+    const { port } = await listening(t, app);
+    const ended = await fetch(`http://127.0.0.1:${port}/end`);
+    assert.equal(await ended.text(), "hello");
+    assert.equal(ended.headers.get("content-length"), "5");
+    assert.equal(await (await fetch(`http://127.0.0.1:${port}/send`)).text(), "hello");
+    await twoLines;
+    assert.deepEqual(seen, [{ header: undefined, listed: false }]);
+    assert.deepEqual(lines.sort(), ["/end -", "/send 5"]);
   });
 });

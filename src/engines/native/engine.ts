@@ -280,7 +280,7 @@ export class NativeEngine implements Engine {
   bodyBytes(res: ResponseSurface): number | null {
     // The length of the body `send` wrote, or the Content-Length the app declared; else the bytes streamed.
     const response = res as unknown as NativeResponse;
-    const length = Number(response.bodyLength() ?? Number.NaN);
+    const length = Number(response.bodyLength(true) ?? Number.NaN);
     if (!Number.isNaN(length)) return length;
     return response[STREAMING] ? response[STREAMED_BYTES] : null;
   }
