@@ -11,6 +11,7 @@ import { describe, test } from "node:test";
 import bodyParser1 from "body-parser-1";
 import morgan from "morgan";
 import express from "../../src/express/index.js";
+import { startChild } from "../children.js";
 import { closed, portOf, type Listening } from "../express-pair.js";
 import { engine, nativeSkip } from "../helpers.js";
 
@@ -81,5 +82,11 @@ describe(`cog-http/express apps as on node:http (${engine} engine)`, { skip: eng
     await twoLines;
     assert.deepEqual(seen, [{ header: undefined, listed: false }]);
     assert.deepEqual(lines.sort(), ["/end -", "/send 5"]);
+  });
+
+  test("a throw in server.listen's or server.close's callback is an uncaught exception, not an unhandled rejection", async (t) => {
+    const child = startChild(t, process.execPath, ["--import", "tsx", "test/fixtures/throwing-server-callbacks.ts"], { env: { ...process.env, COG_ENGINE: engine } });
+    assert.equal(await child.exited, 0, child.stderr());
+    assert.equal(child.stdout(), "listen uncaughtException\nclose uncaughtException\n");
   });
 });
