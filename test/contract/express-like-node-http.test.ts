@@ -9,6 +9,7 @@ import { request as httpRequest, type IncomingMessage } from "node:http";
 import { connect, type Socket } from "node:net";
 import { describe, test } from "node:test";
 import bodyParser1 from "body-parser-1";
+import { rateLimit } from "express-rate-limit";
 import morgan from "morgan";
 import express from "../../src/express/index.js";
 import { startChild } from "../children.js";
@@ -88,5 +89,26 @@ describe(`cog-http/express apps as on node:http (${engine} engine)`, { skip: eng
     const child = startChild(t, process.execPath, ["--import", "tsx", "test/fixtures/throwing-server-callbacks.ts"], { env: { ...process.env, COG_ENGINE: engine } });
     assert.equal(await child.exited, 0, child.stderr());
     assert.equal(child.stdout(), "listen uncaughtException\nclose uncaughtException\n");
+  });
+
+  test("express-rate-limit finds Layer.handleRequest in the stack of a limiter made in a handler or middleware, and warns", async (t) => {
+    const codes: string[] = [];
+    const logger = { warn: () => {}, error: (err: { code?: string }) => codes.push(`${err.code}`) };
+    const app = express({ engine });
+    app.use(rateLimit({ limit: 100, logger }));
+    app.use("/mw", (_req: Any, _res: Any, next: Any) => {
+      rateLimit({ limit: 100, logger });
+      next();
+    });
+    app.get("/mw", (_req: Any, res: Any) => res.send("mw"));
+    app.get("/handler", (_req: Any, res: Any) => {
+      rateLimit({ limit: 100, logger });
+      res.send("handler");
+    });
+    const { port } = await listening(t, app);
+    assert.deepEqual(codes, [], "made at the app's start");
+    assert.equal(await (await fetch(`http://127.0.0.1:${port}/mw`)).text(), "mw");
+    assert.equal(await (await fetch(`http://127.0.0.1:${port}/handler`)).text(), "handler");
+    assert.deepEqual(codes, ["ERR_ERL_CREATED_IN_REQUEST_HANDLER", "ERR_ERL_CREATED_IN_REQUEST_HANDLER"]);
   });
 });
