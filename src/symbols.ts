@@ -83,6 +83,8 @@ export const PAUSED: unique symbol = Symbol("cog.native.paused");
 export const BODY_ENDED: unique symbol = Symbol("cog.native.bodyEnded");
 /** A request's route's own requestTimeout (ms), kept by an engine's request for its timing of the body (`limitBodyTime`). */
 export const BODY_TIMEOUT: unique symbol = Symbol("cog.bodyTimeout");
+/** On the native engine's request class: aborts, on a later tick, the response of a request whose connection the app cut (`req.socket.destroy()`). */
+export const ABORT_LATER: unique symbol = Symbol("cog.native.abortLater");
 /** Set once the engine has forgotten the request (answered or aborted): it can't be asked anything more. */
 export const GONE: unique symbol = Symbol("cog.native.gone");
 /** The server it came to, as `http.server.*` channel messages give it (see http-channels.ts). */

@@ -11,6 +11,7 @@ import { describe, test } from "node:test";
 import bodyParser1 from "body-parser-1";
 import { rateLimit } from "express-rate-limit";
 import morgan from "morgan";
+import onFinished from "on-finished";
 import express from "../../src/express/index.js";
 import { startChild } from "../children.js";
 import { closed, portOf, type Listening } from "../express-pair.js";
@@ -27,7 +28,26 @@ async function listening(t: { after(fn: () => unknown): void }, app: Any): Promi
   return { server, port };
 }
 
-describe(`cog-http/express apps as on node:http (${engine} engine)`, { skip: engine === "native" && nativeSkip }, () => {
+/** A raw client's request: what came back before the server closed the connection, once it has. */
+async function untilClosed(port: number, text: string): Promise<string> {
+  const socket = connect(port, "127.0.0.1");
+  const chunks: Buffer[] = [];
+  socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+  socket.on("error", () => {});
+  socket.write(text);
+  await once(socket, "close");
+  return Buffer.concat(chunks).toString("latin1");
+}
+
+/** A promise and what settles it. */
+function signal<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+// What fails here fails by waiting for what never comes: bounded, so that it fails in good time.
+describe(`cog-http/express apps as on node:http (${engine} engine)`, { skip: engine === "native" && nativeSkip, timeout: 60_000 }, () => {
   test("body-parser 1.x reads small JSON and form bodies (it sets req._body before it reads the stream)", async (t) => {
     const app = express({ engine });
     app.post("/json", bodyParser1.json(), (req: Any, res: Any) => res.json({ body: req.body }));
@@ -110,5 +130,67 @@ describe(`cog-http/express apps as on node:http (${engine} engine)`, { skip: eng
     assert.equal(await (await fetch(`http://127.0.0.1:${port}/mw`)).text(), "mw");
     assert.equal(await (await fetch(`http://127.0.0.1:${port}/handler`)).text(), "handler");
     assert.deepEqual(codes, ["ERR_ERL_CREATED_IN_REQUEST_HANDLER", "ERR_ERL_CREATED_IN_REQUEST_HANDLER"]);
+  });
+
+  test("res.socket and res.connection are the request's connection: on-finished hears a client that left, and morgan logs it", async (t) => {
+    const arrived = signal<boolean[]>();
+    const finished = signal<unknown>();
+    const lines: string[] = [];
+    const logged = signal();
+    const app = express({ engine });
+    app.use(morgan(":url :status", { stream: { write: (line: string) => (lines.push(line.trim()), logged.resolve()) } }));
+    app.get("/slow", (req: Any, res: Any) => {
+      onFinished(res, (err: unknown) => finished.resolve(err));
+      arrived.resolve([res.socket === req.socket, res.connection === req.socket]);
+    });
+    const { port } = await listening(t, app);
+    const socket = connect(port, "127.0.0.1");
+    socket.on("error", () => {});
+    socket.write("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert.deepEqual(await arrived.promise, [true, true]);
+    socket.destroy();
+    assert.equal(await finished.promise, null);
+    await logged.promise;
+    assert.deepEqual(lines, ["/slow -"]);
+  });
+
+  test("res.destroy() cuts the connection, and on-finished calls back", async (t) => {
+    const finished = signal<unknown>();
+    const app = express({ engine });
+    app.get("/", (_req: Any, res: Any) => {
+      onFinished(res, (err: unknown) => finished.resolve(err));
+      res.destroy();
+    });
+    const { port } = await listening(t, app);
+    assert.equal(await untilClosed(port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"), "");
+    assert.equal(await finished.promise, null);
+  });
+
+  test("req.destroy() cuts the connection at once, as an unread request's on node:http: no answer goes out, res closes", async (t) => {
+    const closed = signal<string[]>();
+    const app = express({ engine });
+    app.get("/", (req: Any, res: Any) => {
+      const events: string[] = [];
+      req.on("aborted", () => events.push("aborted"));
+      res.on("close", () => closed.resolve(events));
+      req.destroy();
+      // What connect-timeout's 503 did on the native engine: answered after the request was destroyed.
+      setImmediate(() => res.writableEnded || res.destroyed || res.status(503).send("late"));
+    });
+    const { port } = await listening(t, app);
+    assert.equal(await untilClosed(port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"), "");
+    assert.deepEqual(await closed.promise, ["aborted"]);
+  });
+
+  test("req.socket.destroy() cuts the connection, and res emits 'close' without a later end()", async (t) => {
+    const closed = signal<boolean>();
+    const app = express({ engine });
+    app.get("/", (req: Any, res: Any) => {
+      res.on("close", () => closed.resolve(res.writableEnded));
+      req.socket.destroy();
+    });
+    const { port } = await listening(t, app);
+    assert.equal(await untilClosed(port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"), "");
+    assert.equal(await closed.promise, false);
   });
 });

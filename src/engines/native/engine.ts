@@ -13,7 +13,7 @@ import { NativeResponse } from "./response.js";
 import { NativeTunnels, TUNNEL_DATA } from "./tunnel.js";
 import { ByRequestId } from "./by-request-id.js";
 import { RequestContexts, serve } from "./request-context.js";
-import { ADDON, ADDRESS, BODY_TIMEOUT, ENCRYPTED, FORGET, GONE, ID, SERVER, STREAMED_BYTES, STREAMING, VERDICT } from "../../symbols.js";
+import { ABORT_LATER, ADDON, ADDRESS, BODY_TIMEOUT, ENCRYPTED, FORGET, GONE, ID, SERVER, STREAMED_BYTES, STREAMING, VERDICT } from "../../symbols.js";
 import { tooSlow } from "../../limits.js";
 
 /**
@@ -50,6 +50,8 @@ export class NativeEngine implements Engine {
     this.host = config.host;
     this.Request = config.host.requestClass(NativeRequest);
     this.Request.prototype[ADDON] = addon;
+    // The addon tells of the others on a connection the app cuts, not of the one it was cut for.
+    this.Request.prototype[ABORT_LATER] = (id) => process.nextTick(this.onEvent, EVENT_ABORT, id);
     // A class of this engine's own (its addon and bookkeeping sit on the prototype), under the app's.
     const Own = class extends NativeResponse {};
     const Response = (this.Response = config.host.responseClass?.(Own) ?? Own);

@@ -2,6 +2,7 @@ import { EventEmitter } from "node:events";
 import type { IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
 import { BodyCollector, overStreamLimit, tooLarge } from "../../body.js";
+import { HttpError } from "../../errors.js";
 import { withRequestHelpers } from "../../request.js";
 import { HELD_BODY, type HeadVerdict, type RequestSocket } from "../engine.js";
 import type { BodyCallback } from "../../body.js";
@@ -10,7 +11,7 @@ import { FLAG_ENCODED, FLAG_HTTP11, FLAG_HTTP2, type Endpoints, type NativeAddon
 import { peerCertificate } from "./peer-certificate.js";
 import type { NativeServer } from "./http-channels.js";
 import type { PeerCertificate } from "node:tls";
-import { ADDON, ADDRESS, BODY_ENDED, BODY_TIMEOUT, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADER_TEXT, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT, VERDICT } from "../../symbols.js";
+import { ABORT_LATER, ADDON, ADDRESS, BODY_ENDED, BODY_TIMEOUT, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADER_TEXT, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT, VERDICT } from "../../symbols.js";
 
 /**
  * What Cog's request helpers need, from the native engine. The engine has parsed and framed the
@@ -35,6 +36,8 @@ class NativeRequestBase {
   /** @internal The first Content-Type, once asked for (null: not yet). */ declare [CONTENT_TYPE]: string | undefined | null;
   /** @internal */ declare [GONE]: boolean;
   /** @internal Set on the app's request class when the server listens. */ declare [SERVER]: NativeServer | null;
+  /** @internal Set on the app's request class by the engine. */ declare [ABORT_LATER]: (id: number) => void;
+  /** As node:http's: true once the request was cut before it was read to its end (then 'aborted' is emitted). */ declare aborted: boolean;
   /** @internal Set only while it goes through its server's `request` event (http-channels.ts). */ declare [VERDICT]?: HeadVerdict;
   /** @internal */ declare [COLLECTOR]: BodyCollector | null;
   /** @internal */ declare [STREAM_LIMIT]: number;
@@ -123,6 +126,24 @@ class NativeRequestBase {
   }
 
   /**
+   * Readable's `_destroy`, as IncomingMessage's: a request destroyed before it was read to its
+   * end (`req.destroy()`, or its client left) is aborted, and its connection cut; but a body
+   * refused for its size keeps it, so that the 413 reaches the client (as on the node engine).
+   */
+  _destroy(err: Error | null, callback: (err?: Error | null) => void): void {
+    if (err instanceof HttpError && err.status === 413) return callback(err);
+    const stream = this as unknown as Readable;
+    if (!stream.readableEnded || !this.complete) {
+      if (!this.aborted) {
+        this.aborted = true;
+        stream.emit("aborted");
+      }
+      if (!this[GONE]) this.socket.destroy();
+    }
+    process.nextTick(callback, err);
+  }
+
+  /**
    * Readable's `readable`, false once Cog has consumed the body (what body parsers check before
    * reading). A stream nobody touched yet is as a new one, readable: answered without making it
    * (body parsers ask on every request, through on-finished's `isFinished`).
@@ -172,6 +193,7 @@ Object.assign(NativeRequestBase.prototype, {
   [PAUSED]: false,
   [BODY_ENDED]: false,
   [BODY_TIMEOUT]: undefined,
+  aborted: false,
 });
 
 /** A request on the native engine. */
@@ -278,7 +300,10 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     if (aborted) {
       // As Node's request does when its client goes away; only streams someone touched hear it.
       if (Object.hasOwn(this, "_readableState")) {
-        this.emit("aborted");
+        if (!this.aborted) {
+          this.aborted = true;
+          this.emit("aborted");
+        }
         // A body cut short fails its stream, as on node:http (unheard if nobody listens for errors).
         this.destroy(this.complete || this.listenerCount("error") === 0 ? undefined : Object.assign(new Error("aborted"), { code: "ECONNRESET" }));
       }
@@ -375,9 +400,16 @@ export class NativeSocket extends EventEmitter implements RequestSocket {
     return !this.open;
   }
 
-  /** Cuts the connection (what a response does when it fails half-way). */
+  /**
+   * Cuts the connection, as node:http's socket does: the request's response is aborted (its
+   * 'close' follows), and so are the others on the connection.
+   */
   destroy(): this {
-    if (this.open && !this.request[GONE]) this.request[ADDON].destroy(this.request[ID]);
+    const request = this.request;
+    if (this.open && !request[GONE]) {
+      request[ADDON].destroy(request[ID]);
+      request[ABORT_LATER](request[ID]);
+    }
     this.closed();
     return this;
   }
