@@ -87,6 +87,8 @@ export const BODY_TIMEOUT: unique symbol = Symbol("cog.bodyTimeout");
 export const ABORT_LATER: unique symbol = Symbol("cog.native.abortLater");
 /** Set once the engine has forgotten the request (answered or aborted): it can't be asked anything more. */
 export const GONE: unique symbol = Symbol("cog.native.gone");
+/** The server the app knows (`Engine.serveAs`), when it is not the engine's own: `req.socket.server`. */
+export const APP_SERVER: unique symbol = Symbol("cog.native.appServer");
 /** The server it came to, as `http.server.*` channel messages give it (see http-channels.ts). */
 export const SERVER: unique symbol = Symbol("cog.native.server");
 /** The engine's verdict on the head, kept while the request goes through its server's `request` event (only while observed). */

@@ -185,6 +185,13 @@ export interface Engine {
    * with WebSocket routes takes its upgrades itself: the native engine then keeps them for it.)
    */
   handUpgrades(listener: UpgradeListener | null): void;
+  /**
+   * Engines whose server is not Node's: `server` is what the app knows as its server (the one
+   * `cog-http/express`'s `createServer` returned), and `req.socket.server` is it from then on,
+   * as a node:http socket's `server` is the http.Server (http-proxy-middleware listens for
+   * 'upgrade' on it). On the node engine that server is the engine's own.
+   */
+  serveAs?(server: object): void;
   /** Stops accepting, lets in-flight requests finish, and force-closes what is left after `drainMs`. */
   close(drainMs: number): Promise<void>;
   /** Answers one request for a test, through this engine's own request and response (see `Cog.inject`). */

@@ -158,6 +158,7 @@ export class CogServer extends EventEmitter {
     route?: (handler: RequestHandler) => void,
   ) {
     super();
+    engine.serveAs?.(this);
     const routeRequests = () => {
       const listeners = this.rawListeners("request");
       route?.(listeners.length === 1 && listeners[0] === app ? app! : this.emitRequest);

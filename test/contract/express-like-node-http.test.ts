@@ -9,6 +9,7 @@ import { request as httpRequest, type IncomingMessage } from "node:http";
 import { connect, type Socket } from "node:net";
 import { describe, test } from "node:test";
 import bodyParser1 from "body-parser-1";
+import { WebSocket, WebSocketServer } from "ws";
 import { rateLimit } from "express-rate-limit";
 import morgan from "morgan";
 import onFinished from "on-finished";
@@ -192,5 +193,31 @@ describe(`cog-http/express apps as on node:http (${engine} engine)`, { skip: eng
     const { port } = await listening(t, app);
     assert.equal(await untilClosed(port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"), "");
     assert.equal(await closed.promise, false);
+  });
+
+  test("req.socket.server is the server app.listen returned: an 'upgrade' listener put there from a request (http-proxy-middleware's ws) gets the upgrades", async (t) => {
+    const wss = new WebSocketServer({ noServer: true });
+    wss.on("connection", (ws) => ws.on("message", (data) => ws.send(`echo ${String(data)}`)));
+    const servers: unknown[] = [];
+    const app = express({ engine });
+    app.use((req: Any, _res: Any, next: Any) => {
+      const server = req.socket.server;
+      servers.push(server);
+      if (server.listenerCount("upgrade") === 0) server.on("upgrade", (r: IncomingMessage, socket: Socket, head: Buffer) => wss.handleUpgrade(r, socket, head, (ws) => wss.emit("connection", ws, r)));
+      next();
+    });
+    app.get("/", (_req: Any, res: Any) => res.send("ok"));
+    const { server, port } = await listening(t, app);
+    t.after(() => wss.close());
+    assert.equal(await (await fetch(`http://127.0.0.1:${port}/`)).text(), "ok");
+    assert.equal(servers.length, 1);
+    assert.equal(servers[0], server);
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/socket`);
+    await once(ws, "open");
+    ws.send("hi");
+    const [data] = await once(ws, "message");
+    assert.equal(String(data), "echo hi");
+    ws.close();
+    await once(ws, "close");
   });
 });

@@ -13,7 +13,7 @@ import { NativeResponse } from "./response.js";
 import { NativeTunnels, TUNNEL_DATA } from "./tunnel.js";
 import { ByRequestId } from "./by-request-id.js";
 import { RequestContexts, serve } from "./request-context.js";
-import { ABORT_LATER, ADDON, ADDRESS, BODY_TIMEOUT, ENCRYPTED, FORGET, GONE, ID, SERVER, STREAMED_BYTES, STREAMING, VERDICT } from "../../symbols.js";
+import { ABORT_LATER, ADDON, ADDRESS, APP_SERVER, BODY_TIMEOUT, ENCRYPTED, FORGET, GONE, ID, SERVER, STREAMED_BYTES, STREAMING, VERDICT } from "../../symbols.js";
 import { tooSlow } from "../../limits.js";
 
 /**
@@ -83,6 +83,10 @@ export class NativeEngine implements Engine {
     this.upgrades = listener;
     if (listener !== null) this.tunnels ??= new NativeTunnels(this.addon);
     if (this.serverId !== -1) this.addon.setUpgrades(this.serverId, this.webSockets !== null || listener !== null);
+  }
+
+  serveAs(server: object): void {
+    this.Request.prototype[APP_SERVER] = server;
   }
 
   async listen(at: ListenAt, shared: boolean): Promise<Bound> {

@@ -11,7 +11,7 @@ import { FLAG_ENCODED, FLAG_HTTP11, FLAG_HTTP2, type Endpoints, type NativeAddon
 import { peerCertificate } from "./peer-certificate.js";
 import type { NativeServer } from "./http-channels.js";
 import type { PeerCertificate } from "node:tls";
-import { ABORT_LATER, ADDON, ADDRESS, BODY_ENDED, BODY_TIMEOUT, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADER_TEXT, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT, VERDICT } from "../../symbols.js";
+import { ABORT_LATER, ADDON, ADDRESS, APP_SERVER, BODY_ENDED, BODY_TIMEOUT, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADER_TEXT, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT, VERDICT } from "../../symbols.js";
 
 /**
  * What Cog's request helpers need, from the native engine. The engine has parsed and framed the
@@ -37,6 +37,7 @@ class NativeRequestBase {
   /** @internal */ declare [GONE]: boolean;
   /** @internal Set on the app's request class when the server listens. */ declare [SERVER]: NativeServer | null;
   /** @internal Set on the app's request class by the engine. */ declare [ABORT_LATER]: (id: number) => void;
+  /** @internal Set on the app's request class by the engine (`serveAs`). */ declare [APP_SERVER]: object | null;
   /** As node:http's: true once the request was cut before it was read to its end (then 'aborted' is emitted). */ declare aborted: boolean;
   /** @internal Set only while it goes through its server's `request` event (http-channels.ts). */ declare [VERDICT]?: HeadVerdict;
   /** @internal */ declare [COLLECTOR]: BodyCollector | null;
@@ -187,6 +188,7 @@ Object.assign(NativeRequestBase.prototype, {
   [CONTENT_TYPE]: null,
   [GONE]: false,
   [SERVER]: null,
+  [APP_SERVER]: null,
   [COLLECTOR]: null,
   [STREAM_LIMIT]: Infinity,
   [STREAMED]: 0,
@@ -351,6 +353,14 @@ export class NativeSocket extends EventEmitter implements RequestSocket {
   keep(): void {
     void this.request.remoteAddress;
     this.ends();
+  }
+
+  /**
+   * The server the connection came to, as a node:http socket's: the one the app's `listen` (or
+   * `createServer`) returned, else the engine's (the `server` of Node's HTTP channels' messages).
+   */
+  get server(): object | null {
+    return this.request[APP_SERVER] ?? this.request[SERVER];
   }
 
   /** Whether the connection is TLS (node:tls's sockets say true). */
