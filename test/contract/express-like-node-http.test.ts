@@ -40,6 +40,19 @@ async function untilClosed(port: number, text: string): Promise<string> {
   return Buffer.concat(chunks).toString("latin1");
 }
 
+/** POSTs `body` on a connection of its own, writing it whole whatever comes back first: the status, or the error the client met. */
+function upload(port: number, body: Buffer): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = httpRequest({ host: "127.0.0.1", port, method: "POST", path: "/upload", agent: false, headers: { "content-type": "application/octet-stream", "content-length": body.length } });
+    req.on("response", (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode!));
+    });
+    req.on("error", (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    req.end(body);
+  });
+}
+
 /** A promise and what settles it. */
 function signal<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve!: (value: T) => void;
@@ -219,5 +232,15 @@ describe(`cog-http/express apps as on node:http (${engine} engine)`, { skip: eng
     assert.equal(String(data), "echo hi");
     ws.close();
     await once(ws, "close");
+  });
+
+  test("an upload of ~270 KB answered before it is read gets its answer, as from node:http (no EPIPE, no reset)", async (t) => {
+    const app = express({ engine });
+    app.post("/upload", (_req: Any, res: Any) => res.status(400).send("refused"));
+    const { port } = await listening(t, app);
+    const body = Buffer.alloc(270 * 1024, "x");
+    const outcomes: Array<number | string> = [];
+    for (let i = 0; i < 20; i++) outcomes.push(await upload(port, body));
+    assert.deepEqual(outcomes, new Array(20).fill(400));
   });
 });
