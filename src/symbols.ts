@@ -83,8 +83,12 @@ export const PAUSED: unique symbol = Symbol("cog.native.paused");
 export const BODY_ENDED: unique symbol = Symbol("cog.native.bodyEnded");
 /** A request's route's own requestTimeout (ms), kept by an engine's request for its timing of the body (`limitBodyTime`). */
 export const BODY_TIMEOUT: unique symbol = Symbol("cog.bodyTimeout");
+/** On the native engine's request class: aborts, on a later tick, the response of a request whose connection the app cut (`req.socket.destroy()`). */
+export const ABORT_LATER: unique symbol = Symbol("cog.native.abortLater");
 /** Set once the engine has forgotten the request (answered or aborted): it can't be asked anything more. */
 export const GONE: unique symbol = Symbol("cog.native.gone");
+/** The server the app knows (`Engine.serveAs`), when it is not the engine's own: `req.socket.server`. */
+export const APP_SERVER: unique symbol = Symbol("cog.native.appServer");
 /** The server it came to, as `http.server.*` channel messages give it (see http-channels.ts). */
 export const SERVER: unique symbol = Symbol("cog.native.server");
 /** The engine's verdict on the head, kept while the request goes through its server's `request` event (only while observed). */
@@ -108,8 +112,10 @@ export const REQUEST_ID: unique symbol = Symbol("cog.native.requestId");
 export const STREAMED_BYTES: unique symbol = Symbol("cog.native.streamedBytes");
 /** A write returned false: emit 'drain' when the engine has sent what it holds. */
 export const NEED_DRAIN: unique symbol = Symbol("cog.native.needDrain");
-/** The whole body `send` (or `end` before any head) is writing: see `FRAME_BODY`. */
+/** The whole body `send` is writing: see `FRAME_BODY`. */
 export const WHOLE_BODY: unique symbol = Symbol("cog.native.wholeBody");
+/** A whole body `end` wrote without `send` (no FRAME_BODY): its length is the access log's, never `getHeader`'s. */
+export const ENDED_BODY: unique symbol = Symbol("cog.native.endedBody");
 /** What a request keeps of the batch resource's properties (its stores), on its response; null until it sets one (request-context.ts). */
 export const STORES: unique symbol = Symbol("cog.native.stores");
 /** A request's own AsyncResource, where the native engine gives each one (request-context.ts, "request resources"); null until it is served. */

@@ -185,6 +185,13 @@ export interface Engine {
    * with WebSocket routes takes its upgrades itself: the native engine then keeps them for it.)
    */
   handUpgrades(listener: UpgradeListener | null): void;
+  /**
+   * Engines whose server is not Node's: `server` is what the app knows as its server (the one
+   * `cog-http/express`'s `createServer` returned), and `req.socket.server` is it from then on,
+   * as a node:http socket's `server` is the http.Server (http-proxy-middleware listens for
+   * 'upgrade' on it). On the node engine that server is the engine's own.
+   */
+  serveAs?(server: object): void;
   /** Stops accepting, lets in-flight requests finish, and force-closes what is left after `drainMs`. */
   close(drainMs: number): Promise<void>;
   /** Answers one request for a test, through this engine's own request and response (see `Cog.inject`). */
@@ -433,8 +440,9 @@ export interface FileOpening {
  * A body the engine holds whole, an optional method of an engine's request: the body, when it
  * came whole with the request's head and nothing has read it yet (neither the request's stream,
  * nor a reader that set `_body`); undefined otherwise, and the body is read from the stream.
- * Whoever takes it sets `_body` to true: the stream then ends empty and `readable` is false, as
- * after a reader. The native engine has it (its request's stream is made only when something
+ * Whoever takes it sets `_body` to true and calls it again with `take` true: the stream then
+ * ends empty and `readable` is false, as after a reader. (`_body` alone says nothing of the
+ * stream: body-parser 1.x sets it, then reads the stream.) The native engine has it (its request's stream is made only when something
  * reads it, and costs more than the rest of a small request); node:http's requests, which are
  * Node's streams already, have not. Express's body parsers use it (src/express/body-parsers.ts).
  */
@@ -460,6 +468,6 @@ export const HELD_BODY: unique symbol = Symbol.for("cog.heldBody") as never;
 export const FOLLOWING_BODY: unique symbol = Symbol.for("cog.followingBody") as never;
 
 export interface BodyHolding {
-  [HELD_BODY]?(): Buffer | undefined;
+  [HELD_BODY]?(take?: boolean): Buffer | undefined;
   [FOLLOWING_BODY]?(length: number, done: (body: Buffer | undefined) => void): boolean;
 }

@@ -170,7 +170,9 @@ function read(req: Req, res: Res, next: Next, body: Buffer, reading: Reading): v
     const charset: string = encoding;
     return next(createError(415, `unsupported charset "${charset.toUpperCase()}"`, { charset: charset.toLowerCase(), type: "charset.unsupported" }));
   }
-  // Taken: the stream ends empty, as after body-parser's read of it.
+  // Taken: the stream ends empty, as after body-parser's read of it (the engine is told so
+  // itself: `_body` alone is no sign, body-parser 1.x sets it before it reads the stream).
+  (req as BodyHolding)[HELD_BODY]?.(true);
   req._body = true;
   const declared = req.headers["content-length"];
   const length = declared != null && !Number.isNaN(Number(declared)) ? parseInt(declared, 10) : null;

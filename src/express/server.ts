@@ -158,6 +158,7 @@ export class CogServer extends EventEmitter {
     route?: (handler: RequestHandler) => void,
   ) {
     super();
+    engine.serveAs?.(this);
     const routeRequests = () => {
       const listeners = this.rawListeners("request");
       route?.(listeners.length === 1 && listeners[0] === app ? app! : this.emitRequest);
@@ -200,9 +201,11 @@ export class CogServer extends EventEmitter {
     const at = listenAt(args);
     if (callback !== undefined) this.once("listening", callback);
     this.closing = null;
+    // Emitted on a tick of their own, out of the promise: a listener's throw is then an uncaught
+    // exception, as from node:http, not an unhandled rejection.
     this.engine.listen(at, false).then(
-      () => this.emit("listening"),
-      (err: unknown) => this.emit("error", err),
+      () => process.nextTick(emit, this, "listening"),
+      (err: unknown) => process.nextTick(emit, this, "error", err),
     );
     return this;
   }
@@ -228,11 +231,12 @@ export class CogServer extends EventEmitter {
     if (this.closing === null) {
       this.closing = this.engine.close(2 ** 31 - 1);
       this.closing.then(
-        () => this.emit("close"),
-        (err: unknown) => this.emit("error", err),
+        () => process.nextTick(emit, this, "close"),
+        (err: unknown) => process.nextTick(emit, this, "error", err),
       );
     }
-    if (callback !== undefined) this.closing.then(() => callback(), callback);
+    // Out of the promise, as the events above: a throw in the callback is an uncaught exception.
+    if (callback !== undefined) this.closing.then(() => process.nextTick(callback), (err: unknown) => process.nextTick(callback, err));
     return this;
   }
 
@@ -246,6 +250,10 @@ export class CogServer extends EventEmitter {
   unref(): this {
     return this;
   }
+}
+
+function emit(server: CogServer, event: string, ...args: unknown[]): void {
+  server.emit(event, ...args);
 }
 
 /**

@@ -14,7 +14,7 @@ import { NativeResponse } from "./response.js";
 import { NativeTunnels, TUNNEL_DATA } from "./tunnel.js";
 import { ByRequestId } from "./by-request-id.js";
 import { RequestContexts, serve } from "./request-context.js";
-import { ADDON, ADDRESS, BODY_TIMEOUT, ENCRYPTED, FORGET, GONE, ID, SERVER, STREAMED_BYTES, STREAMING, VERDICT } from "../../symbols.js";
+import { ABORT_LATER, ADDON, ADDRESS, APP_SERVER, BODY_TIMEOUT, ENCRYPTED, FORGET, GONE, ID, SERVER, STREAMED_BYTES, STREAMING, VERDICT } from "../../symbols.js";
 import { tooSlow } from "../../limits.js";
 
 /**
@@ -51,6 +51,8 @@ export class NativeEngine implements Engine {
     this.host = config.host;
     this.Request = config.host.requestClass(NativeRequest);
     this.Request.prototype[ADDON] = addon;
+    // The addon tells of the others on a connection the app cuts, not of the one it was cut for.
+    this.Request.prototype[ABORT_LATER] = (id) => process.nextTick(this.onEvent, EVENT_ABORT, id);
     // A class of this engine's own (its addon and bookkeeping sit on the prototype), under the app's.
     const Own = class extends NativeResponse {};
     const Response = (this.Response = config.host.responseClass?.(Own) ?? Own);
@@ -82,6 +84,10 @@ export class NativeEngine implements Engine {
     this.upgrades = listener;
     if (listener !== null) this.tunnels ??= new NativeTunnels(this.addon);
     if (this.serverId !== -1) this.addon.setUpgrades(this.serverId, this.webSockets !== null || listener !== null);
+  }
+
+  serveAs(server: object): void {
+    this.Request.prototype[APP_SERVER] = server;
   }
 
   async listen(at: ListenAt, shared: boolean): Promise<Bound> {
@@ -281,7 +287,7 @@ export class NativeEngine implements Engine {
   bodyBytes(res: ResponseSurface): number | null {
     // The length of the body `send` wrote, or the Content-Length the app declared; else the bytes streamed.
     const response = res as unknown as NativeResponse;
-    const length = Number(response.bodyLength() ?? Number.NaN);
+    const length = Number(response.bodyLength(true) ?? Number.NaN);
     if (!Number.isNaN(length)) return length;
     return response[STREAMING] ? response[STREAMED_BYTES] : null;
   }

@@ -2,6 +2,7 @@ import { EventEmitter } from "node:events";
 import type { IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
 import { BodyCollector, overStreamLimit, tooLarge } from "../../body.js";
+import { HttpError } from "../../errors.js";
 import { withRequestHelpers } from "../../request.js";
 import { HELD_BODY, type HeadVerdict, type RequestSocket } from "../engine.js";
 import type { BodyCallback } from "../../body.js";
@@ -10,7 +11,7 @@ import { FLAG_ENCODED, FLAG_HTTP11, FLAG_HTTP2, type Endpoints, type NativeAddon
 import { peerCertificate } from "./peer-certificate.js";
 import type { NativeServer } from "./http-channels.js";
 import type { PeerCertificate } from "node:tls";
-import { ADDON, ADDRESS, BODY_ENDED, BODY_TIMEOUT, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADER_TEXT, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT, VERDICT } from "../../symbols.js";
+import { ABORT_LATER, ADDON, ADDRESS, APP_SERVER, BODY_ENDED, BODY_TIMEOUT, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADER_TEXT, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT, VERDICT } from "../../symbols.js";
 
 /**
  * What Cog's request helpers need, from the native engine. The engine has parsed and framed the
@@ -35,6 +36,9 @@ class NativeRequestBase {
   /** @internal The first Content-Type, once asked for (null: not yet). */ declare [CONTENT_TYPE]: string | undefined | null;
   /** @internal */ declare [GONE]: boolean;
   /** @internal Set on the app's request class when the server listens. */ declare [SERVER]: NativeServer | null;
+  /** @internal Set on the app's request class by the engine. */ declare [ABORT_LATER]: (id: number) => void;
+  /** @internal Set on the app's request class by the engine (`serveAs`). */ declare [APP_SERVER]: object | null;
+  /** As node:http's: true once the request was cut before it was read to its end (then 'aborted' is emitted). */ declare aborted: boolean;
   /** @internal Set only while it goes through its server's `request` event (http-channels.ts). */ declare [VERDICT]?: HeadVerdict;
   /** @internal */ declare [COLLECTOR]: BodyCollector | null;
   /** @internal */ declare [STREAM_LIMIT]: number;
@@ -104,6 +108,8 @@ class NativeRequestBase {
    * Readable's source: the body the engine buffered, then the end. A body Cog has read for the
    * handler (JSON, a form, text: `req.rawBody`) was consumed, as it is on the node engine, and
    * the stream is empty; others (multipart, for a parser such as multer) stream as they came.
+   * Cog tells what it took by putting `TAKEN` in its place, not by `_body`: body-parser 1.x
+   * sets `_body` before it reads the stream, and must find the body there.
    */
   _read(): void {
     const stream = this as unknown as Readable;
@@ -116,8 +122,26 @@ class NativeRequestBase {
       }
       return;
     }
-    if (body !== undefined && body.length > 0 && !(this as unknown as NativeRequest)._body) stream.push(body);
+    if (body !== undefined && body.length > 0) stream.push(body);
     stream.push(null);
+  }
+
+  /**
+   * Readable's `_destroy`, as IncomingMessage's: a request destroyed before it was read to its
+   * end (`req.destroy()`, or its client left) is aborted, and its connection cut; but a body
+   * refused for its size keeps it, so that the 413 reaches the client (as on the node engine).
+   */
+  _destroy(err: Error | null, callback: (err?: Error | null) => void): void {
+    if (err instanceof HttpError && err.status === 413) return callback(err);
+    const stream = this as unknown as Readable;
+    if (!stream.readableEnded || !this.complete) {
+      if (!this.aborted) {
+        this.aborted = true;
+        stream.emit("aborted");
+      }
+      if (!this[GONE]) this.socket.destroy();
+    }
+    process.nextTick(callback, err);
   }
 
   /**
@@ -126,7 +150,7 @@ class NativeRequestBase {
    * (body parsers ask on every request, through on-finished's `isFinished`).
    */
   get readable(): boolean {
-    if (!Object.hasOwn(this, "_readableState")) return !(this as unknown as NativeRequest)._body;
+    if (!Object.hasOwn(this, "_readableState")) return this[RECEIVED] !== TAKEN;
     return READABLE.get!.call(this) as boolean;
   }
   set readable(value: boolean) {
@@ -134,6 +158,11 @@ class NativeRequestBase {
   }
 }
 const READABLE = Object.getOwnPropertyDescriptor(Readable.prototype, "readable")!;
+/**
+ * A request's body once a reader of Cog's has it (`receiveBody`, `HELD_BODY(true)`): empty, so
+ * the stream ends empty; a store in a field the request has already, which changes no shape.
+ */
+const TAKEN = Buffer.alloc(0);
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 interface NativeRequestBase extends Readable {}
 Object.setPrototypeOf(NativeRequestBase.prototype, Readable.prototype);
@@ -159,12 +188,14 @@ Object.assign(NativeRequestBase.prototype, {
   [CONTENT_TYPE]: null,
   [GONE]: false,
   [SERVER]: null,
+  [APP_SERVER]: null,
   [COLLECTOR]: null,
   [STREAM_LIMIT]: Infinity,
   [STREAMED]: 0,
   [PAUSED]: false,
   [BODY_ENDED]: false,
   [BODY_TIMEOUT]: undefined,
+  aborted: false,
 });
 
 /** A request on the native engine. */
@@ -204,10 +235,11 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     return this[CONTENT_TYPE];
   }
 
-  /** The engine contract's body in hand (see `HELD_BODY`): the one that came whole with the head, unless something read it. */
-  [HELD_BODY](): Buffer | undefined {
+  /** The engine contract's body in hand (see `HELD_BODY`): the one that came whole with the head, unless something read it; `take`: the caller's from now on. */
+  [HELD_BODY](take?: boolean): Buffer | undefined {
     const body = this[RECEIVED];
-    if (typeof body === "number" || body === undefined || this._body || Object.hasOwn(this, "_readableState")) return undefined;
+    if (typeof body === "number" || body === undefined || body === TAKEN || this._body || Object.hasOwn(this, "_readableState")) return undefined;
+    if (take === true) this[RECEIVED] = TAKEN;
     return body;
   }
 
@@ -220,6 +252,7 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     } else if (body !== undefined && body.length > limit) {
       done(tooLarge(limit), null);
     } else {
+      if (body !== undefined) this[RECEIVED] = TAKEN;
       done(null, body ?? Buffer.alloc(0));
     }
   }
@@ -255,7 +288,10 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
   bodyEnd(): void {
     this[BODY_ENDED] = true;
     const collector = this[COLLECTOR];
-    if (collector !== null) collector.end();
+    if (collector !== null) {
+      this[RECEIVED] = TAKEN;
+      collector.end();
+    }
     else if (!this.destroyed) this.push(null);
   }
 
@@ -266,7 +302,10 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     if (aborted) {
       // As Node's request does when its client goes away; only streams someone touched hear it.
       if (Object.hasOwn(this, "_readableState")) {
-        this.emit("aborted");
+        if (!this.aborted) {
+          this.aborted = true;
+          this.emit("aborted");
+        }
         // A body cut short fails its stream, as on node:http (unheard if nobody listens for errors).
         this.destroy(this.complete || this.listenerCount("error") === 0 ? undefined : Object.assign(new Error("aborted"), { code: "ECONNRESET" }));
       }
@@ -316,6 +355,14 @@ export class NativeSocket extends EventEmitter implements RequestSocket {
     this.ends();
   }
 
+  /**
+   * The server the connection came to, as a node:http socket's: the one the app's `listen` (or
+   * `createServer`) returned, else the engine's (the `server` of Node's HTTP channels' messages).
+   */
+  get server(): object | null {
+    return this.request[APP_SERVER] ?? this.request[SERVER];
+  }
+
   /** Whether the connection is TLS (node:tls's sockets say true). */
   get encrypted(): boolean {
     return this.request.encrypted;
@@ -363,9 +410,16 @@ export class NativeSocket extends EventEmitter implements RequestSocket {
     return !this.open;
   }
 
-  /** Cuts the connection (what a response does when it fails half-way). */
+  /**
+   * Cuts the connection, as node:http's socket does: the request's response is aborted (its
+   * 'close' follows), and so are the others on the connection.
+   */
   destroy(): this {
-    if (this.open && !this.request[GONE]) this.request[ADDON].destroy(this.request[ID]);
+    const request = this.request;
+    if (this.open && !request[GONE]) {
+      request[ADDON].destroy(request[ID]);
+      request[ABORT_LATER](request[ID]);
+    }
     this.closed();
     return this;
   }

@@ -5,7 +5,7 @@ import { getSystemErrorName } from "node:util";
 import { isStatus } from "../compat.js";
 import { OPEN_FILE, STAT_FILE, type OpenedFile } from "../engine.js";
 import { withResponseHelpers } from "../../response.js";
-import { type NativeRequest } from "./request.js";
+import { type NativeRequest, type NativeSocket } from "./request.js";
 import { NativeServerResponse } from "./server-response.js";
 import { RESPONSE_CLOSE, RESPONSE_HAS_DATE, type NativeAddon } from "./load.js";
 import { ADDON, FORGET, GONE, HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, ID, KNOWN, SCOPE, SERVER, STORE, STORES } from "../../symbols.js";
@@ -25,6 +25,22 @@ class NativeResponseBase extends NativeServerResponse {
   /** The request this answers (as Node's `res.req`). */
   constructor(readonly req: NativeRequest) {
     super();
+  }
+
+  /**
+   * The connection, as node:http's `res.socket` (on-finished listens to its 'close' to learn of a
+   * client that left): the request's, until the response has finished, then null.
+   */
+  get socket(): NativeSocket | null {
+    return this.writableFinished ? null : this.req.socket;
+  }
+  /** Assignable, as on node:http (where it is a plain property). */
+  set socket(value: NativeSocket | null) {
+    Object.defineProperty(this, "socket", { value, writable: true, configurable: true, enumerable: true });
+  }
+  /** Node's older name for `socket`. */
+  get connection(): NativeSocket | null {
+    return this.socket;
   }
 
   /**

@@ -4,7 +4,7 @@ import { Stream } from "node:stream";
 import { BAD_VALUE_CHAR, checkHeader, destroyedWith, endAfterEnd, headersSentError, implicitHead, isStatus, lowerCase, nodeError, toBytes, writeAfterEnd, type HeaderInput } from "../compat.js";
 import { ECHO_REQUEST_ID, FRAME_BODY, SEND_FILE, SEND_OPENED_FILE, type ResponseSurface } from "../engine.js";
 import { streamFileRange } from "../../files/range-stream.js";
-import { HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, NEED_DRAIN, REQUEST_ID, STORE, STREAMED_BYTES, STREAMING, WHOLE_BODY } from "../../symbols.js";
+import { ENDED_BODY, HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, NEED_DRAIN, REQUEST_ID, STORE, STREAMED_BYTES, STREAMING, WHOLE_BODY } from "../../symbols.js";
 import { responseFinish } from "./http-channels.js";
 
 export type StoredValue = HeaderInput;
@@ -41,6 +41,7 @@ export abstract class NativeServerResponse {
   /** @internal */ declare [NEED_DRAIN]: boolean;
   /** @internal */ declare [STREAMED_BYTES]: number;
   /** @internal */ declare [WHOLE_BODY]: string | Buffer | undefined;
+  /** @internal */ declare [ENDED_BODY]: string | Buffer | undefined;
 
   /** The engine contract's whole body (see `FRAME_BODY`): the engine frames it, and until it is written getHeader("content-length") answers its length. */
   [FRAME_BODY](body: string | Buffer | undefined): void {
@@ -80,7 +81,7 @@ export abstract class NativeServerResponse {
     const value = this[STORE]?.get(lower) as number | string | string[] | undefined;
     if (value !== undefined) return value;
     if (lower === "x-request-id") return this[REQUEST_ID];
-    if (lower === "content-length") return this.bodyLength();
+    if (lower === "content-length") return this.bodyLength(false);
     return this.listsHead() ? (headValue(this[HEAD]!, lower) as number | string | string[] | undefined) : undefined;
   }
 
@@ -96,13 +97,15 @@ export abstract class NativeServerResponse {
 
   /**
    * The Content-Length sent or to be sent: one the app set, or the length of the whole body
-   * `send` is writing. Apart from getHeader for the access log, which asks on every response.
+   * `send` is writing; with `ended`, also of a body `end(body)` wrote, as the access log counts
+   * it. Not `getHeader`'s: node:http works that one out as it writes the head, and lists it
+   * nowhere. Apart from getHeader for the access log, which asks on every response.
    * @internal
    */
-  bodyLength(): number | string | undefined {
+  bodyLength(ended: boolean): number | string | undefined {
     const set = this[STORE]?.get("content-length") ?? this[HEAD]?.["content-length"] ?? this[HEAD]?.["Content-Length"];
     if (set !== undefined) return set as number | string;
-    const body = this[WHOLE_BODY];
+    const body = this[WHOLE_BODY] ?? (ended ? this[ENDED_BODY] : undefined);
     return body === undefined ? undefined : typeof body === "string" ? Buffer.byteLength(body) : body.length;
   }
 
@@ -115,7 +118,7 @@ export abstract class NativeServerResponse {
       for (const name in head) if (head[name] !== undefined) headers[this[HEAD_LOWER] ? name : name.toLowerCase()] = head[name];
       // The engine frames the body itself: its Content-Length is the body's (node:http lists the one it sent).
       if (headers["content-length"] === undefined) {
-        const length = this.bodyLength();
+        const length = this.bodyLength(false);
         if (length !== undefined) headers["content-length"] = length;
       }
     }
@@ -236,7 +239,7 @@ export abstract class NativeServerResponse {
     if (!this.headersSent) {
       if (!implicitHead(this as never)) return this;
       // A whole body that came without `send` (`res.end(body)`): its length, for the access log.
-      if (body !== undefined) this[WHOLE_BODY] = body;
+      if (body !== undefined) this[ENDED_BODY] = body;
     }
     if (callback !== undefined) this.once("finish", callback);
     this.writableEnded = true;
@@ -418,6 +421,7 @@ Object.assign(NativeServerResponse.prototype, {
   [NEED_DRAIN]: false,
   [STREAMED_BYTES]: 0,
   [WHOLE_BODY]: undefined,
+  [ENDED_BODY]: undefined,
 });
 
 /**
