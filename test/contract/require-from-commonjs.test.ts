@@ -139,6 +139,27 @@ new otel.CogInstrumentation({ enabled: false });
 export = app;
 `,
   );
+  // require("cog-http/express") is the express function, typed (not `any`): its apps' handlers too.
+  writeFileSync(
+    join(project, "express.cts"),
+    `import express = require("cog-http/express");
+const app = express();
+app.use(express.json());
+app.get("/users/:id", (req, res) => {
+  const id: string = req.params.id;
+  // @ts-expect-error -- no such method on a response
+  res.jsonn({ id });
+  res.json({ id });
+});
+const router = express.Router();
+router.post("/", (req, res, next) => (req.body ? res.status(201).end() : next()));
+app.use("/things", router);
+// @ts-expect-error -- a function, not a number
+const wrong: number = express;
+void wrong;
+export = app;
+`,
+  );
   // The project's ES module declares the state its middleware adds, as a Fastify app would.
   writeFileSync(
     join(project, "app.mts"),
@@ -179,7 +200,7 @@ export { app };
     for (const [module, extra] of Object.entries(modules)) {
       test(`${label}, module ${module}`, () => {
         const config = join(project, `tsconfig.${module}.json`);
-        writeFileSync(config, JSON.stringify({ compilerOptions: { module, strict: true, noEmit: true, types: ["node"], typeRoots, ...extra }, files: ["app.cts", "app.mts"] }));
+        writeFileSync(config, JSON.stringify({ compilerOptions: { module, strict: true, noEmit: true, types: ["node"], typeRoots, ...extra }, files: ["app.cts", "app.mts", "express.cts"] }));
         const tsc = join(root, "node_modules", pkg, "bin", "tsc");
         const version = JSON.parse(readFileSync(join(root, "node_modules", pkg, "package.json"), "utf8")).version as string;
         assert.match(version, label.endsWith("7") ? /^7\./ : /^5\.9\./);
