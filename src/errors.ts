@@ -30,6 +30,18 @@ export class HttpError extends Error {
   }
 }
 
+// HttpError's prototype carries a mark under a name every copy of cog-http shares (Symbol.for):
+// a process that loads both of its builds (an app that imports it, a module that requires it:
+// docs/decisions/module-systems.md) has two HttpError classes, and an app answers the other
+// copy's HttpError with its status, headers and data all the same (`isHttpError`).
+const HTTP_ERROR = Symbol.for("cog-http.HttpError");
+Object.defineProperty(HttpError.prototype, HTTP_ERROR, { value: true });
+
+/** Whether `err` is an HttpError, of this copy of cog-http or of another (its other build). */
+export function isHttpError(err: unknown): err is HttpError {
+  return err instanceof HttpError || (typeof err === "object" && err !== null && (err as { [HTTP_ERROR]?: unknown })[HTTP_ERROR] === true);
+}
+
 /**
  * A request refused for a rule of HTTP it breaks: the client's fault whatever the status (a 505
  * too), so its reason is sent and it is not logged as the server's error (any client could fill
@@ -46,7 +58,7 @@ export class Refusal extends HttpError {
  * errors thrown by Express-style libraries (http-errors, body-parser), else 500.
  */
 export function statusOf(err: unknown): number {
-  if (err instanceof HttpError) return err.status;
+  if (isHttpError(err)) return err.status;
   if (err !== null && typeof err === "object") {
     const status = (err as { status?: unknown; statusCode?: unknown }).status ?? (err as { statusCode?: unknown }).statusCode;
     if (typeof status === "number" && Number.isInteger(status) && status >= 400 && status <= 599) return status;
@@ -57,8 +69,8 @@ export function statusOf(err: unknown): number {
 /** The JSON body of an error response, shaped like Fastify's. */
 export function errorBody(status: number, err: unknown): Record<string, unknown> {
   const error = STATUS_CODES[status] ?? "Error";
-  const exposed = (err instanceof HttpError ? err.expose : status < 500) && err instanceof Error && err.message !== "" ? err.message : error;
+  const exposed = (isHttpError(err) ? err.expose : status < 500) && err instanceof Error && err.message !== "" ? err.message : error;
   const body: Record<string, unknown> = { statusCode: status, error, message: exposed };
-  if (status < 500 && err instanceof HttpError && err.data !== undefined) Object.assign(body, err.data);
+  if (status < 500 && isHttpError(err) && err.data !== undefined) Object.assign(body, err.data);
   return body;
 }

@@ -189,7 +189,7 @@ export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base
     attachment(name?: string): this {
       const file = name === undefined ? undefined : name.slice(Math.max(name.lastIndexOf("/"), name.lastIndexOf("\\")) + 1);
       if (file !== undefined && this.get("content-type") === undefined) this.set("content-type", typeFromName(file));
-      disposition ??= require("content-disposition") as typeof import("content-disposition");
+      disposition ??= requireHere("content-disposition") as typeof import("content-disposition");
       return this.set("content-disposition", disposition.create(file));
     }
 
@@ -308,13 +308,13 @@ export type CogResponse = Response;
 export type InternalResponse = Response & ResponseInternals;
 
 // The libraries behind `type` and `attachment`, loaded on first use (synchronously: both return the response).
-const require = createRequire(import.meta.url);
+const requireHere = createRequire(import.meta.url);
 let mime: typeof import("mime-types") | undefined;
 let disposition: typeof import("content-disposition") | undefined;
 
 /** The Content-Type for an extension or a file name (mime-types, as Express), or application/octet-stream. */
 function typeFromName(name: string): string {
-  return (mime ??= require("mime-types") as typeof import("mime-types")).contentType(name) || BINARY;
+  return (mime ??= requireHere("mime-types") as typeof import("mime-types")).contentType(name) || BINARY;
 }
 
 const SHORT_TYPES: Record<string, string> = { json: JSON_TYPE, html: HTML, text: TEXT, txt: TEXT, bin: BINARY, binary: BINARY };

@@ -93,22 +93,25 @@ export interface Answer {
 /**
  * Runs an app on engine "native" in `project` (with `node`, which may be a command such as an
  * emulator and a Node binary) and answers one request to GET /hello/installed over a real socket.
+ * `loads`: "import" (Cog's ES module build) or "require" (its CommonJS build, from a .cjs file).
  */
-export function serveNative(project: string, env: NodeJS.ProcessEnv, node: string[] = [process.execPath]): Answer {
-  writeFileSync(
-    join(project, "serve.mjs"),
-    `import { Cog } from "cog-http";
-import { readFileSync } from "node:fs";
-const app = new Cog({ engine: "native" });
+export function serveNative(project: string, env: NodeJS.ProcessEnv, node: string[] = [process.execPath], loads: "import" | "require" = "import"): Answer {
+  const app = `const app = new Cog({ engine: "native" });
 app.get("/hello/:name", (req, res) => res.send("hello " + req.params.name));
 const { port } = await app.listen(0, "127.0.0.1");
 const response = await fetch("http://127.0.0.1:" + port + "/hello/installed");
 const addons = readFileSync("/proc/self/maps", "utf8").split("\\n").map((line) => line.split(/\\s+/)[5] ?? "").filter((file) => file.endsWith(".node"));
 console.log(JSON.stringify({ status: response.status, body: await response.text(), engine: app.engine, addons: [...new Set(addons)] }));
 await app.close();
-`,
+`;
+  const file = loads === "import" ? "serve.mjs" : "serve.cjs";
+  writeFileSync(
+    join(project, file),
+    loads === "import"
+      ? `import { Cog } from "cog-http";\nimport { readFileSync } from "node:fs";\n${app}`
+      : `const { Cog } = require("cog-http");\nconst { readFileSync } = require("node:fs");\n(async () => {\n${app}})();\n`,
   );
-  const served = spawnSync(node[0]!, [...node.slice(1), "serve.mjs"], { cwd: project, env, encoding: "utf8", timeout: 120_000 });
-  if (served.status !== 0) throw new Error(`serve.mjs failed (${served.status}): ${served.stderr}`);
+  const served = spawnSync(node[0]!, [...node.slice(1), file], { cwd: project, env, encoding: "utf8", timeout: 120_000 });
+  if (served.status !== 0) throw new Error(`${file} failed (${served.status}): ${served.stderr}`);
   return JSON.parse(served.stdout) as Answer;
 }

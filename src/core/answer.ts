@@ -1,4 +1,4 @@
-import { HttpError, Refusal, errorBody, statusOf } from "../errors.js";
+import { HttpError, Refusal, errorBody, isHttpError, statusOf } from "../errors.js";
 import type { RequestLogger } from "../access-log.js";
 import { type InternalRequest, type Request } from "../request.js";
 import { resetForError, type InternalResponse, type Response, type ResponseWatch } from "../response.js";
@@ -152,7 +152,7 @@ export class Answers implements ChainOwner {
     if (res.headersSent) return void res.destroy();
     const status = statusOf(err);
     if (status >= 500 && isReported(err)) this.reports.report(err, req);
-    if (err instanceof HttpError && err.headers !== undefined) res.set(err.headers);
+    if (isHttpError(err) && err.headers !== undefined) res.set(err.headers);
     // A header the app set that can't be sent (CR/LF in its value) fails the first try and is
     // dropped by it: the second goes out without it. Failing twice, the response is unusable.
     for (let attempt = 1; ; attempt++) {

@@ -9,7 +9,7 @@ import type { JsonSchema, RouteSchema, Schema } from "./types.js";
 
 // ajv and fast-json-stringify are loaded on the first route that declares a JSON Schema,
 // so apps without schemas never pay for loading them.
-const require = createRequire(import.meta.url);
+const requireHere = createRequire(import.meta.url);
 
 type Location = "params" | "query" | "headers" | "body";
 const LOCATIONS: readonly Location[] = ["params", "query", "headers", "body"];
@@ -45,8 +45,8 @@ function ajvFor(location: Location, allErrors: boolean | typeof COERCE_ONLY): Aj
   const key = `${coerce}/${allErrors}`;
   let ajv = ajvInstances.get(key);
   if (ajv === undefined) {
-    const AjvClass = (require("ajv") as typeof import("ajv")).default;
-    const addFormats = (require("ajv-formats") as typeof import("ajv-formats")).default;
+    const AjvClass = (requireHere("ajv") as typeof import("ajv")).default;
+    const addFormats = (requireHere("ajv-formats") as typeof import("ajv-formats")).default;
     const coerceOnly = allErrors === COERCE_ONLY;
     ajv = new AjvClass({ allErrors: allErrors !== false, strict: false, useDefaults: !coerceOnly, coerceTypes: coerce ? "array" : false });
     addFormats(ajv);
@@ -223,7 +223,7 @@ export function compileSerializers(response: RouteSchema["response"], where: str
 }
 
 function jsonSerializer(schema: JsonSchema, where: string, status: number): Serializer {
-  const build = require("fast-json-stringify") as typeof import("fast-json-stringify").default;
+  const build = requireHere("fast-json-stringify") as typeof import("fast-json-stringify").default;
   try {
     return build(schema as unknown as Parameters<typeof build>[0]) as Serializer;
   } catch (err) {

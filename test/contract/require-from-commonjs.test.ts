@@ -1,6 +1,8 @@
-// A CommonJS project uses cog-http with `require` on every supported Node (Node loads Cog's ES
-// module through require(esm): docs/decisions/module-systems.md), and TypeScript types it.
-// The package is linked into a temp project, as `npm install` of a path would.
+// A CommonJS project uses cog-http with `require` on every supported Node, with and without
+// require(esm) (--no-experimental-require-module: as Jest's loader, older bundlers and tools that
+// patch `require` see it), and gets Cog's CommonJS build (dist/cjs: docs/decisions/module-systems.md);
+// TypeScript types it. The package is linked into a temp project, as `npm install` of a path would.
+// test/contract/jest.test.ts runs Jest itself over an app that requires it.
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -21,29 +23,83 @@ symlinkSync(root, join(project, "node_modules", "cog-http"), "dir");
 writeFileSync(
   join(project, "server.cjs"),
   `const { Cog, HttpError } = require("cog-http");
+const express = require("cog-http/express");
 const { CogInstrumentation } = require("cog-http/otel");
 new CogInstrumentation().disable();
+// Nest 12 is ES modules only: cog-http/nest loads where require(esm) does (or with a CommonJS Nest, 11).
+let nest;
+try {
+  nest = typeof require("cog-http/nest").CogExpressAdapter;
+} catch (err) {
+  nest = err.code + (err.message.includes("@nestjs/") ? " (@nestjs)" : "");
+}
+const build = require("node:path").relative(require("node:fs").realpathSync("node_modules/cog-http"), require.resolve("cog-http"));
 const app = new Cog({ engine: process.env.COG_ENGINE });
 app.get("/users/:id", (req, res) => res.json({ id: req.params.id, engine: app.engine }));
 app.get("/missing", () => { throw new HttpError(404, "no such thing"); });
+const expressApp = express({ engine: process.env.COG_ENGINE });
+const users = express.Router();
+users.get("/:id", (req, res) => res.json({ user: req.params.id }));
+expressApp.use(express.json());
+expressApp.use("/users", users);
 app.listen(0, "127.0.0.1").then(async ({ port }) => {
   const user = await fetch("http://127.0.0.1:" + port + "/users/7");
   const missing = await fetch("http://127.0.0.1:" + port + "/missing");
-  console.log(JSON.stringify({ user: [user.status, await user.json()], missing: missing.status }));
   await app.close();
+  const server = expressApp.listen(0, "127.0.0.1", async () => {
+    const viaExpress = await fetch("http://127.0.0.1:" + server.address().port + "/users/8");
+    console.log(JSON.stringify({ build, nest, user: [user.status, await user.json()], missing: missing.status, express: [viaExpress.status, await viaExpress.json()] }));
+    server.close();
+  });
 });
 `,
 );
 
 describe("require('cog-http') from a CommonJS project", () => {
   for (const major of [20, 22, 24, 26]) {
-    test(`serves a request on Node ${major}, without warnings`, () => {
-      const run = spawnSync(nodeBinary(major), ["server.cjs"], { cwd: project, encoding: "utf8", env: { ...process.env, COG_ENGINE: engine }, timeout: 30_000 });
-      assert.equal(run.stderr, "", `Node ${major} wrote to stderr`);
-      assert.equal(run.status, 0);
-      assert.deepEqual(JSON.parse(run.stdout), { user: [200, { id: "7", engine }], missing: 404 });
-    });
+    for (const requireEsm of [true, false]) {
+      const flags = requireEsm ? [] : ["--no-experimental-require-module"];
+      test(`serves a request on Node ${major}${requireEsm ? "" : ", without require(esm)"}, without warnings`, () => {
+        const run = spawnSync(nodeBinary(major), [...flags, "server.cjs"], { cwd: project, encoding: "utf8", env: { ...process.env, COG_ENGINE: engine }, timeout: 30_000 });
+        assert.equal(run.stderr, "", `Node ${major} wrote to stderr`);
+        assert.equal(run.status, 0);
+        assert.deepEqual(JSON.parse(run.stdout), {
+          build: join("dist", "cjs", "index.js"),
+          nest: requireEsm ? "function" : "ERR_REQUIRE_ESM (@nestjs)",
+          user: [200, { id: "7", engine }],
+          missing: 404,
+          express: [200, { user: "8" }],
+        });
+      });
+    }
   }
+});
+
+// A process that both imports and requires cog-http loads both builds: two copies of Cog (the
+// dual package hazard, docs/decisions/module-systems.md). An app answers the other copy's
+// HttpError as its own (status, headers, data), on every engine.
+writeFileSync(
+  join(project, "mixed.mjs"),
+  `import { createRequire } from "node:module";
+import { Cog, HttpError } from "cog-http";
+const required = createRequire(import.meta.url)("cog-http");
+const app = new Cog({ engine: process.env.COG_ENGINE, logErrors: false });
+app.get("/other-copy", () => { throw new required.HttpError(405, "not here", { headers: { allow: "GET" }, data: { hint: "x" } }); });
+const { port } = await app.listen(0, "127.0.0.1");
+const res = await fetch("http://127.0.0.1:" + port + "/other-copy");
+console.log(JSON.stringify({ sameCog: required.Cog === Cog, sameHttpError: required.HttpError === HttpError, answer: [res.status, res.headers.get("allow"), await res.json()] }));
+await app.close();
+`,
+);
+
+test("a process that imports and requires cog-http has two copies, and each answers the other's HttpError", () => {
+  const run = spawnSync(process.execPath, ["mixed.mjs"], { cwd: project, encoding: "utf8", env: { ...process.env, COG_ENGINE: engine }, timeout: 30_000 });
+  assert.equal(run.stderr, "");
+  assert.deepEqual(JSON.parse(run.stdout), {
+    sameCog: false,
+    sameHttpError: false,
+    answer: [405, "GET", { statusCode: 405, error: "Method Not Allowed", message: "not here", hint: "x" }],
+  });
 });
 
 // What TypeScript checks and what npm packs don't depend on the engine: once is enough.
@@ -54,7 +110,7 @@ test("the packed package holds every file its exports name", { skip: typesSkip }
   const files = new Set(packed[0]!.files.map((f) => f.path));
   const exported = JSON.stringify(Object.values(JSON.parse(readFileSync(join(root, "package.json"), "utf8")).exports));
   const targets = [...exported.matchAll(/"\.\/([^"]+)"/g)].map((m) => m[1]!);
-  for (const entry of ["types/require.d.cts", "dist/index.js", "types/otel.d.cts", "dist/otel/index.js"]) assert.ok(targets.includes(entry), exported);
+  for (const entry of ["types/require.d.cts", "dist/cjs/index.js", "dist/index.js", "types/otel.d.cts", "dist/otel/index.js", "dist/cjs/express/index.js"]) assert.ok(targets.includes(entry), exported);
   for (const target of targets) assert.ok(files.has(target), `npm pack leaves out ${target}`);
 });
 
@@ -80,6 +136,27 @@ app.use((req, res, next) => {
 });
 import otel = require("cog-http/otel");
 new otel.CogInstrumentation({ enabled: false });
+export = app;
+`,
+  );
+  // require("cog-http/express") is the express function, typed (not `any`): its apps' handlers too.
+  writeFileSync(
+    join(project, "express.cts"),
+    `import express = require("cog-http/express");
+const app = express();
+app.use(express.json());
+app.get("/users/:id", (req, res) => {
+  const id: string = req.params.id;
+  // @ts-expect-error -- no such method on a response
+  res.jsonn({ id });
+  res.json({ id });
+});
+const router = express.Router();
+router.post("/", (req, res, next) => (req.body ? res.status(201).end() : next()));
+app.use("/things", router);
+// @ts-expect-error -- a function, not a number
+const wrong: number = express;
+void wrong;
 export = app;
 `,
   );
@@ -123,7 +200,7 @@ export { app };
     for (const [module, extra] of Object.entries(modules)) {
       test(`${label}, module ${module}`, () => {
         const config = join(project, `tsconfig.${module}.json`);
-        writeFileSync(config, JSON.stringify({ compilerOptions: { module, strict: true, noEmit: true, types: ["node"], typeRoots, ...extra }, files: ["app.cts", "app.mts"] }));
+        writeFileSync(config, JSON.stringify({ compilerOptions: { module, strict: true, noEmit: true, types: ["node"], typeRoots, ...extra }, files: ["app.cts", "app.mts", "express.cts"] }));
         const tsc = join(root, "node_modules", pkg, "bin", "tsc");
         const version = JSON.parse(readFileSync(join(root, "node_modules", pkg, "package.json"), "utf8")).version as string;
         assert.match(version, label.endsWith("7") ? /^7\./ : /^5\.9\./);

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { METHODS } from "node:http";
 import { createRequire } from "node:module";
+import { packageFile } from "../../package-files.js";
 
 /**
  * The version of the interface between this JavaScript and the addon (its exports, their
@@ -195,7 +196,7 @@ export function platformName(): string {
  * the slim option, for an install whose prebuilds/ was pruned).
  */
 function candidates(platform: string): string[] {
-  const at = (path: string) => new URL(`../../../${path}`, import.meta.url).pathname;
+  const at = (path: string) => packageFile(import.meta.url, 2, path);
   return [at("native/cog-native.node"), at(`prebuilds/${platform}/cog-native.node`), `@cog-http/native-${platform}`];
 }
 
@@ -238,19 +239,19 @@ function unavailableBecause(platform: string, failures: string[]): string {
  * and why each one before it could not be used (a missing one is no failure: none is required).
  */
 export function firstUsable(files: readonly string[]): { addon: NativeAddon | null; failures: string[] } {
-  const require = createRequire(import.meta.url);
+  const requireHere = createRequire(import.meta.url);
   const failures: string[] = [];
   for (const file of files) {
     if (file.startsWith("/") && !existsSync(file)) continue;
     let addon: NativeAddon;
     try {
-      addon = require(file) as NativeAddon;
+      addon = requireHere(file) as NativeAddon;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") failures.push((err as Error).message.split("\n")[0]!);
       continue;
     }
     // Prebuilt (carried in prebuilds/, or a platform package), or else built from source: which says how to fix it.
-    const mismatch = interfaceMismatch(addon, file.startsWith("/") ? file : require.resolve(file), !file.startsWith("/") || file.includes("/prebuilds/"));
+    const mismatch = interfaceMismatch(addon, file.startsWith("/") ? file : requireHere.resolve(file), !file.startsWith("/") || file.includes("/prebuilds/"));
     if (mismatch === null) return { addon, failures };
     failures.push(mismatch);
   }

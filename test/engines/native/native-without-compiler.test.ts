@@ -89,14 +89,17 @@ describe("a fresh project without cargo, installing the packed cog-http alone", 
     assert.deepEqual(warnings(installed.output), []);
   });
 
-  test('it serves on engine "native" from the binary cog-http carries, nothing built from source', () => {
-    const { project } = installed;
-    assert.ok(!existsSync(join(project, "node_modules", "cog-http", "native", "cog-native.node")), "a build from source was made");
-    const answer = serveNative(project, env);
-    assert.deepEqual([answer.status, answer.body, answer.engine], [200, "hello installed", "native"]);
-    // The one addon in the process is the carried file.
-    assert.deepEqual(answer.addons, [bundled]);
-  });
+  // From Cog's ES module build and from its CommonJS build (dist/cjs, a folder deeper): both find the binary.
+  for (const loads of ["import", "require"] as const) {
+    test(`it serves on engine "native" from the binary cog-http carries, nothing built from source (${loads})`, () => {
+      const { project } = installed;
+      assert.ok(!existsSync(join(project, "node_modules", "cog-http", "native", "cog-native.node")), "a build from source was made");
+      const answer = serveNative(project, env, undefined, loads);
+      assert.deepEqual([answer.status, answer.body, answer.engine], [200, "hello installed", "native"]);
+      // The one addon in the process is the carried file.
+      assert.deepEqual(answer.addons, [bundled]);
+    });
+  }
 
   test("npx cog-build-native, the fallback, has nothing to do", () => {
     const build = spawnSync(process.execPath, [join("node_modules", ".bin", "cog-build-native")], { cwd: installed.project, env, encoding: "utf8", timeout: 300_000 });
