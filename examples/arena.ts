@@ -3,7 +3,8 @@
 // and bodies, JSON of real size through a response schema, Postgres through a pooled driver, a
 // cache-aside with a TTL, and schemas that validate what clients send; static files with their
 // precompressed variants, compressed JSON, streamed uploads and a WebSocket echo; the JSON over
-// TLS, and HTTP/2 over TLS and cleartext (node engine), each on the port HttpArena gives it.
+// TLS, and HTTP/2 over TLS and cleartext (node engine), each on the port HttpArena gives it; a
+// request held open on a timer (/delay/:ms) and a body echoed back over TLS (/echo).
 //
 //   [DATABASE_URL=postgres://…] [REDIS_URL=redis://…] [STATIC_DIR=…] [DATASET_PATH=…] [COG_ENGINE=native]
 //   [PORT=8080] [TLS_PORT=8081] [H2_PORT=8443] [H2C_PORT=8082] [TLS_CERT=… TLS_KEY=…] [WORKERS=auto]
@@ -13,9 +14,9 @@
 // verifies a JWT per call and passes its subject in X-User-Id; a two-level cache, this process then
 // Redis at REDIS_URL); `node bench/arena/stack/stack.mjs` runs it behind nginx.
 //
-// Each extra listener starts when its port is set: TLS_PORT (HTTP/1.1 over TLS: json-tls), H2_PORT
-// (HTTP/2 over TLS: baseline-h2, static-h2) and H2C_PORT (HTTP/2 cleartext only: baseline-h2c,
-// json-h2c); the TLS ones read TLS_CERT and TLS_KEY (default /certs/server.crt and .key, where
+// Each extra listener starts when its port is set: TLS_PORT (HTTP/1.1 over TLS: json-tls, echo-10k
+// and echo-100k), H2_PORT (HTTP/2 over TLS: baseline-h2, static-h2) and H2C_PORT (HTTP/2
+// cleartext only: baseline-h2c, json-h2c); the TLS ones read TLS_CERT and TLS_KEY (default /certs/server.crt and .key, where
 // HttpArena mounts them). WORKERS (a number or "auto") serves port PORT from that many worker
 // processes; the extra listeners are then served by the primary alone.
 //
@@ -24,6 +25,7 @@
 import cluster from "node:cluster";
 import { existsSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { Type } from "@sinclair/typebox";
 import { Cog, HttpError, serveStatic } from "cog-http";
@@ -116,6 +118,17 @@ function json(on: Cog, path = "/json/:count") {
   );
 }
 
+/**
+ * The echo profiles (echo-10k, echo-100k: HTTP/1.1 over TLS): the body's bytes back as they came,
+ * whether sent with Content-Length or chunked, with a Content-Length of their own (an empty body
+ * answers 200 with none).
+ */
+function echo(on: Cog) {
+  on.post("/echo", (req, res) => {
+    res.type("application/octet-stream").send(req.rawBody ?? Buffer.alloc(0));
+  });
+}
+
 /** Static files, read from disk per request, with the .br/.gz written beside them preferred when the client accepts them. */
 function staticFiles(on: Cog) {
   if (staticDir) on.use("/static", serveStatic(staticDir, { precompressed: true }));
@@ -131,6 +144,15 @@ json(app, "/public/json/:count");
 app.get("/pipeline", (_req, res) => {
   res.send("ok");
 });
+
+// The async profile: the request is held open for the milliseconds its path names (a timer, the
+// handler suspended meanwhile), then answered with that number, as text/plain.
+app.get("/delay/:ms", { schema: requests({ params: Type.Object({ ms: Type.Integer({ minimum: 0, maximum: 10_000 }) }) }) }, async (req, res) => {
+  const ms = Number(req.params.ms);
+  await sleep(ms);
+  res.send(String(ms));
+});
+echo(app);
 
 // Uploads: the body is read as it arrives (never held whole) and its bytes counted.
 app.post("/upload", { body: "stream", bodyLimit: 64 * 1024 * 1024 }, async (req, res) => {
@@ -285,10 +307,11 @@ if (cluster.isPrimary) {
     servers.push(server);
     listening.push(`arena ${says} on ${host}:${address.port}`);
   };
-  // json-tls: HTTP/1.1 over TLS, on the app's engine.
+    // json-tls, echo-10k and echo-100k: HTTP/1.1 over TLS, on the app's engine.
   await extra(process.env.TLS_PORT, () => {
     const server = new Cog({ engine, tls: tls() });
     json(server);
+    echo(server);
     return server;
   }, "https/1.1");
   // baseline-h2 and static-h2: HTTP/2 over TLS (ALPN h2, HTTP/1.1 for clients without it), on the app's engine.

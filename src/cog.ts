@@ -7,7 +7,7 @@ import type { Address, CloseHook, Closing, ListenOptions, SocketAddress } from "
 import type { InjectOptions, InjectResponse } from "./engines/engine.js";
 import type { EngineName } from "./engines/select.js";
 import type { OpenApiOptions } from "./schema/openapi.js";
-import type { OpenApiDocument } from "./schema/openapi-document.js";
+import type { OpenApiDocument, OpenApiVersion } from "./schema/openapi-document.js";
 import type { TlsOptions } from "./tls.js";
 import type { OutgoingData } from "./websocket/types.js";
 
@@ -162,9 +162,13 @@ export class Cog extends Group {
    * An OpenAPI 3.1 document describing every route but WebSocket and `all` ones: methods, paths,
    * params, schemas and statuses, each route's summary, tags, security… from its `schema`; the
    * document-wide fields (`servers`, `components`, `security`, `tags`) as given beside `info`'s.
-   * Serve it with `app.get("/openapi.json", (_req, res) => res.json(app.openapi()))`.
+   * Serve it with `app.get("/openapi.json", (_req, res) => res.json(app.openapi()))`. With
+   * `openapi: "3.2.0"`, an OpenAPI 3.2 document, whose path items have QUERY routes as `query`
+   * (a 3.1 document has them as `x-query`).
    */
-  openapi(options: OpenApiOptions = { title: "Cog API", version: "1.0.0" }): OpenApiDocument {
+  openapi(options: OpenApiOptions & { openapi: `3.2.${number}` }): OpenApiDocument<`3.2.${number}`>;
+  openapi(options?: OpenApiOptions & { openapi?: `3.1.${number}` }): OpenApiDocument;
+  openapi(options: OpenApiOptions = { title: "Cog API", version: "1.0.0" }): OpenApiDocument<OpenApiVersion> {
     return this.core.routes.openapi(options);
   }
 }

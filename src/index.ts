@@ -11,7 +11,7 @@ export type { InjectOptions, InjectResponse } from "./engines/engine.js";
 export type { RouteSchema, RouteOptions, Schema, JsonSchema, Infer, SchemaRequest, SchemaResponse } from "./schema/types.js";
 export type { ValidationIssue } from "./schema/compile.js";
 export type { OpenApiOptions } from "./schema/openapi.js";
-export type { OpenApiDocument, OpenApiInfo, OpenApiOperation, OpenApiPathItem, OpenApiResponse } from "./schema/openapi-document.js";
+export type { OpenApiDocument, OpenApiInfo, OpenApiOperation, OpenApiPathItem, OpenApiResponse, OpenApiVersion } from "./schema/openapi-document.js";
 export { WebSocket } from "./websocket/socket.js";
 export type { Broker } from "./websocket/topics.js";
 export type { WebSocketHandlers, WebSocketOptions, SendResult, MessageData, OutgoingData } from "./websocket/types.js";

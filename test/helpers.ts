@@ -19,6 +19,22 @@ export const nativeSkip: string | false = nativeUnavailable() ?? false;
 /** For tests of what only the node engine has (Node's stream objects, http.Server): the reason to skip them elsewhere. */
 export const nodeOnly = engine === "node" ? false : "node engine only: needs Node's own request/response streams or http.Server";
 
+/**
+ * Why the engine under test can't take a QUERY request on this Node, or false when it can: a
+ * `skip` value. node:http's parser (llhttp) knows QUERY from Node 20.19.3 and 22.2: 20.19.0 and
+ * 20.19.1 answer 400 themselves, 20.19.2 parses it but gives `req.method` undefined. The native
+ * engine parses it on every Node.
+ */
+export const queryRefused: string | false = engine === "node" && !nodeParsesQuery() ? `node:http on Node ${process.version} does not take QUERY requests (its parser refuses them before 20.19.2, and 20.19.2 loses the method): it does from 20.19.3 and 22.2` : false;
+
+/** Whether node:http parses QUERY requests on this Node (see `queryRefused`). */
+export function nodeParsesQuery(version = process.versions.node): boolean {
+  const [major = 0, minor = 0, patch = 0] = version.split(".").map(Number);
+  if (major === 20) return minor > 19 || (minor === 19 && patch >= 3);
+  if (major === 22) return minor >= 2;
+  return major > 22;
+}
+
 /** Builds an app, listens on a free port, and closes it when the test ends. */
 export async function serve(
   t: { after(fn: () => unknown): void },

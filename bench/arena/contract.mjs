@@ -284,6 +284,8 @@ const HTTPARENA_GROUPS = [
   ["async-db", ["async-db", "crud", "api-4", "api-16"]],
   ["crud", ["crud"]],
   ["echo-ws", ["echo-ws"]],
+  ["async", ["async"]],
+  ["echo", ["echo-10k", "echo-100k"]],
 ];
 
 /** The profiles validate.sh knows how to check without Docker Compose (production-stack and the gateways need it). */
@@ -311,19 +313,27 @@ function jsonTotalsProblem(where, body, count, m) {
   return ok ? undefined : `${where}: count ${d.count}, ${items.length} items, expected ${count} with total = price × quantity × ${m}`;
 }
 
-/** One HTTP/1.1 exchange over TLS offering ALPN http/1.1 only (curl -k --http1.1). */
-function exchangeTls(port, path) {
+/** One HTTP/1.1 exchange over TLS offering ALPN http/1.1 only (curl -k --http1.1); `chunks` go out chunked, as `exchange`'s. */
+function exchangeTls(port, path, { method = "GET", headers = {}, body, chunks } = {}) {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: "127.0.0.1", port, path, rejectUnauthorized: false, ALPNProtocols: ["http/1.1"], agent: false }, (res) => {
+    const req = httpsRequest({ host: "127.0.0.1", port, path, method, headers, rejectUnauthorized: false, ALPNProtocols: ["http/1.1"], agent: false }, (res) => {
       const parts = [];
       res.on("data", (d) => parts.push(d));
       res.on("end", () => resolve({ status: res.statusCode, version: res.httpVersion, headers: res.headers, body: Buffer.concat(parts) }));
       res.on("error", reject);
     });
     req.on("error", reject);
-    req.setTimeout(10_000, () => req.destroy(new Error(`GET ${path} over TLS: no answer within 10 s`)));
-    req.end();
+    req.setTimeout(10_000, () => req.destroy(new Error(`${method} ${path} over TLS: no answer within 10 s`)));
+    if (chunks) for (const c of chunks) req.write(c);
+    req.end(body);
   });
+}
+
+/** `exchange`, and the seconds it took (curl's time_total). */
+async function timed(port, options) {
+  const start = process.hrtime.bigint();
+  const res = await exchange(port, options);
+  return { ...res, secs: Number(process.hrtime.bigint() - start) / 1e9 };
 }
 
 /** GET requests over one HTTP/2 session (TLS with ALPN h2, or cleartext with prior knowledge); each answer says the session's protocol. */
@@ -660,6 +670,52 @@ const HTTPARENA = {
         ws.close(1000);
       });
     });
+  },
+
+  // The async profile (validate.sh's "Async delay" section): GET /delay/{ms} answers ms after at
+  // least ms (0.9 ms allowed for a timer that rounds down), as text/plain; the wait tracks the
+  // parameter, and 32 overlapping requests each get their own.
+  async async({ port }, problems) {
+    const delay = async (what, ms, minSecs) => {
+      const res = await timed(port, { path: `/delay/${ms}` });
+      const body = res.body.toString().split("\n").filter((l) => l !== "").pop() ?? "";
+      if (res.status !== 200) problems.push(`${what}: status ${res.status}, expected 200`);
+      else if (body !== String(ms)) problems.push(`${what}: body ${JSON.stringify(body)}, expected ${ms}`);
+      else if (res.secs < minSecs) problems.push(`${what}: answered in ${res.secs}s, short of the ${ms}ms it was asked to wait`);
+      return res;
+    };
+    const ms = randomInt(10, 91);
+    const random = await delay(`GET /delay/${ms} (random)`, ms, (ms / 1000) * 0.9);
+    if (!headerIs(random.headers["content-type"], "text/plain")) problems.push(`GET /delay/${ms} Content-Type: ${random.headers["content-type"]}, expected text/plain`);
+    const zero = await exchange(port, { path: "/delay/0" });
+    if (zero.body.toString().trim() !== "0") problems.push(`GET /delay/0: body ${JSON.stringify(zero.body.toString().slice(0, 40))}, expected 0`);
+    const short = await delay("GET /delay/10", 10, 0.008);
+    const long = await delay("GET /delay/500", 500, 0.45);
+    if (long.secs - short.secs < 0.3) problems.push(`/delay/500 vs /delay/10: ${short.secs}s vs ${long.secs}s — the delay does not track the parameter`);
+    if (short.secs > 2) problems.push(`/delay/10: took ${short.secs}s for a 10ms delay`);
+    // 13 is coprime with 400: 32 distinct delays from 100 to 499 ms, all in flight at once.
+    const batch = await Promise.all(Array.from({ length: 32 }, (_, i) => 100 + ((i + 1) * 13) % 400).map(async (want) => ({ want, res: await timed(port, { path: `/delay/${want}` }) })));
+    const bad = batch.find(({ want, res }) => res.status !== 200 || res.body.toString().trim() !== String(want) || res.secs < (want / 1000) * 0.9);
+    if (bad) problems.push(`32 overlapping requests: /delay/${bad.want} answered ${bad.res.status} ${JSON.stringify(bad.res.body.toString().slice(0, 20))} in ${bad.res.secs}s`);
+  },
+
+  // The echo profiles (echo-10k, echo-100k; their validation pages): POST /echo over TLS on the
+  // json-tls port, ALPN http/1.1, every body back byte for byte: random ones of 1 B, 1 KB, 10 KB and
+  // 100 KB, 10 KB and 100 KB sent chunked (no Content-Length to answer from), and an empty one (200,
+  // empty).
+  async echo({ tlsPort }, problems) {
+    const octets = { "content-type": "application/octet-stream" };
+    const sent = [
+      ...[["1 B", 1], ["1 KB", 1024], ["10 KB", 10_240], ["100 KB", 102_400]].map(([what, size]) => [`${what} random body`, randomBytes(size), false]),
+      ...[["10 KB", 10_240], ["100 KB", 102_400]].map(([what, size]) => [`${what} chunked body`, randomBytes(size), true]),
+      ["empty body", Buffer.alloc(0), false],
+    ];
+    for (const [what, body, chunked] of sent) {
+      const res = await exchangeTls(tlsPort, "/echo", { method: "POST", headers: octets, ...(chunked ? { chunks: [body.subarray(0, 4096), body.subarray(4096)] } : { body }) });
+      if (res.version !== "1.1") problems.push(`POST /echo ${what}: HTTP/${res.version} over TLS, expected 1.1`);
+      if (res.status !== 200) problems.push(`POST /echo ${what}: status ${res.status}, expected 200`);
+      else if (!res.body.equals(body)) problems.push(`POST /echo ${what}: ${res.body.length} bytes back that are not the ${body.length} sent`);
+    }
   },
 };
 

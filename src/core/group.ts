@@ -89,6 +89,13 @@ export class Group<Prefix extends string = ""> {
   readonly delete: AddRoute<this, Prefix> = (path: string, ...args: RouteArgs) => this.route("DELETE", path, args);
   readonly head: AddRoute<this, Prefix> = (path: string, ...args: RouteArgs) => this.route("HEAD", path, args);
   readonly options: AddRoute<this, Prefix> = (path: string, ...args: RouteArgs) => this.route("OPTIONS", path, args);
+  /**
+   * QUERY (RFC 10008): a safe, idempotent request with a body that says what to answer, a GET
+   * whose query is too big or too structured for the URL. Its body is read as POST's
+   * (`req.body`). On the node engine, Node 20.19.3+ or 22.2+ parse the method (older Node answers
+   * 400 itself); see docs/guide/routing.md.
+   */
+  readonly query: AddRoute<this, Prefix> = (path: string, ...args: RouteArgs) => this.route("QUERY", path, args);
   /** Every method on this path. */
   readonly all: AddRoute<this, Prefix> = (path: string, ...args: RouteArgs) => this.route("*", path, args);
 

@@ -1,7 +1,7 @@
 import { compress } from "../compress.js";
 import { compileSerializers, compileValidation, type Serializer } from "../schema/compile.js";
 import { buildOpenApi, type OpenApiOptions, type RouteInfo } from "../schema/openapi.js";
-import type { OpenApiDocument } from "../schema/openapi-document.js";
+import type { OpenApiDocument, OpenApiVersion } from "../schema/openapi-document.js";
 import type { RouteOptions } from "../schema/types.js";
 import { Topics, type Broker } from "../websocket/topics.js";
 import type { Handler } from "./chain.js";
@@ -116,8 +116,8 @@ export class Routes implements Registry {
     return this.fallbackLayers;
   }
 
-  /** An OpenAPI 3.1 document describing every route. */
-  openapi(options: OpenApiOptions): OpenApiDocument {
+  /** An OpenAPI 3.1 (or 3.2) document describing every route. */
+  openapi(options: OpenApiOptions): OpenApiDocument<OpenApiVersion> {
     return buildOpenApi(this.described, options);
   }
 }

@@ -174,6 +174,8 @@ export interface IRoute {
   patch: RouteHandlers<this>;
   options: RouteHandlers<this>;
   head: RouteHandlers<this>;
+  /** QUERY (RFC 10008): there where Node's `http.METHODS` has it (Node 20.19.2+, 22.2+), as in Express. */
+  query: RouteHandlers<this>;
 }
 
 export type ParamHandler = (req: Request, res: Response, next: NextFunction, value: any, name: string) => unknown;
@@ -187,6 +189,8 @@ interface Routing<This> {
   patch: RouteMatcher<This>;
   options: RouteMatcher<This>;
   head: RouteMatcher<This>;
+  /** QUERY (RFC 10008): there where Node's `http.METHODS` has it (Node 20.19.2+, 22.2+), as in Express. */
+  query: RouteMatcher<This>;
   use<P = ParamsDictionary, ResBody = any, ReqBody = any, ReqQuery = ParsedQs, Locals extends Record<string, any> = Record<string, any>>(
     ...handlers: Array<RequestHandler<P, ResBody, ReqBody, ReqQuery, Locals>>
   ): This;

@@ -2,7 +2,8 @@
  * The OpenAPI 3.1 document's types: what `app.openapi()` returns, written from the
  * specification (https://spec.openapis.org/oas/v3.1.0) so that an app can read the document and
  * add to it (servers, components, security) without casts, and without a dependency. Every
- * object also takes `x-` extensions, as the specification allows.
+ * object also takes `x-` extensions, as the specification allows. A 3.2 document (asked for
+ * with `openapi: "3.2.0"`) has the same shape here, plus its path items' `query` operation.
  */
 
 /** Specification extensions: `x-` fields, on every object. */
@@ -117,7 +118,14 @@ export interface OpenApiOperation extends OpenApiExtensions {
   servers?: OpenApiServer[];
 }
 
-export type OpenApiMethod = "get" | "put" | "post" | "delete" | "options" | "head" | "patch" | "trace";
+/**
+ * A path item's operations by method. `query` (the QUERY method, RFC 10008) is OpenAPI 3.2's; a
+ * 3.1 document has QUERY's operation under the `x-query` extension instead.
+ */
+export type OpenApiMethod = "get" | "put" | "post" | "delete" | "options" | "head" | "patch" | "trace" | "query";
+
+/** The OpenAPI versions `app.openapi()` writes: 3.1 (the default) or 3.2. */
+export type OpenApiVersion = `3.1.${number}` | `3.2.${number}`;
 
 export type OpenApiPathItem = { [method in OpenApiMethod]?: OpenApiOperation } & OpenApiExtensions & {
   $ref?: string;
@@ -165,9 +173,9 @@ export interface OpenApiTag extends OpenApiExtensions {
   externalDocs?: OpenApiExternalDocs;
 }
 
-/** An OpenAPI 3.1 document, as `app.openapi()` returns it. */
-export interface OpenApiDocument extends OpenApiExtensions {
-  openapi: `3.1.${number}`;
+/** An OpenAPI 3.1 document, as `app.openapi()` returns it (`OpenApiDocument<\`3.2.${number}\`>`: a 3.2 one). */
+export interface OpenApiDocument<Version extends OpenApiVersion = `3.1.${number}`> extends OpenApiExtensions {
+  openapi: Version;
   info: OpenApiInfo;
   jsonSchemaDialect?: string;
   servers?: OpenApiServer[];

@@ -13,6 +13,7 @@ import type {
   OpenApiSecurityRequirement,
   OpenApiServer,
   OpenApiTag,
+  OpenApiVersion,
 } from "./openapi-document.js";
 import type { JsonSchema, RouteSchema, Schema } from "./types.js";
 
@@ -36,6 +37,12 @@ export interface RouteInfo {
  * fields Cog can't know from the routes, given as they go into the document.
  */
 export interface OpenApiOptions extends OpenApiInfo {
+  /**
+   * The OpenAPI version to write: "3.1.0" (the default) or "3.2.0". They differ here in QUERY
+   * routes only: a 3.2 path item has their operation as `query`, a 3.1 one as `x-query` (an
+   * extension, which 3.1's tools pass over).
+   */
+  openapi?: OpenApiVersion;
   servers?: OpenApiServer[];
   /** Reusable parts, such as the `securitySchemes` that routes name in `schema.security`. */
   components?: OpenApiComponents;
@@ -67,13 +74,18 @@ const VALIDATION_ERROR: Json = {
 };
 
 /**
- * An OpenAPI 3.1 document from the registered routes: paths (`:id` -> `{id}`),
+ * An OpenAPI 3.1 (or 3.2) document from the registered routes: paths (`:id` -> `{id}`),
  * parameters, request bodies and responses from their schemas. Standard
  * Schemas appear where their library can describe itself as JSON Schema
  * (Standard JSON Schema, e.g. zod 4), and as an open schema otherwise.
  */
-export function buildOpenApi(routes: readonly RouteInfo[], options: OpenApiOptions): OpenApiDocument {
-  const { servers, components, security, tags, externalDocs, ...info } = options;
+export function buildOpenApi(routes: readonly RouteInfo[], options: OpenApiOptions): OpenApiDocument<OpenApiVersion> {
+  const { openapi = "3.1.0", servers, components, security, tags, externalDocs, ...info } = options;
+  if (typeof openapi !== "string" || !/^3\.[12]\.\d+$/.test(openapi)) {
+    throw new TypeError(`app.openapi(): openapi must be a 3.1 or 3.2 version ("3.1.0", "3.2.0"), got ${JSON.stringify(openapi)}`);
+  }
+  // QUERY's operation: OpenAPI 3.2 has a field for it, 3.1 none (an extension then).
+  const queryField = openapi.startsWith("3.2.") ? "query" : "x-query";
   const schemes = new Set(Object.keys(components?.securitySchemes ?? {}));
   const checkSecurity = (requirements: ReadonlyArray<Readonly<Record<string, readonly string[]>>>, where: string) => {
     for (const requirement of requirements) {
@@ -149,9 +161,11 @@ export function buildOpenApi(routes: readonly RouteInfo[], options: OpenApiOptio
     if (Object.keys(responses).length === 0) responses["200"] = { description: "OK" };
     operation.responses = responses;
 
-    (paths[path] ??= {})[route.method.toLowerCase() as OpenApiMethod] = operation;
+    const item = (paths[path] ??= {});
+    if (route.method === "QUERY") item[queryField] = operation;
+    else item[route.method.toLowerCase() as OpenApiMethod] = operation;
   }
-  const document: OpenApiDocument = { openapi: "3.1.0", info, paths };
+  const document: OpenApiDocument<OpenApiVersion> = { openapi, info, paths };
   if (servers !== undefined) document.servers = servers;
   if (components !== undefined) document.components = components;
   if (security !== undefined) document.security = security;

@@ -158,6 +158,8 @@ describe(`the arena app on the ${engine} engine`, () => {
     const verdict = await new Validator().validate(doc);
     assert.equal(verdict.valid, true, JSON.stringify(verdict.errors));
     assert.equal(doc.paths["/ws"], undefined, "the WebSocket route is not an operation");
+    assert.deepEqual(doc.paths["/delay/{ms}"].get.parameters, [{ name: "ms", in: "path", required: true, schema: { type: "integer", minimum: 0, maximum: 10_000 } }]);
+    assert.ok(doc.paths["/echo"].post, "POST /echo is described");
     const read = doc.paths["/crud/items/{id}"].get;
     assert.deepEqual(Object.keys(read.responses).sort(), ["200", "400", "404"]);
     const missing = await exchange(arena.port, { path: "/crud/items/99999999" });
@@ -168,7 +170,7 @@ describe(`the arena app on the ${engine} engine`, () => {
   });
 
   test("refuses bad input with a 4xx and keeps serving", async () => {
-    for (const path of ["/json/abc", "/json/51", "/json/5?m=x", "/async-db?limit=lots", "/crud/items/abc", "/crud/items?page=0", "/crud/items?limit=500"]) {
+    for (const path of ["/json/abc", "/json/51", "/json/5?m=x", "/async-db?limit=lots", "/crud/items/abc", "/crud/items?page=0", "/crud/items?limit=500", "/delay/abc", "/delay/-1", "/delay/1.5", "/delay/10001"]) {
       const res = await exchange(arena.port, { path });
       assert.equal(res.status, 400, `GET ${path}: ${res.body}`);
     }
@@ -190,6 +192,9 @@ describe(`the arena app on the ${engine} engine`, () => {
     }
     const beyond = await exchange(arena.port, { method: "PUT", path: "/crud/items/1", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "x\u0000", price: 1, quantity: 2147483648 }) });
     assert.equal(beyond.status, 400, String(beyond.body));
+    // /echo's body is read whole, within the app's bodyLimit (1 MiB).
+    const tooLong = await exchange(arena.port, { method: "POST", path: "/echo", headers: { "content-type": "application/octet-stream", "content-length": String(2 * 1024 * 1024) }, body: "x" });
+    assert.equal(tooLong.status, 413);
     const tooBig = await exchange(arena.port, { method: "POST", path: "/upload", headers: { "content-type": "application/octet-stream", "content-length": String(65 * 1024 * 1024) }, body: "x" });
     assert.equal(tooBig.status, 413);
     const put = await exchange(arena.port, { method: "PUT", path: "/crud/items/1", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "", price: -1 }) });
@@ -218,6 +223,6 @@ describe(`the arena app on the ${engine} engine`, () => {
       execFile("schemathesis", args, { cwd: tmpdir(), timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => resolve({ code: err === null ? 0 : Number((err as { code?: unknown }).code ?? 1), output: stdout + stderr }));
     });
     assert.equal(code, 0, output);
-    assert.match(output, /API Operations:\s+Selected: 15\/15/, output);
+    assert.match(output, /API Operations:\s+Selected: 17\/17/, output);
   });
 });

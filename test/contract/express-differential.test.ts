@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { same as compare } from "../express-pair.js";
-import { engine, nativeSkip } from "../helpers.js";
+import { engine, nativeSkip, nodeParsesQuery } from "../helpers.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyExpress = any;
@@ -253,6 +253,35 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
         { method: "POST", path: "/raw", headers: { "content-type": "application/octet-stream" }, body: "0123456789" },
         { method: "POST", path: "/small", headers: { "content-type": "application/json" }, body: '{"too":"long for ten bytes"}' },
         { method: "POST", path: "/none", headers: { "content-type": "application/json" }, body: "{}" },
+      ],
+    ));
+
+  // Express serves itself on node:http, whose parser takes QUERY from Node 20.19.3 and 22.2 (and
+  // Express has app.query where http.METHODS lists it).
+  test("QUERY: app.query, router.query, route().query and app.all; a body parser reads its body; a fresh answer is 304; OPTIONS and 405 list it", { skip: nodeParsesQuery() ? false : `node:http on Node ${process.version} does not take QUERY requests` }, () =>
+    same(
+      (app, e) => {
+        app.set("env", "production");
+        app.get("/search", (_req: AnyExpress, res: AnyExpress) => res.send("get"));
+        app.query("/search", e.json(), (req: AnyExpress, res: AnyExpress) => res.json({ method: req.method, body: req.body, query: req.query }));
+        const router = e.Router();
+        router.query("/:id", e.text(), (req: AnyExpress, res: AnyExpress) => res.send(`${req.params.id}: ${req.body}`));
+        router.route("/route/:id").query((req: AnyExpress, res: AnyExpress) => res.send(`route ${req.params.id}`));
+        app.use("/items", router);
+        app.all("/any", (req: AnyExpress, res: AnyExpress) => res.send(`any ${req.method}`));
+      },
+      [
+        { method: "QUERY", path: "/search?page=2", headers: { "content-type": "application/json" }, body: '{"name":"ada"}' },
+        { method: "QUERY", path: "/search", headers: { "content-type": "application/json" }, body: "{bad" },
+        // A Cache-Control of its own: fetch sends "no-cache" with a conditional request otherwise, and fresh() then answers false.
+        { method: "QUERY", path: "/search", headers: { "content-type": "application/json", "if-none-match": 'W/"33-BOWaQjv12uOgYGL8ZoQWTLGqKPc"', "cache-control": "max-age=0" }, body: '{"name":"ada"}' },
+        { method: "QUERY", path: "/items/7", headers: { "content-type": "text/plain" }, body: "text" },
+        { method: "QUERY", path: "/items/route/8" },
+        { method: "QUERY", path: "/any" },
+        { method: "QUERY", path: "/nothing" },
+        { method: "OPTIONS", path: "/search" },
+        { method: "DELETE", path: "/search" },
+        { method: "HEAD", path: "/search" },
       ],
     ));
 

@@ -1,7 +1,7 @@
 // The OpenAPI document says what the server does: what each route's schema declares passes
 // through, WebSocket routes are left out, the 400 of validation is described with the body it
 // really has, a parameter with a default is optional (and the server takes a request without it),
-// and the document validates against the OpenAPI 3.1 schema.
+// and the document validates against the OpenAPI 3.1 schema (3.2's, asked for one).
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Type } from "@sinclair/typebox";
@@ -9,11 +9,11 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import WebSocket from "ws";
 import { z } from "zod";
-import { Cog, type OpenApiDocument, type OpenApiOperation, type OpenApiResponse } from "../../src/index.js";
-import { engine, serve } from "../helpers.js";
+import { Cog, type OpenApiDocument, type OpenApiOperation, type OpenApiResponse, type OpenApiVersion } from "../../src/index.js";
+import { engine, queryRefused, serve } from "../helpers.js";
 import { app as schemasExample } from "../../examples/schemas.js";
 
-async function assertValid(doc: OpenApiDocument): Promise<void> {
+async function assertValid(doc: OpenApiDocument<OpenApiVersion>): Promise<void> {
   const verdict = await new Validator().validate(doc as never);
   assert.equal(verdict.valid, true, JSON.stringify(verdict.errors));
 }
@@ -176,6 +176,46 @@ describe("OpenAPI document", () => {
     assert.deepEqual(await (await fetch("/page?q=x")).json(), { q: "x", page: 1, lang: "en" });
     assert.deepEqual(await (await fetch("/sorted")).json(), { sort: "asc" });
     await assertValid(doc);
+  });
+
+  test("a QUERY route is OpenAPI 3.2's query operation with openapi: \"3.2.0\", and the x-query extension in the 3.1 default; both documents are valid", async () => {
+    const app = new Cog();
+    app.get("/users", (_req, res) => res.send("all"));
+    app.query("/users", { schema: { summary: "Find users", body: Type.Object({ name: Type.String() }), response: { 200: Type.Array(Type.String()) } } }, (_req, res) => res.json([]));
+    app.group("/teams/:team", (teams) => teams.query("/members", (_req, res) => res.json([])));
+    const v32 = app.openapi({ title: "Users", version: "1.0.0", openapi: "3.2.0" });
+    const version: `3.2.${number}` = v32.openapi;
+    assert.equal(version, "3.2.0");
+    const query = v32.paths?.["/users"]?.query;
+    assert.ok(query, "QUERY /users is described");
+    assert.equal(query.operationId, "queryUsers");
+    assert.equal(query.summary, "Find users");
+    assert.deepEqual(Object.keys(query.requestBody !== undefined && !("$ref" in query.requestBody) ? query.requestBody.content : {}), ["application/json"]);
+    assert.deepEqual(Object.keys(query.responses ?? {}).sort(), ["200", "400"]);
+    assert.equal(v32.paths?.["/users"]?.get?.operationId, "getUsers");
+    assert.deepEqual(v32.paths?.["/teams/{team}/members"]?.query?.parameters, [{ name: "team", in: "path", required: true, schema: { type: "string" } }]);
+    assert.equal(v32.paths?.["/users"]?.["x-query"], undefined);
+    await assertValid(v32);
+
+    const v31 = app.openapi({ title: "Users", version: "1.0.0" });
+    assert.equal(v31.openapi, "3.1.0");
+    assert.equal(v31.paths?.["/users"]?.query, undefined, "3.1 has no query operation");
+    assert.deepEqual(v31.paths?.["/users"]?.["x-query"], query);
+    assert.deepEqual(v31.paths?.["/teams/{team}/members"]?.["x-query"], v32.paths?.["/teams/{team}/members"]?.query);
+    await assertValid(v31);
+    assert.equal(app.openapi({ title: "Users", version: "1.0.0", openapi: "3.1.1" }).openapi, "3.1.1");
+    assert.throws(() => app.openapi({ title: "Users", version: "1.0.0", openapi: "3.0.3" as never }), /^TypeError: app\.openapi\(\): openapi must be a 3\.1 or 3\.2 version \("3\.1\.0", "3\.2\.0"\), got "3\.0\.3"$/);
+  });
+
+  test("a QUERY route's body schema is validated as a POST's", { skip: queryRefused }, async (t) => {
+    const { fetch } = await serve(t, (app) => {
+      app.query("/users", { schema: { body: Type.Object({ name: Type.String() }) } }, (req, res) => res.json({ name: req.body.name }));
+    });
+    const send = (body: string) => fetch("/users", { method: "QUERY", headers: { "content-type": "application/json" }, body });
+    assert.deepEqual(await (await send('{"name":"ada"}')).json(), { name: "ada" });
+    const refused = await send('{"name":1}');
+    assert.equal(refused.status, 400);
+    assert.equal((await refused.json()).validation[0].in, "body");
   });
 
   test("the docs' example app (examples/schemas.ts) has a valid document", async () => {

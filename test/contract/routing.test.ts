@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { raw, serve, statuses, engine } from "../helpers.js";
+import { queryRefused, raw, serve, statuses, engine } from "../helpers.js";
 
 describe("routing over HTTP", () => {
   test("every method helper registers its method", async (t) => {
@@ -65,6 +65,42 @@ describe("routing over HTTP", () => {
     const res = await fetch("/x", { method: "OPTIONS" });
     assert.equal(res.status, 204);
     assert.equal(res.headers.get("allow"), "GET, HEAD, OPTIONS");
+  });
+
+  test("app.query routes QUERY, whose body is read as POST's, in groups too; 405 and OPTIONS list it; HEAD stays GET's", { skip: queryRefused }, async (t) => {
+    const { fetch, port } = await serve(t, (app) => {
+      app.get("/search", (_req, res) => res.send("get"));
+      app.query("/search", (req, res) => res.json({ method: req.method, body: req.body, q: req.query }));
+      app.group("/users/:id", (users) => users.query("/posts", (req, res) => res.json({ id: req.params.id, body: req.body })));
+      app.all("/any", (req, res) => res.send(`any ${req.method}`));
+    });
+    const json = await fetch("/search?page=2", { method: "QUERY", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "ada" }) });
+    assert.equal(json.status, 200);
+    assert.deepEqual(await json.json(), { method: "QUERY", body: { name: "ada" }, q: { page: "2" } });
+    const form = await fetch("/search", { method: "QUERY", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "name=ada&age=36" });
+    assert.deepEqual((await form.json()).body, { name: "ada", age: "36" });
+    const text = await fetch("/search", { method: "QUERY", headers: { "content-type": "text/plain" }, body: "select *" });
+    assert.equal((await text.json()).body, "select *");
+    const bad = await fetch("/search", { method: "QUERY", headers: { "content-type": "application/json" }, body: "{" });
+    assert.equal(bad.status, 400);
+    assert.equal(await (await fetch("/search")).text(), "get");
+    const head = await fetch("/search", { method: "HEAD" });
+    assert.equal(head.headers.get("content-length"), "3", "HEAD is answered by GET's route, not QUERY's");
+    const wrong = await fetch("/search", { method: "DELETE" });
+    assert.equal(wrong.status, 405);
+    assert.equal(wrong.headers.get("allow"), "GET, HEAD, OPTIONS, QUERY");
+    assert.equal((await fetch("/search", { method: "OPTIONS" })).headers.get("allow"), "GET, HEAD, OPTIONS, QUERY");
+    const nested = await fetch("/users/7/posts", { method: "QUERY", headers: { "content-type": "application/json" }, body: '{"since":1}' });
+    assert.deepEqual(await nested.json(), { id: "7", body: { since: 1 } });
+    assert.equal(await (await fetch("/any", { method: "QUERY" })).text(), "any QUERY");
+    const notFound = await fetch("/nothing", { method: "QUERY" });
+    assert.equal(notFound.status, 404);
+    assert.equal((await notFound.json()).message, "Route QUERY /nothing not found");
+    // On one keep-alive connection: a chunked QUERY body, then a GET, each answered in order.
+    const bytes = await raw(port, "QUERY /search HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nGET /search HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert.deepEqual(statuses(bytes), [200, 200]);
+    assert.match(bytes, /"body":"abc"/);
+    assert.ok(bytes.endsWith("get"));
   });
 
   test("use(mw) and use('*', mw) run for every request, in order, before handlers", async (t) => {

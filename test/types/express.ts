@@ -39,6 +39,10 @@ const search: RequestHandler<Record<string, never>, { hits: number }, unknown, {
   res.send({ hits: q === undefined ? 0 : q.length });
 };
 users.get("/search", search);
+// QUERY (RFC 10008) where Node has it, as Express derives its methods from http.METHODS.
+users.query("/search", express.json(), (req: Request<Record<string, string>, unknown, { q: string }>, res) => res.json({ q: req.body.q }));
+app.query("/search", (_req, res) => res.json([]));
+users.route("/found").query((_req, res) => res.sendStatus(204));
 users.route("/:id/avatar").get((_req, res) => res.sendFile("/avatars/default.png")).put(requireToken, (_req, res) => res.sendStatus(204));
 users.param("id", (req, _res, next, id: string) => {
   req.params.id = id.trim();

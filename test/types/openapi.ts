@@ -17,6 +17,18 @@ const response = operation?.responses?.["200"];
 const description: string | undefined = response !== undefined && !("$ref" in response) ? response.description : undefined;
 void [version, title, operationId, description];
 
+// OpenAPI 3.2 when asked for, whose path items have QUERY's operation as `query`; 3.1 has it as `x-query`.
+app.query("/users", { schema: { body: Type.Object({ name: Type.String() }) } }, (_req, res) => res.json([]));
+const v32 = app.openapi({ title: "Users", version: "1.0.0", openapi: "3.2.0" });
+const version32: `3.2.${number}` = v32.openapi;
+const query: OpenApiOperation | undefined = v32.paths?.["/users"]?.query;
+const extension: unknown = app.openapi({ title: "Users", version: "1.0.0", openapi: "3.1.0" }).paths?.["/users"]?.["x-query"];
+// @ts-expect-error -- a 3.2 document is not a 3.1 one
+const v31: `3.1.${number}` = v32.openapi;
+// @ts-expect-error -- Cog writes 3.1 or 3.2
+app.openapi({ title: "Users", version: "1.0.0", openapi: "3.0.3" });
+void [version32, query, extension, v31];
+
 // What Cog doesn't write, the app adds, checked against the specification.
 doc.servers = [{ url: "https://api.example.com" }];
 doc.components = { securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } } };

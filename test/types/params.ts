@@ -40,6 +40,21 @@ app.get("/health", (req, res) => {
 const audit: Handler = (_req, _res, next) => next();
 app.delete("/users/:id", audit, (req, res) => res.send(req.params.id));
 app.all("/any/:thing", (req, res) => res.send(req.params.thing));
+app.query("/users/:id/search", audit, (req, res) => {
+  const id: string = req.params.id;
+  // @ts-expect-error -- a typo of a param is caught on QUERY routes too
+  void req.params.idd;
+  res.json({ id, body: req.body });
+});
+// A QUERY route's body schema types req.body, as a POST's does.
+app.query("/people/:team", { schema: { body: Type.Object({ name: Type.String() }) } }, (req, res) => {
+  const name: string = req.body.name;
+  const team: string = req.params.team;
+  // @ts-expect-error -- the schema says string
+  const n: number = req.body.name;
+  void n;
+  res.json({ name, team });
+});
 
 // A path that is not a literal gives Record<string, string>.
 const dynamicPath: string = "/x/:y";
@@ -57,7 +72,9 @@ app.group("/users/:uid", (users) => {
     void req.params.id;
     res.send(`${uid}/${pid}`);
   });
+  users.query("/posts", (req, res) => res.send(req.params.uid));
   users.group("/albums/:aid", (albums) => {
+    albums.query("/photos/:pid", (req, res) => res.send(`${req.params.uid}/${req.params.aid}/${req.params.pid}`));
     albums.get("/", (req, res) => res.send(`${req.params.uid}/${req.params.aid}`));
     albums.get("/photos/*", (req, res) => res.send(req.params["*"] + req.params.aid + req.params.uid));
   });

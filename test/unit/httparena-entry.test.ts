@@ -31,10 +31,15 @@ const PROFILE_ROUTES: Record<string, string[]> = {
   "baseline-h2c": ['"/baseline2"'],
   "json-h2c": ['"/json/:count"'],
   "echo-ws": ['app.ws("/ws"'],
+  async: ['"/delay/:ms"'],
+  "echo-10k": ['"/echo"', "echo(server)"],
+  "echo-100k": ['"/echo"', "echo(server)"],
 };
 /** The port variable (and HttpArena's port) a profile needs besides PORT=8080. */
 const PROFILE_PORTS: Record<string, [string, string]> = {
   "json-tls": ["TLS_PORT", "8081"],
+  "echo-10k": ["TLS_PORT", "8081"],
+  "echo-100k": ["TLS_PORT", "8081"],
   "baseline-h2": ["H2_PORT", "8443"],
   "static-h2": ["H2_PORT", "8443"],
   "baseline-h2c": ["H2C_PORT", "8082"],
