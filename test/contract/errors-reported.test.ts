@@ -14,8 +14,9 @@ import { HttpError, type ErrorLogLine, type LogFunction } from "../../src/index.
 import { startChild, waitForOutput } from "../children.js";
 import { engine, serve } from "../helpers.js";
 
+/** Waits until `condition` holds; the bound only turns a missing line into a failure. */
 async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 100 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  for (const end = Date.now() + 15_000; !condition() && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
 function errorLines(): { lines: ErrorLogLine[]; logger: LogFunction } {
@@ -53,7 +54,7 @@ test(`a 5xx answered by a custom onError is logged with the error, request id, m
   assert.equal(line!.method, "GET");
   assert.equal(line!.path, "/orders/7");
   assert.equal(line!.route, "/orders/:id");
-  assert.match(line!.msg, /GET \/orders\/7\?secret=1 \(route GET \/orders\/:id\)/);
+  assert.equal(line!.msg, "cog: GET /orders/7 (route GET /orders/:id)", "the path, not the query");
   assert.equal((line!.err as { message: string }).message, "the query failed");
   assert.equal((lines[1]!.err as { message: string }).message, "thrown at once");
 });

@@ -35,11 +35,11 @@ describe("listen and close", () => {
 
   test("close lets in-flight requests finish, and refuses new requests on open connections with 503", async () => {
     const app = new Cog({ logErrors: false, engine });
-    const { release } = holdRoute(app, "/slow", "finished");
+    const { release, arrived } = holdRoute(app, "/slow", "finished");
     app.get("/fast", (_req, res) => res.send("fast"));
     const { port } = await app.listen(0, "127.0.0.1");
     const inFlight = fetch(`http://127.0.0.1:${port}/slow`).then((r) => r.text());
-    await new Promise((r) => setTimeout(r, 30));
+    while (arrived() < 1) await new Promise((r) => setTimeout(r, 5));
     let closed = false;
     const closing = app.close().then(() => (closed = true));
     await new Promise((r) => setTimeout(r, 30));
@@ -149,13 +149,18 @@ describe("listen and close", () => {
 
   test("close cuts connections still busy after the drain deadline", async () => {
     const app = new Cog({ engine });
-    app.get("/forever", () => new Promise(() => {}));
+    let reached = (): void => {};
+    const handling = new Promise<void>((resolve) => (reached = resolve));
+    app.get("/forever", () => {
+      reached();
+      return new Promise(() => {});
+    });
     const { port } = await app.listen(0, "127.0.0.1");
     const hung = fetch(`http://127.0.0.1:${port}/forever`).then(
       () => "answered",
       () => "cut",
     );
-    await new Promise((r) => setTimeout(r, 30));
+    await handling;
     const started = Date.now();
     await app.close(100);
     assert.ok(Date.now() - started < 2000);

@@ -33,7 +33,12 @@ describe("shutdown: onClose hooks and event streams", () => {
   test("a hook that awaits closing.drained sees in-flight requests finished; new requests got 503 meanwhile", async () => {
     const app = new Cog({ engine, logErrors: false });
     let finished = false;
-    app.get("/slow", (_req, res) => void setTimeout(() => ((finished = true), res.send("done")), 300));
+    let reached = (): void => {};
+    const handling = new Promise<void>((resolve) => (reached = resolve));
+    app.get("/slow", (_req, res) => {
+      reached();
+      setTimeout(() => ((finished = true), res.send("done")), 300);
+    });
     const seen: Array<[string, boolean]> = [];
     app.onClose(async ({ drained }) => {
       seen.push(["hook began", finished]);
@@ -42,7 +47,7 @@ describe("shutdown: onClose hooks and event streams", () => {
     });
     const { port } = await app.listen(0, "127.0.0.1");
     const inFlight = fetch(`http://127.0.0.1:${port}/slow`).then((r) => r.text());
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await handling;
     await app.close(10_000);
     assert.equal(await inFlight, "done");
     assert.deepEqual(seen, [

@@ -79,13 +79,14 @@ test(`[${engine}] Upgrade without Connection: upgrade is an ordinary request: pi
 });
 
 test(`[${engine}] close(drainMs) drains WebSockets and in-flight requests together, under one deadline`, async (t) => {
+  let reached = false;
   const { app, port, base } = await serve(t, (app) => {
     app.ws("/echo", echo);
-    app.get("/never", () => {}); // never answers: cut at the deadline
+    app.get("/never", () => void (reached = true)); // never answers: cut at the deadline
   });
   const socket = await openRaw(port, "/echo"); // never answers the server's Close: cut at the deadline
   const request = fetch(`${base}/never`).catch(() => "cut");
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  while (!reached) await new Promise((resolve) => setTimeout(resolve, 5));
   const drainMs = 1000;
   const started = performance.now();
   await app.close(drainMs);

@@ -378,7 +378,10 @@ describe("Node internals relied on by sendTimeout (src/engines/node/send-timeout
     const before = server.bytesWritten - server.writableLength;
     // The limit hands a large write over in pieces; here, one more small write, then reading resumes.
     client.resume();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Until the count moves (or the bound, which only turns a hang into a failure, passes).
+    for (const end = Date.now() + 30_000; server.bytesWritten - server.writableLength === before && server.writableLength > 0 && Date.now() < end; ) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     seen.push({ length: server.writableLength, written: server.bytesWritten - server.writableLength });
     assert.ok(seen[0]!.written > before || seen[0]!.length === 0, changed("net.Socket bytesWritten and writableLength", SEND, "bytesWritten - writableLength does not grow as queued bytes are written"));
   });
