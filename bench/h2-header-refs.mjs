@@ -202,12 +202,7 @@ async function costRound(server, refs, streams, perConnection, ack) {
   // Warm: a few connections first.
   for (let i = 0; i < 3; i++) await attack(server.port, refs, Math.min(perConnection, 20), ack, newTally());
   const before = await server.cpu();
-  let left = streams;
-  while (left > 0) {
-    const n = Math.min(perConnection, left);
-    await attack(server.port, refs, n, ack, tally);
-    left -= n;
-  }
+  while (tally.sent < streams) await attack(server.port, refs, Math.min(perConnection, streams - tally.sent), ack, tally);
   const after = await server.cpu();
   return { us: (after - before) / tally.sent, tally };
 }
