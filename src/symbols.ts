@@ -61,6 +61,8 @@ export const ENDING: unique symbol = Symbol("cog.node.ending");
 export const BODY_CUT: unique symbol = Symbol("cog.h2.bodyCut");
 /** The streams in flight on a session (see `Sessions.idle`). */
 export const IN_FLIGHT: unique symbol = Symbol("cog.h2.inFlight");
+/** A session's count of header lists refused (see `refusedLists` in src/engines/node/http2.ts). */
+export const REFUSED_LISTS: unique symbol = Symbol("cog.h2.refusedLists");
 /** The bytes that followed an upgrade request's head on its socket (Node hands them to 'upgrade' listeners). */
 export const UPGRADE_HEAD: unique symbol = Symbol("cog.websocket.head");
 

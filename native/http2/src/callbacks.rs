@@ -22,19 +22,22 @@ pub(crate) struct Block {
     pseudo: Pseudo,
     /// RFC 9113's size of the list so far (name, value, 32 a field).
     size: usize,
+    /// The size past which the stream is reset rather than answered 431 (see `Config::max_header_list_size`).
+    reset_past: usize,
     pairs: u32,
     too_large: bool,
-    /// Reset for too many fields: no event.
+    /// Reset (too many fields, too large a list, a bad Content-Length): no event.
     refused: bool,
 }
 
 impl Block {
-    fn start(&mut self, stream: StreamId) {
+    fn start(&mut self, stream: StreamId, reset_past: usize) {
         self.stream = stream;
         self.bytes.clear();
         self.fields.clear();
         self.pseudo = Pseudo::default();
         self.size = 0;
+        self.reset_past = reset_past;
         self.pairs = 0;
         self.too_large = false;
         self.refused = false;
@@ -63,6 +66,8 @@ pub(crate) struct Inner {
     pub(crate) resets: Bucket,
     pub(crate) pings: Bucket,
     pub(crate) settings: Bucket,
+    /// Requests refused for their header list (`Config::refused_header_lists`).
+    pub(crate) refused_lists: Bucket,
     /// A rate limit was exceeded: the connection is ending with GOAWAY (ENHANCE_YOUR_CALM).
     pub(crate) flooded: bool,
     /// Request body bytes of closed streams the app never consumed: given back to the
@@ -76,6 +81,7 @@ impl Inner {
             resets: Bucket::new(config.resets),
             pings: Bucket::new(config.pings),
             settings: Bucket::new(config.settings),
+            refused_lists: Bucket::new(config.refused_header_lists),
             config,
             events: Events::default(),
             batch: 0,
@@ -152,7 +158,11 @@ unsafe extern "C" fn on_begin_frame(session: *mut nghttp2_session, hd: *const ng
 unsafe extern "C" fn on_begin_headers(session: *mut nghttp2_session, frame: *const nghttp2_frame, user_data: *mut c_void) -> c_int {
     let inner = inner(user_data);
     let id = (*frame).hd.stream_id as StreamId;
-    inner.block.start(id);
+    // Our SETTINGS_MAX_HEADER_LIST_SIZE once the client has acknowledged it (nghttp2 reports
+    // the initial "unlimited" until then), and twice it before, when a list past it still gets
+    // a 431 (see `Config::max_header_list_size`).
+    let acknowledged = nghttp2_session_get_local_settings(session, NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE) as usize;
+    inner.block.start(id, acknowledged.min(2 * inner.config.max_header_list_size as usize));
     if (*frame).headers.cat == NGHTTP2_HCAT_REQUEST {
         let slot = inner.streams.open(id);
         nghttp2_session_set_stream_user_data(session, id as i32, (slot + 1) as *mut c_void);
@@ -173,14 +183,18 @@ unsafe extern "C" fn on_header(
     let inner = inner(user_data);
     let block = &mut inner.block;
     block.pairs += 1;
-    if block.pairs > inner.config.max_header_pairs {
-        // As node:http2 past maxHeaderListPairs: the stream is reset, and nghttp2 decodes the
-        // rest of the block (HPACK's state must follow) without calling back per field.
+    block.size += namelen + valuelen + 32;
+    if block.pairs > inner.config.max_header_pairs || block.size > block.reset_past {
+        // As node:http2 past maxHeaderListPairs or the list size: the stream is reset, and
+        // nghttp2 decodes the rest of the block (HPACK's state must follow) without checking
+        // the fields or calling back per field.
         block.refused = true;
         nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE as u8, (*frame).hd.stream_id, code::ENHANCE_YOUR_CALM);
+        if !inner.refused_lists.take(Instant::now()) {
+            flooded(session, inner);
+        }
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     }
-    block.size += namelen + valuelen + 32;
     if block.size > inner.config.max_header_list_size as usize {
         block.too_large = true;
         return 0;
@@ -244,6 +258,11 @@ unsafe extern "C" fn on_frame_recv(session: *mut nghttp2_session, frame: *const 
             let index = inner.events.list.len();
             let Some(stream) = inner.streams.get(slot, id) else { return 0 };
             if (*frame).headers.cat == NGHTTP2_HCAT_REQUEST {
+                if inner.block.too_large && !inner.refused_lists.take(Instant::now()) {
+                    // One 431 too many: the connection ends instead.
+                    flooded(session, inner);
+                    return 0;
+                }
                 let (fields, pseudo) = inner.block.copy_into(&mut inner.events);
                 inner.events.list.push(Stored::Request { stream: id, pseudo, fields, end_stream, too_large: inner.block.too_large });
                 stream.request_event = Some((batch, index));

@@ -12,13 +12,23 @@ pub struct Config {
     /// is refused with RST_STREAM (REFUSED_STREAM) and costs the app nothing.
     pub max_concurrent_streams: u32,
     /// SETTINGS_MAX_HEADER_LIST_SIZE, counted as RFC 9113 §6.5.2 does (name, value and 32 bytes a
-    /// field). A request past it is still delivered, flagged `too_large` and holding only the
-    /// fields that fit, so the app answers 431 as it does on HTTP/1.1.
+    /// field). Before the client has acknowledged it (it may not know it yet), a request past it
+    /// is still delivered, flagged `too_large` and holding only the fields that fit, so the app
+    /// answers 431 as it does on HTTP/1.1, while its list stays within twice the size; past that,
+    /// or past the size once acknowledged, the stream is reset (ENHANCE_YOUR_CALM) at the field
+    /// that crosses it, as node:http2 does, and nghttp2 decodes the rest of the block without
+    /// checking or calling back per field. So a block of one-byte HPACK references to a large
+    /// table entry costs the checks of at most twice this size, not of every reference.
     pub max_header_list_size: u32,
     /// Fields decoded in one header block before the stream is reset (ENHANCE_YOUR_CALM), as
-    /// node:http2's `maxHeaderListPairs`: an HPACK block of one-byte references to a large table
+    /// node:http2's `maxHeaderListPairs`: an HPACK block of one-byte references to a small table
     /// entry would otherwise cost a callback per reference.
     pub max_header_pairs: u32,
+    /// Requests refused for their header list (reset past `max_header_pairs` or the size above,
+    /// or delivered `too_large`) a client may send: past the rate, GOAWAY (ENHANCE_YOUR_CALM). A
+    /// client that keeps sending lists the server refuses is flooding it, as node:http2 reads
+    /// a run of streams it rejects (`maxSessionRejectedStreams`, 100).
+    pub refused_header_lists: Rate,
     /// SETTINGS_HEADER_TABLE_SIZE: the HPACK dynamic table the client may fill in our decoder.
     pub header_table_size: u32,
     /// The most our HPACK encoder keeps, whatever larger table the client offers.
@@ -59,6 +69,7 @@ impl Default for Config {
             max_header_list_size: 16 * 1024,
             // node:http2's default maxHeaderListPairs.
             max_header_pairs: 128,
+            refused_header_lists: Rate { burst: 100, per_second: 10 },
             header_table_size: 4096,
             encoder_table_size: 4096,
             initial_window_size: 65_535,

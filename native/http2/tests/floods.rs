@@ -61,9 +61,11 @@ fn a_client_past_the_limit_it_acknowledged_loses_the_connection() {
 
 #[test]
 fn a_header_list_past_its_limit_is_flagged_and_holds_only_the_limit() {
+    // Before the client acknowledged the limit, a list past it (within twice it) still reaches
+    // the app, for a 431.
     let mut conn = connected(Config { max_header_list_size: 1024, ..Config::default() });
     let big = [b'v'; 100];
-    let fields: Vec<(&[u8], &[u8])> = (0..60).map(|_| (&b"x-big"[..], &big[..])).collect();
+    let fields: Vec<(&[u8], &[u8])> = (0..10).map(|_| (&b"x-big"[..], &big[..])).collect();
     let block = request_block(b"GET", b"/", &fields);
     conn.receive(&frame(HEADERS, END_HEADERS | END_STREAM, 1, &block)).unwrap();
     let events = conn.take_events();
@@ -71,13 +73,135 @@ fn a_header_list_past_its_limit_is_flagged_and_holds_only_the_limit() {
     let [Event::Request(req)] = &list[..] else { panic!("{list:?}") };
     assert!(req.too_large);
     let size: usize = req.headers.iter().map(|(n, v)| n.len() + v.len() + 32).sum();
-    assert!(size <= 1024 && req.headers.len() < 60, "kept {size} bytes in {} fields", req.headers.len());
+    assert!(size <= 1024 && req.headers.len() < 10, "kept {size} bytes in {} fields", req.headers.len());
     drop(list);
     conn.recycle(events);
     conn.respond(1, 431, &[], true).unwrap();
     // The connection goes on.
     conn.receive(&get(3, b"/next")).unwrap();
     assert_eq!(requests(&mut conn), [3]);
+}
+
+/// An HPACK literal with incremental indexing (RFC 7541 §6.2.1), new name: the field enters
+/// the dynamic table, at index 62 while it is the newest.
+fn indexed_literal(block: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    block.push(0x40);
+    hpack_integer(block, name.len(), 7, 0);
+    block.extend_from_slice(name);
+    hpack_integer(block, value.len(), 7, 0);
+    block.extend_from_slice(value);
+}
+
+fn hpack_integer(block: &mut Vec<u8>, mut value: usize, bits: u32, mask: u8) {
+    let max = (1usize << bits) - 1;
+    if value < max {
+        block.push(mask | value as u8);
+        return;
+    }
+    block.push(mask | max as u8);
+    value -= max;
+    while value >= 128 {
+        block.push((value & 127) as u8 | 128);
+        value >>= 7;
+    }
+    block.push(value as u8);
+}
+
+/// A request that stores a 4,000-byte field in the table (answered), on stream 1.
+fn store_a_large_field(conn: &mut Connection) {
+    let mut block = request_block(b"GET", b"/", &[]);
+    indexed_literal(&mut block, b"x-bomb", &[b'b'; 4000]);
+    conn.receive(&frame(HEADERS, END_HEADERS | END_STREAM, 1, &block)).unwrap();
+    assert_eq!(requests(conn), [1]);
+    conn.respond(1, 204, &[], true).unwrap();
+    drain(conn);
+    // Its Closed event.
+    let events = conn.take_events();
+    conn.recycle(events);
+}
+
+/// A GET whose block is `refs` one-byte references to the field `store_a_large_field` stored.
+fn references(stream: u32, refs: usize) -> Vec<u8> {
+    let mut block = request_block(b"GET", b"/", &[]);
+    block.extend(std::iter::repeat_n(0x80 | 62, refs));
+    frame(HEADERS, END_HEADERS | END_STREAM, stream, &block)
+}
+
+#[test]
+fn a_list_past_twice_its_limit_is_reset_before_the_limit_is_acknowledged() {
+    let mut conn = connected(Config::default());
+    store_a_large_field(&mut conn);
+    // 5 references: 20 KB, past 16 KiB but within 32: a 431 to give.
+    conn.receive(&references(3, 5)).unwrap();
+    let events = conn.take_events();
+    assert!(events.iter().any(|e| matches!(e, Event::Request(r) if r.too_large && r.stream == 3)));
+    conn.recycle(events);
+    // 510 references (2 MB decoded): reset at the ninth, past 32 KiB; the next request is read
+    // with the table as the client left it.
+    let mut input = references(5, 510);
+    input.extend(references(7, 1));
+    conn.receive(&input).unwrap();
+    let events = conn.take_events();
+    let list: Vec<_> = events.iter().collect();
+    let [Event::Request(req)] = &list[..] else { panic!("{list:?}") };
+    assert_eq!((req.stream, req.too_large, req.headers.get(b"x-bomb").map(<[u8]>::len)), (7, false, Some(4000)));
+    drop(list);
+    conn.recycle(events);
+    let out = frames(&drain(&mut conn));
+    assert_eq!(resets(&out), [(5, code::ENHANCE_YOUR_CALM)], "{out:?}");
+    assert!(goaways(&out).is_empty());
+}
+
+#[test]
+fn a_list_past_an_acknowledged_limit_is_reset_at_the_field_that_crosses_it() {
+    let mut conn = connected(Config::default());
+    conn.receive(&frame(SETTINGS, ACK, 0, &[])).unwrap();
+    store_a_large_field(&mut conn);
+    // The client knew the limit: past it, no 431, as node:http2 resets such a stream.
+    let mut input = references(3, 5);
+    input.extend(references(5, 16_000));
+    input.extend(references(7, 3));
+    conn.receive(&input).unwrap();
+    assert_eq!(requests(&mut conn), [7]);
+    let out = frames(&drain(&mut conn));
+    assert_eq!(resets(&out), [(3, code::ENHANCE_YOUR_CALM), (5, code::ENHANCE_YOUR_CALM)], "{out:?}");
+    assert!(goaways(&out).is_empty());
+    assert!(conn.memory() < BOUND);
+}
+
+#[test]
+fn a_client_that_keeps_sending_refused_header_lists_loses_the_connection() {
+    let mut conn = connected(Config::default());
+    conn.receive(&frame(SETTINGS, ACK, 0, &[])).unwrap();
+    store_a_large_field(&mut conn);
+    // The burst of 100 refusals, one at a time, each answered: the connection goes on.
+    for i in 0..100u32 {
+        conn.receive(&references(3 + 2 * i, 510)).unwrap();
+        assert!(requests(&mut conn).is_empty());
+        assert_eq!(resets(&frames(&drain(&mut conn))), [(3 + 2 * i, code::ENHANCE_YOUR_CALM)]);
+    }
+    // The next one ends it.
+    assert_eq!(conn.receive(&references(203, 510)), Err(Error::Flooded));
+    let out = frames(&drain(&mut conn));
+    assert_eq!(goaways(&out), [(203, code::ENHANCE_YOUR_CALM)], "{out:?}");
+    assert!(conn.is_done());
+}
+
+#[test]
+fn requests_answered_431_count_as_refused_header_lists() {
+    // Before the acknowledgement: lists past the limit reach the app (431), at the rate.
+    let mut conn = connected(Config { refused_header_lists: Rate { burst: 3, per_second: 1 }, ..Config::default() });
+    store_a_large_field(&mut conn);
+    for i in 0..3u32 {
+        conn.receive(&references(3 + 2 * i, 5)).unwrap();
+        assert_eq!(requests(&mut conn), [3 + 2 * i]);
+        conn.respond(3 + 2 * i, 431, &[], true).unwrap();
+        drain(&mut conn);
+    }
+    assert_eq!(conn.receive(&references(9, 5)), Err(Error::Flooded));
+    assert!(requests(&mut conn).is_empty());
+    let out = frames(&drain(&mut conn));
+    assert_eq!(goaways(&out).iter().map(|g| g.1).collect::<Vec<_>>(), [code::ENHANCE_YOUR_CALM], "{out:?}");
 }
 
 #[test]

@@ -224,7 +224,7 @@ function createServer(config: EngineConfig, Request: typeof NodeRequest, Respons
   }
   // A session idle this long is closed, as node:http closes an idle keep-alive connection.
   server.setTimeout(limits.keepAliveTimeout);
-  const sessions = new Sessions(limits.keepAliveTimeout);
+  const sessions = new Sessions(limits.keepAliveTimeout, limits.timeoutCheckInterval);
   server.on("connection", sessions.connection);
   server.on("session", (session: Http2Session) => sessions.track(session));
   server.on("stream", sessions.stream);

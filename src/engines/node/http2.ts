@@ -8,7 +8,7 @@ import { withRequestHelpers } from "../../request.js";
 import { withNodeBody } from "./request.js";
 import { withResponseHelpers, type EngineResponse } from "../../response.js";
 import { chunkBytes } from "../compat.js";
-import { BODY_CUT, IN_FLIGHT, WRITTEN } from "../../symbols.js";
+import { BODY_CUT, IN_FLIGHT, REFUSED_LISTS, WRITTEN } from "../../symbols.js";
 
 /**
  * HTTP/2 on the node engine, through Node's compatibility API: its Http2ServerRequest and
@@ -145,10 +145,17 @@ export function inspectH2Head(req: H2Request, limits: Limits): number {
     if (raw[i]!.charCodeAt(0) !== 58 /* ":" */) count++;
     size += raw[i]!.length + raw[i + 1]!.length + 32;
   }
-  if (count > limits.maxHeaders) throw new HttpError(431, `Too many headers (the limit is ${limits.maxHeaders}); raise the maxHeaders option to accept more`);
+  if (count > limits.maxHeaders) {
+    refusedLists(req.stream.session, 1);
+    throw new HttpError(431, `Too many headers (the limit is ${limits.maxHeaders}); raise the maxHeaders option to accept more`);
+  }
   // The size SETTINGS_MAX_HEADER_LIST_SIZE announces (RFC 9113 §6.5.2: each field's name and
-  // value, plus 32), which Node leaves to the application to enforce.
-  if (size > limits.maxHeaderSize) throw new HttpError(431, `Request headers are larger than the limit of ${limits.maxHeaderSize} bytes; raise the maxHeaderSize option to accept them`);
+  // value, plus 32): Node resets a stream past it once the client has acknowledged it, and
+  // leaves one that came before to the application.
+  if (size > limits.maxHeaderSize) {
+    refusedLists(req.stream.session, 1);
+    throw new HttpError(431, `Request headers are larger than the limit of ${limits.maxHeaderSize} bytes; raise the maxHeaderSize option to accept them`);
+  }
   const url = req.url;
   if (url.length > limits.maxUrlLength) throw new HttpError(414, `URL is longer than the limit of ${limits.maxUrlLength} characters; raise the maxUrlLength option to accept it`);
   const declared = req.headers["content-length"];
@@ -177,6 +184,55 @@ export function limitRequestTime(req: H2Request, res: H2Response, ms: number, fa
 
 interface Counted {
   [IN_FLIGHT]: number;
+  [REFUSED_LISTS]: RefusedLists;
+}
+
+/**
+ * Header lists a client may have refused (a 431, or a reset by node:http2 past
+ * maxHeaderListPairs or the list size it acknowledged) before its session is ended with GOAWAY
+ * (ENHANCE_YOUR_CALM): 100 at once, 10 a second more, as the native engine's
+ * `refused_header_lists` (native/http2/src/config.rs). Each such stream costs the server the
+ * decoding of its whole block, which HPACK references to a large field make far larger than
+ * the bytes the client sent.
+ */
+const REFUSED_BURST = 100;
+const REFUSED_PER_SECOND = 10;
+
+/** A session's refused header lists: a token bucket, and the streams that surfaced. */
+interface RefusedLists {
+  /** Streams node:http2 handed to the server ('stream' events). */
+  surfaced: number;
+  /** Streams it refused before they surfaced, counted so far (see `unsurfaced`). */
+  counted: number;
+  tokens: number;
+  at: number;
+}
+
+const newRefusedLists = (): RefusedLists => ({ surfaced: 0, counted: 0, tokens: REFUSED_BURST, at: 0 });
+
+/** Takes `n` tokens of the session's refused lists; past the rate, the session ends (GOAWAY, ENHANCE_YOUR_CALM). */
+function refusedLists(session: Http2Session | undefined, n: number): void {
+  const refused = (session as unknown as Counted | undefined)?.[REFUSED_LISTS];
+  if (refused === undefined) return;
+  const now = performance.now();
+  refused.tokens = Math.min(REFUSED_BURST, refused.tokens + ((now - refused.at) * REFUSED_PER_SECOND) / 1000) - n;
+  refused.at = now;
+  if (refused.tokens < 0 && !session!.destroyed) session!.destroy(new Error("The client sent too many header lists the server refused"), constants.NGHTTP2_ENHANCE_YOUR_CALM);
+}
+
+/**
+ * Counts the streams node:http2 refused before they surfaced (a header list past its limits,
+ * a malformed head, one stream too many: it tells JavaScript nothing of them), from the highest
+ * stream id it has read: a client opens its streams in order, on odd ids, and a well-behaved
+ * one skips none, so every id up to it that did not surface was refused.
+ */
+function unsurfaced(session: Http2Session, lastStream: number): void {
+  const refused = (session as unknown as Counted)[REFUSED_LISTS];
+  const now = ((lastStream + 1) >> 1) - refused.surfaced;
+  if (now <= refused.counted) return;
+  const n = now - refused.counted;
+  refused.counted = now;
+  refusedLists(session, n);
 }
 
 /** Node's own key for a session's idle timer (`setTimeout`), found on the first session that has one. */
@@ -214,17 +270,41 @@ export class Sessions {
   private readonly open = new Set<Http2Session>();
   /** Every connection, so that what `close` finds left at its deadline is cut (a gracefully closed session waits for its peer to hang up). */
   private readonly connections = new Set<Socket>();
+  /** Reads each open session's highest stream id every `checkInterval` (see `checkRefused`). */
+  private sweep: NodeJS.Timeout | null = null;
 
-  constructor(private readonly keepAliveTimeout: number) {}
+  constructor(
+    private readonly keepAliveTimeout: number,
+    private readonly checkInterval: number,
+  ) {}
 
   track(session: Http2Session): void {
     this.open.add(session);
     (session as unknown as Counted)[IN_FLIGHT] = 0;
+    (session as unknown as Counted)[REFUSED_LISTS] = newRefusedLists();
+    this.sweep ??= setInterval(this.checkRefused, this.checkInterval).unref();
     session.once("close", () => {
       this.open.delete(session);
       stopIdleTimer(session);
+      if (this.open.size === 0 && this.sweep !== null) {
+        clearInterval(this.sweep);
+        this.sweep = null;
+      }
     });
   }
+
+  /**
+   * Streams node:http2 refused on a session that surfaced none since: a client that sends only
+   * header lists it refuses is seen here, once per `checkInterval` (a `session.state` read,
+   * under a microsecond a session).
+   */
+  private readonly checkRefused = (): void => {
+    for (const session of this.open) {
+      if (session.destroyed) continue;
+      const last = session.state.lastProcStreamID;
+      if (last !== undefined && last > 0) unsurfaced(session, last);
+    }
+  };
 
   /** A connection the server accepted (TCP, before any TLS handshake). */
   readonly connection = (socket: Socket): void => {
@@ -238,6 +318,9 @@ export class Sessions {
     if (session === undefined) return;
     session[IN_FLIGHT]++;
     stream.once("close", () => session[IN_FLIGHT]--);
+    // Ids it skipped are streams node:http2 refused (see `unsurfaced`).
+    session[REFUSED_LISTS].surfaced++;
+    if (stream.id !== undefined) unsurfaced(stream.session!, stream.id);
   };
 
   /**
