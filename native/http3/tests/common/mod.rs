@@ -84,6 +84,10 @@ pub struct Pair {
     control: Option<QuicStream>,
     /// Drop datagrams from the server instead of delivering them (to hold a flow).
     pub hold_server: bool,
+    /// Drop datagrams from the client instead of delivering them.
+    pub hold_client: bool,
+    /// The first byte of each datagram the server sent (its packet's form and type).
+    pub server_firsts: Vec<u8>,
 }
 
 impl Pair {
@@ -94,6 +98,15 @@ impl Pair {
     }
 
     pub fn with(server: Endpoint, client_config: ClientConfig) -> Pair {
+        Pair::build(server, client_config, false)
+    }
+
+    /// A pair whose client sends its first flight and is then never heard from again.
+    pub fn with_held(server: Endpoint, client_config: ClientConfig) -> Pair {
+        Pair::build(server, client_config, true)
+    }
+
+    fn build(server: Endpoint, client_config: ClientConfig, held: bool) -> Pair {
         let mut client = quinn_proto::Endpoint::new(Arc::new(EndpointConfig::default()), None, true, None);
         let now = Instant::now();
         let server_addr: SocketAddr = "127.0.0.1:4433".parse().unwrap();
@@ -117,9 +130,29 @@ impl Pair {
             sent: [(0, 0); 2],
             control: None,
             hold_server: false,
+            hold_client: false,
+            server_firsts: Vec::new(),
         };
+        if held {
+            pair.drive_client();
+            pair.deliver();
+            pair.hold_client = true;
+            pair.hold_server = true;
+        }
         pair.drive();
         pair
+    }
+
+    /// A new connection from the same client endpoint (its TLS session cache kept).
+    pub fn reconnect(&mut self, config: ClientConfig) {
+        let (ch, conn) = self.client.connect(self.now, config, self.server_addr, "localhost").unwrap();
+        self.ch = ch;
+        self.conn = conn;
+        self.connected = false;
+        self.closed = None;
+        self.responses.clear();
+        self.server_control.clear();
+        self.control = None;
     }
 
     /// Opens the client's control stream with an empty SETTINGS frame (or `settings` raw).
@@ -226,6 +259,9 @@ impl Pair {
 
     fn deliver(&mut self) {
         while let Some(d) = self.to_server.pop_front() {
+            if self.hold_client {
+                continue;
+            }
             self.sent[0].0 += 1;
             self.sent[0].1 += d.len();
             self.server.recv(self.now, self.client_addr, &d);
@@ -234,6 +270,7 @@ impl Pair {
         while let Some(d) = self.to_client.pop_front() {
             self.sent[1].0 += 1;
             self.sent[1].1 += d.len();
+            self.server_firsts.push(d[0]);
             if self.hold_server {
                 continue;
             }
