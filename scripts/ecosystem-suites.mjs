@@ -11,7 +11,7 @@
 // Each suite is checked out at the commit in SUITES (below), from
 // https://github.com/{owner}/{name}.git (--source changes the template: a local git directory
 // such as /mirrors/{owner}+{name}.git is read with `git archive`), into <cache>/<suite>
-// (default .cache/ecosystem), with its devDependencies installed by npm (Express pinned to
+// (default $TMPDIR/cog-ecosystem-suites: not under a dot-folder, which `send` refuses), with its devDependencies installed by npm (Express pinned to
 // 5.2.1 where the suite had another; linters, formatters and coverage tools left out). Then, per
 // way, node_modules/express is Express itself, or a package whose main loads cog-http/express
 // (this repository's build), and scripts/ecosystem-suites/serve.cjs is loaded in every process
@@ -19,6 +19,7 @@
 // the way's engine, and (per suite) mounts a plain listener in an app of that express first.
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -67,7 +68,8 @@ function main() {
   const ways = option("--way");
   for (const w of ways) if (!WAYS.includes(w)) throw new Error(`--way is one of ${WAYS.join(", ")}; got ${w}`);
   if (ways.length === 0) ways.push(...WAYS);
-  const cache = resolve(option("--cache")[0] ?? join(root, ".cache", "ecosystem"));
+  // Not under a folder whose name starts with a dot: `send` (res.sendFile, static) refuses such paths.
+  const cache = resolve(option("--cache")[0] ?? join(tmpdir(), "cog-ecosystem-suites"));
   const source = option("--source")[0] ?? "https://github.com/{owner}/{name}.git";
   const showErrors = args.includes("--errors");
   if (!existsSync(join(root, "dist", "cjs", "express", "index.js"))) throw new Error("build first: npm run build");
@@ -75,8 +77,13 @@ function main() {
   const summary = [];
   for (const suite of SUITES.filter((s) => names.length === 0 || names.includes(s.name))) {
     const dir = join(cache, suite.name);
-    checkout(suite, dir, source, cache);
-    install(suite, dir);
+    try {
+      checkout(suite, dir, source, cache);
+      install(suite, dir);
+    } catch (err) {
+      console.log(`${suite.name}: not run: ${err.message.split("\n").slice(0, 6).join(" ")}`);
+      continue;
+    }
     const results = {};
     for (const way of ways) {
       results[way] = runWay(suite, dir, way);
@@ -160,7 +167,19 @@ function install(suite, dir) {
   writeFileSync(pkgPath, JSON.stringify(pkg, null, 2));
   for (const lock of ["package-lock.json", "yarn.lock", "pnpm-lock.yaml"]) rmSync(join(dir, lock), { force: true });
   console.log(`${suite.name}: npm install…`);
-  run("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--legacy-peer-deps", "--loglevel=error"], { cwd: dir });
+  // A version the suite pins that the registry does not serve (yet): its latest instead.
+  for (let tries = 0; ; tries++) {
+    try {
+      run("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--legacy-peer-deps", "--loglevel=error"], { cwd: dir });
+      break;
+    } catch (err) {
+      const missing = /No matching version found for (@?[^@\s]+)@/.exec(err.message)?.[1];
+      if (missing === undefined || tries === 5) throw err;
+      for (const field of ["dependencies", "devDependencies"]) if (pkg[field]?.[missing] !== undefined) pkg[field][missing] = "latest";
+      console.log(`${suite.name}: ${missing} as pinned is not on the registry; its latest instead`);
+      writeFileSync(pkgPath, JSON.stringify(pkg, null, 2));
+    }
+  }
   for (const [cmd, ...args] of suite.setup ?? []) run(cmd, args, { cwd: dir });
   // The two expresses: Express's own package, and one that is cog-http/express.
   const keep = join(dir, "node_modules", ".cog-ecosystem");
