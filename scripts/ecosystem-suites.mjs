@@ -9,14 +9,17 @@
 //        [--source <git url or directory template>] [--json <file>] [--errors]
 //
 // Each suite is checked out at the commit in SUITES (below), from
-// https://github.com/{owner}/{name}.git (--source changes the template: a local git directory
-// such as /mirrors/{owner}+{name}.git is read with `git archive`), into <cache>/<suite>
-// (default $TMPDIR/cog-ecosystem-suites: not under a dot-folder, which `send` refuses), with its devDependencies installed by npm (Express pinned to
-// 5.2.1 where the suite had another; linters, formatters and coverage tools left out). Then, per
+// https://github.com/{owner}/{name}.git: --source changes that template (a local git directory
+// such as /mirrors/{owner}+{name}.git is read with `git archive`), and `--source npm` takes the
+// published tarball instead, for the suites that ship their tests (express-fileupload,
+// express-http-proxy). It goes in <cache>/<suite> (default $TMPDIR/cog-ecosystem-suites: not
+// under a dot-folder, whose files `send` refuses to serve), with its devDependencies installed
+// by npm (Express pinned to 5.2.1; linters, formatters and coverage tools left out). Then, per
 // way, node_modules/express is Express itself, or a package whose main loads cog-http/express
-// (this repository's build), and scripts/ecosystem-suites/serve.cjs is loaded in every process
-// the runner starts: it serves each app a test hands to http.createServer (or app.listen) on
-// the way's engine, and (per suite) mounts a plain listener in an app of that express first.
+// (this repository's CommonJS build), and scripts/ecosystem-suites/serve.cjs is loaded in every
+// process the runner starts: it serves each app a test hands to http.createServer (or
+// app.listen) on the way's engine, and (per suite) mounts a plain listener in an app of that
+// express first. Exit code 1 when there is a difference.
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -27,13 +30,16 @@ import { fileURLToPath } from "node:url";
  * The suites: where each is, the commit run (its release's), how its tests run.
  * runner: mocha | jest | vitest | node-test; args: the runner's arguments (its own script's);
  * plain: mount the plain listeners its tests serve in an app (suites that test middleware on
- * bare node:http); setup: commands run once after installing; env: the runner's environment.
+ * bare node:http); setup: commands (or functions of the folder) run once after installing;
+ * env: the runner's environment.
  */
 export const SUITES = [
   { name: "express-session", repo: "expressjs/session", version: "1.19.0", commit: "2c9512fb790e4bf80b3b62305eb8078028607785", runner: "mocha", args: ["--require", "test/support/env", "--check-leaks", "--exit", "test/"], plain: true, setup: [["sh", "test/support/gencert.sh"]] },
   { name: "multer", repo: "expressjs/multer", version: "2.1.1", commit: "0adb21d0294fe7315344feb6ddee00b0666d9e8a", runner: "mocha", args: ["--exit", "--check-leaks", "test/"], plain: true },
   { name: "cors", repo: "expressjs/cors", version: "2.8.6", commit: "5317ebe670db2aaebc1d496eb5d33493deefb3ed", runner: "mocha", args: ["--require", "test/support/env", "--exit"], plain: true },
-  { name: "express-rate-limit", repo: "express-rate-limit/express-rate-limit", version: "8.6.2", commit: "3828a5b61c90e3134451ab32e88e61072dbf19f5", runner: "jest", args: [], plain: true, env: { NODE_OPTIONS: "--experimental-vm-modules" } },
+  { name: "express-rate-limit", repo: "express-rate-limit/express-rate-limit", version: "8.6.2", commit: "3828a5b61c90e3134451ab32e88e61072dbf19f5", runner: "jest", args: [], plain: true, env: { NODE_OPTIONS: "--experimental-vm-modules" },
+    // ES modules out of ts-jest (the tsconfig it extends says so only in a version npm lacks), compiled file by file.
+    setup: [(dir) => editJson(join(dir, "tsconfig.json"), (t) => Object.assign(t.compilerOptions, { module: "es2022", isolatedModules: true }))] },
   { name: "http-proxy-middleware", repo: "chimurai/http-proxy-middleware", version: "4.2.0", commit: "014a19804c2f55fefdbe6c336d4be510ba64b073", runner: "vitest", args: [], plain: false },
   { name: "express-http-proxy", repo: "villadora/express-http-proxy", version: "2.1.2", commit: "e2aeb522d734645cd9a13eaee3b80795d46f3d14", runner: "mocha", args: ["test", "--recursive", "--exit"], plain: false },
   { name: "morgan", repo: "expressjs/morgan", version: "1.10.1", commit: "203c75852adadcc5e3a9ba23b0ef07a8e81c5af7", runner: "mocha", args: ["--check-leaks", "--exit"], plain: true },
@@ -59,7 +65,8 @@ function main() {
   const valued = new Set(["--way", "--cache", "--source", "--json"]);
   const names = args.filter((a, i) => !a.startsWith("--") && !valued.has(args[i - 1]));
   if (args.includes("--help")) {
-    console.log(readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1, 19).map((l) => l.replace(/^\/\/ ?/, "")).join("\n"));
+    const lines = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1);
+    console.log(lines.slice(0, lines.findIndex((l) => !l.startsWith("//"))).map((l) => l.replace(/^\/\/ ?/, "")).join("\n"));
     console.log(`suites: ${SUITES.map((s) => s.name).join(", ")}`);
     return;
   }
@@ -76,7 +83,7 @@ function main() {
 
   const summary = [];
   for (const suite of SUITES.filter((s) => names.length === 0 || names.includes(s.name))) {
-    const dir = join(cache, suite.name);
+    const dir = join(cache, source === "npm" ? `${suite.name}-npm` : suite.name);
     try {
       checkout(suite, dir, source, cache);
       install(suite, dir);
@@ -135,7 +142,20 @@ function run(cmd, args, options) {
 /** The suite's files at its commit, in `dir` (kept while the commit is the same). */
 function checkout(suite, dir, source, cache) {
   const stamp = join(dir, ".cog-ecosystem-commit");
-  if (existsSync(stamp) && readFileSync(stamp, "utf8") === suite.commit) return;
+  const want = source === "npm" ? `npm:${suite.version}` : suite.commit;
+  if (existsSync(stamp) && readFileSync(stamp, "utf8") === want) return;
+  if (source === "npm") {
+    // The published tarball: its tests, where it ships them (express-fileupload and
+    // express-http-proxy do; most leave them out).
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    const packed = run("npm", ["pack", `${suite.name}@${suite.version}`, "--pack-destination", dir, "--loglevel=error"], { cwd: dir }).trim().split("\n").pop();
+    run("tar", ["-xzf", join(dir, packed), "-C", dir, "--strip-components=1"]);
+    rmSync(join(dir, packed));
+    if (!existsSync(join(dir, "test"))) throw new Error(`${suite.name}@${suite.version} on npm has no tests: fetch its repository instead (without --source npm)`);
+    writeFileSync(stamp, want);
+    return;
+  }
   const [owner, name] = suite.repo.split("/");
   const where = source.replaceAll("{owner}", owner).replaceAll("{name}", name);
   let gitDir = where;
@@ -180,7 +200,10 @@ function install(suite, dir) {
       writeFileSync(pkgPath, JSON.stringify(pkg, null, 2));
     }
   }
-  for (const [cmd, ...args] of suite.setup ?? []) run(cmd, args, { cwd: dir });
+  for (const step of suite.setup ?? []) {
+    if (typeof step === "function") step(dir);
+    else run(step[0], step.slice(1), { cwd: dir });
+  }
   // The two expresses: Express's own package, and one that is cog-http/express.
   const keep = join(dir, "node_modules", ".cog-ecosystem");
   rmSync(keep, { recursive: true, force: true });
@@ -245,6 +268,12 @@ function runWay(suite, dir, way) {
     console.error(r.stdout?.slice(-4000), r.stderr?.slice(-4000));
   }
   return { tests, note };
+}
+
+function editJson(path, edit) {
+  const json = JSON.parse(readFileSync(path, "utf8"));
+  edit(json);
+  writeFileSync(path, JSON.stringify(json, null, 2));
 }
 
 /** The file a package's command of its own name runs (its package.json's "bin"). */
