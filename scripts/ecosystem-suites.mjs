@@ -29,6 +29,7 @@ import { fileURLToPath } from "node:url";
 /**
  * The suites: where each is, the commit run (its release's), how its tests run.
  * runner: mocha | jest | vitest | node-test; args: the runner's arguments (its own script's);
+ * pin: devDependencies installed at another version than the suite's;
  * plain: mount the plain listeners its tests serve in an app (suites that test middleware on
  * bare node:http); setup: commands (or functions of the folder) run once after installing;
  * env: the runner's environment.
@@ -47,7 +48,9 @@ export const SUITES = [
   { name: "express-fileupload", repo: "richardgirges/express-fileupload", version: "1.5.2", commit: "20269154bb9aab9672e7ff7ca500349e5d23fb5c", runner: "mocha", args: ["--exit"], plain: true, setup: [["node", "test/pretests.js"]] },
   { name: "helmet", repo: "helmetjs/helmet", version: "8.3.0", commit: "15250cfb1f22334582ed77e1e1b1e580ce2d7134", runner: "node-test", args: ["test/*.test.ts"], plain: true },
   { name: "express-openapi-validator", repo: "cdimascio/express-openapi-validator", version: "5.6.2", commit: "c17d005f1e467bac1461e91c535a37a34bb10e32", runner: "mocha", args: ["-r", "source-map-support/register", "-r", "ts-node/register", "--files", "--recursive", "--exit", "test/**/*.spec.ts", "test/*.spec.ts"], plain: false, env: { TS_NODE_TRANSPILE_ONLY: "true" } },
-  { name: "json-server", repo: "typicode/json-server", version: "0.17.4", commit: "78ea71375666d49145734689c097654c54f90686", ref: "v0.17.4", runner: "jest", args: [], plain: false, env: { NODE_ENV: "test" }, setup: [["node", "node_modules/@babel/cli/bin/babel.js", "src", "-d", "lib"]] },
+  { name: "json-server", repo: "typicode/json-server", version: "0.17.4", commit: "78ea71375666d49145734689c097654c54f90686", ref: "v0.17.4", runner: "jest", args: [], plain: false, env: { NODE_ENV: "test" },
+    // Jest 26 knows no "node:" modules, which cog-http's CommonJS build requires (as Express 5's own packages do).
+    pin: { jest: "^29.7.0" }, setup: [["node", "node_modules/@babel/cli/bin/babel.js", "src", "-d", "lib"]] },
 ];
 
 const WAYS = ["express", "node", "native"];
@@ -183,9 +186,9 @@ function install(suite, dir) {
   }
   if (pkg.dependencies?.express !== undefined) pkg.dependencies.express = EXPRESS_VERSION;
   else (pkg.devDependencies ??= {}).express = EXPRESS_VERSION;
+  for (const [dep, version] of Object.entries(suite.pin ?? {})) (pkg.devDependencies ??= {})[dep] = version;
   delete pkg.scripts?.prepare;
   writeFileSync(pkgPath, JSON.stringify(pkg, null, 2));
-  for (const lock of ["package-lock.json", "yarn.lock", "pnpm-lock.yaml"]) rmSync(join(dir, lock), { force: true });
   console.log(`${suite.name}: npm install…`);
   // A version the suite pins that the registry does not serve (yet): its latest instead.
   for (let tries = 0; ; tries++) {

@@ -12,10 +12,10 @@
 // On Cog's ways an app given to `http.createServer(app)` (supertest's `request(app)`) is served
 // by `express.createServer(app, { engine })`, and `app.listen()` is Express's own listen, which
 // makes its server with `http.createServer(this)`: so every app a suite serves is on the engine
-// named, whichever way it starts listening.
+// named, whichever way it starts listening. (Plain "http", not "node:http": Jest 26 knows no "node:".)
 "use strict";
-const http = require("node:http");
-const { syncBuiltinESMExports } = require("node:module");
+const http = require("http");
+const { syncBuiltinESMExports } = require("module");
 
 const way = process.env.COG_ECOSYSTEM_WAY;
 const expressPath = process.env.COG_ECOSYSTEM_EXPRESS;
