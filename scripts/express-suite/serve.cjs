@@ -1,7 +1,10 @@
 // Loaded by mocha (--require) when scripts/express-suite.mjs runs Express's own tests: every
 // Express app a test hands to `http.createServer` (as supertest does with `request(app)`) is
 // served by Cog's engine named in COG_EXPRESS_ENGINE instead ("node" or "native"), through
-// `express.createServer(app, { engine })`, which is what `app.listen` serves with.
+// `express.createServer(app, { engine })`; and `app.listen()` is Express 5's own, which makes its
+// server with `http.createServer(this)`: so the apps a test starts with `app.listen()` are served
+// on the engine named too (cog-http/express's own `listen` serves on the engine the app was made
+// with, node:http for `express()`).
 "use strict";
 const http = require("node:http");
 const express = require("cog-http/express");
@@ -17,4 +20,21 @@ http.createServer = function (...args) {
     return express.createServer(handler, { engine });
   }
   return createServer.apply(this, args);
+};
+
+// Express 5's app.listen, word for word (its `once` written out).
+express.application.listen = function listen() {
+  const server = http.createServer(this);
+  const args = Array.prototype.slice.call(arguments);
+  if (typeof args[args.length - 1] === "function") {
+    const callback = args[args.length - 1];
+    let called = false;
+    const done = (args[args.length - 1] = function (...results) {
+      if (called) return;
+      called = true;
+      callback.apply(this, results);
+    });
+    server.once("error", done);
+  }
+  return server.listen.apply(server, args);
 };

@@ -1,6 +1,6 @@
 import { ServerResponse } from "node:http";
 import { basename, extname, isAbsolute, resolve } from "node:path";
-import contentDisposition from "content-disposition";
+import { create as contentDisposition } from "content-disposition";
 import { stringifySetCookie } from "cookie";
 import { sign } from "cookie-signature";
 import encodeUrl from "encodeurl";
@@ -187,7 +187,7 @@ response.download = function (this: Res, path: string, filename?: unknown, optio
     name = null;
     opts = filename as Record<string, unknown> | null;
   }
-  const headers: Record<string, unknown> = { "Content-Disposition": contentDisposition.create(basename(name || path)) };
+  const headers: Record<string, unknown> = { "Content-Disposition": contentDisposition(basename(name || path)) };
   const given = opts?.headers as Record<string, unknown> | undefined;
   if (given) {
     for (const key of Object.keys(given)) if (key.toLowerCase() !== "content-disposition") headers[key] = given[key];
@@ -223,7 +223,7 @@ response.format = function (this: Res, handlers: Record<string, (req: unknown, r
 response.attachment = function (this: Res, filename?: string) {
   const name = filename !== undefined ? basename(filename) : undefined;
   if (name) this.type(extname(name));
-  this.set("Content-Disposition", contentDisposition.create(name));
+  this.set("Content-Disposition", contentDisposition(name));
   return this;
 };
 

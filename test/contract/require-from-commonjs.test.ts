@@ -40,6 +40,8 @@ app.get("/missing", () => { throw new HttpError(404, "no such thing"); });
 const expressApp = express({ engine: process.env.COG_ENGINE });
 const users = express.Router();
 users.get("/:id", (req, res) => res.json({ user: req.params.id }));
+// content-disposition 2 marks its exports __esModule: a default import of it has no create() here.
+expressApp.get("/report", (req, res) => res.attachment("report 1.csv").send("a,b"));
 expressApp.use(express.json());
 expressApp.use("/users", users);
 app.listen(0, "127.0.0.1").then(async ({ port }) => {
@@ -48,7 +50,9 @@ app.listen(0, "127.0.0.1").then(async ({ port }) => {
   await app.close();
   const server = expressApp.listen(0, "127.0.0.1", async () => {
     const viaExpress = await fetch("http://127.0.0.1:" + server.address().port + "/users/8");
-    console.log(JSON.stringify({ build, nest, user: [user.status, await user.json()], missing: missing.status, express: [viaExpress.status, await viaExpress.json()] }));
+    const report = await fetch("http://127.0.0.1:" + server.address().port + "/report");
+    const attachment = [report.status, report.headers.get("content-disposition"), report.headers.get("content-type"), await report.text()];
+    console.log(JSON.stringify({ build, nest, user: [user.status, await user.json()], missing: missing.status, express: [viaExpress.status, await viaExpress.json()], attachment }));
     server.close();
   });
 });
@@ -69,6 +73,7 @@ describe("require('cog-http') from a CommonJS project", () => {
           user: [200, { id: "7", engine }],
           missing: 404,
           express: [200, { user: "8" }],
+          attachment: [200, 'attachment; filename="report 1.csv"', "text/csv; charset=utf-8", "a,b"],
         });
       });
     }
