@@ -11,9 +11,13 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { nativeSkip } from "../helpers.js";
 
-const built = existsSync(join("dist", "cjs", "express", "index.js"));
+// By hand (COG_ECOSYSTEM=1): a suite run from a fresh install each time is not yet reliable
+// enough for CI (a run that moved the suite's own fixtures failed the next), so CI holds what
+// the suites found through the contract tests of each difference (test/contract/express-like-node-http.test.ts).
+const asked = process.env.COG_ECOSYSTEM === "1";
+const built = asked && existsSync(join("dist", "cjs", "express", "index.js"));
 const registry = built && spawnSync("npm", ["ping", "--loglevel=error"], { timeout: 20_000 }).status === 0;
-const skip = !built ? "cog-http is not built (npm run build)" : !registry ? "the npm registry is not reachable (npm ping failed)" : false;
+const skip = !asked ? "the ecosystem's suites run by hand: COG_ECOSYSTEM=1 (docs/guide/express.md)" : !built ? "cog-http is not built (npm run build)" : !registry ? "the npm registry is not reachable (npm ping failed)" : false;
 const out = mkdtempSync(join(tmpdir(), "cog-ecosystem-"));
 after(() => rmSync(out, { recursive: true, force: true }));
 
