@@ -1,17 +1,18 @@
-import { asyncResource } from "../async-resource.js";
-import { tooLarge } from "../body.js";
-import { NO_BODY, type HeadVerdict, type RequestSurface, type ResponseSurface } from "../engines/engine.js";
-import { HttpError } from "../errors.js";
-import type { Limits } from "../limits.js";
-import type { RequestLogger } from "../access-log.js";
-import { decodeParam, pathOf, type InternalRequest, type Params, type Request } from "../request.js";
-import { type InternalResponse, type Response } from "../response.js";
+import { asyncResource } from "../base/async-resource.js";
+import { tooLarge } from "../engines/kit/body-intake.js";
+import { NO_BODY, type HeadVerdict, type RequestSurface, type ResponseSurface } from "../engines/contract/engine.js";
+import { HttpError } from "../base/errors.js";
+import type { Limits } from "../base/limits.js";
+import type { RequestLogger } from "../observe/access-log.js";
+import { pathOf } from "../base/path.js";
+import { decodeParam, type InternalRequest, type Params, type Request } from "../http/request.js";
+import { type InternalResponse, type Response } from "../http/response.js";
 import type { Answers, HandlerTimeouts } from "./answer.js";
 import { runChain, type Handler } from "./chain.js";
 import type { Match, Router } from "./router.js";
 import type { Route, Routes } from "./routes.js";
 import { isTraced, traceRequest } from "../observe/request-channel.js";
-import { RESPONSE, ROUTE, SERIALIZERS } from "../symbols.js";
+import { RESPONSE, ROUTE, SERIALIZERS } from "../base/symbols.js";
 
 /**
  * The second stage, where an engine hands each request over (`EngineHost.dispatch`): find the
@@ -138,7 +139,7 @@ export class Dispatcher {
     if (err !== null) return this.refuseBody(err, req, res);
     const encoding = req.firstHeader("content-encoding");
     if (encoding === undefined) return this.received(body!, req, res, route);
-    void import("../inflate.js").then(({ inflateBody }) =>
+    void import("../http/inflate.js").then(({ inflateBody }) =>
       inflateBody(body!, encoding, route.bodyLimit, (error, inflated) => (error !== null ? this.refuseBody(error, req, res) : this.received(inflated!, req, res, route))),
     );
   }

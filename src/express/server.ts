@@ -3,10 +3,10 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import statuses from "statuses";
 import type { Duplex } from "node:stream";
-import { HOST, type Engine, type EngineHost, type EngineOptions, type HeadVerdict, type ListenAt, type RequestSurface, type ResponseSurface } from "../engines/engine.js";
+import { HOST, type Engine, type EngineHost, type EngineOptions, type HeadVerdict, type ListenAt, type RequestSurface, type ResponseSurface } from "../engines/contract/engine.js";
 import { chooseEngine, startEngineNow, type EngineName } from "../engines/select.js";
-import { resolveLimits, type Limits } from "../limits.js";
-import { serverTlsOptions } from "../tls.js";
+import { resolveLimits, type Limits } from "../base/limits.js";
+import { serverTlsOptions } from "../base/tls.js";
 import { matchedRoute } from "router/lib/symbols.js";
 import { fillLater } from "./prototypes.js";
 

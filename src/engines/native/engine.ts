@@ -1,21 +1,21 @@
-import { afterPendingReads } from "../pending-reads.js";
+import { afterPendingReads } from "../kit/pending-reads.js";
 import { getSystemErrorName } from "node:util";
-import { HttpError } from "../../errors.js";
-import { CHUNKED, NO_BODY, WEBSOCKET, type Bound, type Engine, type EngineConfig, type EngineHost, type HeadVerdict, type InjectOptions, type InjectResponse, type ListenAt, type ResponseSurface, type UpgradeListener } from "../engine.js";
-import { injectOptions } from "../inject.js";
+import { HttpError } from "../../base/errors.js";
+import { CHUNKED, NO_BODY, WEBSOCKET, type Bound, type Engine, type EngineConfig, type EngineHost, type HeadVerdict, type InjectOptions, type InjectResponse, type ListenAt, type ResponseSurface, type UpgradeListener } from "../contract/engine.js";
+import { injectOptions } from "../contract/inject.js";
 import { injectOverLoopback } from "./inject.js";
 import type { NativeWebSockets } from "./websocket.js";
-import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_BODY_TIMEOUT, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "./load.js";
+import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_BODY_TIMEOUT, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "../kit/addon.js";
 import { NativeRequest } from "./request.js";
 import { NativeServer, publishesResponseCreated, requestStart, responseCreated } from "./http-channels.js";
 import { nativeTlsOptions } from "./tls.js";
-import type { TlsOptions } from "../../tls.js";
+import type { TlsOptions } from "../../base/tls.js";
 import { NativeResponse } from "./response.js";
 import { NativeTunnels, TUNNEL_DATA } from "./tunnel.js";
 import { ByRequestId } from "./by-request-id.js";
 import { RequestContexts, serve } from "./request-context.js";
-import { ABORT_LATER, ADDON, ADDRESS, APP_SERVER, BODY_TIMEOUT, ENCRYPTED, FORGET, GONE, ID, SERVER, STREAMED_BYTES, STREAMING, VERDICT } from "../../symbols.js";
-import { tooSlow } from "../../limits.js";
+import { ABORT_LATER, ADDON, ADDRESS, APP_SERVER, BODY_TIMEOUT, ENCRYPTED, FORGET, GONE, ID, SERVER, STREAMED_BYTES, STREAMING, VERDICT } from "../../base/symbols.js";
+import { tooSlow } from "../../base/limits.js";
 
 /**
  * Cog's native engine: an HTTP/1.1 server written in Rust (native/), run as a Node-API addon on

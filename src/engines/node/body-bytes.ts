@@ -4,8 +4,8 @@
  * Content-Length is counted here (under WRITTEN) as it is written. node:http2 keeps no count at
  * all, so every HTTP/2 body is counted. A response that never streams pays one comparison, in `end`.
  */
-import type { ResponseSurface } from "../engine.js";
-import { WRITTEN } from "../../symbols.js";
+import type { ResponseSurface } from "../contract/engine.js";
+import { WRITTEN } from "../../base/symbols.js";
 
 /** Set on a response class's prototype: -1 (count nothing until the body streams) or 0 (count every chunk). */
 export interface BodyCount {

@@ -1,12 +1,12 @@
 import { AsyncResource } from "node:async_hooks";
 import { IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
-import { BodyCollector, overStreamLimit, type StreamCount } from "../../body.js";
-import { HttpError } from "../../errors.js";
-import { withRequestHelpers } from "../../request.js";
-import type { BodyCallback } from "../../body.js";
-import { BODY_TIMEOUT, STREAMED, STREAM_LIMIT } from "../../symbols.js";
-import { FOLLOWING_BODY } from "../engine.js";
+import { BodyCollector, overStreamLimit, type StreamCount } from "../kit/body-intake.js";
+import { HttpError } from "../../base/errors.js";
+import { withRequestHelpers } from "../../http/request.js";
+import type { BodyCallback } from "../contract/engine.js";
+import { BODY_TIMEOUT, STREAMED, STREAM_LIMIT } from "../../base/symbols.js";
+import { FOLLOWING_BODY } from "../contract/engine.js";
 
 /** A route's own requestTimeout, set by the app as it routes the request (see `limitBodyTime`). */
 export interface TimedBody {

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { firstUsable, interfaceMismatch, INTERFACE_VERSION } from "../../../src/engines/native/load.js";
+import { firstUsable, interfaceMismatch, INTERFACE_VERSION } from "../../../src/engines/kit/addon.js";
 
 const built = fileURLToPath(new URL("../../../native/cog-native.node", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "cog-interface-"));

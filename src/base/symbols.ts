@@ -3,10 +3,10 @@
  * middleware's property (`req.id`, `req.session`, `res.locals`…) can collide with it, and none
  * shows in the public types. One registry, so that every such name is found in one place; the
  * engine contract's own symbols (HOST, WEBSOCKET, SEND_FILE, OPEN_FILE, FRAME_BODY, ECHO_REQUEST_ID…) are
- * in src/engines/engine.ts. This file imports nothing.
+ * in src/engines/contract/engine.ts. This file imports nothing.
  */
 
-// Request helpers (src/request.ts): Cog's state on a request, defaults on the prototype
+// Request helpers (src/http/request.ts): Cog's state on a request, defaults on the prototype
 /** `CACHED_BODY` before the body was parsed (a parsed body may be undefined). */
 export const UNSET: unique symbol = Symbol("unset");
 export const SETTINGS: unique symbol = Symbol("cog.settings");
@@ -26,7 +26,7 @@ export const LOG: unique symbol = Symbol("cog.log");
 /** The request's message on the `cog.request` tracing channel, set only while someone subscribes (src/observe/request-channel.ts). */
 export const TRACED: unique symbol = Symbol("cog.traced");
 
-// Response helpers (src/response.ts): Cog's state on a response, defaults on the prototype
+// Response helpers (src/http/response.ts): Cog's state on a response, defaults on the prototype
 /** Headers set with `res.set`, by lower-case name; null until the first one. */
 export const PENDING: unique symbol = Symbol("cog.pending");
 /** The route's compiled response serializers by status, when it declared response schemas. */
@@ -41,12 +41,12 @@ export const WATCH: unique symbol = Symbol("cog.watch");
  */
 export const VALIDATES: unique symbol = Symbol("cog.validates");
 
-// Request bodies (src/body.ts), on both engines' requests
+// Request bodies (src/http/body.ts), on both engines' requests
 /** A body streamed through the request (`streamBody`), counted against its route's limit: on both engines' requests. */
 export const STREAM_LIMIT: unique symbol = Symbol("cog.streamLimit");
 export const STREAMED: unique symbol = Symbol("cog.streamed");
 
-// The access log (src/access-log.ts)
+// The access log (src/observe/access-log.ts)
 /** When the app began on this request (performance.now()), for the duration. */
 export const STARTED: unique symbol = Symbol("cog.started");
 /** Why Cog answered it itself (see `RequestLogLine.reason`), set on the rare request that has one. */

@@ -1,15 +1,17 @@
 import { parseCookie } from "cookie";
 import { parse as parseQueryString } from "fast-querystring";
-import { countFields, parseBody, rawHeader, type BodyCallback } from "./body.js";
-import { HOST, type EngineHost, type EngineRequest, type RequestSurface } from "./engines/engine.js";
-import { HttpError } from "./errors.js";
-import { DEFAULT_LIMITS } from "./limits.js";
-import { unsignCookies } from "./signing.js";
+import { countFields, parseBody } from "./body.js";
+import { rawHeader } from "../engines/kit/body-intake.js";
+import type { BodyCallback } from "../engines/contract/engine.js";
+import { HOST, type EngineHost, type EngineRequest, type RequestSurface } from "../engines/contract/engine.js";
+import { HttpError } from "../base/errors.js";
+import { DEFAULT_LIMITS } from "../base/limits.js";
+import { unsignCookies } from "../base/signing.js";
 import type { FormFields, MultipartOptions } from "./multipart.js";
 import { OpenStreams } from "./sse.js";
-import { CACHED_BODY, CACHED_COOKIES, CACHED_PATH, CACHED_QUERY, CACHED_SIGNED, ORIGINAL_URL, RESPONSE, LOG, ROUTE, SETTINGS, SIGNAL, TRACED, UNSET } from "./symbols.js";
-import type { RequestLog, RequestLogger } from "./access-log.js";
-import type { RequestMessage } from "./observe/request-channel.js";
+import { CACHED_BODY, CACHED_COOKIES, CACHED_PATH, CACHED_QUERY, CACHED_SIGNED, ORIGINAL_URL, RESPONSE, LOG, ROUTE, SETTINGS, SIGNAL, TRACED, UNSET } from "../base/symbols.js";
+import { pathOf } from "../base/path.js";
+import type { RequestLog, RequestLogSource } from "./log.js";
 
 export type Query = Record<string, string | string[] | undefined>;
 export type Cookies = Record<string, string | undefined>;
@@ -38,7 +40,7 @@ export interface RequestSettings {
   /** Secrets that sign cookies, the first for signing, all for checking (empty: no signing). */
   readonly secrets: readonly string[];
   /** The app's logger (its `logger` option), which `req.log` is a child of; null without one. */
-  readonly logger: RequestLogger | null;
+  readonly logger: RequestLogSource | null;
   /** The app's open event streams (`res.sse()`), which its shutdown ends. */
   readonly openStreams: OpenStreams;
 }
@@ -81,10 +83,18 @@ export function abortRequest(req: object, reason: DOMException): void {
 }
 
 /**
- * Cog's state on every request, under symbols (src/symbols.ts) so no middleware's property
+ * Cog's state on every request, under symbols (src/base/symbols.ts) so no middleware's property
  * (`req.id`, `req.session`, `req.user`…) can collide with it, kept out of the public types.
  * Defaults live on the prototype (below): a request that never sets one pays nothing for it.
  */
+/**
+ * What a request carries of its message on the `cog.request` tracing channel (observe/
+ * request-channel.ts, `RequestMessage`): the error that reached the error handling.
+ */
+export interface TracedRequest {
+  error?: unknown;
+}
+
 export interface RequestInternals {
   [SETTINGS]: RequestSettings;
   [CACHED_PATH]: string | undefined;
@@ -100,7 +110,7 @@ export interface RequestInternals {
   /** `req.log`, made on its first read (or set by a middleware, as pino-http does). */
   [LOG]: RequestLog | undefined;
   /** Its message on the `cog.request` tracing channel, while someone subscribes. */
-  [TRACED]: RequestMessage | undefined;
+  [TRACED]: TracedRequest | undefined;
   /** The host serving it (on the prototype: see `forApp`). */
   readonly [HOST]: EngineHost;
 }
@@ -154,7 +164,7 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
       const made = own(this)[LOG];
       if (made !== undefined) return made;
       const logger = own(this)[SETTINGS].logger;
-      return logger === null ? undefined : (own(this)[LOG] = logger.child(this as unknown as Request));
+      return logger === null ? undefined : (own(this)[LOG] = logger.child(this as never));
     }
     set log(log: RequestLog | undefined) {
       own(this)[LOG] = log;
@@ -423,11 +433,6 @@ export function forApp<Class extends abstract new (...args: any[]) => object>(Ba
   return AppRequest;
 }
 
-/** The path of a request target: what precedes its query. */
-export function pathOf(url: string): string {
-  const q = url.indexOf("?");
-  return q === -1 ? url : url.slice(0, q);
-}
 
 /**
  * The request handed to handlers, on every engine: Cog's helpers over Node's IncomingMessage

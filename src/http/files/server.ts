@@ -1,17 +1,45 @@
+import type { IncomingHttpHeaders } from "node:http";
 import { constants, promises as fs, type Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { basename, isAbsolute, join, resolve, sep } from "node:path";
 import { contentType } from "mime-types";
 import Negotiator from "negotiator";
 import parseRange from "range-parser";
-import type { Handler, Next } from "../core/chain.js";
-import { OPEN_FILE, SEND_FILE, SEND_OPENED_FILE, STAT_FILE, type FileOpening, type FileSending, type OpenedFile, type ResponseSurface } from "../engines/engine.js";
-import { HttpError } from "../errors.js";
-import { streamFileRange } from "./range-stream.js";
-import type { InternalRequest, Request } from "../request.js";
-import type { InternalResponse, Response } from "../response.js";
-import { PENDING, VALIDATES } from "../symbols.js";
-import { NODE_OPEN, type FileOptions, type SendFileOptions, type StaticOptions } from "./serve.js";
+import { OPEN_FILE, SEND_FILE, SEND_OPENED_FILE, STAT_FILE, type FileOpening, type FileSending, type OpenedFile, type ResponseSurface } from "../../engines/contract/engine.js";
+import { HttpError } from "../../base/errors.js";
+import { streamFileRange } from "../../engines/kit/range-stream.js";
+import { PENDING, VALIDATES } from "../../base/symbols.js";
+import { NODE_OPEN } from "./node-open.js";
+import type { FileOptions, SendFileOptions, StaticOptions } from "./options.js";
+
+/**
+ * What the file server uses of a request and a response: Cog's helpers (http/request.ts,
+ * http/response.ts), named here rather than imported, since the response loads this module for
+ * `res.sendFile` (./load.ts) and must not be imported back.
+ */
+interface Request {
+  readonly method?: string | undefined;
+  readonly headers: IncomingHttpHeaders;
+  readonly path: string;
+  readonly originalUrl: string;
+}
+type InternalRequest = Request & {
+  headerValue(name: string): string | undefined;
+  mayBeConditional(): boolean;
+};
+interface Response extends ResponseSurface {
+  status(code: number): this;
+  set(name: string, value: string | number | readonly string[]): this;
+  get(name: string): string | number | readonly string[] | undefined;
+  send(body?: unknown): this;
+  redirect(status: number, url: string): this;
+}
+type InternalResponse = Response & {
+  [PENDING]: Record<string, string | number | readonly string[]> | null;
+  [VALIDATES]: { type: string; length: number } | null;
+};
+type Next = (err?: unknown) => void;
+type Handler = (req: Request, res: Response, next: Next) => unknown;
 
 /**
  * Files from disk as responses: the part of `serveStatic`, `res.sendFile` and `res.download`

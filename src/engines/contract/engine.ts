@@ -3,9 +3,9 @@ import type { IncomingHttpHeaders, OutgoingHttpHeader, OutgoingHttpHeaders, Serv
 import type { Duplex, Readable } from "node:stream";
 import type { PeerCertificate } from "node:tls";
 import type { InjectOptions as LightOptions } from "light-my-request";
-import type { HttpError } from "../errors.js";
-import type { Limits } from "../limits.js";
-import type { TlsOptions } from "../tls.js";
+import type { HttpError } from "../../base/errors.js";
+import type { Limits } from "../../base/limits.js";
+import type { TlsOptions } from "../../base/tls.js";
 
 /**
  * The engine contract: what every engine (node:http, Cog's native engine) gives the app, and
@@ -279,6 +279,15 @@ export interface ResponseSurface extends EventEmitter {
   end(chunk: unknown, encoding: BufferEncoding, callback?: () => void): this;
   destroy(error?: Error): this;
 }
+
+/**
+ * Called once the body is buffered, or with the error (413) that refused it. An engine hands a
+ * request's body over in one of two ways, as the app's route asks: buffered whole
+ * (`receiveBody(length, limit, done)`), or streamed through the request's readable side as it
+ * arrives, with backpressure (`streamBody(length, limit)`); see `withRequestHelpers`. Size limits
+ * are the app's, per route, applied by both.
+ */
+export type BodyCallback = (err: HttpError | null, body: Buffer | null) => void;
 
 /** What Cog's request helpers need from an engine's request class, beyond the surface. */
 export interface EngineRequest {
