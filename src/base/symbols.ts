@@ -81,7 +81,7 @@ export const CONTENT_TYPE: unique symbol = Symbol("cog.native.contentType");
 export const COLLECTOR: unique symbol = Symbol("cog.native.collector");
 export const PAUSED: unique symbol = Symbol("cog.native.paused");
 export const BODY_ENDED: unique symbol = Symbol("cog.native.bodyEnded");
-/** A request's route's own requestTimeout (ms), kept by an engine's request for its timing of the body (`limitBodyTime`). */
+/** A request's route's own requestTimeout (ms), as `Dispatch` returned it: kept by the native engine's request for the 408's words. */
 export const BODY_TIMEOUT: unique symbol = Symbol("cog.bodyTimeout");
 /** On the native engine's request class: aborts, on a later tick, the response of a request whose connection the app cut (`req.socket.destroy()`). */
 export const ABORT_LATER: unique symbol = Symbol("cog.native.abortLater");

@@ -72,7 +72,7 @@ export class AppCore {
     // and a generic load, ~100 instructions a request, where a fast object's is inlined).
     Object.defineProperty(host, "servesWebSockets", { get: () => this.routes.topics !== null, enumerable: true });
     this.host = host;
-    this.serving = new Serving(engine, { host, limits, strict: options.strict ?? true, options }, dispatcher, timeouts, this.routes, logger, this.settings.openStreams);
+    this.serving = new Serving(engine, { host, limits, strict: options.strict ?? true, options }, dispatcher, timeouts, this.routes, this.settings.openStreams);
   }
 
   /** The face over this core: its outermost group of routes, and `req.app`. */

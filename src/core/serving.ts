@@ -2,7 +2,6 @@ import type { Server } from "node:http";
 import { availableParallelism } from "node:os";
 import type { Engine, EngineConfig, InjectOptions, InjectResponse, ListenAt } from "../engines/contract/engine.js";
 import { startEngine, type EngineName } from "../engines/select.js";
-import type { RequestLogger } from "../observe/access-log.js";
 import type { TlsOptions } from "../base/tls.js";
 import type { HandlerTimeouts } from "./answer.js";
 import type { Dispatcher } from "./dispatch.js";
@@ -89,7 +88,6 @@ export class Serving {
     private readonly dispatcher: Dispatcher,
     private readonly timeouts: HandlerTimeouts,
     private readonly routes: Routes,
-    private readonly logger: RequestLogger | null,
     private readonly openStreams: OpenStreams,
   ) {}
 
@@ -167,7 +165,6 @@ export class Serving {
    */
   private async createEngine(listening = false): Promise<Engine> {
     const engine = await startEngine(this.requested, this.config, listening);
-    if (this.logger !== null) this.logger.bodyBytes = (res) => engine.bodyBytes(res);
     this.chosen = engine.name;
     return engine;
   }

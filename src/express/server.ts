@@ -58,10 +58,14 @@ function hostFor(app: App): { host: EngineHost; route(handler: RequestHandler): 
   let handle: RequestHandler = app;
   const host: EngineHost = {
     dispatch(req: RequestSurface, res: ResponseSurface, verdict: HeadVerdict) {
-      if (typeof verdict === "number") return handle(req, res);
+      if (typeof verdict === "number") {
+        handle(req, res);
+        return undefined;
+      }
       // A request that broke a rule of HTTP or a limit: answered, then the connection closes.
       res.shouldKeepAlive = false;
       answerFailure(verdict, res);
+      return undefined;
     },
     fail: (err, _req, res) => answerFailure(err, res),
     report: (err, _req, when) => console.error(when === undefined ? err : `${when}:`, when === undefined ? "" : err),

@@ -213,14 +213,6 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
     abstract streamBody(length: number, limit: number): void;
 
     /**
-     * The route's own `requestTimeout`: the body the request announced must all arrive within
-     * `ms` of its start (0: no limit), in place of the app's; past it, the engine answers 408
-     * naming requestTimeout and `ms`, as it does at the app's. Called before the body is received.
-     * @internal
-     */
-    abstract limitBodyTime(ms: number): void;
-
-    /**
      * An AbortSignal that fires when the client goes away before the response is finished (the
      * connection closed): hand it to `fetch`, database queries, timers, or an SSE loop, so that
      * their work stops with the client. Made on first read.

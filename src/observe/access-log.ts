@@ -15,22 +15,19 @@ interface Timed {
   [REASON]?: RequestLogLine["reason"];
 }
 
-/** How many body bytes a response carried, as its engine knows it (see `Engine.bodyBytes`). */
-export type BodyBytes = (res: Response) => number | null;
 
 /**
  * The access log and error log of an app. `begin` runs as the engine hands a request over: it
  * gives the request its id and echoes it in X-Request-Id (see `ECHO_REQUEST_ID`). The engine
  * calls `finished` once the response is done (`EngineHost.responseDone`), from its own
- * once-per-response bookkeeping: no event listener per response.
+ * once-per-response bookkeeping (no event listener per response), with the count of the body
+ * bytes it carried.
  */
 export class RequestLogger {
   private readonly write: LogFunction;
   /** Where `req.log`'s lines go without pino: the access log's function, or JSON lines on stdout. */
   private readonly writeApp: (line: AppLogLine) => void;
   private readonly pino: PinoLike | null;
-  /** Set once the app listens: the engine's count of a response's body bytes. */
-  bodyBytes: BodyBytes = () => null;
 
   constructor(
     option: Exclude<LoggerOption, false>,
@@ -77,7 +74,7 @@ export class RequestLogger {
   }
 
   /** Writes a response's line: the engine's `responseDone` (bound, as engines call it bare). */
-  readonly finished: ResponseDone = (response, aborted) => {
+  readonly finished: ResponseDone = (response, aborted, bytes) => {
     const res = response as Response;
     const req = res.req as Request;
     // An accepted WebSocket: its response was retired, not cut (the 101 went out on the connection).
@@ -91,7 +88,7 @@ export class RequestLogger {
       path: pathOf(req.originalUrl),
       route: (req as InternalRequest)[ROUTE]?.path ?? null,
       status: answered || res.headersSent ? res.statusCode : null,
-      bytes: this.bodyBytes(res),
+      bytes,
       ms: Math.round((performance.now() - (req as unknown as Timed)[STARTED]) * 1000) / 1000,
       aborted: !answered,
     };

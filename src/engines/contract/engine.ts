@@ -83,11 +83,21 @@ export interface HostedRequest extends RequestSurface {
   readonly [HOST]: EngineHost;
 }
 
-/** The app's entry point for one request (see `EngineHost.dispatch`). */
-export type Dispatch = (req: RequestSurface, res: ResponseSurface, verdict: HeadVerdict) => void;
+/**
+ * The app's entry point for one request (see `EngineHost.dispatch`). For a request with a body,
+ * it returns the route's own `requestTimeout` (ms; 0: no limit), which the engine times the body
+ * against in place of the app's (a 408 naming requestTimeout and that time past it); undefined:
+ * the app's.
+ */
+export type Dispatch = (req: RequestSurface, res: ResponseSurface, verdict: HeadVerdict) => number | undefined;
 
 /** See `EngineHost.responseDone`. */
-export type ResponseDone = (res: ResponseSurface, aborted: boolean) => void;
+/**
+ * See `EngineHost.responseDone`. `bytes`: how many body bytes the response carried, as the engine
+ * knows it (its whole body's length or its Content-Length, else the bytes written to a stream
+ * without one; null when the engine can't tell): the access log's count travels with it.
+ */
+export type ResponseDone = (res: ResponseSurface, aborted: boolean, bytes: number | null) => void;
 
 /** The app's options an engine reads (part of `CogOptions`). */
 export interface EngineOptions {
@@ -196,12 +206,6 @@ export interface Engine {
   close(drainMs: number): Promise<void>;
   /** Answers one request for a test, through this engine's own request and response (see `Cog.inject`). */
   inject(options: InjectOptions | string): Promise<InjectResponse>;
-  /**
-   * How many body bytes a finished response carried, for the access log: its whole body's length
-   * or its Content-Length, else the bytes written to a stream without one; null when the engine
-   * can't tell.
-   */
-  bodyBytes(res: ResponseSurface): number | null;
   /** Engines that serve TLS: new connections get these secure-context options (certificate reload). */
   setSecureContext?(tls: TlsOptions): void;
 }

@@ -266,7 +266,7 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     this[STREAM_LIMIT] = limit;
   }
 
-  /** @internal The addon's timeout sweep times the body against `ms` rather than the server's requestTimeout. */
+  /** @internal The route's own requestTimeout (`Dispatch` returned it): the addon's timeout sweep times the body against `ms` rather than the server's. */
   limitBodyTime(ms: number): void {
     this[BODY_TIMEOUT] = ms;
     this[ADDON].setBodyTimeout(this[ID], ms);

@@ -1,5 +1,5 @@
 /**
- * The access log's byte count on the node engine (`Engine.bodyBytes`). node:http knows a body's
+ * The access log's byte count on the node engine (`ResponseDone`'s `bytes`). node:http knows a body's
  * length when the body is whole or declared (`_contentLength`); a body streamed without a
  * Content-Length is counted here (under WRITTEN) as it is written. node:http2 keeps no count at
  * all, so every HTTP/2 body is counted. A response that never streams pays one comparison, in `end`.
