@@ -170,11 +170,13 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
       own(this)[LOG] = log;
     }
 
-    /** The client's address as the engine sees it (the peer of the TCP connection). */
+    // What the engine provides (the contract's `EngineRequestMethods`, which documents them).
     abstract get remoteAddress(): string | undefined;
-
-    /** Whether the connection is TLS, as the engine sees it. */
     abstract get encrypted(): boolean;
+    /** @internal */
+    abstract receiveBody(length: number, limit: number, done: BodyCallback): void;
+    /** @internal */
+    abstract streamBody(length: number, limit: number): void;
 
     /**
      * "https" when the request came over TLS, else "http". With `trustProxy`, the proxy's
@@ -194,23 +196,6 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
     get secure(): boolean {
       return this.protocol === "https";
     }
-
-    /**
-     * Buffers the body the request announced (`length` bytes, or CHUNKED), refusing more than
-     * `limit`; `done` is called at most once, and never if the client goes away mid-body.
-     * @internal
-     */
-    abstract receiveBody(length: number, limit: number, done: BodyCallback): void;
-
-    /**
-     * Lets the body the request announced flow through the request's readable side as it
-     * arrives, without holding it whole, and with backpressure (while the stream's buffer is
-     * full, the engine stops reading the connection). Past `limit` bytes the stream is destroyed
-     * with a 413 HttpError, and the connection stays up for the answer. A client that goes away
-     * mid-body destroys it with an ECONNRESET error, as node:http does.
-     * @internal
-     */
-    abstract streamBody(length: number, limit: number): void;
 
     /**
      * An AbortSignal that fires when the client goes away before the response is finished (the
@@ -332,31 +317,18 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
       own(this)[CACHED_BODY] = body;
     }
 
-    /**
-     * One header's value by lower-case name, repeats joined as Node joins them. Engines that keep
-     * headers natively answer it without building `headers`.
-     * @internal
-     */
+    /** @internal The contract's `headerValue`, for engines that keep Node's `headers`: read from them. */
     headerValue(name: string): string | undefined {
       const value = this.headers[name];
       return Array.isArray(value) ? value.join(", ") : value;
     }
 
-    /**
-     * Whether the request may have a header that makes a file's answer conditional or partial
-     * (Range, or an "If-" header): false only when it surely has none, so that the file server
-     * reads them one by one only then. Engines that keep headers natively answer it in one call.
-     * @internal
-     */
+    /** @internal The contract's `mayBeConditional`, for engines that can't tell cheaply: maybe. */
     mayBeConditional(): boolean {
       return true;
     }
 
-    /**
-     * The first value of a header by lower-case name (Node keeps only the first Content-Type),
-     * without building `headers`.
-     * @internal
-     */
+    /** @internal The contract's `firstHeader`, for engines that keep Node's `rawHeaders`: scanned. */
     firstHeader(name: string): string | undefined {
       return rawHeader(this, name);
     }

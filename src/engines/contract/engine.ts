@@ -64,7 +64,7 @@ export interface EngineHost {
    * them without a store per request.
    */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  requestClass<Class extends abstract new (...args: any[]) => object>(Base: Class): Class;
+  requestClass<Class extends abstract new (...args: any[]) => EngineRequestMethods>(Base: Class): Class;
   /**
    * The app's subclass of an engine's response class (one made with Cog's response helpers),
    * for an app that adds members to its responses: it lays them on the prototype once, rather
@@ -288,7 +288,7 @@ export interface ResponseSurface extends EventEmitter {
  * Called once the body is buffered, or with the error (413) that refused it. An engine hands a
  * request's body over in one of two ways, as the app's route asks: buffered whole
  * (`receiveBody(length, limit, done)`), or streamed through the request's readable side as it
- * arrives, with backpressure (`streamBody(length, limit)`); see `withRequestHelpers`. Size limits
+ * arrives, with backpressure (`streamBody(length, limit)`); see `EngineRequestMethods`. Size limits
  * are the app's, per route, applied by both.
  */
 export type BodyCallback = (err: HttpError | null, body: Buffer | null) => void;
@@ -301,6 +301,49 @@ export interface EngineRequest {
   rawHeaders: string[];
   httpVersionMajor: number;
   httpVersionMinor: number;
+}
+
+/**
+ * What an engine's request class must provide, beyond the surface (`EngineRequest`): how its
+ * body comes in, where it came from, and its headers read without building `headers`. Cog's
+ * request helpers (http/request.ts) are written over these; `EngineHost.requestClass` takes only
+ * a class that has them.
+ */
+export interface EngineRequestMethods {
+  /** The client's address as the engine sees it (the peer of the TCP connection). */
+  readonly remoteAddress: string | undefined;
+  /** Whether the connection is TLS, as the engine sees it. */
+  readonly encrypted: boolean;
+  /**
+   * Buffers the body the request announced (`length` bytes, or CHUNKED), refusing more than
+   * `limit`; `done` is called at most once, and never if the client goes away mid-body.
+   */
+  receiveBody(length: number, limit: number, done: BodyCallback): void;
+  /**
+   * Lets the body the request announced flow through the request's readable side as it
+   * arrives, without holding it whole, and with backpressure (while the stream's buffer is
+   * full, the engine stops reading the connection). Past `limit` bytes the stream is destroyed
+   * with a 413 HttpError, and the connection stays up for the answer. A client that goes away
+   * mid-body destroys it with an ECONNRESET error, as node:http does. (A route's own time limit
+   * for the body is what `Dispatch` returns.)
+   */
+  streamBody(length: number, limit: number): void;
+  /**
+   * One header's value by lower-case name, repeats joined as Node joins them. Engines that keep
+   * headers natively answer it without building `headers` (the helpers' own reads `headers`).
+   */
+  headerValue(name: string): string | undefined;
+  /**
+   * The first value of a header by lower-case name (Node keeps only the first Content-Type),
+   * without building `headers` (the helpers' own scans `rawHeaders`).
+   */
+  firstHeader(name: string): string | undefined;
+  /**
+   * Whether the request may have a header that makes a file's answer conditional or partial
+   * (Range, or an "If-" header): false only when it surely has none, so that the file server
+   * reads them one by one only then (the helpers' own says true).
+   */
+  mayBeConditional(): boolean;
 }
 
 /**
