@@ -10,7 +10,7 @@ interface EventSink extends ResponseSurface {
  * An app's open event streams, which its shutdown ends (`endAll`) as the drain begins: a stream
  * is open for as long as the client stays, so waiting for it would hold every drain until
  * `drainMs` and then cut it mid-body. One per app; a stream costs an add and a delete (a list's,
- * not a Set's, which kept closed streams alive: see linked-list.ts).
+ * not a Set's, which kept closed streams alive: see base/linked-list.ts).
  */
 export class OpenStreams {
   private readonly open = new LinkedList<OpenStream>();
