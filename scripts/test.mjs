@@ -44,7 +44,7 @@ function loads(script) {
   const probe = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
   return { ok: probe.status === 0, reason: probe.stderr.trim().split("\n").pop() };
 }
-const nativeLoads = () => loads('import { loadNative } from "./dist/engines/native/load.js"; try { loadNative(); } catch (err) { console.error(err.message); process.exit(1); }');
+const nativeLoads = () => loads('import { loadNative } from "./dist/engines/kit/addon.js"; try { loadNative(); } catch (err) { console.error(err.message); process.exit(1); }');
 
 // Every part runs whatever an earlier one did, and the summary at the end says which failed: a
 // failure on one engine must not hide the other's results.

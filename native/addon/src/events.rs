@@ -3,7 +3,7 @@
 //! machines that make them know nothing of Node-API, and the boundary that delivers them nothing
 //! of connections.
 
-/// Flags of a request handed to JavaScript (`src/engines/native/load.ts` holds the same numbers).
+/// Flags of a request handed to JavaScript (`src/engines/kit/addon.ts` holds the same numbers).
 pub const FLAG_HTTP11: u32 = 1;
 /// The request broke one of Cog's rules: the status is in the high 16 bits, the message is passed along.
 pub const FLAG_REFUSED: u32 = 4;

@@ -1,4 +1,4 @@
-//! The functions JavaScript calls (`src/engines/native/load.ts` declares them): conversions of
+//! The functions JavaScript calls (`src/engines/kit/addon.ts` declares them): conversions of
 //! their arguments into the engine's terms, then the engine (`engine`); results converted back.
 //! Nothing here keeps state of its own but the buffers conversions reuse and the header blocks
 //! JavaScript sends again and again.
@@ -44,7 +44,7 @@ pub struct ListenOptions {
 
 /// The version of the interface between this addon and its JavaScript side: its exports, their
 /// arguments and results, the listen options, the flags and the events. The loader
-/// (src/engines/native/load.ts, `INTERFACE_VERSION`) refuses an addon whose version is not its
+/// (src/engines/kit/addon.ts, `INTERFACE_VERSION`) refuses an addon whose version is not its
 /// own, since a prebuilt platform package can be older than the JavaScript that loads it.
 /// Bump it here and there together whenever any of that interface changes.
 const INTERFACE_VERSION: u32 = 15;

@@ -1,17 +1,17 @@
 import { EventEmitter } from "node:events";
 import type { IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
-import { BodyCollector, overStreamLimit, tooLarge } from "../../body.js";
-import { HttpError } from "../../errors.js";
-import { withRequestHelpers } from "../../request.js";
-import { HELD_BODY, type HeadVerdict, type RequestSocket } from "../engine.js";
-import type { BodyCallback } from "../../body.js";
+import { BodyCollector, overStreamLimit, tooLarge } from "../kit/body-intake.js";
+import { HttpError } from "../../base/errors.js";
+import { withRequestHelpers } from "../../http/request.js";
+import { HELD_BODY, type HeadVerdict, type RequestSocket } from "../contract/engine.js";
+import type { BodyCallback } from "../contract/engine.js";
 import { FIRST_ONLY, headersFromRaw, headersFromText, rawFromText } from "./headers.js";
-import { FLAG_ENCODED, FLAG_HTTP11, FLAG_HTTP2, type Endpoints, type NativeAddon, type TlsPeer } from "./load.js";
+import { FLAG_ENCODED, FLAG_HTTP11, FLAG_HTTP2, type Endpoints, type NativeAddon, type TlsPeer } from "../kit/addon.js";
 import { peerCertificate } from "./peer-certificate.js";
 import type { NativeServer } from "./http-channels.js";
 import type { PeerCertificate } from "node:tls";
-import { ABORT_LATER, ADDON, ADDRESS, APP_SERVER, BODY_ENDED, BODY_TIMEOUT, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADER_TEXT, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT, VERDICT } from "../../symbols.js";
+import { ABORT_LATER, ADDON, ADDRESS, APP_SERVER, BODY_ENDED, BODY_TIMEOUT, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADER_TEXT, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT, VERDICT } from "../../base/symbols.js";
 
 /**
  * What Cog's request helpers need, from the native engine. The engine has parsed and framed the
@@ -266,7 +266,7 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     this[STREAM_LIMIT] = limit;
   }
 
-  /** @internal The addon's timeout sweep times the body against `ms` rather than the server's requestTimeout. */
+  /** @internal The route's own requestTimeout (`Dispatch` returned it): the addon's timeout sweep times the body against `ms` rather than the server's. */
   limitBodyTime(ms: number): void {
     this[BODY_TIMEOUT] = ms;
     this[ADDON].setBodyTimeout(this[ID], ms);

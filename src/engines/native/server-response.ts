@@ -1,10 +1,10 @@
 import { OutgoingMessage, STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
 import type { FileHandle } from "node:fs/promises";
 import { Stream } from "node:stream";
-import { BAD_VALUE_CHAR, checkHeader, destroyedWith, endAfterEnd, headersSentError, implicitHead, isStatus, lowerCase, nodeError, toBytes, writeAfterEnd, type HeaderInput } from "../compat.js";
-import { ECHO_REQUEST_ID, FRAME_BODY, SEND_FILE, SEND_OPENED_FILE, type ResponseSurface } from "../engine.js";
-import { streamFileRange } from "../../files/range-stream.js";
-import { ENDED_BODY, HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, NEED_DRAIN, REQUEST_ID, STORE, STREAMED_BYTES, STREAMING, WHOLE_BODY } from "../../symbols.js";
+import { BAD_VALUE_CHAR, checkHeader, destroyedWith, endAfterEnd, headersSentError, implicitHead, isStatus, lowerCase, nodeError, toBytes, writeAfterEnd, type HeaderInput } from "../kit/compat.js";
+import { ECHO_REQUEST_ID, FRAME_BODY, SEND_FILE, SEND_OPENED_FILE, type ResponseSurface } from "../contract/engine.js";
+import { streamFileRange } from "../kit/range-stream.js";
+import { ENDED_BODY, HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, NEED_DRAIN, REQUEST_ID, STORE, STREAMED_BYTES, STREAMING, WHOLE_BODY } from "../../base/symbols.js";
 import { responseFinish } from "./http-channels.js";
 
 export type StoredValue = HeaderInput;

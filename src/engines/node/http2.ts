@@ -1,14 +1,14 @@
 import { constants, Http2ServerRequest, Http2ServerResponse, type Http2Session, type OutgoingHttpHeaders, type ServerHttp2Stream } from "node:http2";
 import type { Socket } from "node:net";
 import type { OutgoingHttpHeader } from "node:http";
-import { HttpError } from "../../errors.js";
-import { CHUNKED, NO_BODY } from "../engine.js";
-import { tooSlow, type Limits } from "../../limits.js";
-import { withRequestHelpers } from "../../request.js";
+import { HttpError } from "../../base/errors.js";
+import { CHUNKED, NO_BODY } from "../contract/engine.js";
+import { tooSlow, type Limits } from "../../base/limits.js";
+import { withRequestHelpers } from "../../http/request.js";
 import { withNodeBody } from "./request.js";
-import { withResponseHelpers, type EngineResponse } from "../../response.js";
-import { chunkBytes } from "../compat.js";
-import { BODY_CUT, IN_FLIGHT, REFUSED_LISTS, WRITTEN } from "../../symbols.js";
+import { withResponseHelpers, type EngineResponse } from "../../http/response.js";
+import { chunkBytes } from "../kit/compat.js";
+import { BODY_CUT, IN_FLIGHT, REFUSED_LISTS, WRITTEN } from "../../base/symbols.js";
 
 /**
  * HTTP/2 on the node engine, through Node's compatibility API: its Http2ServerRequest and

@@ -320,7 +320,7 @@ impl Reading {
 }
 
 /// The 408's message, naming the limit the request broke: the node engine sends the same words
-/// (`tooSlow` in src/limits.ts).
+/// (`tooSlow` in src/base/limits.ts).
 fn too_slow(slow_head: bool, headers_timeout: u64, request_timeout: u64) -> String {
     let (part, limit, ms) = if slow_head { ("head", "headersTimeout", headers_timeout) } else { ("body", "requestTimeout", request_timeout) };
     format!("The request {part} did not arrive within {limit} ({ms} ms); raise the {limit} option for slower clients")

@@ -25,7 +25,7 @@ pub struct ServerJs {
     async_context: sys::napi_async_context,
 }
 
-/// Kinds of `onEvent` calls and WebSocket events (`src/engines/native/load.ts` and
+/// Kinds of `onEvent` calls and WebSocket events (`src/engines/kit/addon.ts` and
 /// `src/engines/native/websocket.ts` hold the same numbers).
 const EVENT_ABORT: u32 = 1;
 const EVENT_DRAIN: u32 = 2;

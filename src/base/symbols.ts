@@ -3,10 +3,10 @@
  * middleware's property (`req.id`, `req.session`, `res.locals`…) can collide with it, and none
  * shows in the public types. One registry, so that every such name is found in one place; the
  * engine contract's own symbols (HOST, WEBSOCKET, SEND_FILE, OPEN_FILE, FRAME_BODY, ECHO_REQUEST_ID…) are
- * in src/engines/engine.ts. This file imports nothing.
+ * in src/engines/contract/engine.ts. This file imports nothing.
  */
 
-// Request helpers (src/request.ts): Cog's state on a request, defaults on the prototype
+// Request helpers (src/http/request.ts): Cog's state on a request, defaults on the prototype
 /** `CACHED_BODY` before the body was parsed (a parsed body may be undefined). */
 export const UNSET: unique symbol = Symbol("unset");
 export const SETTINGS: unique symbol = Symbol("cog.settings");
@@ -26,7 +26,7 @@ export const LOG: unique symbol = Symbol("cog.log");
 /** The request's message on the `cog.request` tracing channel, set only while someone subscribes (src/observe/request-channel.ts). */
 export const TRACED: unique symbol = Symbol("cog.traced");
 
-// Response helpers (src/response.ts): Cog's state on a response, defaults on the prototype
+// Response helpers (src/http/response.ts): Cog's state on a response, defaults on the prototype
 /** Headers set with `res.set`, by lower-case name; null until the first one. */
 export const PENDING: unique symbol = Symbol("cog.pending");
 /** The route's compiled response serializers by status, when it declared response schemas. */
@@ -41,12 +41,12 @@ export const WATCH: unique symbol = Symbol("cog.watch");
  */
 export const VALIDATES: unique symbol = Symbol("cog.validates");
 
-// Request bodies (src/body.ts), on both engines' requests
+// Request bodies (src/http/body.ts), on both engines' requests
 /** A body streamed through the request (`streamBody`), counted against its route's limit: on both engines' requests. */
 export const STREAM_LIMIT: unique symbol = Symbol("cog.streamLimit");
 export const STREAMED: unique symbol = Symbol("cog.streamed");
 
-// The access log (src/access-log.ts)
+// The access log (src/observe/access-log.ts)
 /** When the app began on this request (performance.now()), for the duration. */
 export const STARTED: unique symbol = Symbol("cog.started");
 /** Why Cog answered it itself (see `RequestLogLine.reason`), set on the rare request that has one. */
@@ -83,7 +83,7 @@ export const CONTENT_TYPE: unique symbol = Symbol("cog.native.contentType");
 export const COLLECTOR: unique symbol = Symbol("cog.native.collector");
 export const PAUSED: unique symbol = Symbol("cog.native.paused");
 export const BODY_ENDED: unique symbol = Symbol("cog.native.bodyEnded");
-/** A request's route's own requestTimeout (ms), kept by an engine's request for its timing of the body (`limitBodyTime`). */
+/** A request's route's own requestTimeout (ms), as `Dispatch` returned it: kept by the native engine's request for the 408's words. */
 export const BODY_TIMEOUT: unique symbol = Symbol("cog.bodyTimeout");
 /** On the native engine's request class: aborts, on a later tick, the response of a request whose connection the app cut (`req.socket.destroy()`). */
 export const ABORT_LATER: unique symbol = Symbol("cog.native.abortLater");

@@ -1,11 +1,4 @@
-import { promises as fs } from "node:fs";
-import type { Handler } from "../core/chain.js";
-
-/**
- * `fs.promises.open` as Node made it, taken when Cog loads: files are opened by the engine
- * itself only while it is still that one (see `engineFiles` in server.ts).
- */
-export const NODE_OPEN = fs.open;
+// How files are sent, by `serveStatic` and `res.sendFile`: the options, types only.
 
 /** How a file is sent, by `serveStatic` and `res.sendFile` alike. */
 export interface FileOptions {
@@ -56,26 +49,4 @@ export interface StaticOptions extends FileOptions {
 export interface SendFileOptions extends FileOptions {
   /** The directory `path` is relative to; `path` may then not climb out of it. Without it, `path` must be absolute. */
   root?: string;
-}
-
-type Files = typeof import("./server.js");
-let files: Promise<Files> | undefined;
-/** The file-serving code, loaded on first use: an app that serves no file never loads it. */
-export function loadFiles(): Promise<Files> {
-  return (files ??= import("./server.js"));
-}
-
-/**
- * Serves the files under `root`: `app.use("/static", serveStatic("public"))` answers
- * `GET /static/css/site.css` with `public/css/site.css`. Files are read from disk on every
- * request, with ETag and Last-Modified (304s), ranges (206), HEAD, `index.html` for
- * directories, and never anything outside `root` however the path is spelled.
- */
-export function serveStatic(root: string, options: StaticOptions = {}): Handler {
-  if (typeof root !== "string" || root === "") throw new TypeError("serveStatic(root) needs the directory to serve, e.g. serveStatic(\"public\")");
-  let handler: Handler | undefined;
-  return function serveStatic(req, res, next) {
-    if (handler !== undefined) return handler(req, res, next);
-    return loadFiles().then((loaded) => (handler ??= loaded.staticHandler(root, options))(req, res, next));
-  };
 }

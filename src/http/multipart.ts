@@ -1,6 +1,6 @@
 import type { Readable } from "node:stream";
-import { HttpError } from "./errors.js";
-import type { RequestSurface } from "./engines/engine.js";
+import { HttpError } from "../base/errors.js";
+import type { RequestSurface } from "../engines/contract/engine.js";
 
 /** The request a multipart body is read from (a type of its own, so that this file and request.ts don't import each other). */
 interface MultipartRequest extends RequestSurface {

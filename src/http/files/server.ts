@@ -1,105 +1,33 @@
-import { constants, promises as fs, type Stats } from "node:fs";
-import type { FileHandle } from "node:fs/promises";
-import { basename, isAbsolute, join, resolve, sep } from "node:path";
-import { contentType } from "mime-types";
-import Negotiator from "negotiator";
+import { promises as fs } from "node:fs";
+import { isAbsolute, join, resolve, sep } from "node:path";
 import parseRange from "range-parser";
-import type { Handler, Next } from "../core/chain.js";
-import { OPEN_FILE, SEND_FILE, SEND_OPENED_FILE, STAT_FILE, type FileOpening, type FileSending, type OpenedFile, type ResponseSurface } from "../engines/engine.js";
-import { HttpError } from "../errors.js";
-import { streamFileRange } from "./range-stream.js";
-import type { InternalRequest, Request } from "../request.js";
-import type { InternalResponse, Response } from "../response.js";
-import { PENDING, VALIDATES } from "../symbols.js";
-import { NODE_OPEN, type FileOptions, type SendFileOptions, type StaticOptions } from "./serve.js";
+import { OPEN_FILE, SEND_FILE, SEND_OPENED_FILE, STAT_FILE, type FileOpening, type FileSending, type OpenedFile, type ResponseSurface } from "../../engines/contract/engine.js";
+import { HttpError } from "../../base/errors.js";
+import { streamFileRange } from "../../engines/kit/range-stream.js";
+import { PENDING, VALIDATES } from "../../base/symbols.js";
+import { NODE_OPEN } from "./node-open.js";
+import type { FileOptions, SendFileOptions, StaticOptions } from "./options.js";
+import type { Request, InternalRequest, Response, InternalResponse, Next, Handler, Found } from "./types.js";
+import { safePath, below, namesFile } from "./resolve-path.js";
+import { MISSING, openFile, refusedOpen, findFile, isRegularFile } from "./open.js";
+import { FileCache, cacheOf } from "./cache.js";
+import { VARIANTS, Unsure, chooseVariant, encodingsWanted } from "./negotiate.js";
+import { validatorsOf, checkPreconditions, rfcRanges, ifRangeHolds } from "./validators.js";
+import { cacheControlOf, typeOf, typeByName } from "./content-type.js";
+
 
 /**
  * Files from disk as responses: the part of `serveStatic`, `res.sendFile` and `res.download`
  * that is loaded on first use (with its MIME, negotiation and range libraries), so an app that
- * serves no file loads none of it.
+ * serves no file loads none of it. The stages, each in a file of its own: the path
+ * (resolve-path.ts), the file (open.ts, cache.ts; or the engine's own opening, here), the variant
+ * (negotiate.ts), the answer's conditions (validators.ts) and headers (content-type.ts), then the
+ * answer and its body (`answerFile`, `sendFound`, `sendOnEngine`, here).
  */
+
 
 /** Bodies up to this size are read whole and sent as one response; larger ones are streamed (or handed to the engine). */
 const WHOLE_BODY_MAX = 64 * 1024;
-/** The precompressed variants, in the order preferred when the client likes several equally. */
-const VARIANTS: Record<string, string> = { br: ".br", zstd: ".zst", gzip: ".gz" };
-const NEGOTIATED = [...Object.keys(VARIANTS), "identity"];
-/** Codes of a path that names nothing servable: the file is simply not there. */
-const MISSING = new Set(["ENOENT", "ENOTDIR", "ENAMETOOLONG", "ELOOP", "EISDIR"]);
-
-/** What is at a path, opened through fs.promises. */
-interface Opened {
-  file: FileHandle;
-  stat: OpenedFile;
-}
-
-/**
- * A file to send: open through fs.promises (`file`: read as it is sent; the sender closes it),
- * or its bytes from the cache. (A file the engine opens is sent by `sendOnEngine`.)
- */
-interface Found {
-  size: number;
-  mtimeMs: number;
-  file: FileHandle | null;
-  bytes: Buffer | null;
-}
-
-/**
- * `serveStatic`'s optional in-memory cache: small files' bytes and metadata, kept from their
- * first request on and never read again (so only for files that don't change while the app
- * runs), which precompressed variants are missing, and which files served by a variant are
- * regular files (see `Unsure`). Bounded in total bytes and entries.
- */
-class FileCache {
-  private readonly files = new Map<string, Found>();
-  private readonly missing = new Set<string>();
-  private readonly regular = new Set<string>();
-  private bytes = 0;
-  constructor(
-    private readonly maxFileBytes: number,
-    private readonly maxBytes: number,
-  ) {}
-
-  get(path: string): Found | null | undefined {
-    return this.files.get(path) ?? (this.missing.has(path) ? null : undefined);
-  }
-
-  noteMissing(path: string): void {
-    if (this.missing.size < 10_000) this.missing.add(path);
-  }
-
-  isRegular(path: string): boolean {
-    return this.regular.has(path);
-  }
-
-  noteRegular(path: string): void {
-    if (this.regular.size < 10_000) this.regular.add(path);
-  }
-
-  /** Keeps an opened regular file that fits (read whole, then closed); else returns it as it is. */
-  async keep(path: string, found: Found): Promise<Found> {
-    if (found.file === null || found.size > this.maxFileBytes || this.bytes + found.size > this.maxBytes) return found;
-    const bytes = Buffer.alloc(found.size);
-    try {
-      const { bytesRead } = await found.file.read(bytes, 0, found.size, 0);
-      if (bytesRead < found.size) return found; // changed meanwhile: sent from disk this time (and reported there)
-    } catch {
-      return found;
-    }
-    await found.file.close();
-    const kept: Found = { size: found.size, mtimeMs: found.mtimeMs, file: null, bytes };
-    // Two first requests at once both read the file: count it once.
-    if (!this.files.has(path)) this.bytes += found.size;
-    this.files.set(path, kept);
-    return kept;
-  }
-}
-
-function cacheOf(option: StaticOptions["cache"]): FileCache | null {
-  if (option === undefined || option === false) return null;
-  const limits = option === true ? {} : option;
-  return new FileCache(limits.maxFileBytes ?? 256 * 1024, limits.maxBytes ?? 64 * 1024 * 1024);
-}
 
 /**
  * How this response's files are opened and sent: by the engine itself, on its own thread
@@ -112,20 +40,6 @@ function cacheOf(option: StaticOptions["cache"]): FileCache | null {
 function engineFiles(res: Response, cache: FileCache | null): FileOpening | null {
   if (cache !== null || !(OPEN_FILE in res) || Object.hasOwn(res, "write") || Object.hasOwn(res, "end") || fs.open !== NODE_OPEN) return null;
   return res as unknown as FileOpening;
-}
-
-/** A regular file at `path` (from the cache if there is one), or null if there is none. */
-async function findFile(path: string, cache: FileCache | null): Promise<Found | null> {
-  const cached = cache?.get(path);
-  if (cached !== undefined) return cached;
-  const opened = await openFile(path);
-  if (opened === null) return null;
-  if (!opened.stat.isFile) {
-    await opened.file.close();
-    return null;
-  }
-  const found: Found = { size: opened.stat.size, mtimeMs: opened.stat.mtimeMs, file: opened.file, bytes: null };
-  return cache === null ? found : cache.keep(path, found);
 }
 
 /** What `serveStatic` was given, resolved once. */
@@ -177,34 +91,6 @@ export function staticHandler(root: string, options: StaticOptions): Handler {
 function missing(req: Request, next: Next, site: Site): void {
   if (site.fallthrough) return next();
   next(new HttpError(404, `No file at ${req.path} under the static root`));
-}
-
-/**
- * `join(base, relative)` for a decoded request path (it starts with "/"): the two put together
- * when there is nothing to normalize (no "//", and no segment starting with "." once safePath
- * has let it through), as almost every request's path is; else join's.
- */
-function below(base: string, relative: string): string {
-  if (sep !== "/" || relative.charCodeAt(0) !== 47 /* / */ || relative.includes("//") || relative.includes("/.")) return join(base, relative);
-  return base.length === 1 ? relative : base + relative;
-}
-
-/** Whether the path names a file rather than a directory (which ends in "/"): the only kind with precompressed variants of its own. */
-function namesFile(relative: string): boolean {
-  return relative !== "" && relative.charCodeAt(relative.length - 1) !== 47; /* / */
-}
-
-/**
- * A request for a file whose variants are looked for is answered, where it can be, from the
- * variant alone: the variant is opened first, and the file itself only checked to be a regular
- * file (a stat: no open, no read, no close), where opening the file and then its variant cost
- * twice the system calls. What is served is what opening the file first would serve: a
- * variant is only sent for a regular file (not for a directory, which is redirected, nor for
- * a file that is gone). `Unsure`: a variant could not be opened for another reason than its
- * absence; the file is then opened first after all, as before, and the error follows there.
- */
-class Unsure {
-  constructor(readonly refusal: unknown) {}
 }
 
 /** The static files on the native engine: opened, checked and sent on its thread, with no promise and no await. */
@@ -355,20 +241,6 @@ async function serveFromDisk(req: Request, res: Response, next: Next, site: Site
   return sendFound(req, res, path, cache === null ? found : await cache.keep(path, found), options, cache, variantsLookedFor);
 }
 
-/** Whether `path` is a regular file, by its stat (or the cache's word), without opening it. */
-async function isRegularFile(path: string, cache: FileCache | null): Promise<boolean> {
-  const cached = cache?.get(path);
-  if (cached) return true;
-  if (cache?.isRegular(path)) return true;
-  try {
-    const regular = (await fs.stat(path)).isFile();
-    if (regular) cache?.noteRegular(path);
-    return regular;
-  } catch {
-    return false;
-  }
-}
-
 /** `res.sendFile`: a missing file becomes a 404, any other failure the app's error response. */
 export async function sendFile(req: Request, res: Response, path: string, options: SendFileOptions): Promise<void> {
   let full: string;
@@ -396,71 +268,6 @@ export async function sendFile(req: Request, res: Response, path: string, option
   await sendFound(req, res, full, found, options, null, false);
 }
 
-/**
- * The path of the request below the static root, decoded once: null for a dotfile that is
- * ignored (so the request falls through), an HttpError for one that is refused, or for a
- * spelling that could name something outside the root: `..` segments (written `..`, `%2e%2e`,
- * `%2e.` or across an encoded `%2f`), a backslash (a separator on Windows, raw or `%5c`), NUL,
- * or a malformed or overlong UTF-8 sequence (`%c0%ae`, which decodeURIComponent refuses).
- * Decoding once means `%252e%252e` names the literal file `%2e%2e` inside the root.
- */
-function safePath(raw: string, options: FileOptions, urlEncoded = true): string | null | HttpError {
-  let path = raw;
-  if (urlEncoded && raw.includes("%")) {
-    try {
-      path = decodeURIComponent(raw);
-    } catch {
-      return new HttpError(400, `Malformed percent-encoding in the path ${raw}`);
-    }
-  }
-  if (path.includes("\0")) return new HttpError(400, `A NUL byte in the path ${JSON.stringify(raw)}`);
-  if (path.includes("\\")) return new HttpError(400, `A backslash in the path ${raw}: use "/"`);
-  // No segment starts with "." (no "..", no dotfile) unless one follows a "/" or begins the path: most paths are looked at no further.
-  if (!path.includes("/.") && path.charCodeAt(0) !== 46 /* . */) return path;
-  const segments = path.split("/");
-  if (segments.includes("..")) return new HttpError(403, `Refusing the path ${raw}: ".." would leave the root`);
-  if (segments.some((segment) => segment.startsWith(".") && segment !== ".")) {
-    const dotfiles = options.dotfiles ?? "ignore";
-    if (dotfiles === "deny") return new HttpError(403, `Refusing the path ${raw}: dotfiles are not served (the dotfiles option is "deny")`);
-    if (dotfiles === "ignore") return null;
-  }
-  return path;
-}
-
-/**
- * Opens a file through fs.promises and reads its metadata from the descriptor, so what is sent
- * is what was looked at, however the path changes meanwhile; null when nothing is there.
- * Non-blocking, so a FIFO under the root can't hold the open (and a thread of libuv's pool)
- * until a writer comes; it is then refused as not a regular file. (The engine's OPEN_FILE
- * opens the same way: see `openedOnEngine`.)
- */
-async function openFile(path: string): Promise<Opened | null> {
-  let file: FileHandle;
-  try {
-    file = await fs.open(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (err) {
-    return refusedOpen(err as NodeJS.ErrnoException, path);
-  }
-  try {
-    return { file, stat: statOf(await file.stat()) };
-  } catch (err) {
-    await file.close();
-    throw err;
-  }
-}
-
-/** A path that didn't open: null when nothing is there, a 403 when it may not be read, else the error. */
-function refusedOpen(err: NodeJS.ErrnoException, path: string): null {
-  const code = err.code;
-  if (code !== undefined && MISSING.has(code)) return null;
-  if (code === "EACCES" || code === "EPERM") throw new HttpError(403, `The file ${path} can't be read (${code}): check its permissions`, { cause: err });
-  throw err;
-}
-
-function statOf(stat: Stats): OpenedFile {
-  return { isFile: stat.isFile(), isDirectory: stat.isDirectory(), size: stat.size, mtimeMs: stat.mtimeMs };
-}
-
 /** A directory asked for without its trailing slash: send the client to it (as serve-static does, 301). */
 function redirectToDirectory(req: Request, res: Response): void {
   const url = req.originalUrl;
@@ -468,89 +275,6 @@ function redirectToDirectory(req: Request, res: Response): void {
   // Leading slashes collapsed: "//evil.example/" would be another site's URL.
   const path = (query === -1 ? url : url.slice(0, query)).replace(/^\/+/, "/");
   res.redirect(301, path + "/" + (query === -1 ? "" : url.slice(query)));
-}
-
-/**
- * Opens the precompressed variant of `path` the client prefers, with its encoding: null when
- * the client accepts none that is there, an Unsure when one could not be opened (the error is
- * then the file's to meet again, once it is opened first).
- */
-async function chooseVariant(req: Request, path: string, options: FileOptions, cache: FileCache | null): Promise<(Found & { encoding: string }) | null | Unsure> {
-  for (const encoding of encodingsWanted(req, options)) {
-    const variantPath = path + VARIANTS[encoding];
-    let variant: Found | null;
-    try {
-      variant = await findFile(variantPath, cache);
-    } catch (err) {
-      return new Unsure(err);
-    }
-    if (variant !== null) return { ...variant, encoding };
-    cache?.noteMissing(variantPath);
-  }
-  return null;
-}
-
-/**
- * The precompressed variants to look for, best first: the encodings the client prefers to the
- * file itself, among those `options.precompressed` lists. None acceptable but the file itself
- * (even after "identity;q=0"): it is sent as it is, as @fastify/static and nginx's gzip_static
- * do, rather than a 406 the client can do nothing with.
- */
-function encodingsWanted(req: Request, options: FileOptions): readonly string[] {
-  const accept = (req as InternalRequest).headerValue("accept-encoding");
-  if (accept === undefined) return NONE;
-  const encodings = encodingsFor(accept);
-  return options.precompressed === true ? encodings : encodings.filter((encoding) => (options.precompressed as readonly string[]).includes(encoding));
-}
-const NONE: readonly string[] = [];
-
-/**
- * The encodings the client prefers to none (identity), best first, as negotiator orders them
- * (ties: br, zstd, gzip, identity). Clients send few distinct Accept-Encoding values, and
- * negotiating one costs more than the rest of choosing a variant: each is negotiated once, the
- * answers kept (so many, so a client varying its header can't grow them).
- */
-const ENCODINGS = new Map<string, readonly string[]>();
-function encodingsFor(accept: string): readonly string[] {
-  let encodings = ENCODINGS.get(accept);
-  if (encodings === undefined) {
-    const negotiator = new Negotiator({ headers: { "accept-encoding": accept } }) as Negotiator & { encodings(available: string[], options: { preferred: string[] }): string[] };
-    const all = negotiator.encodings(NEGOTIATED, { preferred: NEGOTIATED });
-    const identity = all.indexOf("identity");
-    encodings = identity === -1 ? all : all.slice(0, identity);
-    if (ENCODINGS.size < 1000) ENCODINGS.set(accept, encodings);
-  }
-  return encodings;
-}
-
-/** A file's ETag (strong: `"size-mtime"` in hex, and the encoding of a variant) and Last-Modified (its time in whole seconds). */
-interface Validators {
-  size: number;
-  mtimeMs: number;
-  encoding: string | null;
-  etag: string;
-  lastModified: string;
-  /** The time Last-Modified says, in ms. */
-  mtime: number;
-}
-
-/**
- * The validators of the files sent: the same files are sent again and again, and writing their
- * hex and date strings cost more than opening them. A pure function of (size, mtimeMs,
- * encoding), kept under a number mixed from the three and used only for exactly them: files
- * written together share a modification time (timestamps are as coarse as the kernel's clock
- * tick, 4 ms on ext4), so the time alone would have them replace each other request after
- * request. Two that mix to one number replace each other; so many entries at most.
- */
-const VALIDATORS = new Map<number, Validators>();
-function validatorsOf(size: number, mtimeMs: number, encoding: string | null): Validators {
-  const key = (Math.imul(size, 0x9e3779b1) ^ (mtimeMs * 1000) ^ (encoding === null ? 0 : Math.imul(encoding.charCodeAt(0), 0x85ebca6b))) & 0x3fffffff;
-  const kept = VALIDATORS.get(key);
-  if (kept !== undefined && kept.size === size && kept.mtimeMs === mtimeMs && kept.encoding === encoding) return kept;
-  const mtime = Math.floor(mtimeMs / 1000) * 1000;
-  const made: Validators = { size, mtimeMs, encoding, etag: `"${size.toString(16)}-${Math.floor(mtimeMs).toString(16)}${encoding === null ? "" : "-" + encoding}"`, lastModified: new Date(mtime).toUTCString(), mtime };
-  if (kept !== undefined || VALIDATORS.size < 1000) VALIDATORS.set(key, made);
-  return made;
 }
 
 /**
@@ -613,6 +337,7 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
 
 /** Where the body `answerFile` leaves to send starts, and whether it set Cache-Control: read at once, before anything else answers. */
 let bodyStart = 0;
+
 let cachingSet = false;
 
 /**
@@ -692,112 +417,4 @@ function answerFile(req: Request, res: Response, path: string, size: number, mti
     if (setCaching && !res.headersSent) res.removeHeader("cache-control");
     throw err;
   }
-}
-
-/** Cache-Control for the files sent with `options` (the default's string made once: a string made per response is hashed again wherever it is looked up). */
-const DEFAULT_CACHING = "public, max-age=0";
-function cacheControlOf(options: FileOptions): string {
-  if (options.maxAge === undefined && options.immutable !== true) return DEFAULT_CACHING;
-  return `public, max-age=${Math.max(0, Math.floor(options.maxAge ?? 0))}${options.immutable === true ? ", immutable" : ""}`;
-}
-
-/** The file's Content-Type: the one the app set, else its extension's. */
-function typeOf(res: Response, path: string): string {
-  const set = res.get("content-type");
-  return set !== undefined ? String(set) : typeByName(path);
-}
-
-/**
- * The Content-Type of a file: mime-types' for its name's extension (with the charset), kept by
- * extension (so many), as mime-types finds it: the name's last "." onward, or the whole name
- * without one.
- */
-const TYPES = new Map<string, string>();
-function typeByName(path: string): string {
-  // The last "." of the name, found from the end (lastIndexOf is a call into V8's runtime, twice the whole of this).
-  let dot = -1;
-  for (let i = path.length - 1; i >= 0; i--) {
-    const code = path.charCodeAt(i);
-    if (code === 46 /* . */) {
-      dot = i;
-      break;
-    }
-    if (code === 47 /* / */ || (code === 92 /* \ */ && sep === "\\")) break;
-  }
-  const extension = dot !== -1 ? path.slice(dot + 1) : basename(path);
-  let type = TYPES.get(extension);
-  if (type === undefined) {
-    type = contentType(basename(path)) || "application/octet-stream";
-    if (TYPES.size < 1000) TYPES.set(extension, type);
-  }
-  return type;
-}
-
-/**
- * RFC 9110 13.2.2's order: If-Match, else If-Unmodified-Since (412 when they fail); then, for
- * GET and HEAD, If-None-Match, else If-Modified-Since (304 when the client's copy is current).
- * If-None-Match compares weakly, If-Match strongly; dates at one-second precision.
- */
-function checkPreconditions(req: Request, etag: string | undefined, mtime: number | undefined): 200 | 304 | 412 {
-  // One header at a time: the native engine builds `req.headers` only when asked.
-  const r = req as InternalRequest;
-  const ifMatch = r.headerValue("if-match");
-  if (ifMatch !== undefined) {
-    if (ifMatch.trim() !== "*" && (etag === undefined || !listHas(ifMatch, etag, false))) return 412;
-  } else if (mtime !== undefined) {
-    const ifUnmodifiedSince = r.headerValue("if-unmodified-since");
-    const since = ifUnmodifiedSince === undefined ? NaN : Date.parse(ifUnmodifiedSince);
-    if (!Number.isNaN(since) && mtime > since) return 412;
-  }
-  const ifNoneMatch = r.headerValue("if-none-match");
-  if (ifNoneMatch !== undefined) {
-    return ifNoneMatch.trim() === "*" || (etag !== undefined && listHas(ifNoneMatch, etag, true)) ? 304 : 200;
-  }
-  const ifModifiedSince = mtime === undefined ? undefined : r.headerValue("if-modified-since");
-  if (ifModifiedSince !== undefined) {
-    const since = Date.parse(ifModifiedSince);
-    if (!Number.isNaN(since) && mtime! <= since) return 304;
-  }
-  return 200;
-}
-
-/** Whether a list of entity tags holds `etag`: weakly (W/ ignored on both sides) or strongly (a weak tag never matches). */
-function listHas(list: string, etag: string, weak: boolean): boolean {
-  for (let tag of list.split(",")) {
-    tag = tag.trim();
-    if (tag.startsWith("W/")) {
-      if (!weak) continue;
-      tag = tag.slice(2);
-    }
-    if (tag === etag) return true;
-  }
-  return false;
-}
-
-/**
- * The Range header as range-parser should read it under RFC 9110 14.1.1: a suffix longer than
- * the file means the whole file (range-parser finds it unsatisfiable), and a range whose last
- * byte comes before its first makes the header invalid, so it is ignored (range-parser answers
- * 416). Either way the rest is range-parser's.
- */
-function rfcRanges(header: string, size: number): string {
-  const equals = header.indexOf("=");
-  if (equals === -1) return header;
-  const specs = header.slice(equals + 1).split(",");
-  for (let i = 0; i < specs.length; i++) {
-    const spec = specs[i]!.trim();
-    const both = /^(\d+)-(\d+)$/.exec(spec);
-    if (both !== null && Number(both[2]) < Number(both[1])) return "invalid";
-    if (/^-\d+$/.test(spec) && Number(spec.slice(1)) > size) specs[i] = `-${size}`;
-  }
-  return `${header.slice(0, equals)}=${specs.join(",")}`;
-}
-
-/** If-Range (RFC 9110 13.1.5): the range applies only if the client's validator is current, a strong ETag or the exact date. */
-function ifRangeHolds(ifRange: string | undefined, etag: string | undefined, mtime: number): boolean {
-  if (ifRange === undefined) return true;
-  const value = ifRange.trim();
-  if (value.startsWith('"') || value.startsWith("W/")) return etag !== undefined && value === etag;
-  const date = Date.parse(value);
-  return !Number.isNaN(date) && date === mtime;
 }

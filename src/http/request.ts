@@ -1,15 +1,17 @@
 import { parseCookie } from "cookie";
 import { parse as parseQueryString } from "fast-querystring";
-import { countFields, parseBody, rawHeader, type BodyCallback } from "./body.js";
-import { HOST, type EngineHost, type EngineRequest, type RequestSurface } from "./engines/engine.js";
-import { HttpError } from "./errors.js";
-import { DEFAULT_LIMITS } from "./limits.js";
-import { unsignCookies } from "./signing.js";
+import { countFields, parseBody } from "./body.js";
+import { rawHeader } from "../engines/kit/body-intake.js";
+import type { BodyCallback } from "../engines/contract/engine.js";
+import { HOST, type EngineHost, type EngineRequest, type RequestSurface } from "../engines/contract/engine.js";
+import { HttpError } from "../base/errors.js";
+import { DEFAULT_LIMITS } from "../base/limits.js";
+import { unsignCookies } from "../base/signing.js";
 import type { FormFields, MultipartOptions } from "./multipart.js";
 import { OpenStreams } from "./sse.js";
-import { CACHED_BODY, CACHED_COOKIES, CACHED_PATH, CACHED_QUERY, CACHED_SIGNED, ORIGINAL_URL, RESPONSE, LOG, ROUTE, SETTINGS, SIGNAL, TRACED, UNSET } from "./symbols.js";
-import type { RequestLog, RequestLogger } from "./access-log.js";
-import type { RequestMessage } from "./observe/request-channel.js";
+import { CACHED_BODY, CACHED_COOKIES, CACHED_PATH, CACHED_QUERY, CACHED_SIGNED, ORIGINAL_URL, RESPONSE, LOG, ROUTE, SETTINGS, SIGNAL, TRACED, UNSET } from "../base/symbols.js";
+import { pathOf } from "../base/path.js";
+import type { RequestLog, RequestLogSource } from "./log.js";
 
 export type Query = Record<string, string | string[] | undefined>;
 export type Cookies = Record<string, string | undefined>;
@@ -38,7 +40,7 @@ export interface RequestSettings {
   /** Secrets that sign cookies, the first for signing, all for checking (empty: no signing). */
   readonly secrets: readonly string[];
   /** The app's logger (its `logger` option), which `req.log` is a child of; null without one. */
-  readonly logger: RequestLogger | null;
+  readonly logger: RequestLogSource | null;
   /** The app's open event streams (`res.sse()`), which its shutdown ends. */
   readonly openStreams: OpenStreams;
 }
@@ -81,10 +83,18 @@ export function abortRequest(req: object, reason: DOMException): void {
 }
 
 /**
- * Cog's state on every request, under symbols (src/symbols.ts) so no middleware's property
+ * Cog's state on every request, under symbols (src/base/symbols.ts) so no middleware's property
  * (`req.id`, `req.session`, `req.user`…) can collide with it, kept out of the public types.
  * Defaults live on the prototype (below): a request that never sets one pays nothing for it.
  */
+/**
+ * What a request carries of its message on the `cog.request` tracing channel (observe/
+ * request-channel.ts, `RequestMessage`): the error that reached the error handling.
+ */
+export interface TracedRequest {
+  error?: unknown;
+}
+
 export interface RequestInternals {
   [SETTINGS]: RequestSettings;
   [CACHED_PATH]: string | undefined;
@@ -100,7 +110,7 @@ export interface RequestInternals {
   /** `req.log`, made on its first read (or set by a middleware, as pino-http does). */
   [LOG]: RequestLog | undefined;
   /** Its message on the `cog.request` tracing channel, while someone subscribes. */
-  [TRACED]: RequestMessage | undefined;
+  [TRACED]: TracedRequest | undefined;
   /** The host serving it (on the prototype: see `forApp`). */
   readonly [HOST]: EngineHost;
 }
@@ -154,17 +164,19 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
       const made = own(this)[LOG];
       if (made !== undefined) return made;
       const logger = own(this)[SETTINGS].logger;
-      return logger === null ? undefined : (own(this)[LOG] = logger.child(this as unknown as Request));
+      return logger === null ? undefined : (own(this)[LOG] = logger.child(this as never));
     }
     set log(log: RequestLog | undefined) {
       own(this)[LOG] = log;
     }
 
-    /** The client's address as the engine sees it (the peer of the TCP connection). */
+    // What the engine provides (the contract's `EngineRequestMethods`, which documents them).
     abstract get remoteAddress(): string | undefined;
-
-    /** Whether the connection is TLS, as the engine sees it. */
     abstract get encrypted(): boolean;
+    /** @internal */
+    abstract receiveBody(length: number, limit: number, done: BodyCallback): void;
+    /** @internal */
+    abstract streamBody(length: number, limit: number): void;
 
     /**
      * "https" when the request came over TLS, else "http". With `trustProxy`, the proxy's
@@ -184,31 +196,6 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
     get secure(): boolean {
       return this.protocol === "https";
     }
-
-    /**
-     * Buffers the body the request announced (`length` bytes, or CHUNKED), refusing more than
-     * `limit`; `done` is called at most once, and never if the client goes away mid-body.
-     * @internal
-     */
-    abstract receiveBody(length: number, limit: number, done: BodyCallback): void;
-
-    /**
-     * Lets the body the request announced flow through the request's readable side as it
-     * arrives, without holding it whole, and with backpressure (while the stream's buffer is
-     * full, the engine stops reading the connection). Past `limit` bytes the stream is destroyed
-     * with a 413 HttpError, and the connection stays up for the answer. A client that goes away
-     * mid-body destroys it with an ECONNRESET error, as node:http does.
-     * @internal
-     */
-    abstract streamBody(length: number, limit: number): void;
-
-    /**
-     * The route's own `requestTimeout`: the body the request announced must all arrive within
-     * `ms` of its start (0: no limit), in place of the app's; past it, the engine answers 408
-     * naming requestTimeout and `ms`, as it does at the app's. Called before the body is received.
-     * @internal
-     */
-    abstract limitBodyTime(ms: number): void;
 
     /**
      * An AbortSignal that fires when the client goes away before the response is finished (the
@@ -330,31 +317,18 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
       own(this)[CACHED_BODY] = body;
     }
 
-    /**
-     * One header's value by lower-case name, repeats joined as Node joins them. Engines that keep
-     * headers natively answer it without building `headers`.
-     * @internal
-     */
+    /** @internal The contract's `headerValue`, for engines that keep Node's `headers`: read from them. */
     headerValue(name: string): string | undefined {
       const value = this.headers[name];
       return Array.isArray(value) ? value.join(", ") : value;
     }
 
-    /**
-     * Whether the request may have a header that makes a file's answer conditional or partial
-     * (Range, or an "If-" header): false only when it surely has none, so that the file server
-     * reads them one by one only then. Engines that keep headers natively answer it in one call.
-     * @internal
-     */
+    /** @internal The contract's `mayBeConditional`, for engines that can't tell cheaply: maybe. */
     mayBeConditional(): boolean {
       return true;
     }
 
-    /**
-     * The first value of a header by lower-case name (Node keeps only the first Content-Type),
-     * without building `headers`.
-     * @internal
-     */
+    /** @internal The contract's `firstHeader`, for engines that keep Node's `rawHeaders`: scanned. */
     firstHeader(name: string): string | undefined {
       return rawHeader(this, name);
     }
@@ -423,11 +397,6 @@ export function forApp<Class extends abstract new (...args: any[]) => object>(Ba
   return AppRequest;
 }
 
-/** The path of a request target: what precedes its query. */
-export function pathOf(url: string): string {
-  const q = url.indexOf("?");
-  return q === -1 ? url : url.slice(0, q);
-}
 
 /**
  * The request handed to handlers, on every engine: Cog's helpers over Node's IncomingMessage

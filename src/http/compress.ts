@@ -2,11 +2,11 @@ import type { OutgoingHttpHeaders } from "node:http";
 import { availableParallelism } from "node:os";
 import * as zlib from "node:zlib";
 import type { Transform } from "node:stream";
-import type { Handler } from "./core/chain.js";
+import type { Handler } from "./handler.js";
 import type { Request } from "./request.js";
-import { FRAME_BODY, type BodyFraming } from "./engines/engine.js";
+import { FRAME_BODY, type BodyFraming } from "../engines/contract/engine.js";
 import type { InternalResponse, Response } from "./response.js";
-import { PENDING, VALIDATES } from "./symbols.js";
+import { PENDING, VALIDATES } from "../base/symbols.js";
 
 /** A content coding Cog compresses with. */
 export type Encoding = "br" | "zstd" | "gzip" | "deflate";

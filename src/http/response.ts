@@ -7,14 +7,15 @@ import { pipeline, type Readable } from "node:stream";
 import type { EventEmitter } from "node:events";
 import { stringifySetCookie } from "cookie";
 import encodeUrl from "encodeurl";
-import { isStatus, isValidHeader, lowerCase } from "./engines/compat.js";
-import { FRAME_BODY, HOST, type BodyFraming, type ResponseSurface } from "./engines/engine.js";
-import { HttpError } from "./errors.js";
+import { isStatus, isValidHeader, lowerCase } from "../engines/kit/compat.js";
+import { FRAME_BODY, HOST, type BodyFraming, type ResponseSurface } from "../engines/contract/engine.js";
+import { HttpError } from "../base/errors.js";
 import { abortRequest, type InternalRequest } from "./request.js";
-import { signCookie } from "./signing.js";
+import { signCookie } from "../base/signing.js";
 import { EventStream, type EventStreamOptions } from "./sse.js";
-import { loadFiles, type SendFileOptions } from "./files/serve.js";
-import { ENGINE_HEADERS, PENDING, SERIALIZERS, SETTINGS, VALIDATES, WATCH } from "./symbols.js";
+import { loadFiles } from "./files/load.js";
+import type { SendFileOptions } from "./files/options.js";
+import { ENGINE_HEADERS, PENDING, SERIALIZERS, SETTINGS, VALIDATES, WATCH } from "../base/symbols.js";
 
 export type HeaderValue = string | number | readonly string[];
 
@@ -52,7 +53,7 @@ export interface ResponseWatch {
 }
 
 /**
- * Cog's state on every response, under symbols (src/symbols.ts) so no middleware's property
+ * Cog's state on every response, under symbols (src/base/symbols.ts) so no middleware's property
  * (`res.flush`, `res.locals`…) can collide with it, kept out of the public types. Defaults live on
  * the prototype (below).
  */

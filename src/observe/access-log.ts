@@ -1,117 +1,33 @@
 import { writeSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import { pathOf, type InternalRequest, type Request } from "./request.js";
+import { pathOf } from "../base/path.js";
+import type { InternalRequest, Request } from "../http/request.js";
+import type { AppLogLine, ErrorLogLine, LogFunction, LoggerOption, LogMethod, PinoLike, RequestLog, RequestLogLine } from "../http/log.js";
 import { acceptedRequestId, nextRequestId } from "./request-id.js";
-import type { Response } from "./response.js";
-import { ECHO_REQUEST_ID, type RequestIdEcho, type ResponseDone } from "./engines/engine.js";
-import { REASON, ROUTE, STARTED } from "./symbols.js";
+import type { Response } from "../http/response.js";
+import { ECHO_REQUEST_ID, type RequestIdEcho, type ResponseDone } from "../engines/contract/engine.js";
+import { REASON, ROUTE, STARTED } from "../base/symbols.js";
 
-/** One line per request, written once the response is done (sent, cut, or abandoned by the client). */
-export interface RequestLogLine {
-  level: "info";
-  /** Milliseconds since the epoch, when the line was written. */
-  time: number;
-  msg: "request";
-  /** The request id (`req.id`, echoed in the response's X-Request-Id). */
-  id: string;
-  method: string;
-  /** The path without its query string (which may carry secrets). */
-  path: string;
-  /** The pattern of the route that matched (`/users/:id`: `req.route`), or null. */
-  route: string | null;
-  /** The status sent; null if the connection ended before a head was sent. */
-  status: number | null;
-  /** The body's length in bytes: a whole body's, a Content-Length, or what was written of a stream without one (null if unknown). */
-  bytes: number | null;
-  /** From the moment the engine handed the request to the app until the response was done, in milliseconds. */
-  ms: number;
-  /** True when the response did not complete: the client went away or the connection was cut. */
-  aborted: boolean;
-  /**
-   * Why Cog answered the request itself when that is normal operation, not an error (absent
-   * otherwise): `"draining"`, refused with 503 and `Connection: close` because the server is
-   * closing (`close(drainMs)`, a stop signal, workers draining).
-   */
-  reason?: "draining";
-}
-
-/** An error Cog could not answer with, or that became a 5xx, with where it happened. */
-export interface ErrorLogLine {
-  level: "error";
-  time: number;
-  /** What happened, with the method, path and route. */
-  msg: string;
-  id: string;
-  method: string;
-  path: string;
-  route: string | null;
-  err: { type: string; message: string; stack?: string | undefined } | unknown;
-}
-
-/** A line the app wrote with `req.log`: its fields, with the level, the time, the message and the request's id. */
-export interface AppLogLine {
-  level: "debug" | "info" | "warn" | "error";
-  time: number;
-  msg: string;
-  id: string | undefined;
-  [field: string]: unknown;
-}
-
-/** Receives every log line (a request's, an error's, or one the app wrote with `req.log`). */
-export type LogFunction = (line: RequestLogLine | ErrorLogLine | AppLogLine) => void;
-
-/** A pino logger, or anything with pino's `info(object, msg)` and `error(object, msg)` (and, for `req.log`, `child`, `warn`, `debug`). */
-export interface PinoLike {
-  info(object: object, msg?: string): void;
-  error(object: object, msg?: string): void;
-  warn?(object: object, msg?: string): void;
-  debug?(object: object, msg?: string): void;
-  /** pino's: a logger whose lines carry `bindings` too (`req.log` is one, bound to the request's id). */
-  child?(bindings: Record<string, unknown>): RequestLog;
-}
-
-/** A level's method of `req.log`, as pino's: a message, or fields and a message. */
-export interface LogMethod {
-  (msg: string): void;
-  (fields: object, msg?: string): void;
-}
-
-/**
- * `req.log` with a `logger`: a logger bound to the request's id. With a pino `logger`, a pino
- * child logger (`logger.child({ id })`); with `logger: true` or a function, Cog's, whose lines
- * (`AppLogLine`) go where the access log's go.
- */
-export interface RequestLog {
-  debug: LogMethod;
-  info: LogMethod;
-  warn: LogMethod;
-  error: LogMethod;
-}
-
-/** `true`: JSON lines on stdout; a pino logger; or a function called with each line. */
-export type LoggerOption = boolean | PinoLike | LogFunction;
+export type { AppLogLine, ErrorLogLine, LogFunction, LoggerOption, LogMethod, PinoLike, RequestLog, RequestLogLine } from "../http/log.js";
 
 interface Timed {
   [STARTED]: number;
   [REASON]?: RequestLogLine["reason"];
 }
 
-/** How many body bytes a response carried, as its engine knows it (see `Engine.bodyBytes`). */
-export type BodyBytes = (res: Response) => number | null;
 
 /**
  * The access log and error log of an app. `begin` runs as the engine hands a request over: it
  * gives the request its id and echoes it in X-Request-Id (see `ECHO_REQUEST_ID`). The engine
  * calls `finished` once the response is done (`EngineHost.responseDone`), from its own
- * once-per-response bookkeeping: no event listener per response.
+ * once-per-response bookkeeping (no event listener per response), with the count of the body
+ * bytes it carried.
  */
 export class RequestLogger {
   private readonly write: LogFunction;
   /** Where `req.log`'s lines go without pino: the access log's function, or JSON lines on stdout. */
   private readonly writeApp: (line: AppLogLine) => void;
   private readonly pino: PinoLike | null;
-  /** Set once the app listens: the engine's count of a response's body bytes. */
-  bodyBytes: BodyBytes = () => null;
 
   constructor(
     option: Exclude<LoggerOption, false>,
@@ -158,7 +74,7 @@ export class RequestLogger {
   }
 
   /** Writes a response's line: the engine's `responseDone` (bound, as engines call it bare). */
-  readonly finished: ResponseDone = (response, aborted) => {
+  readonly finished: ResponseDone = (response, aborted, bytes) => {
     const res = response as Response;
     const req = res.req as Request;
     // An accepted WebSocket: its response was retired, not cut (the 101 went out on the connection).
@@ -172,7 +88,7 @@ export class RequestLogger {
       path: pathOf(req.originalUrl),
       route: (req as InternalRequest)[ROUTE]?.path ?? null,
       status: answered || res.headersSent ? res.statusCode : null,
-      bytes: this.bodyBytes(res),
+      bytes,
       ms: Math.round((performance.now() - (req as unknown as Timed)[STARTED]) * 1000) / 1000,
       aborted: !answered,
     };

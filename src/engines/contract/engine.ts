@@ -3,9 +3,9 @@ import type { IncomingHttpHeaders, OutgoingHttpHeader, OutgoingHttpHeaders, Serv
 import type { Duplex, Readable } from "node:stream";
 import type { PeerCertificate } from "node:tls";
 import type { InjectOptions as LightOptions } from "light-my-request";
-import type { HttpError } from "../errors.js";
-import type { Limits } from "../limits.js";
-import type { TlsOptions } from "../tls.js";
+import type { HttpError } from "../../base/errors.js";
+import type { Limits } from "../../base/limits.js";
+import type { TlsOptions } from "../../base/tls.js";
 
 /**
  * The engine contract: what every engine (node:http, Cog's native engine) gives the app, and
@@ -64,7 +64,7 @@ export interface EngineHost {
    * them without a store per request.
    */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  requestClass<Class extends abstract new (...args: any[]) => object>(Base: Class): Class;
+  requestClass<Class extends abstract new (...args: any[]) => EngineRequestMethods>(Base: Class): Class;
   /**
    * The app's subclass of an engine's response class (one made with Cog's response helpers),
    * for an app that adds members to its responses: it lays them on the prototype once, rather
@@ -83,11 +83,21 @@ export interface HostedRequest extends RequestSurface {
   readonly [HOST]: EngineHost;
 }
 
-/** The app's entry point for one request (see `EngineHost.dispatch`). */
-export type Dispatch = (req: RequestSurface, res: ResponseSurface, verdict: HeadVerdict) => void;
+/**
+ * The app's entry point for one request (see `EngineHost.dispatch`). For a request with a body,
+ * it returns the route's own `requestTimeout` (ms; 0: no limit), which the engine times the body
+ * against in place of the app's (a 408 naming requestTimeout and that time past it); undefined:
+ * the app's.
+ */
+export type Dispatch = (req: RequestSurface, res: ResponseSurface, verdict: HeadVerdict) => number | undefined;
 
 /** See `EngineHost.responseDone`. */
-export type ResponseDone = (res: ResponseSurface, aborted: boolean) => void;
+/**
+ * See `EngineHost.responseDone`. `bytes`: how many body bytes the response carried, as the engine
+ * knows it (its whole body's length or its Content-Length, else the bytes written to a stream
+ * without one; null when the engine can't tell): the access log's count travels with it.
+ */
+export type ResponseDone = (res: ResponseSurface, aborted: boolean, bytes: number | null) => void;
 
 /** The app's options an engine reads (part of `CogOptions`). */
 export interface EngineOptions {
@@ -196,12 +206,6 @@ export interface Engine {
   close(drainMs: number): Promise<void>;
   /** Answers one request for a test, through this engine's own request and response (see `Cog.inject`). */
   inject(options: InjectOptions | string): Promise<InjectResponse>;
-  /**
-   * How many body bytes a finished response carried, for the access log: its whole body's length
-   * or its Content-Length, else the bytes written to a stream without one; null when the engine
-   * can't tell.
-   */
-  bodyBytes(res: ResponseSurface): number | null;
   /** Engines that serve TLS: new connections get these secure-context options (certificate reload). */
   setSecureContext?(tls: TlsOptions): void;
 }
@@ -280,6 +284,15 @@ export interface ResponseSurface extends EventEmitter {
   destroy(error?: Error): this;
 }
 
+/**
+ * Called once the body is buffered, or with the error (413) that refused it. An engine hands a
+ * request's body over in one of two ways, as the app's route asks: buffered whole
+ * (`receiveBody(length, limit, done)`), or streamed through the request's readable side as it
+ * arrives, with backpressure (`streamBody(length, limit)`); see `EngineRequestMethods`. Size limits
+ * are the app's, per route, applied by both.
+ */
+export type BodyCallback = (err: HttpError | null, body: Buffer | null) => void;
+
 /** What Cog's request helpers need from an engine's request class, beyond the surface. */
 export interface EngineRequest {
   url?: string | undefined;
@@ -288,6 +301,49 @@ export interface EngineRequest {
   rawHeaders: string[];
   httpVersionMajor: number;
   httpVersionMinor: number;
+}
+
+/**
+ * What an engine's request class must provide, beyond the surface (`EngineRequest`): how its
+ * body comes in, where it came from, and its headers read without building `headers`. Cog's
+ * request helpers (http/request.ts) are written over these; `EngineHost.requestClass` takes only
+ * a class that has them.
+ */
+export interface EngineRequestMethods {
+  /** The client's address as the engine sees it (the peer of the TCP connection). */
+  readonly remoteAddress: string | undefined;
+  /** Whether the connection is TLS, as the engine sees it. */
+  readonly encrypted: boolean;
+  /**
+   * Buffers the body the request announced (`length` bytes, or CHUNKED), refusing more than
+   * `limit`; `done` is called at most once, and never if the client goes away mid-body.
+   */
+  receiveBody(length: number, limit: number, done: BodyCallback): void;
+  /**
+   * Lets the body the request announced flow through the request's readable side as it
+   * arrives, without holding it whole, and with backpressure (while the stream's buffer is
+   * full, the engine stops reading the connection). Past `limit` bytes the stream is destroyed
+   * with a 413 HttpError, and the connection stays up for the answer. A client that goes away
+   * mid-body destroys it with an ECONNRESET error, as node:http does. (A route's own time limit
+   * for the body is what `Dispatch` returns.)
+   */
+  streamBody(length: number, limit: number): void;
+  /**
+   * One header's value by lower-case name, repeats joined as Node joins them. Engines that keep
+   * headers natively answer it without building `headers` (the helpers' own reads `headers`).
+   */
+  headerValue(name: string): string | undefined;
+  /**
+   * The first value of a header by lower-case name (Node keeps only the first Content-Type),
+   * without building `headers` (the helpers' own scans `rawHeaders`).
+   */
+  firstHeader(name: string): string | undefined;
+  /**
+   * Whether the request may have a header that makes a file's answer conditional or partial
+   * (Range, or an "If-" header): false only when it surely has none, so that the file server
+   * reads them one by one only then (the helpers' own says true).
+   */
+  mayBeConditional(): boolean;
 }
 
 /**

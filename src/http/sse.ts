@@ -1,5 +1,5 @@
-import type { ResponseSurface } from "./engines/engine.js";
-import { Linked, LinkedList } from "./linked-list.js";
+import type { ResponseSurface } from "../engines/contract/engine.js";
+import { Linked, LinkedList } from "../base/linked-list.js";
 
 /** What an event stream writes to: a response, with Cog's `set` (a type of its own, so that this file and response.ts don't import each other). */
 interface EventSink extends ResponseSurface {
@@ -10,7 +10,7 @@ interface EventSink extends ResponseSurface {
  * An app's open event streams, which its shutdown ends (`endAll`) as the drain begins: a stream
  * is open for as long as the client stays, so waiting for it would hold every drain until
  * `drainMs` and then cut it mid-body. One per app; a stream costs an add and a delete (a list's,
- * not a Set's, which kept closed streams alive: see linked-list.ts).
+ * not a Set's, which kept closed streams alive: see base/linked-list.ts).
  */
 export class OpenStreams {
   private readonly open = new LinkedList<OpenStream>();

@@ -1,6 +1,6 @@
 import { brotliDecompress, gunzip, inflate, type InputType, type ZlibOptions } from "node:zlib";
-import type { BodyCallback } from "./body.js";
-import { HttpError } from "./errors.js";
+import type { BodyCallback } from "../engines/contract/engine.js";
+import { HttpError } from "../base/errors.js";
 
 type Decoder = (buffer: InputType, options: ZlibOptions, callback: (error: Error | null, result: Buffer) => void) => void;
 

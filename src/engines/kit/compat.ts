@@ -1,5 +1,5 @@
 import { validateHeaderName, validateHeaderValue } from "node:http";
-import { HOST, type HostedRequest, type ResponseSurface } from "./engine.js";
+import { HOST, type HostedRequest, type ResponseSurface } from "../contract/engine.js";
 
 /**
  * Node's ServerResponse rules, written once for every engine's response and for Cog's helpers:

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { METHODS } from "node:http";
 import { createRequire } from "node:module";
-import { packageFile } from "../../package-files.js";
+import { packageFile } from "../../base/package-files.js";
 
 /**
  * The version of the interface between this JavaScript and the addon (its exports, their

@@ -1,6 +1,6 @@
 import type { FileHandle } from "node:fs/promises";
 import { pipeline, Transform } from "node:stream";
-import type { ResponseSurface } from "../engines/engine.js";
+import type { ResponseSurface } from "../contract/engine.js";
 
 /**
  * Writes `read` (the range's first bytes, read already), then streams the `length` bytes of
