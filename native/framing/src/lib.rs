@@ -14,6 +14,8 @@
 //! - chunk sizes are hex digits only (at most 16), extensions and trailers are bounded;
 //! - a head larger than the limit is a 431, more headers than the limit a 431.
 
+#![forbid(unsafe_code)]
+
 mod chunked;
 pub mod deflate;
 mod head;
