@@ -129,6 +129,7 @@ mod tests {
     fn bytes_go_both_ways_as_they_are() {
         let (mut io, client) = Transport::pair();
         let mut t = Conn::new(3);
+        // SAFETY: `send` reads within the bytes given, on the test's own socket.
         unsafe { send(client, b"\x81\x02hi") };
         io.read(&mut Vec::new());
         let mut events = Vec::new();
@@ -185,8 +186,10 @@ mod tests {
         assert_eq!(events, [Event::TunnelShut { id: 3 }]);
         assert_eq!(read_all(client), b"bye");
         let mut buf = [0u8; 4];
+        // SAFETY: `recv` writes within `buf`, on the test's own socket.
         assert_eq!(unsafe { crate::io::socket::recv(client, &mut buf) }, 0, "the client reads the end");
         assert!(!t.finished(&io), "the client's side is still open");
+        // SAFETY: shutdown on the test's own socket.
         unsafe { libc::shutdown(client, libc::SHUT_WR) };
         io.read(&mut Vec::new());
         let mut events = Vec::new();

@@ -58,6 +58,14 @@ pub fn alloc_handle(kind: c_int) -> *mut uv_handle_t {
 }
 
 /// A close callback that frees what `alloc_handle` allocated.
+///
+/// # Safety
+///
+/// Only as the close callback of a handle from `alloc_handle`, which is not used again.
 pub unsafe extern "C" fn free_handle(handle: *mut uv_handle_t) {
-    libc::free(handle as *mut c_void);
+    // SAFETY: libuv calls this once, when it is done with a handle that `alloc_handle` allocated
+    // with calloc.
+    unsafe {
+        libc::free(handle as *mut c_void);
+    }
 }

@@ -351,6 +351,7 @@ mod tests {
         let mut bytes = masked(0x1, b"hi");
         bytes.extend(masked(0x9, b"p"));
         bytes.extend(&masked(0x2, b"bin")[..4]);
+        // SAFETY: `send` reads within `bytes`, on the test's own socket.
         unsafe { send(client, &bytes) };
         io.read(&mut Vec::new());
         let mut events = Vec::new();
@@ -368,6 +369,7 @@ mod tests {
         let mut ws = accepted(&mut io);
         io.write();
         read_all(client);
+        // SAFETY: `send` reads within the bytes given, on the test's own socket.
         unsafe { send(client, &masked(0x8, &[0x03, 0xe8])) };
         io.read(&mut Vec::new());
         let mut events = Vec::new();

@@ -357,11 +357,11 @@ mod tests {
         let mut file = Vec::with_capacity(len + 400_000);
         while file.len() < len {
             for k in 0..header {
-                file.push((k % 64) as u8 ^ u8::from(next() % 4 == 0));
+                file.push((k % 64) as u8 ^ u8::from(next().is_multiple_of(4)));
             }
             for _ in 0..next() % 300_000 + 1000 {
                 let x = next();
-                file.push(if x % common_every == 0 { 0 } else { (x >> 8) as u8 });
+                file.push(if x.is_multiple_of(common_every) { 0 } else { (x >> 8) as u8 });
             }
         }
         file.truncate(len);

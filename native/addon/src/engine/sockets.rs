@@ -40,6 +40,7 @@ impl State {
             let every = (idle_timeout / 4).clamp(25, server.settings.check_interval.max(25));
             if every < server.sweep_every {
                 server.sweep_every = every;
+                // SAFETY: the server's sweep timer, initialised in `listen`, closed only in `dispose`.
                 unsafe { crate::uv::uv_timer_start(server.timer, super::timers::on_timer, every, every) };
             }
         }

@@ -33,6 +33,7 @@ impl Harness {
 
     /// The client sends `bytes`; the connection reads and parses them.
     pub(super) fn send(&mut self, bytes: &[u8]) -> (Vec<Event>, Parsed) {
+        // SAFETY: `send` reads within `bytes`, on the harness's own client socket.
         assert_eq!(unsafe { send(self.client, bytes) }, bytes.len() as isize);
         self.read()
     }
@@ -71,12 +72,14 @@ impl Harness {
 
     /// The client ends its side.
     pub(super) fn client_ends(&mut self) {
+        // SAFETY: shutdown on the harness's own client socket.
         unsafe { libc::shutdown(self.client, libc::SHUT_WR) };
     }
 }
 
 impl Drop for Harness {
     fn drop(&mut self) {
+        // SAFETY: the harness's client socket, closed once, here.
         unsafe { libc::close(self.client) };
     }
 }

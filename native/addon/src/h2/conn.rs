@@ -29,6 +29,7 @@ const OUTPUT_AHEAD: usize = 64 * 1024;
 /// hold the loop: the rest goes on the next writable event.
 const WRITE_BUDGET: usize = 1024 * 1024;
 
+#[allow(clippy::large_enum_variant, reason = "one per connection, and `Open` is the state it lives in: boxing it would add a pointer chase to every read")]
 enum State {
     /// Which protocol the client speaks is not known yet. On TLS, `since` is the accept (the
     /// headers timeout bounds the handshake, as on HTTP/1.1); none on cleartext.

@@ -247,6 +247,7 @@ struct Socket(c_int);
 
 impl Write for Socket {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        // SAFETY: `send` reads within `bytes`; the descriptor is the connection's socket.
         let n = unsafe { send(self.0, bytes) };
         if n >= 0 {
             Ok(n as usize)
