@@ -303,7 +303,7 @@ impl Conn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::socket::{read_all, send};
+    use crate::io::socket::{client_send as send, read_all};
 
     const LIMITS: Limits = Limits { max_payload: 1024, max_fragments: 0, idle_timeout: 1000, max_backpressure: 100, close_on_backpressure: false };
 
@@ -351,8 +351,7 @@ mod tests {
         let mut bytes = masked(0x1, b"hi");
         bytes.extend(masked(0x9, b"p"));
         bytes.extend(&masked(0x2, b"bin")[..4]);
-        // SAFETY: `send` reads within `bytes`, on the test's own socket.
-        unsafe { send(client, &bytes) };
+        send(client, &bytes);
         io.read(&mut Vec::new());
         let mut events = Vec::new();
         ws.parse(&mut io, &mut events);
@@ -369,8 +368,7 @@ mod tests {
         let mut ws = accepted(&mut io);
         io.write();
         read_all(client);
-        // SAFETY: `send` reads within the bytes given, on the test's own socket.
-        unsafe { send(client, &masked(0x8, &[0x03, 0xe8])) };
+        send(client, &masked(0x8, &[0x03, 0xe8]));
         io.read(&mut Vec::new());
         let mut events = Vec::new();
         ws.parse(&mut io, &mut events);

@@ -262,8 +262,7 @@ impl State {
             Input::Read => {}
         }
         // Activity: the keep-alive timeout counts from the last request, not from the last sweep.
-        // SAFETY: uv_now reads the loop's cached time; the loop is Node's, alive as long as the process.
-        conn.idle_since = unsafe { uv_now(self.servers[conn.server].as_ref().unwrap().js.uv_loop()) };
+        conn.idle_since = self.servers[conn.server].as_ref().unwrap().js.now();
         if let Protocol::Ws(ws) = &mut conn.proto {
             ws.heard(conn.idle_since);
         }

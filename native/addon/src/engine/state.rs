@@ -140,8 +140,7 @@ fn request_line(id: u64, found: &mut dyn FnMut(usize, &[u8])) -> bool {
 }
 
 pub(crate) fn now(server: &Server) -> u64 {
-    // SAFETY: uv_now reads the loop's cached time; the loop is Node's, alive as long as the process.
-    unsafe { uv_now(server.js.uv_loop()) }
+    server.js.now()
 }
 
 impl State {

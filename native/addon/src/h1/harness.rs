@@ -3,7 +3,7 @@
 
 use super::{Conn, Parsed, Place, Settings, WholeBody};
 use crate::events::Event;
-use crate::io::socket::{read_all, send};
+use crate::io::socket::{client_send as send, client_shutdown, close, read_all};
 use crate::io::Transport;
 use crate::request::Requests;
 use crate::spare::Spare;
@@ -33,8 +33,7 @@ impl Harness {
 
     /// The client sends `bytes`; the connection reads and parses them.
     pub(super) fn send(&mut self, bytes: &[u8]) -> (Vec<Event>, Parsed) {
-        // SAFETY: `send` reads within `bytes`, on the harness's own client socket.
-        assert_eq!(unsafe { send(self.client, bytes) }, bytes.len() as isize);
+        assert_eq!(send(self.client, bytes), bytes.len() as isize);
         self.read()
     }
 
@@ -72,15 +71,13 @@ impl Harness {
 
     /// The client ends its side.
     pub(super) fn client_ends(&mut self) {
-        // SAFETY: shutdown on the harness's own client socket.
-        unsafe { libc::shutdown(self.client, libc::SHUT_WR) };
+        client_shutdown(self.client);
     }
 }
 
 impl Drop for Harness {
     fn drop(&mut self) {
-        // SAFETY: the harness's client socket, closed once, here.
-        unsafe { libc::close(self.client) };
+        close(self.client);
     }
 }
 

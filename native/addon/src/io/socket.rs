@@ -323,6 +323,27 @@ pub(crate) fn socket_pair() -> (c_int, c_int) {
     (fds[0], fds[1])
 }
 
+/// A test client's send (safe: the test owns its end of the pair).
+#[cfg(test)]
+pub(crate) fn client_send(fd: c_int, bytes: &[u8]) -> isize {
+    // SAFETY: `send` reads within `bytes`; the descriptor is the test's own.
+    unsafe { send(fd, bytes) }
+}
+
+/// A test client's recv.
+#[cfg(test)]
+pub(crate) fn client_recv(fd: c_int, buf: &mut [u8]) -> isize {
+    // SAFETY: `recv` writes within `buf`; the descriptor is the test's own.
+    unsafe { recv(fd, buf) }
+}
+
+/// A test client ends its side.
+#[cfg(test)]
+pub(crate) fn client_shutdown(fd: c_int) {
+    // SAFETY: shutdown on the test's own descriptor.
+    unsafe { libc::shutdown(fd, libc::SHUT_WR) };
+}
+
 /// Reads what a test's client end has, without blocking.
 #[cfg(test)]
 pub(crate) fn read_all(fd: c_int) -> Vec<u8> {

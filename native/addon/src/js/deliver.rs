@@ -104,6 +104,13 @@ impl ServerJs {
         unsafe { super::piece::new_piece(self.env, len) }
     }
 
+    /// The loop's time in milliseconds (libuv's cached `uv_now`), which the engine's timeouts count in.
+    pub fn now(&self) -> u64 {
+        // SAFETY: uv_now reads the loop's cached time; the loop is Node's (from
+        // `napi_get_uv_event_loop`), alive as long as the env.
+        unsafe { crate::uv::uv_now(self.uv_loop) }
+    }
+
     /// Node's loop, which the server's handles run on.
     pub fn uv_loop(&self) -> *mut crate::uv::uv_loop_t {
         self.uv_loop
