@@ -19,6 +19,8 @@
 mod chunked;
 pub mod deflate;
 mod head;
+#[cfg(test)]
+mod head_props;
 pub mod response;
 pub mod rules;
 pub mod websocket;
