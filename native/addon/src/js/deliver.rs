@@ -134,6 +134,44 @@ impl ServerJs {
     }
 }
 
+/// For the engine's unit tests, which have no JavaScript: a server's JavaScript that is never
+/// called (`deliver` keeps the events instead, for `delivered`).
+#[cfg(test)]
+impl ServerJs {
+    pub fn for_tests() -> ServerJs {
+        let null = ptr::null_mut();
+        ServerJs { env: null as _, uv_loop: null as _, on_request: null as _, on_event: null as _, on_socket: null as _, trampoline: null as _, async_context: null as _ }
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    static DELIVERED: RefCell<Vec<(Event, Option<(usize, Vec<u8>)>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// In unit tests: keeps the events (with each request's method and URL, read as the trampoline
+/// reads them) for `delivered`.
+#[cfg(test)]
+pub fn deliver(_js: &ServerJs, events: Vec<Event>, request_line: RequestLine) {
+    for event in events {
+        let line = match &event {
+            Event::Request { id, .. } => {
+                let mut line = None;
+                request_line(*id, &mut |method, url| line = Some((method, url.to_vec())));
+                line
+            }
+            _ => None,
+        };
+        DELIVERED.with(|d| d.borrow_mut().push((event, line)));
+    }
+}
+
+/// The events delivered since the last call (unit tests).
+#[cfg(test)]
+pub fn delivered() -> Vec<(Event, Option<(usize, Vec<u8>)>)> {
+    DELIVERED.with(|d| std::mem::take(&mut *d.borrow_mut()))
+}
+
 fn check(status: sys::napi_status, what: &str) -> Result<(), String> {
     if status == sys::Status::napi_ok {
         Ok(())
@@ -143,6 +181,7 @@ fn check(status: sys::napi_status, what: &str) -> Result<(), String> {
 }
 
 /// Delivers `events` to the server's JavaScript, from the event loop (never from inside JavaScript).
+#[cfg(not(test))]
 pub fn deliver(js: &ServerJs, events: Vec<Event>, request_line: RequestLine) {
     let (env, trampoline, async_context) = (js.env, js.trampoline, js.async_context);
     PENDING.with(|p| p.borrow_mut().push((Targets { on_request: js.on_request, on_event: js.on_event, on_socket: js.on_socket, request_line }, events)));
