@@ -144,9 +144,13 @@ impl ServerJs {
     }
 }
 
+/// An event delivered in a unit test, with its request's method (index) and URL if a request.
+#[cfg(test)]
+pub type Delivered = (Event, Option<(usize, Vec<u8>)>);
+
 #[cfg(test)]
 thread_local! {
-    static DELIVERED: RefCell<Vec<(Event, Option<(usize, Vec<u8>)>)>> = const { RefCell::new(Vec::new()) };
+    static DELIVERED: RefCell<Vec<Delivered>> = const { RefCell::new(Vec::new()) };
 }
 
 /// In unit tests: keeps the events (with each request's method and URL, read as the trampoline
@@ -168,7 +172,7 @@ pub fn deliver(_js: &ServerJs, events: Vec<Event>, request_line: RequestLine) {
 
 /// The events delivered since the last call (unit tests).
 #[cfg(test)]
-pub fn delivered() -> Vec<(Event, Option<(usize, Vec<u8>)>)> {
+pub fn delivered() -> Vec<Delivered> {
     DELIVERED.with(|d| std::mem::take(&mut *d.borrow_mut()))
 }
 
