@@ -205,7 +205,10 @@ fn parse_spaced_line(buf: &[u8], limits: &Limits) -> Option<Result<Option<Head>,
     let target_len = line[target_start..].iter().position(|&b| b == b' ').unwrap_or(line.len() - target_start);
     let second = target_start + target_len;
     let run2 = line[second..].iter().take_while(|&&b| b == b' ').count();
-    if run1 <= 1 && run2 <= 1 {
+    // No target (the spaces run to a bare LF: `GET  \n`): the copy would be the line again, and
+    // parsing it would come back here for ever (found by fuzzing: a stack overflow that took
+    // the process down). The usual parse refuses it.
+    if (run1 <= 1 && run2 <= 1) || target_len == 0 {
         return None;
     }
     if line_end == buf.len() {
@@ -675,5 +678,14 @@ mod tests {
         assert!(!parse("GET / HTTP/1.1\r\nUpgrade: h2c\r\n\r\n").unwrap().unwrap().upgrade, "Upgrade without Connection: upgrade");
         assert!(!parse("GET / HTTP/1.1\r\nConnection: upgrade\r\n\r\n").unwrap().unwrap().upgrade, "Connection: upgrade without Upgrade");
         assert_eq!(status("POST / HTTP/1.1\r\nExpect: teapot\r\n\r\n"), 417);
+    }
+
+    /// A request line whose spaces run to a bare LF has no target to collapse them around: it
+    /// is refused, where it once sent the parser into endless recursion (found by fuzzing).
+    #[test]
+    fn spaces_up_to_a_bare_lf_are_refused_not_recursed_on() {
+        for raw in [&b"GET  \n"[..], b"GET   \n\r\n", b"\r\nD\xcdLET\xf4\x00\x00\x00\x19/6  \n", b"GET / HTTP/1.1  \n"] {
+            assert_eq!(parse_head(raw, &LIMITS).map(|h| h.is_some()), Err(Refusal::bad("Malformed request head")), "{raw:?}");
+        }
     }
 }
