@@ -536,7 +536,7 @@ pub fn stream_start(env: Env, id: f64, status: u32, block: JsString, flags: u32,
     let Some(status) = status_code(status) else { return Err(invalid_status(status)) };
     let (mut units, mut phrase) = (Vec::new(), Vec::new());
     // SAFETY: `#[napi]` hands over the current env and the arguments, live in the call's scope.
-    let reason = if unsafe { is_undefined(env.raw(), reason.raw()) } { None } else { Some(unsafe { reason_phrase(env.raw(), reason.raw(), &mut units, &mut phrase) }?) };
+    let reason = unsafe { if is_undefined(env.raw(), reason.raw()) { None } else { Some(reason_phrase(env.raw(), reason.raw(), &mut units, &mut phrase)?) } };
     let mut bytes = Vec::new();
     // SAFETY: `#[napi]` hands over the current env and the string argument, live in the call's
     // scope.
@@ -544,7 +544,7 @@ pub fn stream_start(env: Env, id: f64, status: u32, block: JsString, flags: u32,
     let block = HeaderBlock::new(&bytes).map_err(Error::from_reason)?;
     let mut id_bytes = Vec::new();
     // SAFETY: `#[napi]` hands over the current env and the arguments, live in the call's scope.
-    let request_id = if unsafe { is_undefined(env.raw(), request_id.raw()) } { None } else { Some(unsafe { request_id_of(env.raw(), request_id.raw(), &mut id_bytes) }?) };
+    let request_id = unsafe { if is_undefined(env.raw(), request_id.raw()) { None } else { Some(request_id_of(env.raw(), request_id.raw(), &mut id_bytes)?) } };
     let answer = AppHead { status, reason, block, has_date: flags & HAS_DATE != 0, declared_length: (declared >= 0.0).then_some(declared as u64), close: flags & CLOSE != 0, request_id };
     Ok(with_state(|s| s.stream_start(id as u64, &answer)))
 }
