@@ -3,16 +3,16 @@
 //! Nothing here keeps state of its own but the buffers conversions reuse and the header blocks
 //! JavaScript sends again and again.
 
-use napi::bindgen_prelude::*;
-use napi::{Env, JsError, JsFunction, JsObject, JsString, JsUnknown, NapiRaw, NapiValue};
-use napi_derive::napi;
-use cog_framing::response::{status_code, AppHead, HeaderBlock, KeptHeaderBlock, ReasonPhrase, RequestId};
 use crate::engine::{self, with_state, Settings};
 use crate::h1::{self, WholeBody};
 use crate::h2;
 use crate::io;
 use crate::js::{self, held, text};
 use crate::uv;
+use cog_framing::response::{status_code, AppHead, HeaderBlock, KeptHeaderBlock, ReasonPhrase, RequestId};
+use napi::bindgen_prelude::*;
+use napi::{Env, JsError, JsFunction, JsObject, JsString, JsUnknown, NapiRaw, NapiValue};
+use napi_derive::napi;
 use std::cell::RefCell;
 
 #[napi(object)]
@@ -78,7 +78,11 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
         requests: h1::Settings {
             // The parser's own bound sits one past Cog's, so Cog's 431 (with its message) answers first.
             head: cog_framing::Limits { max_head: options.max_header_size as usize, max_headers: options.max_headers as usize + 1 },
-            rules: cog_framing::rules::Rules { max_headers: options.max_headers as usize, max_url_length: options.max_url_length as usize, strict: options.strict },
+            rules: cog_framing::rules::Rules {
+                max_headers: options.max_headers as usize,
+                max_url_length: options.max_url_length as usize,
+                strict: options.strict,
+            },
             web_sockets: options.web_sockets,
         },
         headers_timeout: u64::from(options.headers_timeout),
@@ -88,7 +92,8 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
         check_interval: u64::from(options.timeout_check_interval),
         h2: options.http2.unwrap_or(false).then(|| h2_settings(&options)),
     };
-    let tls = options.tls.as_ref().map(|tls| io::tls::server_config(&tls_options(tls, options.http2.unwrap_or(false)))).transpose().map_err(Error::from_reason)?;
+    let tls =
+        options.tls.as_ref().map(|tls| io::tls::server_config(&tls_options(tls, options.http2.unwrap_or(false)))).transpose().map_err(Error::from_reason)?;
     let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port {} is out of range", options.port)))?;
     let at = match &options.path {
         Some(path) => engine::ListenAt::Unix(path),
@@ -132,7 +137,16 @@ pub struct TlsOptions {
 
 impl From<&TlsOptions> for io::tls::TlsOptions {
     fn from(o: &TlsOptions) -> Self {
-        io::tls::TlsOptions { key: o.key.clone(), cert: o.cert.clone(), ca: o.ca.clone(), request_cert: o.request_cert, reject_unauthorized: o.reject_unauthorized, tls12: o.tls12, tls13: o.tls13, http2: false }
+        io::tls::TlsOptions {
+            key: o.key.clone(),
+            cert: o.cert.clone(),
+            ca: o.ca.clone(),
+            request_cert: o.request_cert,
+            reject_unauthorized: o.reject_unauthorized,
+            tls12: o.tls12,
+            tls13: o.tls13,
+            http2: false,
+        }
     }
 }
 
@@ -215,7 +229,11 @@ pub struct Endpoints {
 
 #[napi]
 pub fn endpoints(id: f64) -> Option<Endpoints> {
-    with_state(|s| s.endpoints(id as u64)).map(|(remote_port, local_address, local_port)| Endpoints { remote_port: u32::from(remote_port), local_address, local_port: u32::from(local_port) })
+    with_state(|s| s.endpoints(id as u64)).map(|(remote_port, local_address, local_port)| Endpoints {
+        remote_port: u32::from(remote_port),
+        local_address,
+        local_port: u32::from(local_port),
+    })
 }
 
 /// What the client of a TLS connection proved (see `tls::Peer`), as node:tls reports it.
@@ -231,7 +249,11 @@ pub struct TlsPeer {
 /// request is gone or its connection is not TLS.
 #[napi]
 pub fn tls_peer(id: f64) -> Option<TlsPeer> {
-    with_state(|s| s.tls_peer(id as u64)).map(|peer| TlsPeer { authorized: peer.authorized, authorization_error: peer.error.map(str::to_string), certificate: peer.certificate.map(Buffer::from) })
+    with_state(|s| s.tls_peer(id as u64)).map(|peer| TlsPeer {
+        authorized: peer.authorized,
+        authorization_error: peer.error.map(str::to_string),
+        certificate: peer.certificate.map(Buffer::from),
+    })
 }
 
 /// Response flags from JavaScript.
@@ -296,7 +318,9 @@ unsafe extern "C" fn respond_callback(env: napi::sys::napi_env, info: napi::sys:
             let env = Env::from_raw(env);
             match with_reason {
                 false => respond_with::<false>(env, id, status, None, block, body, flags, declared, request_id),
-                true => respond_with::<true>(env, id, status, Some(JsUnknown::from_raw_unchecked(env.raw(), argv[6])), block, body, flags, declared, request_id),
+                true => {
+                    respond_with::<true>(env, id, status, Some(JsUnknown::from_raw_unchecked(env.raw(), argv[6])), block, body, flags, declared, request_id)
+                }
             }
         })();
         match sent {
@@ -325,7 +349,10 @@ unsafe fn respond_export(env: napi::sys::napi_env) -> Result<napi::sys::napi_val
     // constructor); the name is NUL-terminated and 7 bytes long.
     unsafe {
         let mut function = std::ptr::null_mut();
-        napi::check_status!(napi::sys::napi_create_function(env, c"respond".as_ptr(), 7, Some(respond_callback), std::ptr::null_mut(), &mut function), "could not export respond")?;
+        napi::check_status!(
+            napi::sys::napi_create_function(env, c"respond".as_ptr(), 7, Some(respond_callback), std::ptr::null_mut(), &mut function),
+            "could not export respond"
+        )?;
         Ok(function)
     }
 }
@@ -334,42 +361,62 @@ unsafe fn respond_export(env: napi::sys::napi_env) -> Result<napi::sys::napi_val
 /// inlined whole: one copy called for both cost a response ~50 instructions more.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn respond_with<const WITH_REASON: bool>(env: Env, id: f64, status: u32, reason: Option<JsUnknown>, block: JsUnknown, body: JsUnknown, flags: u32, declared: f64, request_id: Option<napi::sys::napi_value>) -> Result<bool> {
+fn respond_with<const WITH_REASON: bool>(
+    env: Env,
+    id: f64,
+    status: u32,
+    reason: Option<JsUnknown>,
+    block: JsUnknown,
+    body: JsUnknown,
+    flags: u32,
+    declared: f64,
+    request_id: Option<napi::sys::napi_value>,
+) -> Result<bool> {
     let env = env.raw();
     let Some(status) = status_code(status) else { return Err(invalid_status(status)) };
-    KEPT.with(|kept| SCRATCH.with(|scratch| {
-        let (kept, scratch) = (&*kept.borrow(), &mut *scratch.borrow_mut());
-        let reason = match reason {
-            // SAFETY: `env` and the value are this call's, live in its scope (see
-            // `respond_callback`).
-            Some(value) if WITH_REASON => Some(unsafe { reason_phrase(env, value.raw(), &mut scratch.units, &mut scratch.reason) }?),
-            _ => None,
-        };
-        // SAFETY: `env` and the value are this call's, live in its scope.
-        let block = match unsafe { kept_index(env, block.raw()) } {
-            Some(index) => kept.get(index).ok_or_else(|| Error::from_reason("unknown kept header block"))?.block(),
-            None => {
-                // SAFETY: `env` and the value are this call's, live in its scope.
-                unsafe { text::latin1_into(env, block.raw(), &mut scratch.block) };
-                HeaderBlock::new(&scratch.block).map_err(Error::from_reason)?
-            }
-        };
-        let request_id = match request_id {
+    KEPT.with(|kept| {
+        SCRATCH.with(|scratch| {
+            let (kept, scratch) = (&*kept.borrow(), &mut *scratch.borrow_mut());
+            let reason = match reason {
+                // SAFETY: `env` and the value are this call's, live in its scope (see
+                // `respond_callback`).
+                Some(value) if WITH_REASON => Some(unsafe { reason_phrase(env, value.raw(), &mut scratch.units, &mut scratch.reason) }?),
+                _ => None,
+            };
             // SAFETY: `env` and the value are this call's, live in its scope.
-            Some(value) => Some(unsafe { request_id_of(env, value, &mut scratch.request_id) }?),
-            None => None,
-        };
-        let answer = AppHead { status, reason, block, has_date: flags & HAS_DATE != 0, declared_length: (declared >= 0.0).then_some(declared as u64), close: flags & CLOSE != 0, request_id };
-        // SAFETY: `env` and the value are this call's, live in its scope.
-        let body = unsafe { body_bytes(env, body.raw(), id as u64, declared, &mut scratch.units, &mut scratch.body) }?;
-        let sent = with_state(|s| s.respond(id as u64, &answer, body));
-        text::trim(&mut scratch.body);
-        text::trim(&mut scratch.units);
-        if WITH_REASON {
-            text::trim(&mut scratch.reason);
-        }
-        Ok(sent)
-    }))
+            let block = match unsafe { kept_index(env, block.raw()) } {
+                Some(index) => kept.get(index).ok_or_else(|| Error::from_reason("unknown kept header block"))?.block(),
+                None => {
+                    // SAFETY: `env` and the value are this call's, live in its scope.
+                    unsafe { text::latin1_into(env, block.raw(), &mut scratch.block) };
+                    HeaderBlock::new(&scratch.block).map_err(Error::from_reason)?
+                }
+            };
+            let request_id = match request_id {
+                // SAFETY: `env` and the value are this call's, live in its scope.
+                Some(value) => Some(unsafe { request_id_of(env, value, &mut scratch.request_id) }?),
+                None => None,
+            };
+            let answer = AppHead {
+                status,
+                reason,
+                block,
+                has_date: flags & HAS_DATE != 0,
+                declared_length: (declared >= 0.0).then_some(declared as u64),
+                close: flags & CLOSE != 0,
+                request_id,
+            };
+            // SAFETY: `env` and the value are this call's, live in its scope.
+            let body = unsafe { body_bytes(env, body.raw(), id as u64, declared, &mut scratch.units, &mut scratch.body) }?;
+            let sent = with_state(|s| s.respond(id as u64, &answer, body));
+            text::trim(&mut scratch.body);
+            text::trim(&mut scratch.units);
+            if WITH_REASON {
+                text::trim(&mut scratch.reason);
+            }
+            Ok(sent)
+        })
+    })
 }
 
 #[cold]
@@ -420,7 +467,14 @@ pub fn keep_header_block(env: Env, block: JsString) -> Result<u32> {
 ///
 /// `env` is the current env and `value` a value of the current scope.
 #[inline(always)]
-unsafe fn body_bytes<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value, id: u64, declared: f64, units: &mut Vec<u16>, out: &'a mut Vec<u8>) -> Result<WholeBody<'a>> {
+unsafe fn body_bytes<'a>(
+    env: napi::sys::napi_env,
+    value: napi::sys::napi_value,
+    id: u64,
+    declared: f64,
+    units: &mut Vec<u16>,
+    out: &'a mut Vec<u8>,
+) -> Result<WholeBody<'a>> {
     // SAFETY: `env` and `value` are live (the caller's promise); `data` and `len` describe the
     // Buffer N-API reported, which lives for the rest of the call, and the slice is made only from
     // a non-null pointer (`len` > 0); a large Buffer is held by reference instead
@@ -536,7 +590,13 @@ pub fn stream_start(env: Env, id: f64, status: u32, block: JsString, flags: u32,
     let Some(status) = status_code(status) else { return Err(invalid_status(status)) };
     let (mut units, mut phrase) = (Vec::new(), Vec::new());
     // SAFETY: `#[napi]` hands over the current env and the arguments, live in the call's scope.
-    let reason = unsafe { if is_undefined(env.raw(), reason.raw()) { None } else { Some(reason_phrase(env.raw(), reason.raw(), &mut units, &mut phrase)?) } };
+    let reason = unsafe {
+        if is_undefined(env.raw(), reason.raw()) {
+            None
+        } else {
+            Some(reason_phrase(env.raw(), reason.raw(), &mut units, &mut phrase)?)
+        }
+    };
     let mut bytes = Vec::new();
     // SAFETY: `#[napi]` hands over the current env and the string argument, live in the call's
     // scope.
@@ -544,8 +604,22 @@ pub fn stream_start(env: Env, id: f64, status: u32, block: JsString, flags: u32,
     let block = HeaderBlock::new(&bytes).map_err(Error::from_reason)?;
     let mut id_bytes = Vec::new();
     // SAFETY: `#[napi]` hands over the current env and the arguments, live in the call's scope.
-    let request_id = unsafe { if is_undefined(env.raw(), request_id.raw()) { None } else { Some(request_id_of(env.raw(), request_id.raw(), &mut id_bytes)?) } };
-    let answer = AppHead { status, reason, block, has_date: flags & HAS_DATE != 0, declared_length: (declared >= 0.0).then_some(declared as u64), close: flags & CLOSE != 0, request_id };
+    let request_id = unsafe {
+        if is_undefined(env.raw(), request_id.raw()) {
+            None
+        } else {
+            Some(request_id_of(env.raw(), request_id.raw(), &mut id_bytes)?)
+        }
+    };
+    let answer = AppHead {
+        status,
+        reason,
+        block,
+        has_date: flags & HAS_DATE != 0,
+        declared_length: (declared >= 0.0).then_some(declared as u64),
+        close: flags & CLOSE != 0,
+        request_id,
+    };
     Ok(with_state(|s| s.stream_start(id as u64, &answer)))
 }
 
@@ -570,9 +644,7 @@ unsafe fn type_of(env: napi::sys::napi_env, value: napi::sys::napi_value) -> nap
 /// `env` is the current env and `value` a value of the current scope.
 unsafe fn is_undefined(env: napi::sys::napi_env, value: napi::sys::napi_value) -> bool {
     // SAFETY: the caller's promise, passed on.
-    unsafe {
-        type_of(env, value) == napi::sys::ValueType::napi_undefined
-    }
+    unsafe { type_of(env, value) == napi::sys::ValueType::napi_undefined }
 }
 
 /// The request id JavaScript passed to echo: a string `RequestId` takes, kept in `out`.
@@ -689,8 +761,22 @@ impl ToNapiValue for Latin1 {
 /// with that id; false when the client is gone, or when its permessage-deflate offer is invalid
 /// (answered 400, as `ws` answers it). `maxFragments` 0: no limit; `idleTimeout` in ms (0: none).
 #[napi]
-pub fn ws_accept(id: f64, max_payload: f64, max_fragments: f64, idle_timeout: f64, max_backpressure: f64, close_on_backpressure: bool, per_message_deflate: bool) -> bool {
-    let limits = crate::ws::Limits { max_payload: max_payload as usize, max_fragments: max_fragments as usize, idle_timeout: idle_timeout as u64, max_backpressure: max_backpressure as usize, close_on_backpressure };
+pub fn ws_accept(
+    id: f64,
+    max_payload: f64,
+    max_fragments: f64,
+    idle_timeout: f64,
+    max_backpressure: f64,
+    close_on_backpressure: bool,
+    per_message_deflate: bool,
+) -> bool {
+    let limits = crate::ws::Limits {
+        max_payload: max_payload as usize,
+        max_fragments: max_fragments as usize,
+        idle_timeout: idle_timeout as u64,
+        max_backpressure: max_backpressure as usize,
+        close_on_backpressure,
+    };
     with_state(|s| s.ws_accept(id as u64, limits, per_message_deflate))
 }
 

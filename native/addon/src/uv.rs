@@ -146,7 +146,8 @@ pub mod fake {
 
     /// The poll handles that are active, with their descriptors and events.
     pub fn polls() -> Vec<(*mut uv_handle_t, c_int, c_int)> {
-        let mut polls: Vec<_> = with(|l| l.handles.iter().filter(|(_, h)| h.kind == UV_POLL && h.active).map(|(&p, h)| (p as *mut uv_handle_t, h.fd, h.events)).collect());
+        let mut polls: Vec<_> =
+            with(|l| l.handles.iter().filter(|(_, h)| h.kind == UV_POLL && h.active).map(|(&p, h)| (p as *mut uv_handle_t, h.fd, h.events)).collect());
         polls.sort_by_key(|&(_, fd, _)| fd);
         polls
     }

@@ -308,8 +308,14 @@ mod tests {
     fn offers_and_answers_as_ws_gives_them() {
         assert_eq!(agreed("x-webkit-deflate-frame").unwrap(), None);
         assert_eq!(agreed("permessage-deflate; client_max_window_bits").unwrap().unwrap().header(), "permessage-deflate");
-        let all = agreed("permessage-deflate; server_no_context_takeover; client_no_context_takeover; server_max_window_bits=10; client_max_window_bits=\"12\"").unwrap().unwrap();
-        assert_eq!(all.header(), "permessage-deflate; server_no_context_takeover; client_no_context_takeover; server_max_window_bits=10; client_max_window_bits=12");
+        let all =
+            agreed("permessage-deflate; server_no_context_takeover; client_no_context_takeover; server_max_window_bits=10; client_max_window_bits=\"12\"")
+                .unwrap()
+                .unwrap();
+        assert_eq!(
+            all.header(),
+            "permessage-deflate; server_no_context_takeover; client_no_context_takeover; server_max_window_bits=10; client_max_window_bits=12"
+        );
         assert!(!all.server_compresses());
         // The first offer is taken.
         assert_eq!(agreed("permessage-deflate; server_max_window_bits=9, permessage-deflate").unwrap().unwrap().server_max_window_bits, Some(9));

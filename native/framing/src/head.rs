@@ -49,8 +49,41 @@ pub struct Head {
 /// The methods node:http's parser knows (`http.METHODS`, the same on Node 20 and 24), sorted.
 /// Anything else, lower-case spellings included, is refused with 400 there, and so here.
 pub const METHODS: [&str; 35] = [
-    "ACL", "BIND", "CHECKOUT", "CONNECT", "COPY", "DELETE", "GET", "HEAD", "LINK", "LOCK", "M-SEARCH", "MERGE", "MKACTIVITY", "MKCALENDAR", "MKCOL", "MOVE", "NOTIFY", "OPTIONS",
-    "PATCH", "POST", "PROPFIND", "PROPPATCH", "PURGE", "PUT", "QUERY", "REBIND", "REPORT", "SEARCH", "SOURCE", "SUBSCRIBE", "TRACE", "UNBIND", "UNLINK", "UNLOCK", "UNSUBSCRIBE",
+    "ACL",
+    "BIND",
+    "CHECKOUT",
+    "CONNECT",
+    "COPY",
+    "DELETE",
+    "GET",
+    "HEAD",
+    "LINK",
+    "LOCK",
+    "M-SEARCH",
+    "MERGE",
+    "MKACTIVITY",
+    "MKCALENDAR",
+    "MKCOL",
+    "MOVE",
+    "NOTIFY",
+    "OPTIONS",
+    "PATCH",
+    "POST",
+    "PROPFIND",
+    "PROPPATCH",
+    "PURGE",
+    "PUT",
+    "QUERY",
+    "REBIND",
+    "REPORT",
+    "SEARCH",
+    "SOURCE",
+    "SUBSCRIBE",
+    "TRACE",
+    "UNBIND",
+    "UNLINK",
+    "UNLOCK",
+    "UNSUBSCRIBE",
 ];
 
 /// Parses one request head from the start of `buf`.
@@ -323,10 +356,7 @@ fn parse_length(value: &[u8]) -> Result<u64, Refusal> {
     if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
         return Err(Refusal::bad("Invalid Content-Length"));
     }
-    value
-        .iter()
-        .try_fold(0u64, |n, &d| n.checked_mul(10)?.checked_add(u64::from(d - b'0')))
-        .ok_or(Refusal::bad("Invalid Content-Length"))
+    value.iter().try_fold(0u64, |n, &d| n.checked_mul(10)?.checked_add(u64::from(d - b'0'))).ok_or(Refusal::bad("Invalid Content-Length"))
 }
 
 /// httparse tolerates a bare LF as a line end (RFC 9112 allows that leniency); Node does not,
@@ -553,18 +583,43 @@ mod tests {
         };
         let chunked = Ok(Framing::Chunked);
         // Spelling and whitespace of one line.
-        for line in [" chunked", "chunked", "\tchunked", " CHUNKED", " ChUnKeD", " chunked  ", " gzip,chunked", " gzip ,chunked", " gzip,\tchunked", " gzip\t, chunked", " ,chunked", " gzip,, chunked", " x;q=\"a, chunked"] {
+        for line in [
+            " chunked",
+            "chunked",
+            "\tchunked",
+            " CHUNKED",
+            " ChUnKeD",
+            " chunked  ",
+            " gzip,chunked",
+            " gzip ,chunked",
+            " gzip,\tchunked",
+            " gzip\t, chunked",
+            " ,chunked",
+            " gzip,, chunked",
+            " x;q=\"a, chunked",
+        ] {
             assert_eq!(te(&[line]), chunked, "{line:?}");
         }
         // A tab after chunked makes it another coding: the line doesn't end in chunked...
-        for line in [" chunked\t", " chunked \t", " gzip, chunked\t", " chunkedx", " chunked;q=1", " gzip chunked", " \"chunked\"", " identity", " gzip", " chunked x"] {
+        for line in
+            [" chunked\t", " chunked \t", " gzip, chunked\t", " chunkedx", " chunked;q=1", " gzip chunked", " \"chunked\"", " identity", " gzip", " chunked x"]
+        {
             assert_eq!(te(&[line]), Err(400), "{line:?}");
         }
         // ...and chunked may follow it (node:http decodes the body once, and so does this parser).
         assert_eq!(te(&[" chunked\t, chunked"]), chunked);
         assert_eq!(te(&[" chunked\t", " chunked"]), chunked);
         // chunked before another coding, on its line or on a later one.
-        for lines in [&[" chunked, gzip"][..], &[" chunked, chunked"], &[" chunked ,gzip"], &[" gzip, chunked, chunked"], &[" chunked,"], &[" chunked", " gzip"], &[" chunked", " chunked"], &[" chunked", " gzip, chunked"]] {
+        for lines in [
+            &[" chunked, gzip"][..],
+            &[" chunked, chunked"],
+            &[" chunked ,gzip"],
+            &[" gzip, chunked, chunked"],
+            &[" chunked,"],
+            &[" chunked", " gzip"],
+            &[" chunked", " chunked"],
+            &[" chunked", " gzip, chunked"],
+        ] {
             assert_eq!(te(lines), Err(400), "{lines:?}");
         }
         // Repeated lines form one list.

@@ -62,11 +62,7 @@ impl Written {
 
 fn written() -> impl Strategy<Value = Written> {
     let method = prop::sample::select(METHODS.iter().copied().filter(|&m| m != "CONNECT").collect::<Vec<_>>());
-    let target = prop_oneof![
-        "/[!-~]{0,60}".prop_map(|t| t),
-        Just("*".to_string()),
-        "[a-z][a-z0-9+.-]{0,6}://[!-~]{1,30}".prop_map(|t| t),
-    ];
+    let target = prop_oneof!["/[!-~]{0,60}".prop_map(|t| t), Just("*".to_string()), "[a-z][a-z0-9+.-]{0,6}://[!-~]{1,30}".prop_map(|t| t),];
     let field = ("x-[a-z0-9!#$%&'*+.^_`|~-]{1,12}", "([!-~]([!-~ \t]{0,30}[!-~])?)?");
     let framing = prop_oneof![Just(Framing::None), (1u64..u64::MAX).prop_map(Framing::Length), Just(Framing::Chunked)];
     let connection = prop::option::of(prop::sample::select(vec!["close", "keep-alive", "Keep-Alive", "upgrade", "keep-alive, Upgrade"]));

@@ -103,7 +103,9 @@ pub fn head(data: &[u8]) {
     for cut in [head.len - 1, head.len / 2, usize::from(knob) % head.len] {
         match parse_head(&input[..cut], &limits) {
             Ok(None) => {}
-            other => panic!("{:?} of a head it takes ({:?}) gives {other:?}", String::from_utf8_lossy(&input[..cut]), String::from_utf8_lossy(&input[..head.len])),
+            other => {
+                panic!("{:?} of a head it takes ({:?}) gives {other:?}", String::from_utf8_lossy(&input[..cut]), String::from_utf8_lossy(&input[..head.len]))
+            }
         }
     }
 }
@@ -147,7 +149,11 @@ pub fn websocket(data: &[u8]) {
     let (knob, input) = split_first(data);
     let max_payload = 1 + usize::from(knob & 0x1f) * 64;
     let max_fragments = usize::from((knob >> 5) & 0x3);
-    let mut decoder = if knob & 0x80 != 0 { Decoder::with_inflater(max_payload, max_fragments, Inflater::new(knob & 0x20 != 0)) } else { Decoder::new(max_payload, max_fragments) };
+    let mut decoder = if knob & 0x80 != 0 {
+        Decoder::with_inflater(max_payload, max_fragments, Inflater::new(knob & 0x20 != 0))
+    } else {
+        Decoder::new(max_payload, max_fragments)
+    };
     let mut buf = input.to_vec();
     let mut at = 0;
     loop {

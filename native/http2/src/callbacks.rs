@@ -58,7 +58,14 @@ impl Block {
         let start = events.fields.len() as u32;
         events.fields.extend(self.fields.iter().map(|f| Field { name: f.name.shifted(shift), value: f.value.shifted(shift) }));
         let p = self.pseudo;
-        let pseudo = Pseudo { method: p.method.shifted(shift), scheme: p.scheme.shifted(shift), authority: p.authority.shifted(shift), path: p.path.shifted(shift), protocol: p.protocol.shifted(shift), order: p.order };
+        let pseudo = Pseudo {
+            method: p.method.shifted(shift),
+            scheme: p.scheme.shifted(shift),
+            authority: p.authority.shifted(shift),
+            path: p.path.shifted(shift),
+            protocol: p.protocol.shifted(shift),
+            order: p.order,
+        };
         ((start, events.fields.len() as u32), pseudo)
     }
 }
@@ -320,7 +327,14 @@ unsafe extern "C" fn on_frame_recv(session: *mut nghttp2_session, frame: *const 
     0
 }
 
-unsafe extern "C" fn on_data_chunk_recv(session: *mut nghttp2_session, _flags: u8, stream_id: i32, data: *const u8, len: usize, user_data: *mut c_void) -> c_int {
+unsafe extern "C" fn on_data_chunk_recv(
+    session: *mut nghttp2_session,
+    _flags: u8,
+    stream_id: i32,
+    data: *const u8,
+    len: usize,
+    user_data: *mut c_void,
+) -> c_int {
     let inner = inner(user_data);
     let id = stream_id as StreamId;
     if let Some(stream) = slot_of(session, id).and_then(|slot| inner.streams.get(slot, id)) {
@@ -449,5 +463,11 @@ unsafe extern "C" fn on_frame_send(session: *mut nghttp2_session, frame: *const 
 
 /// A name/value pair for nghttp2, which copies it.
 pub(crate) fn nv(name: &[u8], value: &[u8]) -> nghttp2_nv {
-    nghttp2_nv { name: name.as_ptr() as *mut u8, value: value.as_ptr() as *mut u8, namelen: name.len(), valuelen: value.len(), flags: NGHTTP2_NV_FLAG_NONE as u8 }
+    nghttp2_nv {
+        name: name.as_ptr() as *mut u8,
+        value: value.as_ptr() as *mut u8,
+        namelen: name.len(),
+        valuelen: value.len(),
+        flags: NGHTTP2_NV_FLAG_NONE as u8,
+    }
 }

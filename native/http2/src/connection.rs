@@ -5,11 +5,11 @@
 //! reads a socket, waits or starts a thread: the native engine drives it from libuv's callbacks.
 
 use crate::callbacks::{self, nv, slot_of, Inner};
+use crate::checks::{Found, FrameChecks};
 use crate::config::Config;
 use crate::error::{code, Error};
 use crate::events::{Events, StreamId};
 use crate::memory::{self, Counter};
-use crate::checks::{FrameChecks, Found};
 use crate::streams::FileBody;
 use libnghttp2_sys::*;
 use std::os::raw::c_void;
@@ -54,7 +54,18 @@ impl Connection {
         unsafe {
             let inner = Box::into_raw(Box::new(Inner::new(config.clone())));
             let counter = Box::into_raw(Box::new(Counter { live: 0 }));
-            let mut conn = Connection { session: std::ptr::null_mut(), inner, counter, checks: FrameChecks::new(), held: Vec::new(), out: Vec::new(), out_pos: 0, nva: Vec::new(), draining: false, final_goaway: false };
+            let mut conn = Connection {
+                session: std::ptr::null_mut(),
+                inner,
+                counter,
+                checks: FrameChecks::new(),
+                held: Vec::new(),
+                out: Vec::new(),
+                out_pos: 0,
+                nva: Vec::new(),
+                draining: false,
+                final_goaway: false,
+            };
             let cbs = callbacks::callbacks();
             let mut option = std::ptr::null_mut();
             if cbs.is_null() || nghttp2_option_new(&mut option) != 0 {
@@ -287,7 +298,13 @@ impl Connection {
     }
 
     /// `respond`, with the header fields from an iterator (no list to build).
-    pub fn respond_with<'h>(&mut self, stream: StreamId, status: u16, headers: impl IntoIterator<Item = (&'h [u8], &'h [u8])>, end_stream: bool) -> Result<(), Error> {
+    pub fn respond_with<'h>(
+        &mut self,
+        stream: StreamId,
+        status: u16,
+        headers: impl IntoIterator<Item = (&'h [u8], &'h [u8])>,
+        end_stream: bool,
+    ) -> Result<(), Error> {
         if !(100..=999).contains(&status) {
             return Err(Error::InvalidHeader);
         }
@@ -322,7 +339,8 @@ impl Connection {
             } else if end_stream {
                 nghttp2_submit_response2(self.session, stream as i32, nva.as_ptr(), nva.len(), std::ptr::null())
             } else {
-                let provider = nghttp2_data_provider2 { source: nghttp2_data_source { ptr: (slot + 1) as *mut c_void }, read_callback: Some(callbacks::read_body) };
+                let provider =
+                    nghttp2_data_provider2 { source: nghttp2_data_source { ptr: (slot + 1) as *mut c_void }, read_callback: Some(callbacks::read_body) };
                 nghttp2_submit_response2(self.session, stream as i32, nva.as_ptr(), nva.len(), &provider)
             }
         };
@@ -435,8 +453,8 @@ impl Connection {
     /// The app has taken `n` bytes of a stream's request body: the client may send that many more.
     pub fn consume(&mut self, stream: StreamId, n: usize) {
         let Ok(slot) = self.slot(stream) else { return }; // closed: its window was given back
-        // SAFETY: `inner` is the Box leaked in `new`; consuming runs no callback that would reach
-        // it.
+                                                          // SAFETY: `inner` is the Box leaked in `new`; consuming runs no callback that would reach
+                                                          // it.
         let inner = unsafe { &mut *self.inner };
         if let Some(state) = inner.streams.get(slot, stream) {
             let n = n.min(state.unconsumed);

@@ -4,17 +4,17 @@
 //! driven by `serve.rs` and `write.rs`), so no libuv stream buffers sit between the socket and
 //! the parser.
 
-use crate::events::Event;
-use crate::js;
 use super::serve::on_conn;
+use super::state::{now, with_state, Connection, Protocol, Server, Settings, State};
+use super::timers::on_timer;
+use crate::events::Event;
+use crate::h1;
+use crate::h2;
 use crate::io::socket;
 use crate::io::tls::{TlsConn, TlsServer};
 use crate::io::Transport;
-use super::state::{now, with_state, Connection, Protocol, Server, Settings, State};
-use super::timers::on_timer;
+use crate::js;
 use crate::uv::*;
-use crate::h1;
-use crate::h2;
 use std::os::raw::{c_int, c_void};
 
 /// Where a server listens: a TCP port on a host (`reuse_port`: shared with other processes), or
@@ -44,7 +44,27 @@ pub fn listen(js: js::ServerJs, at: ListenAt, settings: Settings, tls: Option<st
             s.servers.push(None);
             s.servers.len() - 1
         });
-        s.servers[id] = Some(Server { js, listen_fd: fd, listen_poll, timer, kick, kick_armed: false, check, check_armed: false, idle, idle_armed: false, ready: Vec::new(), batch: Vec::new(), touched: Vec::new(), settings, deferred: Vec::new(), stopped: false, sweep_every: interval, tls, unix_path });
+        s.servers[id] = Some(Server {
+            js,
+            listen_fd: fd,
+            listen_poll,
+            timer,
+            kick,
+            kick_armed: false,
+            check,
+            check_armed: false,
+            idle,
+            idle_armed: false,
+            ready: Vec::new(),
+            batch: Vec::new(),
+            touched: Vec::new(),
+            settings,
+            deferred: Vec::new(),
+            stopped: false,
+            sweep_every: interval,
+            tls,
+            unix_path,
+        });
         id
     });
     // SAFETY: the handles were just allocated for their kinds (`alloc_handle`) and are initialised
@@ -225,7 +245,11 @@ impl State {
                 // On TLS, the headers timeout runs from the start: it bounds the handshake too.
                 // A server that serves HTTP/2 learns which protocol each client speaks from its
                 // first bytes or TLS's ALPN (`h2::Conn`); HTTP/1.1 clients then go to `h1`.
-                proto: if serves_h2 { Protocol::H2(Box::new(h2::Conn::new(tls_conn.then_some(now)))) } else { Protocol::H1(h1::Conn::new(tls_conn.then_some(now))) },
+                proto: if serves_h2 {
+                    Protocol::H2(Box::new(h2::Conn::new(tls_conn.then_some(now))))
+                } else {
+                    Protocol::H1(h1::Conn::new(tls_conn.then_some(now)))
+                },
                 in_batch: false,
                 read_queued: false,
                 sent_seen: 0,

@@ -3,11 +3,11 @@
 //! slice's requests delivered to JavaScript in one call and its answers written before the next
 //! slice is read (see `READ_SLICE` for why), the rest after the poll phase, in `on_check`.
 
+use super::state::{deliver, now, with_state, Connection, Protocol, State};
 use crate::events::Event;
 use crate::h1::{self, Parsed, Place};
 use crate::h2;
 use crate::io::{Input, Read};
-use super::state::{deliver, now, with_state, Connection, Protocol, State};
 use crate::js::ServerJs;
 use crate::uv::*;
 use std::os::raw::c_int;
@@ -325,7 +325,10 @@ impl State {
             Protocol::Tunnel(tunnel) => return tunnel.parse(&mut conn.io, calls),
             Protocol::H2(h2) => {
                 let settings = server.settings.h2.as_ref().expect("an HTTP/2 connection on a server that serves HTTP/2");
-                let h2::Parsed::Http1 { head_started } = h2.parse(&mut conn.io, &mut self.reqs, &mut self.spare, key, conn.gen, settings, now(server), calls) else { return };
+                let h2::Parsed::Http1 { head_started } = h2.parse(&mut conn.io, &mut self.reqs, &mut self.spare, key, conn.gen, settings, now(server), calls)
+                else {
+                    return;
+                };
                 // The client speaks HTTP/1.1: served as any HTTP/1.1 client, from its first byte.
                 let mut h1 = h1::Conn::new(head_started);
                 if conn.io.ended() {
@@ -367,15 +370,16 @@ impl State {
         }
         // A connection that became a WebSocket in this batch decodes the frames that came with its
         // handshake now (no more requests, but frames).
-        let more = more && self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| {
-            !c.io.input().is_empty()
-                && match &c.proto {
-                    Protocol::H1(h1) => h1.reads_requests(),
-                    // HTTP/2 reads all of its input at once, and so does a tunnel.
-                    Protocol::H2(_) | Protocol::Tunnel(_) => false,
-                    Protocol::Ws(_) => true,
-                }
-        });
+        let more = more
+            && self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| {
+                !c.io.input().is_empty()
+                    && match &c.proto {
+                        Protocol::H1(h1) => h1.reads_requests(),
+                        // HTTP/2 reads all of its input at once, and so does a tunnel.
+                        Protocol::H2(_) | Protocol::Tunnel(_) => false,
+                        Protocol::Ws(_) => true,
+                    }
+            });
         (calls, more)
     }
 

@@ -2,8 +2,8 @@
 //! a WebSocket: `ws.rs`), sends, publishes, closes and cuts sockets by id. Sends from outside a
 //! batch are corked like a batch's answers (see `after_send`).
 
-use crate::events::Event;
 use super::state::{now, Connection, Protocol, State};
+use crate::events::Event;
 use crate::ws::{self, Admit, GONE};
 use cog_framing::websocket::{write_frame, OP_BINARY, OP_TEXT};
 

@@ -8,12 +8,12 @@
 use crate::events::Event;
 use crate::h1;
 use crate::h2;
+use crate::io::Transport;
 use crate::js;
 use crate::request::Requests;
 use crate::spare::Spare;
-use crate::uv::*;
-use crate::io::Transport;
 use crate::tunnel;
+use crate::uv::*;
 use crate::ws;
 use std::cell::RefCell;
 use std::os::raw::c_int;

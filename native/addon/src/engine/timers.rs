@@ -3,10 +3,10 @@
 //! protocol's part: `h1::Conn::sweep`), idle keep-alive connections are closed, and so are those
 //! whose client stopped reading an answer.
 
+use super::state::{deliver, now, with_state, Protocol, State};
 use crate::events::Event;
 use crate::h1::{Swept, Timeouts};
 use crate::h2;
-use super::state::{deliver, now, with_state, Protocol, State};
 use crate::uv::*;
 
 /// A server's sweep is due.

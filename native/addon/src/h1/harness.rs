@@ -53,7 +53,8 @@ impl Harness {
     /// Answers request `id` with `status` and `body` (a whole response), as JavaScript's
     /// `respond` does, then promotes what is complete.
     pub(super) fn respond(&mut self, id: u64, status: u16, body: &[u8]) -> Vec<Event> {
-        let head = AppHead { status, reason: None, block: HeaderBlock::new(b"").unwrap(), has_date: true, declared_length: None, close: false, request_id: None };
+        let head =
+            AppHead { status, reason: None, block: HeaderBlock::new(b"").unwrap(), has_date: true, declared_length: None, close: false, request_id: None };
         let req = self.reqs.get(id).expect("a request in flight");
         assert!(self.conn.respond(&mut self.io, &mut self.spare, req, id, &head, WholeBody::Bytes(body)));
         self.promote()

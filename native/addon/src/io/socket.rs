@@ -150,9 +150,7 @@ pub(crate) fn close(fd: c_int) {
 /// wraps.
 pub unsafe fn set_option(fd: c_int, level: c_int, name: c_int, value: c_int) -> c_int {
     // SAFETY: `value` outlives the call and is of the size passed; a bad descriptor only fails.
-    unsafe {
-        libc::setsockopt(fd, level, name, &value as *const c_int as *const c_void, std::mem::size_of::<c_int>() as libc::socklen_t)
-    }
+    unsafe { libc::setsockopt(fd, level, name, &value as *const c_int as *const c_void, std::mem::size_of::<c_int>() as libc::socklen_t) }
 }
 
 fn sockaddr_of(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
@@ -254,9 +252,7 @@ pub(crate) unsafe fn pending_error(fd: c_int) -> c_int {
 /// (another descriptor's bytes would be read).
 pub(crate) unsafe fn recv(fd: c_int, buf: &mut [u8]) -> isize {
     // SAFETY: `buf` is valid for writes of its length; a bad descriptor only fails.
-    unsafe {
-        libc::recv(fd, buf.as_mut_ptr() as *mut c_void, buf.len(), 0)
-    }
+    unsafe { libc::recv(fd, buf.as_mut_ptr() as *mut c_void, buf.len(), 0) }
 }
 
 /// # Safety
@@ -264,9 +260,7 @@ pub(crate) unsafe fn recv(fd: c_int, buf: &mut [u8]) -> isize {
 /// None for memory: `bytes` is read within its length. `fd` should be the caller's own socket.
 pub(crate) unsafe fn send(fd: c_int, bytes: &[u8]) -> isize {
     // SAFETY: `bytes` is valid for reads of its length; a bad descriptor only fails.
-    unsafe {
-        libc::send(fd, bytes.as_ptr() as *const c_void, bytes.len(), libc::MSG_NOSIGNAL)
-    }
+    unsafe { libc::send(fd, bytes.as_ptr() as *const c_void, bytes.len(), libc::MSG_NOSIGNAL) }
 }
 
 /// `send` with MSG_MORE: more bytes follow at once (a file sent in place after a response's
@@ -279,9 +273,7 @@ pub(crate) unsafe fn send(fd: c_int, bytes: &[u8]) -> isize {
 /// None for memory: `bytes` is read within its length. `fd` should be the caller's own socket.
 pub(crate) unsafe fn send_more(fd: c_int, bytes: &[u8]) -> isize {
     // SAFETY: `bytes` is valid for reads of its length; a bad descriptor only fails.
-    unsafe {
-        libc::send(fd, bytes.as_ptr() as *const c_void, bytes.len(), libc::MSG_NOSIGNAL | libc::MSG_MORE)
-    }
+    unsafe { libc::send(fd, bytes.as_ptr() as *const c_void, bytes.len(), libc::MSG_NOSIGNAL | libc::MSG_MORE) }
 }
 
 pub(crate) fn would_block() -> bool {
@@ -310,7 +302,15 @@ pub unsafe fn close_watched(handle: *mut uv_handle_t, fd: c_int) {
 pub fn reset_on_close(fd: c_int) {
     let linger = libc::linger { l_onoff: 1, l_linger: 0 };
     // SAFETY: setsockopt on a descriptor the engine holds, with a value of the size it says.
-    unsafe { libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_LINGER, &linger as *const libc::linger as *const c_void, std::mem::size_of::<libc::linger>() as libc::socklen_t) };
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            &linger as *const libc::linger as *const c_void,
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
 }
 
 /// A connected pair of non-blocking sockets, for tests: the engine's end and a client's.

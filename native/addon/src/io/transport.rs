@@ -81,7 +81,19 @@ impl Transport {
     /// A connection's transport over the non-blocking socket `fd`, watched by `poll` (initialised
     /// on Node's loop by the caller, which starts it for reading), with `tls` on a TLS server.
     pub(crate) fn new(fd: c_int, poll: *mut uv_handle_t, on_ready: uv_poll_cb, tls: Option<Box<TlsConn>>) -> Transport {
-        Transport { fd, poll, polling: UV_READABLE | UV_DISCONNECT, on_ready, tls, input: Vec::new(), output: Vec::new(), sent_from: 0, sent: 0, ended: false, failure: None }
+        Transport {
+            fd,
+            poll,
+            polling: UV_READABLE | UV_DISCONNECT,
+            on_ready,
+            tls,
+            input: Vec::new(),
+            output: Vec::new(),
+            sent_from: 0,
+            sent: 0,
+            ended: false,
+            failure: None,
+        }
     }
 
     /// Reads what the socket has, up to a budget, into the input; on TLS, decrypted. `rx` is the
@@ -322,7 +334,13 @@ impl Transport {
         while self.sent_from < self.output.len() {
             let unsent = &self.output[self.sent_from..];
             // SAFETY: `send` reads within `unsent`; `fd` is this connection's socket.
-            let n = unsafe { if more { send_more(self.fd, unsent) } else { send(self.fd, unsent) } };
+            let n = unsafe {
+                if more {
+                    send_more(self.fd, unsent)
+                } else {
+                    send(self.fd, unsent)
+                }
+            };
             if n > 0 {
                 self.sent_from += n as usize;
                 self.sent += n as u64;

@@ -71,7 +71,13 @@ impl ServerJs {
     /// # Safety
     /// `env` must be the current env, the three callbacks functions and `context` an object:
     /// the async resource every batch runs in (see `src/engines/native/request-context.ts`).
-    pub unsafe fn new(env: sys::napi_env, on_request: sys::napi_value, on_event: sys::napi_value, on_socket: sys::napi_value, context: sys::napi_value) -> Result<ServerJs, String> {
+    pub unsafe fn new(
+        env: sys::napi_env,
+        on_request: sys::napi_value,
+        on_event: sys::napi_value,
+        on_socket: sys::napi_value,
+        context: sys::napi_value,
+    ) -> Result<ServerJs, String> {
         // SAFETY: `env` is the current env and the values are live (the caller's promise); every
         // out-pointer is a local the call writes; the function and string passed are valid for
         // their lengths.
@@ -86,7 +92,10 @@ impl ServerJs {
             check(sys::napi_create_reference(env, on_socket, 1, &mut socket_ref), "napi_create_reference")?;
             let mut function = ptr::null_mut();
             let name = "cogNativeBatch";
-            check(sys::napi_create_function(env, name.as_ptr() as *const _, name.len(), Some(trampoline), ptr::null_mut(), &mut function), "napi_create_function")?;
+            check(
+                sys::napi_create_function(env, name.as_ptr() as *const _, name.len(), Some(trampoline), ptr::null_mut(), &mut function),
+                "napi_create_function",
+            )?;
             let mut trampoline_ref = ptr::null_mut();
             check(sys::napi_create_reference(env, function, 1, &mut trampoline_ref), "napi_create_reference")?;
             let mut resource_name = ptr::null_mut();
@@ -94,7 +103,15 @@ impl ServerJs {
             check(sys::napi_create_string_utf8(env, label.as_ptr() as *const _, label.len(), &mut resource_name), "napi_create_string_utf8")?;
             let mut async_context = ptr::null_mut();
             check(sys::napi_async_init(env, context, resource_name, &mut async_context), "napi_async_init")?;
-            Ok(ServerJs { env, uv_loop: uv_loop as *mut _, on_request: request_ref, on_event: event_ref, on_socket: socket_ref, trampoline: trampoline_ref, async_context })
+            Ok(ServerJs {
+                env,
+                uv_loop: uv_loop as *mut _,
+                on_request: request_ref,
+                on_event: event_ref,
+                on_socket: socket_ref,
+                trampoline: trampoline_ref,
+                async_context,
+            })
         }
     }
 
@@ -140,7 +157,15 @@ impl ServerJs {
 impl ServerJs {
     pub fn for_tests() -> ServerJs {
         let null = ptr::null_mut();
-        ServerJs { env: null as _, uv_loop: null as _, on_request: null as _, on_event: null as _, on_socket: null as _, trampoline: null as _, async_context: null as _ }
+        ServerJs {
+            env: null as _,
+            uv_loop: null as _,
+            on_request: null as _,
+            on_event: null as _,
+            on_socket: null as _,
+            trampoline: null as _,
+            async_context: null as _,
+        }
     }
 }
 
@@ -258,7 +283,9 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
                     Event::Drain { id } => call_on_event(env, event_fn, EVENT_DRAIN, id, None, &mut result),
                     Event::BodyTimeout { id } => call_on_event(env, event_fn, EVENT_BODY_TIMEOUT, id, None, &mut result),
                     Event::BodyPiece { id, piece } => call_on_event(env, event_fn, EVENT_BODY_PIECE, id, Some(buffer_of(env, &piece)), &mut result),
-                    Event::BodyRead { id, piece } => call_on_event(env, event_fn, EVENT_BODY_PIECE, id, Some(super::piece::piece_value(env, &piece)), &mut result),
+                    Event::BodyRead { id, piece } => {
+                        call_on_event(env, event_fn, EVENT_BODY_PIECE, id, Some(super::piece::piece_value(env, &piece)), &mut result)
+                    }
                     Event::BodyEnd { id } => call_on_event(env, event_fn, EVENT_BODY_END, id, None, &mut result),
                     Event::WsMessage { id, data, text } => {
                         let mut args = [ptr::null_mut(); 3];
@@ -346,7 +373,14 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
 /// # Safety
 ///
 /// `env` is the current env inside a handle scope, `event_fn` a function value of that scope.
-unsafe fn call_on_event(env: sys::napi_env, event_fn: sys::napi_value, kind: u32, id: u64, piece: Option<sys::napi_value>, result: &mut sys::napi_value) -> sys::napi_status {
+unsafe fn call_on_event(
+    env: sys::napi_env,
+    event_fn: sys::napi_value,
+    kind: u32,
+    id: u64,
+    piece: Option<sys::napi_value>,
+    result: &mut sys::napi_value,
+) -> sys::napi_status {
     // SAFETY: `env` and `event_fn` are the caller's (see its Safety); `args` and `undefined` are
     // locals written before they are read.
     unsafe {

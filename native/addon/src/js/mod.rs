@@ -11,9 +11,9 @@ pub(crate) mod held;
 pub(crate) mod piece;
 pub(crate) mod text;
 
-pub(crate) use deliver::{deliver, ServerJs};
 #[cfg(test)]
 pub(crate) use deliver::delivered;
+pub(crate) use deliver::{deliver, ServerJs};
 
 /// Unit tests have no Node: the Node-API functions that code they reach (a body read into a
 /// Buffer, a Buffer held) could call must still link. Never called there (no test reads a body
