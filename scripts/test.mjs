@@ -54,8 +54,15 @@ function record(name, status) {
 }
 // The native engine's crates have their own unit and property tests (Rust), run where cargo is.
 if (spawnSync("cargo", ["--version"], { stdio: "ignore" }).status === 0) {
-  console.log("\n# native: cargo test (the request framing's unit and property tests, the addon's own)");
+  console.log("\n# native: cargo test (the request framing's unit and property tests, the addon's own, the engine's on a fake loop)");
   record("cargo test", spawnSync("cargo", ["test", "--release", "--quiet", "--manifest-path", "native/Cargo.toml", "--workspace"], { stdio: "inherit" }).status ?? 1);
+  // The fuzz targets' checks over their seeds and mutations of them, on stable (libFuzzer runs
+  // are scripts/fuzz.mjs's), and the formatting (a second; clippy, slower, is CI's).
+  console.log("\n# native: the fuzz targets' checks over their seeds (native/fuzz), cargo fmt --check");
+  record("cargo test (native/fuzz)", spawnSync("cargo", ["test", "--release", "--quiet", "--no-default-features", "--manifest-path", "native/fuzz/Cargo.toml"], { stdio: "inherit" }).status ?? 1);
+  if (spawnSync("cargo", ["fmt", "--version"], { stdio: "ignore" }).status === 0) {
+    record("cargo fmt --check", spawnSync("cargo", ["fmt", "--manifest-path", "native/Cargo.toml", "--all", "--check"], { stdio: "inherit" }).status ?? 1);
+  }
 }
 // The bench's WebSocket load generator (Go) has its own tests, run where go is.
 if (spawnSync("go", ["version"], { stdio: "ignore" }).status === 0) {

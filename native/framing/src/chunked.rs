@@ -222,7 +222,19 @@ mod tests {
 
     #[test]
     fn refuses_malformed_framing() {
-        for bad in [&b"5 \r\nhello\r\n0\r\n\r\n"[..], b"0\r\n5\r\n\r\n", b"0\r\nX : 1\r\n\r\n", b"0\r\nContent-Length: 5\r\n\r\n", b"0\r\nTransfer-Encoding: chunked\r\n\r\n", b"-5\r\n", b"0x5\r\n", b"5\nhello", b"5\r\nhelloXX\r\n", b"\r\n", b"5\r\nhello\r\n0\r\n\r\r"] {
+        for bad in [
+            &b"5 \r\nhello\r\n0\r\n\r\n"[..],
+            b"0\r\n5\r\n\r\n",
+            b"0\r\nX : 1\r\n\r\n",
+            b"0\r\nContent-Length: 5\r\n\r\n",
+            b"0\r\nTransfer-Encoding: chunked\r\n\r\n",
+            b"-5\r\n",
+            b"0x5\r\n",
+            b"5\nhello",
+            b"5\r\nhelloXX\r\n",
+            b"\r\n",
+            b"5\r\nhello\r\n0\r\n\r\r",
+        ] {
             assert!(decode_all(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
         }
         assert!(decode_all(b"11111111111111111\r\n").is_err(), "more than 16 hex digits");

@@ -43,7 +43,19 @@ pub(super) struct BodyState {
 impl BodyState {
     pub(super) fn new(id: u64, framing: Framing, started: u64, upgrade: bool) -> BodyState {
         let remaining = if let Framing::Length(n) = framing { n } else { 0 };
-        BodyState { id, framing, remaining, decoder: ChunkedDecoder::new(), buf: Vec::new(), handover: Handover::Collecting, paused: false, started, timeout: None, timed_out: false, upgrade }
+        BodyState {
+            id,
+            framing,
+            remaining,
+            decoder: ChunkedDecoder::new(),
+            buf: Vec::new(),
+            handover: Handover::Collecting,
+            paused: false,
+            started,
+            timeout: None,
+            timed_out: false,
+            upgrade,
+        }
     }
 
     /// Reads what `input` holds of the body into `buf`; returns the bytes used and whether the

@@ -21,7 +21,11 @@ pub(crate) enum WholeBody<'a> {
     /// A large Buffer of the app's, held and sent where it lies.
     Held(Held),
     /// `length` bytes of an open file from `offset`, sent where they lie (sendfile(2)).
-    File { file: std::fs::File, offset: u64, length: u64 },
+    File {
+        file: std::fs::File,
+        offset: u64,
+        length: u64,
+    },
 }
 
 impl WholeBody<'_> {
@@ -410,7 +414,10 @@ mod tests {
                 _ => panic!("blocked or failed"),
             }
         }
-        assert_eq!(out, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n2345HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nafter");
+        assert_eq!(
+            out,
+            "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n2345HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nafter"
+        );
         assert!(h.conn.queue.is_empty());
     }
 

@@ -75,7 +75,14 @@ pub(super) fn stream_write(conn: &mut Connection, state: &Stream, stream: Stream
 /// Sends `length` bytes of `file` from `offset` as the streamed body's next bytes (read into
 /// DATA frames as the client's window allows: see `cog_http2::Connection::send_file`); only the
 /// body's end may follow.
-pub(super) fn stream_file(conn: &mut Connection, state: &Stream, stream: StreamId, file: impl FnOnce() -> Option<std::fs::File>, offset: u64, length: u64) -> Piece {
+pub(super) fn stream_file(
+    conn: &mut Connection,
+    state: &Stream,
+    stream: StreamId,
+    file: impl FnOnce() -> Option<std::fs::File>,
+    offset: u64,
+    length: u64,
+) -> Piece {
     match state.response {
         Response::Streaming { body: true } if length > 0 => match file().map(|file| conn.send_file(stream, file, offset, length)) {
             Some(Ok(())) => Piece::Written { more: true },
@@ -130,7 +137,8 @@ pub(super) fn refuse(conn: &mut Connection, stream: StreamId, status: u16, messa
     let mut digits = [0u8; 20];
     let mut date = [0u8; 29];
     with_date(|now| date[..now.len().min(29)].copy_from_slice(&now[..now.len().min(29)]));
-    let fields: [(&[u8], &[u8]); 3] = [(b"content-type", b"application/json; charset=utf-8"), (b"content-length", decimal(body.len() as u64, &mut digits)), (b"date", &date)];
+    let fields: [(&[u8], &[u8]); 3] =
+        [(b"content-type", b"application/json; charset=utf-8"), (b"content-length", decimal(body.len() as u64, &mut digits)), (b"date", &date)];
     if conn.respond(stream, status, &fields, false).is_ok() {
         let _ = conn.send_data(stream, body.as_bytes(), true);
     }

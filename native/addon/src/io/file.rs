@@ -52,6 +52,14 @@ pub(crate) enum Kind {
     Other,
 }
 
+/// A duplicate of a descriptor the caller holds open (close-on-exec), the engine's own to close.
+pub(crate) fn duplicate(fd: std::os::raw::c_int) -> Option<std::fs::File> {
+    // SAFETY: fcntl on a descriptor the caller holds open; a bad one only fails.
+    let own = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    // SAFETY: `own` is a new descriptor nothing else owns.
+    (own >= 0).then(|| unsafe { std::os::fd::FromRawFd::from_raw_fd(own) })
+}
+
 /// What is at `path`, by stat(2) (following links, as `open` does): one system call where an
 /// open, fstat and close are three (a file served by its precompressed variant is only checked
 /// to be there). Fails with stat(2)'s errno (EINVAL for a path holding a NUL).
@@ -92,6 +100,7 @@ mod tests {
         let mut text = String::new();
         file.read_to_string(&mut text).unwrap();
         assert_eq!(text, "hello");
+        // SAFETY: fcntl on a descriptor the test's file holds open.
         let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFD) };
         assert!(flags & libc::FD_CLOEXEC != 0, "closed on exec");
         std::fs::remove_file(&path).unwrap();
@@ -103,6 +112,7 @@ mod tests {
         assert!(matches!(open(dir.as_os_str().as_bytes()), Ok(Opened::Directory)));
         let fifo = dir.join("pipe");
         let name = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: `name` is a NUL-terminated path, alive for the call.
         assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
         // Non-blocking: no writer, yet the open returns at once.
         assert!(matches!(open(fifo.as_os_str().as_bytes()), Ok(Opened::Other)));
@@ -121,6 +131,7 @@ mod tests {
         assert_eq!(kind(dir.as_os_str().as_bytes()), Ok(Kind::Directory));
         let fifo = dir.join("kind-pipe");
         let name = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: `name` is a NUL-terminated path, alive for the call.
         assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
         assert_eq!(kind(fifo.as_os_str().as_bytes()), Ok(Kind::Other));
         std::fs::remove_file(&fifo).unwrap();

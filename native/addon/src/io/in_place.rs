@@ -82,7 +82,10 @@ impl InPlaceBody {
                 return InPlaceSend::Blocked;
             }
             let n = match (tls.as_deref_mut(), &self.place) {
+                // SAFETY: `socket` is the connection's own (the caller's); `send_piece` and `send`
+                // only read and write within the buffers they are given.
                 (None, Place::File(file)) => unsafe { send_piece(socket, file, self, budget) },
+                // SAFETY: `socket` is the connection's own; `send` reads within the slice.
                 (None, Place::Buffer(held)) => unsafe { send(socket, InPlaceBody::unsent(held, self.offset, budget)) },
                 (Some(tls), Place::File(file)) => match piece_through_tls(tls, socket, file, self, budget) {
                     Ok(n) => n as isize,
@@ -112,22 +115,37 @@ impl InPlaceBody {
     }
 }
 /// One sendfile(2) call (Node ignores SIGPIPE, so a peer that left gives EPIPE, not a signal).
+///
+/// # Safety
+///
+/// None for memory; `socket` should be the caller's own socket.
 #[cfg(target_os = "linux")]
 unsafe fn send_piece(socket: c_int, file: &File, body: &InPlaceBody, budget: u64) -> isize {
-    let mut offset = body.offset as libc::off_t;
-    libc::sendfile(socket, file.as_raw_fd(), &mut offset, body.left.min(budget) as usize)
+    // SAFETY: sendfile reads the file `file` holds open and writes `offset`, a local; a bad socket
+    // only fails.
+    unsafe {
+        let mut offset = body.offset as libc::off_t;
+        libc::sendfile(socket, file.as_raw_fd(), &mut offset, body.left.min(budget) as usize)
+    }
 }
 
 /// Elsewhere, a read and a send of what the socket takes (the offset moves by what was sent).
+///
+/// # Safety
+///
+/// None for memory; `socket` should be the caller's own socket.
 #[cfg(not(target_os = "linux"))]
 unsafe fn send_piece(socket: c_int, file: &File, body: &InPlaceBody, budget: u64) -> isize {
-    let mut buf = [0u8; 64 * 1024];
-    let want = body.left.min(budget).min(buf.len() as u64) as usize;
-    let read = libc::pread(file.as_raw_fd(), buf.as_mut_ptr() as *mut libc::c_void, want, body.offset as libc::off_t);
-    if read <= 0 {
-        return read;
+    // SAFETY: pread writes at most `want` bytes into `buf`, and `send` reads within it.
+    unsafe {
+        let mut buf = [0u8; 64 * 1024];
+        let want = body.left.min(budget).min(buf.len() as u64) as usize;
+        let read = libc::pread(file.as_raw_fd(), buf.as_mut_ptr() as *mut libc::c_void, want, body.offset as libc::off_t);
+        if read <= 0 {
+            return read;
+        }
+        send(socket, &buf[..read as usize])
     }
-    send(socket, &buf[..read as usize])
 }
 
 /// On TLS, sendfile can't be used (the bytes must be encrypted): a piece of the file is read
@@ -172,6 +190,7 @@ mod tests {
         assert!(matches!(body.send(ours, None, &mut sent), InPlaceSend::Done));
         assert_eq!((body.left(), sent), (0, 5));
         assert_eq!(read_all(theirs), b"23456");
+        // SAFETY: closing the test's own descriptors.
         unsafe { (libc::close(ours), libc::close(theirs)) };
     }
 
@@ -192,6 +211,7 @@ mod tests {
             }
         }
         assert_eq!((received.len(), sent), (size, size as u64));
+        // SAFETY: closing the test's own descriptors.
         unsafe { (libc::close(ours), libc::close(theirs)) };
     }
 
@@ -202,6 +222,7 @@ mod tests {
         let mut sent = 0;
         assert!(matches!(body.send(ours, None, &mut sent), InPlaceSend::Failed));
         assert_eq!(read_all(theirs), b"short");
+        // SAFETY: closing the test's own descriptors.
         unsafe { (libc::close(ours), libc::close(theirs)) };
     }
 }

@@ -15,7 +15,10 @@ pub const BACKLOG: c_int = 4096;
 /// the port and the kernel spreads connections over them.
 pub fn open(host: &str, port: u16, reuse_port: bool) -> Result<(c_int, u16), String> {
     let addr = resolve(host, port)?;
+    // SAFETY: `open_socket` and `local_port` make system calls on the descriptor they create, and
+    // only on it.
     let fd = unsafe { open_socket(&addr, reuse_port) }.map_err(|e| format!("could not listen on {host}:{port}: {e}"))?;
+    // SAFETY: getsockname on the socket just opened.
     Ok((fd, unsafe { local_port(fd) }))
 }
 
@@ -24,6 +27,7 @@ pub fn open(host: &str, port: u16, reuse_port: bool) -> Result<(c_int, u16), Str
 /// stops listening removes it (`unlink`).
 pub fn open_unix(path: &str) -> Result<c_int, String> {
     let fail = |e: std::io::Error| format!("could not listen on {path}: {e}");
+    // SAFETY: all zeroes is a valid `sockaddr_un` (a plain C struct).
     let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
     addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
     let bytes = path.as_bytes();
@@ -34,6 +38,8 @@ pub fn open_unix(path: &str) -> Result<c_int, String> {
     for (to, &from) in addr.sun_path.iter_mut().zip(bytes) {
         *to = from as libc::c_char;
     }
+    // SAFETY: socket, bind and listen on a descriptor made here, with an address struct of the
+    // length given; the descriptor is closed on failure, else handed to the caller.
     unsafe {
         let fd = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0);
         if fd < 0 {
@@ -52,6 +58,7 @@ pub fn open_unix(path: &str) -> Result<c_int, String> {
 /// Removes the file of a Unix domain socket the server listened on (its descriptor is closed).
 pub fn unlink(path: &str) {
     if let Ok(path) = std::ffi::CString::new(path) {
+        // SAFETY: `path` is a NUL-terminated string that outlives the call.
         unsafe { libc::unlink(path.as_ptr()) };
     }
 }
@@ -60,29 +67,36 @@ fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
     (host, port).to_socket_addrs().map_err(|e| format!("could not resolve \"{host}\": {e}"))?.next().ok_or_else(|| format!("\"{host}\" has no address"))
 }
 
+/// # Safety
+///
+/// None: `unsafe` only for the calls it makes (a plain constructor).
 unsafe fn open_socket(addr: &SocketAddr, reuse_port: bool) -> Result<c_int, std::io::Error> {
-    let family = if addr.is_ipv6() { libc::AF_INET6 } else { libc::AF_INET };
-    let fd = libc::socket(family, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0);
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
+    // SAFETY: socket, setsockopt, bind and listen on the descriptor made here, closed on failure,
+    // else handed to the caller; `storage` is an address of the length `sockaddr_of` gives.
+    unsafe {
+        let family = if addr.is_ipv6() { libc::AF_INET6 } else { libc::AF_INET };
+        let fd = libc::socket(family, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        set_option(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1);
+        if reuse_port && set_option(fd, libc::SOL_SOCKET, libc::SO_REUSEPORT, 1) != 0 {
+            let err = std::io::Error::last_os_error();
+            libc::close(fd);
+            return Err(err);
+        }
+        if addr.is_ipv6() {
+            // "::" serves IPv4 clients too, as Node's default does.
+            set_option(fd, libc::IPPROTO_IPV6, libc::IPV6_V6ONLY, 0);
+        }
+        let (storage, len) = sockaddr_of(addr);
+        if libc::bind(fd, &storage as *const libc::sockaddr_storage as *const libc::sockaddr, len) != 0 || libc::listen(fd, BACKLOG) != 0 {
+            let err = std::io::Error::last_os_error();
+            libc::close(fd);
+            return Err(err);
+        }
+        Ok(fd)
     }
-    set_option(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1);
-    if reuse_port && set_option(fd, libc::SOL_SOCKET, libc::SO_REUSEPORT, 1) != 0 {
-        let err = std::io::Error::last_os_error();
-        libc::close(fd);
-        return Err(err);
-    }
-    if addr.is_ipv6() {
-        // "::" serves IPv4 clients too, as Node's default does.
-        set_option(fd, libc::IPPROTO_IPV6, libc::IPV6_V6ONLY, 0);
-    }
-    let (storage, len) = sockaddr_of(addr);
-    if libc::bind(fd, &storage as *const libc::sockaddr_storage as *const libc::sockaddr, len) != 0 || libc::listen(fd, BACKLOG) != 0 {
-        let err = std::io::Error::last_os_error();
-        libc::close(fd);
-        return Err(err);
-    }
-    Ok(fd)
 }
 
 /// Accepts up to `max` connections waiting in a listening socket's queue, without blocking: the
@@ -91,6 +105,8 @@ unsafe fn open_socket(addr: &SocketAddr, reuse_port: bool) -> Result<c_int, std:
 pub fn accept_queued(fd: c_int, max: usize) -> Vec<c_int> {
     let mut accepted = Vec::new();
     while accepted.len() < max {
+        // SAFETY: accept4 with null address pointers (allowed: no address is written) on the
+        // caller's descriptor; a bad one only fails.
         let conn = unsafe { libc::accept4(fd, std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC) };
         if conn < 0 {
             // EAGAIN: the queue is empty. Any other error (EMFILE, a connection reset while queued)
@@ -102,15 +118,48 @@ pub fn accept_queued(fd: c_int, max: usize) -> Vec<c_int> {
     accepted
 }
 
+/// Accepts the next connection waiting on a listening socket, non-blocking and close-on-exec,
+/// with Nagle's algorithm off (where there is one): its descriptor (the caller's to close) and
+/// its peer's address. None when the queue is empty (EAGAIN) or the accept failed.
+pub(crate) fn accept(listen_fd: c_int) -> Option<(c_int, libc::sockaddr_storage)> {
+    // SAFETY: all zeroes is a valid `sockaddr_storage` (a plain C struct).
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    // SAFETY: accept4 writes at most `len` bytes into `storage`; a bad descriptor only fails.
+    let fd = unsafe { libc::accept4(listen_fd, &mut storage as *mut _ as *mut libc::sockaddr, &mut len, libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: on the descriptor just accepted (a Unix domain socket, which has no Nagle, refuses it).
+    unsafe { set_option(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1) };
+    Some((fd, storage))
+}
+
+/// Closes a descriptor the engine owns and never gave to libuv (a connection refused before it
+/// was watched).
+pub(crate) fn close(fd: c_int) {
+    // SAFETY: the caller owns `fd` and does not use it again.
+    unsafe { libc::close(fd) };
+}
+
 /// setsockopt with an integer value; returns its status.
+///
+/// # Safety
+///
+/// None: any `fd` is accepted (a bad one fails with EBADF); kept unsafe as the raw system call it
+/// wraps.
 pub unsafe fn set_option(fd: c_int, level: c_int, name: c_int, value: c_int) -> c_int {
-    libc::setsockopt(fd, level, name, &value as *const c_int as *const c_void, std::mem::size_of::<c_int>() as libc::socklen_t)
+    // SAFETY: `value` outlives the call and is of the size passed; a bad descriptor only fails.
+    unsafe { libc::setsockopt(fd, level, name, &value as *const c_int as *const c_void, std::mem::size_of::<c_int>() as libc::socklen_t) }
 }
 
 fn sockaddr_of(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: all zeroes is a valid `sockaddr_storage` (a plain C struct).
     let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     match addr {
         SocketAddr::V4(a) => {
+            // SAFETY: `sockaddr_storage` is as large as and aligned for every address type, so it
+            // may be viewed as a `sockaddr_in`.
             let sin = unsafe { &mut *(&mut storage as *mut libc::sockaddr_storage as *mut libc::sockaddr_in) };
             sin.sin_family = libc::AF_INET as libc::sa_family_t;
             sin.sin_port = a.port().to_be();
@@ -118,6 +167,8 @@ fn sockaddr_of(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
             (storage, std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t)
         }
         SocketAddr::V6(a) => {
+            // SAFETY: `sockaddr_storage` is as large as and aligned for every address type, so it
+            // may be viewed as a `sockaddr_in6`.
             let sin6 = unsafe { &mut *(&mut storage as *mut libc::sockaddr_storage as *mut libc::sockaddr_in6) };
             sin6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
             sin6.sin6_port = a.port().to_be();
@@ -127,20 +178,29 @@ fn sockaddr_of(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
     }
 }
 
+/// # Safety
+///
+/// `fd` is a bound socket (else the port read is 0).
 unsafe fn local_port(fd: c_int) -> u16 {
-    let mut storage: libc::sockaddr_storage = std::mem::zeroed();
-    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-    libc::getsockname(fd, &mut storage as *mut _ as *mut libc::sockaddr, &mut len);
-    match storage.ss_family as c_int {
-        libc::AF_INET => u16::from_be((*(&storage as *const _ as *const libc::sockaddr_in)).sin_port),
-        _ => u16::from_be((*(&storage as *const _ as *const libc::sockaddr_in6)).sin6_port),
+    // SAFETY: getsockname writes at most `len` bytes into `storage`, which the family says how to
+    // read (a `sockaddr_storage` is as large as and aligned for each).
+    unsafe {
+        let mut storage: libc::sockaddr_storage = std::mem::zeroed();
+        let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        libc::getsockname(fd, &mut storage as *mut _ as *mut libc::sockaddr, &mut len);
+        match storage.ss_family as c_int {
+            libc::AF_INET => u16::from_be((*(&storage as *const _ as *const libc::sockaddr_in)).sin_port),
+            _ => u16::from_be((*(&storage as *const _ as *const libc::sockaddr_in6)).sin6_port),
+        }
     }
 }
 
 /// The local address and port of a connected socket.
 pub fn local_address(fd: c_int) -> Option<(String, u16)> {
+    // SAFETY: all zeroes is a valid `sockaddr_storage` (a plain C struct).
     let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    // SAFETY: getsockname writes at most `len` bytes into `storage`; a bad descriptor only fails.
     if unsafe { libc::getsockname(fd, &mut storage as *mut _ as *mut libc::sockaddr, &mut len) } != 0 {
         return None;
     }
@@ -149,6 +209,8 @@ pub fn local_address(fd: c_int) -> Option<(String, u16)> {
 
 /// An address and port as Node writes them: a dual-stack socket's IPv4 peer is "::ffff:a.b.c.d".
 pub fn address_of(storage: &libc::sockaddr_storage) -> (String, u16) {
+    // SAFETY: `sockaddr_storage` is as large as and aligned for every address type, and `ss_family`
+    // says which one it holds.
     unsafe {
         match storage.ss_family as c_int {
             libc::AF_INET => {
@@ -172,28 +234,46 @@ pub fn address_of(storage: &libc::sockaddr_storage) -> (String, u16) {
 /// # Safety
 /// `fd` must be an open socket.
 pub(crate) unsafe fn pending_error(fd: c_int) -> c_int {
-    let mut error: c_int = 0;
-    let mut len = std::mem::size_of::<c_int>() as libc::socklen_t;
-    if libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_ERROR, &mut error as *mut c_int as *mut c_void, &mut len) < 0 {
-        return 0;
+    // SAFETY: getsockopt writes at most `len` bytes into `error`, an int; a bad descriptor only
+    // fails.
+    unsafe {
+        let mut error: c_int = 0;
+        let mut len = std::mem::size_of::<c_int>() as libc::socklen_t;
+        if libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_ERROR, &mut error as *mut c_int as *mut c_void, &mut len) < 0 {
+            return 0;
+        }
+        error
     }
-    error
 }
 
+/// # Safety
+///
+/// None for memory: `buf` is written within its length. `fd` should be the caller's own socket
+/// (another descriptor's bytes would be read).
 pub(crate) unsafe fn recv(fd: c_int, buf: &mut [u8]) -> isize {
-    libc::recv(fd, buf.as_mut_ptr() as *mut c_void, buf.len(), 0)
+    // SAFETY: `buf` is valid for writes of its length; a bad descriptor only fails.
+    unsafe { libc::recv(fd, buf.as_mut_ptr() as *mut c_void, buf.len(), 0) }
 }
 
+/// # Safety
+///
+/// None for memory: `bytes` is read within its length. `fd` should be the caller's own socket.
 pub(crate) unsafe fn send(fd: c_int, bytes: &[u8]) -> isize {
-    libc::send(fd, bytes.as_ptr() as *const c_void, bytes.len(), libc::MSG_NOSIGNAL)
+    // SAFETY: `bytes` is valid for reads of its length; a bad descriptor only fails.
+    unsafe { libc::send(fd, bytes.as_ptr() as *const c_void, bytes.len(), libc::MSG_NOSIGNAL) }
 }
 
 /// `send` with MSG_MORE: more bytes follow at once (a file sent in place after a response's
 /// head), so the kernel holds a partial segment for them rather than pushing it alone. On
 /// loopback each segment pushed costs the sender the receiver's TCP work too: a head pushed
 /// alone, then its file, cost a small file's response ~40% more CPU than one segment.
+///
+/// # Safety
+///
+/// None for memory: `bytes` is read within its length. `fd` should be the caller's own socket.
 pub(crate) unsafe fn send_more(fd: c_int, bytes: &[u8]) -> isize {
-    libc::send(fd, bytes.as_ptr() as *const c_void, bytes.len(), libc::MSG_NOSIGNAL | libc::MSG_MORE)
+    // SAFETY: `bytes` is valid for reads of its length; a bad descriptor only fails.
+    unsafe { libc::send(fd, bytes.as_ptr() as *const c_void, bytes.len(), libc::MSG_NOSIGNAL | libc::MSG_MORE) }
 }
 
 pub(crate) fn would_block() -> bool {
@@ -208,8 +288,12 @@ pub(crate) fn would_block() -> bool {
 /// # Safety
 /// `handle` must be an initialised handle (from `alloc_handle`) watching `fd`, closed only here.
 pub unsafe fn close_watched(handle: *mut uv_handle_t, fd: c_int) {
-    uv_close(handle, Some(free_handle));
-    libc::close(fd);
+    // SAFETY: the caller's promise: a live handle watching `fd`, closed once; `free_handle` frees
+    // it after libuv's close.
+    unsafe {
+        uv_close(handle, Some(free_handle));
+        libc::close(fd);
+    }
 }
 
 /// Makes the socket's close a reset (SO_LINGER with a zero timeout): the kernel drops what it
@@ -218,7 +302,15 @@ pub unsafe fn close_watched(handle: *mut uv_handle_t, fd: c_int) {
 pub fn reset_on_close(fd: c_int) {
     let linger = libc::linger { l_onoff: 1, l_linger: 0 };
     // SAFETY: setsockopt on a descriptor the engine holds, with a value of the size it says.
-    unsafe { libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_LINGER, &linger as *const libc::linger as *const c_void, std::mem::size_of::<libc::linger>() as libc::socklen_t) };
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            &linger as *const libc::linger as *const c_void,
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
 }
 
 /// A connected pair of non-blocking sockets, for tests: the engine's end and a client's.
@@ -231,12 +323,34 @@ pub(crate) fn socket_pair() -> (c_int, c_int) {
     (fds[0], fds[1])
 }
 
+/// A test client's send (safe: the test owns its end of the pair).
+#[cfg(test)]
+pub(crate) fn client_send(fd: c_int, bytes: &[u8]) -> isize {
+    // SAFETY: `send` reads within `bytes`; the descriptor is the test's own.
+    unsafe { send(fd, bytes) }
+}
+
+/// A test client's recv.
+#[cfg(test)]
+pub(crate) fn client_recv(fd: c_int, buf: &mut [u8]) -> isize {
+    // SAFETY: `recv` writes within `buf`; the descriptor is the test's own.
+    unsafe { recv(fd, buf) }
+}
+
+/// A test client ends its side.
+#[cfg(test)]
+pub(crate) fn client_shutdown(fd: c_int) {
+    // SAFETY: shutdown on the test's own descriptor.
+    unsafe { libc::shutdown(fd, libc::SHUT_WR) };
+}
+
 /// Reads what a test's client end has, without blocking.
 #[cfg(test)]
 pub(crate) fn read_all(fd: c_int) -> Vec<u8> {
     let mut all = Vec::new();
     let mut buf = [0u8; 64 * 1024];
     loop {
+        // SAFETY: `recv` writes within `buf`.
         let n = unsafe { recv(fd, &mut buf) };
         if n <= 0 {
             return all;
@@ -267,9 +381,11 @@ mod tests {
         let (local, local_port) = local_address(accepted[0]).unwrap();
         assert_eq!((local.as_str(), local_port), ("127.0.0.1", port));
         for conn in accepted.into_iter().chain(accept_queued(fd, 10)) {
+            // SAFETY: closing the descriptors the test accepted.
             unsafe { libc::close(conn) };
         }
         drop(clients);
+        // SAFETY: closing the descriptor the test opened.
         unsafe { libc::close(fd) };
     }
 
@@ -279,6 +395,7 @@ mod tests {
         let err = open("127.0.0.1", port, false).unwrap_err();
         assert!(err.starts_with(&format!("could not listen on 127.0.0.1:{port}:")), "{err}");
         assert!(open("no-such-host.invalid", 80, false).unwrap_err().starts_with("could not resolve \"no-such-host.invalid\""));
+        // SAFETY: closing the descriptor the test opened.
         unsafe { libc::close(fd) };
     }
 
@@ -302,6 +419,7 @@ mod tests {
         assert!(err.starts_with(&format!("could not listen on {path}:")) && err.contains("in use"), "{err}");
         assert!(open_unix(&"x".repeat(200)).unwrap_err().contains("too long"));
         drop(client);
+        // SAFETY: closing the descriptors the test opened.
         unsafe { (libc::close(accepted[0]), libc::close(fd)) };
         unlink(path);
         assert!(!std::path::Path::new(path).exists());
@@ -323,18 +441,24 @@ mod tests {
         let chunk = [0u8; 64 * 1024];
         let mut blocked = false;
         for _ in 0..1000 {
+            // SAFETY: `send` reads within `chunk`.
             if unsafe { send(ours, &chunk) } < 0 {
                 blocked = would_block();
                 break;
             }
         }
         assert!(blocked, "the socket filled up and said so");
+        // SAFETY: closing the test's own descriptors.
         unsafe { (libc::close(ours), libc::close(theirs)) };
         let (ours, theirs) = socket_pair();
         let mut buf = [0u8; 16];
+        // SAFETY: `recv` writes within `buf`.
         assert!(unsafe { recv(ours, &mut buf) } < 0 && would_block(), "nothing yet");
+        // SAFETY: closing the test's own descriptor.
         unsafe { libc::close(theirs) };
+        // SAFETY: `recv` writes within `buf`.
         assert_eq!(unsafe { recv(ours, &mut buf) }, 0);
+        // SAFETY: closing the test's own descriptor.
         unsafe { libc::close(ours) };
     }
 }

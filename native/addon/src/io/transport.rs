@@ -81,7 +81,19 @@ impl Transport {
     /// A connection's transport over the non-blocking socket `fd`, watched by `poll` (initialised
     /// on Node's loop by the caller, which starts it for reading), with `tls` on a TLS server.
     pub(crate) fn new(fd: c_int, poll: *mut uv_handle_t, on_ready: uv_poll_cb, tls: Option<Box<TlsConn>>) -> Transport {
-        Transport { fd, poll, polling: UV_READABLE | UV_DISCONNECT, on_ready, tls, input: Vec::new(), output: Vec::new(), sent_from: 0, sent: 0, ended: false, failure: None }
+        Transport {
+            fd,
+            poll,
+            polling: UV_READABLE | UV_DISCONNECT,
+            on_ready,
+            tls,
+            input: Vec::new(),
+            output: Vec::new(),
+            sent_from: 0,
+            sent: 0,
+            ended: false,
+            failure: None,
+        }
     }
 
     /// Reads what the socket has, up to a budget, into the input; on TLS, decrypted. `rx` is the
@@ -120,6 +132,8 @@ impl Transport {
         }
         let mut total = 0;
         while total < budget {
+            // SAFETY: `recv` writes within the slice; `fd` is this connection's socket, open until
+            // `close`.
             let n = unsafe { recv(self.fd, &mut rx[..RX_SIZE]) };
             if n > 0 {
                 let bytes = &rx[..n as usize];
@@ -156,6 +170,7 @@ impl Transport {
     /// parsed); false once the client is gone.
     pub(crate) fn read_and_drop(&mut self) -> bool {
         let mut scratch = [0u8; 16 * 1024];
+        // SAFETY: `recv` writes within `scratch`; `fd` is this connection's socket.
         let n = unsafe { recv(self.fd, &mut scratch) };
         !(n == 0 || (n < 0 && !would_block()))
     }
@@ -206,6 +221,7 @@ impl Transport {
     /// `Read::Open` when the socket had nothing after all.
     pub(crate) fn read_into(&mut self, dest: &mut [u8]) -> Result<usize, Read> {
         debug_assert!(self.tls.is_none());
+        // SAFETY: `recv` writes within `dest`; `fd` is this connection's socket.
         let n = unsafe { recv(self.fd, dest) };
         if n > 0 {
             Ok(n as usize)
@@ -237,6 +253,7 @@ impl Transport {
     /// found it). None when it did not fail (it ended, or was closed on this side).
     pub(crate) fn failure(&self) -> Option<SocketFailure> {
         self.failure.clone().or_else(|| {
+            // SAFETY: `fd` is this connection's socket, open until `close`.
             let errno = unsafe { super::socket::pending_error(self.fd) };
             (errno != 0).then_some(SocketFailure::Os { errno, writing: false })
         })
@@ -316,7 +333,14 @@ impl Transport {
         }
         while self.sent_from < self.output.len() {
             let unsent = &self.output[self.sent_from..];
-            let n = unsafe { if more { send_more(self.fd, unsent) } else { send(self.fd, unsent) } };
+            // SAFETY: `send` reads within `unsent`; `fd` is this connection's socket.
+            let n = unsafe {
+                if more {
+                    send_more(self.fd, unsent)
+                } else {
+                    send(self.fd, unsent)
+                }
+            };
             if n > 0 {
                 self.sent_from += n as usize;
                 self.sent += n as u64;
@@ -353,6 +377,7 @@ impl Transport {
         self.output.extend_from_slice(bytes);
         let unsent = &self.output[self.sent_from..];
         match self.tls.as_deref_mut() {
+            // SAFETY: `send` reads within `unsent`; `fd` is this connection's socket.
             None => drop(unsafe { send(self.fd, unsent) }),
             Some(tls) => drop(tls.send(self.fd, unsent, &mut 0)),
         }
@@ -369,6 +394,8 @@ impl Transport {
             return;
         }
         self.polling = events;
+        // SAFETY: `poll` is the connection's initialised poll handle (from `accept`), live until
+        // `close`; `on_ready` has libuv's poll callback signature.
         unsafe {
             if events == 0 {
                 uv_poll_stop(self.poll);
@@ -389,12 +416,14 @@ impl Transport {
         if let Some(tls) = self.tls.as_deref_mut() {
             tls.close(self.fd);
         }
+        // SAFETY: shutdown on this connection's socket.
         unsafe { libc::shutdown(self.fd, libc::SHUT_WR) };
     }
 
     /// Turns Nagle's algorithm off (`true`) or on, as Node's `socket.setNoDelay`; nothing on a
     /// Unix domain socket, which has none.
     pub(crate) fn set_no_delay(&self, on: bool) {
+        // SAFETY: `fd` is this connection's socket (see `set_option`).
         unsafe { super::socket::set_option(self.fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, c_int::from(on)) };
     }
 
@@ -403,6 +432,8 @@ impl Transport {
         if let Some(tls) = self.tls.as_deref_mut() {
             tls.close(self.fd);
         }
+        // SAFETY: `poll` watches `fd`, both this connection's, and `close` is the last use of
+        // either (the connection is dropped after it).
         unsafe { close_watched(self.poll, self.fd) };
     }
 
@@ -435,6 +466,7 @@ impl Transport {
 
     /// Closes both ends (without libuv: see the `Drop` below).
     pub(crate) fn close_pair(self, client: c_int) {
+        // SAFETY: closing the test's client end.
         unsafe { libc::close(client) };
     }
 }
@@ -444,6 +476,7 @@ impl Transport {
 #[cfg(test)]
 impl Drop for Transport {
     fn drop(&mut self) {
+        // SAFETY: closing the test's end, which the transport owns (it was never given to libuv).
         unsafe { libc::close(self.fd) };
     }
 }
@@ -467,11 +500,13 @@ mod tests {
         let mut rx = Vec::new();
         assert!(matches!(t.read(&mut rx), Read::Open), "nothing yet is not the end");
         assert!(t.input().is_empty());
+        // SAFETY: `send` reads within the bytes given.
         unsafe { send(client, b"GET / HTTP/1.1\r\n\r\nGET /b") };
         assert!(matches!(t.read(&mut rx), Read::Open));
         assert_eq!(t.input(), b"GET / HTTP/1.1\r\n\r\nGET /b");
         t.consume(18);
         assert_eq!(t.input(), b"GET /b");
+        // SAFETY: shutdown on the test's own socket.
         unsafe { libc::shutdown(client, libc::SHUT_WR) };
         assert!(!t.ended());
         assert!(matches!(t.read(&mut rx), Read::Ended));
@@ -489,6 +524,7 @@ mod tests {
             assert_eq!(t.failure(), None, "open, and nothing failed");
             t.output().extend_from_slice(b"never read");
             assert!(matches!(t.write(), Written::All));
+            // SAFETY: closing the test's client end.
             unsafe { libc::close(client) };
             let reset = Some(SocketFailure::Os { errno: libc::ECONNRESET, writing: false });
             if read_first {
@@ -507,6 +543,7 @@ mod tests {
     #[test]
     fn an_end_is_no_failure() {
         let (mut t, client) = pair();
+        // SAFETY: shutdown on the test's own socket.
         unsafe { libc::shutdown(client, libc::SHUT_WR) };
         assert!(matches!(t.read(&mut Vec::new()), Read::Ended));
         assert_eq!(t.failure(), None);
@@ -518,6 +555,7 @@ mod tests {
         let (mut t, client) = pair();
         assert_eq!(t.waiting(), 0);
         let bytes: Vec<u8> = (0..70_000u32).map(|i| i as u8).collect();
+        // SAFETY: `send` reads within `bytes`.
         assert_eq!(unsafe { send(client, &bytes) }, 70_000);
         assert_eq!(t.waiting(), 70_000);
         let mut dest = vec![0u8; 50_000];
@@ -527,6 +565,7 @@ mod tests {
         assert_eq!(t.waiting(), 20_000);
         assert_eq!(t.read_into(&mut dest).ok(), Some(20_000));
         assert!(matches!(t.read_into(&mut dest), Err(Read::Open)), "nothing more yet");
+        // SAFETY: shutdown on the test's own socket.
         unsafe { libc::shutdown(client, libc::SHUT_WR) };
         assert!(matches!(t.read_into(&mut dest), Err(Read::Ended)));
         assert!(t.ended());
@@ -579,6 +618,7 @@ mod tests {
     #[test]
     fn writing_to_a_client_gone_fails() {
         let (mut t, client) = pair();
+        // SAFETY: closing the test's client end.
         unsafe { libc::close(client) };
         t.output().extend_from_slice(b"late");
         assert!(matches!(t.write(), Written::Failed));
@@ -588,9 +628,11 @@ mod tests {
     #[test]
     fn input_after_the_last_request_is_dropped_until_the_client_goes() {
         let (mut t, client) = pair();
+        // SAFETY: `send` reads within the bytes given.
         unsafe { send(client, b"more bytes nobody parses") };
         assert!(t.read_and_drop());
         assert!(t.input().is_empty());
+        // SAFETY: shutdown on the test's own socket.
         unsafe { libc::shutdown(client, libc::SHUT_WR) };
         assert!(!t.read_and_drop());
         close(t, client);
