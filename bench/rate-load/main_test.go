@@ -113,6 +113,19 @@ func TestRunIdleSendsNothingAfterOpening(t *testing.T) {
 	}
 }
 
+func TestRunIdleWithoutConnections(t *testing.T) {
+	var requests atomic.Int64
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { requests.Add(1) }))
+	defer server.Close()
+	result, err := Run(Options{URL: server.URL, Rate: 0, Conns: 0, Duration: 20 * time.Millisecond})
+	if err != nil || result.Requests != 0 || requests.Load() != 0 {
+		t.Fatalf("idle run without connections: %+v, %v, server saw %d requests", result, err, requests.Load())
+	}
+	if _, err := Run(Options{URL: server.URL, Rate: 10, Conns: 0, Duration: 20 * time.Millisecond}); err == nil {
+		t.Fatal("a rate without connections must be refused")
+	}
+}
+
 func TestRunChecksEchoes(t *testing.T) {
 	echo := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)

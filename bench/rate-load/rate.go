@@ -106,8 +106,8 @@ type outcome struct {
 
 // Run offers o.Rate requests per second for o.Duration over o.Conns keep-alive connections.
 func Run(o Options) (Result, error) {
-	if o.Conns < 1 {
-		return Result{}, errors.New("-c must be at least 1")
+	if o.Conns < 1 && o.Rate > 0 {
+		return Result{}, errors.New("-c must be at least 1 to offer a rate")
 	}
 	if o.Method == "" {
 		o.Method = "GET"
@@ -151,7 +151,7 @@ func Run(o Options) (Result, error) {
 		return res.StatusCode, err
 	}
 	// Open every connection first (one request each, not counted), so the run measures a server
-	// holding its connections, not one accepting them.
+	// holding its connections, not one accepting them. (An idle run with -c 0 opens none.)
 	var warm sync.WaitGroup
 	warmErrs := make(chan error, o.Conns)
 	for i := 0; i < o.Conns; i++ {
