@@ -27,7 +27,7 @@ type HoldOptions struct {
 type HoldResult struct {
 	Held        int     `json:"held"`        // connections open with a request sent
 	Failed      int     `json:"failed"`      // connections that could not be opened or written
-	OpenSeconds float64 `json:"openSeconds"` // time to open them all and send the requests
+	OpenSeconds float64 `json:"openSeconds"` // time to open them all and send the requests: past the delay, the first are answered before the last are sent
 	Answered    int     `json:"answered"`    // answers with status 200 read afterwards
 	Unanswered  int     `json:"unanswered"`
 	FirstError  string  `json:"firstError,omitempty"`
@@ -100,7 +100,7 @@ func Hold(o HoldOptions) (HoldResult, error) {
 				if i >= o.Conns {
 					return
 				}
-				dialer := net.Dialer{Timeout: 10 * time.Second, LocalAddr: &net.TCPAddr{IP: SourceAddress(i, o.Sources)}}
+				dialer := net.Dialer{Timeout: 10 * time.Second, LocalAddr: &net.TCPAddr{IP: SourceAddress(i, o.Sources)}, Control: bindAddressNoPort}
 				c, err := dialer.Dial("tcp", u.Host)
 				if err == nil {
 					_, err = c.Write(request)
@@ -158,6 +158,16 @@ func Hold(o HoldOptions) (HoldResult, error) {
 	result.Answered = int(answered.Load())
 	result.Unanswered = result.Held - result.Answered
 	return result, nil
+}
+
+// bindAddressNoPort sets IP_BIND_ADDRESS_NO_PORT: the source port is chosen at connect(), by the
+// whole 4-tuple, rather than at bind(), where each choice scans every port already bound.
+func bindAddressNoPort(_, _ string, raw syscall.RawConn) error {
+	var err error
+	raw.Control(func(fd uintptr) {
+		err = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, 24 /* IP_BIND_ADDRESS_NO_PORT */, 1)
+	})
+	return err
 }
 
 // StatusOK says whether an HTTP/1.x status line is a 200.
