@@ -83,3 +83,29 @@ describe("fixed-rate scenarios", () => {
     assert.deepEqual(idle.map((r: { contender: string; cpuMsPerSecond: number }) => [r.contender, r.cpuMsPerSecond]), [["b", 1], ["a", 4]]);
   });
 });
+
+describe("held connections and the TLS echo", () => {
+  test("source addresses past one address's ports, bytes per connection", async () => {
+    // @ts-expect-error -- plain ESM modules without type declarations
+    const { perConnection, sourcesFor } = await import("../../bench/arena/held.mjs");
+    assert.deepEqual([sourcesFor(10_000), sourcesFor(25_000), sourcesFor(64_000)], [1, 1, 3]);
+    assert.equal(perConnection(100 * 2 ** 20, 110 * 2 ** 20, 10_240), 1024);
+    assert.equal(perConnection(null, 110, 10), null);
+  });
+
+  test("perf samples sorted into rustls, the ciphers, copies, the kernel and the rest", async () => {
+    // @ts-expect-error -- plain ESM modules without type declarations
+    const { perfShares } = await import("../../bench/arena/echo-tls.mjs");
+    const report = [
+      "# Overhead  Shared Object  Symbol",
+      "    12.00%  libc.so.6             [.] __memmove_avx_unaligned_erms",
+      "     4.00%  cog-native.node       [.] ring_core_0_17_14__aes_gcm_dec_update_vaes_avx2",
+      "     2.00%  cog-native.node       [.] rustls::conn::ConnectionCommon<T>::read_tls",
+      "    30.00%  [kernel.kallsyms]     [k] _copy_to_iter",
+      "     3.00%  libcrypto.so.3        [.] whatever",
+      "    49.00%  node                  [.] Builtins_LoadIC",
+    ].join("\n");
+    const shares = perfShares(report);
+    for (const [key, value] of Object.entries({ rustls: 0.02, crypto: 0.07, copies: 0.12, kernel: 0.3, other: 0.49 })) close(shares[key], value);
+  });
+});
