@@ -109,3 +109,19 @@ describe("held connections and the TLS echo", () => {
     for (const [key, value] of Object.entries({ rustls: 0.02, crypto: 0.07, copies: 0.12, kernel: 0.3, other: 0.49 })) close(shares[key], value);
   });
 });
+
+describe("HttpArena's composite", () => {
+  test("throughput profiles against the best, fixed-rate ones by their score, reference-only ones left out", async () => {
+    // @ts-expect-error -- plain ESM modules without type declarations
+    const { composite, mergeRuns } = await import("../../bench/arena/composite.mjs");
+    const fixed = (contender: string, cpu: number) => ({ scenario: "latency-10k", contender, offered: 10_000, rps: 10_000, requests: 1e5, serverCpuSeconds: cpu, latencyAvg: 0.2, latencyP99: 1 });
+    const old = { measurements: [{ scenario: "baseline", contender: "a", rps: 1 }] };
+    const run = { measurements: [{ scenario: "baseline", contender: "a", rps: 50_000 }, { scenario: "baseline", contender: "b", rps: 100_000 }, { scenario: "pipelined", contender: "a", rps: 9 }, fixed("a", 1), fixed("b", 2)] };
+    const result = composite(mergeRuns([old, run]));
+    close(result.scores.baseline.a, 50);
+    close(result.scores["latency-10k"].b, 75);
+    close(result.scores.pipelined.a, 100);
+    close(result.totals.a, 150);
+    close(result.totals.b, 175);
+  });
+});
