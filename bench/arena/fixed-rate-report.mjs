@@ -71,7 +71,7 @@ export function idleSection(measurements, scenario) {
   const rows = idleRows(measurements, scenario.id);
   if (rows.length === 0) return [];
   return [
-    "The server's CPU while nothing happens (no connection open), in ms of CPU per second (1,000 = a whole core), from /proc/PID/stat.",
+    "The server's CPU while nothing happens (no connection open), in ms of CPU per second (1,000 = a whole core), from /proc/PID/stat: the kernel counts it in 10 ms ticks, so over 10 s the resolution is 1 ms/s (0 means less than that).",
     "",
     "| contender | CPU ms/s | peak RSS (MiB) |",
     "| :-- | --: | --: |",

@@ -212,7 +212,8 @@ function arenaReport(results, rows, scenarios) {
     out.push(`Sends: ${scenario.sends}. ${results.meta.connectionsOverride ?? scenario.connections} connections${scenario.pipelining > 1 ? `, ${scenario.pipelining} pipelined` : ""}${scenario.streams ? `, ${scenario.streams} concurrent streams each` : ""}.${notes.map((n) => ` ${n}`).join("")}`, "");
     if (scenario.fixedRate) out.push(...fixedRateSection(results.measurements, scenario));
     if (scenario.tool === "rate-load" && scenario.rate === 0) out.push(...idleSection(results.measurements, scenario));
-    const list = rows.filter((r) => r.scenario === scenario.id).sort((a, b) => (b.rps ?? 0) - (a.rps ?? 0));
+    // idle has no requests: its own table says all there is.
+    const list = scenario.rate === 0 ? [] : rows.filter((r) => r.scenario === scenario.id).sort((a, b) => (b.rps ?? 0) - (a.rps ?? 0));
     if (list.length > 0) {
       const header = ["contender", "version", "req/s", "× best", "p99 (ms)", "CPU µs/req", "CPU/req × leanest", "server CPU", ...(workers ? ["CPU by process"] : []), "errors", "unexpected status", "peak RSS (MiB)", "throughput (MiB/s)"];
       out.push(`| ${header.join(" | ")} |`, `| :-- |${" --: |".repeat(header.length - 1)}`);
