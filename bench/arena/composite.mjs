@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // The composite score HttpArena would give the arena's contenders on this machine's runs, by its
 // formulas (its docs/scoring/composite-score.md and scripts/gen_leaderboard_data.py): each scored
-// profile gives 0-100 — a throughput profile its rps over the best rps × 100, a fixed-rate one
-// (latency-10k, latency-1m) its own score (bench/arena/score.mjs) — and the composite is their
-// sum; a profile a contender did not run gives it 0. Reference-only profiles (pipelined,
+// profile gives 0-100 — a throughput profile its rps over the best rps × 100 (json-comp's rps first
+// scaled by (the smallest bytes per response / its own)²), a fixed-rate one (latency-10k,
+// latency-1m) its own score (bench/arena/score.mjs) — and the composite is their sum; a profile a
+// contender did not run gives it 0. HttpArena averages rps over its connection counts; the arena
+// has one count per scenario. The memory bonus (an option on its board) is left out. Reference-only profiles (pipelined,
 // async-db, latency-500k-8cpu) are shown but not added.
 //
 //   node bench/arena/composite.mjs bench/results/<run>/results.json [more results.json …]
@@ -20,7 +22,7 @@ export const HTTPARENA_PROFILES = {
   baseline: { scored: true },
   "limited-conn": { scored: true },
   json: { scored: true },
-  "json-comp": { scored: true },
+  "json-comp": { scored: true, compression: true },
   upload: { scored: true },
   static: { scored: true },
   crud: { scored: true },
@@ -52,7 +54,14 @@ export function composite(measurements) {
       for (const row of fixedRateRows(measurements, id)) scores[id][row.contender] = row.score;
       continue;
     }
-    const rps = Object.fromEntries(contenders.map((c) => [c, median(measurements.filter((m) => m.scenario === id && m.contender === c && !m.failed).map((m) => m.rps))]));
+    const mine = (c) => measurements.filter((m) => m.scenario === id && m.contender === c && !m.failed);
+    let rps = Object.fromEntries(contenders.map((c) => [c, median(mine(c).map((m) => m.rps))]));
+    // json-comp: rps scaled by (smallest bytes per response / its own)², so a bigger answer costs the square of its size.
+    if (HTTPARENA_PROFILES[id].compression) {
+      const bpr = Object.fromEntries(contenders.map((c) => [c, median(mine(c).map((m) => (m.rps > 0 && m.bytesPerSec > 0 ? m.bytesPerSec / m.rps : null)))]));
+      const least = Math.min(...Object.values(bpr).filter((v) => v !== null));
+      rps = Object.fromEntries(Object.entries(rps).map(([c, v]) => [c, v === null || bpr[c] === null ? v : v * (least / bpr[c]) ** 2]));
+    }
     const best = Math.max(0, ...Object.values(rps).filter((v) => v !== null));
     for (const [c, v] of Object.entries(rps)) if (v !== null && best > 0) scores[id][c] = (100 * v) / best;
   }

@@ -123,5 +123,9 @@ describe("HttpArena's composite", () => {
     close(result.scores.pipelined.a, 100);
     close(result.totals.a, 150);
     close(result.totals.b, 175);
+    // json-comp: b answers twice the bytes, so its rps counts a quarter.
+    const comp = composite([{ scenario: "json-comp", contender: "a", rps: 100, bytesPerSec: 100 * 500 }, { scenario: "json-comp", contender: "b", rps: 200, bytesPerSec: 200 * 1000 }]);
+    close(comp.scores["json-comp"].a, 100);
+    close(comp.scores["json-comp"].b, 50);
   });
 });
