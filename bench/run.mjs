@@ -77,7 +77,8 @@ if (flags.help) {
   --contenders a,b      only these (${CONTENDERS.map((c) => c.name).join(", ")})
   --scenarios a,b       only these (${SCENARIOS.map((s) => s.id).join(", ")});
                         "arena" for all of the arena's, or some of them: ${ARENA_SCENARIOS.map((s) => s.id).join(", ")}
-                        (the arena starts a seeded Postgres and times with wrk; default: the seeds' scenarios only);
+                        (the arena starts a seeded Postgres and times with wrk, the fixed-rate ones and idle with
+                        bench/rate-load, Go; default: the seeds' scenarios only);
                         "serving" for TLS, HTTP/2 and worker processes, or some of them: ${SERVING_SCENARIOS.map((s) => s.id).join(", ")}
                         (wrk and h2load, contenders ${SERVING_CONTENDERS.map((c) => c.name).join(", ")});
                         "websocket" for both WebSocket scenarios, or one: ${WEBSOCKET_SCENARIOS.map((s) => s.id).join(", ")}
