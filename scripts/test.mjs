@@ -68,6 +68,8 @@ if (spawnSync("cargo", ["--version"], { stdio: "ignore" }).status === 0) {
 if (spawnSync("go", ["version"], { stdio: "ignore" }).status === 0) {
   console.log("\n# bench: go test (the WebSocket load generator, bench/ws-load)");
   record("go test (bench/ws-load)", spawnSync("go", ["test", "./..."], { cwd: "bench/ws-load", stdio: "inherit" }).status ?? 1);
+  console.log("\n# bench: go test (the fixed-rate load generator, bench/rate-load)");
+  record("go test (bench/rate-load)", spawnSync("go", ["test", "./..."], { cwd: "bench/rate-load", stdio: "inherit" }).status ?? 1);
 }
 record("engine node (all tests)", run("node", [...once, ...contract]));
 const native = nativeLoads();
