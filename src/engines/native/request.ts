@@ -210,6 +210,19 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     return this[ENCRYPTED];
   }
 
+  /**
+   * The engine contract's authority (see `RequestSurface.authority`): HTTP/2's `:authority`, as
+   * node:http2's `req.authority`; on HTTP/1.1 (and an HTTP/2 request without one) the Host header.
+   */
+  get authority(): string | undefined {
+    return (this.httpVersionMajor === 2 ? this.headerValue(":authority") : undefined) ?? this.headerValue("host");
+  }
+
+  /** The engine contract's scheme (see `RequestSurface.scheme`): HTTP/2's `:scheme`, else the connection's. */
+  get scheme(): string {
+    return (this.httpVersionMajor === 2 ? this.headerValue(":scheme") : undefined) ?? (this[ENCRYPTED] ? "https" : "http");
+  }
+
   /** @internal One header from the engine (as `req.headers` would hold it), unless they were all fetched already. */
   override headerValue(name: string): string | undefined {
     if (this[HEADERS] !== null || this[GONE]) return super.headerValue(name);

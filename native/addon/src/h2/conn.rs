@@ -18,7 +18,7 @@ use crate::events::{Body, Event};
 use crate::io::{Input, Transport};
 use crate::request::{new_h2_req, Req, Requests};
 use crate::spare::Spare;
-use cog_framing::response::AppHead;
+use cog_framing::response::{AppHead, HeaderBlock};
 use cog_http2::{code, Connection, StreamId};
 
 /// Frames moved to the transport's output at most this far ahead of the socket: the rest waits
@@ -326,9 +326,9 @@ impl Conn {
     }
 
     /// The end of a streamed body; its stream is then forgotten.
-    pub(crate) fn stream_end(&mut self, req: &Req) -> bool {
+    pub(crate) fn stream_end(&mut self, req: &Req, trailers: Option<HeaderBlock>) -> bool {
         let Some((conn, state)) = self.stream(req.stream()) else { return false };
-        let ended = answer::stream_end(conn, state, req.stream());
+        let ended = answer::stream_end(conn, state, req.stream(), trailers);
         self.streams.remove(req.stream());
         ended
     }
