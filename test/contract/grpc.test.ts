@@ -181,9 +181,11 @@ for (const mount of ["cog", "express"] as const) {
 
     test("an error: its status and grpc-message reach the client, with the trailers", async (t) => {
       const { client } = await setup(t);
-      const answer = await unary(client, { text: "no such thing, ünïcode", fail: Code.NotFound });
+      // grpc-message is percent-encoded (Connect encodes a comma too, which grpc-js's decodeURI
+      // leaves encoded: kept out of the message, as an interop quirk of the two, whatever the server).
+      const answer = await unary(client, { text: "no such thing ünïcode 100%", fail: Code.NotFound });
       assert.equal(answer.err?.code, grpc.status.NOT_FOUND);
-      assert.equal(answer.err?.details, "no such thing, ünïcode");
+      assert.equal(answer.err?.details, "no such thing ünïcode 100%");
       assert.deepEqual(answer.err?.metadata.get("x-trailer"), ["from unary"]);
       const streamed = await collect(client.ServerStream!({ text: "denied", count: 3, fail: Code.PermissionDenied }));
       assert.equal(streamed.status.code, grpc.status.PERMISSION_DENIED);
