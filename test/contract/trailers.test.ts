@@ -2,6 +2,8 @@
 // the body on HTTP/2 (h2c and h2 over TLS; a last HEADERS frame with END_STREAM), read by
 // node:http2's client and by nghttp; on HTTP/1.1 after the last chunk of a chunked body, as
 // node:http sends them (whatever the request's TE said; a body framed by its length has none).
+// Request trailers: `req.trailers` and `req.rawTrailers` once the body has ended, on HTTP/2 and on
+// a chunked HTTP/1.1 body.
 import assert from "node:assert/strict";
 import { spawnSync, execFile } from "node:child_process";
 import { connect, type ClientHttp2Session, type IncomingHttpHeaders } from "node:http2";
@@ -39,6 +41,15 @@ function routes(app: Cog): void {
     res.writeHead(200, { "content-length": "4" });
     res.addTrailers({ "x-late": "1" });
     res.end("four");
+  });
+  // The request's trailers, read once its body has ended.
+  app.post("/echo-trailers", { body: "stream" } as never, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const { trailers, rawTrailers } = req as unknown as { trailers: Record<string, unknown>; rawTrailers: string[] };
+      res.json({ body: Buffer.concat(chunks).toString(), trailers, rawTrailers });
+    });
   });
   // Refused names and values: Node's errors (node:http2 checks names only; nghttp2 refuses the value later).
   app.get("/bad/:which", (req, res) => {
@@ -100,6 +111,26 @@ for (const mode of ["h2c", "h2"] as const) {
       assert.equal(bad.trailers, null);
     });
 
+    test("a request's trailers reach req.trailers by the end of its body", async (t) => {
+      const base = await served(t);
+      const session = connect(base, mode === "h2" ? { ca: certs!.ca } : {});
+      t.after(() => session.close());
+      const answer = await new Promise<string>((resolve, reject) => {
+        const stream = session.request({ ":method": "POST", ":path": "/echo-trailers", "content-type": "text/plain" }, { waitForTrailers: true });
+        stream.on("wantTrailers", () => stream.sendTrailers({ "x-sum": "abc", "x-more": "1" }));
+        let body = "";
+        stream.setEncoding("utf8");
+        stream.on("data", (chunk: string) => (body += chunk));
+        stream.on("end", () => resolve(body));
+        stream.on("error", reject);
+        stream.end("payload");
+      });
+      const { body, trailers, rawTrailers } = JSON.parse(answer);
+      assert.equal(body, "payload");
+      assert.deepEqual(trailers, { "x-sum": "abc", "x-more": "1" });
+      assert.deepEqual(rawTrailers, ["x-sum", "abc", "x-more", "1"]);
+    });
+
     test("nghttp sees a HEADERS frame with END_STREAM after the DATA", { skip: nghttpSkip }, async (t) => {
       const base = await served(t);
       const out = await new Promise<string>((resolve, reject) => execFile("nghttp", ["-v", "-n", `${base}/streamed`], { encoding: "utf8", timeout: 20_000 }, (err, stdout) => (err ? reject(err) : resolve(stdout))));
@@ -138,6 +169,15 @@ describe("response trailers on HTTP/1.1", () => {
     const { port } = await serve(t, routes);
     const text = await get(port, "/bad/both");
     assert.ok(text.endsWith('["ERR_INVALID_HTTP_TOKEN","ERR_INVALID_CHAR"]'), JSON.stringify(text));
+  });
+
+  test("a chunked request's trailers reach req.trailers by the end of its body", async (t) => {
+    const { port } = await serve(t, routes);
+    const text = await raw(port, "POST /echo-trailers HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n7\r\npayload\r\n0\r\nX-Sum: abc\r\nx-more:1\r\nx-more: 2\r\n\r\n");
+    const { body, trailers, rawTrailers } = JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4));
+    assert.equal(body, "payload");
+    assert.deepEqual(trailers, { "x-sum": "abc", "x-more": "1, 2" });
+    assert.deepEqual(rawTrailers, ["X-Sum", "abc", "x-more", "1", "x-more", "2"]);
   });
 
   test("a body framed by its length has none", async (t) => {

@@ -66,6 +66,10 @@ pub enum Event {
     BodyPiece { id: u64, piece: Vec<u8> },
     /// Bytes of a body that follows its request, read straight into a Buffer for JavaScript.
     BodyRead { id: u64, piece: ReadPiece },
+    /// The trailer fields that came after a request's body (HTTP/2's last HEADERS, or after the
+    /// last chunk of a chunked HTTP/1.1 body): `name\0value\0…` (see `trailer_fields`), before
+    /// its `BodyEnd` (or after its `Request`, when the body came whole with the head).
+    BodyTrailers { id: u64, fields: Vec<u8> },
     /// The body that followed its request is whole.
     BodyEnd { id: u64 },
     /// A body JavaScript is receiving did not arrive within its requestTimeout: the app answers the 408.
@@ -87,6 +91,19 @@ pub enum Event {
     TunnelClose { id: u64, failure: Option<SocketFailure> },
 }
 
+/// Trailer fields as JavaScript takes them: each name and value followed by a NUL (latin1; a
+/// field holds no NUL), names as they came.
+pub fn trailer_fields<'a>(fields: impl Iterator<Item = (&'a [u8], &'a [u8])>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (name, value) in fields {
+        out.extend_from_slice(name);
+        out.push(0);
+        out.extend_from_slice(value);
+        out.push(0);
+    }
+    out
+}
+
 impl Event {
     /// The request (or WebSocket) the event is about.
     pub fn id(&self) -> u64 {
@@ -97,6 +114,7 @@ impl Event {
             | Event::BodyPiece { id, .. }
             | Event::BodyRead { id, .. }
             | Event::BodyEnd { id }
+            | Event::BodyTrailers { id, .. }
             | Event::BodyTimeout { id }
             | Event::WsMessage { id, .. }
             | Event::WsDrain { id }

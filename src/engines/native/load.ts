@@ -176,6 +176,8 @@ export const EVENT_BODY_PIECE = 3;
 export const EVENT_BODY_END = 4;
 /** A body the app is receiving did not arrive within its requestTimeout: the app answers the 408. */
 export const EVENT_BODY_TIMEOUT = 5;
+/** The trailer fields after a request's body (`name\0value\0…`, latin1): before its EVENT_BODY_END, or after its request when the body came whole. */
+export const EVENT_BODY_TRAILERS = 6;
 
 /** The platforms cog-http carries a prebuilt binary for (scripts/native-platforms.mjs lists how each is built; a test keeps the two the same). */
 export const PREBUILT_PLATFORMS = ["linux-x64-gnu", "linux-x64-musl", "linux-arm64-gnu"] as const;

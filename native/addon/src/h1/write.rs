@@ -345,6 +345,30 @@ mod tests {
     }
 
     #[test]
+    fn trailers_follow_the_last_chunk_and_only_a_chunked_body() {
+        let trailers = HeaderBlock::new(b"grpc-status: 0\r\nx-sum: abc\r\n").unwrap();
+        let mut h = Harness::new();
+        h.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        start(&mut h, 1, 200, None);
+        write(&mut h, 1, b"hello");
+        let req = h.reqs.get(1).unwrap();
+        assert!(h.conn.stream_end(&mut h.io, &mut h.spare, req, 1, Some(trailers)));
+        h.promote();
+        assert_eq!(h.received(), "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\ngrpc-status: 0\r\nx-sum: abc\r\n\r\n");
+        // Framed by its length, or on HTTP/1.0: no room for them.
+        for (request, declared, expected) in [(&b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"[..], Some(5), "\r\n\r\nhello"), (b"GET / HTTP/1.0\r\n\r\n", None, "\r\n\r\nhello")] {
+            let mut h = Harness::new();
+            h.send(request);
+            start(&mut h, 1, 200, declared);
+            write(&mut h, 1, b"hello");
+            let req = h.reqs.get(1).unwrap();
+            assert!(h.conn.stream_end(&mut h.io, &mut h.spare, req, 1, Some(trailers)));
+            h.promote();
+            assert!(h.received().ends_with(expected), "{}", h.received());
+        }
+    }
+
+    #[test]
     fn a_stream_framed_by_its_length_never_passes_it() {
         let mut h = Harness::new();
         h.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");

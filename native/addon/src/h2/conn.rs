@@ -14,7 +14,7 @@ use super::answer::{self, Piece};
 use super::head::{self, Verdict};
 use super::settings::Settings;
 use super::streams::{Arriving, Response, Stream, Streams};
-use crate::events::{Body, Event};
+use crate::events::{trailer_fields, Body, Event};
 use crate::io::{Input, Transport};
 use crate::request::{new_h2_req, Req, Requests};
 use crate::spare::Spare;
@@ -395,8 +395,17 @@ fn convert(conn: &mut Connection, streams: &mut Streams, gathering: &mut Vec<(St
                 }
             }
             H2::Data { stream, data, end_stream } => body_bytes(conn, streams, gathering, stream, data, end_stream, events),
-            // Trailer fields end the body (the app is not shown them).
-            H2::Trailers { stream, .. } => body_bytes(conn, streams, gathering, stream, &[], true, events),
+            // Trailer fields end the body; the app reads them (`req.trailers`) once it has ended:
+            // they go before the body's end, or after its request when the body came whole with it.
+            H2::Trailers { stream, headers } => {
+                let reading = streams.get_mut(stream).filter(|state| state.body.is_some()).map(|state| state.id);
+                let gathered = gathering.iter().any(|g| g.0 == stream);
+                let trailers = reading.map(|id| Event::BodyTrailers { id, fields: trailer_fields(headers.iter()) });
+                let (before, after) = if gathered { (None, trailers) } else { (trailers, None) };
+                events.extend(before);
+                body_bytes(conn, streams, gathering, stream, &[], true, events);
+                events.extend(after);
+            }
             H2::Closed { stream } => drop(streams.remove(stream)),
             H2::Reset { stream, .. } => {
                 if let Some(state) = streams.remove(stream) {
