@@ -15,6 +15,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import cogExpress from "../../src/express/index.js";
+import { makeCertificates, opensslSkip } from "../certificates.js";
 import { engine, serve } from "../helpers.js";
 import { Echo, type EchoReply, type EchoRequest } from "../fixtures/grpc/echo.js";
 
@@ -245,3 +246,20 @@ for (const mount of ["cog", "express"] as const) {
     });
   });
 }
+
+describe("gRPC through connectNodeAdapter over TLS (h2, ALPN)", { skip: opensslSkip }, () => {
+  test("unary with its trailers, and a server stream", async (t) => {
+    const certs = makeCertificates();
+    const seen: Seen = { aborted: [] };
+    const { port } = await serve(t, (app) => app.use(connectNodeAdapter({ routes: echoRoutes(seen) }) as never), { http2: true, tls: certs.issue("localhost") });
+    const client = new EchoClient(`localhost:${port}`, grpc.credentials.createSsl(Buffer.from(certs.ca))) as AnyClient;
+    t.after(() => client.close());
+    const answer = await unary(client, { text: "secure" });
+    assert.equal(answer.err, null);
+    assert.deepEqual(answer.reply, { text: "unary: secure" });
+    assert.deepEqual(answer.trailers?.get("x-trailer"), ["from unary"]);
+    const { items, status } = await collect<EchoReply>(client.ServerStream!({ text: "s", count: 3 }));
+    assert.equal(status.code, grpc.status.OK);
+    assert.deepEqual(items.map((r) => r.text), ["s 0", "s 1", "s 2"]);
+  });
+});
