@@ -263,3 +263,24 @@ describe("gRPC through connectNodeAdapter over TLS (h2, ALPN)", { skip: opensslS
     assert.deepEqual(items.map((r) => r.text), ["s 0", "s 1", "s 2"]);
   });
 });
+
+describe("Connect and gRPC-Web over HTTP/1.1 through connectNodeAdapter", () => {
+  test("a Connect unary call (JSON, which Cog reads before the chain and replays), an error, and a gRPC-Web call", async (t) => {
+    const seen: Seen = { aborted: [] };
+    const { base } = await serve(t, (app) => app.use(connectNodeAdapter({ routes: echoRoutes(seen) }) as never));
+    const json = await fetch(`${base}/cog.test.Echo/Unary`, { method: "POST", headers: { "content-type": "application/json", "x-ask": "h1" }, body: JSON.stringify({ text: "over h1" }) });
+    assert.equal(json.status, 200);
+    assert.equal(json.headers.get("x-asked"), "h1");
+    assert.equal(json.headers.get("trailer-x-trailer"), "from unary");
+    assert.deepEqual(await json.json(), { text: "unary: over h1" });
+    const failed = await fetch(`${base}/cog.test.Echo/Unary`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text: "gone", fail: Code.NotFound }) });
+    assert.equal(failed.status, 404);
+    assert.deepEqual(await failed.json(), { code: "not_found", message: "gone" });
+    const request = toBinary(Echo.method.unary.input, create(Echo.method.unary.input, { text: "web" } as never));
+    const web = await fetch(`${base}/cog.test.Echo/Unary`, { method: "POST", headers: { "content-type": "application/grpc-web+proto", "x-grpc-web": "1" }, body: Buffer.concat([Buffer.from([0, 0, 0, 0, request.length]), request]) });
+    const body = Buffer.from(await web.arrayBuffer());
+    const length = body.readUInt32BE(1);
+    assert.equal((fromBinary(Echo.method.unary.output, body.subarray(5, 5 + length)) as unknown as EchoReply).text, "unary: web");
+    assert.match(body.subarray(5 + length + 5).toString(), /grpc-status: ?0/);
+  });
+});
