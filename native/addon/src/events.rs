@@ -81,6 +81,13 @@ pub enum Event {
         id: u64,
         piece: ReadPiece,
     },
+    /// The trailer fields that came after a request's body (HTTP/2's last HEADERS, or after the
+    /// last chunk of a chunked HTTP/1.1 body): `name\0value\0…` (see `trailer_fields`), before
+    /// its `BodyEnd` (or after its `Request`, when the body came whole with the head).
+    BodyTrailers {
+        id: u64,
+        fields: Vec<u8>,
+    },
     /// The body that followed its request is whole.
     BodyEnd {
         id: u64,
@@ -128,6 +135,19 @@ pub enum Event {
     },
 }
 
+/// Trailer fields as JavaScript takes them: each name and value followed by a NUL (latin1; a
+/// field holds no NUL), names as they came.
+pub fn trailer_fields<'a>(fields: impl Iterator<Item = (&'a [u8], &'a [u8])>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (name, value) in fields {
+        out.extend_from_slice(name);
+        out.push(0);
+        out.extend_from_slice(value);
+        out.push(0);
+    }
+    out
+}
+
 impl Event {
     /// The request (or WebSocket) the event is about.
     pub fn id(&self) -> u64 {
@@ -138,6 +158,7 @@ impl Event {
             | Event::BodyPiece { id, .. }
             | Event::BodyRead { id, .. }
             | Event::BodyEnd { id }
+            | Event::BodyTrailers { id, .. }
             | Event::BodyTimeout { id }
             | Event::WsMessage { id, .. }
             | Event::WsDrain { id }

@@ -47,7 +47,7 @@ pub struct ListenOptions {
 /// (src/engines/kit/addon.ts, `INTERFACE_VERSION`) refuses an addon whose version is not its
 /// own, since a prebuilt platform package can be older than the JavaScript that loads it.
 /// Bump it here and there together whenever any of that interface changes.
-const INTERFACE_VERSION: u32 = 15;
+const INTERFACE_VERSION: u32 = 16;
 
 /// See `INTERFACE_VERSION`.
 #[napi]
@@ -723,9 +723,25 @@ pub fn stream_file(id: f64, fd: u32, position: f64, length: f64) -> bool {
     with_state(|s| s.stream_file(id as u64, fd as i32, position as u64, length as u64))
 }
 
+/// Ends a streamed body; `trailers`, when not undefined, the trailer fields to send after it
+/// (`name: value\r\n` lines, latin1, checked as a head's block is): on HTTP/2 a last HEADERS
+/// frame, on HTTP/1.1 lines after the last chunk of a chunked body. Throws, ending nothing, for
+/// a block that isn't well-formed header lines.
 #[napi]
-pub fn stream_end(id: f64) -> bool {
-    with_state(|s| s.stream_end(id as u64))
+pub fn stream_end(env: Env, id: f64, trailers: JsUnknown) -> Result<bool> {
+    // SAFETY: `#[napi]` hands over the current env and the argument, live in the call's scope.
+    if unsafe { is_undefined(env.raw(), trailers.raw()) } {
+        return Ok(with_state(|s| s.stream_end(id as u64, None)));
+    }
+    // SAFETY: as above.
+    if unsafe { type_of(env.raw(), trailers.raw()) } != napi::sys::ValueType::napi_string {
+        return Err(Error::from_reason("Trailers must be a string of header lines"));
+    }
+    let mut bytes = Vec::new();
+    // SAFETY: as above; the argument is a string, checked just before.
+    unsafe { text::latin1_into(env.raw(), trailers.raw(), &mut bytes) };
+    let block = HeaderBlock::new(&bytes).map_err(|_| Error::from_reason("Invalid trailer line in the response"))?;
+    Ok(with_state(|s| s.stream_end(id as u64, Some(block))))
 }
 
 /// Closes the request's connection (its response failed half-way).

@@ -250,6 +250,28 @@ export interface RequestSurface extends Readable {
   /** Whether the whole body has been received. */
   complete: boolean;
   readonly socket: RequestSocket;
+  /**
+   * HTTP/2's `:authority` and `:scheme`, as node:http2's requests have them (Connect's Node
+   * handler, `connectNodeAdapter`, reads `authority` where a request has one, else the Host
+   * header). The native engine has both on every protocol (on HTTP/1.1: the Host header, and
+   * the connection's scheme); the node engine on HTTP/2 (node:http2's), not on node:http's.
+   */
+  readonly authority?: string | undefined;
+  readonly scheme?: string | undefined;
+}
+
+/**
+ * Trailers, on every engine and protocol, with node:http's API: `res.addTrailers(fields)` (an
+ * object, or node:http's list of `[name, value]` pairs, on HTTP/1.1) sends them after the body: on
+ * HTTP/2 in a last HEADERS frame (END_STREAM), on HTTP/1.1 after the last chunk of a chunked body
+ * (a streamed one without a Content-Length, or one whose head declared a `Trailer` header, which
+ * then goes chunked): node:http's rule, whatever the request's TE said. A body framed by its
+ * length, HTTP/1.0's, and a HEAD answer have none. Names and values are checked as headers'
+ * are (Node's errors); each call replaces the last one's on HTTP/1.1, as node:http does
+ * (node:http2 adds them up).
+ */
+export interface ResponseTrailers {
+  addTrailers(fields: OutgoingHttpHeaders | ReadonlyArray<readonly [string, string]>): void;
 }
 
 /**
@@ -257,7 +279,7 @@ export interface RequestSurface extends Readable {
  * validated as Node validates them; `write` streams the body (chunked unless a length is known)
  * with backpressure (`false`, then `drain`); `finish` and `close` are emitted as Node does.
  */
-export interface ResponseSurface extends EventEmitter {
+export interface ResponseSurface extends EventEmitter, ResponseTrailers {
   statusCode: number;
   statusMessage: string;
   readonly headersSent: boolean;

@@ -10,7 +10,7 @@ import { packageFile } from "../../base/package-files.js";
  * loads it. Bump it here and in native/addon/src/exports.rs (`INTERFACE_VERSION`) together whenever
  * any of that interface changes.
  */
-export const INTERFACE_VERSION = 15;
+export const INTERFACE_VERSION = 16;
 
 /** The addon's exports (native/addon/src/exports.rs). */
 export interface NativeAddon {
@@ -65,7 +65,8 @@ export interface NativeAddon {
   /** The head of a streamed response, framed by `declared` (the app's Content-Length) or else chunked; its other arguments and errors as `respond`'s. */
   streamStart(id: number, status: number, block: string, flags: number, declared: number, reason?: string, requestId?: string): boolean;
   streamWrite(id: number, chunk: string | Buffer): boolean;
-  streamEnd(id: number): boolean;
+  /** Ends a streamed body; `trailers`: trailer lines (`name: value\r\n`) to send after it (HTTP/2; HTTP/1.1 when chunked). Throws for a malformed block. */
+  streamEnd(id: number, trailers?: string): boolean;
   /** Sends `length` bytes of the open file `fd` from `position` after what the stream wrote (the engine keeps a duplicate of `fd`). */
   streamFile(id: number, fd: number, position: number, length: number): boolean;
   destroy(id: number): void;
@@ -175,6 +176,8 @@ export const EVENT_BODY_PIECE = 3;
 export const EVENT_BODY_END = 4;
 /** A body the app is receiving did not arrive within its requestTimeout: the app answers the 408. */
 export const EVENT_BODY_TIMEOUT = 5;
+/** The trailer fields after a request's body (`name\0value\0…`, latin1): before its EVENT_BODY_END, or after its request when the body came whole. */
+export const EVENT_BODY_TRAILERS = 6;
 
 /** The platforms cog-http carries a prebuilt binary for (scripts/native-platforms.mjs lists how each is built; a test keeps the two the same). */
 export const PREBUILT_PLATFORMS = ["linux-x64-gnu", "linux-x64-musl", "linux-arm64-gnu"] as const;

@@ -5,7 +5,7 @@ import { CHUNKED, NO_BODY, WEBSOCKET, type Bound, type Engine, type EngineConfig
 import { injectOptions } from "../contract/inject.js";
 import { injectOverLoopback } from "./inject.js";
 import type { NativeWebSockets } from "./websocket.js";
-import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_BODY_TIMEOUT, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "../kit/addon.js";
+import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_BODY_TIMEOUT, EVENT_BODY_TRAILERS, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "../kit/addon.js";
 import { NativeRequest } from "./request.js";
 import { NativeServer, publishesResponseCreated, requestStart, responseCreated } from "./http-channels.js";
 import { nativeTlsOptions } from "./tls.js";
@@ -251,6 +251,7 @@ export class NativeEngine implements Engine {
       else if (kind === EVENT_DRAIN) response.drained();
       else if (kind === EVENT_BODY_PIECE) response.req.bodyPiece(piece!);
       else if (kind === EVENT_BODY_END) response.req.bodyEnd();
+      else if (kind === EVENT_BODY_TRAILERS) response.req.bodyTrailers(piece!);
       else if (kind === EVENT_BODY_TIMEOUT) this.bodyTooSlow(response);
     } catch (err) {
       // A listener threw ('close', 'drain', or the body stream's): report it with the route, as an error in a handler is.

@@ -198,8 +198,18 @@ Object.assign(NativeRequestBase.prototype, {
   aborted: false,
 });
 
+Object.assign(NativeRequestBase.prototype, { trailers: Object.freeze({}), rawTrailers: Object.freeze([]) });
+
 /** A request on the native engine. */
 export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
+  /**
+   * The trailer fields that came after the body (HTTP/2's, or a chunked HTTP/1.1 body's), as
+   * node:http has them: names lower-case, repeats joined as headers' are; filled by the time
+   * the body has ended (`{}` and `[]` until then, and for a request without).
+   */
+  declare trailers: IncomingHttpHeaders;
+  declare rawTrailers: string[];
+
   get remoteAddress(): string | undefined {
     if (this[ADDRESS] === undefined && !this[GONE]) this[ADDRESS] = this[ADDON].remoteAddress(this[ID]) ?? undefined;
     return this[ADDRESS];
@@ -208,6 +218,19 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
   /** Whether the request came over TLS (the engine's server was made with `tls`). */
   get encrypted(): boolean {
     return this[ENCRYPTED];
+  }
+
+  /**
+   * The engine contract's authority (see `RequestSurface.authority`): HTTP/2's `:authority`, as
+   * node:http2's `req.authority`; on HTTP/1.1 (and an HTTP/2 request without one) the Host header.
+   */
+  get authority(): string | undefined {
+    return (this.httpVersionMajor === 2 ? this.headerValue(":authority") : undefined) ?? this.headerValue("host");
+  }
+
+  /** The engine contract's scheme (see `RequestSurface.scheme`): HTTP/2's `:scheme`, else the connection's. */
+  get scheme(): string {
+    return (this.httpVersionMajor === 2 ? this.headerValue(":scheme") : undefined) ?? (this[ENCRYPTED] ? "https" : "http");
   }
 
   /** @internal One header from the engine (as `req.headers` would hold it), unless they were all fetched already. */
@@ -282,6 +305,16 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
       this[PAUSED] = true;
       this[ADDON].pauseBody(this[ID], true);
     }
+  }
+
+  /**
+   * @internal The trailer fields that came after the body (`name\0value\0…`, latin1): read
+   * from `rawTrailers` and `trailers` (as node:http and node:http2 fill them, by the body's end).
+   */
+  bodyTrailers(fields: Buffer): void {
+    const raw = rawFromText(fields.toString("latin1", 0, fields.length - 1));
+    this.rawTrailers = raw;
+    this.trailers = headersFromRaw(raw);
   }
 
   /** @internal The body that followed its request is whole. */

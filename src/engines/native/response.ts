@@ -142,7 +142,14 @@ class NativeResponseBase extends NativeServerResponse {
   /** @internal */
   protected endStream(): void {
     this.keepConnection();
-    this[ADDON].streamEnd(this.req[ID]);
+    const trailers = this.trailers();
+    if (trailers === null || trailers === "") this[ADDON].streamEnd(this.req[ID]);
+    else this[ADDON].streamEnd(this.req[ID], trailers);
+  }
+
+  /** @internal HTTP/2 sends trailers after any body (see `addTrailers`). */
+  protected override sendsTrailers(): boolean {
+    return this.req.httpVersionMajor === 2 || super.sendsTrailers();
   }
 
   /** @internal */

@@ -14,7 +14,7 @@ use crate::io::{Transport, Written, HIGH_WATER};
 use crate::request::Req;
 use crate::spare::Spare;
 use crate::uv::*;
-use cog_framing::response::AppHead;
+use cog_framing::response::{AppHead, HeaderBlock};
 use std::cell::Cell;
 
 /// What an answer came to on HTTP/2.
@@ -234,12 +234,15 @@ impl State {
         }
     }
 
-    pub fn stream_end(&mut self, id: u64) -> bool {
+    /// The end of a streamed body, with the app's trailer fields (`res.addTrailers`), if any:
+    /// on HTTP/2 a last HEADERS frame after the DATA, on HTTP/1.1 lines after the last chunk
+    /// of a chunked body (a body framed by its length, or HTTP/1.0's, has no room for them).
+    pub fn stream_end(&mut self, id: u64, trailers: Option<HeaderBlock>) -> bool {
         self.answer(
             id,
             (),
-            |h1, io, req, spare, ()| h1.stream_end(io, spare, req, id),
-            |h2, req, ()| if h2.stream_end(req) { Answered::Done } else { Answered::Gone },
+            |h1, io, req, spare, ()| h1.stream_end(io, spare, req, id, trailers),
+            |h2, req, ()| if h2.stream_end(req, trailers) { Answered::Done } else { Answered::Gone },
         )
     }
 
@@ -325,7 +328,7 @@ fn h2_file_response(h2: &mut h2::Conn, req: &Req, answer: &AppHead, body: WholeB
         return Answered::Gone;
     }
     let sent = !matches!(h2.stream_file(req, || Some(file), offset, length), h2::Piece::Gone);
-    if h2.stream_end(req) && sent {
+    if h2.stream_end(req, None) && sent {
         Answered::Done
     } else {
         Answered::Gone

@@ -93,6 +93,18 @@ impl BodyState {
         }
     }
 
+    /// The trailer fields of a chunked body that is done, for JavaScript (see `events::trailer_fields`).
+    pub(super) fn trailers(&mut self) -> Option<Vec<u8>> {
+        let lines = self.decoder.take_trailers();
+        (!lines.is_empty()).then(|| {
+            crate::events::trailer_fields(lines.split(|&b| b == b'\n').filter(|line| line.len() > 1).map(|line| {
+                let line = &line[..line.len() - 1];
+                let colon = line.iter().position(|&b| b == b':').unwrap_or(line.len());
+                (&line[..colon], line.get(colon + 1..).unwrap_or(b"").trim_ascii())
+            }))
+        })
+    }
+
     /// Whether its request went to JavaScript (before the body was whole).
     pub(super) fn delivered(&self) -> bool {
         self.handover != Handover::Collecting

@@ -72,17 +72,24 @@ impl Conn {
                                 break; // The body needs more input.
                             }
                             let id = body.id;
+                            let trailers = if discard { None } else { body.trailers() };
                             self.reading = if *last { Reading::Done } else { Reading::Heads };
                             if !discard {
+                                if let Some(fields) = trailers {
+                                    events.push(Event::BodyTrailers { id, fields });
+                                }
                                 events.push(Event::BodyEnd { id });
                             }
                             continue;
                         }
                         let flags = body_flags(reqs.get(body.id).unwrap(), body.upgrade);
                         if done {
-                            let (id, whole) = (body.id, std::mem::take(&mut body.buf));
+                            let (id, whole, trailers) = (body.id, std::mem::take(&mut body.buf), body.trailers());
                             self.reading = if *last { Reading::Done } else { Reading::Heads };
                             events.push(request_event(id, Body::Whole(whole), flags));
+                            if let Some(fields) = trailers {
+                                events.push(Event::BodyTrailers { id, fields });
+                            }
                             self.queue.push(id, Stream::Open);
                             continue;
                         }

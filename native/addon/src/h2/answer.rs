@@ -7,7 +7,7 @@
 
 use super::streams::{Response, Stream};
 use crate::request::Req;
-use cog_framing::response::{decimal, refusal_body, with_date, AppHead};
+use cog_framing::response::{decimal, refusal_body, with_date, AppHead, HeaderBlock};
 use cog_http2::{code, Connection, StreamId};
 
 /// What a piece of a streamed body came to.
@@ -93,10 +93,21 @@ pub(super) fn stream_file(
     }
 }
 
-/// The end of a streamed body. False when the stream can't take it.
-pub(super) fn stream_end(conn: &mut Connection, state: &Stream, stream: StreamId) -> bool {
+/// The end of a streamed body: with trailer fields, a last HEADERS frame (END_STREAM) after the
+/// DATA. False when the stream can't take it (nghttp2 refuses a trailer field HTTP/2 forbids:
+/// the stream is then reset rather than left open).
+pub(super) fn stream_end(conn: &mut Connection, state: &Stream, stream: StreamId, trailers: Option<HeaderBlock>) -> bool {
     match state.response {
-        Response::Streaming { body: true } => conn.send_data(stream, b"", true).is_ok(),
+        Response::Streaming { body: true } => match trailers.map(|block| lines(block.as_bytes()).collect::<Vec<_>>()).filter(|fields| !fields.is_empty()) {
+            None => conn.send_data(stream, b"", true).is_ok(),
+            Some(fields) => {
+                if conn.send_trailers(stream, &fields).is_ok() {
+                    return true;
+                }
+                let _ = conn.reset(stream, code::INTERNAL_ERROR);
+                false
+            }
+        },
         Response::Streaming { body: false } => true,
         Response::Waiting => false,
     }

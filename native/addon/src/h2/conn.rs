@@ -14,11 +14,11 @@ use super::answer::{self, Piece};
 use super::head::{self, Verdict};
 use super::settings::Settings;
 use super::streams::{Arriving, Response, Stream, Streams};
-use crate::events::{Body, Event};
+use crate::events::{trailer_fields, Body, Event};
 use crate::io::{Input, Transport};
 use crate::request::{new_h2_req, Req, Requests};
 use crate::spare::Spare;
-use cog_framing::response::AppHead;
+use cog_framing::response::{AppHead, HeaderBlock};
 use cog_http2::{code, Connection, StreamId};
 
 /// Frames moved to the transport's output at most this far ahead of the socket: the rest waits
@@ -341,9 +341,9 @@ impl Conn {
     }
 
     /// The end of a streamed body; its stream is then forgotten.
-    pub(crate) fn stream_end(&mut self, req: &Req) -> bool {
+    pub(crate) fn stream_end(&mut self, req: &Req, trailers: Option<HeaderBlock>) -> bool {
         let Some((conn, state)) = self.stream(req.stream()) else { return false };
-        let ended = answer::stream_end(conn, state, req.stream());
+        let ended = answer::stream_end(conn, state, req.stream(), trailers);
         self.streams.remove(req.stream());
         ended
     }
@@ -418,8 +418,17 @@ fn convert(
                 }
             }
             H2::Data { stream, data, end_stream } => body_bytes(conn, streams, gathering, stream, data, end_stream, events),
-            // Trailer fields end the body (the app is not shown them).
-            H2::Trailers { stream, .. } => body_bytes(conn, streams, gathering, stream, &[], true, events),
+            // Trailer fields end the body; the app reads them (`req.trailers`) once it has ended:
+            // they go before the body's end, or after its request when the body came whole with it.
+            H2::Trailers { stream, headers } => {
+                let reading = streams.get_mut(stream).filter(|state| state.body.is_some()).map(|state| state.id);
+                let gathered = gathering.iter().any(|g| g.0 == stream);
+                let trailers = reading.map(|id| Event::BodyTrailers { id, fields: trailer_fields(headers.iter()) });
+                let (before, after) = if gathered { (None, trailers) } else { (trailers, None) };
+                events.extend(before);
+                body_bytes(conn, streams, gathering, stream, &[], true, events);
+                events.extend(after);
+            }
             H2::Closed { stream } => drop(streams.remove(stream)),
             H2::Reset { stream, .. } => {
                 if let Some(state) = streams.remove(stream) {

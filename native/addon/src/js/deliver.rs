@@ -32,6 +32,7 @@ const EVENT_DRAIN: u32 = 2;
 const EVENT_BODY_PIECE: u32 = 3;
 const EVENT_BODY_END: u32 = 4;
 const EVENT_BODY_TIMEOUT: u32 = 5;
+const EVENT_BODY_TRAILERS: u32 = 6;
 const SOCKET_TEXT: u32 = 1;
 const SOCKET_BINARY: u32 = 2;
 const SOCKET_DRAIN: u32 = 3;
@@ -287,6 +288,7 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
                         call_on_event(env, event_fn, EVENT_BODY_PIECE, id, Some(super::piece::piece_value(env, &piece)), &mut result)
                     }
                     Event::BodyEnd { id } => call_on_event(env, event_fn, EVENT_BODY_END, id, None, &mut result),
+                    Event::BodyTrailers { id, fields } => call_on_event(env, event_fn, EVENT_BODY_TRAILERS, id, Some(buffer_of(env, &fields)), &mut result),
                     Event::WsMessage { id, data, text } => {
                         let mut args = [ptr::null_mut(); 3];
                         sys::napi_create_uint32(env, if text { SOCKET_TEXT } else { SOCKET_BINARY }, &mut args[0]);
