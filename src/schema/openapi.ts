@@ -155,10 +155,12 @@ export function buildOpenApi(routes: readonly RouteInfo[], options: OpenApiOptio
       // A 204, 304 or 1xx answer goes out without a body or Content-Type: described without content.
       responses[status] = BODILESS.test(status) ? { description } : { description, content: { "application/json": { schema: toJsonSchema(part, "output") ?? {} } } };
     }
+    // A route that declares none of its answers still answers: a 200 of unknown content (before
+    // the 400 its input schemas add, which is not the answer it is for).
+    if (Object.keys(responses).length === 0) responses["200"] = { description: "OK" };
     if (schema.params !== undefined || schema.query !== undefined || schema.headers !== undefined || schema.body !== undefined) {
       responses["400"] ??= { description: "The request did not match the route's schema", content: { "application/json": { schema: VALIDATION_ERROR } } };
     }
-    if (Object.keys(responses).length === 0) responses["200"] = { description: "OK" };
     operation.responses = responses;
 
     const item = (paths[path] ??= {});
