@@ -187,7 +187,7 @@ mod tests {
         let mut buf = [0u8; 4];
         assert_eq!(unsafe { crate::io::socket::recv(client, &mut buf) }, 0, "the client reads the end");
         assert!(!t.finished(&io), "the client's side is still open");
-        unsafe { libc::shutdown(client, libc::SHUT_WR) };
+        crate::io::socket::shutdown_write(client);
         io.read(&mut Vec::new());
         let mut events = Vec::new();
         t.parse(&mut io, &mut events);

@@ -48,7 +48,7 @@ pub fn listen(js: js::ServerJs, at: ListenAt, settings: Settings, tls: Option<st
         id
     });
     unsafe {
-        uv_poll_init(uv_loop, listen_poll, fd);
+        socket::watch(uv_loop, listen_poll, fd);
         uv_handle_set_data(listen_poll, id as *mut c_void);
         uv_poll_start(listen_poll, UV_READABLE, on_listen);
         uv_timer_init(uv_loop, timer);
@@ -187,26 +187,21 @@ impl State {
         let tls_config = server.tls.clone();
         let serves_h2 = server.settings.h2.is_some();
         loop {
-            let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-            let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-            let fd = unsafe { libc::accept4(listen_fd, &mut storage as *mut _ as *mut libc::sockaddr, &mut len, libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC) };
-            if fd < 0 {
-                return; // EAGAIN, or an error on a connection that went away: try again on the next event.
-            }
-            unsafe { socket::set_option(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1) };
+            // EAGAIN, or an error on a connection that went away: try again on the next event.
+            let Some((fd, (remote, remote_port))) = socket::accept(listen_fd) else { return };
             let tls = match &tls_config {
                 None => None,
                 Some(config) => match TlsConn::new(config) {
                     Some(tls) => Some(tls),
                     None => {
-                        unsafe { libc::close(fd) };
+                        // SAFETY: the socket just accepted, nothing else holds it.
+                        unsafe { socket::close(fd) };
                         continue;
                     }
                 },
             };
             let poll = alloc_handle(UV_POLL);
             let tls_conn = tls.is_some();
-            let (remote, remote_port) = socket::address_of(&storage);
             self.next_gen = self.next_gen.wrapping_add(1);
             let conn = Connection {
                 server: id,
@@ -235,7 +230,7 @@ impl State {
                 }
             };
             unsafe {
-                uv_poll_init(uv_loop, poll, fd);
+                socket::watch(uv_loop, poll, fd);
                 uv_handle_set_data(poll, key as *mut c_void);
                 uv_poll_start(poll, UV_READABLE | UV_DISCONNECT, on_conn);
             }

@@ -230,13 +230,9 @@ impl State {
     /// Sends `length` bytes of the open file `fd` from `offset` as the next piece of a streamed
     /// body framed by its declared Content-Length (the engine keeps a duplicate of `fd`). Returns
     /// false when it can't: the client is gone, or the body is chunked (the caller streams it instead).
-    pub fn stream_file(&mut self, id: u64, fd: std::os::raw::c_int, offset: u64, length: u64) -> bool {
+    pub fn stream_file(&mut self, id: u64, fd: u32, offset: u64, length: u64) -> bool {
         let piece = Cell::new(Piece::Gone);
-        let duplicate = || {
-            // SAFETY: fcntl on a descriptor the caller holds open; the duplicate is ours alone.
-            let own = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
-            (own >= 0).then(|| unsafe { std::os::fd::FromRawFd::from_raw_fd(own) })
-        };
+        let duplicate = || crate::io::file::duplicate(fd);
         self.answer(
             id,
             duplicate,

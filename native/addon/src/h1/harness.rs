@@ -3,17 +3,16 @@
 
 use super::{Conn, Parsed, Place, Settings, WholeBody};
 use crate::events::Event;
-use crate::io::socket::{read_all, send};
+use crate::io::socket::{read_all, send, Socket};
 use crate::io::Transport;
 use crate::request::Requests;
 use crate::spare::Spare;
 use cog_framing::response::{AppHead, HeaderBlock};
-use std::os::raw::c_int;
 
 pub(super) struct Harness {
     pub(super) conn: Conn,
     pub(super) io: Transport,
-    pub(super) client: c_int,
+    pub(super) client: Socket,
     pub(super) reqs: Requests,
     pub(super) spare: Spare,
     pub(super) settings: Settings,
@@ -71,13 +70,14 @@ impl Harness {
 
     /// The client ends its side.
     pub(super) fn client_ends(&mut self) {
-        unsafe { libc::shutdown(self.client, libc::SHUT_WR) };
+        crate::io::socket::shutdown_write(self.client);
     }
 }
 
 impl Drop for Harness {
     fn drop(&mut self) {
-        unsafe { libc::close(self.client) };
+        // SAFETY: the harness's client end, closed only here.
+        unsafe { crate::io::socket::close(self.client) };
     }
 }
 

@@ -5,7 +5,7 @@
 //! read and write for it.
 
 use super::in_place::{InPlaceBody, InPlaceSend};
-use super::socket::{close_watched, local_address, recv, reset_on_close, send, send_more, would_block};
+use super::socket::{close_watched, local_address, peek, recv, reset_on_close, send, send_more, set_no_delay, shutdown_write, waiting, would_block, Socket};
 use super::tls::{Peer, Received, Sent, TlsConn};
 use crate::events::SocketFailure;
 use crate::spare::Spare;
@@ -23,7 +23,7 @@ pub(crate) const HIGH_WATER: usize = 256 * 1024;
 const KEEP_INPUT: usize = 16 * 1024;
 
 pub(crate) struct Transport {
-    fd: c_int,
+    fd: Socket,
     poll: *mut uv_handle_t,
     /// What the poll handle waits for now (`UV_READABLE`…, 0: stopped).
     polling: c_int,
@@ -80,7 +80,7 @@ pub(crate) enum Written {
 impl Transport {
     /// A connection's transport over the non-blocking socket `fd`, watched by `poll` (initialised
     /// on Node's loop by the caller, which starts it for reading), with `tls` on a TLS server.
-    pub(crate) fn new(fd: c_int, poll: *mut uv_handle_t, on_ready: uv_poll_cb, tls: Option<Box<TlsConn>>) -> Transport {
+    pub(crate) fn new(fd: Socket, poll: *mut uv_handle_t, on_ready: uv_poll_cb, tls: Option<Box<TlsConn>>) -> Transport {
         Transport { fd, poll, polling: UV_READABLE | UV_DISCONNECT, on_ready, tls, input: Vec::new(), output: Vec::new(), sent_from: 0, sent: 0, ended: false, failure: None }
     }
 
@@ -183,22 +183,14 @@ impl Transport {
         if self.tls.is_some() {
             return 0;
         }
-        let mut n: c_int = 0;
-        // SAFETY: FIONREAD writes one int.
-        if unsafe { libc::ioctl(self.fd, libc::FIONREAD, &mut n) } < 0 {
-            return 0;
-        }
-        n.max(0) as usize
+        waiting(self.fd)
     }
 
     /// Whether the socket holds bytes not yet read (a request the client sent before the server
     /// could look), peeked at without taking them: closing over them would send a reset, and
     /// lose the request, where reading them lets it be answered.
     pub(crate) fn unread(&self) -> bool {
-        let mut byte = [0u8; 1];
-        // SAFETY: recv writes at most one byte into `byte`; MSG_PEEK leaves it in the socket.
-        let n = unsafe { libc::recv(self.fd, byte.as_mut_ptr() as *mut libc::c_void, 1, libc::MSG_PEEK | libc::MSG_DONTWAIT) };
-        n > 0
+        peek(self.fd)
     }
 
     /// Reads into `dest` straight from the socket, past the input (cleartext only: see
@@ -237,7 +229,7 @@ impl Transport {
     /// found it). None when it did not fail (it ended, or was closed on this side).
     pub(crate) fn failure(&self) -> Option<SocketFailure> {
         self.failure.clone().or_else(|| {
-            let errno = unsafe { super::socket::pending_error(self.fd) };
+            let errno = super::socket::pending_error(self.fd);
             (errno != 0).then_some(SocketFailure::Os { errno, writing: false })
         })
     }
@@ -389,13 +381,13 @@ impl Transport {
         if let Some(tls) = self.tls.as_deref_mut() {
             tls.close(self.fd);
         }
-        unsafe { libc::shutdown(self.fd, libc::SHUT_WR) };
+        shutdown_write(self.fd);
     }
 
     /// Turns Nagle's algorithm off (`true`) or on, as Node's `socket.setNoDelay`; nothing on a
     /// Unix domain socket, which has none.
     pub(crate) fn set_no_delay(&self, on: bool) {
-        unsafe { super::socket::set_option(self.fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, c_int::from(on)) };
+        set_no_delay(self.fd, on);
     }
 
     /// Closes the connection: on TLS, close_notify first (as far as the socket takes it).
@@ -427,15 +419,16 @@ impl Transport {
 /// (nothing in a unit test touches libuv, which only Node provides), and the client's end.
 #[cfg(test)]
 impl Transport {
-    pub(crate) fn pair() -> (Transport, c_int) {
+    pub(crate) fn pair() -> (Transport, Socket) {
         unsafe extern "C" fn never(_: *mut uv_handle_t, _: c_int, _: c_int) {}
         let (ours, theirs) = super::socket::socket_pair();
         (Transport::new(ours, std::ptr::null_mut(), never, None), theirs)
     }
 
     /// Closes both ends (without libuv: see the `Drop` below).
-    pub(crate) fn close_pair(self, client: c_int) {
-        unsafe { libc::close(client) };
+    pub(crate) fn close_pair(self, client: Socket) {
+        // SAFETY: the test's client end, not used again.
+        unsafe { super::socket::close(client) };
     }
 }
 
@@ -444,7 +437,8 @@ impl Transport {
 #[cfg(test)]
 impl Drop for Transport {
     fn drop(&mut self) {
-        unsafe { libc::close(self.fd) };
+        // SAFETY: a test's socket, closed only here.
+        unsafe { super::socket::close(self.fd) };
     }
 }
 
@@ -453,11 +447,11 @@ mod tests {
     use super::*;
     use crate::io::socket::read_all;
 
-    fn pair() -> (Transport, c_int) {
+    fn pair() -> (Transport, Socket) {
         Transport::pair()
     }
 
-    fn close(transport: Transport, client: c_int) {
+    fn close(transport: Transport, client: Socket) {
         transport.close_pair(client);
     }
 
@@ -472,7 +466,7 @@ mod tests {
         assert_eq!(t.input(), b"GET / HTTP/1.1\r\n\r\nGET /b");
         t.consume(18);
         assert_eq!(t.input(), b"GET /b");
-        unsafe { libc::shutdown(client, libc::SHUT_WR) };
+        shutdown_write(client);
         assert!(!t.ended());
         assert!(matches!(t.read(&mut rx), Read::Ended));
         assert!(t.ended(), "and the transport remembers it");
@@ -489,14 +483,14 @@ mod tests {
             assert_eq!(t.failure(), None, "open, and nothing failed");
             t.output().extend_from_slice(b"never read");
             assert!(matches!(t.write(), Written::All));
-            unsafe { libc::close(client) };
-            let reset = Some(SocketFailure::Os { errno: libc::ECONNRESET, writing: false });
+            unsafe { crate::io::socket::close(client) };
+            let reset = Some(SocketFailure::Os { errno: crate::io::sys::ECONNRESET, writing: false });
             if read_first {
                 assert!(matches!(t.read(&mut Vec::new()), Read::Failed));
                 assert_eq!(t.failure(), reset, "the read found it, and it is kept");
                 t.output().extend_from_slice(b"late");
                 assert!(matches!(t.write(), Written::Failed));
-                assert_eq!(t.failure(), Some(SocketFailure::Os { errno: libc::EPIPE, writing: true }), "the last failure");
+                assert_eq!(t.failure(), Some(SocketFailure::Os { errno: crate::io::sys::EPIPE, writing: true }), "the last failure");
             } else {
                 assert_eq!(t.failure(), reset, "the kernel held it (what libuv's poll reports as an error)");
             }
@@ -507,7 +501,7 @@ mod tests {
     #[test]
     fn an_end_is_no_failure() {
         let (mut t, client) = pair();
-        unsafe { libc::shutdown(client, libc::SHUT_WR) };
+        shutdown_write(client);
         assert!(matches!(t.read(&mut Vec::new()), Read::Ended));
         assert_eq!(t.failure(), None);
         close(t, client);
@@ -527,7 +521,7 @@ mod tests {
         assert_eq!(t.waiting(), 20_000);
         assert_eq!(t.read_into(&mut dest).ok(), Some(20_000));
         assert!(matches!(t.read_into(&mut dest), Err(Read::Open)), "nothing more yet");
-        unsafe { libc::shutdown(client, libc::SHUT_WR) };
+        shutdown_write(client);
         assert!(matches!(t.read_into(&mut dest), Err(Read::Ended)));
         assert!(t.ended());
         close(t, client);
@@ -579,7 +573,7 @@ mod tests {
     #[test]
     fn writing_to_a_client_gone_fails() {
         let (mut t, client) = pair();
-        unsafe { libc::close(client) };
+        unsafe { crate::io::socket::close(client) };
         t.output().extend_from_slice(b"late");
         assert!(matches!(t.write(), Written::Failed));
         assert!(!t.read_and_drop(), "and reading finds it gone");
@@ -591,7 +585,7 @@ mod tests {
         unsafe { send(client, b"more bytes nobody parses") };
         assert!(t.read_and_drop());
         assert!(t.input().is_empty());
-        unsafe { libc::shutdown(client, libc::SHUT_WR) };
+        shutdown_write(client);
         assert!(!t.read_and_drop());
         close(t, client);
     }
