@@ -20,7 +20,9 @@ use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 /// A socket as the system names it: a file descriptor.
 pub(crate) type Socket = crate::uv::uv_os_sock_t;
 
-pub(crate) use libc::{ECONNRESET, EINVAL, EIO, ENAMETOOLONG, ENOENT, ENOTDIR, EPIPE};
+pub(crate) use libc::{EINVAL, EIO, ENAMETOOLONG};
+#[cfg(test)]
+pub(crate) use libc::{ECONNRESET, ENOENT, ENOTDIR, EPIPE};
 
 /// Linux's one-call paths (see the module's comment); false builds the portable flavour.
 const FAST_LINUX: bool = cfg!(all(target_os = "linux", not(feature = "portable-unix")));

@@ -27,6 +27,7 @@ pub(crate) const ENAMETOOLONG: i32 = 4064;
 pub(crate) const ENOENT: i32 = 4058;
 pub(crate) const ENOTDIR: i32 = 4052;
 pub(crate) const ECONNRESET: i32 = 4077;
+#[cfg(test)]
 pub(crate) const EPIPE: i32 = 4047;
 const EACCES: i32 = 4092;
 
