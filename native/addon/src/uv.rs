@@ -31,6 +31,10 @@ pub const UV_READABLE: c_int = 1;
 pub const UV_WRITABLE: c_int = 2;
 pub const UV_DISCONNECT: c_int = 4;
 
+// On Windows an addon's imports name the DLL (or program) that provides them: libuv's functions
+// are node.exe's exports, imported without an import library (raw-dylib). Node-API's own
+// functions are looked up in the running program by napi-sys on Windows.
+#[cfg_attr(windows, link(name = "node.exe", kind = "raw-dylib", modifiers = "+verbatim"))]
 extern "C" {
     pub fn uv_version() -> c_uint;
     pub fn uv_handle_size(kind: c_int) -> usize;
@@ -40,6 +44,7 @@ extern "C" {
     pub fn uv_unref(handle: *mut uv_handle_t);
     pub fn uv_now(lp: *const uv_loop_t) -> u64;
 
+    #[cfg(unix)]
     pub fn uv_poll_init(lp: *mut uv_loop_t, handle: *mut uv_handle_t, fd: c_int) -> c_int;
     /// A socket's poll handle on Windows (where `uv_poll_init` takes a C runtime descriptor).
     #[cfg(windows)]
