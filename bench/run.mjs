@@ -77,7 +77,8 @@ if (flags.help) {
   --contenders a,b      only these (${CONTENDERS.map((c) => c.name).join(", ")})
   --scenarios a,b       only these (${SCENARIOS.map((s) => s.id).join(", ")});
                         "arena" for all of the arena's, or some of them: ${ARENA_SCENARIOS.map((s) => s.id).join(", ")}
-                        (the arena starts a seeded Postgres and times with wrk; default: the seeds' scenarios only);
+                        (the arena starts a seeded Postgres and times with wrk, the fixed-rate ones and idle with
+                        bench/rate-load, Go; default: the seeds' scenarios only);
                         "serving" for TLS, HTTP/2 and worker processes, or some of them: ${SERVING_SCENARIOS.map((s) => s.id).join(", ")}
                         (wrk and h2load, contenders ${SERVING_CONTENDERS.map((c) => c.name).join(", ")});
                         "websocket" for both WebSocket scenarios, or one: ${WEBSOCKET_SCENARIOS.map((s) => s.id).join(", ")}
@@ -136,8 +137,8 @@ for (const name of wantedNames ?? []) if (![...ARENA_CONTENDERS, ...SERVING_CONT
 const wanted = scenarios.length === 0 ? [] : wantedNames ? CONTENDERS.filter((c) => wantedNames.includes(c.name)) : CONTENDERS;
 const wantedArena = arenaScenarios.length === 0 ? [] : wantedNames ? ARENA_CONTENDERS.filter((c) => wantedNames.includes(c.name)) : ARENA_CONTENDERS;
 const wantedServing = servingScenarios.length === 0 ? [] : wantedNames ? SERVING_CONTENDERS.filter((c) => wantedNames.includes(c.name)) : SERVING_CONTENDERS;
-// The arena's scenarios are always timed with wrk: its Lua scripts rotate their requests.
-if (arenaScenarios.length > 0 && !commandExists("wrk")) fatal("the arena's scenarios are timed with wrk and its Lua scripts: install wrk (Debian/Ubuntu: apt-get install wrk)");
+// The arena's scenarios are timed with wrk (its Lua scripts rotate their requests), but for the fixed-rate ones (bench/rate-load).
+if (arenaScenarios.some((s) => (s.tool ?? "wrk") === "wrk") && !commandExists("wrk")) fatal("the arena's scenarios are timed with wrk and its Lua scripts: install wrk (Debian/Ubuntu: apt-get install wrk)");
 const missingTools = [...servingTools([...servingScenarios, ...arenaScenarios])].filter(([tool]) => !commandExists(tool));
 if (missingTools.length > 0) fatal(`the serving scenarios and production-stack need ${missingTools.map(([tool]) => tool).join(", ")}: install ${missingTools.length === 1 ? "it" : "them"} (Debian/Ubuntu: ${missingTools.map(([, install]) => install).join("; ")})`);
 const outDir = resolve(flags.out ?? join(here, "results", new Date().toISOString().replace(/[:.]/g, "-")));
@@ -270,7 +271,8 @@ async function benchHttp() {
     const unpaired = running.filter((s) => !s.contender.bare && bareFor(s, running) === null).map((s) => s.contender.name);
     if (unpaired.length > 0) console.log(`  note: --paired times only contenders whose bare server runs too; not timed: ${unpaired.join(", ")}`);
   }
-  const durationOf = (s) => (settings.seedDurations ? s.seedDuration : settings.duration);
+  // A scenario of a set length (the arena's idle: 10 s) keeps it.
+  const durationOf = (s) => s.duration ?? (settings.seedDurations ? s.seedDuration : settings.duration);
   let done = 0;
   let pair = 0;
   const startedAt = Date.now();
@@ -291,6 +293,8 @@ async function benchHttp() {
         body: route.payload,
         connections: settings.connections ?? scenario.connections,
         pipelining: scenario.pipelining,
+        // The arena's fixed-rate scenarios (rate-load): requests per second offered.
+        rate: scenario.rate,
       };
       for (let round = firstRound; round <= settings.rounds; round++) {
         const warm = round === 0;

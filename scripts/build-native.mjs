@@ -37,7 +37,7 @@ async function prebuilt() {
   const platform = hostPlatform();
   if (platform === null) return null;
   const require = createRequire(join(root, "package.json"));
-  const { INTERFACE_VERSION, interfaceVersionOf } = await import("../dist/engines/native/load.js");
+  const { INTERFACE_VERSION, interfaceVersionOf } = await import("../dist/engines/kit/addon.js");
   for (const [name, file] of [
     [`prebuilds/${platform.name}/cog-native.node`, bundledOf(platform)],
     [`@cog-http/native-${platform.name}`, `@cog-http/native-${platform.name}`],

@@ -100,7 +100,7 @@ async function packWithoutCrossBuilds() {
   if (wrong.length > 0) without(`${relative(root, local)} ${wrong.join("; ")}`);
   const addon = createRequire(import.meta.url)(local);
   // dist/ is built: prepack runs tsc first.
-  const { INTERFACE_VERSION, interfaceVersionOf } = await import("../dist/engines/native/load.js");
+  const { INTERFACE_VERSION, interfaceVersionOf } = await import("../dist/engines/kit/addon.js");
   if (interfaceVersionOf(addon) !== INTERFACE_VERSION) without(`${relative(root, local)} is older than these sources (rebuild it: node scripts/build-native.mjs)`);
   bundle(local, host);
   const { glibc } = inspect(local);

@@ -36,14 +36,14 @@ export const GLIBC_FLOOR = "2.17";
 /** Libraries a binary may need: the C library's own (musl's is the single libc.so); on macOS, the system's (Rust's standard library links libiconv). */
 const ALLOWED_NEEDED = { glibc: /^(libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|libgcc_s\.so\.1|ld-linux[-\w.]*\.so\.\d)$/, musl: /^libc\.so$/, macos: /^\/usr\/lib\/(libSystem\.B|libiconv\.2|libcharset\.1|libresolv\.9)\.dylib$/ };
 
-/** The running Node's platform, as the loader names it (src/engines/native/load.ts), or null when none is prebuilt. */
+/** The running Node's platform, as the loader names it (src/engines/kit/addon.ts), or null when none is prebuilt. */
 export function hostPlatform() {
   const glibc = process.report?.getReport()?.header?.glibcVersionRuntime;
   const name = `${process.platform}-${process.arch}${process.platform === "linux" ? (glibc ? "-gnu" : "-musl") : ""}`;
   return platforms.find((p) => p.name === name) ?? null;
 }
 
-/** Where cog-http carries a platform's binary itself (in its package "files"; src/engines/native/load.ts loads it). */
+/** Where cog-http carries a platform's binary itself (in its package "files"; src/engines/kit/addon.ts loads it). */
 export function bundledOf(platform) {
   return join(root, "prebuilds", platform.name, "cog-native.node");
 }

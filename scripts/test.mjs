@@ -44,7 +44,7 @@ function loads(script) {
   const probe = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
   return { ok: probe.status === 0, reason: probe.stderr.trim().split("\n").pop() };
 }
-const nativeLoads = () => loads('import { loadNative } from "./dist/engines/native/load.js"; try { loadNative(); } catch (err) { console.error(err.message); process.exit(1); }');
+const nativeLoads = () => loads('import { loadNative } from "./dist/engines/kit/addon.js"; try { loadNative(); } catch (err) { console.error(err.message); process.exit(1); }');
 
 // Every part runs whatever an earlier one did, and the summary at the end says which failed: a
 // failure on one engine must not hide the other's results.
@@ -54,13 +54,22 @@ function record(name, status) {
 }
 // The native engine's crates have their own unit and property tests (Rust), run where cargo is.
 if (spawnSync("cargo", ["--version"], { stdio: "ignore" }).status === 0) {
-  console.log("\n# native: cargo test (the request framing's unit and property tests, the addon's own)");
+  console.log("\n# native: cargo test (the request framing's unit and property tests, the addon's own, the engine's on a fake loop)");
   record("cargo test", spawnSync("cargo", ["test", "--release", "--quiet", "--manifest-path", "native/Cargo.toml", "--workspace"], { stdio: "inherit" }).status ?? 1);
+  // The fuzz targets' checks over their seeds and mutations of them, on stable (libFuzzer runs
+  // are scripts/fuzz.mjs's), and the formatting (a second; clippy, slower, is CI's).
+  console.log("\n# native: the fuzz targets' checks over their seeds (native/fuzz), cargo fmt --check");
+  record("cargo test (native/fuzz)", spawnSync("cargo", ["test", "--release", "--quiet", "--no-default-features", "--manifest-path", "native/fuzz/Cargo.toml"], { stdio: "inherit" }).status ?? 1);
+  if (spawnSync("cargo", ["fmt", "--version"], { stdio: "ignore" }).status === 0) {
+    record("cargo fmt --check", spawnSync("cargo", ["fmt", "--manifest-path", "native/Cargo.toml", "--all", "--check"], { stdio: "inherit" }).status ?? 1);
+  }
 }
 // The bench's WebSocket load generator (Go) has its own tests, run where go is.
 if (spawnSync("go", ["version"], { stdio: "ignore" }).status === 0) {
   console.log("\n# bench: go test (the WebSocket load generator, bench/ws-load)");
   record("go test (bench/ws-load)", spawnSync("go", ["test", "./..."], { cwd: "bench/ws-load", stdio: "inherit" }).status ?? 1);
+  console.log("\n# bench: go test (the fixed-rate load generator, bench/rate-load)");
+  record("go test (bench/rate-load)", spawnSync("go", ["test", "./..."], { cwd: "bench/rate-load", stdio: "inherit" }).status ?? 1);
 }
 record("engine node (all tests)", run("node", [...once, ...contract]));
 const native = nativeLoads();

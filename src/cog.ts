@@ -4,16 +4,16 @@ import type { ErrorHandler, NotFoundHandler } from "./core/answer.js";
 import { Group } from "./core/group.js";
 import type { CogOptions } from "./core/options.js";
 import type { Address, CloseHook, Closing, ListenOptions, SocketAddress } from "./core/serving.js";
-import type { InjectOptions, InjectResponse } from "./engines/engine.js";
+import type { InjectOptions, InjectResponse } from "./engines/contract/engine.js";
 import type { EngineName } from "./engines/select.js";
 import type { OpenApiOptions } from "./schema/openapi.js";
 import type { OpenApiDocument, OpenApiVersion } from "./schema/openapi-document.js";
-import type { TlsOptions } from "./tls.js";
+import type { TlsOptions } from "./base/tls.js";
 import type { OutgoingData } from "./websocket/types.js";
 
 export type { Address, CloseHook, Closing, CogOptions, EngineName, ErrorHandler, ListenOptions, NotFoundHandler, SocketAddress };
 
-declare module "./request.js" {
+declare module "./http/request.js" {
   /** `req.app`: the Cog app serving the request. */
   interface RequestApp extends Cog {}
 }

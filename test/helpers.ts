@@ -1,6 +1,6 @@
 import { connect } from "node:net";
 import { Cog, type CogOptions } from "../src/index.js";
-import { nativeUnavailable } from "../src/engines/native/load.js";
+import { nativeUnavailable } from "../src/engines/kit/addon.js";
 
 export interface Served {
   app: Cog;

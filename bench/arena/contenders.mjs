@@ -7,6 +7,9 @@
 // (contenders/workers.mjs runs it under node:cluster); `stack`: its app has
 // production-stack's routes.
 
+/** The fixed-rate scenarios and idle: the bare servers of other runtimes (uws, bun) run them too. */
+const FIXED_RATE = ["latency-10k", "latency-1m", "latency-500k-8cpu", "idle"];
+
 export const ARENA_CONTENDERS = [
   { name: "cog", engine: "node", file: "examples/arena.ts", env: { COG_ENGINE: "node" }, workers: "own", stack: true, unable: {}, about: "examples/arena.ts on the node engine (this repo's dist/)" },
   { name: "cog-native", engine: "native", file: "examples/arena.ts", env: { COG_ENGINE: "native" }, workers: "own", stack: true, unable: {}, about: "examples/arena.ts on Cog's native engine" },
@@ -16,8 +19,9 @@ export const ARENA_CONTENDERS = [
   { name: "express", engine: "node", workers: "cluster", file: "bench/arena/contenders/express.mjs", package: "express", unable: {}, about: "express.static (no precompressed variants), compression, express.json/text, zod" },
   { name: "ultimate-express", engine: "uws", file: "bench/arena/contenders/ultimate-express.mjs", package: "ultimate-express", unable: {}, about: "the Express app above on uWebSockets.js" },
   { name: "hyper-express", engine: "uws", file: "bench/arena/contenders/hyper-express.mjs", package: "hyper-express", unable: { static: "HyperExpress has no static file handler", "json-comp": "HyperExpress has no compression middleware" }, about: "on uWebSockets.js; zod" },
-  { name: "uws", engine: "uws", bare: true, file: "bench/arena/contenders/uws.mjs", package: "uWebSockets.js", only: ["upload"], about: "bare uWebSockets.js, hand-written (onData, the bytes counted): the ceiling for upload on uWS.js" },
+  { name: "uws", engine: "uws", bare: true, file: "bench/arena/contenders/uws.mjs", package: "uWebSockets.js", only: ["upload", ...FIXED_RATE], about: "bare uWebSockets.js, hand-written (onData, the bytes counted; the baseline's GET and POST): the ceiling for upload and the fixed-rate scenarios on uWS.js" },
   { name: "nginx", engine: "nginx", runtime: "sh", file: "bench/arena/contenders/nginx.sh", only: ["static"], about: "Debian's nginx, one process, sendfile, gzip_static on: the ceiling for static" },
+  { name: "bun", engine: "bun", runtime: "bun", bare: true, file: "bench/arena/contenders/bun.mjs", only: FIXED_RATE, about: "bare Bun.serve, hand-written (the baseline's GET and POST): the ceiling for the fixed-rate scenarios on Bun" },
   { name: "elysia-bun", engine: "bun", runtime: "bun", file: "bench/arena/contenders/elysia-bun.mjs", package: "elysia", unable: { static: "@elysiajs/static is not installed here", "json-comp": "Elysia has no compression of its own" }, about: "Elysia on Bun: its t schemas, the request body stream for uploads" },
 ];
 

@@ -238,6 +238,9 @@ export const CHECKS = {
   },
 };
 
+// The fixed-rate scenarios send the baseline's GET; idle sends nothing, and runs a server that passes the baseline's checks.
+for (const id of ["latency-10k", "latency-1m", "latency-500k-8cpu", "idle"]) CHECKS[id] = CHECKS.baseline;
+
 // api-4 and api-16 mix the baseline, json and async-db routes (served by worker processes): a server
 // runs them when it passes all three checks, asked a few times so that each worker is likely asked.
 for (const id of ["api-4", "api-16"]) {

@@ -8,6 +8,15 @@ import { JWT_SECRET, TOKEN_CLAIMS, signToken } from "./stack/authsvc.mjs";
 import { STATIC_FILES, staticDir } from "./static-files.mjs";
 
 const q = (s) => JSON.stringify(String(s));
+
+/** A fixed-rate scenario's rate: `default`, or what ARENA_RATES says (`latency-10k=5000,latency-1m=20000`). */
+export function rateOf(id, fallback, rates = process.env.ARENA_RATES ?? "") {
+  for (const pair of rates.split(",")) {
+    const [key, value] = pair.split("=").map((x) => x.trim());
+    if (key === id && Number(value) > 0) return Number(value);
+  }
+  return fallback;
+}
 /** A script that builds `count` requests at start with `make` (a Lua function body returning request n) and sends them in rotation. */
 const rotation = (count, make) => `
 math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16))
@@ -157,6 +166,33 @@ export const ARENA_SCENARIOS = [
       ];
     },
   },
+  // HttpArena's fixed-rate profiles: a paced, open-loop rate (bench/rate-load: latency from each
+  // request's due time) over 1,024 keep-alive connections, scored on CPU per request, p99 and mean
+  // (bench/arena/score.mjs). latency-10k keeps HttpArena's rate (the standing cost of a running
+  // server: the rate itself is the point); latency-1m and latency-500k-8cpu keep its load per
+  // logical CPU (1M on 64, 500K on 8) on the one server core here. ARENA_RATES overrides a rate.
+  ...[
+    ["latency-10k", 10_000, "HttpArena's rate: near idle, what is left is the standing cost of a running server"],
+    ["latency-1m", 15_625, "HttpArena's 1,000,000 on 64 logical CPUs, as the same load on one"],
+    ["latency-500k-8cpu", 62_500, "HttpArena's 500,000 on 8 logical CPUs, as the same load on one: near or past saturation"],
+  ].map(([id, rate, why]) => ({
+    id,
+    title: `${id}: GET /baseline11 at a fixed ${rateOf(id, rate).toLocaleString("en-US")} req/s`,
+    sends: `GET /baseline11?a=1&b=2 at ${rateOf(id, rate).toLocaleString("en-US")} req/s (${why}), paced open-loop by bench/rate-load over 1,024 keep-alive connections; latency from each request's due time`,
+    connections: 1024,
+    tool: "rate-load",
+    rate: rateOf(id, rate),
+    fixedRate: true,
+  })),
+  {
+    id: "idle",
+    title: "Idle: the CPU a server uses with nothing to do",
+    sends: "nothing for 10 s (no connection open), after the checks: the server's CPU per second of idling",
+    connections: 0,
+    tool: "rate-load",
+    rate: 0,
+    duration: 10,
+  },
   // HttpArena's echo-ws is the WebSocket scenario of that name (bench/lib/websocket.mjs, timed with bench/ws-load).
 ];
 
@@ -181,7 +217,7 @@ function stackReads() {
 export const ARENA_ROUTES = ARENA_SCENARIOS.map((s) => ({ id: `arena-${s.id}`, method: "GET", path: pathOf(s.id), note: "(arena)", status: 200 }));
 
 function pathOf(id) {
-  return { baseline: "/baseline11", pipelined: "/pipeline", "limited-conn": "/baseline11", json: "/json/:count", "json-comp": "/json/:count", upload: "/upload", static: "/static/*", "async-db": "/async-db", crud: "/crud/items", "api-4": "/baseline11, /json, /async-db", "api-16": "/baseline11, /json, /async-db", "production-stack": "/api/items/:id" }[id];
+  return { baseline: "/baseline11", pipelined: "/pipeline", "limited-conn": "/baseline11", json: "/json/:count", "json-comp": "/json/:count", upload: "/upload", static: "/static/*", "async-db": "/async-db", crud: "/crud/items", "api-4": "/baseline11, /json, /async-db", "api-16": "/baseline11, /json, /async-db", "production-stack": "/api/items/:id", "latency-10k": "/baseline11?a=1&b=2", "latency-1m": "/baseline11?a=1&b=2", "latency-500k-8cpu": "/baseline11?a=1&b=2", idle: "/" }[id];
 }
 
 export const arenaScenario = (id) => ARENA_SCENARIOS.find((s) => s.id === id);

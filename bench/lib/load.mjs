@@ -8,12 +8,14 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cpuSeconds, pin } from "./proc.mjs";
+import { parseRateLoad, rateLoadArgs, rateLoadBinary } from "./rate-load.mjs";
 
 const require = createRequire(import.meta.url);
 
 /**
  * @param {object} o
- * @param {"autocannon"|"wrk"|"h2load"} o.tool h2load (nghttp2-client) speaks HTTP/2: over TLS for an https: URL, with prior knowledge for http:
+ * @param {"autocannon"|"wrk"|"h2load"|"rate-load"} o.tool h2load (nghttp2-client) speaks HTTP/2: over TLS for an https: URL, with prior knowledge for http:;
+ *   rate-load (bench/rate-load) offers a fixed rate, `o.rate` requests per second (0: none, an idle run)
  * @param {string} o.url
  * @param {string} o.method
  * @param {Record<string,string>} o.headers
@@ -26,7 +28,7 @@ const require = createRequire(import.meta.url);
  * @param {string|null} o.cpu core list for taskset, or null
  */
 export async function measure(o) {
-  const { command, args, parse } = o.tool === "wrk" ? wrkCommand(o) : o.tool === "h2load" ? h2loadCommand(o) : autocannonCommand(o);
+  const { command, args, parse } = o.tool === "wrk" ? wrkCommand(o) : o.tool === "h2load" ? h2loadCommand(o) : o.tool === "rate-load" ? rateLoadCommand(o) : autocannonCommand(o);
   const child = spawn(...pin(o.cpu, command, args), { stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
@@ -47,6 +49,10 @@ export async function measure(o) {
   const result = parse(stdout);
   result.generatorCpu = startCpu === null || lastCpu === null ? null : (lastCpu - startCpu) / seconds;
   return result;
+}
+
+function rateLoadCommand(o) {
+  return { command: rateLoadBinary(), args: rateLoadArgs({ ...o, rate: o.rate ?? 0 }), parse: parseRateLoad };
 }
 
 function autocannonCommand(o) {

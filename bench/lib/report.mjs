@@ -1,6 +1,7 @@
 // Turns raw measurements into medians, ratios and a markdown report.
 import { CONTENDERS, baselineOf } from "./contenders.mjs";
 import { routeById } from "./contract.mjs";
+import { fixedRateSection, idleSection } from "../arena/fixed-rate-report.mjs";
 
 const GENERATOR_BOUND = 0.95;
 
@@ -209,7 +210,10 @@ function arenaReport(results, rows, scenarios) {
       scenario.stack && "The server is the app behind the stack (bench/arena/stack/): the app on the server core; nginx, the JWT sidecar, Redis, Postgres and both h2load on the other. Requests/s count every answer of the stack (static files from nginx included); server CPU is the app's processes alone, and CPU µs per request their CPU over all those answers.",
     ].filter(Boolean);
     out.push(`Sends: ${scenario.sends}. ${results.meta.connectionsOverride ?? scenario.connections} connections${scenario.pipelining > 1 ? `, ${scenario.pipelining} pipelined` : ""}${scenario.streams ? `, ${scenario.streams} concurrent streams each` : ""}.${notes.map((n) => ` ${n}`).join("")}`, "");
-    const list = rows.filter((r) => r.scenario === scenario.id).sort((a, b) => (b.rps ?? 0) - (a.rps ?? 0));
+    if (scenario.fixedRate) out.push(...fixedRateSection(results.measurements, scenario));
+    if (scenario.tool === "rate-load" && scenario.rate === 0) out.push(...idleSection(results.measurements, scenario));
+    // idle has no requests: its own table says all there is.
+    const list = scenario.rate === 0 ? [] : rows.filter((r) => r.scenario === scenario.id).sort((a, b) => (b.rps ?? 0) - (a.rps ?? 0));
     if (list.length > 0) {
       const header = ["contender", "version", "req/s", "× best", "p99 (ms)", "CPU µs/req", "CPU/req × leanest", "server CPU", ...(workers ? ["CPU by process"] : []), "errors", "unexpected status", "peak RSS (MiB)", "throughput (MiB/s)"];
       out.push(`| ${header.join(" | ")} |`, `| :-- |${" --: |".repeat(header.length - 1)}`);

@@ -44,21 +44,6 @@ function serve() {
   syncBuiltinESMExports();
 
   if (way !== "express") {
-    // Express 5's app.listen, word for word: its server is then the one made above.
-    express.application.listen = function listen() {
-      const server = http.createServer(this);
-      const args = Array.prototype.slice.call(arguments);
-      if (typeof args[args.length - 1] === "function") {
-        const callback = args[args.length - 1];
-        let called = false;
-        const done = (args[args.length - 1] = function (...results) {
-          if (called) return;
-          called = true;
-          callback.apply(this, results);
-        });
-        server.once("error", done);
-      }
-      return server.listen.apply(server, args);
-    };
+    require("../express-suite/listen.cjs").listenThroughCreateServer(express);
   }
 }

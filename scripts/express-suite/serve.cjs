@@ -22,19 +22,4 @@ http.createServer = function (...args) {
   return createServer.apply(this, args);
 };
 
-// Express 5's app.listen, word for word (its `once` written out).
-express.application.listen = function listen() {
-  const server = http.createServer(this);
-  const args = Array.prototype.slice.call(arguments);
-  if (typeof args[args.length - 1] === "function") {
-    const callback = args[args.length - 1];
-    let called = false;
-    const done = (args[args.length - 1] = function (...results) {
-      if (called) return;
-      called = true;
-      callback.apply(this, results);
-    });
-    server.once("error", done);
-  }
-  return server.listen.apply(server, args);
-};
+require("./listen.cjs").listenThroughCreateServer(express);

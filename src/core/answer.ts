@@ -1,14 +1,14 @@
-import { HttpError, Refusal, errorBody, isHttpError, statusOf } from "../errors.js";
-import type { RequestLogger } from "../access-log.js";
-import { type InternalRequest, type Request } from "../request.js";
-import { resetForError, type InternalResponse, type Response, type ResponseWatch } from "../response.js";
+import { HttpError, Refusal, errorBody, isHttpError, statusOf } from "../base/errors.js";
+import type { RequestLogger } from "../observe/access-log.js";
+import { type InternalRequest, type Request } from "../http/request.js";
+import { resetForError, type InternalResponse, type Response, type ResponseWatch } from "../http/response.js";
 import { describe, runChain, type ChainOwner, type Handler } from "./chain.js";
 import type { Reports } from "./report.js";
 import type { Match } from "./router.js";
 import type { UnansweredWatch } from "./unanswered.js";
 import { publishError } from "../observe/request-channel.js";
-import { ROUTE, TRACED, WATCH } from "../symbols.js";
-import { Linked, LinkedList } from "../linked-list.js";
+import { ROUTE, TRACED, WATCH } from "../base/symbols.js";
+import { Linked, LinkedList } from "../base/linked-list.js";
 
 export type ErrorHandler = (err: unknown, req: Request, res: Response) => unknown;
 export type NotFoundHandler = (req: Request, res: Response) => unknown;
@@ -203,7 +203,7 @@ class HandlerTimedOut extends HttpError {
  *
  * The entries are a LinkedList (oldest first), not a Map's: a Map that lives as long as the app
  * and takes and drops an entry per request makes V8 promote the requests it held (see
- * src/linked-list.ts), and every request answered on a later tick than its dispatch is watched
+ * src/base/linked-list.ts), and every request answered on a later tick than its dispatch is watched
  * here. An entry that leaves is emptied, so nothing points at its request from then on.
  */
 export class HandlerTimeouts {

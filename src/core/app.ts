@@ -1,19 +1,19 @@
-import type { EngineHost, ResponseDone } from "../engines/engine.js";
+import type { EngineHost, ResponseDone } from "../engines/contract/engine.js";
 import { chooseEngine, type EngineName } from "../engines/select.js";
-import { resolveLimits, type Limits } from "../limits.js";
-import { RequestLogger } from "../access-log.js";
-import { forApp, type InternalRequest, type Request, type RequestSettings } from "../request.js";
+import { resolveLimits, type Limits } from "../base/limits.js";
+import { RequestLogger } from "../observe/access-log.js";
+import { forApp, type InternalRequest, type Request, type RequestSettings } from "../http/request.js";
 import { publishError } from "../observe/request-channel.js";
-import { TRACED } from "../symbols.js";
-import type { Response } from "../response.js";
-import { secretsOf } from "../signing.js";
-import { OpenStreams } from "../sse.js";
-import { serverTlsOptions } from "../tls.js";
+import { TRACED } from "../base/symbols.js";
+import type { Response } from "../http/response.js";
+import { secretsOf } from "../base/signing.js";
+import { OpenStreams } from "../http/sse.js";
+import { serverTlsOptions } from "../base/tls.js";
 import { Answers, HandlerTimeouts } from "./answer.js";
 import { Dispatcher } from "./dispatch.js";
 import type { Group } from "./group.js";
 import { COG_OPTION_KEYS, OPTION_HINTS, type CogOptions } from "./options.js";
-import { refuseUnknownKeys } from "../known-keys.js";
+import { refuseUnknownKeys } from "../base/known-keys.js";
 import { Reports } from "./report.js";
 import { Routes } from "./routes.js";
 import { Serving } from "./serving.js";
@@ -72,7 +72,7 @@ export class AppCore {
     // and a generic load, ~100 instructions a request, where a fast object's is inlined).
     Object.defineProperty(host, "servesWebSockets", { get: () => this.routes.topics !== null, enumerable: true });
     this.host = host;
-    this.serving = new Serving(engine, { host, limits, strict: options.strict ?? true, options }, dispatcher, timeouts, this.routes, logger, this.settings.openStreams);
+    this.serving = new Serving(engine, { host, limits, strict: options.strict ?? true, options }, dispatcher, timeouts, this.routes, this.settings.openStreams);
   }
 
   /** The face over this core: its outermost group of routes, and `req.app`. */

@@ -1,14 +1,9 @@
-import type { Request } from "../request.js";
-import type { Response } from "../response.js";
+import type { Request } from "../http/request.js";
+import type { Response } from "../http/response.js";
+import type { Handler, Next } from "../http/handler.js";
 
-/** Call it to run the next middleware, or with an error to skip to the error handler. */
-export type Next = (err?: unknown) => void;
+export type { Handler, Next };
 
-/**
- * A handler or middleware, Express-style. It may be sync or async: a thrown error, a rejected
- * promise and `next(err)` all reach the app's error handler.
- */
-export type Handler<Req = Request, Res = Response> = (req: Req, res: Res, next: Next) => unknown;
 
 /** Where a chain reports what it can't finish itself. */
 export interface ChainOwner {

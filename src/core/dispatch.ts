@@ -1,17 +1,18 @@
-import { asyncResource } from "../async-resource.js";
-import { tooLarge } from "../body.js";
-import { NO_BODY, type HeadVerdict, type RequestSurface, type ResponseSurface } from "../engines/engine.js";
-import { HttpError } from "../errors.js";
-import type { Limits } from "../limits.js";
-import type { RequestLogger } from "../access-log.js";
-import { decodeParam, pathOf, type InternalRequest, type Params, type Request } from "../request.js";
-import { type InternalResponse, type Response } from "../response.js";
+import { asyncResource } from "../base/async-resource.js";
+import { tooLarge } from "../engines/kit/body-intake.js";
+import { NO_BODY, type HeadVerdict, type RequestSurface, type ResponseSurface } from "../engines/contract/engine.js";
+import { HttpError } from "../base/errors.js";
+import type { Limits } from "../base/limits.js";
+import type { RequestLogger } from "../observe/access-log.js";
+import { pathOf } from "../base/path.js";
+import { decodeParam, type InternalRequest, type Params, type Request } from "../http/request.js";
+import { type InternalResponse, type Response } from "../http/response.js";
 import type { Answers, HandlerTimeouts } from "./answer.js";
 import { runChain, type Handler } from "./chain.js";
 import type { Match, Router } from "./router.js";
 import type { Route, Routes } from "./routes.js";
 import { isTraced, traceRequest } from "../observe/request-channel.js";
-import { RESPONSE, ROUTE, SERIALIZERS } from "../symbols.js";
+import { RESPONSE, ROUTE, SERIALIZERS } from "../base/symbols.js";
 
 /**
  * The second stage, where an engine hands each request over (`EngineHost.dispatch`): find the
@@ -42,7 +43,7 @@ export class Dispatcher {
    * the engine's request handler within a budget of bytecode, cold branches included, and a
    * call it does not inline costs a request ~30-70 instructions.
    */
-  readonly dispatch = (request: RequestSurface, response: ResponseSurface, verdict: HeadVerdict): void => {
+  readonly dispatch = (request: RequestSurface, response: ResponseSurface, verdict: HeadVerdict): number | undefined => {
     const req = request as Request;
     const res = response as Response;
     (req as InternalRequest)[RESPONSE] = res;
@@ -50,23 +51,33 @@ export class Dispatcher {
     // The route is found first, so the tracing channel's `start` knows it.
     const match = typeof verdict === "number" ? this.router.find(req.method!, pathOf(req.url!)) : null;
     if (isTraced()) return this.traced(req, res, verdict, match);
-    this.proceed(req, res, verdict, match);
+    return this.proceed(req, res, verdict, match);
   };
 
   /** A request someone traces: its dispatch inside the tracing channel. */
-  private traced(req: Request, res: Response, verdict: HeadVerdict, match: Match<Route> | null): void {
-    traceRequest(req, res, match?.data?.path, () => this.proceed(req, res, verdict, match));
+  private traced(req: Request, res: Response, verdict: HeadVerdict, match: Match<Route> | null): number | undefined {
+    let bodyTime: number | undefined;
+    traceRequest(req, res, match?.data?.path, () => {
+      bodyTime = this.proceed(req, res, verdict, match);
+    });
+    return bodyTime;
   }
 
   /** The rest of a request's dispatch, once its route is found (`match`; null for a refused request, or no route). */
-  private proceed(req: Request, res: Response, verdict: HeadVerdict, match: Match<Route> | null): void {
-    if (this.closing || typeof verdict !== "number" || match === null || match.data === null) return this.unusual(req, res, verdict, match);
+  private proceed(req: Request, res: Response, verdict: HeadVerdict, match: Match<Route> | null): number | undefined {
+    if (this.closing || typeof verdict !== "number" || match === null || match.data === null) {
+      this.unusual(req, res, verdict, match);
+      return undefined;
+    }
     const route = match.data;
     (req as InternalRequest)[ROUTE] = route;
     if (route.serializers !== null) (res as InternalResponse)[SERIALIZERS] = route.serializers;
     if (match.values !== null) return this.withParams(req, res, verdict, route, match.values);
-    if (verdict === NO_BODY) return this.run(route.handlers, req, res);
-    this.withBody(req, res, route, verdict);
+    if (verdict === NO_BODY) {
+      this.run(route.handlers, req, res);
+      return undefined;
+    }
+    return this.withBody(req, res, route, verdict);
   }
 
   /** A request that no route serves: refused while the server drains, broken, or unmatched. */
@@ -101,21 +112,28 @@ export class Dispatcher {
   }
 
   /** A route with params: `req.params`, then the rest of the dispatch. */
-  private withParams(req: Request, res: Response, verdict: number, route: Route, values: readonly string[]): void {
+  private withParams(req: Request, res: Response, verdict: number, route: Route, values: readonly string[]): number | undefined {
     try {
       req.params = buildParams(route.paramNames, values, this.limits.maxParamLength);
     } catch (err) {
-      return this.answers.fail(err, req, res);
+      this.answers.fail(err, req, res);
+      return undefined;
     }
-    if (verdict === NO_BODY) return this.run(route.handlers, req, res);
-    this.withBody(req, res, route, verdict);
+    if (verdict === NO_BODY) {
+      this.run(route.handlers, req, res);
+      return undefined;
+    }
+    return this.withBody(req, res, route, verdict);
   }
 
-  /** A request with a body: received whole before the chain, or streamed through it, as the route asks. */
-  private withBody(req: Request, res: Response, route: Route, length: number): void {
-    if (route.requestTimeout !== undefined) req.limitBodyTime(route.requestTimeout);
-    if (route.streamsBody || isMultipart(req)) return this.stream(req, res, route, length);
-    this.receive(req, res, route, length);
+  /**
+   * A request with a body: received whole before the chain, or streamed through it, as the route
+   * asks. Returns the route's own requestTimeout, which the engine times the body against.
+   */
+  private withBody(req: Request, res: Response, route: Route, length: number): number | undefined {
+    if (route.streamsBody || isMultipart(req)) this.stream(req, res, route, length);
+    else this.receive(req, res, route, length);
+    return route.requestTimeout;
   }
 
   /**
@@ -138,7 +156,7 @@ export class Dispatcher {
     if (err !== null) return this.refuseBody(err, req, res);
     const encoding = req.firstHeader("content-encoding");
     if (encoding === undefined) return this.received(body!, req, res, route);
-    void import("../inflate.js").then(({ inflateBody }) =>
+    void import("../http/inflate.js").then(({ inflateBody }) =>
       inflateBody(body!, encoding, route.bodyLimit, (error, inflated) => (error !== null ? this.refuseBody(error, req, res) : this.received(inflated!, req, res, route))),
     );
   }

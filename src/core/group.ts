@@ -1,11 +1,12 @@
 import type { Handler } from "./chain.js";
-import { pathOf, type InternalRequest, type Request, type RouteRequest } from "../request.js";
+import { pathOf } from "../base/path.js";
+import type { InternalRequest, Request, RouteRequest } from "../http/request.js";
 import { checkPath, joinPaths, normalizePattern, type JoinedPath, type PathParams } from "./router.js";
 import type { RouteOptions, RouteSchema, SchemaRequest, SchemaResponse } from "../schema/types.js";
 import { upgradeHandler } from "../websocket/route.js";
 import type { Topics } from "../websocket/topics.js";
 import { checkWebSocketRoute, resolveWebSocketOptions, type WebSocketHandlers, type WebSocketOptions } from "../websocket/types.js";
-import { CACHED_PATH } from "../symbols.js";
+import { CACHED_PATH } from "../base/symbols.js";
 
 /**
  * A route-registering method: `(path, ...handlers)`, whose handlers see `req.params` typed from

@@ -1,7 +1,7 @@
-import type { EngineOptions } from "../engines/engine.js";
+import type { EngineOptions } from "../engines/contract/engine.js";
 import type { EngineName } from "../engines/select.js";
-import { DEFAULT_LIMITS, type Limits } from "../limits.js";
-import type { LoggerOption } from "../access-log.js";
+import { DEFAULT_LIMITS, type Limits } from "../base/limits.js";
+import type { LoggerOption } from "../observe/access-log.js";
 import type { Broker } from "../websocket/topics.js";
 
 /** Every limit and timeout is an option; see `Limits` for what each means and README for the defaults. */

@@ -1,6 +1,7 @@
-import type { RequestLogger } from "../access-log.js";
-import { pathOf, type InternalRequest, type Request } from "../request.js";
-import { ROUTE } from "../symbols.js";
+import type { RequestLogger } from "../observe/access-log.js";
+import { pathOf } from "../base/path.js";
+import type { InternalRequest, Request } from "../http/request.js";
+import { ROUTE } from "../base/symbols.js";
 
 /**
  * The app's error reports: errors nothing can answer with any more (or that became a 5xx), and

@@ -1,4 +1,4 @@
-import { refuseUnknownKeys } from "../known-keys.js";
+import { refuseUnknownKeys } from "../base/known-keys.js";
 import type { RouteOptions, RouteSchema } from "../schema/types.js";
 
 // Written as records of every key of the types, so a key added to RouteOptions or RouteSchema

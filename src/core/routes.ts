@@ -1,4 +1,4 @@
-import { compress } from "../compress.js";
+import { compress } from "../http/compress.js";
 import { compileSerializers, compileValidation, type Serializer } from "../schema/compile.js";
 import { buildOpenApi, type OpenApiOptions, type RouteInfo } from "../schema/openapi.js";
 import type { OpenApiDocument, OpenApiVersion } from "../schema/openapi-document.js";

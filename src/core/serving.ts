@@ -1,15 +1,14 @@
 import type { Server } from "node:http";
 import { availableParallelism } from "node:os";
-import type { Engine, EngineConfig, InjectOptions, InjectResponse, ListenAt } from "../engines/engine.js";
+import type { Engine, EngineConfig, InjectOptions, InjectResponse, ListenAt } from "../engines/contract/engine.js";
 import { startEngine, type EngineName } from "../engines/select.js";
-import type { RequestLogger } from "../access-log.js";
-import type { TlsOptions } from "../tls.js";
+import type { TlsOptions } from "../base/tls.js";
 import type { HandlerTimeouts } from "./answer.js";
 import type { Dispatcher } from "./dispatch.js";
-import type { OpenStreams } from "../sse.js";
+import type { OpenStreams } from "../http/sse.js";
 import type { Routes } from "./routes.js";
 import type { WorkerPool } from "./workers.js";
-import { refuseUnknownKeys } from "../known-keys.js";
+import { refuseUnknownKeys } from "../base/known-keys.js";
 import { LISTEN_OPTION_HINTS, LISTEN_OPTION_KEYS } from "./options.js";
 
 /** What an `onClose` hook is told of the shutdown it runs in. */
@@ -89,7 +88,6 @@ export class Serving {
     private readonly dispatcher: Dispatcher,
     private readonly timeouts: HandlerTimeouts,
     private readonly routes: Routes,
-    private readonly logger: RequestLogger | null,
     private readonly openStreams: OpenStreams,
   ) {}
 
@@ -167,7 +165,6 @@ export class Serving {
    */
   private async createEngine(listening = false): Promise<Engine> {
     const engine = await startEngine(this.requested, this.config, listening);
-    if (this.logger !== null) this.logger.bodyBytes = (res) => engine.bodyBytes(res);
     this.chosen = engine.name;
     return engine;
   }

@@ -1,5 +1,5 @@
-import type { Request } from "../request.js";
-import type { Response } from "../response.js";
+import type { Request } from "../http/request.js";
+import type { Response } from "../http/response.js";
 
 /** How long a response may stay unanswered after its handler returned before Cog warns. */
 const GRACE_MS = 1000;

@@ -1,6 +1,6 @@
 import { debuglog } from "node:util";
 import { createRequire } from "node:module";
-import type { Engine, EngineConfig } from "./engine.js";
+import type { Engine, EngineConfig } from "./contract/engine.js";
 
 /** The `engine` option: which engine serves the app (see `CogOptions.engine`). */
 export type EngineName = "node" | "native" | "auto";
@@ -25,7 +25,7 @@ export function chooseEngine(engine: EngineName | undefined): EngineName {
 export async function startEngine(engine: EngineName, config: EngineConfig, listening: boolean): Promise<Engine> {
   let name: "node" | "native";
   if (engine === "auto") {
-    const unavailable = (await import("./native/load.js")).nativeUnavailable();
+    const unavailable = (await import("./kit/addon.js")).nativeUnavailable();
     name = unavailable === null ? "native" : "node";
     debug('engine "auto" chose %s%s', name, unavailable === null ? ": the native engine loads here" : `, because ${unavailable}`);
     // Serving slower than asked is worth one line, once per listen: an install without the
@@ -47,7 +47,7 @@ export async function startEngine(engine: EngineName, config: EngineConfig, list
 export function startEngineNow(engine: EngineName, config: EngineConfig): Engine {
   let name: "node" | "native" = engine === "auto" ? "node" : engine;
   if (engine === "auto") {
-    const unavailable = (requireEngine("./native/load.js") as typeof import("./native/load.js")).nativeUnavailable();
+    const unavailable = (requireEngine("./kit/addon.js") as typeof import("./kit/addon.js")).nativeUnavailable();
     name = unavailable === null ? "native" : "node";
     debug('engine "auto" chose %s%s', name, unavailable === null ? ": the native engine loads here" : `, because ${unavailable}`);
     if (unavailable !== null) console.warn(`cog: engine "auto" serves on "node", because ${unavailable}`);

@@ -8,7 +8,7 @@ import { handleLast, Router } from "./router.js";
 import { listen, SERVING, type ExpressOptions } from "./server.js";
 import { compileETag, compileQueryParser, compileTrust, methods } from "./settings.js";
 import { View } from "./view.js";
-import { refuseUnknownKeys } from "../known-keys.js";
+import { refuseUnknownKeys } from "../base/known-keys.js";
 import { EXPRESS_OPTION_KEYS, OPTION_HINTS } from "../core/options.js";
 
 /**

@@ -6,7 +6,7 @@ import iconv from "iconv-lite";
 import onFinished from "on-finished";
 import { parse as parseQs } from "qs";
 import typeis from "type-is";
-import { FOLLOWING_BODY, HELD_BODY, type BodyHolding } from "../engines/engine.js";
+import { FOLLOWING_BODY, HELD_BODY, type BodyHolding } from "../engines/contract/engine.js";
 import { remembered } from "./settings.js";
 
 /**

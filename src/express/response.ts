@@ -10,7 +10,7 @@ import onFinished from "on-finished";
 import send from "send";
 import statuses from "statuses";
 import vary from "vary";
-import { cookieOf, type CookieOptions } from "../response.js";
+import { cookieOf, type CookieOptions } from "../http/response.js";
 import { contentTypeOf, normalizeType, withUtf8, type ETagFn } from "./settings.js";
 
 /**
@@ -296,7 +296,7 @@ const EXPIRED = new Date(1);
 
 /**
  * Appends the Set-Cookie line for `name` (signed with `req.secret` when asked), through cookie's
- * serializer with an options object of one shape (src/response.ts's `cookieOf`): Express's own
+ * serializer with an options object of one shape (src/http/response.ts's `cookieOf`): Express's own
  * `{ ...options }` and `delete` made each call's object a hidden class of its own and cost ~30k
  * instructions a cookie.
  */

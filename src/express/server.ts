@@ -3,10 +3,10 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import statuses from "statuses";
 import type { Duplex } from "node:stream";
-import { HOST, type Engine, type EngineHost, type EngineOptions, type HeadVerdict, type ListenAt, type RequestSurface, type ResponseSurface } from "../engines/engine.js";
+import { HOST, type Engine, type EngineHost, type EngineOptions, type HeadVerdict, type ListenAt, type RequestSurface, type ResponseSurface } from "../engines/contract/engine.js";
 import { chooseEngine, startEngineNow, type EngineName } from "../engines/select.js";
-import { resolveLimits, type Limits } from "../limits.js";
-import { serverTlsOptions } from "../tls.js";
+import { resolveLimits, type Limits } from "../base/limits.js";
+import { serverTlsOptions } from "../base/tls.js";
 import { matchedRoute } from "router/lib/symbols.js";
 import { fillLater } from "./prototypes.js";
 
@@ -58,10 +58,14 @@ function hostFor(app: App): { host: EngineHost; route(handler: RequestHandler): 
   let handle: RequestHandler = app;
   const host: EngineHost = {
     dispatch(req: RequestSurface, res: ResponseSurface, verdict: HeadVerdict) {
-      if (typeof verdict === "number") return handle(req, res);
+      if (typeof verdict === "number") {
+        handle(req, res);
+        return undefined;
+      }
       // A request that broke a rule of HTTP or a limit: answered, then the connection closes.
       res.shouldKeepAlive = false;
       answerFailure(verdict, res);
+      return undefined;
     },
     fail: (err, _req, res) => answerFailure(err, res),
     report: (err, _req, when) => console.error(when === undefined ? err : `${when}:`, when === undefined ? "" : err),

@@ -1,7 +1,7 @@
 import { tracingChannel } from "node:diagnostics_channel";
-import type { InternalRequest, Request } from "../request.js";
-import { TRACED } from "../symbols.js";
-import type { Response } from "../response.js";
+import type { InternalRequest, Request, TracedRequest } from "../http/request.js";
+import { TRACED } from "../base/symbols.js";
+import type { Response } from "../http/response.js";
 
 /**
  * What the `cog.request` tracing channel publishes for a request: the same object to each of its
@@ -74,7 +74,7 @@ function within(message: RequestMessage, chain: () => void): void {
 }
 
 /** Publishes `error` for a traced request (its `req[TRACED]`). */
-export function publishError(message: RequestMessage, err: unknown): void {
+export function publishError(message: TracedRequest, err: unknown): void {
   message.error = err;
-  requestChannel.error.publish(message);
+  requestChannel.error.publish(message as RequestMessage);
 }

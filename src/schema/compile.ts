@@ -1,10 +1,10 @@
 import { createRequire } from "node:module";
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from "@standard-schema/spec";
 import type { Ajv as AjvInstance, ErrorObject, ValidateFunction } from "ajv";
-import type { Handler, Next } from "../core/chain.js";
-import { HttpError } from "../errors.js";
-import type { CogRequest } from "../request.js";
-import type { Serializer } from "../response.js";
+import type { Handler, Next } from "../http/handler.js";
+import { HttpError } from "../base/errors.js";
+import type { CogRequest } from "../http/request.js";
+import type { Serializer } from "../http/response.js";
 import type { JsonSchema, RouteSchema, Schema } from "./types.js";
 
 // ajv and fast-json-stringify are loaded on the first route that declares a JSON Schema,

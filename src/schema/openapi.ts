@@ -54,7 +54,7 @@ export interface OpenApiOptions extends OpenApiInfo {
 
 type Json = Record<string, unknown>;
 
-/** Cog's error body (src/errors.ts), as the 400 of a failed validation has it. */
+/** Cog's error body (src/base/errors.ts), as the 400 of a failed validation has it. */
 const VALIDATION_ERROR: Json = {
   type: "object",
   required: ["statusCode", "error", "message"],

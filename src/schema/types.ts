@@ -1,7 +1,7 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import type { CogRequest } from "../request.js";
-import type { CogResponse } from "../response.js";
-import type { CompressOptions } from "../compress.js";
+import type { CogRequest } from "../http/request.js";
+import type { CogResponse } from "../http/response.js";
+import type { CompressOptions } from "../http/compress.js";
 
 /** A JSON Schema object (TypeBox's `Type.*` builds these). */
 export type JsonSchema = { readonly [keyword: string]: unknown };

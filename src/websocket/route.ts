@@ -1,9 +1,9 @@
-import { asyncResource } from "../async-resource.js";
-import type { Handler } from "../core/chain.js";
-import { HOST, WEBSOCKET, type HostedRequest, type WebSocketEngine } from "../engines/engine.js";
-import { HttpError } from "../errors.js";
-import type { Request } from "../request.js";
-import type { Response } from "../response.js";
+import { asyncResource } from "../base/async-resource.js";
+import type { Handler } from "../http/handler.js";
+import { HOST, WEBSOCKET, type HostedRequest, type WebSocketEngine } from "../engines/contract/engine.js";
+import { HttpError } from "../base/errors.js";
+import type { Request } from "../http/request.js";
+import type { Response } from "../http/response.js";
 import { WebSocket } from "./socket.js";
 import type { Topics } from "./topics.js";
 import type { WebSocketHandlers, WebSocketSettings } from "./types.js";

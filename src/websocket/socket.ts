@@ -1,6 +1,6 @@
-import type { WebSocketTransport } from "../engines/engine.js";
+import type { SendResult, WebSocketTransport } from "../engines/contract/engine.js";
 import type { Topics } from "./topics.js";
-import type { OutgoingData, SendResult } from "./types.js";
+import { payloadOf, type OutgoingData } from "./payload.js";
 
 /** Readiness, as the WHATWG WebSocket numbers it. */
 const OPEN = 1;
@@ -94,12 +94,3 @@ export class WebSocket<Data = undefined> {
 export function isSendableCloseCode(code: number): boolean {
   return Number.isInteger(code) && ((code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999));
 }
-
-/** A payload as the engines take it: a string, or a Buffer over the same bytes (no copy). */
-export function payloadOf(data: OutgoingData): string | Buffer {
-  if (typeof data === "string" || Buffer.isBuffer(data)) return data;
-  if (data instanceof ArrayBuffer) return Buffer.from(data);
-  if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  throw new TypeError(`a WebSocket message is a string, a Buffer, an ArrayBuffer or a typed array; got ${data === null ? "null" : typeof data}`);
-}
-

@@ -1,6 +1,12 @@
-import type { WebSocketEngine, WebSocketTransport } from "../engines/engine.js";
-import { payloadOf, type WebSocket } from "./socket.js";
-import type { OutgoingData } from "./types.js";
+import type { WebSocketEngine, WebSocketTransport } from "../engines/contract/engine.js";
+import { payloadOf, type OutgoingData } from "./payload.js";
+
+/** What topics need of a socket (socket.ts's `WebSocket`, which holds its `Topics`): its state, its transport and its topics. */
+interface Subscriber {
+  readonly readyState: number;
+  readonly transport: WebSocketTransport;
+  readonly topicNames: Set<string>;
+}
 
 /**
  * Carries publications between processes (and machines): every process sharing a broker hands
@@ -21,7 +27,7 @@ export interface Broker {
 
 /** An app's topics: which of its sockets subscribe to what, and publishing to them (and through the broker). */
 export class Topics {
-  private readonly subscribers = new Map<string, Set<WebSocket<unknown>>>();
+  private readonly subscribers = new Map<string, Set<Subscriber>>();
 
   constructor(private readonly broker: Broker | null) {}
 
@@ -34,7 +40,7 @@ export class Topics {
     return this.broker === null ? Promise.resolve() : this.broker.close();
   }
 
-  subscribe(ws: WebSocket<unknown>, topic: string): void {
+  subscribe(ws: Subscriber, topic: string): void {
     if (typeof topic !== "string") throw new TypeError(`a topic is a string; got ${typeof topic}`);
     if (ws.topicNames.has(topic)) return;
     ws.topicNames.add(topic);
@@ -46,7 +52,7 @@ export class Topics {
     set.add(ws);
   }
 
-  unsubscribe(ws: WebSocket<unknown>, topic: string): void {
+  unsubscribe(ws: Subscriber, topic: string): void {
     if (!ws.topicNames.delete(topic)) return;
     const set = this.subscribers.get(topic)!;
     set.delete(ws);
@@ -56,7 +62,7 @@ export class Topics {
     }
   }
 
-  leaveAll(ws: WebSocket<unknown>): void {
+  leaveAll(ws: Subscriber): void {
     for (const topic of ws.topicNames) this.unsubscribe(ws, topic);
   }
 
@@ -66,7 +72,7 @@ export class Topics {
   }
 
   /** Delivers to this process's subscribers (but `except`), then hands the publication to the broker. */
-  publish(topic: string, data: OutgoingData, isBinary: boolean | undefined, except: WebSocket<unknown> | null): void {
+  publish(topic: string, data: OutgoingData, isBinary: boolean | undefined, except: Subscriber | null): void {
     const payload = payloadOf(data);
     const binary = isBinary ?? typeof payload !== "string";
     this.deliver(topic, payload, binary, except);
@@ -77,7 +83,7 @@ export class Topics {
    * One message to every local subscriber: grouped by engine, which frames it once for all of
    * them (the native engine) where it can, and drops it for a socket past its maxBackpressure.
    */
-  private deliver(topic: string, payload: string | Buffer, binary: boolean, except: WebSocket<unknown> | null): void {
+  private deliver(topic: string, payload: string | Buffer, binary: boolean, except: Subscriber | null): void {
     const set = this.subscribers.get(topic);
     if (set === undefined) return;
     let engine: WebSocketEngine | null = null;

@@ -1,15 +1,14 @@
-import type { Request } from "../request.js";
-import { refuseUnknownKeys } from "../known-keys.js";
+import type { Request } from "../http/request.js";
+import { refuseUnknownKeys } from "../base/known-keys.js";
 import type { WebSocket } from "./socket.js";
 
-export type { SendResult, WebSocketSettings } from "../engines/engine.js";
-import type { WebSocketSettings } from "../engines/engine.js";
+export type { SendResult, WebSocketSettings } from "../engines/contract/engine.js";
+import type { WebSocketSettings } from "../engines/contract/engine.js";
 
 /** A message's payload: text arrives as a string, binary as a Buffer. */
 export type MessageData = string | Buffer;
 
-/** What `send` and `publish` take: a string goes out as text, bytes as binary (unless `isBinary` says otherwise). */
-export type OutgoingData = string | Buffer | ArrayBuffer | ArrayBufferView;
+export type { OutgoingData } from "./payload.js";
 
 /**
  * A WebSocket route's handlers. `upgrade` runs after the app's middleware on the upgrade

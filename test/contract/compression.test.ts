@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { compress, serveStatic } from "../../src/index.js";
-import { ZSTD } from "../../src/compress.js";
+import { ZSTD } from "../../src/http/compress.js";
 import { serve } from "../helpers.js";
 import { within } from "../wire.js";
 

@@ -31,6 +31,20 @@ function get(port: number, path: string, agent: Agent): Promise<Outcome> {
   });
 }
 
+/** A connection whose bytes are kept, and how it ended: "end" (the server's FIN) or the error's code (a reset). */
+async function recorded(t: { after(fn: () => unknown): void }, port: number): Promise<{ socket: Socket; chunks: Buffer[]; ended: Promise<string> }> {
+  const socket: Socket = connect(port, "127.0.0.1");
+  t.after(() => socket.destroy());
+  const chunks: Buffer[] = [];
+  socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+  const ended = new Promise<string>((resolve) => {
+    socket.once("end", () => resolve("end"));
+    socket.once("error", (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+  });
+  await once(socket, "connect");
+  return { socket, chunks, ended };
+}
+
 test(`an answer finished during the drain says Connection: close, and the keep-alive client's next request meets no reset (${engine})`, async (t) => {
   const app = new Cog({ engine, logErrors: false });
   let release = (): void => {};
@@ -60,15 +74,7 @@ test(`a request sent on an idle keep-alive connection before the drain began is 
   const app = new Cog({ engine, logErrors: false });
   app.get("/x", (_req, res) => res.send("x"));
   const { port } = await app.listen(0, "127.0.0.1");
-  const socket: Socket = connect(port, "127.0.0.1");
-  t.after(() => socket.destroy());
-  const chunks: Buffer[] = [];
-  socket.on("data", (chunk: Buffer) => chunks.push(chunk));
-  const ended = new Promise<string>((resolve) => {
-    socket.once("end", () => resolve("end"));
-    socket.once("error", (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
-  });
-  await once(socket, "connect");
+  const { socket, chunks, ended } = await recorded(t, port);
   socket.write("GET /x HTTP/1.1\r\nHost: x\r\n\r\n");
   // The first answer is in: the connection is idle, kept alive.
   await within(
@@ -113,15 +119,7 @@ test(`pipelined requests received before the drain began are all answered, the l
     if (waiting.length === 2) bothArrived();
   });
   const { port } = await app.listen(0, "127.0.0.1");
-  const socket: Socket = connect(port, "127.0.0.1");
-  t.after(() => socket.destroy());
-  const chunks: Buffer[] = [];
-  socket.on("data", (chunk: Buffer) => chunks.push(chunk));
-  const ended = new Promise<string>((resolve) => {
-    socket.once("end", () => resolve("end"));
-    socket.once("error", (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
-  });
-  await once(socket, "connect");
+  const { socket, chunks, ended } = await recorded(t, port);
   socket.write("GET /held/1 HTTP/1.1\r\nHost: x\r\n\r\nGET /held/2 HTTP/1.1\r\nHost: x\r\n\r\n");
   await within(arrived, "both requests to reach their handler");
   const closing = app.close(5000);

@@ -59,6 +59,21 @@ async function startApp(t: Owner): Promise<{ pid: number; port: number }> {
   return { pid: app.child.pid!, port: Number(app.stdout().split("\n")[0]) };
 }
 
+/** Calls `on` with each whole frame the server sends on `socket`: its type, flags, stream and payload. */
+function onFrames(socket: Socket, on: (type: number, flags: number, stream: number, payload: Buffer) => void): void {
+  let input = Buffer.alloc(0);
+  socket.on("data", (chunk: Buffer) => {
+    input = Buffer.concat([input, chunk]);
+    while (input.length >= 9) {
+      const length = input.readUIntBE(0, 3);
+      if (input.length < 9 + length) break;
+      const payload = input.subarray(9, 9 + length);
+      on(input[3]!, input[4]!, input.readUInt32BE(5) & 0x7fffffff, payload);
+      input = input.subarray(9 + length);
+    }
+  });
+}
+
 /** What the server sent a flooding connection: its GOAWAY's error code, if any, and whether it closed. */
 interface Ended {
   goaway: number | null;
@@ -75,7 +90,6 @@ function flood(port: number, next: () => Buffer | null, ms: number, unread = fal
   return new Promise((resolve) => {
     const socket: Socket = connect(port, "127.0.0.1");
     const ended: Ended = { goaway: null, closed: false, resets: 0 };
-    let input = Buffer.alloc(0);
     // What the server had done when the flood ended: a copy, so that the close our own destroy()
     // causes after a timeout is not taken for the server's.
     const finish = () => {
@@ -89,15 +103,9 @@ function flood(port: number, next: () => Buffer | null, ms: number, unread = fal
       ended.closed = true;
       finish();
     });
-    socket.on("data", (chunk: Buffer) => {
-      input = Buffer.concat([input, chunk]);
-      while (input.length >= 9) {
-        const length = input.readUIntBE(0, 3);
-        if (input.length < 9 + length) break;
-        if (input[3] === GOAWAY && ended.goaway === null) ended.goaway = input.readUInt32BE(13);
-        if (input[3] === RST_STREAM) ended.resets++;
-        input = input.subarray(9 + length);
-      }
+    onFrames(socket, (type, _flags, _stream, payload) => {
+      if (type === GOAWAY && ended.goaway === null) ended.goaway = payload.readUInt32BE(4);
+      if (type === RST_STREAM) ended.resets++;
     });
     if (unread) socket.pause();
     const pump = () => {
@@ -138,7 +146,6 @@ function referenceFlood(port: number, refs: number, ack: boolean, ms: number): P
     const block = Buffer.concat([request("/bomb"), Buffer.alloc(refs, 0x80 | 62)]);
     const open = new Set<number>();
     let next = 3;
-    let input = Buffer.alloc(0);
     let over = false;
     const finish = () => {
       if (over) return;
@@ -165,14 +172,7 @@ function referenceFlood(port: number, refs: number, ack: boolean, ms: number): P
       got.closed = true;
       finish();
     });
-    socket.on("data", (chunk: Buffer) => {
-      input = Buffer.concat([input, chunk]);
-      while (input.length >= 9) {
-        const length = input.readUIntBE(0, 3);
-        if (input.length < 9 + length) break;
-        const type = input[3], flags = input[4]!, stream = input.readUInt32BE(5) & 0x7fffffff;
-        const payload = input.subarray(9, 9 + length);
-        input = input.subarray(9 + length);
+    onFrames(socket, (type, flags, stream, payload) => {
         if (type === SETTINGS && !(flags & ACK) && !open.has(1) && next === 3) {
           if (ack) socket.write(frame(SETTINGS, ACK, 0));
           open.add(1);
@@ -187,7 +187,6 @@ function referenceFlood(port: number, refs: number, ack: boolean, ms: number): P
           if (stream !== 1) got.answered++;
           done(stream);
         }
-      }
     });
     socket.once("connect", () => socket.write(Buffer.concat([PREFACE, frame(SETTINGS, 0, 0)])));
   });

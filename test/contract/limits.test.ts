@@ -4,7 +4,7 @@ import { once } from "node:events";
 import { connect } from "node:net";
 import { describe, test } from "node:test";
 import { Cog } from "../../src/index.js";
-import { DEFAULT_LIMITS } from "../../src/limits.js";
+import { DEFAULT_LIMITS } from "../../src/base/limits.js";
 import { engine, nodeOnly, raw, serve, statuses } from "../helpers.js";
 
 // uWebSockets.js has its own fixed timeouts (10 s idle) that Cog can't set.

@@ -5,7 +5,7 @@ import { request as httpRequest, type IncomingMessage } from "node:http";
 import { Readable } from "node:stream";
 import { serve } from "../helpers.js";
 import { eventually, within } from "../wire.js";
-import type { EventStream } from "../../src/sse.js";
+import type { EventStream } from "../../src/http/sse.js";
 
 /** Opens a GET and resolves with the response as soon as its head arrives. */
 function open(port: number, path: string, headers: Record<string, string> = {}): Promise<IncomingMessage> {

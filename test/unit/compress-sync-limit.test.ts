@@ -1,5 +1,5 @@
 // compress()'s default syncLimit follows the CPUs the process may run on: 8 KiB, or 64 KiB on one
-// CPU, where libuv's thread pool shares the JavaScript thread's CPU (src/compress.ts,
+// CPU, where libuv's thread pool shares the JavaScript thread's CPU (src/http/compress.ts,
 // docs/decisions/compression.md). Each case runs in a child process pinned with taskset, and
 // tells which way a 20 KiB body went: compressed on the JavaScript thread, the head is written
 // before `res.json()` returns; on the thread pool, after.

@@ -1,8 +1,8 @@
 // The list the app's open event streams and handlerTimeout's watched responses are kept in
-// (src/linked-list.ts), against a Set doing the same.
+// (src/base/linked-list.ts), against a Set doing the same.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { Linked, LinkedList } from "../../src/linked-list.js";
+import { Linked, LinkedList } from "../../src/base/linked-list.js";
 
 class Entry extends Linked<Entry> {
   constructor(readonly value: number) {

@@ -63,6 +63,14 @@ async function handle(req, res) {
     if (method === "POST") return send(res, 200, TEXT, String(sum + Number(await readBody(req))));
   }
   if (path === "/pipeline" && method === "GET") return send(res, 200, TEXT, "ok");
+  // The async profile (and bench/arena/held.mjs): the answer held back for the milliseconds the path names.
+  if (path.startsWith("/delay/") && method === "GET") {
+    const raw = path.slice(7);
+    const ms = Number(raw);
+    if (!/^\d+$/.test(raw) || ms > 10_000) return send(res, 400, TEXT, "Bad Request");
+    setTimeout(() => send(res, 200, TEXT, String(ms)), ms);
+    return;
+  }
   if (path.startsWith("/json/") && method === "GET") {
     const params = valid(check.jsonParams, { count: path.slice(6) }, res);
     if (!params || !valid(check.jsonQuery, query, res)) return;

@@ -3,7 +3,7 @@
 //! machines that make them know nothing of Node-API, and the boundary that delivers them nothing
 //! of connections.
 
-/// Flags of a request handed to JavaScript (`src/engines/native/load.ts` holds the same numbers).
+/// Flags of a request handed to JavaScript (`src/engines/kit/addon.ts` holds the same numbers).
 pub const FLAG_HTTP11: u32 = 1;
 /// The request broke one of Cog's rules: the status is in the high 16 bits, the message is passed along.
 pub const FLAG_REFUSED: u32 = 4;
@@ -57,34 +57,95 @@ pub enum SocketFailure {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Event {
     /// A request for the app (its method and URL are read from the engine's record when delivered).
-    Request { id: u64, body: Body, flags: u32, problem: Option<String> },
+    Request {
+        id: u64,
+        body: Body,
+        flags: u32,
+        problem: Option<String>,
+    },
     /// The request's client is gone, or its connection closed before it was answered.
-    Abort { id: u64 },
+    Abort {
+        id: u64,
+    },
     /// A streamed response may write again.
-    Drain { id: u64 },
+    Drain {
+        id: u64,
+    },
     /// Bytes of a body that follows its request.
-    BodyPiece { id: u64, piece: Vec<u8> },
+    BodyPiece {
+        id: u64,
+        piece: Vec<u8>,
+    },
     /// Bytes of a body that follows its request, read straight into a Buffer for JavaScript.
-    BodyRead { id: u64, piece: ReadPiece },
+    BodyRead {
+        id: u64,
+        piece: ReadPiece,
+    },
+    /// The trailer fields that came after a request's body (HTTP/2's last HEADERS, or after the
+    /// last chunk of a chunked HTTP/1.1 body): `name\0value\0…` (see `trailer_fields`), before
+    /// its `BodyEnd` (or after its `Request`, when the body came whole with the head).
+    BodyTrailers {
+        id: u64,
+        fields: Vec<u8>,
+    },
     /// The body that followed its request is whole.
-    BodyEnd { id: u64 },
+    BodyEnd {
+        id: u64,
+    },
     /// A body JavaScript is receiving did not arrive within its requestTimeout: the app answers the 408.
-    BodyTimeout { id: u64 },
+    BodyTimeout {
+        id: u64,
+    },
     /// A WebSocket message (text is checked UTF-8).
-    WsMessage { id: u64, data: Vec<u8>, text: bool },
-    WsDrain { id: u64 },
+    WsMessage {
+        id: u64,
+        data: Vec<u8>,
+        text: bool,
+    },
+    WsDrain {
+        id: u64,
+    },
     /// The socket closed: the peer's code (1005 if none, 1006 if cut, or the code it was failed with) and reason.
-    WsClose { id: u64, code: u16, reason: Vec<u8> },
+    WsClose {
+        id: u64,
+        code: u16,
+        reason: Vec<u8>,
+    },
     /// Bytes that arrived on a tunnelled connection (an upgrade handed to JavaScript raw).
-    TunnelData { id: u64, data: Vec<u8> },
+    TunnelData {
+        id: u64,
+        data: Vec<u8>,
+    },
     /// The client ended its side of a tunnelled connection.
-    TunnelEnd { id: u64 },
+    TunnelEnd {
+        id: u64,
+    },
     /// A tunnelled connection's output is below the high-water mark again.
-    TunnelDrain { id: u64 },
+    TunnelDrain {
+        id: u64,
+    },
     /// A tunnelled connection's write side is shut, all that was written to it sent (Node's 'finish').
-    TunnelShut { id: u64 },
+    TunnelShut {
+        id: u64,
+    },
     /// A tunnelled connection closed; `failure` when its socket failed (the client reset it, say).
-    TunnelClose { id: u64, failure: Option<SocketFailure> },
+    TunnelClose {
+        id: u64,
+        failure: Option<SocketFailure>,
+    },
+}
+
+/// Trailer fields as JavaScript takes them: each name and value followed by a NUL (latin1; a
+/// field holds no NUL), names as they came.
+pub fn trailer_fields<'a>(fields: impl Iterator<Item = (&'a [u8], &'a [u8])>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (name, value) in fields {
+        out.extend_from_slice(name);
+        out.push(0);
+        out.extend_from_slice(value);
+        out.push(0);
+    }
+    out
 }
 
 impl Event {
@@ -97,6 +158,7 @@ impl Event {
             | Event::BodyPiece { id, .. }
             | Event::BodyRead { id, .. }
             | Event::BodyEnd { id }
+            | Event::BodyTrailers { id, .. }
             | Event::BodyTimeout { id }
             | Event::WsMessage { id, .. }
             | Event::WsDrain { id }

@@ -1,18 +1,18 @@
-//! The functions JavaScript calls (`src/engines/native/load.ts` declares them): conversions of
+//! The functions JavaScript calls (`src/engines/kit/addon.ts` declares them): conversions of
 //! their arguments into the engine's terms, then the engine (`engine`); results converted back.
 //! Nothing here keeps state of its own but the buffers conversions reuse and the header blocks
 //! JavaScript sends again and again.
 
-use napi::bindgen_prelude::*;
-use napi::{Env, JsError, JsFunction, JsObject, JsString, JsUnknown, NapiRaw, NapiValue};
-use napi_derive::napi;
-use cog_framing::response::{status_code, AppHead, HeaderBlock, KeptHeaderBlock, ReasonPhrase, RequestId};
 use crate::engine::{self, with_state, Settings};
 use crate::h1::{self, WholeBody};
 use crate::h2;
 use crate::io;
 use crate::js::{self, held, text};
 use crate::uv;
+use cog_framing::response::{status_code, AppHead, HeaderBlock, KeptHeaderBlock, ReasonPhrase, RequestId};
+use napi::bindgen_prelude::*;
+use napi::{Env, JsError, JsFunction, JsObject, JsString, JsUnknown, NapiRaw, NapiValue};
+use napi_derive::napi;
 use std::cell::RefCell;
 
 #[napi(object)]
@@ -44,10 +44,10 @@ pub struct ListenOptions {
 
 /// The version of the interface between this addon and its JavaScript side: its exports, their
 /// arguments and results, the listen options, the flags and the events. The loader
-/// (src/engines/native/load.ts, `INTERFACE_VERSION`) refuses an addon whose version is not its
+/// (src/engines/kit/addon.ts, `INTERFACE_VERSION`) refuses an addon whose version is not its
 /// own, since a prebuilt platform package can be older than the JavaScript that loads it.
 /// Bump it here and there together whenever any of that interface changes.
-const INTERFACE_VERSION: u32 = 15;
+const INTERFACE_VERSION: u32 = 16;
 
 /// See `INTERFACE_VERSION`.
 #[napi]
@@ -58,6 +58,7 @@ pub fn interface_version() -> u32 {
 /// libuv's version number (major << 16 | minor << 8 | patch), checked before the engine is used.
 #[napi]
 pub fn uv_version() -> u32 {
+    // SAFETY: uv_version takes nothing and reads a constant of the libuv Node was built with.
     unsafe { uv::uv_version() }
 }
 
@@ -70,12 +71,18 @@ pub fn methods() -> Vec<&'static str> {
 /// Starts a server; returns `[serverId, port]`.
 #[napi]
 pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event: JsFunction, on_socket: JsFunction, context: JsObject) -> Result<Vec<u32>> {
+    // SAFETY: `#[napi]` hands over the current env and live values of the call's scope; the engine
+    // runs on the env's thread.
     let js = unsafe { js::ServerJs::new(env.raw(), on_request.raw(), on_event.raw(), on_socket.raw(), context.raw()) }.map_err(Error::from_reason)?;
     let settings = Settings {
         requests: h1::Settings {
             // The parser's own bound sits one past Cog's, so Cog's 431 (with its message) answers first.
             head: cog_framing::Limits { max_head: options.max_header_size as usize, max_headers: options.max_headers as usize + 1 },
-            rules: cog_framing::rules::Rules { max_headers: options.max_headers as usize, max_url_length: options.max_url_length as usize, strict: options.strict },
+            rules: cog_framing::rules::Rules {
+                max_headers: options.max_headers as usize,
+                max_url_length: options.max_url_length as usize,
+                strict: options.strict,
+            },
             web_sockets: options.web_sockets,
         },
         headers_timeout: u64::from(options.headers_timeout),
@@ -85,7 +92,8 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
         check_interval: u64::from(options.timeout_check_interval),
         h2: options.http2.unwrap_or(false).then(|| h2_settings(&options)),
     };
-    let tls = options.tls.as_ref().map(|tls| io::tls::server_config(&tls_options(tls, options.http2.unwrap_or(false)))).transpose().map_err(Error::from_reason)?;
+    let tls =
+        options.tls.as_ref().map(|tls| io::tls::server_config(&tls_options(tls, options.http2.unwrap_or(false)))).transpose().map_err(Error::from_reason)?;
     let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port {} is out of range", options.port)))?;
     let at = match &options.path {
         Some(path) => engine::ListenAt::Unix(path),
@@ -129,7 +137,16 @@ pub struct TlsOptions {
 
 impl From<&TlsOptions> for io::tls::TlsOptions {
     fn from(o: &TlsOptions) -> Self {
-        io::tls::TlsOptions { key: o.key.clone(), cert: o.cert.clone(), ca: o.ca.clone(), request_cert: o.request_cert, reject_unauthorized: o.reject_unauthorized, tls12: o.tls12, tls13: o.tls13, http2: false }
+        io::tls::TlsOptions {
+            key: o.key.clone(),
+            cert: o.cert.clone(),
+            ca: o.ca.clone(),
+            request_cert: o.request_cert,
+            reject_unauthorized: o.reject_unauthorized,
+            tls12: o.tls12,
+            tls13: o.tls13,
+            http2: false,
+        }
     }
 }
 
@@ -165,6 +182,8 @@ pub fn destroy_connections(server: u32) -> Vec<f64> {
 #[napi]
 pub fn dispose(server: u32) {
     if let Some(js) = engine::dispose(server as usize) {
+        // SAFETY: `dispose` gives a server's JavaScript back once, after the server stopped: its
+        // references are not used again.
         unsafe { js.release() };
     }
 }
@@ -210,7 +229,11 @@ pub struct Endpoints {
 
 #[napi]
 pub fn endpoints(id: f64) -> Option<Endpoints> {
-    with_state(|s| s.endpoints(id as u64)).map(|(remote_port, local_address, local_port)| Endpoints { remote_port: u32::from(remote_port), local_address, local_port: u32::from(local_port) })
+    with_state(|s| s.endpoints(id as u64)).map(|(remote_port, local_address, local_port)| Endpoints {
+        remote_port: u32::from(remote_port),
+        local_address,
+        local_port: u32::from(local_port),
+    })
 }
 
 /// What the client of a TLS connection proved (see `tls::Peer`), as node:tls reports it.
@@ -226,7 +249,11 @@ pub struct TlsPeer {
 /// request is gone or its connection is not TLS.
 #[napi]
 pub fn tls_peer(id: f64) -> Option<TlsPeer> {
-    with_state(|s| s.tls_peer(id as u64)).map(|peer| TlsPeer { authorized: peer.authorized, authorization_error: peer.error.map(str::to_string), certificate: peer.certificate.map(Buffer::from) })
+    with_state(|s| s.tls_peer(id as u64)).map(|peer| TlsPeer {
+        authorized: peer.authorized,
+        authorization_error: peer.error.map(str::to_string),
+        certificate: peer.certificate.map(Buffer::from),
+    })
 }
 
 /// Response flags from JavaScript.
@@ -264,33 +291,44 @@ thread_local! {
 /// Node-API still tells how many were passed, so a response without them pays nothing for
 /// them. `#[napi]` asks for all eight (~25 instructions a response more) and can only tell a
 /// missing one by asking its type (~100 more), and most responses have neither.
+///
+/// # Safety
+///
+/// Called by N-API only, as the `respond` function `respond_export` creates.
 #[cfg_attr(test, allow(dead_code))] // Exported only outside tests, as `#[napi]` functions are.
 unsafe extern "C" fn respond_callback(env: napi::sys::napi_env, info: napi::sys::napi_callback_info) -> napi::sys::napi_value {
-    let mut argv = [std::ptr::null_mut(); 8];
-    let mut argc = 6;
-    napi::sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), std::ptr::null_mut(), std::ptr::null_mut());
-    let more = argc > 6 && {
-        argc = 8;
+    // SAFETY: N-API calls this on the env's thread with the call's `info`; `argv` has room for the
+    // 8 arguments asked for (N-API fills those not passed with undefined); every value read is one
+    // of the call's arguments, live in its scope.
+    unsafe {
+        let mut argv = [std::ptr::null_mut(); 8];
+        let mut argc = 6;
         napi::sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), std::ptr::null_mut(), std::ptr::null_mut());
-        true
-    };
-    let with_reason = more && !is_undefined(env, argv[6]);
-    let request_id = (more && argc > 7 && !is_undefined(env, argv[7])).then_some(argv[7]);
-    let sent = (|| {
-        let (id, status) = (f64::from_napi_value(env, argv[0])?, u32::from_napi_value(env, argv[1])?);
-        let (block, body) = (JsUnknown::from_raw_unchecked(env, argv[2]), JsUnknown::from_raw_unchecked(env, argv[3]));
-        let (flags, declared) = (u32::from_napi_value(env, argv[4])?, f64::from_napi_value(env, argv[5])?);
-        let env = Env::from_raw(env);
-        match with_reason {
-            false => respond_with::<false>(env, id, status, None, block, body, flags, declared, request_id),
-            true => respond_with::<true>(env, id, status, Some(JsUnknown::from_raw_unchecked(env.raw(), argv[6])), block, body, flags, declared, request_id),
-        }
-    })();
-    match sent {
-        Ok(sent) => bool::to_napi_value(env, sent).unwrap_or(std::ptr::null_mut()),
-        Err(err) => {
-            JsError::from(err).throw_into(env);
-            std::ptr::null_mut()
+        let more = argc > 6 && {
+            argc = 8;
+            napi::sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), std::ptr::null_mut(), std::ptr::null_mut());
+            true
+        };
+        let with_reason = more && !is_undefined(env, argv[6]);
+        let request_id = (more && argc > 7 && !is_undefined(env, argv[7])).then_some(argv[7]);
+        let sent = (|| {
+            let (id, status) = (f64::from_napi_value(env, argv[0])?, u32::from_napi_value(env, argv[1])?);
+            let (block, body) = (JsUnknown::from_raw_unchecked(env, argv[2]), JsUnknown::from_raw_unchecked(env, argv[3]));
+            let (flags, declared) = (u32::from_napi_value(env, argv[4])?, f64::from_napi_value(env, argv[5])?);
+            let env = Env::from_raw(env);
+            match with_reason {
+                false => respond_with::<false>(env, id, status, None, block, body, flags, declared, request_id),
+                true => {
+                    respond_with::<true>(env, id, status, Some(JsUnknown::from_raw_unchecked(env.raw(), argv[6])), block, body, flags, declared, request_id)
+                }
+            }
+        })();
+        match sent {
+            Ok(sent) => bool::to_napi_value(env, sent).unwrap_or(std::ptr::null_mut()),
+            Err(err) => {
+                JsError::from(err).throw_into(env);
+                std::ptr::null_mut()
+            }
         }
     }
 }
@@ -302,47 +340,83 @@ fn register_respond() {
     napi::bindgen_prelude::register_module_export(None, "respond\0", respond_export);
 }
 
+/// # Safety
+///
+/// Called by napi-rs only, when it registers the module's exports.
 #[cfg(not(test))]
 unsafe fn respond_export(env: napi::sys::napi_env) -> Result<napi::sys::napi_value> {
-    let mut function = std::ptr::null_mut();
-    napi::check_status!(napi::sys::napi_create_function(env, c"respond".as_ptr(), 7, Some(respond_callback), std::ptr::null_mut(), &mut function), "could not export respond")?;
-    Ok(function)
+    // SAFETY: `env` is the env the module is being registered on (napi-rs's promise to an export's
+    // constructor); the name is NUL-terminated and 7 bytes long.
+    unsafe {
+        let mut function = std::ptr::null_mut();
+        napi::check_status!(
+            napi::sys::napi_create_function(env, c"respond".as_ptr(), 7, Some(respond_callback), std::ptr::null_mut(), &mut function),
+            "could not export respond"
+        )?;
+        Ok(function)
+    }
 }
 
 /// A response, with or without a reason phrase. The const parameter makes a copy for each, each
 /// inlined whole: one copy called for both cost a response ~50 instructions more.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn respond_with<const WITH_REASON: bool>(env: Env, id: f64, status: u32, reason: Option<JsUnknown>, block: JsUnknown, body: JsUnknown, flags: u32, declared: f64, request_id: Option<napi::sys::napi_value>) -> Result<bool> {
+fn respond_with<const WITH_REASON: bool>(
+    env: Env,
+    id: f64,
+    status: u32,
+    reason: Option<JsUnknown>,
+    block: JsUnknown,
+    body: JsUnknown,
+    flags: u32,
+    declared: f64,
+    request_id: Option<napi::sys::napi_value>,
+) -> Result<bool> {
     let env = env.raw();
     let Some(status) = status_code(status) else { return Err(invalid_status(status)) };
-    KEPT.with(|kept| SCRATCH.with(|scratch| {
-        let (kept, scratch) = (&*kept.borrow(), &mut *scratch.borrow_mut());
-        let reason = match reason {
-            Some(value) if WITH_REASON => Some(unsafe { reason_phrase(env, value.raw(), &mut scratch.units, &mut scratch.reason) }?),
-            _ => None,
-        };
-        let block = match unsafe { kept_index(env, block.raw()) } {
-            Some(index) => kept.get(index).ok_or_else(|| Error::from_reason("unknown kept header block"))?.block(),
-            None => {
-                unsafe { text::latin1_into(env, block.raw(), &mut scratch.block) };
-                HeaderBlock::new(&scratch.block).map_err(Error::from_reason)?
+    KEPT.with(|kept| {
+        SCRATCH.with(|scratch| {
+            let (kept, scratch) = (&*kept.borrow(), &mut *scratch.borrow_mut());
+            let reason = match reason {
+                // SAFETY: `env` and the value are this call's, live in its scope (see
+                // `respond_callback`).
+                Some(value) if WITH_REASON => Some(unsafe { reason_phrase(env, value.raw(), &mut scratch.units, &mut scratch.reason) }?),
+                _ => None,
+            };
+            // SAFETY: `env` and the value are this call's, live in its scope.
+            let block = match unsafe { kept_index(env, block.raw()) } {
+                Some(index) => kept.get(index).ok_or_else(|| Error::from_reason("unknown kept header block"))?.block(),
+                None => {
+                    // SAFETY: `env` and the value are this call's, live in its scope.
+                    unsafe { text::latin1_into(env, block.raw(), &mut scratch.block) };
+                    HeaderBlock::new(&scratch.block).map_err(Error::from_reason)?
+                }
+            };
+            let request_id = match request_id {
+                // SAFETY: `env` and the value are this call's, live in its scope.
+                Some(value) => Some(unsafe { request_id_of(env, value, &mut scratch.request_id) }?),
+                None => None,
+            };
+            let answer = AppHead {
+                status,
+                reason,
+                block,
+                has_date: flags & HAS_DATE != 0,
+                declared_length: (declared >= 0.0).then_some(declared as u64),
+                close: flags & CLOSE != 0,
+                request_id,
+            };
+            // SAFETY: `env` and the value are this call's, live in its scope.
+            let body = unsafe { body_bytes(env, body.raw(), id as u64, declared, &mut scratch.units, &mut scratch.body) }?;
+            let sent = with_state(|s| s.respond(id as u64, &answer, body));
+            text::trim(&mut scratch.body);
+            text::trim(&mut scratch.units);
+            if WITH_REASON {
+                text::trim(&mut scratch.reason);
             }
-        };
-        let request_id = match request_id {
-            Some(value) => Some(unsafe { request_id_of(env, value, &mut scratch.request_id) }?),
-            None => None,
-        };
-        let answer = AppHead { status, reason, block, has_date: flags & HAS_DATE != 0, declared_length: (declared >= 0.0).then_some(declared as u64), close: flags & CLOSE != 0, request_id };
-        let body = unsafe { body_bytes(env, body.raw(), id as u64, declared, &mut scratch.units, &mut scratch.body) }?;
-        let sent = with_state(|s| s.respond(id as u64, &answer, body));
-        text::trim(&mut scratch.body);
-        text::trim(&mut scratch.units);
-        if WITH_REASON {
-            text::trim(&mut scratch.reason);
-        }
-        Ok(sent)
-    }))
+            Ok(sent)
+        })
+    })
 }
 
 #[cold]
@@ -351,9 +425,16 @@ fn invalid_status(status: u32) -> Error {
 }
 
 /// A header block's number when it is one `keepHeaderBlock` gave (else the block is a string).
+///
+/// # Safety
+///
+/// `env` is the current env and `value` a value of the current scope.
 unsafe fn kept_index(env: napi::sys::napi_env, value: napi::sys::napi_value) -> Option<usize> {
-    let mut index = 0u32;
-    (napi::sys::napi_get_value_uint32(env, value, &mut index) == napi::sys::Status::napi_ok).then_some(index as usize)
+    // SAFETY: `env` and `value` are live (the caller's promise); `index` is a local.
+    unsafe {
+        let mut index = 0u32;
+        (napi::sys::napi_get_value_uint32(env, value, &mut index) == napi::sys::Status::napi_ok).then_some(index as usize)
+    }
 }
 
 thread_local! {
@@ -367,6 +448,8 @@ thread_local! {
 #[napi]
 pub fn keep_header_block(env: Env, block: JsString) -> Result<u32> {
     let mut bytes = Vec::new();
+    // SAFETY: `#[napi]` hands over the current env and the string argument, live in the call's
+    // scope.
     unsafe { text::latin1_into(env.raw(), block.raw(), &mut bytes) };
     let kept = KeptHeaderBlock::new(&bytes).map_err(Error::from_reason)?;
     KEPT.with(|blocks| {
@@ -379,43 +462,67 @@ pub fn keep_header_block(env: Env, block: JsString) -> Result<u32> {
 /// A response body: a string's UTF-8 (written into `out`), a small Buffer's own bytes, a
 /// large Buffer held where it lies (see `js::held`), or a file range (see `file_body`).
 /// Inlined into both copies of `respond_with`: called instead, it cost a response ~30 instructions.
+///
+/// # Safety
+///
+/// `env` is the current env and `value` a value of the current scope.
 #[inline(always)]
-unsafe fn body_bytes<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value, id: u64, declared: f64, units: &mut Vec<u16>, out: &'a mut Vec<u8>) -> Result<WholeBody<'a>> {
-    let mut kind = 0;
-    napi::sys::napi_typeof(env, value, &mut kind);
-    if kind == napi::sys::ValueType::napi_string {
-        text::utf8_into(env, value, units, out);
-        return Ok(WholeBody::Bytes(out));
-    }
-    let mut data = std::ptr::null_mut();
-    let mut len = 0usize;
-    if napi::sys::napi_get_buffer_info(env, value, &mut data, &mut len) != napi::sys::Status::napi_ok {
-        return file_body(env, value, id, declared);
-    }
-    if len >= held::HOLD_FROM {
-        if let Some(held) = held::HeldBuffer::new(env, value, data as *const u8, len) {
-            return Ok(WholeBody::Held(Box::new(held)));
+unsafe fn body_bytes<'a>(
+    env: napi::sys::napi_env,
+    value: napi::sys::napi_value,
+    id: u64,
+    declared: f64,
+    units: &mut Vec<u16>,
+    out: &'a mut Vec<u8>,
+) -> Result<WholeBody<'a>> {
+    // SAFETY: `env` and `value` are live (the caller's promise); `data` and `len` describe the
+    // Buffer N-API reported, which lives for the rest of the call, and the slice is made only from
+    // a non-null pointer (`len` > 0); a large Buffer is held by reference instead
+    // (`held::HeldBuffer`) so it outlives the call.
+    unsafe {
+        let mut kind = 0;
+        napi::sys::napi_typeof(env, value, &mut kind);
+        if kind == napi::sys::ValueType::napi_string {
+            text::utf8_into(env, value, units, out);
+            return Ok(WholeBody::Bytes(out));
         }
+        let mut data = std::ptr::null_mut();
+        let mut len = 0usize;
+        if napi::sys::napi_get_buffer_info(env, value, &mut data, &mut len) != napi::sys::Status::napi_ok {
+            return file_body(env, value, id, declared);
+        }
+        if len >= held::HOLD_FROM {
+            if let Some(held) = held::HeldBuffer::new(env, value, data as *const u8, len) {
+                return Ok(WholeBody::Held(Box::new(held)));
+            }
+        }
+        Ok(WholeBody::Bytes(if len == 0 { &[] } else { std::slice::from_raw_parts(data as *const u8, len) }))
     }
-    Ok(WholeBody::Bytes(if len == 0 { &[] } else { std::slice::from_raw_parts(data as *const u8, len) }))
 }
 
 /// A body given as a number: `declared` bytes, from that position, of the file opened for
 /// request `id`'s answer (`open_file`), sent in place. Nothing when the request is gone (the
 /// response then finds no client); an error when no file was opened for it.
+///
+/// # Safety
+///
+/// `env` is the current env and `value` a value of the current scope.
 #[cold]
 unsafe fn file_body(env: napi::sys::napi_env, value: napi::sys::napi_value, id: u64, declared: f64) -> Result<WholeBody<'static>> {
-    let mut offset = 0f64;
-    if napi::sys::napi_get_value_double(env, value, &mut offset) != napi::sys::Status::napi_ok {
-        return Err(Error::from_reason("a response body must be a string, a Buffer or the position of an opened file"));
-    }
-    if !(offset >= 0.0 && declared >= 0.0) {
-        return Err(Error::from_reason("a file body needs a position and a Content-Length (declared), neither negative"));
-    }
-    match with_state(|s| s.take_file(id)) {
-        Some(Some(file)) => Ok(WholeBody::File { file, offset: offset as u64, length: declared as u64 }),
-        Some(None) => Err(Error::from_reason("no file was opened for this response (openFile)")),
-        None => Ok(WholeBody::Bytes(&[])),
+    // SAFETY: `env` and `value` are live (the caller's promise); `offset` is a local.
+    unsafe {
+        let mut offset = 0f64;
+        if napi::sys::napi_get_value_double(env, value, &mut offset) != napi::sys::Status::napi_ok {
+            return Err(Error::from_reason("a response body must be a string, a Buffer or the position of an opened file"));
+        }
+        if !(offset >= 0.0 && declared >= 0.0) {
+            return Err(Error::from_reason("a file body needs a position and a Content-Length (declared), neither negative"));
+        }
+        match with_state(|s| s.take_file(id)) {
+            Some(Some(file)) => Ok(WholeBody::File { file, offset: offset as u64, length: declared as u64 }),
+            Some(None) => Err(Error::from_reason("no file was opened for this response (openFile)")),
+            None => Ok(WholeBody::Bytes(&[])),
+        }
     }
 }
 
@@ -429,12 +536,16 @@ unsafe fn file_body(env: napi::sys::napi_env, value: napi::sys::napi_value, id: 
 pub fn open_file(env: Env, id: f64, path: JsString, stat: JsUnknown) -> Result<i32> {
     let env = env.raw();
     let (mut kind, mut length, mut data, mut buffer, mut offset) = (0, 0usize, std::ptr::null_mut(), std::ptr::null_mut(), 0usize);
+    // SAFETY: `#[napi]` hands over the current env and the argument, live in the call's scope; the
+    // out-pointers are locals.
     let status = unsafe { napi::sys::napi_get_typedarray_info(env, stat.raw(), &mut kind, &mut length, &mut data, &mut buffer, &mut offset) };
     if status != napi::sys::Status::napi_ok || kind != napi::sys::TypedarrayType::float64_array || length < 3 {
         return Err(Error::from_reason("openFile writes the file's size and time into a Float64Array of 3"));
     }
     let opened = SCRATCH.with(|scratch| {
         let Scratch { units, name: bytes, .. } = &mut *scratch.borrow_mut();
+        // SAFETY: `#[napi]` hands over the current env and the string argument, live in the call's
+        // scope.
         unsafe { text::utf8_into(env, path.raw(), units, bytes) };
         with_state(|s| s.open_file(id as u64, bytes))
     });
@@ -457,6 +568,8 @@ pub fn open_file(env: Env, id: f64, path: JsString, stat: JsUnknown) -> Result<i
 pub fn stat_file(env: Env, path: JsString) -> i32 {
     SCRATCH.with(|scratch| {
         let Scratch { units, name: bytes, .. } = &mut *scratch.borrow_mut();
+        // SAFETY: `#[napi]` hands over the current env and the string argument, live in the call's
+        // scope.
         unsafe { text::utf8_into(env.raw(), path.raw(), units, bytes) };
         match io::file::kind(bytes) {
             Ok(io::file::Kind::Regular) => 0,
@@ -476,50 +589,100 @@ pub fn stat_file(env: Env, path: JsString) -> i32 {
 pub fn stream_start(env: Env, id: f64, status: u32, block: JsString, flags: u32, declared: f64, reason: JsUnknown, request_id: JsUnknown) -> Result<bool> {
     let Some(status) = status_code(status) else { return Err(invalid_status(status)) };
     let (mut units, mut phrase) = (Vec::new(), Vec::new());
-    let reason = if unsafe { is_undefined(env.raw(), reason.raw()) } { None } else { Some(unsafe { reason_phrase(env.raw(), reason.raw(), &mut units, &mut phrase) }?) };
+    // SAFETY: `#[napi]` hands over the current env and the arguments, live in the call's scope.
+    let reason = unsafe {
+        if is_undefined(env.raw(), reason.raw()) {
+            None
+        } else {
+            Some(reason_phrase(env.raw(), reason.raw(), &mut units, &mut phrase)?)
+        }
+    };
     let mut bytes = Vec::new();
+    // SAFETY: `#[napi]` hands over the current env and the string argument, live in the call's
+    // scope.
     unsafe { text::latin1_into(env.raw(), block.raw(), &mut bytes) };
     let block = HeaderBlock::new(&bytes).map_err(Error::from_reason)?;
     let mut id_bytes = Vec::new();
-    let request_id = if unsafe { is_undefined(env.raw(), request_id.raw()) } { None } else { Some(unsafe { request_id_of(env.raw(), request_id.raw(), &mut id_bytes) }?) };
-    let answer = AppHead { status, reason, block, has_date: flags & HAS_DATE != 0, declared_length: (declared >= 0.0).then_some(declared as u64), close: flags & CLOSE != 0, request_id };
+    // SAFETY: `#[napi]` hands over the current env and the arguments, live in the call's scope.
+    let request_id = unsafe {
+        if is_undefined(env.raw(), request_id.raw()) {
+            None
+        } else {
+            Some(request_id_of(env.raw(), request_id.raw(), &mut id_bytes)?)
+        }
+    };
+    let answer = AppHead {
+        status,
+        reason,
+        block,
+        has_date: flags & HAS_DATE != 0,
+        declared_length: (declared >= 0.0).then_some(declared as u64),
+        close: flags & CLOSE != 0,
+        request_id,
+    };
     Ok(with_state(|s| s.stream_start(id as u64, &answer)))
 }
 
 /// A JavaScript value's type (`napi::sys::ValueType`).
+///
+/// # Safety
+///
+/// `env` is the current env and `value` a value of the current scope.
 unsafe fn type_of(env: napi::sys::napi_env, value: napi::sys::napi_value) -> napi::sys::napi_valuetype {
-    let mut kind = 0;
-    napi::sys::napi_typeof(env, value, &mut kind);
-    kind
+    // SAFETY: `env` and `value` are live (the caller's promise); `kind` is a local.
+    unsafe {
+        let mut kind = 0;
+        napi::sys::napi_typeof(env, value, &mut kind);
+        kind
+    }
 }
 
 /// Whether an argument is `undefined` (or was not passed).
+///
+/// # Safety
+///
+/// `env` is the current env and `value` a value of the current scope.
 unsafe fn is_undefined(env: napi::sys::napi_env, value: napi::sys::napi_value) -> bool {
-    type_of(env, value) == napi::sys::ValueType::napi_undefined
+    // SAFETY: the caller's promise, passed on.
+    unsafe { type_of(env, value) == napi::sys::ValueType::napi_undefined }
 }
 
 /// The request id JavaScript passed to echo: a string `RequestId` takes, kept in `out`.
+///
+/// # Safety
+///
+/// `env` is the current env and `value` a value of the current scope.
 unsafe fn request_id_of<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value, out: &'a mut Vec<u8>) -> Result<RequestId<'a>> {
-    if type_of(env, value) != napi::sys::ValueType::napi_string {
-        return Err(Error::from_reason("A request id to echo must be a string"));
+    // SAFETY: the caller's promise, passed on (`value` checked to be a string).
+    unsafe {
+        if type_of(env, value) != napi::sys::ValueType::napi_string {
+            return Err(Error::from_reason("A request id to echo must be a string"));
+        }
+        text::latin1_into(env, value, out);
+        RequestId::new(out).map_err(Error::from_reason)
     }
-    text::latin1_into(env, value, out);
-    RequestId::new(out).map_err(Error::from_reason)
 }
 
 /// The reason phrase JavaScript passed: a string of latin1 characters that `ReasonPhrase` takes
 /// (no CR, LF or other control character but tab), kept in `out`.
+///
+/// # Safety
+///
+/// `env` is the current env and `value` a value of the current scope.
 unsafe fn reason_phrase<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value, units: &mut Vec<u16>, out: &'a mut Vec<u8>) -> Result<ReasonPhrase<'a>> {
-    if type_of(env, value) != napi::sys::ValueType::napi_string {
-        return Err(Error::from_reason("A reason phrase (statusMessage) must be a string"));
+    // SAFETY: the caller's promise, passed on (`value` checked to be a string).
+    unsafe {
+        if type_of(env, value) != napi::sys::ValueType::napi_string {
+            return Err(Error::from_reason("A reason phrase (statusMessage) must be a string"));
+        }
+        text::utf16_into(env, value, units);
+        let latin1 = text::latin1_from_utf16(units, out);
+        text::trim(units);
+        if !latin1 {
+            return Err(Error::from_reason("Invalid character in the reason phrase (statusMessage): past U+00FF"));
+        }
+        ReasonPhrase::new(out).map_err(Error::from_reason)
     }
-    text::utf16_into(env, value, units);
-    let latin1 = text::latin1_from_utf16(units, out);
-    text::trim(units);
-    if !latin1 {
-        return Err(Error::from_reason("Invalid character in the reason phrase (statusMessage): past U+00FF"));
-    }
-    ReasonPhrase::new(out).map_err(Error::from_reason)
 }
 
 /// The value of one request header, without building them all: repeats joined as Node joins
@@ -532,6 +695,8 @@ unsafe fn reason_phrase<'a>(env: napi::sys::napi_env, value: napi::sys::napi_val
 pub fn header(env: Env, id: f64, name: JsString, first: Option<bool>) -> Option<Latin1> {
     SCRATCH.with(|scratch| {
         let name_bytes = &mut scratch.borrow_mut().name;
+        // SAFETY: `#[napi]` hands over the current env and the string argument, live in the call's
+        // scope.
         unsafe { text::latin1_into(env.raw(), name.raw(), name_bytes) };
         with_state(|s| s.header(id as u64, name_bytes, first.unwrap_or(false)).map(Latin1))
     })
@@ -558,9 +723,25 @@ pub fn stream_file(id: f64, fd: u32, position: f64, length: f64) -> bool {
     with_state(|s| s.stream_file(id as u64, fd, position as u64, length as u64))
 }
 
+/// Ends a streamed body; `trailers`, when not undefined, the trailer fields to send after it
+/// (`name: value\r\n` lines, latin1, checked as a head's block is): on HTTP/2 a last HEADERS
+/// frame, on HTTP/1.1 lines after the last chunk of a chunked body. Throws, ending nothing, for
+/// a block that isn't well-formed header lines.
 #[napi]
-pub fn stream_end(id: f64) -> bool {
-    with_state(|s| s.stream_end(id as u64))
+pub fn stream_end(env: Env, id: f64, trailers: JsUnknown) -> Result<bool> {
+    // SAFETY: `#[napi]` hands over the current env and the argument, live in the call's scope.
+    if unsafe { is_undefined(env.raw(), trailers.raw()) } {
+        return Ok(with_state(|s| s.stream_end(id as u64, None)));
+    }
+    // SAFETY: as above.
+    if unsafe { type_of(env.raw(), trailers.raw()) } != napi::sys::ValueType::napi_string {
+        return Err(Error::from_reason("Trailers must be a string of header lines"));
+    }
+    let mut bytes = Vec::new();
+    // SAFETY: as above; the argument is a string, checked just before.
+    unsafe { text::latin1_into(env.raw(), trailers.raw(), &mut bytes) };
+    let block = HeaderBlock::new(&bytes).map_err(|_| Error::from_reason("Invalid trailer line in the response"))?;
+    Ok(with_state(|s| s.stream_end(id as u64, Some(block))))
 }
 
 /// Closes the request's connection (its response failed half-way).
@@ -582,9 +763,13 @@ pub struct Latin1(Vec<u8>);
 
 impl ToNapiValue for Latin1 {
     unsafe fn to_napi_value(env: napi::sys::napi_env, value: Self) -> Result<napi::sys::napi_value> {
-        let mut out = std::ptr::null_mut();
-        napi::sys::napi_create_string_latin1(env, value.0.as_ptr() as *const _, value.0.len(), &mut out);
-        Ok(out)
+        // SAFETY: napi-rs calls this with the current env; the bytes are valid for their length,
+        // and copied.
+        unsafe {
+            let mut out = std::ptr::null_mut();
+            napi::sys::napi_create_string_latin1(env, value.0.as_ptr() as *const _, value.0.len(), &mut out);
+            Ok(out)
+        }
     }
 }
 
@@ -592,8 +777,22 @@ impl ToNapiValue for Latin1 {
 /// with that id; false when the client is gone, or when its permessage-deflate offer is invalid
 /// (answered 400, as `ws` answers it). `maxFragments` 0: no limit; `idleTimeout` in ms (0: none).
 #[napi]
-pub fn ws_accept(id: f64, max_payload: f64, max_fragments: f64, idle_timeout: f64, max_backpressure: f64, close_on_backpressure: bool, per_message_deflate: bool) -> bool {
-    let limits = crate::ws::Limits { max_payload: max_payload as usize, max_fragments: max_fragments as usize, idle_timeout: idle_timeout as u64, max_backpressure: max_backpressure as usize, close_on_backpressure };
+pub fn ws_accept(
+    id: f64,
+    max_payload: f64,
+    max_fragments: f64,
+    idle_timeout: f64,
+    max_backpressure: f64,
+    close_on_backpressure: bool,
+    per_message_deflate: bool,
+) -> bool {
+    let limits = crate::ws::Limits {
+        max_payload: max_payload as usize,
+        max_fragments: max_fragments as usize,
+        idle_timeout: idle_timeout as u64,
+        max_backpressure: max_backpressure as usize,
+        close_on_backpressure,
+    };
     with_state(|s| s.ws_accept(id as u64, limits, per_message_deflate))
 }
 

@@ -22,6 +22,11 @@
 //! - `uv` (the libuv functions Node exports), `events` (what the engine tells JavaScript) and
 //!   `spare` (buffers reused from request to request), below everything.
 
+// Every unsafe operation sits in an `unsafe` block of its own (also inside an `unsafe fn`),
+// each with a `// SAFETY:` note saying why it holds (docs/decisions/rust-discipline.md).
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod engine;
 mod events;
 pub mod exports;

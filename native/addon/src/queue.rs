@@ -85,7 +85,16 @@ impl<T> Default for Queue<T> {
 impl<T> Queue<T> {
     /// Queues the response to request `id`, behind every response queued before it.
     pub(crate) fn push(&mut self, id: u64, proto: T) {
-        self.entries.push_back(Entry { id, progress: Progress::Waiting, held: Vec::new(), after: Vec::new(), wants_drain: false, closes: false, in_place: None, proto });
+        self.entries.push_back(Entry {
+            id,
+            progress: Progress::Waiting,
+            held: Vec::new(),
+            after: Vec::new(),
+            wants_drain: false,
+            closes: false,
+            in_place: None,
+            proto,
+        });
     }
 
     pub(crate) fn is_empty(&self) -> bool {

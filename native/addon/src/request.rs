@@ -4,8 +4,8 @@
 //! its response stands is the connection's queue's (`queue.rs`).
 
 use cog_framing::Head;
-use std::fs::File;
 use std::collections::HashMap;
+use std::fs::File;
 use std::ops::Range;
 
 pub(crate) struct Req {
@@ -205,7 +205,15 @@ pub(crate) fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &mut Head, 
 /// pseudo-header fields first, as node:http2 lists them), copied into `buffers`' bytes with its
 /// header list pointing into them (both reused: what they held is dropped). `method_index` is
 /// the method's place in `METHODS`.
-pub(crate) fn new_h2_req<'a>(key: usize, gen: u32, stream: u32, method_index: usize, path: &[u8], fields: impl Iterator<Item = (&'a [u8], &'a [u8])>, buffers: (Vec<u8>, HeaderRanges)) -> Req {
+pub(crate) fn new_h2_req<'a>(
+    key: usize,
+    gen: u32,
+    stream: u32,
+    method_index: usize,
+    path: &[u8],
+    fields: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+    buffers: (Vec<u8>, HeaderRanges),
+) -> Req {
     let (mut buffer, mut headers) = buffers;
     buffer.clear();
     headers.clear();

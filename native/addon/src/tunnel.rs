@@ -123,13 +123,13 @@ impl Conn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::socket::{read_all, send};
+    use crate::io::socket::{client_recv, client_send as send, client_shutdown, read_all};
 
     #[test]
     fn bytes_go_both_ways_as_they_are() {
         let (mut io, client) = Transport::pair();
         let mut t = Conn::new(3);
-        unsafe { send(client, b"\x81\x02hi") };
+        send(client, b"\x81\x02hi");
         io.read(&mut Vec::new());
         let mut events = Vec::new();
         t.parse(&mut io, &mut events);
@@ -185,9 +185,9 @@ mod tests {
         assert_eq!(events, [Event::TunnelShut { id: 3 }]);
         assert_eq!(read_all(client), b"bye");
         let mut buf = [0u8; 4];
-        assert_eq!(unsafe { crate::io::socket::recv(client, &mut buf) }, 0, "the client reads the end");
+        assert_eq!(client_recv(client, &mut buf), 0, "the client reads the end");
         assert!(!t.finished(&io), "the client's side is still open");
-        crate::io::socket::shutdown_write(client);
+        client_shutdown(client);
         io.read(&mut Vec::new());
         let mut events = Vec::new();
         t.parse(&mut io, &mut events);

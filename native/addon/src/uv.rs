@@ -35,6 +35,7 @@ pub const UV_DISCONNECT: c_int = 4;
 // are node.exe's exports, imported without an import library (raw-dylib). Node-API's own
 // functions are looked up in the running program by napi-sys on Windows.
 #[cfg_attr(windows, link(name = "node.exe", kind = "raw-dylib", modifiers = "+verbatim"))]
+#[cfg(not(test))]
 extern "C" {
     pub fn uv_version() -> c_uint;
     pub fn uv_handle_size(kind: c_int) -> usize;
@@ -73,6 +74,10 @@ fn layout_of(size: usize) -> std::alloc::Layout {
     std::alloc::Layout::from_size_align(HEADER + size, HEADER).expect("a handle's size")
 }
 
+// Unit tests have no libuv (only Node provides it): they run the engine on a loop of their own.
+#[cfg(test)]
+pub use fake::*;
+
 /// Allocates a zeroed handle of `kind`; freed by `free_handle` from its close callback.
 pub fn alloc_handle(kind: c_int) -> *mut uv_handle_t {
     // SAFETY: uv_handle_size is a pure lookup.
@@ -95,8 +100,207 @@ pub fn alloc_handle(kind: c_int) -> *mut uv_handle_t {
 /// # Safety
 /// `handle` must come from `alloc_handle`, and libuv be done with it.
 pub unsafe extern "C" fn free_handle(handle: *mut uv_handle_t) {
-    // SAFETY: `alloc_handle` put the size `HEADER` bytes before the handle.
-    let block = (handle as *mut u8).sub(HEADER);
-    let size = (block as *const usize).read();
-    std::alloc::dealloc(block, layout_of(size));
+    // SAFETY: libuv calls this once, when it is done with a handle that `alloc_handle` allocated,
+    // which put the allocation's size `HEADER` bytes before the handle.
+    unsafe {
+        let block = (handle as *mut u8).sub(HEADER);
+        let size = (block as *const usize).read();
+        std::alloc::dealloc(block, layout_of(size));
+    }
+}
+
+/// A loop of the unit tests' own, in place of libuv's functions: it keeps what the engine asks of
+/// each handle (its data, what it waits for, its timer, whether it is active, referenced, closed)
+/// and a clock the test moves, and runs a handle's callback when the test says its event came.
+/// The engine's own code is then what runs, from `listen` to `dispose`.
+#[cfg(test)]
+#[allow(clippy::missing_safety_doc)] // libuv's signatures, unsafe as the real ones are.
+pub mod fake {
+    use super::*;
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+
+    /// What the loop knows of one handle.
+    #[derive(Clone, Default, Debug)]
+    pub struct Handle {
+        pub kind: c_int,
+        pub data: usize,
+        pub fd: c_int,
+        pub active: bool,
+        pub referenced: bool,
+        /// A poll handle's events.
+        pub events: c_int,
+        pub poll_cb: Option<uv_poll_cb>,
+        /// A timer's, check's or idle's callback.
+        pub cb: Option<uv_timer_cb>,
+        pub timeout: u64,
+        pub repeat: u64,
+        /// When a started timer is due.
+        pub due: u64,
+    }
+
+    #[derive(Default)]
+    struct Loop {
+        now: u64,
+        handles: HashMap<usize, Handle>,
+        closed: Vec<usize>,
+    }
+
+    thread_local! {
+        static LOOP: RefCell<Loop> = RefCell::new(Loop::default());
+    }
+
+    fn with<R>(f: impl FnOnce(&mut Loop) -> R) -> R {
+        LOOP.with(|l| f(&mut l.borrow_mut()))
+    }
+
+    fn handle<R>(h: *const uv_handle_t, f: impl FnOnce(&mut Handle) -> R) -> R {
+        with(|l| f(l.handles.get_mut(&(h as usize)).expect("a handle initialised on the loop")))
+    }
+
+    fn init(h: *mut uv_handle_t, kind: c_int, fd: c_int) -> c_int {
+        with(|l| l.handles.insert(h as usize, Handle { kind, fd, referenced: true, ..Handle::default() }));
+        0
+    }
+
+    /// A handle as the loop knows it (None once closed).
+    pub fn handle_of(h: *const uv_handle_t) -> Option<Handle> {
+        with(|l| l.handles.get(&(h as usize)).cloned())
+    }
+
+    /// How many handles were closed so far.
+    pub fn closed() -> usize {
+        with(|l| l.closed.len())
+    }
+
+    /// Sets the loop's clock (ms).
+    pub fn set_now(now: u64) {
+        with(|l| l.now = now);
+    }
+
+    /// The poll handles that are active, with their descriptors and events.
+    pub fn polls() -> Vec<(*mut uv_handle_t, c_int, c_int)> {
+        let mut polls: Vec<_> =
+            with(|l| l.handles.iter().filter(|(_, h)| h.kind == UV_POLL && h.active).map(|(&p, h)| (p as *mut uv_handle_t, h.fd, h.events)).collect());
+        polls.sort_by_key(|&(_, fd, _)| fd);
+        polls
+    }
+
+    /// libuv's poll phase found `events` on a poll handle: its callback runs.
+    pub fn poll_event(h: *mut uv_handle_t, events: c_int) {
+        let Handle { active, poll_cb, .. } = handle_of(h).expect("a live handle");
+        assert!(active, "an event on a stopped poll handle");
+        // SAFETY: the engine's own callback, called as libuv calls it.
+        unsafe { poll_cb.expect("a started poll handle")(h, 0, events) };
+    }
+
+    /// Runs the active handles of `kind` (UV_CHECK, UV_IDLE), as a turn of the loop does.
+    pub fn run(kind: c_int) -> usize {
+        let due: Vec<_> = with(|l| l.handles.iter().filter(|(_, h)| h.kind == kind && h.active).map(|(&p, h)| (p, h.cb)).collect());
+        for &(p, cb) in &due {
+            // SAFETY: the engine's own callback, called as libuv calls it.
+            unsafe { cb.expect("a started handle")(p as *mut uv_handle_t) };
+        }
+        due.len()
+    }
+
+    /// Moves the clock to `now` and runs the timers due by then, in order; returns how many ran.
+    pub fn advance(now: u64) -> usize {
+        let mut ran = 0;
+        loop {
+            let next = with(|l| {
+                let (&p, h) = l.handles.iter().filter(|(_, h)| h.kind == UV_TIMER && h.active && h.due <= now).min_by_key(|(_, h)| h.due)?;
+                l.now = l.now.max(h.due);
+                let cb = h.cb;
+                let h = l.handles.get_mut(&p).unwrap();
+                if h.repeat > 0 {
+                    h.due += h.repeat;
+                } else {
+                    h.active = false;
+                }
+                Some((p, cb))
+            });
+            let Some((p, cb)) = next else { break };
+            // SAFETY: the engine's own callback, called as libuv calls it.
+            unsafe { cb.expect("a started timer")(p as *mut uv_handle_t) };
+            ran += 1;
+        }
+        set_now(now);
+        ran
+    }
+
+    pub unsafe fn uv_version() -> c_uint {
+        (1 << 16) | (46 << 8)
+    }
+    pub unsafe fn uv_handle_size(_kind: c_int) -> usize {
+        64
+    }
+    pub unsafe fn uv_handle_set_data(h: *mut uv_handle_t, data: *mut c_void) {
+        handle(h, |h| h.data = data as usize);
+    }
+    pub unsafe fn uv_handle_get_data(h: *const uv_handle_t) -> *mut c_void {
+        handle(h, |h| h.data as *mut c_void)
+    }
+    /// Closes at once, its callback run after, as libuv's next turn would.
+    pub unsafe fn uv_close(h: *mut uv_handle_t, cb: Option<uv_close_cb>) {
+        with(|l| {
+            l.handles.remove(&(h as usize)).expect("a handle closed once");
+            l.closed.push(h as usize);
+        });
+        if let Some(cb) = cb {
+            // SAFETY: the caller's close callback, for the handle it closed.
+            unsafe { cb(h) };
+        }
+    }
+    pub unsafe fn uv_unref(h: *mut uv_handle_t) {
+        handle(h, |h| h.referenced = false);
+    }
+    pub unsafe fn uv_now(_: *const uv_loop_t) -> u64 {
+        with(|l| l.now)
+    }
+    pub unsafe fn uv_poll_init(_: *mut uv_loop_t, h: *mut uv_handle_t, fd: c_int) -> c_int {
+        init(h, UV_POLL, fd)
+    }
+    pub unsafe fn uv_poll_start(h: *mut uv_handle_t, events: c_int, cb: uv_poll_cb) -> c_int {
+        handle(h, |h| (h.active, h.events, h.poll_cb) = (true, events, Some(cb)));
+        0
+    }
+    pub unsafe fn uv_poll_stop(h: *mut uv_handle_t) -> c_int {
+        handle(h, |h| (h.active, h.events) = (false, 0));
+        0
+    }
+    pub unsafe fn uv_timer_init(_: *mut uv_loop_t, h: *mut uv_handle_t) -> c_int {
+        init(h, UV_TIMER, -1)
+    }
+    pub unsafe fn uv_timer_start(h: *mut uv_handle_t, cb: uv_timer_cb, timeout: u64, repeat: u64) -> c_int {
+        let now = with(|l| l.now);
+        handle(h, |h| (h.active, h.cb, h.timeout, h.repeat, h.due) = (true, Some(cb), timeout, repeat, now + timeout));
+        0
+    }
+    pub unsafe fn uv_timer_stop(h: *mut uv_handle_t) -> c_int {
+        handle(h, |h| h.active = false);
+        0
+    }
+    pub unsafe fn uv_check_init(_: *mut uv_loop_t, h: *mut uv_handle_t) -> c_int {
+        init(h, UV_CHECK, -1)
+    }
+    pub unsafe fn uv_check_start(h: *mut uv_handle_t, cb: uv_check_cb) -> c_int {
+        handle(h, |h| (h.active, h.cb) = (true, Some(cb)));
+        0
+    }
+    pub unsafe fn uv_check_stop(h: *mut uv_handle_t) -> c_int {
+        handle(h, |h| h.active = false);
+        0
+    }
+    pub unsafe fn uv_idle_init(_: *mut uv_loop_t, h: *mut uv_handle_t) -> c_int {
+        init(h, UV_IDLE, -1)
+    }
+    pub unsafe fn uv_idle_start(h: *mut uv_handle_t, cb: uv_idle_cb) -> c_int {
+        handle(h, |h| (h.active, h.cb) = (true, Some(cb)));
+        0
+    }
+    pub unsafe fn uv_idle_stop(h: *mut uv_handle_t) -> c_int {
+        handle(h, |h| h.active = false);
+        0
+    }
 }

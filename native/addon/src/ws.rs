@@ -102,7 +102,10 @@ pub(crate) fn handshake(io: &mut Transport, id: u64, key_header: &[u8], offer: O
         Some(Ok(agreed)) => agreed,
         Some(Err(_)) => {
             const MESSAGE: &str = "Invalid or unacceptable Sec-WebSocket-Extensions header";
-            io.output().extend_from_slice(format!("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{MESSAGE}", MESSAGE.len()).as_bytes());
+            io.output().extend_from_slice(
+                format!("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{MESSAGE}", MESSAGE.len())
+                    .as_bytes(),
+            );
             return None;
         }
     };
@@ -120,7 +123,22 @@ pub(crate) fn handshake(io: &mut Transport, id: u64, key_header: &[u8], offer: O
         }
     };
     out.extend_from_slice(b"\r\n\r\n");
-    Some(Box::new(Conn { id, decoder, idle_timeout, heard: now, pinged: false, close_sent: None, reported: false, done_reading: false, wants_drain: false, close_reply: None, max_backpressure, close_on_backpressure, deflater, closing }))
+    Some(Box::new(Conn {
+        id,
+        decoder,
+        idle_timeout,
+        heard: now,
+        pinged: false,
+        close_sent: None,
+        reported: false,
+        done_reading: false,
+        wants_drain: false,
+        close_reply: None,
+        max_backpressure,
+        close_on_backpressure,
+        deflater,
+        closing,
+    }))
 }
 
 impl Conn {
@@ -303,7 +321,7 @@ impl Conn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::socket::{read_all, send};
+    use crate::io::socket::{client_send as send, read_all};
 
     const LIMITS: Limits = Limits { max_payload: 1024, max_fragments: 0, idle_timeout: 1000, max_backpressure: 100, close_on_backpressure: false };
 
@@ -328,7 +346,10 @@ mod tests {
         let ws = accepted(&mut io);
         io.write();
         let out = String::from_utf8(read_all(client)).unwrap();
-        assert_eq!(out, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n");
+        assert_eq!(
+            out,
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n"
+        );
         assert_eq!((ws.id(), ws.input()), (7, Input::Read));
         io.close_pair(client);
     }
@@ -351,7 +372,7 @@ mod tests {
         let mut bytes = masked(0x1, b"hi");
         bytes.extend(masked(0x9, b"p"));
         bytes.extend(&masked(0x2, b"bin")[..4]);
-        unsafe { send(client, &bytes) };
+        send(client, &bytes);
         io.read(&mut Vec::new());
         let mut events = Vec::new();
         ws.parse(&mut io, &mut events);
@@ -368,7 +389,7 @@ mod tests {
         let mut ws = accepted(&mut io);
         io.write();
         read_all(client);
-        unsafe { send(client, &masked(0x8, &[0x03, 0xe8])) };
+        send(client, &masked(0x8, &[0x03, 0xe8]));
         io.read(&mut Vec::new());
         let mut events = Vec::new();
         ws.parse(&mut io, &mut events);

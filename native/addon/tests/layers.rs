@@ -253,7 +253,12 @@ fn graphs() -> (BTreeMap<String, BTreeSet<String>>, BTreeMap<String, BTreeSet<St
         let code = code_of(source);
         let code = without_tests(&code);
         let prefix = if name == "crate" { String::new() } else { format!("{name}::") };
-        let children: Vec<String> = known.keys().filter_map(|k| k.strip_prefix(&prefix)).filter(|rest| !rest.is_empty() && !rest.contains("::") && *rest != "crate").map(String::from).collect();
+        let children: Vec<String> = known
+            .keys()
+            .filter_map(|k| k.strip_prefix(&prefix))
+            .filter(|rest| !rest.is_empty() && !rest.contains("::") && *rest != "crate")
+            .map(String::from)
+            .collect();
         files.entry(name.clone()).or_default();
         for path in paths_in(&code, name, &children) {
             let Some(target) = module_of(&path, &known) else { continue };

@@ -2,7 +2,7 @@ use crate::Refusal;
 
 /// Most bytes of chunk extensions in one body (they are ignored, so they only cost memory and time).
 const MAX_EXTENSIONS: usize = 16 * 1024;
-/// Most bytes of trailer fields after the last chunk (ignored too).
+/// Most bytes of trailer fields after the last chunk (kept for the app: `take_trailers`).
 const MAX_TRAILERS: usize = 16 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,11 +43,13 @@ pub struct ChunkedDecoder {
     trailer_bytes: usize,
     /// The trailer line being read: it must be a field line (`name: value`), as node:http requires.
     line: Vec<u8>,
+    /// The trailer lines read, each ending in CRLF.
+    trailers: Vec<u8>,
 }
 
 impl Default for ChunkedDecoder {
     fn default() -> Self {
-        ChunkedDecoder { state: State::Size, size: 0, digits: 0, remaining: 0, extension_bytes: 0, trailer_bytes: 0, line: Vec::new() }
+        ChunkedDecoder { state: State::Size, size: 0, digits: 0, remaining: 0, extension_bytes: 0, trailer_bytes: 0, line: Vec::new(), trailers: Vec::new() }
     }
 }
 
@@ -58,6 +60,12 @@ impl ChunkedDecoder {
 
     pub fn is_done(&self) -> bool {
         self.state == State::Done
+    }
+
+    /// The trailer fields that came after the last chunk (`name: value\r\n` lines, as sent; at
+    /// most 16 KiB), taken once the body is done; empty when there were none.
+    pub fn take_trailers(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.trailers)
     }
 
     /// Appends the body bytes found in `input` to `out`; returns how many input bytes were used
@@ -131,6 +139,8 @@ impl ChunkedDecoder {
                     if b != b'\n' || !is_field_line(&self.line) {
                         return Err(Refusal::bad("Invalid trailer line"));
                     }
+                    self.trailers.extend_from_slice(&self.line);
+                    self.trailers.extend_from_slice(b"\r\n");
                     self.line.clear();
                     self.state = State::TrailerStart;
                 }
@@ -217,12 +227,27 @@ mod tests {
         let (out, used, done) = decode_all(b"5\r\nhello\r\n6;x=y\r\n world\r\n0\r\nX-T: 1\r\n\r\nGET /").unwrap();
         assert_eq!(out, b"hello world");
         assert!(done);
+        let mut d = ChunkedDecoder::new();
+        d.decode(b"3\r\nabc\r\n0\r\nGrpc-Status: 0\r\nx-sum:abc\r\n\r\n", &mut Vec::new()).unwrap();
+        assert_eq!(d.take_trailers(), b"Grpc-Status: 0\r\nx-sum:abc\r\n");
         assert_eq!(used, b"5\r\nhello\r\n6;x=y\r\n world\r\n0\r\nX-T: 1\r\n\r\n".len());
     }
 
     #[test]
     fn refuses_malformed_framing() {
-        for bad in [&b"5 \r\nhello\r\n0\r\n\r\n"[..], b"0\r\n5\r\n\r\n", b"0\r\nX : 1\r\n\r\n", b"0\r\nContent-Length: 5\r\n\r\n", b"0\r\nTransfer-Encoding: chunked\r\n\r\n", b"-5\r\n", b"0x5\r\n", b"5\nhello", b"5\r\nhelloXX\r\n", b"\r\n", b"5\r\nhello\r\n0\r\n\r\r"] {
+        for bad in [
+            &b"5 \r\nhello\r\n0\r\n\r\n"[..],
+            b"0\r\n5\r\n\r\n",
+            b"0\r\nX : 1\r\n\r\n",
+            b"0\r\nContent-Length: 5\r\n\r\n",
+            b"0\r\nTransfer-Encoding: chunked\r\n\r\n",
+            b"-5\r\n",
+            b"0x5\r\n",
+            b"5\nhello",
+            b"5\r\nhelloXX\r\n",
+            b"\r\n",
+            b"5\r\nhello\r\n0\r\n\r\r",
+        ] {
             assert!(decode_all(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
         }
         assert!(decode_all(b"11111111111111111\r\n").is_err(), "more than 16 hex digits");

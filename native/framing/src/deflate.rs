@@ -308,8 +308,14 @@ mod tests {
     fn offers_and_answers_as_ws_gives_them() {
         assert_eq!(agreed("x-webkit-deflate-frame").unwrap(), None);
         assert_eq!(agreed("permessage-deflate; client_max_window_bits").unwrap().unwrap().header(), "permessage-deflate");
-        let all = agreed("permessage-deflate; server_no_context_takeover; client_no_context_takeover; server_max_window_bits=10; client_max_window_bits=\"12\"").unwrap().unwrap();
-        assert_eq!(all.header(), "permessage-deflate; server_no_context_takeover; client_no_context_takeover; server_max_window_bits=10; client_max_window_bits=12");
+        let all =
+            agreed("permessage-deflate; server_no_context_takeover; client_no_context_takeover; server_max_window_bits=10; client_max_window_bits=\"12\"")
+                .unwrap()
+                .unwrap();
+        assert_eq!(
+            all.header(),
+            "permessage-deflate; server_no_context_takeover; client_no_context_takeover; server_max_window_bits=10; client_max_window_bits=12"
+        );
         assert!(!all.server_compresses());
         // The first offer is taken.
         assert_eq!(agreed("permessage-deflate; server_max_window_bits=9, permessage-deflate").unwrap().unwrap().server_max_window_bits, Some(9));
@@ -357,11 +363,11 @@ mod tests {
         let mut file = Vec::with_capacity(len + 400_000);
         while file.len() < len {
             for k in 0..header {
-                file.push((k % 64) as u8 ^ u8::from(next() % 4 == 0));
+                file.push((k % 64) as u8 ^ u8::from(next().is_multiple_of(4)));
             }
             for _ in 0..next() % 300_000 + 1000 {
                 let x = next();
-                file.push(if x % common_every == 0 { 0 } else { (x >> 8) as u8 });
+                file.push(if x.is_multiple_of(common_every) { 0 } else { (x >> 8) as u8 });
             }
         }
         file.truncate(len);

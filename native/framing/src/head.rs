@@ -49,8 +49,41 @@ pub struct Head {
 /// The methods node:http's parser knows (`http.METHODS`, the same on Node 20 and 24), sorted.
 /// Anything else, lower-case spellings included, is refused with 400 there, and so here.
 pub const METHODS: [&str; 35] = [
-    "ACL", "BIND", "CHECKOUT", "CONNECT", "COPY", "DELETE", "GET", "HEAD", "LINK", "LOCK", "M-SEARCH", "MERGE", "MKACTIVITY", "MKCALENDAR", "MKCOL", "MOVE", "NOTIFY", "OPTIONS",
-    "PATCH", "POST", "PROPFIND", "PROPPATCH", "PURGE", "PUT", "QUERY", "REBIND", "REPORT", "SEARCH", "SOURCE", "SUBSCRIBE", "TRACE", "UNBIND", "UNLINK", "UNLOCK", "UNSUBSCRIBE",
+    "ACL",
+    "BIND",
+    "CHECKOUT",
+    "CONNECT",
+    "COPY",
+    "DELETE",
+    "GET",
+    "HEAD",
+    "LINK",
+    "LOCK",
+    "M-SEARCH",
+    "MERGE",
+    "MKACTIVITY",
+    "MKCALENDAR",
+    "MKCOL",
+    "MOVE",
+    "NOTIFY",
+    "OPTIONS",
+    "PATCH",
+    "POST",
+    "PROPFIND",
+    "PROPPATCH",
+    "PURGE",
+    "PUT",
+    "QUERY",
+    "REBIND",
+    "REPORT",
+    "SEARCH",
+    "SOURCE",
+    "SUBSCRIBE",
+    "TRACE",
+    "UNBIND",
+    "UNLINK",
+    "UNLOCK",
+    "UNSUBSCRIBE",
 ];
 
 /// Parses one request head from the start of `buf`.
@@ -212,6 +245,12 @@ fn parse_spaced_line(buf: &[u8], limits: &Limits) -> Option<Result<Option<Head>,
         // Not a whole line yet.
         return Some(if buf.len() > limits.max_head { Err(Refusal { status: 431, message: HEAD_TOO_LARGE }) } else { Ok(None) });
     }
+    // A whole line with no target (its spaces run to a bare LF: `GET  \n`): the copy would be the
+    // line again, and parsing it would come back here for ever (found by fuzzing: a stack overflow
+    // that took the process down). The usual parse refuses it.
+    if target_len == 0 {
+        return None;
+    }
     let mut copy = Vec::with_capacity(buf.len());
     copy.extend_from_slice(&buf[..first + 1]);
     copy.extend_from_slice(&buf[target_start..second]);
@@ -317,10 +356,7 @@ fn parse_length(value: &[u8]) -> Result<u64, Refusal> {
     if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
         return Err(Refusal::bad("Invalid Content-Length"));
     }
-    value
-        .iter()
-        .try_fold(0u64, |n, &d| n.checked_mul(10)?.checked_add(u64::from(d - b'0')))
-        .ok_or(Refusal::bad("Invalid Content-Length"))
+    value.iter().try_fold(0u64, |n, &d| n.checked_mul(10)?.checked_add(u64::from(d - b'0'))).ok_or(Refusal::bad("Invalid Content-Length"))
 }
 
 /// httparse tolerates a bare LF as a line end (RFC 9112 allows that leniency); Node does not,
@@ -547,18 +583,43 @@ mod tests {
         };
         let chunked = Ok(Framing::Chunked);
         // Spelling and whitespace of one line.
-        for line in [" chunked", "chunked", "\tchunked", " CHUNKED", " ChUnKeD", " chunked  ", " gzip,chunked", " gzip ,chunked", " gzip,\tchunked", " gzip\t, chunked", " ,chunked", " gzip,, chunked", " x;q=\"a, chunked"] {
+        for line in [
+            " chunked",
+            "chunked",
+            "\tchunked",
+            " CHUNKED",
+            " ChUnKeD",
+            " chunked  ",
+            " gzip,chunked",
+            " gzip ,chunked",
+            " gzip,\tchunked",
+            " gzip\t, chunked",
+            " ,chunked",
+            " gzip,, chunked",
+            " x;q=\"a, chunked",
+        ] {
             assert_eq!(te(&[line]), chunked, "{line:?}");
         }
         // A tab after chunked makes it another coding: the line doesn't end in chunked...
-        for line in [" chunked\t", " chunked \t", " gzip, chunked\t", " chunkedx", " chunked;q=1", " gzip chunked", " \"chunked\"", " identity", " gzip", " chunked x"] {
+        for line in
+            [" chunked\t", " chunked \t", " gzip, chunked\t", " chunkedx", " chunked;q=1", " gzip chunked", " \"chunked\"", " identity", " gzip", " chunked x"]
+        {
             assert_eq!(te(&[line]), Err(400), "{line:?}");
         }
         // ...and chunked may follow it (node:http decodes the body once, and so does this parser).
         assert_eq!(te(&[" chunked\t, chunked"]), chunked);
         assert_eq!(te(&[" chunked\t", " chunked"]), chunked);
         // chunked before another coding, on its line or on a later one.
-        for lines in [&[" chunked, gzip"][..], &[" chunked, chunked"], &[" chunked ,gzip"], &[" gzip, chunked, chunked"], &[" chunked,"], &[" chunked", " gzip"], &[" chunked", " chunked"], &[" chunked", " gzip, chunked"]] {
+        for lines in [
+            &[" chunked, gzip"][..],
+            &[" chunked, chunked"],
+            &[" chunked ,gzip"],
+            &[" gzip, chunked, chunked"],
+            &[" chunked,"],
+            &[" chunked", " gzip"],
+            &[" chunked", " chunked"],
+            &[" chunked", " gzip, chunked"],
+        ] {
             assert_eq!(te(lines), Err(400), "{lines:?}");
         }
         // Repeated lines form one list.
@@ -675,5 +736,16 @@ mod tests {
         assert!(!parse("GET / HTTP/1.1\r\nUpgrade: h2c\r\n\r\n").unwrap().unwrap().upgrade, "Upgrade without Connection: upgrade");
         assert!(!parse("GET / HTTP/1.1\r\nConnection: upgrade\r\n\r\n").unwrap().unwrap().upgrade, "Connection: upgrade without Upgrade");
         assert_eq!(status("POST / HTTP/1.1\r\nExpect: teapot\r\n\r\n"), 417);
+    }
+
+    /// A request line whose spaces run to a bare LF has no target to collapse them around: it
+    /// is refused, where it once sent the parser into endless recursion (found by fuzzing).
+    #[test]
+    fn spaces_up_to_a_bare_lf_are_refused_not_recursed_on() {
+        for raw in [&b"GET  \n"[..], b"GET   \n\r\n", b"\r\nD\xcdLET\xf4\x00\x00\x00\x19/6  \n", b"GET / HTTP/1.1  \n"] {
+            assert_eq!(parse_head(raw, &LIMITS).map(|h| h.is_some()), Err(Refusal::bad("Malformed request head")), "{raw:?}");
+        }
+        // Before its line ends, the same spaces wait for the target (found by fuzzing too).
+        assert_eq!(parse_head(b"DELETE   ", &LIMITS).map(|h| h.is_some()), Ok(false));
     }
 }

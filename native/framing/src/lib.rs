@@ -14,9 +14,13 @@
 //! - chunk sizes are hex digits only (at most 16), extensions and trailers are bounded;
 //! - a head larger than the limit is a 431, more headers than the limit a 431.
 
+#![forbid(unsafe_code)]
+
 mod chunked;
 pub mod deflate;
 mod head;
+#[cfg(test)]
+mod head_props;
 pub mod response;
 pub mod rules;
 pub mod websocket;
@@ -44,7 +48,8 @@ pub(crate) static TOKEN: [bool; 256] = {
     let mut b = 0;
     while b < 256 {
         let c = b as u8;
-        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~');
+        table[b] =
+            c.is_ascii_alphanumeric() || matches!(c, b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~');
         b += 1;
     }
     table

@@ -352,16 +352,7 @@ fn http_date(secs: u64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{}, {:02} {} {} {:02}:{:02}:{:02} GMT",
-        DAYS[(days % 7) as usize],
-        day,
-        MONTHS[(month - 1) as usize],
-        year,
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    format!("{}, {:02} {} {} {:02}:{:02}:{:02} GMT", DAYS[(days % 7) as usize], day, MONTHS[(month - 1) as usize], year, rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
 #[cfg(test)]
@@ -417,9 +408,20 @@ mod tests {
 
     fn head_with(status: u16, reason: Option<&[u8]>) -> String {
         let block = super::HeaderBlock::new(b"").unwrap();
-        let app = super::AppHead { status, reason: reason.map(|r| super::ReasonPhrase::new(r).unwrap()), block, has_date: true, declared_length: None, close: false, request_id: None };
+        let app = super::AppHead {
+            status,
+            reason: reason.map(|r| super::ReasonPhrase::new(r).unwrap()),
+            block,
+            has_date: true,
+            declared_length: None,
+            close: false,
+            request_id: None,
+        };
         let mut out = Vec::new();
-        super::write_head(&mut out, &super::HeadOptions { app: &app, framing: super::BodyFraming::Length(0), minor: 1, request_close: false, head_request: false });
+        super::write_head(
+            &mut out,
+            &super::HeadOptions { app: &app, framing: super::BodyFraming::Length(0), minor: 1, request_close: false, head_request: false },
+        );
         String::from_utf8_lossy(&out).into_owned()
     }
 
@@ -429,7 +431,10 @@ mod tests {
         let request_id = Some(super::RequestId::new(b"k3f9-12").unwrap());
         let app = super::AppHead { status: 200, reason: None, block, has_date: true, declared_length: None, close: false, request_id };
         let mut out = Vec::new();
-        super::write_head(&mut out, &super::HeadOptions { app: &app, framing: super::BodyFraming::Length(0), minor: 1, request_close: false, head_request: false });
+        super::write_head(
+            &mut out,
+            &super::HeadOptions { app: &app, framing: super::BodyFraming::Length(0), minor: 1, request_close: false, head_request: false },
+        );
         assert_eq!(String::from_utf8_lossy(&out), "HTTP/1.1 200 OK\r\na: b\r\nx-request-id: k3f9-12\r\nContent-Length: 0\r\n\r\n");
         for bad in [&b""[..], b"a b", b"a\r\nb: c", b"\xe9", &[b'a'; 129]] {
             assert!(super::RequestId::new(bad).is_err(), "{bad:?}");

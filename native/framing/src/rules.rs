@@ -28,11 +28,17 @@ fn bad(message: impl Into<String>) -> Problem {
 /// path it names (this range of `buf`, or "/" when empty) is what the app routes.
 pub fn check(head: &Head, buf: &[u8], rules: &Rules) -> Result<Option<Range<usize>>, Problem> {
     if head.headers.len() > rules.max_headers {
-        return Err(Problem { status: 431, message: format!("Too many headers (the limit is {}); raise the maxHeaders option to accept more", rules.max_headers) });
+        return Err(Problem {
+            status: 431,
+            message: format!("Too many headers (the limit is {}); raise the maxHeaders option to accept more", rules.max_headers),
+        });
     }
     let target = &buf[head.target.clone()];
     if target.len() > rules.max_url_length {
-        return Err(Problem { status: 414, message: format!("URL is longer than the limit of {} characters; raise the maxUrlLength option to accept it", rules.max_url_length) });
+        return Err(Problem {
+            status: 414,
+            message: format!("URL is longer than the limit of {} characters; raise the maxUrlLength option to accept it", rules.max_url_length),
+        });
     }
     let mut hosts = 0;
     for (name, value) in &head.headers {

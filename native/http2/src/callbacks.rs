@@ -2,6 +2,17 @@
 //! the rate limits are counted. They run inside `nghttp2_session_mem_recv2` and `mem_send2`
 //! (called by `Connection::receive` and `pending_output`), with the connection's `Inner` as
 //! user data.
+//!
+//! # Safety
+//!
+//! The `unsafe extern "C"` callbacks below rely on what nghttp2 promises every callback: the
+//! session is live and not re-entered, the frame, header and data pointers are valid for the
+//! call, and the user data is the connection's `Inner` (a Box that outlives the session), which
+//! nothing else references while nghttp2 runs (`Connection` holds no `&mut Inner` across
+//! `nghttp2_session_mem_recv2` or `mem_send2`). Their bodies are unsafe throughout, so this
+//! module allows unsafe operations in unsafe functions, against the crate's rule; the helpers
+//! above the callbacks keep to it.
+#![allow(unsafe_op_in_unsafe_fn)]
 
 use crate::config::Config;
 use crate::error::code;
@@ -50,7 +61,14 @@ impl Block {
         let start = events.fields.len() as u32;
         events.fields.extend(self.fields.iter().map(|f| Field { name: f.name.shifted(shift), value: f.value.shifted(shift) }));
         let p = self.pseudo;
-        let pseudo = Pseudo { method: p.method.shifted(shift), scheme: p.scheme.shifted(shift), authority: p.authority.shifted(shift), path: p.path.shifted(shift), protocol: p.protocol.shifted(shift), order: p.order };
+        let pseudo = Pseudo {
+            method: p.method.shifted(shift),
+            scheme: p.scheme.shifted(shift),
+            authority: p.authority.shifted(shift),
+            path: p.path.shifted(shift),
+            protocol: p.protocol.shifted(shift),
+            order: p.order,
+        };
         ((start, events.fields.len() as u32), pseudo)
     }
 }
@@ -93,34 +111,60 @@ impl Inner {
     }
 }
 
+/// The connection's `Inner`, from nghttp2's user data.
+///
+/// # Safety
+///
+/// `user_data` is the one nghttp2 passes to a callback: the connection's live `Inner`, which
+/// nothing else references during the callback.
 unsafe fn inner<'a>(user_data: *mut c_void) -> &'a mut Inner {
-    &mut *(user_data as *mut Inner)
+    // SAFETY: the caller's promise.
+    unsafe { &mut *(user_data as *mut Inner) }
 }
 
 /// The slot of a stream, kept as nghttp2's stream user data (plus one: null is none).
+///
+/// # Safety
+///
+/// `session` is a live session.
 pub(crate) unsafe fn slot_of(session: *mut nghttp2_session, stream: StreamId) -> Option<usize> {
-    let data = nghttp2_session_get_stream_user_data(session, stream as i32) as usize;
+    // SAFETY: `session` is live (the caller's promise); any stream id is accepted.
+    let data = unsafe { nghttp2_session_get_stream_user_data(session, stream as i32) } as usize;
     data.checked_sub(1)
 }
 
 /// Ends the connection for a flood: GOAWAY (ENHANCE_YOUR_CALM), nothing more read.
+///
+/// # Safety
+///
+/// `session` is a live session.
 unsafe fn flooded(session: *mut nghttp2_session, inner: &mut Inner) {
     inner.flooded = true;
-    nghttp2_session_terminate_session(session, code::ENHANCE_YOUR_CALM);
+    // SAFETY: `session` is live (the caller's promise).
+    unsafe { nghttp2_session_terminate_session(session, code::ENHANCE_YOUR_CALM) };
 }
 
+/// The callbacks for a new session (null when out of memory); the caller deletes them.
+///
+/// # Safety
+///
+/// None beyond the FFI's: a plain constructor (unsafe as the calls it makes are).
 pub(crate) unsafe fn callbacks() -> *mut nghttp2_session_callbacks {
     let mut cbs = std::ptr::null_mut();
-    if nghttp2_session_callbacks_new(&mut cbs) != 0 {
-        return std::ptr::null_mut();
+    // SAFETY: `cbs` is set by nghttp2 when it returns 0, and only then used; the callbacks set
+    // have the signatures nghttp2 declares.
+    unsafe {
+        if nghttp2_session_callbacks_new(&mut cbs) != 0 {
+            return std::ptr::null_mut();
+        }
+        nghttp2_session_callbacks_set_on_begin_frame_callback(cbs, Some(on_begin_frame));
+        nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, Some(on_begin_headers));
+        nghttp2_session_callbacks_set_on_header_callback(cbs, Some(on_header));
+        nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, Some(on_frame_recv));
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, Some(on_data_chunk_recv));
+        nghttp2_session_callbacks_set_on_stream_close_callback(cbs, Some(on_stream_close));
+        nghttp2_session_callbacks_set_on_frame_send_callback(cbs, Some(on_frame_send));
     }
-    nghttp2_session_callbacks_set_on_begin_frame_callback(cbs, Some(on_begin_frame));
-    nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, Some(on_begin_headers));
-    nghttp2_session_callbacks_set_on_header_callback(cbs, Some(on_header));
-    nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, Some(on_frame_recv));
-    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, Some(on_data_chunk_recv));
-    nghttp2_session_callbacks_set_on_stream_close_callback(cbs, Some(on_stream_close));
-    nghttp2_session_callbacks_set_on_frame_send_callback(cbs, Some(on_frame_send));
     cbs
 }
 
@@ -302,7 +346,14 @@ unsafe extern "C" fn on_frame_recv(session: *mut nghttp2_session, frame: *const 
     0
 }
 
-unsafe extern "C" fn on_data_chunk_recv(session: *mut nghttp2_session, _flags: u8, stream_id: i32, data: *const u8, len: usize, user_data: *mut c_void) -> c_int {
+unsafe extern "C" fn on_data_chunk_recv(
+    session: *mut nghttp2_session,
+    _flags: u8,
+    stream_id: i32,
+    data: *const u8,
+    len: usize,
+    user_data: *mut c_void,
+) -> c_int {
     let inner = inner(user_data);
     let id = stream_id as StreamId;
     if let Some(stream) = slot_of(session, id).and_then(|slot| inner.streams.get(slot, id)) {
@@ -430,7 +481,13 @@ unsafe extern "C" fn on_frame_send(session: *mut nghttp2_session, frame: *const 
 
 /// A name/value pair for nghttp2, which copies it.
 pub(crate) fn nv(name: &[u8], value: &[u8]) -> nghttp2_nv {
-    nghttp2_nv { name: name.as_ptr() as *mut u8, value: value.as_ptr() as *mut u8, namelen: name.len(), valuelen: value.len(), flags: NGHTTP2_NV_FLAG_NONE as u8 }
+    nghttp2_nv {
+        name: name.as_ptr() as *mut u8,
+        value: value.as_ptr() as *mut u8,
+        namelen: name.len(),
+        valuelen: value.len(),
+        flags: NGHTTP2_NV_FLAG_NONE as u8,
+    }
 }
 
 /// A positioned read of a file: pread on Unix; on Windows a read at an offset (which moves the

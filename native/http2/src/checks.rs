@@ -276,8 +276,16 @@ mod tests {
         let own = input(&[settings, data, fine, itself.clone(), on_zero.clone()]);
         for size in [1, 2, 5, 9, 10, 64, 10_000] {
             assert_eq!(findings(&good, size), [], "{size}");
-            assert_eq!(findings(&zero, size), [Found::ConnectionError { at: zero.len() - 14, code: code::PROTOCOL_ERROR, reason: "PRIORITY frame on stream 0" }], "{size}");
-            assert_eq!(findings(&own, size), [Found::ConnectionError { at: own.len() - 14, code: code::PROTOCOL_ERROR, reason: "PRIORITY frame making a stream depend on itself" }], "{size}");
+            assert_eq!(
+                findings(&zero, size),
+                [Found::ConnectionError { at: zero.len() - 14, code: code::PROTOCOL_ERROR, reason: "PRIORITY frame on stream 0" }],
+                "{size}"
+            );
+            assert_eq!(
+                findings(&own, size),
+                [Found::ConnectionError { at: own.len() - 14, code: code::PROTOCOL_ERROR, reason: "PRIORITY frame making a stream depend on itself" }],
+                "{size}"
+            );
         }
     }
 
@@ -292,7 +300,10 @@ mod tests {
         for size in [1, 3, 9, 12, 13, 14, 64, 10_000] {
             assert_eq!(
                 findings(&bytes, size),
-                [Found::StreamWindowUpdate { start: at, end: at + 13, stream: 3, increment: 7 }, Found::StreamWindowUpdate { start: at + 13, end: at + 26, stream: 5, increment: 0 }],
+                [
+                    Found::StreamWindowUpdate { start: at, end: at + 13, stream: 3, increment: 7 },
+                    Found::StreamWindowUpdate { start: at + 13, end: at + 26, stream: 5, increment: 0 }
+                ],
                 "{size}"
             );
         }

@@ -5,11 +5,11 @@
 //! reads a socket, waits or starts a thread: the native engine drives it from libuv's callbacks.
 
 use crate::callbacks::{self, nv, slot_of, Inner};
+use crate::checks::{Found, FrameChecks};
 use crate::config::Config;
 use crate::error::{code, Error};
 use crate::events::{Events, StreamId};
 use crate::memory::{self, Counter};
-use crate::checks::{FrameChecks, Found};
 use crate::streams::FileBody;
 use libnghttp2_sys::*;
 use std::os::raw::c_void;
@@ -22,6 +22,11 @@ const OUTPUT_AHEAD: usize = 64 * 1024;
 /// that has them (an app setting `Connection: close`) is sent without them.
 const CONNECTION_SPECIFIC: [&[u8]; 5] = [b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"upgrade"];
 
+/// What every `unsafe` block here relies on: `session` is live from `new` to `drop` (a connection
+/// whose session failed to start is never returned); `inner` and `counter` are Boxes leaked in
+/// `new` and freed in `drop`, after the session that uses them; nghttp2's callbacks reach `Inner`
+/// only inside `nghttp2_session_mem_recv2` and `mem_send2`, so a `&mut Inner` taken here is never
+/// held across those.
 pub struct Connection {
     session: *mut nghttp2_session,
     /// Shared with nghttp2's callbacks (their user data): reached only through this pointer.
@@ -42,10 +47,25 @@ pub struct Connection {
 impl Connection {
     /// A connection whose first output is the server's SETTINGS.
     pub fn new(config: Config) -> Result<Connection, Error> {
+        // SAFETY: `Inner` and `Counter` are boxed and leaked here, owned by the connection from now
+        // on and freed in `drop`, after the session; the callbacks, option and session are
+        // nghttp2's, used as its API says (each checked for failure, callbacks and option deleted
+        // once the session copied them); `settings` outlives the call that reads it.
         unsafe {
             let inner = Box::into_raw(Box::new(Inner::new(config.clone())));
             let counter = Box::into_raw(Box::new(Counter { live: 0 }));
-            let mut conn = Connection { session: std::ptr::null_mut(), inner, counter, checks: FrameChecks::new(), held: Vec::new(), out: Vec::new(), out_pos: 0, nva: Vec::new(), draining: false, final_goaway: false };
+            let mut conn = Connection {
+                session: std::ptr::null_mut(),
+                inner,
+                counter,
+                checks: FrameChecks::new(),
+                held: Vec::new(),
+                out: Vec::new(),
+                out_pos: 0,
+                nva: Vec::new(),
+                draining: false,
+                final_goaway: false,
+            };
             let cbs = callbacks::callbacks();
             let mut option = std::ptr::null_mut();
             if cbs.is_null() || nghttp2_option_new(&mut option) != 0 {
@@ -97,6 +117,9 @@ impl Connection {
 
     fn inner(&mut self) -> &mut Inner {
         // Never held across a call into nghttp2, whose callbacks reach `Inner` too.
+        // SAFETY: `inner` is the Box leaked in `new`, freed only in `drop`; no other reference to
+        // it lives: nghttp2's callbacks reach it only inside calls this borrow of `self` cannot be
+        // held across.
         unsafe { &mut *self.inner }
     }
 
@@ -132,12 +155,16 @@ impl Connection {
                 }
                 Found::ConnectionError { at, code: error, reason } => {
                     self.feed(&input[..at])?;
+                    // SAFETY: `session` is live from `new` to `drop` (the invariant every block
+                    // here relies on).
                     unsafe { nghttp2_session_terminate_session(self.session, error) };
                     return Err(Error::Connection(reason.into()));
                 }
                 Found::StreamWindowUpdate { start, end, stream, increment } => {
                     self.feed(&input[..start])?;
                     // -1 for a stream nghttp2 does not know (idle, or closed): its call.
+                    // SAFETY: `session` is live (see `new`); any stream id is accepted (-1 for one
+                    // nghttp2 does not know).
                     let window = unsafe { nghttp2_session_get_stream_remote_window_size(self.session, stream as i32) };
                     let error = match increment {
                         0 if window >= 0 => Some(code::PROTOCOL_ERROR),
@@ -146,6 +173,8 @@ impl Connection {
                     };
                     match error {
                         // The stream's error: it is reset, and the frame never reaches nghttp2.
+                        // SAFETY: `session` is live; nghttp2 checks the stream id and queues the
+                        // frame.
                         Some(error) => unsafe {
                             nghttp2_submit_rst_stream(self.session, NGHTTP2_FLAG_NONE as u8, stream as i32, error);
                         },
@@ -162,6 +191,8 @@ impl Connection {
         if input.is_empty() {
             return Ok(());
         }
+        // SAFETY: `session` is live, and `input` a valid slice for the call; the callbacks it runs
+        // reach `Inner`, of which no reference is held here.
         let rv = unsafe { nghttp2_session_mem_recv2(self.session, input.as_ptr(), input.len()) };
         self.give_back_window();
         if rv < 0 {
@@ -170,10 +201,12 @@ impl Connection {
                 NGHTTP2_ERR_BAD_CLIENT_MAGIC => Error::BadPreface,
                 NGHTTP2_ERR_FLOODED | NGHTTP2_ERR_TOO_MANY_CONTINUATIONS => {
                     self.inner().flooded = true;
+                    // SAFETY: `session` is live.
                     unsafe { nghttp2_session_terminate_session(self.session, code::ENHANCE_YOUR_CALM) };
                     Error::Flooded
                 }
                 _ => {
+                    // SAFETY: `session` is live.
                     unsafe { nghttp2_session_terminate_session(self.session, code::PROTOCOL_ERROR) };
                     Error::Connection(strerror(rv))
                 }
@@ -232,14 +265,19 @@ impl Connection {
     fn frames_into(&mut self, out: &mut Vec<u8>, limit: usize) {
         if self.draining && !self.final_goaway && self.inner().streams.open_count() == 0 {
             self.final_goaway = true;
+            // SAFETY: `session` is live.
             unsafe { nghttp2_session_terminate_session(self.session, code::NO_ERROR) };
         }
         while out.len() < limit {
             let mut data = std::ptr::null();
+            // SAFETY: `session` is live; the callbacks it runs reach `Inner`, of which no reference
+            // is held here.
             let n = unsafe { nghttp2_session_mem_send2(self.session, &mut data) };
             if n <= 0 {
                 break;
             }
+            // SAFETY: nghttp2 returned `n > 0` bytes at `data`, valid until its next call on the
+            // session, and they are copied at once.
             out.extend_from_slice(unsafe { std::slice::from_raw_parts(data, n as usize) });
         }
         self.give_back_window();
@@ -260,11 +298,19 @@ impl Connection {
     }
 
     /// `respond`, with the header fields from an iterator (no list to build).
-    pub fn respond_with<'h>(&mut self, stream: StreamId, status: u16, headers: impl IntoIterator<Item = (&'h [u8], &'h [u8])>, end_stream: bool) -> Result<(), Error> {
+    pub fn respond_with<'h>(
+        &mut self,
+        stream: StreamId,
+        status: u16,
+        headers: impl IntoIterator<Item = (&'h [u8], &'h [u8])>,
+        end_stream: bool,
+    ) -> Result<(), Error> {
         if !(100..=999).contains(&status) {
             return Err(Error::InvalidHeader);
         }
         let slot = self.slot(stream)?;
+        // SAFETY: `inner` is the Box leaked in `new`; the only reference to it for the rest of this
+        // call (the `nghttp2_submit_*` calls below run no callbacks).
         let inner = unsafe { &mut *self.inner };
         let state = inner.streams.get(slot, stream).ok_or(Error::Stream(stream))?;
         if state.responded {
@@ -278,19 +324,23 @@ impl Connection {
             if CONNECTION_SPECIFIC.iter().any(|c| name.eq_ignore_ascii_case(c)) {
                 continue;
             }
+            // SAFETY: `value` is a valid slice for the call.
             if !valid_name(name) || unsafe { nghttp2_check_header_value(value.as_ptr(), value.len()) } == 0 {
                 self.nva = nva;
                 return Err(Error::InvalidHeader);
             }
             nva.push(nv(name, value));
         }
+        // SAFETY: `session` is live; `nva` (and the bytes its pairs point to: `headers`, `status`)
+        // outlive the call, which copies them.
         let rv = unsafe {
             if status < 200 {
                 nghttp2_submit_headers(self.session, NGHTTP2_FLAG_NONE as u8, stream as i32, std::ptr::null(), nva.as_ptr(), nva.len(), std::ptr::null_mut())
             } else if end_stream {
                 nghttp2_submit_response2(self.session, stream as i32, nva.as_ptr(), nva.len(), std::ptr::null())
             } else {
-                let provider = nghttp2_data_provider2 { source: nghttp2_data_source { ptr: (slot + 1) as *mut c_void }, read_callback: Some(callbacks::read_body) };
+                let provider =
+                    nghttp2_data_provider2 { source: nghttp2_data_source { ptr: (slot + 1) as *mut c_void }, read_callback: Some(callbacks::read_body) };
                 nghttp2_submit_response2(self.session, stream as i32, nva.as_ptr(), nva.len(), &provider)
             }
         };
@@ -312,6 +362,8 @@ impl Connection {
     /// `Config::stream_high_water`; if not, wait for its `Drained` event before sending more.
     pub fn send_data(&mut self, stream: StreamId, data: &[u8], end_stream: bool) -> Result<bool, Error> {
         let slot = self.slot(stream)?;
+        // SAFETY: `inner` is the Box leaked in `new`; the only reference to it for the rest of this
+        // call (no callback runs below).
         let inner = unsafe { &mut *self.inner };
         let high_water = inner.config.stream_high_water;
         let state = inner.streams.get(slot, stream).ok_or(Error::Stream(stream))?;
@@ -336,6 +388,8 @@ impl Connection {
     /// `send_trailers` may follow. A file that gives fewer bytes than `length` resets the stream.
     pub fn send_file(&mut self, stream: StreamId, file: std::fs::File, offset: u64, length: u64) -> Result<(), Error> {
         let slot = self.slot(stream)?;
+        // SAFETY: `inner` is the Box leaked in `new`; the only reference to it for the rest of this
+        // call (no callback runs below).
         let inner = unsafe { &mut *self.inner };
         let state = inner.streams.get(slot, stream).ok_or(Error::Stream(stream))?;
         if !state.responded || state.ended || state.file.is_some() {
@@ -351,6 +405,8 @@ impl Connection {
     /// Ends the body with trailer fields.
     pub fn send_trailers(&mut self, stream: StreamId, headers: &[(&[u8], &[u8])]) -> Result<(), Error> {
         let slot = self.slot(stream)?;
+        // SAFETY: `inner` is the Box leaked in `new`; the only reference to it for the rest of this
+        // call (no callback runs below).
         let inner = unsafe { &mut *self.inner };
         let state = inner.streams.get(slot, stream).ok_or(Error::Stream(stream))?;
         if !state.responded || state.ended {
@@ -358,6 +414,7 @@ impl Connection {
         }
         let mut trailers = Vec::with_capacity(headers.len());
         for (name, value) in headers {
+            // SAFETY: `value` is a valid slice for the call.
             if name.first() == Some(&b':') || !valid_name(name) || unsafe { nghttp2_check_header_value(value.as_ptr(), value.len()) } == 0 {
                 return Err(Error::InvalidHeader);
             }
@@ -371,9 +428,12 @@ impl Connection {
 
     /// Wakes nghttp2 for a stream whose body waited for data.
     fn resume(&mut self, slot: usize, stream: StreamId) {
+        // SAFETY: `inner` is the Box leaked in `new`; resuming data runs no callback that would
+        // reach it.
         let inner = unsafe { &mut *self.inner };
         if let Some(state) = inner.streams.get(slot, stream) {
             if std::mem::take(&mut state.deferred) {
+                // SAFETY: `session` is live.
                 unsafe { nghttp2_session_resume_data(self.session, stream as i32) };
             }
         }
@@ -382,6 +442,7 @@ impl Connection {
     /// Resets a stream (RST_STREAM with `code`); its `Reset` event follows.
     pub fn reset(&mut self, stream: StreamId, code: u32) -> Result<(), Error> {
         self.slot(stream)?;
+        // SAFETY: `session` is live; nghttp2 checks the stream id.
         let rv = unsafe { nghttp2_submit_rst_stream(self.session, NGHTTP2_FLAG_NONE as u8, stream as i32, code) };
         if rv != 0 {
             return Err(Error::Stream(stream));
@@ -392,10 +453,13 @@ impl Connection {
     /// The app has taken `n` bytes of a stream's request body: the client may send that many more.
     pub fn consume(&mut self, stream: StreamId, n: usize) {
         let Ok(slot) = self.slot(stream) else { return }; // closed: its window was given back
+                                                          // SAFETY: `inner` is the Box leaked in `new`; consuming runs no callback that would reach
+                                                          // it.
         let inner = unsafe { &mut *self.inner };
         if let Some(state) = inner.streams.get(slot, stream) {
             let n = n.min(state.unconsumed);
             state.unconsumed -= n;
+            // SAFETY: `session` is live.
             unsafe { nghttp2_session_consume(self.session, stream as i32, n) };
         }
     }
@@ -406,6 +470,7 @@ impl Connection {
     pub fn shutdown(&mut self) {
         if !self.draining {
             self.draining = true;
+            // SAFETY: `session` is live.
             unsafe { nghttp2_submit_shutdown_notice(self.session) };
         }
     }
@@ -414,6 +479,7 @@ impl Connection {
     /// abandoned (the caller aborts what it holds of them).
     pub fn goaway(&mut self, code: u32) {
         self.final_goaway = true;
+        // SAFETY: `session` is live.
         unsafe { nghttp2_session_terminate_session(self.session, code) };
     }
 
@@ -430,22 +496,27 @@ impl Connection {
 
     /// Whether the connection reads on (false once a GOAWAY ended it).
     pub fn wants_read(&self) -> bool {
+        // SAFETY: `session` is live.
         unsafe { nghttp2_session_want_read(self.session) != 0 }
     }
 
     /// Whether nghttp2 has frames to send (frames of streams waiting for the client's window don't count).
     pub fn wants_write(&self) -> bool {
+        // SAFETY: `session` is live.
         self.out_pos < self.out.len() || unsafe { nghttp2_session_want_write(self.session) != 0 }
     }
 
     /// Whether the connection is over: nothing more to read, nothing left to write.
     pub fn is_done(&self) -> bool {
+        // SAFETY: `session` is live.
         self.out_pos == self.out.len() && unsafe { nghttp2_session_want_read(self.session) == 0 && nghttp2_session_want_write(self.session) == 0 }
     }
 
     /// Memory the connection holds: nghttp2's (streams, HPACK tables, queued frames) and its own
     /// buffers.
     pub fn memory(&mut self) -> usize {
+        // SAFETY: `counter` is the Box leaked in `new`, freed only in `drop`; its allocator hooks
+        // only run inside nghttp2 calls, not during this read.
         let live = unsafe { (*self.counter).live };
         let out = self.out.capacity();
         let inner = self.inner();
@@ -453,6 +524,7 @@ impl Connection {
     }
 
     fn slot(&mut self, stream: StreamId) -> Result<usize, Error> {
+        // SAFETY: `session` is live.
         unsafe { slot_of(self.session, stream) }.ok_or(Error::Stream(stream))
     }
 
@@ -460,6 +532,7 @@ impl Connection {
     fn give_back_window(&mut self) {
         let n = std::mem::take(&mut self.inner().unconsumed_of_closed);
         if n > 0 {
+            // SAFETY: `session` is live.
             unsafe { nghttp2_session_consume_connection(self.session, n) };
         }
     }
@@ -467,6 +540,9 @@ impl Connection {
 
 impl Drop for Connection {
     fn drop(&mut self) {
+        // SAFETY: `session` (if it was created), `inner` and `counter` are the connection's own,
+        // freed once, here; the session goes first, as its allocator and callbacks use the other
+        // two.
         unsafe {
             if !self.session.is_null() {
                 nghttp2_session_del(self.session);
@@ -482,6 +558,7 @@ fn entry(id: u32, value: u32) -> nghttp2_settings_entry {
 }
 
 fn strerror(rv: i32) -> String {
+    // SAFETY: nghttp2_strerror returns a static NUL-terminated string for any code.
     unsafe { std::ffi::CStr::from_ptr(nghttp2_strerror(rv)) }.to_string_lossy().into_owned()
 }
 

@@ -70,13 +70,36 @@ impl Order {
 
 #[derive(Debug)]
 pub(crate) enum Stored {
-    Request { stream: StreamId, pseudo: Pseudo, fields: (u32, u32), end_stream: bool, too_large: bool },
-    Data { stream: StreamId, data: Span, end_stream: bool },
-    Trailers { stream: StreamId, fields: (u32, u32) },
-    Closed { stream: StreamId },
-    Reset { stream: StreamId, code: u32 },
-    Drained { stream: StreamId },
-    GoAway { last_stream: StreamId, code: u32 },
+    Request {
+        stream: StreamId,
+        pseudo: Pseudo,
+        fields: (u32, u32),
+        end_stream: bool,
+        too_large: bool,
+    },
+    Data {
+        stream: StreamId,
+        data: Span,
+        end_stream: bool,
+    },
+    Trailers {
+        stream: StreamId,
+        fields: (u32, u32),
+    },
+    Closed {
+        stream: StreamId,
+    },
+    Reset {
+        stream: StreamId,
+        code: u32,
+    },
+    Drained {
+        stream: StreamId,
+    },
+    GoAway {
+        last_stream: StreamId,
+        code: u32,
+    },
     Ping,
     /// A request reset before anything of it was handed over, and what followed it: left out.
     Dropped,

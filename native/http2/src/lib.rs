@@ -31,6 +31,11 @@
 //! assert!(output.ends_with(b"hello"));
 //! ```
 
+// Every unsafe operation sits in an `unsafe` block of its own (also inside an `unsafe fn`),
+// each with a `// SAFETY:` note saying why it holds (docs/decisions/rust-discipline.md).
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod callbacks;
 mod checks;
 mod config;

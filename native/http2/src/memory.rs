@@ -22,25 +22,40 @@ fn layout(size: usize) -> Option<Layout> {
     Layout::from_size_align(size.checked_add(HEADER)?, HEADER).ok()
 }
 
+/// Writes the size header of a block just allocated and counts it.
+///
+/// # Safety
+///
+/// `block` is null or a fresh allocation of `layout(size)`; `counter` is the session's `Counter`.
 unsafe fn finish(block: *mut u8, size: usize, counter: *mut c_void) -> *mut c_void {
     if block.is_null() {
         return std::ptr::null_mut();
     }
-    (block as *mut usize).write(size);
-    (*(counter as *mut Counter)).live += size;
-    block.add(HEADER) as *mut c_void
+    // SAFETY: `block` is at least HEADER (16) bytes, aligned to 16, and `counter` a live `Counter`
+    // (the caller's promise); the pointer returned stays inside the allocation.
+    unsafe {
+        (block as *mut usize).write(size);
+        (*(counter as *mut Counter)).live += size;
+        block.add(HEADER) as *mut c_void
+    }
 }
+
+// nghttp2's allocator hooks (`nghttp2_mem`). Safety, for all four: nghttp2 calls them with the
+// `mem_user_data` given to it, a live `Counter` (owned by the connection, freed after the
+// session), and frees or resizes only what they returned.
 
 unsafe extern "C" fn malloc(size: usize, counter: *mut c_void) -> *mut c_void {
     match layout(size) {
-        Some(l) => finish(alloc(l), size, counter),
+        // SAFETY: the layout's size is never zero (it has the header); see above for `counter`.
+        Some(l) => unsafe { finish(alloc(l), size, counter) },
         None => std::ptr::null_mut(),
     }
 }
 
 unsafe extern "C" fn calloc(n: usize, size: usize, counter: *mut c_void) -> *mut c_void {
     match n.checked_mul(size).and_then(|total| Some((total, layout(total)?))) {
-        Some((total, l)) => finish(alloc_zeroed(l), total, counter),
+        // SAFETY: the layout's size is never zero (it has the header); see above for `counter`.
+        Some((total, l)) => unsafe { finish(alloc_zeroed(l), total, counter) },
         None => std::ptr::null_mut(),
     }
 }
@@ -49,25 +64,34 @@ unsafe extern "C" fn free(ptr: *mut c_void, counter: *mut c_void) {
     if ptr.is_null() {
         return;
     }
-    let block = (ptr as *mut u8).sub(HEADER);
-    let size = (block as *mut usize).read();
-    (*(counter as *mut Counter)).live -= size;
-    dealloc(block, layout(size).unwrap());
+    // SAFETY: `ptr` came from `finish`: HEADER bytes past the start of a block whose header holds
+    // its size, allocated with `layout(size)`; see above for `counter`.
+    unsafe {
+        let block = (ptr as *mut u8).sub(HEADER);
+        let size = (block as *mut usize).read();
+        (*(counter as *mut Counter)).live -= size;
+        dealloc(block, layout(size).unwrap());
+    }
 }
 
 unsafe extern "C" fn resize(ptr: *mut c_void, size: usize, counter: *mut c_void) -> *mut c_void {
     if ptr.is_null() {
-        return malloc(size, counter);
+        // SAFETY: as `malloc`'s caller (nghttp2, with its counter).
+        return unsafe { malloc(size, counter) };
     }
     let Some(_) = layout(size) else { return std::ptr::null_mut() };
-    let block = (ptr as *mut u8).sub(HEADER);
-    let old = (block as *mut usize).read();
-    let grown = realloc(block, layout(old).unwrap(), size + HEADER);
-    if grown.is_null() {
-        return std::ptr::null_mut();
+    // SAFETY: `ptr` came from `finish` (see `free`); the new size plus the header fits a layout
+    // (checked above); `counter` is live.
+    unsafe {
+        let block = (ptr as *mut u8).sub(HEADER);
+        let old = (block as *mut usize).read();
+        let grown = realloc(block, layout(old).unwrap(), size + HEADER);
+        if grown.is_null() {
+            return std::ptr::null_mut();
+        }
+        (*(counter as *mut Counter)).live -= old;
+        finish(grown, size, counter)
     }
-    (*(counter as *mut Counter)).live -= old;
-    finish(grown, size, counter)
 }
 
 #[cfg(test)]
@@ -78,6 +102,7 @@ mod tests {
     fn counts_what_is_live() {
         let counter = Box::into_raw(Box::new(Counter { live: 0 }));
         let mem = allocator(counter);
+        // SAFETY: the hooks are called as nghttp2 calls them: with the counter, on what they returned.
         unsafe {
             let a = mem.malloc.unwrap()(100, mem.mem_user_data);
             let b = mem.calloc.unwrap()(10, 8, mem.mem_user_data);

@@ -355,7 +355,9 @@ fn a_response_that_ends_before_its_request_tells_the_client_to_stop_sending() {
 #[test]
 fn a_body_that_disagrees_with_its_content_length_resets_its_stream_not_the_connection() {
     let mut conn = connected(Config::default());
-    let with_length = |stream: u32, end_stream: bool| frame(HEADERS, END_HEADERS | if end_stream { END_STREAM } else { 0 }, stream, &request_block(b"POST", b"/", &[(b"content-length", b"100")]));
+    let with_length = |stream: u32, end_stream: bool| {
+        frame(HEADERS, END_HEADERS | if end_stream { END_STREAM } else { 0 }, stream, &request_block(b"POST", b"/", &[(b"content-length", b"100")]))
+    };
     // Shorter than declared, ended by an empty DATA frame (a client giving up on an upload).
     let mut input = with_length(1, false);
     input.extend(frame(DATA, 0, 1, b"half a bo"));

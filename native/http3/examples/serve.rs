@@ -14,25 +14,15 @@ use cog_http3::{Config, ConnId, Endpoint, Event};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let addr = args
-        .get(1)
-        .cloned()
-        .unwrap_or_else(|| "127.0.0.1:4433".into());
+    let addr = args.get(1).cloned().unwrap_or_else(|| "127.0.0.1:4433".into());
     let retry = !args.iter().any(|a| a == "--no-retry");
-    let limit: Option<usize> = args
-        .iter()
-        .position(|a| a == "--requests")
-        .and_then(|i| args.get(i + 1)?.parse().ok());
+    let limit: Option<usize> = args.iter().position(|a| a == "--requests").and_then(|i| args.get(i + 1)?.parse().ok());
     assert!(addr.starts_with("127.0.0.1:"), "loopback only");
 
     let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
     let chain = vec![cert.cert.der().clone()];
-    let key =
-        cog_http3::rustls::pki_types::PrivateKeyDer::Pkcs8(cert.key_pair.serialize_der().into());
-    let config = Config {
-        validate_address: retry,
-        ..Config::default()
-    };
+    let key = cog_http3::rustls::pki_types::PrivateKeyDer::Pkcs8(cert.key_pair.serialize_der().into());
+    let config = Config { validate_address: retry, ..Config::default() };
     let mut endpoint = Endpoint::with_certificate(config, chain, key).unwrap();
 
     let socket = UdpSocket::bind(&addr).unwrap();
@@ -44,49 +34,26 @@ fn main() {
     let mut answered = 0;
     loop {
         let now = Instant::now();
-        let wait = endpoint
-            .poll_timeout()
-            .map(|t| t.saturating_duration_since(now))
-            .unwrap_or(Duration::from_secs(1));
-        socket
-            .set_read_timeout(Some(wait.max(Duration::from_millis(1))))
-            .unwrap();
+        let wait = endpoint.poll_timeout().map(|t| t.saturating_duration_since(now)).unwrap_or(Duration::from_secs(1));
+        socket.set_read_timeout(Some(wait.max(Duration::from_millis(1)))).unwrap();
         match socket.recv_from(&mut buf) {
             Ok((n, from)) => endpoint.recv(Instant::now(), from, &buf[..n]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
             Err(e) => panic!("{e}"),
         }
         endpoint.handle_timeout(Instant::now());
         for event in endpoint.take_events() {
             match event {
                 Event::Request(r) => {
-                    let line = format!(
-                        "{} {}",
-                        String::from_utf8_lossy(&r.method),
-                        String::from_utf8_lossy(&r.path)
-                    );
+                    let line = format!("{} {}", String::from_utf8_lossy(&r.method), String::from_utf8_lossy(&r.path));
                     println!("request: {line} ({} fields)", r.headers.len());
                     bodies.insert((r.conn, r.stream), (line, Vec::new()));
                     if r.end_stream {
-                        answer(
-                            &mut endpoint,
-                            r.conn,
-                            r.stream,
-                            bodies.remove(&(r.conn, r.stream)).unwrap(),
-                        );
+                        answer(&mut endpoint, r.conn, r.stream, bodies.remove(&(r.conn, r.stream)).unwrap());
                         answered += 1;
                     }
                 }
-                Event::Data {
-                    conn,
-                    stream,
-                    data,
-                    end_stream,
-                } => {
+                Event::Data { conn, stream, data, end_stream } => {
                     endpoint.consume(conn, stream, data.len() as u64).ok();
                     if let Some(entry) = bodies.get_mut(&(conn, stream)) {
                         entry.1.extend_from_slice(&data);
@@ -116,9 +83,7 @@ fn main() {
             // Let the last answers and acknowledgements go out.
             let end = Instant::now() + Duration::from_millis(300);
             while Instant::now() < end {
-                socket
-                    .set_read_timeout(Some(Duration::from_millis(20)))
-                    .unwrap();
+                socket.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
                 if let Ok((n, from)) = socket.recv_from(&mut buf) {
                     endpoint.recv(Instant::now(), from, &buf[..n]);
                 }
@@ -137,17 +102,6 @@ fn answer(endpoint: &mut Endpoint, conn: ConnId, stream: u64, (line, body): (Str
     let mut text = format!("hello from cog-http3: {line}\n").into_bytes();
     text.extend_from_slice(&body);
     let len = text.len().to_string();
-    endpoint
-        .respond(
-            conn,
-            stream,
-            200,
-            &[
-                (b"content-type", b"text/plain"),
-                (b"content-length", len.as_bytes()),
-            ],
-            false,
-        )
-        .unwrap();
+    endpoint.respond(conn, stream, 200, &[(b"content-type", b"text/plain"), (b"content-length", len.as_bytes())], false).unwrap();
     endpoint.send_data(conn, stream, &text, true).unwrap();
 }

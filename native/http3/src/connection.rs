@@ -113,12 +113,7 @@ fn varint(v: u64) -> VarInt {
 }
 
 impl Conn {
-    pub(crate) fn new(
-        quic: quinn_proto::Connection,
-        id: ConnId,
-        config: Config,
-        now: Instant,
-    ) -> Conn {
+    pub(crate) fn new(quic: quinn_proto::Connection, id: ConnId, config: Config, now: Instant) -> Conn {
         Conn {
             quic,
             id,
@@ -144,16 +139,11 @@ impl Conn {
                 quinn_proto::Event::HandshakeDataReady => {}
                 quinn_proto::Event::Connected => {
                     self.open_control();
-                    events.push(Event::Connected {
-                        conn: self.id,
-                        remote: self.quic.remote_address(),
-                    });
+                    events.push(Event::Connected { conn: self.id, remote: self.quic.remote_address() });
                 }
                 quinn_proto::Event::ConnectionLost { reason } => {
                     let code = match &reason {
-                        quinn_proto::ConnectionError::ApplicationClosed(close) => {
-                            Some(close.error_code.into_inner())
-                        }
+                        quinn_proto::ConnectionError::ApplicationClosed(close) => Some(close.error_code.into_inner()),
                         _ => None,
                     };
                     self.lost(code, reason.to_string(), events);
@@ -161,9 +151,7 @@ impl Conn {
                 quinn_proto::Event::Stream(StreamEvent::Opened { dir }) => self.accept(dir, events),
                 quinn_proto::Event::Stream(StreamEvent::Readable { id }) => self.read(id, events),
                 quinn_proto::Event::Stream(StreamEvent::Writable { id }) => self.flush(id, events),
-                quinn_proto::Event::Stream(StreamEvent::Finished { id }) => {
-                    self.finished(id, events)
-                }
+                quinn_proto::Event::Stream(StreamEvent::Finished { id }) => self.finished(id, events),
                 quinn_proto::Event::Stream(StreamEvent::Stopped { id, error_code }) => {
                     self.drop_request(id, Some(error_code.into_inner()), events);
                 }
@@ -179,25 +167,12 @@ impl Conn {
             return;
         }
         self.closed = true;
-        let mut open: Vec<_> = self
-            .requests
-            .drain()
-            .filter(|(_, r)| r.announced)
-            .map(|(id, _)| id)
-            .collect();
+        let mut open: Vec<_> = self.requests.drain().filter(|(_, r)| r.announced).map(|(id, _)| id).collect();
         open.sort();
         for id in open {
-            events.push(Event::Reset {
-                conn: self.id,
-                stream: id.into(),
-                code: code::H3_REQUEST_CANCELLED,
-            });
+            events.push(Event::Reset { conn: self.id, stream: id.into(), code: code::H3_REQUEST_CANCELLED });
         }
-        events.push(Event::ConnectionClosed {
-            conn: self.id,
-            code,
-            reason,
-        });
+        events.push(Event::ConnectionClosed { conn: self.id, code, reason });
     }
 
     /// Closes the connection with an HTTP/3 error code.
@@ -205,11 +180,7 @@ impl Conn {
         if self.closed {
             return;
         }
-        self.quic.close(
-            self.now,
-            varint(code),
-            Bytes::from_static(reason.as_bytes()),
-        );
+        self.quic.close(self.now, varint(code), Bytes::from_static(reason.as_bytes()));
         self.lost(Some(code), reason.to_string(), events);
     }
 
@@ -220,14 +191,9 @@ impl Conn {
             return;
         };
         let mut settings = Vec::new();
-        for (id, value) in [
-            (setting::QPACK_MAX_TABLE_CAPACITY, 0),
-            (setting::QPACK_BLOCKED_STREAMS, 0),
-            (
-                setting::MAX_FIELD_SECTION_SIZE,
-                self.config.max_header_list_size,
-            ),
-        ] {
+        for (id, value) in
+            [(setting::QPACK_MAX_TABLE_CAPACITY, 0), (setting::QPACK_BLOCKED_STREAMS, 0), (setting::MAX_FIELD_SECTION_SIZE, self.config.max_header_list_size)]
+        {
             frame::write_varint(id, &mut settings);
             frame::write_varint(value, &mut settings);
         }
@@ -248,19 +214,12 @@ impl Conn {
                     let n = u64::from(id);
                     if self.goaway.is_some_and(|g| n >= g) || self.closed {
                         // §5.2: a request past the GOAWAY is rejected, not processed.
-                        let _ = self
-                            .quic
-                            .recv_stream(id)
-                            .stop(varint(code::H3_REQUEST_REJECTED));
-                        let _ = self
-                            .quic
-                            .send_stream(id)
-                            .reset(varint(code::H3_REQUEST_REJECTED));
+                        let _ = self.quic.recv_stream(id).stop(varint(code::H3_REQUEST_REJECTED));
+                        let _ = self.quic.send_stream(id).reset(varint(code::H3_REQUEST_REJECTED));
                         continue;
                     }
                     self.next_request = self.next_request.max(n + 4);
-                    self.requests
-                        .insert(id, Req::new(self.config.max_header_list_size * 2));
+                    self.requests.insert(id, Req::new(self.config.max_header_list_size * 2));
                 }
                 Dir::Uni => {
                     self.uni.insert(id, Uni::Typing(Vec::new()));
@@ -353,10 +312,7 @@ impl Conn {
             }
             if let Some(code) = reset {
                 // The client gave up on the request: reset the response too.
-                let _ = self
-                    .quic
-                    .send_stream(id)
-                    .reset(varint(code::H3_REQUEST_CANCELLED));
+                let _ = self.quic.send_stream(id).reset(varint(code::H3_REQUEST_CANCELLED));
                 return self.drop_request(id, Some(code), events);
             }
             if fin {
@@ -377,10 +333,7 @@ impl Conn {
         }
         if result.is_ok() && (fin || reset.is_some()) {
             if let Some(Uni::Control(_) | Uni::Encoder(_) | Uni::Decoder(_)) = self.uni.get(&id) {
-                result = Err(Fault::Connection(
-                    code::H3_CLOSED_CRITICAL_STREAM,
-                    "critical stream closed",
-                ));
+                result = Err(Fault::Connection(code::H3_CLOSED_CRITICAL_STREAM, "critical stream closed"));
             } else {
                 self.uni.remove(&id);
             }
@@ -392,12 +345,7 @@ impl Conn {
         }
     }
 
-    fn uni_bytes(
-        &mut self,
-        id: QuicStream,
-        mut piece: Bytes,
-        events: &mut Vec<Event>,
-    ) -> Result<(), Fault> {
+    fn uni_bytes(&mut self, id: QuicStream, mut piece: Bytes, events: &mut Vec<Event>) -> Result<(), Fault> {
         if let Some(Uni::Typing(partial)) = self.uni.get_mut(&id) {
             while !piece.is_empty() {
                 partial.push(piece[0]);
@@ -426,17 +374,9 @@ impl Conn {
                     Uni::Decoder(DecoderStream::default())
                 }
                 // §6.2.2: only servers push.
-                stream_type::PUSH => {
-                    return Err(Fault::Connection(
-                        code::H3_STREAM_CREATION_ERROR,
-                        "push stream from a client",
-                    ))
-                }
+                stream_type::PUSH => return Err(Fault::Connection(code::H3_STREAM_CREATION_ERROR, "push stream from a client")),
                 _ => {
-                    let _ = self
-                        .quic
-                        .recv_stream(id)
-                        .stop(varint(code::H3_STREAM_CREATION_ERROR));
+                    let _ = self.quic.recv_stream(id).stop(varint(code::H3_STREAM_CREATION_ERROR));
                     Uni::Ignored
                 }
             };
@@ -448,15 +388,11 @@ impl Conn {
         let conn = self.id;
         let settings = &mut self.settings;
         match self.uni.get_mut(&id) {
-            Some(Uni::Control(reader)) => reader
-                .read(piece, &mut |f| control_frame(conn, settings, f, events))
-                .map_err(|FrameError(c)| Fault::Connection(c, reason_of(c))),
-            Some(Uni::Encoder(s)) => s
-                .receive(&piece)
-                .map_err(|e| Fault::Connection(e.0, "QPACK encoder stream")),
-            Some(Uni::Decoder(s)) => s
-                .receive(&piece)
-                .map_err(|e| Fault::Connection(e.0, "QPACK decoder stream")),
+            Some(Uni::Control(reader)) => {
+                reader.read(piece, &mut |f| control_frame(conn, settings, f, events)).map_err(|FrameError(c)| Fault::Connection(c, reason_of(c)))
+            }
+            Some(Uni::Encoder(s)) => s.receive(&piece).map_err(|e| Fault::Connection(e.0, "QPACK encoder stream")),
+            Some(Uni::Decoder(s)) => s.receive(&piece).map_err(|e| Fault::Connection(e.0, "QPACK decoder stream")),
             _ => Ok(()),
         }
     }
@@ -473,11 +409,7 @@ impl Conn {
         if let Some(req) = self.requests.remove(&id) {
             if req.announced && !(req.finished && req.phase == Phase::Done) {
                 let code = code.unwrap_or(code::H3_REQUEST_CANCELLED);
-                events.push(Event::Reset {
-                    conn: self.id,
-                    stream: id.into(),
-                    code,
-                });
+                events.push(Event::Reset { conn: self.id, stream: id.into(), code });
             }
         }
     }
@@ -498,10 +430,7 @@ impl Conn {
     fn finished(&mut self, id: QuicStream, events: &mut Vec<Event>) {
         if let Some(req) = self.requests.get_mut(&id) {
             req.finished = true;
-            events.push(Event::Closed {
-                conn: self.id,
-                stream: id.into(),
-            });
+            events.push(Event::Closed { conn: self.id, stream: id.into() });
             self.maybe_done(id);
         }
     }
@@ -511,21 +440,11 @@ impl Conn {
             return Err(Error::Connection);
         }
         let id = QuicStream::from(varint(stream));
-        self.requests
-            .get_mut(&id)
-            .filter(|r| !r.end_queued)
-            .ok_or(Error::Stream(stream))
+        self.requests.get_mut(&id).filter(|r| !r.end_queued).ok_or(Error::Stream(stream))
     }
 
     /// Queues a response head (1xx heads too), and ends the stream with it if `end`.
-    pub(crate) fn respond(
-        &mut self,
-        stream: StreamId,
-        status: u16,
-        headers: &[(&[u8], &[u8])],
-        end: bool,
-        events: &mut Vec<Event>,
-    ) -> Result<bool, Error> {
+    pub(crate) fn respond(&mut self, stream: StreamId, status: u16, headers: &[(&[u8], &[u8])], end: bool, events: &mut Vec<Event>) -> Result<bool, Error> {
         let req = self.request(stream)?;
         if req.responded || !(100..=999).contains(&status) || status == 101 {
             return Err(Error::Stream(stream));
@@ -539,13 +458,7 @@ impl Conn {
 
     /// Queues response body bytes; `Ok(false)` says the stream's buffer is past its high-water
     /// mark: wait for `Drained`.
-    pub(crate) fn send_data(
-        &mut self,
-        stream: StreamId,
-        data: &[u8],
-        end: bool,
-        events: &mut Vec<Event>,
-    ) -> Result<bool, Error> {
+    pub(crate) fn send_data(&mut self, stream: StreamId, data: &[u8], end: bool, events: &mut Vec<Event>) -> Result<bool, Error> {
         let req = self.request(stream)?;
         if !req.responded {
             return Err(Error::Stream(stream));
@@ -559,12 +472,7 @@ impl Conn {
     }
 
     /// Queues trailer fields and ends the stream.
-    pub(crate) fn send_trailers(
-        &mut self,
-        stream: StreamId,
-        headers: &[(&[u8], &[u8])],
-        events: &mut Vec<Event>,
-    ) -> Result<bool, Error> {
+    pub(crate) fn send_trailers(&mut self, stream: StreamId, headers: &[(&[u8], &[u8])], events: &mut Vec<Event>) -> Result<bool, Error> {
         let req = self.request(stream)?;
         if !req.responded {
             return Err(Error::Stream(stream));
@@ -573,13 +481,7 @@ impl Conn {
         self.queue(stream, block, true, events)
     }
 
-    fn queue(
-        &mut self,
-        stream: StreamId,
-        bytes: Bytes,
-        end: bool,
-        events: &mut Vec<Event>,
-    ) -> Result<bool, Error> {
+    fn queue(&mut self, stream: StreamId, bytes: Bytes, end: bool, events: &mut Vec<Event>) -> Result<bool, Error> {
         let id = QuicStream::from(varint(stream));
         let high = self.config.stream_high_water;
         let req = self.requests.get_mut(&id).ok_or(Error::Stream(stream))?;
@@ -632,20 +534,12 @@ impl Conn {
         }
         if req.wants_drain && req.queued < self.config.stream_high_water {
             req.wants_drain = false;
-            events.push(Event::Drained {
-                conn: self.id,
-                stream: id.into(),
-            });
+            events.push(Event::Drained { conn: self.id, stream: id.into() });
         }
     }
 
     /// Resets a stream both ways (the app's choice of code).
-    pub(crate) fn reset(
-        &mut self,
-        stream: StreamId,
-        code: u64,
-        events: &mut Vec<Event>,
-    ) -> Result<(), Error> {
+    pub(crate) fn reset(&mut self, stream: StreamId, code: u64, events: &mut Vec<Event>) -> Result<(), Error> {
         if self.closed {
             return Err(Error::Connection);
         }
@@ -660,12 +554,7 @@ impl Conn {
     }
 
     /// The app took `n` bytes of a request's body: reading resumes when it was held.
-    pub(crate) fn consume(
-        &mut self,
-        stream: StreamId,
-        n: u64,
-        events: &mut Vec<Event>,
-    ) -> Result<(), Error> {
+    pub(crate) fn consume(&mut self, stream: StreamId, n: u64, events: &mut Vec<Event>) -> Result<(), Error> {
         let id = QuicStream::from(varint(stream));
         let Some(req) = self.requests.get_mut(&id) else {
             return Err(Error::Stream(stream));
@@ -700,10 +589,7 @@ impl Conn {
 }
 
 fn dup() -> Fault {
-    Fault::Connection(
-        code::H3_STREAM_CREATION_ERROR,
-        "second control or QPACK stream",
-    )
+    Fault::Connection(code::H3_STREAM_CREATION_ERROR, "second control or QPACK stream")
 }
 
 fn reason_of(code: u64) -> &'static str {
@@ -719,21 +605,13 @@ fn reason_of(code: u64) -> &'static str {
 }
 
 /// A frame on the client's control stream (§6.2.1, §7.2).
-fn control_frame(
-    conn: ConnId,
-    settings: &mut bool,
-    f: Frame,
-    events: &mut Vec<Event>,
-) -> Result<(), FrameError> {
+fn control_frame(conn: ConnId, settings: &mut bool, f: Frame, events: &mut Vec<Event>) -> Result<(), FrameError> {
     match f {
         Frame::Begin { ty, .. } => {
             if !*settings && ty != frame::SETTINGS {
                 return Err(FrameError(code::H3_MISSING_SETTINGS));
             }
-            if (*settings && ty == frame::SETTINGS)
-                || matches!(ty, frame::DATA | frame::HEADERS | frame::PUSH_PROMISE)
-                || frame::is_http2_reserved(ty)
-            {
+            if (*settings && ty == frame::SETTINGS) || matches!(ty, frame::DATA | frame::HEADERS | frame::PUSH_PROMISE) || frame::is_http2_reserved(ty) {
                 return Err(FrameError(code::H3_FRAME_UNEXPECTED));
             }
             if ty == frame::SETTINGS {
@@ -741,14 +619,8 @@ fn control_frame(
             }
             Ok(())
         }
-        Frame::Whole {
-            ty: frame::SETTINGS,
-            payload,
-        } => frame::parse_settings(&payload).map(|_| ()),
-        Frame::Whole {
-            ty: frame::GOAWAY,
-            payload,
-        } => {
+        Frame::Whole { ty: frame::SETTINGS, payload } => frame::parse_settings(&payload).map(|_| ()),
+        Frame::Whole { ty: frame::GOAWAY, payload } => {
             let id = frame::parse_single(&payload)?;
             events.push(Event::GoAway { conn, id });
             Ok(())
@@ -759,14 +631,7 @@ fn control_frame(
 }
 
 /// Bytes of a request stream: frames checked against where the request stands (§4.1).
-fn request_bytes(
-    conn: ConnId,
-    id: QuicStream,
-    req: &mut Req,
-    piece: Bytes,
-    max: u64,
-    events: &mut Vec<Event>,
-) -> Result<(), Fault> {
+fn request_bytes(conn: ConnId, id: QuicStream, req: &mut Req, piece: Bytes, max: u64, events: &mut Vec<Event>) -> Result<(), Fault> {
     let mut fault = None;
     let result = req.reader.read(piece, &mut |f| {
         match f {
@@ -774,11 +639,7 @@ fn request_bytes(
                 let unexpected = match ty {
                     frame::DATA => req.phase != Phase::Body,
                     frame::HEADERS => req.phase == Phase::Trailers,
-                    frame::CANCEL_PUSH
-                    | frame::SETTINGS
-                    | frame::GOAWAY
-                    | frame::MAX_PUSH_ID
-                    | frame::PUSH_PROMISE => true,
+                    frame::CANCEL_PUSH | frame::SETTINGS | frame::GOAWAY | frame::MAX_PUSH_ID | frame::PUSH_PROMISE => true,
                     ty => frame::is_http2_reserved(ty),
                 };
                 if unexpected {
@@ -793,17 +654,11 @@ fn request_bytes(
                 }
                 req.unconsumed += data.len() as u64;
                 req.last_event = Some(events.len());
-                events.push(Event::Data {
-                    conn,
-                    stream: id.into(),
-                    data,
-                    end_stream: false,
-                });
+                events.push(Event::Data { conn, stream: id.into(), data, end_stream: false });
             }
             Frame::Whole { payload, .. } => {
                 let mut head = Head::default();
-                qpack::decode_section(&payload, |n, v| head.field(n, v, max))
-                    .map_err(|e| FrameError(e.0))?;
+                qpack::decode_section(&payload, |n, v| head.field(n, v, max)).map_err(|e| FrameError(e.0))?;
                 if req.phase == Phase::Head {
                     if !head.is_valid_request() {
                         fault = Some(Fault::Stream(code::H3_MESSAGE_ERROR));
@@ -831,11 +686,7 @@ fn request_bytes(
                     }
                     req.phase = Phase::Trailers;
                     req.last_event = Some(events.len());
-                    events.push(Event::Trailers {
-                        conn,
-                        stream: id.into(),
-                        headers: head.headers,
-                    });
+                    events.push(Event::Trailers { conn, stream: id.into(), headers: head.headers });
                 }
             }
         }
@@ -850,17 +701,9 @@ fn request_bytes(
 
 /// The end of a request stream: it must end between frames (§7.1), after a head (§4.1), with
 /// as many body bytes as its Content-Length (§4.1.2).
-fn request_end(
-    conn: ConnId,
-    id: QuicStream,
-    req: &mut Req,
-    events: &mut Vec<Event>,
-) -> Result<(), Fault> {
+fn request_end(conn: ConnId, id: QuicStream, req: &mut Req, events: &mut Vec<Event>) -> Result<(), Fault> {
     if !req.reader.at_boundary() {
-        return Err(Fault::Connection(
-            code::H3_FRAME_ERROR,
-            "stream ended inside a frame",
-        ));
+        return Err(Fault::Connection(code::H3_FRAME_ERROR, "stream ended inside a frame"));
     }
     if req.phase == Phase::Head {
         return Err(Fault::Stream(code::H3_REQUEST_INCOMPLETE));
@@ -881,12 +724,7 @@ fn request_end(
         _ => false,
     };
     if !end_marked {
-        events.push(Event::Data {
-            conn,
-            stream: id.into(),
-            data: Bytes::new(),
-            end_stream: true,
-        });
+        events.push(Event::Data { conn, stream: id.into(), data: Bytes::new(), end_stream: true });
     }
     req.phase = Phase::Done;
     Ok(())
@@ -905,8 +743,7 @@ fn encode_fields(status: Option<u16>, headers: &[(&[u8], &[u8])]) -> Result<Byte
     for &(name, value) in headers {
         lower.clear();
         lower.extend(name.iter().map(u8::to_ascii_lowercase));
-        if !message::valid_name(&lower) || value.iter().any(|&c| c == 0 || c == b'\r' || c == b'\n')
-        {
+        if !message::valid_name(&lower) || value.iter().any(|&c| c == 0 || c == b'\r' || c == b'\n') {
             return Err(Error::InvalidHeader);
         }
         if message::is_connection_specific(&lower) {

@@ -10,10 +10,7 @@ use std::time::Instant;
 
 use bytes::BytesMut;
 use quinn_proto::crypto::rustls::QuicServerConfig;
-use quinn_proto::{
-    ConnectionHandle, DatagramEvent, EndpointConfig, IdleTimeout, ServerConfig, TransportConfig,
-    VarInt,
-};
+use quinn_proto::{ConnectionHandle, DatagramEvent, EndpointConfig, IdleTimeout, ServerConfig, TransportConfig, VarInt};
 
 use crate::config::Config;
 use crate::connection::Conn;
@@ -58,27 +55,12 @@ impl Endpoint {
             .stream_receive_window(VarInt::from_u32(config.stream_receive_window))
             .receive_window(VarInt::from_u32(config.connection_receive_window))
             .send_window(config.send_window)
-            .max_idle_timeout(Some(
-                IdleTimeout::try_from(config.idle_timeout)
-                    .map_err(|e| Error::Tls(e.to_string()))?,
-            ))
+            .max_idle_timeout(Some(IdleTimeout::try_from(config.idle_timeout).map_err(|e| Error::Tls(e.to_string()))?))
             .datagram_receive_buffer_size(None);
         let mut server = ServerConfig::with_crypto(Arc::new(crypto));
         server.transport_config(Arc::new(transport));
-        let quic = quinn_proto::Endpoint::new(
-            Arc::new(EndpointConfig::default()),
-            Some(Arc::new(server)),
-            true,
-            None,
-        );
-        Ok(Endpoint {
-            quic,
-            config,
-            conns: HashMap::new(),
-            events: Vec::new(),
-            replies: VecDeque::new(),
-            next: 0,
-        })
+        let quic = quinn_proto::Endpoint::new(Arc::new(EndpointConfig::default()), Some(Arc::new(server)), true, None);
+        Ok(Endpoint { quic, config, conns: HashMap::new(), events: Vec::new(), replies: VecDeque::new(), next: 0 })
     }
 
     /// An endpoint serving one certificate chain and its key (TLS 1.3, *ring*).
@@ -87,23 +69,19 @@ impl Endpoint {
         chain: Vec<rustls::pki_types::CertificateDer<'static>>,
         key: rustls::pki_types::PrivateKeyDer<'static>,
     ) -> Result<Endpoint, Error> {
-        let tls = rustls::ServerConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_protocol_versions(&[&rustls::version::TLS13])
-        .map_err(|e| Error::Tls(e.to_string()))?
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .map_err(|e| Error::Tls(e.to_string()))?;
+        let tls = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .map_err(|e| Error::Tls(e.to_string()))?
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .map_err(|e| Error::Tls(e.to_string()))?;
         Endpoint::new(config, tls)
     }
 
     /// A datagram from `from`.
     pub fn recv(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
         let mut buf = Vec::new();
-        let event = self
-            .quic
-            .handle(now, from, None, None, BytesMut::from(data), &mut buf);
+        let event = self.quic.handle(now, from, None, None, BytesMut::from(data), &mut buf);
         match event {
             None => {}
             Some(DatagramEvent::Response(t)) => self.reply(t, buf),
@@ -111,10 +89,7 @@ impl Endpoint {
                 if self.conns.len() >= self.config.max_connections {
                     let t = self.quic.refuse(incoming, &mut buf);
                     self.reply(t, buf);
-                } else if self.config.validate_address
-                    && !incoming.remote_address_validated()
-                    && incoming.may_retry()
-                {
+                } else if self.config.validate_address && !incoming.remote_address_validated() && incoming.may_retry() {
                     if let Ok(t) = self.quic.retry(incoming, &mut buf) {
                         self.reply(t, buf);
                     }
@@ -122,8 +97,7 @@ impl Endpoint {
                     match self.quic.accept(incoming, now, &mut buf, None) {
                         Ok((ch, quic)) => {
                             let id = ConnId(ch.0);
-                            self.conns
-                                .insert(ch.0, Conn::new(quic, id, self.config.clone(), now));
+                            self.conns.insert(ch.0, Conn::new(quic, id, self.config.clone(), now));
                             self.drive(ch.0, now);
                         }
                         Err(e) => {
@@ -144,12 +118,7 @@ impl Endpoint {
     }
 
     fn reply(&mut self, t: quinn_proto::Transmit, buf: Vec<u8>) {
-        let transmit = Transmit {
-            destination: t.destination,
-            size: t.size,
-            segment_size: t.segment_size,
-            source: t.src_ip,
-        };
+        let transmit = Transmit { destination: t.destination, size: t.size, segment_size: t.segment_size, source: t.src_ip };
         self.replies.push_back((transmit, buf));
     }
 
@@ -196,18 +165,10 @@ impl Endpoint {
         for i in 0..keys.len() {
             let key = keys[(start + i) % keys.len()];
             let conn = self.conns.get_mut(&key).unwrap();
-            if let Some(t) =
-                conn.quic
-                    .poll_transmit(now, self.config.max_datagrams_per_transmit, buf)
-            {
+            if let Some(t) = conn.quic.poll_transmit(now, self.config.max_datagrams_per_transmit, buf) {
                 self.next = key + 1;
                 self.drive(key, now);
-                return Some(Transmit {
-                    destination: t.destination,
-                    size: t.size,
-                    segment_size: t.segment_size,
-                    source: t.src_ip,
-                });
+                return Some(Transmit { destination: t.destination, size: t.size, segment_size: t.segment_size, source: t.src_ip });
             }
             self.drive(key, now);
         }
@@ -216,19 +177,12 @@ impl Endpoint {
 
     /// When `handle_timeout` is next due (the earliest of the connections' timers).
     pub fn poll_timeout(&mut self) -> Option<Instant> {
-        self.conns
-            .values_mut()
-            .filter_map(|c| c.quic.poll_timeout())
-            .min()
+        self.conns.values_mut().filter_map(|c| c.quic.poll_timeout()).min()
     }
 
     /// Runs the timers due at `now` (loss detection, idle timeout, draining).
     pub fn handle_timeout(&mut self, now: Instant) {
-        let due: Vec<usize> = self
-            .conns
-            .iter_mut()
-            .filter_map(|(&k, c)| c.quic.poll_timeout().is_some_and(|t| t <= now).then_some(k))
-            .collect();
+        let due: Vec<usize> = self.conns.iter_mut().filter_map(|(&k, c)| c.quic.poll_timeout().is_some_and(|t| t <= now).then_some(k)).collect();
         for key in due {
             if let Some(conn) = self.conns.get_mut(&key) {
                 conn.quic.handle_timeout(now);
@@ -254,14 +208,7 @@ impl Endpoint {
 
     /// Answers a request with a head (1xx first if wanted); `end` when there is no body.
     /// `Ok(false)`: the stream's buffer is past its high-water mark (`Drained` follows).
-    pub fn respond(
-        &mut self,
-        conn: ConnId,
-        stream: StreamId,
-        status: u16,
-        headers: &[(&[u8], &[u8])],
-        end: bool,
-    ) -> Result<bool, Error> {
+    pub fn respond(&mut self, conn: ConnId, stream: StreamId, status: u16, headers: &[(&[u8], &[u8])], end: bool) -> Result<bool, Error> {
         let c = self.conns.get_mut(&conn.0).ok_or(Error::Connection)?;
         let r = c.respond(stream, status, headers, end, &mut self.events);
         self.after(conn);
@@ -269,13 +216,7 @@ impl Endpoint {
     }
 
     /// A piece of the response body; `end` on the last (which may be empty).
-    pub fn send_data(
-        &mut self,
-        conn: ConnId,
-        stream: StreamId,
-        data: &[u8],
-        end: bool,
-    ) -> Result<bool, Error> {
+    pub fn send_data(&mut self, conn: ConnId, stream: StreamId, data: &[u8], end: bool) -> Result<bool, Error> {
         let c = self.conns.get_mut(&conn.0).ok_or(Error::Connection)?;
         let r = c.send_data(stream, data, end, &mut self.events);
         self.after(conn);
@@ -283,12 +224,7 @@ impl Endpoint {
     }
 
     /// Trailer fields, ending the response.
-    pub fn send_trailers(
-        &mut self,
-        conn: ConnId,
-        stream: StreamId,
-        headers: &[(&[u8], &[u8])],
-    ) -> Result<bool, Error> {
+    pub fn send_trailers(&mut self, conn: ConnId, stream: StreamId, headers: &[(&[u8], &[u8])]) -> Result<bool, Error> {
         let c = self.conns.get_mut(&conn.0).ok_or(Error::Connection)?;
         let r = c.send_trailers(stream, headers, &mut self.events);
         self.after(conn);

@@ -40,26 +40,13 @@ pub enum Event {
     /// A request's head (and, with `end_stream`, the whole request).
     Request(Request),
     /// A piece of a request's body; `end_stream` on the last (which may be empty).
-    Data {
-        conn: ConnId,
-        stream: StreamId,
-        data: Bytes,
-        end_stream: bool,
-    },
+    Data { conn: ConnId, stream: StreamId, data: Bytes, end_stream: bool },
     /// A request's trailer fields; the request is whole.
-    Trailers {
-        conn: ConnId,
-        stream: StreamId,
-        headers: Vec<Field>,
-    },
+    Trailers { conn: ConnId, stream: StreamId, headers: Vec<Field> },
     /// The stream was reset: by the client (its RESET_STREAM or STOP_SENDING code), because
     /// the request was malformed once delivered (H3_MESSAGE_ERROR), or because the connection
     /// closed. Nothing more is reported of it, and commands for it fail.
-    Reset {
-        conn: ConnId,
-        stream: StreamId,
-        code: u64,
-    },
+    Reset { conn: ConnId, stream: StreamId, code: u64 },
     /// The stream's response buffer is under `Config::stream_high_water` again after
     /// `send_data` said to wait.
     Drained { conn: ConnId, stream: StreamId },
@@ -69,9 +56,5 @@ pub enum Event {
     GoAway { conn: ConnId, id: u64 },
     /// The connection is closed: `code` is the HTTP/3 (application) error code when there was
     /// one, `reason` a description.
-    ConnectionClosed {
-        conn: ConnId,
-        code: Option<u64>,
-        reason: String,
-    },
+    ConnectionClosed { conn: ConnId, code: Option<u64>, reason: String },
 }

@@ -116,20 +116,12 @@ pub struct FrameReader {
 }
 
 fn is_known(ty: u64) -> bool {
-    matches!(
-        ty,
-        HEADERS | CANCEL_PUSH | SETTINGS | PUSH_PROMISE | GOAWAY | MAX_PUSH_ID
-    ) || is_http2_reserved(ty)
+    matches!(ty, HEADERS | CANCEL_PUSH | SETTINGS | PUSH_PROMISE | GOAWAY | MAX_PUSH_ID) || is_http2_reserved(ty)
 }
 
 impl FrameReader {
     pub fn new(max_frame: u64) -> FrameReader {
-        FrameReader {
-            state: State::Head,
-            head: Vec::with_capacity(16),
-            payload: BytesMut::new(),
-            max_frame,
-        }
+        FrameReader { state: State::Head, head: Vec::with_capacity(16), payload: BytesMut::new(), max_frame }
     }
 
     /// Whether the reader stands between frames: a stream that ends anywhere else ended inside
@@ -140,11 +132,7 @@ impl FrameReader {
 
     /// Reads `chunk`, calling `out` with each frame or piece; `out` returning an error stops the
     /// reading and returns it.
-    pub fn read(
-        &mut self,
-        mut chunk: Bytes,
-        out: &mut impl FnMut(Frame) -> Result<(), FrameError>,
-    ) -> Result<(), FrameError> {
+    pub fn read(&mut self, mut chunk: Bytes, out: &mut impl FnMut(Frame) -> Result<(), FrameError>) -> Result<(), FrameError> {
         while !chunk.is_empty() {
             match self.state {
                 State::Head => {
@@ -183,10 +171,7 @@ impl FrameReader {
                 State::Gather { ty, remaining } => {
                     let n = remaining.min(chunk.len() as u64);
                     self.payload.extend_from_slice(&chunk.split_to(n as usize));
-                    self.state = State::Gather {
-                        ty,
-                        remaining: remaining - n,
-                    };
+                    self.state = State::Gather { ty, remaining: remaining - n };
                 }
                 State::Skip(remaining) => {
                     let n = remaining.min(chunk.len() as u64);
@@ -219,8 +204,7 @@ pub fn parse_settings(mut payload: &[u8]) -> Result<Vec<(u64, u64)>, FrameError>
         payload = &payload[n..];
         let (value, n) = read_varint(payload).ok_or(FrameError(code::H3_FRAME_ERROR))?;
         payload = &payload[n..];
-        if matches!(id, 0x0 | 0x2 | 0x3 | 0x4 | 0x5) || settings.iter().any(|&(seen, _)| seen == id)
-        {
+        if matches!(id, 0x0 | 0x2 | 0x3 | 0x4 | 0x5) || settings.iter().any(|&(seen, _)| seen == id) {
             return Err(FrameError(code::H3_SETTINGS_ERROR));
         }
         if settings.len() < 64 {
@@ -257,10 +241,7 @@ mod tests {
     fn varints_round_trip() {
         // RFC 9000 §A.1's examples.
         for (value, bytes) in [
-            (
-                151_288_809_941_952_652u64,
-                &[0xc2, 0x19, 0x7c, 0x5e, 0xff, 0x14, 0xe8, 0x8c][..],
-            ),
+            (151_288_809_941_952_652u64, &[0xc2, 0x19, 0x7c, 0x5e, 0xff, 0x14, 0xe8, 0x8c][..]),
             (494_878_333, &[0x9d, 0x7f, 0x3e, 0x7d]),
             (15_293, &[0x7b, 0xbd]),
             (37, &[0x25]),
@@ -287,22 +268,9 @@ mod tests {
         for split in 0..wire.len() {
             let mut reader = FrameReader::new(100);
             let got = frames(&mut reader, &[&wire[..split], &wire[split..]]).unwrap();
-            let data: Vec<u8> = got
-                .iter()
-                .filter_map(|f| {
-                    if let Frame::Data(d) = f {
-                        Some(d.to_vec())
-                    } else {
-                        None
-                    }
-                })
-                .flatten()
-                .collect();
+            let data: Vec<u8> = got.iter().filter_map(|f| if let Frame::Data(d) = f { Some(d.to_vec()) } else { None }).flatten().collect();
             assert_eq!(data, b"hello");
-            assert!(got.contains(&Frame::Whole {
-                ty: HEADERS,
-                payload: Bytes::from_static(&[0, 0, 0xd1])
-            }));
+            assert!(got.contains(&Frame::Whole { ty: HEADERS, payload: Bytes::from_static(&[0, 0, 0xd1]) }));
             assert!(got.contains(&Frame::Begin { ty: 0x21, len: 2 }));
             assert!(reader.at_boundary());
         }
@@ -316,10 +284,7 @@ mod tests {
         let mut wire = Vec::new();
         write_header(HEADERS, 1000, &mut wire);
         let mut reader = FrameReader::new(100);
-        assert_eq!(
-            frames(&mut reader, &[&wire]),
-            Err(FrameError(code::H3_EXCESSIVE_LOAD))
-        );
+        assert_eq!(frames(&mut reader, &[&wire]), Err(FrameError(code::H3_EXCESSIVE_LOAD)));
         // An unknown frame of any length is skipped.
         let mut wire = Vec::new();
         write_header(0x1f * 7 + 0x21, 1 << 20, &mut wire);
@@ -329,31 +294,14 @@ mod tests {
     #[test]
     fn settings_are_checked() {
         let mut p = Vec::new();
-        for v in [
-            setting::QPACK_MAX_TABLE_CAPACITY,
-            0,
-            setting::MAX_FIELD_SECTION_SIZE,
-            16384,
-        ] {
+        for v in [setting::QPACK_MAX_TABLE_CAPACITY, 0, setting::MAX_FIELD_SECTION_SIZE, 16384] {
             write_varint(v, &mut p);
         }
         assert_eq!(parse_settings(&p).unwrap(), vec![(1, 0), (6, 16384)]);
-        assert_eq!(
-            parse_settings(&[0x01]),
-            Err(FrameError(code::H3_FRAME_ERROR))
-        );
-        assert_eq!(
-            parse_settings(&[0x01, 0, 0x01, 1]),
-            Err(FrameError(code::H3_SETTINGS_ERROR))
-        );
-        assert_eq!(
-            parse_settings(&[0x04, 0]),
-            Err(FrameError(code::H3_SETTINGS_ERROR))
-        ); // h2's INITIAL_WINDOW_SIZE
+        assert_eq!(parse_settings(&[0x01]), Err(FrameError(code::H3_FRAME_ERROR)));
+        assert_eq!(parse_settings(&[0x01, 0, 0x01, 1]), Err(FrameError(code::H3_SETTINGS_ERROR)));
+        assert_eq!(parse_settings(&[0x04, 0]), Err(FrameError(code::H3_SETTINGS_ERROR))); // h2's INITIAL_WINDOW_SIZE
         assert_eq!(parse_single(&[0x40, 0x08]), Ok(8));
-        assert_eq!(
-            parse_single(&[0x08, 0x00]),
-            Err(FrameError(code::H3_FRAME_ERROR))
-        );
+        assert_eq!(parse_single(&[0x08, 0x00]), Err(FrameError(code::H3_FRAME_ERROR)));
     }
 }

@@ -108,10 +108,7 @@ mod tests {
 
     fn hex(s: &str) -> Vec<u8> {
         let s: String = s.split_whitespace().collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
     }
 
     // RFC 7541 Appendix C.4 and C.6: the Huffman-coded strings of its examples.
@@ -159,14 +156,8 @@ mod tests {
         assert_eq!(decode(&[0b0001_1000], &mut Vec::new()), Err(InvalidHuffman));
         decode(&[0b0001_1111], &mut Vec::new()).unwrap();
         // A whole byte of padding (8 ones) is too long.
-        assert_eq!(
-            decode(&[0b0001_1111, 0xff], &mut Vec::new()),
-            Err(InvalidHuffman)
-        );
+        assert_eq!(decode(&[0b0001_1111, 0xff], &mut Vec::new()), Err(InvalidHuffman));
         // The EOS symbol (30 ones) inside a string.
-        assert_eq!(
-            decode(&[0xff, 0xff, 0xff, 0xfc], &mut Vec::new()),
-            Err(InvalidHuffman)
-        );
+        assert_eq!(decode(&[0xff, 0xff, 0xff, 0xfc], &mut Vec::new()), Err(InvalidHuffman));
     }
 }

@@ -21,10 +21,7 @@ pub(crate) struct Head {
 
 /// HTTP/1.1's connection-specific fields, forbidden in HTTP/3 (§4.2).
 pub(crate) fn is_connection_specific(name: &[u8]) -> bool {
-    matches!(
-        name,
-        b"connection" | b"keep-alive" | b"proxy-connection" | b"transfer-encoding" | b"upgrade"
-    )
+    matches!(name, b"connection" | b"keep-alive" | b"proxy-connection" | b"transfer-encoding" | b"upgrade")
 }
 
 /// A field name's characters: RFC 9110's token characters, lower case only (§4.2).
@@ -38,18 +35,14 @@ pub(crate) fn valid_name(name: &[u8]) -> bool {
 /// A field value: no NUL, CR or LF, and no leading or trailing space or tab (§4.2, RFC 9110
 /// §5.5).
 pub(crate) fn valid_value(value: &[u8]) -> bool {
-    !value.iter().any(|&c| c == 0 || c == b'\r' || c == b'\n')
-        && !matches!(value.first(), Some(b' ' | b'\t'))
-        && !matches!(value.last(), Some(b' ' | b'\t'))
+    !value.iter().any(|&c| c == 0 || c == b'\r' || c == b'\n') && !matches!(value.first(), Some(b' ' | b'\t')) && !matches!(value.last(), Some(b' ' | b'\t'))
 }
 
 fn parse_length(value: &[u8]) -> Option<u64> {
     if value.is_empty() || value.len() > 19 || !value.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    value.iter().try_fold(0u64, |n, &d| {
-        n.checked_mul(10)?.checked_add((d - b'0') as u64)
-    })
+    value.iter().try_fold(0u64, |n, &d| n.checked_mul(10)?.checked_add((d - b'0') as u64))
 }
 
 impl Head {
@@ -82,10 +75,7 @@ impl Head {
             return;
         }
         self.regular_seen = true;
-        if !valid_name(name)
-            || is_connection_specific(name)
-            || (name == b"te" && value != b"trailers")
-        {
+        if !valid_name(name) || is_connection_specific(name) || (name == b"te" && value != b"trailers") {
             self.malformed = true;
             return;
         }
@@ -140,11 +130,7 @@ impl Head {
 
     /// Trailer fields (§4.1): no pseudo-header fields.
     pub fn is_valid_trailers(&self) -> bool {
-        !self.malformed
-            && self.method.is_none()
-            && self.scheme.is_none()
-            && self.authority.is_none()
-            && self.path.is_none()
+        !self.malformed && self.method.is_none() && self.scheme.is_none() && self.authority.is_none() && self.path.is_none()
     }
 }
 
@@ -162,41 +148,18 @@ mod tests {
 
     #[test]
     fn requests_need_their_pseudo_headers() {
-        let get = [
-            (":method", "GET"),
-            (":scheme", "https"),
-            (":authority", "a"),
-            (":path", "/"),
-        ];
+        let get = [(":method", "GET"), (":scheme", "https"), (":authority", "a"), (":path", "/")];
         assert!(head(&get).is_valid_request());
         assert!(!head(&get[..3]).is_valid_request()); // no :path
-        assert!(
-            !head(&[(":method", "GET"), (":scheme", "https"), (":path", "/")]).is_valid_request()
-        ); // no authority
-        assert!(head(&[
-            (":method", "GET"),
-            (":scheme", "https"),
-            (":path", "/"),
-            ("host", "a")
-        ])
-        .is_valid_request());
+        assert!(!head(&[(":method", "GET"), (":scheme", "https"), (":path", "/")]).is_valid_request()); // no authority
+        assert!(head(&[(":method", "GET"), (":scheme", "https"), (":path", "/"), ("host", "a")]).is_valid_request());
         assert!(head(&[(":method", "CONNECT"), (":authority", "a:443")]).is_valid_request());
-        assert!(!head(&[
-            (":method", "CONNECT"),
-            (":authority", "a:443"),
-            (":path", "/")
-        ])
-        .is_valid_request());
+        assert!(!head(&[(":method", "CONNECT"), (":authority", "a:443"), (":path", "/")]).is_valid_request());
     }
 
     #[test]
     fn malformed_fields_are_caught() {
-        let base = vec![
-            (":method", "GET"),
-            (":scheme", "https"),
-            (":authority", "a"),
-            (":path", "/"),
-        ];
+        let base = vec![(":method", "GET"), (":scheme", "https"), (":authority", "a"), (":path", "/")];
         for bad in [
             vec![("Upper", "x")],
             vec![("connection", "close")],
@@ -226,12 +189,7 @@ mod tests {
     #[test]
     fn oversized_sections_keep_what_fits() {
         let mut h = Head::default();
-        for f in [
-            (":method", "GET"),
-            (":scheme", "https"),
-            (":authority", "a"),
-            (":path", "/"),
-        ] {
+        for f in [(":method", "GET"), (":scheme", "https"), (":authority", "a"), (":path", "/")] {
             h.field(f.0.as_bytes(), f.1.as_bytes(), 300);
         }
         h.field(b"a", &[b'x'; 40], 300);

@@ -64,10 +64,7 @@ pub fn encode_int(value: u64, n: u8, flags: u8, out: &mut Vec<u8>) {
 fn decode_str(buf: &[u8], pos: &mut usize, n: u8, out: &mut Vec<u8>) -> Result<(), QpackError> {
     let huffman = *buf.get(*pos).ok_or(DECOMPRESSION)? & (1 << n) != 0;
     let len = decode_int(buf, pos, n).ok_or(DECOMPRESSION)? as usize;
-    let end = pos
-        .checked_add(len)
-        .filter(|&end| end <= buf.len())
-        .ok_or(DECOMPRESSION)?;
+    let end = pos.checked_add(len).filter(|&end| end <= buf.len()).ok_or(DECOMPRESSION)?;
     let data = &buf[*pos..end];
     *pos = end;
     if huffman {
@@ -173,10 +170,7 @@ pub fn encode_field(name: &[u8], value: &[u8], out: &mut Vec<u8>) {
 }
 
 /// Appends a whole field section.
-pub fn encode_section<'a>(
-    fields: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
-    out: &mut Vec<u8>,
-) {
+pub fn encode_section<'a>(fields: impl IntoIterator<Item = (&'a [u8], &'a [u8])>, out: &mut Vec<u8>) {
     begin_section(out);
     for (name, value) in fields {
         encode_field(name, value, out);
@@ -254,31 +248,19 @@ mod tests {
 
     fn hex(s: &str) -> Vec<u8> {
         let s: String = s.split_whitespace().collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
     }
 
     fn decode(buf: &[u8]) -> Result<Vec<(String, String)>, QpackError> {
         let mut out = Vec::new();
-        decode_section(buf, |n, v| {
-            out.push((
-                String::from_utf8(n.to_vec()).unwrap(),
-                String::from_utf8(v.to_vec()).unwrap(),
-            ))
-        })?;
+        decode_section(buf, |n, v| out.push((String::from_utf8(n.to_vec()).unwrap(), String::from_utf8(v.to_vec()).unwrap())))?;
         Ok(out)
     }
 
     #[test]
     fn rfc7541_integer_examples() {
         // C.1.1: 10 with a 5-bit prefix; C.1.2: 1337 with a 5-bit prefix; C.1.3: 42, 8-bit.
-        for (value, n, bytes) in [
-            (10u64, 5u8, vec![0x0a]),
-            (1337, 5, vec![0x1f, 0x9a, 0x0a]),
-            (42, 8, vec![0x2a]),
-        ] {
+        for (value, n, bytes) in [(10u64, 5u8, vec![0x0a]), (1337, 5, vec![0x1f, 0x9a, 0x0a]), (42, 8, vec![0x2a])] {
             let mut out = Vec::new();
             encode_int(value, n, 0, &mut out);
             assert_eq!(out, bytes);
@@ -288,24 +270,14 @@ mod tests {
         }
         // Truncated, and past 2^62.
         assert_eq!(decode_int(&[0x1f, 0x9a], &mut 0, 5), None);
-        assert_eq!(
-            decode_int(
-                &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01],
-                &mut 0,
-                8
-            ),
-            None
-        );
+        assert_eq!(decode_int(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01], &mut 0, 8), None);
     }
 
     #[test]
     fn rfc9204_b1_literal_with_static_name_reference() {
         // B.1: ":path: /index.html", a literal field line with name reference to static entry 1.
         let section = hex("0000 510b 2f69 6e64 6578 2e68 746d 6c");
-        assert_eq!(
-            decode(&section).unwrap(),
-            vec![(":path".into(), "/index.html".into())]
-        );
+        assert_eq!(decode(&section).unwrap(), vec![(":path".into(), "/index.html".into())]);
     }
 
     #[test]
@@ -313,25 +285,13 @@ mod tests {
         // B.2: a section that needs two insertions (Required Insert Count 2, encoded 03), then a
         // post-base indexed line: this server has no dynamic table.
         let section = hex("0381 10 11");
-        assert_eq!(
-            decode(&section),
-            Err(QpackError(code::QPACK_DECOMPRESSION_FAILED))
-        );
+        assert_eq!(decode(&section), Err(QpackError(code::QPACK_DECOMPRESSION_FAILED)));
         // Required Insert Count 0 but an indexed line with T=0 (dynamic), and a literal with a
         // dynamic name reference (N=0, T=0).
-        assert_eq!(
-            decode(&hex("0000 80")),
-            Err(QpackError(code::QPACK_DECOMPRESSION_FAILED))
-        );
-        assert_eq!(
-            decode(&hex("0000 4001 61")),
-            Err(QpackError(code::QPACK_DECOMPRESSION_FAILED))
-        );
+        assert_eq!(decode(&hex("0000 80")), Err(QpackError(code::QPACK_DECOMPRESSION_FAILED)));
+        assert_eq!(decode(&hex("0000 4001 61")), Err(QpackError(code::QPACK_DECOMPRESSION_FAILED)));
         // Post-base name reference (0000xxxx).
-        assert_eq!(
-            decode(&hex("0000 0001 61")),
-            Err(QpackError(code::QPACK_DECOMPRESSION_FAILED))
-        );
+        assert_eq!(decode(&hex("0000 0001 61")), Err(QpackError(code::QPACK_DECOMPRESSION_FAILED)));
     }
 
     #[test]
@@ -359,10 +319,7 @@ mod tests {
         assert_eq!(&out[..3], &[0, 0, 0xc0 | 25]);
         let mut back = Vec::new();
         decode_section(&out, |n, v| back.push((n.to_vec(), v.to_vec()))).unwrap();
-        let expect: Vec<(Vec<u8>, Vec<u8>)> = fields
-            .iter()
-            .map(|(n, v)| (n.to_vec(), v.to_vec()))
-            .collect();
+        let expect: Vec<(Vec<u8>, Vec<u8>)> = fields.iter().map(|(n, v)| (n.to_vec(), v.to_vec())).collect();
         assert_eq!(back, expect);
     }
 
@@ -370,36 +327,22 @@ mod tests {
     fn encoder_stream_allows_only_capacity_zero() {
         let mut s = EncoderStream::default();
         s.receive(&[0x20]).unwrap(); // Set Dynamic Table Capacity 0
-        assert_eq!(
-            s.receive(&[0x3f, 0xe1, 0x1f]),
-            Err(QpackError(code::QPACK_ENCODER_STREAM_ERROR))
-        );
+        assert_eq!(s.receive(&[0x3f, 0xe1, 0x1f]), Err(QpackError(code::QPACK_ENCODER_STREAM_ERROR)));
         let mut s = EncoderStream::default();
         s.receive(&[0x3f]).unwrap(); // an incomplete capacity waits for more
-        assert_eq!(
-            s.receive(&[0x01]),
-            Err(QpackError(code::QPACK_ENCODER_STREAM_ERROR))
-        );
+        assert_eq!(s.receive(&[0x01]), Err(QpackError(code::QPACK_ENCODER_STREAM_ERROR)));
         let mut s = EncoderStream::default();
         // Insert with static name reference (B.2's "c00f 7777 772e 6578 616d 706c 652e 636f 6d").
-        assert_eq!(
-            s.receive(&hex("c00f 7777")),
-            Err(QpackError(code::QPACK_ENCODER_STREAM_ERROR))
-        );
+        assert_eq!(s.receive(&hex("c00f 7777")), Err(QpackError(code::QPACK_ENCODER_STREAM_ERROR)));
     }
 
     #[test]
     fn decoder_stream_allows_only_stream_cancellation() {
         let mut s = DecoderStream::default();
         s.receive(&[0x48]).unwrap(); // Stream Cancellation, stream 8
-        assert_eq!(
-            s.receive(&[0x84]),
-            Err(QpackError(code::QPACK_DECODER_STREAM_ERROR))
-        ); // Section Ack
+        assert_eq!(s.receive(&[0x84]), Err(QpackError(code::QPACK_DECODER_STREAM_ERROR))); // Section Ack
         let mut s = DecoderStream::default();
-        assert_eq!(
-            s.receive(&[0x01]),
-            Err(QpackError(code::QPACK_DECODER_STREAM_ERROR))
-        ); // Increment
+        assert_eq!(s.receive(&[0x01]), Err(QpackError(code::QPACK_DECODER_STREAM_ERROR)));
+        // Increment
     }
 }

@@ -19,18 +19,8 @@ fn one_connection(config: Config) -> (Duration, Duration, [(usize, usize); 2]) {
     pair.drive();
     for e in pair.take() {
         if let Event::Request(r) = e {
-            pair.server
-                .respond(
-                    conn,
-                    r.stream,
-                    200,
-                    &[(b"content-type", b"text/plain")],
-                    false,
-                )
-                .unwrap();
-            pair.server
-                .send_data(conn, r.stream, b"Hello, World!", true)
-                .unwrap();
+            pair.server.respond(conn, r.stream, 200, &[(b"content-type", b"text/plain")], false).unwrap();
+            pair.server.send_data(conn, r.stream, b"Hello, World!", true).unwrap();
         }
     }
     pair.drive();
@@ -50,18 +40,8 @@ fn requests_on_one_connection(n: usize) -> Duration {
         pair.drive();
         for e in pair.take() {
             if let Event::Request(r) = e {
-                pair.server
-                    .respond(
-                        conn,
-                        r.stream,
-                        200,
-                        &[(b"content-type", b"text/plain")],
-                        false,
-                    )
-                    .unwrap();
-                pair.server
-                    .send_data(conn, r.stream, b"Hello, World!", true)
-                    .unwrap();
+                pair.server.respond(conn, r.stream, 200, &[(b"content-type", b"text/plain")], false).unwrap();
+                pair.server.send_data(conn, r.stream, b"Hello, World!", true).unwrap();
             }
         }
         pair.drive();
@@ -72,16 +52,7 @@ fn requests_on_one_connection(n: usize) -> Duration {
 #[test]
 #[ignore]
 fn cost_of_a_handshake_and_a_request() {
-    for (name, config) in [
-        ("with Retry", Config::default()),
-        (
-            "without Retry",
-            Config {
-                validate_address: false,
-                ..Config::default()
-            },
-        ),
-    ] {
+    for (name, config) in [("with Retry", Config::default()), ("without Retry", Config { validate_address: false, ..Config::default() })] {
         let mut handshakes = Vec::new();
         let mut totals = Vec::new();
         let mut sent = [(0, 0); 2];

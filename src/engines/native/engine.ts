@@ -1,21 +1,21 @@
-import { afterPendingReads } from "../pending-reads.js";
+import { afterPendingReads } from "../kit/pending-reads.js";
 import { getSystemErrorName } from "node:util";
-import { HttpError } from "../../errors.js";
-import { CHUNKED, NO_BODY, WEBSOCKET, type Bound, type Engine, type EngineConfig, type EngineHost, type HeadVerdict, type InjectOptions, type InjectResponse, type ListenAt, type ResponseSurface, type UpgradeListener } from "../engine.js";
-import { injectOptions } from "../inject.js";
+import { HttpError } from "../../base/errors.js";
+import { CHUNKED, NO_BODY, WEBSOCKET, type Bound, type Engine, type EngineConfig, type EngineHost, type HeadVerdict, type InjectOptions, type InjectResponse, type ListenAt, type UpgradeListener } from "../contract/engine.js";
+import { injectOptions } from "../contract/inject.js";
 import { injectOverLoopback } from "./inject.js";
 import type { NativeWebSockets } from "./websocket.js";
-import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_BODY_TIMEOUT, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "./load.js";
+import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_BODY_TIMEOUT, EVENT_BODY_TRAILERS, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "../kit/addon.js";
 import { NativeRequest } from "./request.js";
 import { NativeServer, publishesResponseCreated, requestStart, responseCreated } from "./http-channels.js";
 import { nativeTlsOptions } from "./tls.js";
-import type { TlsOptions } from "../../tls.js";
+import type { TlsOptions } from "../../base/tls.js";
 import { NativeResponse } from "./response.js";
 import { NativeTunnels, TUNNEL_DATA } from "./tunnel.js";
 import { ByRequestId } from "./by-request-id.js";
 import { RequestContexts, serve } from "./request-context.js";
-import { ABORT_LATER, ADDON, ADDRESS, APP_SERVER, BODY_TIMEOUT, ENCRYPTED, FORGET, GONE, ID, SERVER, STREAMED_BYTES, STREAMING, VERDICT } from "../../symbols.js";
-import { tooSlow } from "../../limits.js";
+import { ABORT_LATER, ADDON, ADDRESS, APP_SERVER, BODY_TIMEOUT, ENCRYPTED, FORGET, GONE, ID, SERVER, STREAMED_BYTES, STREAMING, VERDICT } from "../../base/symbols.js";
+import { tooSlow } from "../../base/limits.js";
 
 /**
  * Cog's native engine: an HTTP/1.1 server written in Rust (native/), run as a Node-API addon on
@@ -65,7 +65,7 @@ export class NativeEngine implements Engine {
         ? this.forget
         : (response, aborted) => {
             this.forget(response, aborted);
-            done(response, aborted);
+            done(response, aborted, bodyBytesOf(response));
           };
     if (config.options.tls !== undefined) this.Request.prototype[ENCRYPTED] = true;
   }
@@ -228,7 +228,9 @@ export class NativeEngine implements Engine {
 
   private dispatchRequest(request: NativeRequest, response: NativeResponse, verdict: HeadVerdict): void {
     try {
-      this.host.dispatch(request, response, verdict);
+      // A route's own requestTimeout, returned: the addon times the body against it instead.
+      const bodyTime = this.host.dispatch(request, response, verdict);
+      if (bodyTime !== undefined) request.limitBodyTime(bodyTime);
     } catch (err) {
       // dispatch answers its own errors; anything escaping it is a bug: don't leave the client hanging.
       this.host.report(err, request, "escaped Cog's dispatch, a bug in Cog: the connection was cut");
@@ -249,6 +251,7 @@ export class NativeEngine implements Engine {
       else if (kind === EVENT_DRAIN) response.drained();
       else if (kind === EVENT_BODY_PIECE) response.req.bodyPiece(piece!);
       else if (kind === EVENT_BODY_END) response.req.bodyEnd();
+      else if (kind === EVENT_BODY_TRAILERS) response.req.bodyTrailers(piece!);
       else if (kind === EVENT_BODY_TIMEOUT) this.bodyTooSlow(response);
     } catch (err) {
       // A listener threw ('close', 'drain', or the body stream's): report it with the route, as an error in a handler is.
@@ -282,14 +285,6 @@ export class NativeEngine implements Engine {
     // The connection comes from 127.0.0.1; a test may say where its request comes from, as on the node engine.
     if (o.remoteAddress !== undefined) engine.Request.prototype[ADDRESS] = o.remoteAddress;
     return injectOverLoopback(engine, o);
-  }
-
-  bodyBytes(res: ResponseSurface): number | null {
-    // The length of the body `send` wrote, or the Content-Length the app declared; else the bytes streamed.
-    const response = res as unknown as NativeResponse;
-    const length = Number(response.bodyLength(true) ?? Number.NaN);
-    if (!Number.isNaN(length)) return length;
-    return response[STREAMING] ? response[STREAMED_BYTES] : null;
   }
 
   /**
@@ -350,3 +345,10 @@ function withErrorCode(err: Error): Error {
 
 /** Before the server listens: no request can arrive. */
 const NO_CONTEXTS = null as unknown as RequestContexts;
+
+/** The access log's count of a response's body bytes (`ResponseDone`'s `bytes`): the length of the body `send` wrote, or the Content-Length the app declared; else the bytes streamed. */
+function bodyBytesOf(response: NativeResponse): number | null {
+  const length = Number(response.bodyLength(true) ?? Number.NaN);
+  if (!Number.isNaN(length)) return length;
+  return response[STREAMING] ? response[STREAMED_BYTES] : null;
+}

@@ -1,7 +1,7 @@
 import { request as httpRequest, type OutgoingHttpHeaders } from "node:http";
 import { serialize } from "cookie";
-import type { Engine, InjectOptions, InjectResponse } from "../engine.js";
-import { parseCookies } from "../inject.js";
+import type { Engine, InjectOptions, InjectResponse } from "../contract/engine.js";
+import { parseCookies } from "../contract/inject.js";
 
 /**
  * Answers a request over a loopback connection to `engine`, started for this request and

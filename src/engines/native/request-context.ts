@@ -1,6 +1,6 @@
 import { AsyncLocalStorage, AsyncResource } from "node:async_hooks";
-import { SCOPE, STORES } from "../../symbols.js";
-import { asyncResource } from "../../async-resource.js";
+import { SCOPE, STORES } from "../../base/symbols.js";
+import { asyncResource } from "../../base/async-resource.js";
 
 /**
  * Each request on the native engine in an async context of its own, at no cost to a request

@@ -1,17 +1,17 @@
 import { EventEmitter } from "node:events";
 import type { IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
-import { BodyCollector, overStreamLimit, tooLarge } from "../../body.js";
-import { HttpError } from "../../errors.js";
-import { withRequestHelpers } from "../../request.js";
-import { HELD_BODY, type HeadVerdict, type RequestSocket } from "../engine.js";
-import type { BodyCallback } from "../../body.js";
+import { BodyCollector, overStreamLimit, tooLarge } from "../kit/body-intake.js";
+import { HttpError } from "../../base/errors.js";
+import { withRequestHelpers } from "../../http/request.js";
+import { HELD_BODY, type HeadVerdict, type RequestSocket } from "../contract/engine.js";
+import type { BodyCallback } from "../contract/engine.js";
 import { FIRST_ONLY, headersFromRaw, headersFromText, rawFromText } from "./headers.js";
-import { FLAG_ENCODED, FLAG_HTTP11, FLAG_HTTP2, type Endpoints, type NativeAddon, type TlsPeer } from "./load.js";
+import { FLAG_ENCODED, FLAG_HTTP11, FLAG_HTTP2, type Endpoints, type NativeAddon, type TlsPeer } from "../kit/addon.js";
 import { peerCertificate } from "./peer-certificate.js";
 import type { NativeServer } from "./http-channels.js";
 import type { PeerCertificate } from "node:tls";
-import { ABORT_LATER, ADDON, ADDRESS, APP_SERVER, BODY_ENDED, BODY_TIMEOUT, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADER_TEXT, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT, VERDICT } from "../../symbols.js";
+import { ABORT_LATER, ADDON, ADDRESS, APP_SERVER, BODY_ENDED, BODY_TIMEOUT, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADER_TEXT, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT, VERDICT } from "../../base/symbols.js";
 
 /**
  * What Cog's request helpers need, from the native engine. The engine has parsed and framed the
@@ -198,8 +198,18 @@ Object.assign(NativeRequestBase.prototype, {
   aborted: false,
 });
 
+Object.assign(NativeRequestBase.prototype, { trailers: Object.freeze({}), rawTrailers: Object.freeze([]) });
+
 /** A request on the native engine. */
 export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
+  /**
+   * The trailer fields that came after the body (HTTP/2's, or a chunked HTTP/1.1 body's), as
+   * node:http has them: names lower-case, repeats joined as headers' are; filled by the time
+   * the body has ended (`{}` and `[]` until then, and for a request without).
+   */
+  declare trailers: IncomingHttpHeaders;
+  declare rawTrailers: string[];
+
   get remoteAddress(): string | undefined {
     if (this[ADDRESS] === undefined && !this[GONE]) this[ADDRESS] = this[ADDON].remoteAddress(this[ID]) ?? undefined;
     return this[ADDRESS];
@@ -208,6 +218,19 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
   /** Whether the request came over TLS (the engine's server was made with `tls`). */
   get encrypted(): boolean {
     return this[ENCRYPTED];
+  }
+
+  /**
+   * The engine contract's authority (see `RequestSurface.authority`): HTTP/2's `:authority`, as
+   * node:http2's `req.authority`; on HTTP/1.1 (and an HTTP/2 request without one) the Host header.
+   */
+  get authority(): string | undefined {
+    return (this.httpVersionMajor === 2 ? this.headerValue(":authority") : undefined) ?? this.headerValue("host");
+  }
+
+  /** The engine contract's scheme (see `RequestSurface.scheme`): HTTP/2's `:scheme`, else the connection's. */
+  get scheme(): string {
+    return (this.httpVersionMajor === 2 ? this.headerValue(":scheme") : undefined) ?? (this[ENCRYPTED] ? "https" : "http");
   }
 
   /** @internal One header from the engine (as `req.headers` would hold it), unless they were all fetched already. */
@@ -266,7 +289,7 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     this[STREAM_LIMIT] = limit;
   }
 
-  /** @internal The addon's timeout sweep times the body against `ms` rather than the server's requestTimeout. */
+  /** @internal The route's own requestTimeout (`Dispatch` returned it): the addon's timeout sweep times the body against `ms` rather than the server's. */
   limitBodyTime(ms: number): void {
     this[BODY_TIMEOUT] = ms;
     this[ADDON].setBodyTimeout(this[ID], ms);
@@ -282,6 +305,16 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
       this[PAUSED] = true;
       this[ADDON].pauseBody(this[ID], true);
     }
+  }
+
+  /**
+   * @internal The trailer fields that came after the body (`name\0value\0…`, latin1): read
+   * from `rawTrailers` and `trailers` (as node:http and node:http2 fill them, by the body's end).
+   */
+  bodyTrailers(fields: Buffer): void {
+    const raw = rawFromText(fields.toString("latin1", 0, fields.length - 1));
+    this.rawTrailers = raw;
+    this.trailers = headersFromRaw(raw);
   }
 
   /** @internal The body that followed its request is whole. */

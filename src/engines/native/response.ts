@@ -2,13 +2,13 @@ import type { AsyncResource } from "node:async_hooks";
 import { STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
 import { constants as osConstants } from "node:os";
 import { getSystemErrorName } from "node:util";
-import { isStatus } from "../compat.js";
-import { OPEN_FILE, STAT_FILE, type OpenedFile } from "../engine.js";
-import { withResponseHelpers } from "../../response.js";
+import { isStatus } from "../kit/compat.js";
+import { OPEN_FILE, STAT_FILE, type OpenedFile } from "../contract/engine.js";
+import { withResponseHelpers } from "../../http/response.js";
 import { type NativeRequest, type NativeSocket } from "./request.js";
 import { NativeServerResponse } from "./server-response.js";
-import { RESPONSE_CLOSE, RESPONSE_HAS_DATE, type NativeAddon } from "./load.js";
-import { ADDON, FORGET, GONE, HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, ID, KNOWN, SCOPE, SERVER, STORE, STORES } from "../../symbols.js";
+import { RESPONSE_CLOSE, RESPONSE_HAS_DATE, type NativeAddon } from "../kit/addon.js";
+import { ADDON, FORGET, GONE, HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, ID, KNOWN, SCOPE, SERVER, STORE, STORES } from "../../base/symbols.js";
 import { responseFinish } from "./http-channels.js";
 
 /** Called once per request, when the engine has forgotten it (`aborted`: without an answer). */
@@ -142,7 +142,14 @@ class NativeResponseBase extends NativeServerResponse {
   /** @internal */
   protected endStream(): void {
     this.keepConnection();
-    this[ADDON].streamEnd(this.req[ID]);
+    const trailers = this.trailers();
+    if (trailers === null || trailers === "") this[ADDON].streamEnd(this.req[ID]);
+    else this[ADDON].streamEnd(this.req[ID], trailers);
+  }
+
+  /** @internal HTTP/2 sends trailers after any body (see `addTrailers`). */
+  protected override sendsTrailers(): boolean {
+    return this.req.httpVersionMajor === 2 || super.sendsTrailers();
   }
 
   /** @internal */

@@ -1,11 +1,15 @@
 import { OutgoingMessage, STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
 import type { FileHandle } from "node:fs/promises";
 import { Stream } from "node:stream";
-import { BAD_VALUE_CHAR, checkHeader, destroyedWith, endAfterEnd, headersSentError, implicitHead, isStatus, lowerCase, nodeError, toBytes, writeAfterEnd, type HeaderInput } from "../compat.js";
-import { ECHO_REQUEST_ID, FRAME_BODY, SEND_FILE, SEND_OPENED_FILE, type ResponseSurface } from "../engine.js";
-import { streamFileRange } from "../../files/range-stream.js";
-import { ENDED_BODY, HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, NEED_DRAIN, REQUEST_ID, STORE, STREAMED_BYTES, STREAMING, WHOLE_BODY } from "../../symbols.js";
+import { BAD_VALUE_CHAR, checkHeader, destroyedWith, endAfterEnd, headersSentError, implicitHead, isStatus, lowerCase, nodeError, toBytes, writeAfterEnd, type HeaderInput } from "../kit/compat.js";
+import { ECHO_REQUEST_ID, FRAME_BODY, SEND_FILE, SEND_OPENED_FILE, type ResponseSurface } from "../contract/engine.js";
+import { streamFileRange } from "../kit/range-stream.js";
+import { ENDED_BODY, HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, NEED_DRAIN, REQUEST_ID, STORE, STREAMED_BYTES, STREAMING, WHOLE_BODY } from "../../base/symbols.js";
 import { responseFinish } from "./http-channels.js";
+import { trailerBlock } from "./trailers.js";
+
+/** The trailer fields `addTrailers` gave, as header lines (see trailers.ts). */
+const TRAILERS = Symbol("cog.trailers");
 
 export type StoredValue = HeaderInput;
 
@@ -42,6 +46,7 @@ export abstract class NativeServerResponse {
   /** @internal */ declare [STREAMED_BYTES]: number;
   /** @internal */ declare [WHOLE_BODY]: string | Buffer | undefined;
   /** @internal */ declare [ENDED_BODY]: string | Buffer | undefined;
+  /** @internal */ declare [TRAILERS]: string | null;
 
   /** The engine contract's whole body (see `FRAME_BODY`): the engine frames it, and until it is written getHeader("content-length") answers its length. */
   [FRAME_BODY](body: string | Buffer | undefined): void {
@@ -244,8 +249,9 @@ export abstract class NativeServerResponse {
     if (callback !== undefined) this.once("finish", callback);
     this.writableEnded = true;
     if (this.destroyed) return this;
-    // A body whose Transfer-Encoding the app set goes chunked, as node:http sends it, never with a Content-Length.
-    if (!this[STREAMING] && this[STORE]?.has("transfer-encoding") === true) this.openStream();
+    // A body whose Transfer-Encoding the app set goes chunked, as node:http sends it, never with a
+    // Content-Length; so does one with trailers to send after it (see `addTrailers`).
+    if (!this[STREAMING] && (this[STORE]?.has("transfer-encoding") === true || (this[TRAILERS] !== null && this.sendsTrailers()))) this.openStream();
     if (this[STREAMING]) {
       if (body !== undefined && body.length > 0) {
         const bytes = typeof body === "string" ? Buffer.from(body) : body;
@@ -327,7 +333,26 @@ export abstract class NativeServerResponse {
   }
   cork(): void {}
   uncork(): void {}
-  addTrailers(): void {}
+
+  /**
+   * Trailer fields to send after the body, as node:http and node:http2 send them: on HTTP/2 in a
+   * last HEADERS frame, always; on HTTP/1.1 after the last chunk of a chunked body (a streamed
+   * body without a Content-Length, or one whose head declared a `Trailer` header, which node:http
+   * then sends chunked), and nowhere on a body framed by its length or on HTTP/1.0.
+   */
+  addTrailers(headers: OutgoingHttpHeaders | ReadonlyArray<readonly [string, unknown]>): void {
+    this[TRAILERS] = trailerBlock(headers);
+  }
+
+  /** The trailer lines `addTrailers` gave, or null. @internal */
+  trailers(): string | null {
+    return this[TRAILERS];
+  }
+
+  /** Whether a whole body is sent chunked so that its trailers can follow: on HTTP/2, or when the head declares a `Trailer` header (node:http's rule). @internal */
+  protected sendsTrailers(): boolean {
+    return this.hasHeader("trailer");
+  }
 
   /** The client went away: nothing may be written any more. @internal */
   aborted(): void {
@@ -422,6 +447,7 @@ Object.assign(NativeServerResponse.prototype, {
   [STREAMED_BYTES]: 0,
   [WHOLE_BODY]: undefined,
   [ENDED_BODY]: undefined,
+  [TRAILERS]: null,
 });
 
 /**

@@ -1,6 +1,6 @@
 import { createPrivateKey } from "node:crypto";
-import { serverTlsOptions, type TlsOptions } from "../../tls.js";
-import type { NativeTlsOptions } from "./load.js";
+import { serverTlsOptions, type TlsOptions } from "../../base/tls.js";
+import type { NativeTlsOptions } from "../kit/addon.js";
 
 type Pem = string | Buffer | { pem: string | Buffer; passphrase?: string } | KeyObjectLike;
 interface KeyObjectLike {

@@ -1,7 +1,7 @@
 import { Duplex } from "node:stream";
 import { getSystemErrorName } from "node:util";
 import { ByRequestId } from "./by-request-id.js";
-import type { NativeAddon } from "./load.js";
+import type { NativeAddon } from "../kit/addon.js";
 
 /** Tunnel events from the addon, on its socket callback (native/addon/src/js/deliver.rs). */
 export const TUNNEL_DATA = 5;

@@ -1,8 +1,7 @@
-import type { SendResult, WebSocketEngine, WebSocketEvents, WebSocketSettings, WebSocketTransport } from "../engine.js";
+import type { SendResult, WebSocketEngine, WebSocketEvents, WebSocketSettings, WebSocketTransport } from "../contract/engine.js";
 import { ByRequestId } from "./by-request-id.js";
-import type { NativeAddon } from "./load.js";
-import type { Request } from "../../request.js";
-import type { Response } from "../../response.js";
+import type { NativeAddon } from "../kit/addon.js";
+import type { RequestSurface as Request, ResponseSurface as Response } from "../contract/engine.js";
 
 /** WebSocket events from the addon (native/addon/src/js/deliver.rs). */
 const SOCKET_TEXT = 1;

@@ -1,7 +1,7 @@
 import cluster from "node:cluster";
 import { Socket } from "node:net";
 import type { Server, ServerOptions } from "node:http";
-import { loadNative, nativeUnavailable } from "../native/load.js";
+import { loadNative, nativeUnavailable } from "../kit/addon.js";
 
 /**
  * Accepting every connection that waits, not one per wakeup.

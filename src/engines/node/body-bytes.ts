@@ -1,11 +1,11 @@
 /**
- * The access log's byte count on the node engine (`Engine.bodyBytes`). node:http knows a body's
+ * The access log's byte count on the node engine (`ResponseDone`'s `bytes`). node:http knows a body's
  * length when the body is whole or declared (`_contentLength`); a body streamed without a
  * Content-Length is counted here (under WRITTEN) as it is written. node:http2 keeps no count at
  * all, so every HTTP/2 body is counted. A response that never streams pays one comparison, in `end`.
  */
-import type { ResponseSurface } from "../engine.js";
-import { WRITTEN } from "../../symbols.js";
+import type { ResponseSurface } from "../contract/engine.js";
+import { WRITTEN } from "../../base/symbols.js";
 
 /** Set on a response class's prototype: -1 (count nothing until the body streams) or 0 (count every chunk). */
 export interface BodyCount {

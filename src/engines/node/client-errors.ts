@@ -1,7 +1,7 @@
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import { Refusal, errorBody, type HttpError } from "../../errors.js";
-import { tooSlow, type Limits } from "../../limits.js";
+import { Refusal, errorBody, type HttpError } from "../../base/errors.js";
+import { tooSlow, type Limits } from "../../base/limits.js";
 
 /** Node's parse error, or its request timeout (`ERR_HTTP_REQUEST_TIMEOUT`). */
 type ClientError = Error & { code?: string; reason?: string };

@@ -3,18 +3,17 @@ import { createSecureServer as createSecureHttp2Server, createServer as createHt
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, ListenOptions, Socket } from "node:net";
 import { inspectHead } from "./head.js";
-import { NO_BODY, WEBSOCKET, type Bound, type Engine, type EngineConfig, type HeadVerdict, type InjectOptions, type InjectResponse, type ListenAt, type ResponseSurface, type UpgradeListener } from "../engine.js";
+import { NO_BODY, WEBSOCKET, type Bound, type Engine, type EngineConfig, type HeadVerdict, type InjectOptions, type InjectResponse, type ListenAt, type UpgradeListener } from "../contract/engine.js";
 import type { NodeWebSockets } from "./websocket.js";
 import { acceptQueuedConnections } from "./accept.js";
 import { bodyBytesOf } from "./body-bytes.js";
 import { answerQueuedToo, idleCloser, lastAnswersClose } from "./drain.js";
-import { afterPendingReads } from "../pending-reads.js";
+import { afterPendingReads } from "../kit/pending-reads.js";
 import { answerClientErrors, refusal, type FailBody } from "./client-errors.js";
 import { injectInMemory } from "./inject.js";
-import { serverTlsOptions, type TlsOptions } from "../../tls.js";
+import { serverTlsOptions, type TlsOptions } from "../../base/tls.js";
 import { H2Request, H2Response, Sessions, inspectH2Head, limitRequestTime } from "./http2.js";
-import { NodeRequest, type TimedBody } from "./request.js";
-import { BODY_TIMEOUT } from "../../symbols.js";
+import { NodeRequest } from "./request.js";
 import { RequestDeadlines } from "./request-time.js";
 import { NodeResponse } from "./response.js";
 import { queueBehind, writeInSlices } from "./writes.js";
@@ -53,7 +52,7 @@ export class NodeEngine implements Engine {
     // node:http's responses emit 'close' when done or cut, whether or not anyone listens; `once`,
     // since a response handed to a WebSocket is closed by Cog and, on Node 24, by its destroy too.
     const closed = responseDone === null ? null : function (this: NodeResponse | H2Response): void {
-      responseDone(this, !this.writableFinished);
+      responseDone(this, !this.writableFinished, bodyBytesOf(this));
     };
     const listener = (this.listener = (req: NodeRequest | H2Request, res: NodeResponse | H2Response): void => {
       if (closed !== null) res.once("close", closed);
@@ -69,10 +68,9 @@ export class NodeEngine implements Engine {
       } catch (err) {
         verdict = err as HeadVerdict;
       }
-      dispatch(req, res, verdict);
+      // Timed once routed: dispatch returns the route's own requestTimeout, if it has one.
+      const own = dispatch(req, res, verdict);
       if (typeof verdict === "number" && verdict !== NO_BODY) {
-        // Timed once routed: the route may have its own requestTimeout (`limitBodyTime`).
-        const own = (req as unknown as TimedBody)[BODY_TIMEOUT];
         if (!h2) deadlines.watch(req as NodeRequest, own);
         else if ((own ?? limits.requestTimeout) > 0) limitRequestTime(req as H2Request, res as H2Response, own ?? limits.requestTimeout, (err) => host.fail(err, req, res));
       }
@@ -132,10 +130,6 @@ export class NodeEngine implements Engine {
 
   inject(options: InjectOptions | string): Promise<InjectResponse> {
     return injectInMemory(this.listener as never, this.Request as never, this.Response as never, options);
-  }
-
-  bodyBytes(res: ResponseSurface): number | null {
-    return bodyBytesOf(res);
   }
 
   async close(drainMs: number): Promise<void> {

@@ -1,7 +1,7 @@
-import { HttpError, Refusal } from "../../errors.js";
-import type { Limits } from "../../limits.js";
-import { pathOf } from "../../request.js";
-import { CHUNKED, NO_BODY, type EngineRequest } from "../engine.js";
+import { HttpError, Refusal } from "../../base/errors.js";
+import type { Limits } from "../../base/limits.js";
+import { pathOf } from "../../base/path.js";
+import { CHUNKED, NO_BODY, type EngineRequest } from "../contract/engine.js";
 
 // RFC 3986 host (IP-literal, IPv4 or reg-name) and an optional port. Linear: ":" is in no class before it.
 const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]*)(?::[0-9]*)?$/;

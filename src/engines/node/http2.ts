@@ -1,14 +1,14 @@
 import { constants, Http2ServerRequest, Http2ServerResponse, type Http2Session, type OutgoingHttpHeaders, type ServerHttp2Stream } from "node:http2";
 import type { Socket } from "node:net";
 import type { OutgoingHttpHeader } from "node:http";
-import { HttpError } from "../../errors.js";
-import { CHUNKED, NO_BODY } from "../engine.js";
-import { tooSlow, type Limits } from "../../limits.js";
-import { withRequestHelpers } from "../../request.js";
+import { HttpError } from "../../base/errors.js";
+import { CHUNKED, NO_BODY } from "../contract/engine.js";
+import { tooSlow, type Limits } from "../../base/limits.js";
+import { withRequestHelpers } from "../../http/request.js";
 import { withNodeBody } from "./request.js";
-import { withResponseHelpers, type EngineResponse } from "../../response.js";
-import { chunkBytes } from "../compat.js";
-import { BODY_CUT, IN_FLIGHT, REFUSED_LISTS, WRITTEN } from "../../symbols.js";
+import { withResponseHelpers, type EngineResponse } from "../../http/response.js";
+import { chunkBytes } from "../kit/compat.js";
+import { BODY_CUT, IN_FLIGHT, REFUSED_LISTS, WRITTEN } from "../../base/symbols.js";
 
 /**
  * HTTP/2 on the node engine, through Node's compatibility API: its Http2ServerRequest and
@@ -41,6 +41,9 @@ export class H2Request extends withNodeBody(withRequestHelpers(Http2ServerReques
 }
 H2Request.prototype[BODY_CUT] = false;
 
+/** Whether a response has trailers to send (see `H2Response.addTrailers`). */
+const TRAILERS_DUE = Symbol("cog.trailersDue");
+
 /** Headers HTTP/2 forbids (RFC 9113 §8.2.2): Node throws on them; on h2 they mean nothing, so they are dropped. */
 const CONNECTION_HEADERS = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]);
 
@@ -50,6 +53,7 @@ const H2ResponseBase = Http2ServerResponse as unknown as abstract new (...args: 
 
 export class H2Response extends withResponseHelpers(H2ResponseBase) {
   /** @internal Body bytes written so far: node:http2 keeps no count (see body-bytes.ts). */ declare [WRITTEN]: number;
+  /** @internal `addTrailers` was called. */ declare [TRAILERS_DUE]: boolean;
 
   /** Node's write, counted (its `end` writes a last chunk through here too). */
   override write(chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
@@ -82,11 +86,21 @@ export class H2Response extends withResponseHelpers(H2ResponseBase) {
     if (!stream.endAfterHeaders && !stream.destroyed && stream.state.remoteClose !== 1) {
       const req = this.req as unknown as H2Request;
       req[BODY_CUT] = true;
-      // Node sends the RST_STREAM after the response's last frame ('finish').
-      stream.close(constants.NGHTTP2_NO_ERROR);
+      // Node sends the RST_STREAM after the response's last DATA frame ('finish'), but trailers
+      // come after that: with trailers to send (a gRPC answer's status), the stream is closed
+      // once node:http2 has sent them (its own 'wantTrailers' listener sends them on the next
+      // turn of the loop, in a setImmediate: this one comes after it), else they would never leave.
+      if (this[TRAILERS_DUE]) stream.once("wantTrailers", () => setImmediate(closeStream, stream));
+      else stream.close(constants.NGHTTP2_NO_ERROR);
       req.resume();
     }
     return this;
+  }
+
+  /** node:http2's trailers, noted: they change how `end` closes a stream whose request is still coming. */
+  override addTrailers(headers: OutgoingHttpHeaders): void {
+    super.addTrailers(headers);
+    this[TRAILERS_DUE] = true;
   }
 
   /** A stream's response: whether its connection may be reused is HTTP/2's own business. */
@@ -117,6 +131,11 @@ export class H2Response extends withResponseHelpers(H2ResponseBase) {
 }
 
 H2Response.prototype[WRITTEN] = 0;
+H2Response.prototype[TRAILERS_DUE] = false;
+
+function closeStream(stream: ServerHttp2Stream): void {
+  if (!stream.destroyed) stream.close(constants.NGHTTP2_NO_ERROR);
+}
 
 function withoutConnectionHeaders(headers: OutgoingHttpHeaders): OutgoingHttpHeaders {
   let copy: OutgoingHttpHeaders | null = null;

@@ -1,7 +1,7 @@
 import { IncomingMessage, ServerResponse } from "node:http";
 import type { InjectOptions as LightOptions } from "light-my-request";
-import type { InjectOptions, InjectResponse } from "../engine.js";
-import { parseCookies } from "../inject.js";
+import type { InjectOptions, InjectResponse } from "../contract/engine.js";
+import { parseCookies } from "../contract/inject.js";
 
 type Inject = typeof import("light-my-request").inject;
 let loading: Promise<Inject> | null = null;

@@ -1,17 +1,12 @@
 import { AsyncResource } from "node:async_hooks";
 import { IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
-import { BodyCollector, overStreamLimit, type StreamCount } from "../../body.js";
-import { HttpError } from "../../errors.js";
-import { withRequestHelpers } from "../../request.js";
-import type { BodyCallback } from "../../body.js";
-import { BODY_TIMEOUT, STREAMED, STREAM_LIMIT } from "../../symbols.js";
-import { FOLLOWING_BODY } from "../engine.js";
-
-/** A route's own requestTimeout, set by the app as it routes the request (see `limitBodyTime`). */
-export interface TimedBody {
-  [BODY_TIMEOUT]: number | undefined;
-}
+import { BodyCollector, overStreamLimit, type StreamCount } from "../kit/body-intake.js";
+import { HttpError } from "../../base/errors.js";
+import { withRequestHelpers } from "../../http/request.js";
+import type { BodyCallback } from "../contract/engine.js";
+import { STREAMED, STREAM_LIMIT } from "../../base/symbols.js";
+import { FOLLOWING_BODY } from "../contract/engine.js";
 
 /**
  * The body side of a request on the node engine, over the Readable that Node feeds (node:http's
@@ -41,11 +36,6 @@ export function withNodeBody<Base extends abstract new (...args: any[]) => Reada
       counted[STREAMED] = 0;
     }
 
-    /** @internal Kept for the engine, which times the body once the app has routed it (see request-time.ts). */
-    limitBodyTime(ms: number): void {
-      (this as unknown as TimedBody)[BODY_TIMEOUT] = ms;
-    }
-
     /** Node pushes each piece of the body here: counted against a streamed body's limit. */
     override push(chunk: unknown, encoding?: BufferEncoding): boolean {
       const counted = this as unknown as StreamCount;
@@ -63,7 +53,6 @@ export function withNodeBody<Base extends abstract new (...args: any[]) => Reada
     }
   }
   (NodeBody.prototype as unknown as StreamCount)[STREAM_LIMIT] = Infinity;
-  (NodeBody.prototype as unknown as TimedBody)[BODY_TIMEOUT] = undefined;
   return NodeBody;
 }
 

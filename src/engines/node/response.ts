@@ -1,10 +1,10 @@
 import { ServerResponse, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
-import { withResponseHelpers } from "../../response.js";
+import { withResponseHelpers } from "../../http/response.js";
 import type { FileHandle } from "node:fs/promises";
-import { SEND_FILE } from "../engine.js";
-import { chunkBytes, destroyedWith, endAfterEnd, implicitHead, writeAfterEnd } from "../compat.js";
-import { streamFileRange } from "../../files/range-stream.js";
-import { ENDING, WRITTEN } from "../../symbols.js";
+import { SEND_FILE } from "../contract/engine.js";
+import { chunkBytes, destroyedWith, endAfterEnd, implicitHead, writeAfterEnd } from "../kit/compat.js";
+import { streamFileRange } from "../kit/range-stream.js";
+import { ENDING, WRITTEN } from "../../base/symbols.js";
 
 /**
  * A response on the node engine: Node's own ServerResponse with Cog's helpers, so

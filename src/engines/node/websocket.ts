@@ -1,12 +1,11 @@
 import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import { WebSocketServer, type WebSocket as WsSocket } from "ws";
-import type { SendResult, WebSocketEngine, WebSocketEvents, WebSocketSettings, WebSocketTransport } from "../engine.js";
-import type { Request } from "../../request.js";
-import type { Response } from "../../response.js";
+import type { SendResult, WebSocketEngine, WebSocketEvents, WebSocketSettings, WebSocketTransport } from "../contract/engine.js";
+import type { RequestSurface as Request, ResponseSurface as Response } from "../contract/engine.js";
 import { stopLimitingSendTime } from "./send-timeout.js";
 import { IdleSweep } from "./websocket-idle.js";
-import { UPGRADE_HEAD } from "../../symbols.js";
+import { UPGRADE_HEAD } from "../../base/symbols.js";
 
 
 type UpgradeListener = (req: Request, res: Response) => void;

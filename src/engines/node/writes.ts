@@ -1,8 +1,8 @@
 import type { Server } from "node:http";
 import { Socket } from "node:net";
 import type { AsyncResource } from "node:async_hooks";
-import { asyncResource } from "../../async-resource.js";
-import { ENDING } from "../../symbols.js";
+import { asyncResource } from "../../base/async-resource.js";
+import { ENDING } from "../../base/symbols.js";
 
 /**
  * Writing answers a slice at a time instead of one by one.

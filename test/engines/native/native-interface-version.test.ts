@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { firstUsable, interfaceMismatch, INTERFACE_VERSION } from "../../../src/engines/native/load.js";
+import { firstUsable, interfaceMismatch, INTERFACE_VERSION } from "../../../src/engines/kit/addon.js";
 
 const built = fileURLToPath(new URL("../../../native/cog-native.node", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "cog-interface-"));
@@ -58,7 +58,7 @@ describe("the native addon's interface version", () => {
     const older = standIn("older-first.cjs", `{ interfaceVersion: () => ${INTERFACE_VERSION - 1} }`);
     const { addon, failures } = firstUsable([older, join(dir, "absent.node"), built]);
     assert.ok(addon !== null, `the built addon loads: ${failures.join("; ")}`);
-    assert.equal(addon.interfaceVersion!(), INTERFACE_VERSION, "native/addon/src/exports.rs and load.ts agree");
+    assert.equal(addon.interfaceVersion!(), INTERFACE_VERSION, "native/addon/src/exports.rs and engines/kit/addon.ts agree");
     assert.equal(typeof addon.respond, "function");
     assert.equal(failures.length, 1, "an absent candidate is no failure");
     assert.ok(failures[0]!.startsWith(older));

@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, w
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { PREBUILT_PLATFORMS } from "../../../src/engines/native/load.js";
+import { PREBUILT_PLATFORMS } from "../../../src/engines/kit/addon.js";
 import { bundledOf, hostPlatform, packageOf, platforms, problems } from "../../../scripts/native-platforms.mjs";
 import { nodeBinary } from "../../../scripts/node-binary.mjs";
 import { install, type Installed, manifestOf, pack, pathWithoutRust, platformFolder, repo, serveNative, warnings } from "../../packed.js";

@@ -10,7 +10,7 @@ import { once } from "node:events";
 import type { Server } from "node:http";
 import { connect, type AddressInfo } from "node:net";
 import { test } from "node:test";
-import { FOLLOWING_BODY, type BodyHolding } from "../../../src/engines/engine.js";
+import { FOLLOWING_BODY, type BodyHolding } from "../../../src/engines/contract/engine.js";
 import express from "../../../src/express/index.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { connect, Socket, type AddressInfo } from "node:net";
 import { describe, test } from "node:test";
 import { Cog } from "../../../src/index.js";
-import { loadNative } from "../../../src/engines/native/load.js";
+import { loadNative } from "../../../src/engines/kit/addon.js";
 import { wrapped } from "../../../src/engines/node/writes.js";
 import { wrappedBySendTimeout } from "../../../src/engines/node/send-timeout.js";
 import { nativeSkip, raw, statuses } from "../../helpers.js";

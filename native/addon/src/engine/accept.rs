@@ -4,17 +4,17 @@
 //! driven by `serve.rs` and `write.rs`), so no libuv stream buffers sit between the socket and
 //! the parser.
 
-use crate::events::Event;
-use crate::js;
 use super::serve::on_conn;
+use super::state::{now, with_state, Connection, Protocol, Server, Settings, State};
+use super::timers::on_timer;
+use crate::events::Event;
+use crate::h1;
+use crate::h2;
 use crate::io::socket;
 use crate::io::tls::{TlsConn, TlsServer};
 use crate::io::Transport;
-use super::state::{now, with_state, Connection, Protocol, Server, Settings, State};
-use super::timers::on_timer;
+use crate::js;
 use crate::uv::*;
-use crate::h1;
-use crate::h2;
 use std::os::raw::{c_int, c_void};
 
 /// Where a server listens: a TCP port on a host (`reuse_port`: shared with other processes), or
@@ -44,9 +44,32 @@ pub fn listen(js: js::ServerJs, at: ListenAt, settings: Settings, tls: Option<st
             s.servers.push(None);
             s.servers.len() - 1
         });
-        s.servers[id] = Some(Server { js, listen_fd: fd, listen_poll, timer, kick, kick_armed: false, check, check_armed: false, idle, idle_armed: false, ready: Vec::new(), batch: Vec::new(), touched: Vec::new(), settings, deferred: Vec::new(), stopped: false, sweep_every: interval, tls, unix_path });
+        s.servers[id] = Some(Server {
+            js,
+            listen_fd: fd,
+            listen_poll,
+            timer,
+            kick,
+            kick_armed: false,
+            check,
+            check_armed: false,
+            idle,
+            idle_armed: false,
+            ready: Vec::new(),
+            batch: Vec::new(),
+            touched: Vec::new(),
+            settings,
+            deferred: Vec::new(),
+            stopped: false,
+            sweep_every: interval,
+            tls,
+            unix_path,
+        });
         id
     });
+    // SAFETY: the handles were just allocated for their kinds (`alloc_handle`) and are initialised
+    // here, once, on Node's loop; `fd` is the listening socket, which `listen_poll` watches until
+    // `stop_listening` closes both; the handles' data is the server's id (no pointer).
     unsafe {
         socket::watch(uv_loop, listen_poll, fd);
         uv_handle_set_data(listen_poll, id as *mut c_void);
@@ -97,6 +120,7 @@ pub fn stop_listening(id: usize) {
         s.accept_all(id);
         let Some(server) = s.servers.get_mut(id).and_then(Option::as_mut) else { return };
         server.stopped = true;
+        // SAFETY: the listening handle and socket, closed once (`stopped` is set first, and checked above).
         unsafe { socket::close_watched(server.listen_poll, server.listen_fd) };
         if let Some(path) = &server.unix_path {
             // As Node removes its socket file when the server closes (libuv's pipe close).
@@ -158,6 +182,8 @@ pub fn dispose(id: usize) -> Option<js::ServerJs> {
             s.close_conn(key);
         }
         let server = s.servers.get_mut(id)?.take()?;
+        // SAFETY: the server's handles, initialised in `listen`, are stopped and closed once: the
+        // server was just taken out of the state, so nothing reaches them again.
         unsafe {
             uv_timer_stop(server.timer);
             uv_close(server.timer, Some(free_handle));
@@ -172,11 +198,17 @@ pub fn dispose(id: usize) -> Option<js::ServerJs> {
     })
 }
 
+/// A listening socket has connections waiting.
+///
+/// # Safety
+///
+/// Called by libuv only, on Node's loop, with a handle this engine started (its data the server's id).
 unsafe extern "C" fn on_listen(handle: *mut uv_handle_t, status: c_int, _events: c_int) {
     if status < 0 {
         return;
     }
-    let id = uv_handle_get_data(handle) as usize;
+    // SAFETY: `handle` is one of the engine's, which libuv passes back (see the Safety above).
+    let id = unsafe { uv_handle_get_data(handle) } as usize;
     with_state(|s| s.accept_all(id));
 }
 
@@ -194,8 +226,7 @@ impl State {
                 Some(config) => match TlsConn::new(config) {
                     Some(tls) => Some(tls),
                     None => {
-                        // SAFETY: the socket just accepted, nothing else holds it.
-                        unsafe { socket::close(fd) };
+                        socket::close(fd);
                         continue;
                     }
                 },
@@ -212,7 +243,11 @@ impl State {
                 // On TLS, the headers timeout runs from the start: it bounds the handshake too.
                 // A server that serves HTTP/2 learns which protocol each client speaks from its
                 // first bytes or TLS's ALPN (`h2::Conn`); HTTP/1.1 clients then go to `h1`.
-                proto: if serves_h2 { Protocol::H2(Box::new(h2::Conn::new(tls_conn.then_some(now)))) } else { Protocol::H1(h1::Conn::new(tls_conn.then_some(now))) },
+                proto: if serves_h2 {
+                    Protocol::H2(Box::new(h2::Conn::new(tls_conn.then_some(now))))
+                } else {
+                    Protocol::H1(h1::Conn::new(tls_conn.then_some(now)))
+                },
                 in_batch: false,
                 read_queued: false,
                 sent_seen: 0,
@@ -229,6 +264,8 @@ impl State {
                     self.conns.len() - 1
                 }
             };
+            // SAFETY: `poll` was just allocated for a poll handle and is initialised once, on Node's
+            // loop, for the accepted socket `fd`; the connection closes both (`Transport::close`).
             unsafe {
                 socket::watch(uv_loop, poll, fd);
                 uv_handle_set_data(poll, key as *mut c_void);

@@ -11,7 +11,10 @@ use std::fs::File;
 /// What JavaScript is told of a path it opened.
 pub(crate) enum Found {
     /// A regular file, kept for the answer: its size, and its modification time (seconds, nanoseconds).
-    File { size: u64, mtime: (i64, i64) },
+    File {
+        size: u64,
+        mtime: (i64, i64),
+    },
     Directory,
     /// Not served (a FIFO, a socket, a device).
     Other,

@@ -26,6 +26,9 @@ mod timers;
 mod tunnels;
 mod write;
 
+#[cfg(test)]
+mod tests;
+
 pub(crate) use accept::{destroy_connections, dispose, listen, stop_listening, ListenAt};
 pub(crate) use files::Found;
 pub(crate) use state::{with_state, Settings};

@@ -3,17 +3,23 @@
 //! slice's requests delivered to JavaScript in one call and its answers written before the next
 //! slice is read (see `READ_SLICE` for why), the rest after the poll phase, in `on_check`.
 
+use super::state::{deliver, now, with_state, Connection, Protocol, State};
 use crate::events::Event;
 use crate::h1::{self, Parsed, Place};
 use crate::h2;
 use crate::io::{Input, Read};
-use super::state::{deliver, now, with_state, Connection, Protocol, State};
 use crate::js::ServerJs;
 use crate::uv::*;
 use std::os::raw::c_int;
 
+/// A connection's socket is ready (or failed).
+///
+/// # Safety
+///
+/// Called by libuv only, on Node's loop, with a handle this engine started (its data the connection's key).
 pub(crate) unsafe extern "C" fn on_conn(handle: *mut uv_handle_t, status: c_int, events: c_int) {
-    let key = uv_handle_get_data(handle) as usize;
+    // SAFETY: `handle` is one of the engine's, which libuv passes back (see the Safety above).
+    let key = unsafe { uv_handle_get_data(handle) } as usize;
     let slice_ready = with_state(|s| {
         let conn = s.conns.get(key).and_then(Option::as_ref)?;
         let (server, gen) = (conn.server, conn.gen);
@@ -59,14 +65,19 @@ pub(crate) unsafe extern "C" fn on_conn(handle: *mut uv_handle_t, status: c_int,
 const READ_SLICE: usize = 16;
 
 /// After the poll phase: serves what is left (see `serve`).
+///
+/// # Safety
+///
+/// Called by libuv only, on Node's loop, with a handle this engine started (its data the server's id).
 unsafe extern "C" fn on_check(handle: *mut uv_handle_t) {
-    serve(uv_handle_get_data(handle) as usize, true);
+    // SAFETY: `handle` is one of the engine's, which libuv passes back (see the Safety above).
+    serve(unsafe { uv_handle_get_data(handle) } as usize, true);
 }
 
 /// Reads ready connections a slice at a time, delivers their requests to JavaScript and writes
 /// what it answered, and parses what waited behind backpressure. During the poll phase only
 /// whole slices are served; the check phase (`everything`) serves the rest, until nothing is left.
-unsafe fn serve(id: usize, everything: bool) {
+fn serve(id: usize, everything: bool) {
     loop {
         let Some((calls, touched)) = with_state(|s| {
             let server = s.servers.get_mut(id).and_then(Option::as_mut)?;
@@ -76,8 +87,10 @@ unsafe fn serve(id: usize, everything: bool) {
                 if !due {
                     if everything {
                         server.check_armed = false;
+                        // SAFETY: the server's check handle, initialised in `listen`, closed only in `dispose`.
                         unsafe { uv_check_stop(server.check) };
                         if std::mem::take(&mut server.idle_armed) {
+                            // SAFETY: the server's idle handle, initialised in `listen`, closed only in `dispose`.
                             unsafe { uv_idle_stop(server.idle) };
                         }
                     }
@@ -114,10 +127,20 @@ unsafe fn serve(id: usize, everything: bool) {
 }
 
 /// Nothing to do: the idle handle only keeps the poll phase from blocking (see `cork`).
+///
+/// # Safety
+///
+/// None: it does nothing (unsafe only as libuv's callback type is).
 unsafe extern "C" fn on_idle(_handle: *mut uv_handle_t) {}
 
+/// Delivers what was deferred (see `defer`).
+///
+/// # Safety
+///
+/// Called by libuv only, on Node's loop, with a handle this engine started (its data the server's id).
 unsafe extern "C" fn on_kick(handle: *mut uv_handle_t) {
-    let id = uv_handle_get_data(handle) as usize;
+    // SAFETY: `handle` is one of the engine's, which libuv passes back (see the Safety above).
+    let id = unsafe { uv_handle_get_data(handle) } as usize;
     let calls = with_state(|s| match s.servers.get_mut(id).and_then(Option::as_mut) {
         Some(server) => {
             server.kick_armed = false;
@@ -182,6 +205,7 @@ impl State {
         server.touched.extend(touched);
         if !server.check_armed {
             server.check_armed = true;
+            // SAFETY: the server's check handle, initialised in `listen`, closed only in `dispose`.
             unsafe { uv_check_start(server.check, on_check) };
         }
     }
@@ -199,6 +223,7 @@ impl State {
         self.schedule(id, Vec::new(), Some((key, gen, false)));
         let Some(server) = self.servers.get_mut(id).and_then(Option::as_mut) else { return };
         if !std::mem::replace(&mut server.idle_armed, true) {
+            // SAFETY: the server's idle handle, initialised in `listen`, closed only in `dispose`.
             unsafe { uv_idle_start(server.idle, on_idle) };
         }
     }
@@ -212,6 +237,7 @@ impl State {
         }
         if !server.check_armed {
             server.check_armed = true;
+            // SAFETY: the server's check handle, initialised in `listen`, closed only in `dispose`.
             unsafe { uv_check_start(server.check, on_check) };
         }
         server.ready.len() >= READ_SLICE
@@ -236,7 +262,7 @@ impl State {
             Input::Read => {}
         }
         // Activity: the keep-alive timeout counts from the last request, not from the last sweep.
-        conn.idle_since = unsafe { uv_now(self.servers[conn.server].as_ref().unwrap().js.uv_loop()) };
+        conn.idle_since = self.servers[conn.server].as_ref().unwrap().js.now();
         if let Protocol::Ws(ws) = &mut conn.proto {
             ws.heard(conn.idle_since);
         }
@@ -299,7 +325,10 @@ impl State {
             Protocol::Tunnel(tunnel) => return tunnel.parse(&mut conn.io, calls),
             Protocol::H2(h2) => {
                 let settings = server.settings.h2.as_ref().expect("an HTTP/2 connection on a server that serves HTTP/2");
-                let h2::Parsed::Http1 { head_started } = h2.parse(&mut conn.io, &mut self.reqs, &mut self.spare, key, conn.gen, settings, now(server), calls) else { return };
+                let h2::Parsed::Http1 { head_started } = h2.parse(&mut conn.io, &mut self.reqs, &mut self.spare, key, conn.gen, settings, now(server), calls)
+                else {
+                    return;
+                };
                 // The client speaks HTTP/1.1: served as any HTTP/1.1 client, from its first byte.
                 let mut h1 = h1::Conn::new(head_started);
                 if conn.io.ended() {
@@ -341,15 +370,16 @@ impl State {
         }
         // A connection that became a WebSocket in this batch decodes the frames that came with its
         // handshake now (no more requests, but frames).
-        let more = more && self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| {
-            !c.io.input().is_empty()
-                && match &c.proto {
-                    Protocol::H1(h1) => h1.reads_requests(),
-                    // HTTP/2 reads all of its input at once, and so does a tunnel.
-                    Protocol::H2(_) | Protocol::Tunnel(_) => false,
-                    Protocol::Ws(_) => true,
-                }
-        });
+        let more = more
+            && self.conns.get(key).and_then(Option::as_ref).is_some_and(|c| {
+                !c.io.input().is_empty()
+                    && match &c.proto {
+                        Protocol::H1(h1) => h1.reads_requests(),
+                        // HTTP/2 reads all of its input at once, and so does a tunnel.
+                        Protocol::H2(_) | Protocol::Tunnel(_) => false,
+                        Protocol::Ws(_) => true,
+                    }
+            });
         (calls, more)
     }
 
@@ -416,6 +446,7 @@ impl State {
         s.deferred.extend(calls);
         if !s.kick_armed {
             s.kick_armed = true;
+            // SAFETY: the server's kick timer, initialised in `listen`, closed only in `dispose`.
             unsafe { uv_timer_start(s.kick, on_kick, 0, 0) };
         }
     }

@@ -2,8 +2,8 @@
 //! a WebSocket: `ws.rs`), sends, publishes, closes and cuts sockets by id. Sends from outside a
 //! batch are corked like a batch's answers (see `after_send`).
 
-use crate::events::Event;
 use super::state::{now, Connection, Protocol, State};
+use crate::events::Event;
 use crate::ws::{self, Admit, GONE};
 use cog_framing::websocket::{write_frame, OP_BINARY, OP_TEXT};
 
@@ -40,6 +40,7 @@ impl State {
             let every = (idle_timeout / 4).clamp(25, server.settings.check_interval.max(25));
             if every < server.sweep_every {
                 server.sweep_every = every;
+                // SAFETY: the server's sweep timer, initialised in `listen`, closed only in `dispose`.
                 unsafe { crate::uv::uv_timer_start(server.timer, super::timers::on_timer, every, every) };
             }
         }

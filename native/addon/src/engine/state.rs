@@ -8,12 +8,12 @@
 use crate::events::Event;
 use crate::h1;
 use crate::h2;
+use crate::io::Transport;
 use crate::js;
 use crate::request::Requests;
 use crate::spare::Spare;
-use crate::uv::*;
-use crate::io::Transport;
 use crate::tunnel;
+use crate::uv::*;
 use crate::ws;
 use std::cell::RefCell;
 
@@ -139,7 +139,7 @@ fn request_line(id: u64, found: &mut dyn FnMut(usize, &[u8])) -> bool {
 }
 
 pub(crate) fn now(server: &Server) -> u64 {
-    unsafe { uv_now(server.js.uv_loop()) }
+    server.js.now()
 }
 
 impl State {

@@ -3,14 +3,20 @@
 //! protocol's part: `h1::Conn::sweep`), idle keep-alive connections are closed, and so are those
 //! whose client stopped reading an answer.
 
+use super::state::{deliver, now, with_state, Protocol, State};
 use crate::events::Event;
 use crate::h1::{Swept, Timeouts};
 use crate::h2;
-use super::state::{deliver, now, with_state, Protocol, State};
 use crate::uv::*;
 
+/// A server's sweep is due.
+///
+/// # Safety
+///
+/// Called by libuv only, on Node's loop, with a handle this engine started (its data the server's id).
 pub(crate) unsafe extern "C" fn on_timer(handle: *mut uv_handle_t) {
-    let id = uv_handle_get_data(handle) as usize;
+    // SAFETY: `handle` is one of the engine's, which libuv passes back (see the Safety above).
+    let id = unsafe { uv_handle_get_data(handle) } as usize;
     let calls = with_state(|s| s.sweep(id));
     if !calls.is_empty() {
         deliver(id, calls);

@@ -5,6 +5,7 @@
 //! The answers JavaScript gives go to the connection's HTTP/1.1 state machine (`h1`), then the
 //! connection is advanced: written now, or at the end of the batch being answered.
 
+use super::state::{Protocol, State};
 use crate::events::Event;
 use crate::h1::{self, Piece, WholeBody};
 use crate::h2;
@@ -12,9 +13,8 @@ use crate::io::in_place::InPlaceSend;
 use crate::io::{Transport, Written, HIGH_WATER};
 use crate::request::Req;
 use crate::spare::Spare;
-use super::state::{Protocol, State};
 use crate::uv::*;
-use cog_framing::response::AppHead;
+use cog_framing::response::{AppHead, HeaderBlock};
 use std::cell::Cell;
 
 /// What an answer came to on HTTP/2.
@@ -126,7 +126,13 @@ impl State {
     /// still open; the answer (with `with`) goes to the connection's protocol (`h1`, or `h2`,
     /// which says whether the request is done with), then the connection `advance`s if it wrote
     /// anything.
-    fn answer<T>(&mut self, id: u64, with: T, h1: impl FnOnce(&mut h1::Conn, &mut Transport, &Req, &mut Spare, T) -> bool, h2: impl FnOnce(&mut h2::Conn, &Req, T) -> Answered) -> bool {
+    fn answer<T>(
+        &mut self,
+        id: u64,
+        with: T,
+        h1: impl FnOnce(&mut h1::Conn, &mut Transport, &Req, &mut Spare, T) -> bool,
+        h2: impl FnOnce(&mut h2::Conn, &Req, T) -> Answered,
+    ) -> bool {
         let Some(req) = self.reqs.get(id) else { return false };
         let (key, gen) = req.conn();
         let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut).filter(|c| c.gen == gen) else { return false };
@@ -178,7 +184,12 @@ impl State {
 
     /// Starts a streamed response (see `h1::Conn::stream_start`).
     pub fn stream_start(&mut self, id: u64, answer: &AppHead) -> bool {
-        self.answer(id, (), |h1, io, req, spare, ()| h1.stream_start(io, spare, req, id, answer), |h2, req, ()| if h2.stream_start(req, answer) { Answered::Written } else { Answered::Gone })
+        self.answer(
+            id,
+            (),
+            |h1, io, req, spare, ()| h1.stream_start(io, spare, req, id, answer),
+            |h2, req, ()| if h2.stream_start(req, answer) { Answered::Written } else { Answered::Gone },
+        )
     }
 
     /// A piece of a streamed body. Returns false when the caller should wait for a drain event
@@ -223,8 +234,16 @@ impl State {
         }
     }
 
-    pub fn stream_end(&mut self, id: u64) -> bool {
-        self.answer(id, (), |h1, io, req, spare, ()| h1.stream_end(io, spare, req, id), |h2, req, ()| if h2.stream_end(req) { Answered::Done } else { Answered::Gone })
+    /// The end of a streamed body, with the app's trailer fields (`res.addTrailers`), if any:
+    /// on HTTP/2 a last HEADERS frame after the DATA, on HTTP/1.1 lines after the last chunk
+    /// of a chunked body (a body framed by its length, or HTTP/1.0's, has no room for them).
+    pub fn stream_end(&mut self, id: u64, trailers: Option<HeaderBlock>) -> bool {
+        self.answer(
+            id,
+            (),
+            |h1, io, req, spare, ()| h1.stream_end(io, spare, req, id, trailers),
+            |h2, req, ()| if h2.stream_end(req, trailers) { Answered::Done } else { Answered::Gone },
+        )
     }
 
     /// Sends `length` bytes of the open file `fd` from `offset` as the next piece of a streamed
@@ -309,7 +328,7 @@ fn h2_file_response(h2: &mut h2::Conn, req: &Req, answer: &AppHead, body: WholeB
         return Answered::Gone;
     }
     let sent = !matches!(h2.stream_file(req, || Some(file), offset, length), h2::Piece::Gone);
-    if h2.stream_end(req) && sent {
+    if h2.stream_end(req, None) && sent {
         Answered::Done
     } else {
         Answered::Gone

@@ -43,7 +43,19 @@ pub(super) struct BodyState {
 impl BodyState {
     pub(super) fn new(id: u64, framing: Framing, started: u64, upgrade: bool) -> BodyState {
         let remaining = if let Framing::Length(n) = framing { n } else { 0 };
-        BodyState { id, framing, remaining, decoder: ChunkedDecoder::new(), buf: Vec::new(), handover: Handover::Collecting, paused: false, started, timeout: None, timed_out: false, upgrade }
+        BodyState {
+            id,
+            framing,
+            remaining,
+            decoder: ChunkedDecoder::new(),
+            buf: Vec::new(),
+            handover: Handover::Collecting,
+            paused: false,
+            started,
+            timeout: None,
+            timed_out: false,
+            upgrade,
+        }
     }
 
     /// Reads what `input` holds of the body into `buf`; returns the bytes used and whether the
@@ -79,6 +91,18 @@ impl BodyState {
         } else {
             None
         }
+    }
+
+    /// The trailer fields of a chunked body that is done, for JavaScript (see `events::trailer_fields`).
+    pub(super) fn trailers(&mut self) -> Option<Vec<u8>> {
+        let lines = self.decoder.take_trailers();
+        (!lines.is_empty()).then(|| {
+            crate::events::trailer_fields(lines.split(|&b| b == b'\n').filter(|line| line.len() > 1).map(|line| {
+                let line = &line[..line.len() - 1];
+                let colon = line.iter().position(|&b| b == b':').unwrap_or(line.len());
+                (&line[..colon], line.get(colon + 1..).unwrap_or(b"").trim_ascii())
+            }))
+        })
     }
 
     /// Whether its request went to JavaScript (before the body was whole).

@@ -320,7 +320,7 @@ impl Reading {
 }
 
 /// The 408's message, naming the limit the request broke: the node engine sends the same words
-/// (`tooSlow` in src/limits.ts).
+/// (`tooSlow` in src/base/limits.ts).
 fn too_slow(slow_head: bool, headers_timeout: u64, request_timeout: u64) -> String {
     let (part, limit, ms) = if slow_head { ("head", "headersTimeout", headers_timeout) } else { ("body", "requestTimeout", request_timeout) };
     format!("The request {part} did not arrive within {limit} ({ms} ms); raise the {limit} option for slower clients")
@@ -377,7 +377,15 @@ mod tests {
         let mut h = Harness::new();
         h.send(b"GET /events HTTP/1.1\r\nHost: x\r\n\r\n");
         let req = h.reqs.get(1).unwrap();
-        let head = cog_framing::response::AppHead { status: 200, reason: None, block: cog_framing::response::HeaderBlock::new(b"").unwrap(), has_date: true, declared_length: None, close: false, request_id: None };
+        let head = cog_framing::response::AppHead {
+            status: 200,
+            reason: None,
+            block: cog_framing::response::HeaderBlock::new(b"").unwrap(),
+            has_date: true,
+            declared_length: None,
+            close: false,
+            request_id: None,
+        };
         h.conn.stream_start(&mut h.io, &mut h.spare, req, 1, &head);
         assert!(h.conn.input_ended(), "a stream has no end of its own to wait for: close now");
     }

@@ -3,7 +3,7 @@
 
 use super::{Conn, Parsed, Place, Settings, WholeBody};
 use crate::events::Event;
-use crate::io::socket::{read_all, send, Socket};
+use crate::io::socket::{client_send as send, client_shutdown, close, read_all, Socket};
 use crate::io::Transport;
 use crate::request::Requests;
 use crate::spare::Spare;
@@ -32,7 +32,7 @@ impl Harness {
 
     /// The client sends `bytes`; the connection reads and parses them.
     pub(super) fn send(&mut self, bytes: &[u8]) -> (Vec<Event>, Parsed) {
-        assert_eq!(unsafe { send(self.client, bytes) }, bytes.len() as isize);
+        assert_eq!(send(self.client, bytes), bytes.len() as isize);
         self.read()
     }
 
@@ -52,7 +52,8 @@ impl Harness {
     /// Answers request `id` with `status` and `body` (a whole response), as JavaScript's
     /// `respond` does, then promotes what is complete.
     pub(super) fn respond(&mut self, id: u64, status: u16, body: &[u8]) -> Vec<Event> {
-        let head = AppHead { status, reason: None, block: HeaderBlock::new(b"").unwrap(), has_date: true, declared_length: None, close: false, request_id: None };
+        let head =
+            AppHead { status, reason: None, block: HeaderBlock::new(b"").unwrap(), has_date: true, declared_length: None, close: false, request_id: None };
         let req = self.reqs.get(id).expect("a request in flight");
         assert!(self.conn.respond(&mut self.io, &mut self.spare, req, id, &head, WholeBody::Bytes(body)));
         self.promote()
@@ -70,14 +71,13 @@ impl Harness {
 
     /// The client ends its side.
     pub(super) fn client_ends(&mut self) {
-        crate::io::socket::shutdown_write(self.client);
+        client_shutdown(self.client);
     }
 }
 
 impl Drop for Harness {
     fn drop(&mut self) {
-        // SAFETY: the harness's client end, closed only here.
-        unsafe { crate::io::socket::close(self.client) };
+        close(self.client);
     }
 }
 

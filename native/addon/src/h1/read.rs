@@ -72,17 +72,24 @@ impl Conn {
                                 break; // The body needs more input.
                             }
                             let id = body.id;
+                            let trailers = if discard { None } else { body.trailers() };
                             self.reading = if *last { Reading::Done } else { Reading::Heads };
                             if !discard {
+                                if let Some(fields) = trailers {
+                                    events.push(Event::BodyTrailers { id, fields });
+                                }
                                 events.push(Event::BodyEnd { id });
                             }
                             continue;
                         }
                         let flags = body_flags(reqs.get(body.id).unwrap(), body.upgrade);
                         if done {
-                            let (id, whole) = (body.id, std::mem::take(&mut body.buf));
+                            let (id, whole, trailers) = (body.id, std::mem::take(&mut body.buf), body.trailers());
                             self.reading = if *last { Reading::Done } else { Reading::Heads };
                             events.push(request_event(id, Body::Whole(whole), flags));
+                            if let Some(fields) = trailers {
+                                events.push(Event::BodyTrailers { id, fields });
+                            }
                             self.queue.push(id, Stream::Open);
                             continue;
                         }
@@ -146,7 +153,12 @@ impl Conn {
                     if let Err(problem) = checked {
                         // Cog answers it (through the app's error handler) and closes: the body is never read.
                         self.stop_requests();
-                        events.push(Event::Request { id, body: Body::None, flags: http11 | FLAG_REFUSED | (u32::from(problem.status) << 16), problem: Some(problem.message) });
+                        events.push(Event::Request {
+                            id,
+                            body: Body::None,
+                            flags: http11 | FLAG_REFUSED | (u32::from(problem.status) << 16),
+                            problem: Some(problem.message),
+                        });
                         self.queue.push(id, Stream::Open);
                         reqs.insert(id, req);
                         continue;
@@ -285,7 +297,13 @@ mod tests {
     fn a_longer_body_follows_its_request_in_pieces() {
         let mut h = Harness::new();
         let (events, _) = h.send(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\nContent-Encoding: gzip\r\n\r\nhel");
-        assert_eq!(events, [Event::Request { id: 1, body: Body::Follows(Some(10)), flags: FLAG_HTTP11 | FLAG_ENCODED, problem: None }, Event::BodyPiece { id: 1, piece: b"hel".to_vec() }]);
+        assert_eq!(
+            events,
+            [
+                Event::Request { id: 1, body: Body::Follows(Some(10)), flags: FLAG_HTTP11 | FLAG_ENCODED, problem: None },
+                Event::BodyPiece { id: 1, piece: b"hel".to_vec() }
+            ]
+        );
         let (events, _) = h.send(b"lo worlGET");
         assert_eq!(events, [Event::BodyPiece { id: 1, piece: b"lo worl".to_vec() }, Event::BodyEnd { id: 1 }]);
         assert_eq!(h.io.input(), b"GET", "the next request's bytes stay");
@@ -376,7 +394,8 @@ mod tests {
     #[test]
     fn an_upgrade_with_a_body_is_the_last_request_and_closes() {
         let mut h = Harness::new();
-        let (events, _) = h.send(b"POST /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nContent-Length: 2\r\n\r\nokGET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        let (events, _) = h
+            .send(b"POST /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nContent-Length: 2\r\n\r\nokGET / HTTP/1.1\r\nHost: x\r\n\r\n");
         assert_eq!(requests(&events), [1]);
         assert!(!h.conn.upgrading());
         h.respond(1, 400, b"");

@@ -13,7 +13,7 @@ use crate::io::{Transport, HIGH_WATER};
 use crate::queue::{Progress, Promoted, Target};
 use crate::request::{Req, Requests};
 use crate::spare::Spare;
-use cog_framing::response::{write_head, AppHead, BodyFraming, HeadOptions};
+use cog_framing::response::{write_head, AppHead, BodyFraming, HeadOptions, HeaderBlock};
 
 /// The body of a whole response, as `respond` takes it.
 pub(crate) enum WholeBody<'a> {
@@ -21,7 +21,11 @@ pub(crate) enum WholeBody<'a> {
     /// A large Buffer of the app's, held and sent where it lies.
     Held(Held),
     /// `length` bytes of an open file from `offset`, sent where they lie (sendfile(2)).
-    File { file: std::fs::File, offset: u64, length: u64 },
+    File {
+        file: std::fs::File,
+        offset: u64,
+        length: u64,
+    },
 }
 
 impl WholeBody<'_> {
@@ -153,21 +157,27 @@ impl Conn {
     /// The end of a streamed body: the last chunk, or a close for a body shorter than declared
     /// (the client would wait for the rest; closing tells it the body ended). False when the
     /// response is not queued here.
-    pub(crate) fn stream_end(&mut self, io: &mut Transport, spare: &mut Spare, req: &Req, id: u64) -> bool {
+    /// `trailers`: the app's trailer fields, sent after the last chunk of a chunked body (as
+    /// node:http sends them: on any chunked body, whatever the request's TE said).
+    pub(crate) fn stream_end(&mut self, io: &mut Transport, spare: &mut Spare, req: &Req, id: u64, trailers: Option<HeaderBlock>) -> bool {
         let Some(entry) = self.queue.get(id) else { return false };
         let stream = entry.proto;
         self.queue.finish(id);
-        let last: &[u8] = match stream {
-            Stream::Length(left) => {
-                if left > 0 {
-                    self.close_after_answers();
-                }
-                b""
+        let chunked = matches!(stream, Stream::Open) && req.minor() >= 1 && !req.is_head();
+        if let Stream::Length(left) = stream {
+            if left > 0 {
+                self.close_after_answers();
             }
-            Stream::Open if req.minor() >= 1 && !req.is_head() => b"0\r\n\r\n",
-            _ => b"",
-        };
-        self.write(io, spare, id, |out, _| out.extend_from_slice(last));
+        }
+        self.write(io, spare, id, |out, _| {
+            if chunked {
+                out.extend_from_slice(b"0\r\n");
+                if let Some(trailers) = trailers {
+                    out.extend_from_slice(trailers.as_bytes());
+                }
+                out.extend_from_slice(b"\r\n");
+            }
+        });
         true
     }
 
@@ -264,7 +274,7 @@ mod tests {
 
     fn end(h: &mut Harness, id: u64) {
         let req = h.reqs.get(id).unwrap();
-        assert!(h.conn.stream_end(&mut h.io, &mut h.spare, req, id));
+        assert!(h.conn.stream_end(&mut h.io, &mut h.spare, req, id, None));
         h.promote();
     }
 
@@ -339,6 +349,32 @@ mod tests {
     }
 
     #[test]
+    fn trailers_follow_the_last_chunk_and_only_a_chunked_body() {
+        let trailers = HeaderBlock::new(b"grpc-status: 0\r\nx-sum: abc\r\n").unwrap();
+        let mut h = Harness::new();
+        h.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        start(&mut h, 1, 200, None);
+        write(&mut h, 1, b"hello");
+        let req = h.reqs.get(1).unwrap();
+        assert!(h.conn.stream_end(&mut h.io, &mut h.spare, req, 1, Some(trailers)));
+        h.promote();
+        assert_eq!(h.received(), "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\ngrpc-status: 0\r\nx-sum: abc\r\n\r\n");
+        // Framed by its length, or on HTTP/1.0: no room for them.
+        for (request, declared, expected) in
+            [(&b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"[..], Some(5), "\r\n\r\nhello"), (b"GET / HTTP/1.0\r\n\r\n", None, "\r\n\r\nhello")]
+        {
+            let mut h = Harness::new();
+            h.send(request);
+            start(&mut h, 1, 200, declared);
+            write(&mut h, 1, b"hello");
+            let req = h.reqs.get(1).unwrap();
+            assert!(h.conn.stream_end(&mut h.io, &mut h.spare, req, 1, Some(trailers)));
+            h.promote();
+            assert!(h.received().ends_with(expected), "{}", h.received());
+        }
+    }
+
+    #[test]
     fn a_stream_framed_by_its_length_never_passes_it() {
         let mut h = Harness::new();
         h.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -410,7 +446,10 @@ mod tests {
                 _ => panic!("blocked or failed"),
             }
         }
-        assert_eq!(out, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n2345HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nafter");
+        assert_eq!(
+            out,
+            "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n2345HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nafter"
+        );
         assert!(h.conn.queue.is_empty());
     }
 

@@ -7,7 +7,7 @@
 
 use super::streams::{Response, Stream};
 use crate::request::Req;
-use cog_framing::response::{decimal, refusal_body, with_date, AppHead};
+use cog_framing::response::{decimal, refusal_body, with_date, AppHead, HeaderBlock};
 use cog_http2::{code, Connection, StreamId};
 
 /// What a piece of a streamed body came to.
@@ -75,7 +75,14 @@ pub(super) fn stream_write(conn: &mut Connection, state: &Stream, stream: Stream
 /// Sends `length` bytes of `file` from `offset` as the streamed body's next bytes (read into
 /// DATA frames as the client's window allows: see `cog_http2::Connection::send_file`); only the
 /// body's end may follow.
-pub(super) fn stream_file(conn: &mut Connection, state: &Stream, stream: StreamId, file: impl FnOnce() -> Option<std::fs::File>, offset: u64, length: u64) -> Piece {
+pub(super) fn stream_file(
+    conn: &mut Connection,
+    state: &Stream,
+    stream: StreamId,
+    file: impl FnOnce() -> Option<std::fs::File>,
+    offset: u64,
+    length: u64,
+) -> Piece {
     match state.response {
         Response::Streaming { body: true } if length > 0 => match file().map(|file| conn.send_file(stream, file, offset, length)) {
             Some(Ok(())) => Piece::Written { more: true },
@@ -86,10 +93,21 @@ pub(super) fn stream_file(conn: &mut Connection, state: &Stream, stream: StreamI
     }
 }
 
-/// The end of a streamed body. False when the stream can't take it.
-pub(super) fn stream_end(conn: &mut Connection, state: &Stream, stream: StreamId) -> bool {
+/// The end of a streamed body: with trailer fields, a last HEADERS frame (END_STREAM) after the
+/// DATA. False when the stream can't take it (nghttp2 refuses a trailer field HTTP/2 forbids:
+/// the stream is then reset rather than left open).
+pub(super) fn stream_end(conn: &mut Connection, state: &Stream, stream: StreamId, trailers: Option<HeaderBlock>) -> bool {
     match state.response {
-        Response::Streaming { body: true } => conn.send_data(stream, b"", true).is_ok(),
+        Response::Streaming { body: true } => match trailers.map(|block| lines(block.as_bytes()).collect::<Vec<_>>()).filter(|fields| !fields.is_empty()) {
+            None => conn.send_data(stream, b"", true).is_ok(),
+            Some(fields) => {
+                if conn.send_trailers(stream, &fields).is_ok() {
+                    return true;
+                }
+                let _ = conn.reset(stream, code::INTERNAL_ERROR);
+                false
+            }
+        },
         Response::Streaming { body: false } => true,
         Response::Waiting => false,
     }
@@ -130,7 +148,8 @@ pub(super) fn refuse(conn: &mut Connection, stream: StreamId, status: u16, messa
     let mut digits = [0u8; 20];
     let mut date = [0u8; 29];
     with_date(|now| date[..now.len().min(29)].copy_from_slice(&now[..now.len().min(29)]));
-    let fields: [(&[u8], &[u8]); 3] = [(b"content-type", b"application/json; charset=utf-8"), (b"content-length", decimal(body.len() as u64, &mut digits)), (b"date", &date)];
+    let fields: [(&[u8], &[u8]); 3] =
+        [(b"content-type", b"application/json; charset=utf-8"), (b"content-length", decimal(body.len() as u64, &mut digits)), (b"date", &date)];
     if conn.respond(stream, status, &fields, false).is_ok() {
         let _ = conn.send_data(stream, body.as_bytes(), true);
     }

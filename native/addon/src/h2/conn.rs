@@ -14,11 +14,11 @@ use super::answer::{self, Piece};
 use super::head::{self, Verdict};
 use super::settings::Settings;
 use super::streams::{Arriving, Response, Stream, Streams};
-use crate::events::{Body, Event};
+use crate::events::{trailer_fields, Body, Event};
 use crate::io::{Input, Transport};
 use crate::request::{new_h2_req, Req, Requests};
 use crate::spare::Spare;
-use cog_framing::response::AppHead;
+use cog_framing::response::{AppHead, HeaderBlock};
 use cog_http2::{code, Connection, StreamId};
 
 /// Frames moved to the transport's output at most this far ahead of the socket: the rest waits
@@ -29,10 +29,13 @@ const OUTPUT_AHEAD: usize = 64 * 1024;
 /// hold the loop: the rest goes on the next writable event.
 const WRITE_BUDGET: usize = 1024 * 1024;
 
+#[allow(clippy::large_enum_variant, reason = "one per connection, and `Open` is the state it lives in: boxing it would add a pointer chase to every read")]
 enum State {
     /// Which protocol the client speaks is not known yet. On TLS, `since` is the accept (the
     /// headers timeout bounds the handshake, as on HTTP/1.1); none on cleartext.
-    Choosing { since: Option<u64> },
+    Choosing {
+        since: Option<u64>,
+    },
     Open(Connection),
     /// The client did not begin with HTTP/2's preface: closed at once, as RFC 9113 §3.4 asks.
     Refused,
@@ -53,7 +56,9 @@ pub(crate) enum Parsed {
     Open,
     /// The client speaks HTTP/1.1: the engine serves it as such, from the input as it is.
     /// `head_started`: when its first head began (the accept, on TLS).
-    Http1 { head_started: Option<u64> },
+    Http1 {
+        head_started: Option<u64>,
+    },
 }
 
 /// What the timeout sweep found (`Conn::sweep`).
@@ -113,7 +118,17 @@ impl Conn {
     /// Reads the input: HTTP/2 frames, their events added to `events` for JavaScript; or, while
     /// the protocol is not chosen, the bytes that choose it.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn parse(&mut self, io: &mut Transport, reqs: &mut Requests, spare: &mut Spare, key: usize, gen: u32, settings: &Settings, now: u64, events: &mut Vec<Event>) -> Parsed {
+    pub(crate) fn parse(
+        &mut self,
+        io: &mut Transport,
+        reqs: &mut Requests,
+        spare: &mut Spare,
+        key: usize,
+        gen: u32,
+        settings: &Settings,
+        now: u64,
+        events: &mut Vec<Event>,
+    ) -> Parsed {
         if let State::Choosing { since } = self.state {
             match choose(io, since.is_some()) {
                 Choice::Wait => return Parsed::Open,
@@ -326,9 +341,9 @@ impl Conn {
     }
 
     /// The end of a streamed body; its stream is then forgotten.
-    pub(crate) fn stream_end(&mut self, req: &Req) -> bool {
+    pub(crate) fn stream_end(&mut self, req: &Req, trailers: Option<HeaderBlock>) -> bool {
         let Some((conn, state)) = self.stream(req.stream()) else { return false };
-        let ended = answer::stream_end(conn, state, req.stream());
+        let ended = answer::stream_end(conn, state, req.stream(), trailers);
         self.streams.remove(req.stream());
         ended
     }
@@ -370,7 +385,15 @@ fn choose(io: &Transport, tls: bool) -> Choice {
 
 /// The connection's events, as the engine's: requests (with `settings`, only while parsing),
 /// body pieces, aborts, drains; streams done are forgotten.
-fn convert(conn: &mut Connection, streams: &mut Streams, gathering: &mut Vec<(StreamId, usize, Vec<u8>)>, place: &mut Place, settings: Option<&Settings>, now: u64, events: &mut Vec<Event>) {
+fn convert(
+    conn: &mut Connection,
+    streams: &mut Streams,
+    gathering: &mut Vec<(StreamId, usize, Vec<u8>)>,
+    place: &mut Place,
+    settings: Option<&Settings>,
+    now: u64,
+    events: &mut Vec<Event>,
+) {
     use cog_http2::Event as H2;
     let taken = conn.take_events();
     for event in taken.iter() {
@@ -395,8 +418,17 @@ fn convert(conn: &mut Connection, streams: &mut Streams, gathering: &mut Vec<(St
                 }
             }
             H2::Data { stream, data, end_stream } => body_bytes(conn, streams, gathering, stream, data, end_stream, events),
-            // Trailer fields end the body (the app is not shown them).
-            H2::Trailers { stream, .. } => body_bytes(conn, streams, gathering, stream, &[], true, events),
+            // Trailer fields end the body; the app reads them (`req.trailers`) once it has ended:
+            // they go before the body's end, or after its request when the body came whole with it.
+            H2::Trailers { stream, headers } => {
+                let reading = streams.get_mut(stream).filter(|state| state.body.is_some()).map(|state| state.id);
+                let gathered = gathering.iter().any(|g| g.0 == stream);
+                let trailers = reading.map(|id| Event::BodyTrailers { id, fields: trailer_fields(headers.iter()) });
+                let (before, after) = if gathered { (None, trailers) } else { (trailers, None) };
+                events.extend(before);
+                body_bytes(conn, streams, gathering, stream, &[], true, events);
+                events.extend(after);
+            }
             H2::Closed { stream } => drop(streams.remove(stream)),
             H2::Reset { stream, .. } => {
                 if let Some(state) = streams.remove(stream) {
@@ -419,7 +451,15 @@ fn convert(conn: &mut Connection, streams: &mut Streams, gathering: &mut Vec<(St
 /// Request body bytes on `stream`: gathered for a request still in this batch, handed over as a
 /// piece (consumed unless JavaScript paused the body), or dropped (the request is answered, or
 /// has no body for the app) and consumed at once.
-fn body_bytes(conn: &mut Connection, streams: &mut Streams, gathering: &mut Vec<(StreamId, usize, Vec<u8>)>, stream: StreamId, data: &[u8], end_stream: bool, events: &mut Vec<Event>) {
+fn body_bytes(
+    conn: &mut Connection,
+    streams: &mut Streams,
+    gathering: &mut Vec<(StreamId, usize, Vec<u8>)>,
+    stream: StreamId,
+    data: &[u8],
+    end_stream: bool,
+    events: &mut Vec<Event>,
+) {
     if let Some(at) = gathering.iter().position(|g| g.0 == stream) {
         // JavaScript takes it with its request.
         conn.consume(stream, data.len());

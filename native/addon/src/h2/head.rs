@@ -28,7 +28,12 @@ pub(super) fn check(req: &Request, settings: &Settings) -> Verdict {
     if req.method == b"CONNECT" {
         return Verdict::Refuse { status: 501, message: "CONNECT is not supported by this server" };
     }
-    let refused = |status: u16, message: String| Verdict::App { method, body: Body::None, flags: FLAG_HTTP2 | FLAG_REFUSED | (u32::from(status) << 16), problem: Some(message) };
+    let refused = |status: u16, message: String| Verdict::App {
+        method,
+        body: Body::None,
+        flags: FLAG_HTTP2 | FLAG_REFUSED | (u32::from(status) << 16),
+        problem: Some(message),
+    };
     if req.headers.len() > settings.max_headers {
         return refused(431, format!("Too many headers (the limit is {}); raise the maxHeaders option to accept more", settings.max_headers));
     }
@@ -36,7 +41,10 @@ pub(super) fn check(req: &Request, settings: &Settings) -> Verdict {
     // value, plus 32), pseudo-header fields included; cog-http2 has counted it, and kept only
     // what fits of a list past it.
     if req.too_large {
-        return refused(431, format!("Request headers are larger than the limit of {} bytes; raise the maxHeaderSize option to accept them", settings.max_header_size));
+        return refused(
+            431,
+            format!("Request headers are larger than the limit of {} bytes; raise the maxHeaderSize option to accept them", settings.max_header_size),
+        );
     }
     if req.path.len() > settings.max_url_length {
         return refused(414, format!("URL is longer than the limit of {} characters; raise the maxUrlLength option to accept it", settings.max_url_length));

@@ -153,7 +153,8 @@ mod tests {
         assert!(matches!(body.send(ours, None, &mut sent), InPlaceSend::Done));
         assert_eq!((body.left(), sent), (0, 5));
         assert_eq!(read_all(theirs), b"23456");
-        unsafe { (close(ours), close(theirs)) };
+        close(ours);
+        close(theirs);
     }
 
     #[test]
@@ -173,7 +174,8 @@ mod tests {
             }
         }
         assert_eq!((received.len(), sent), (size, size as u64));
-        unsafe { (close(ours), close(theirs)) };
+        close(ours);
+        close(theirs);
     }
 
     #[test]
@@ -183,6 +185,7 @@ mod tests {
         let mut sent = 0;
         assert!(matches!(body.send(ours, None, &mut sent), InPlaceSend::Failed));
         assert_eq!(read_all(theirs), b"short");
-        unsafe { (close(ours), close(theirs)) };
+        close(ours);
+        close(theirs);
     }
 }

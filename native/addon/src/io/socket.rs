@@ -80,7 +80,8 @@ pub fn local_address(fd: Socket) -> Option<(String, u16)> {
 /// # Safety
 /// `handle` must be a fresh poll handle (`alloc_handle(UV_POLL)`), `uv_loop` Node's.
 pub unsafe fn watch(uv_loop: *mut uv_loop_t, handle: *mut uv_handle_t, fd: Socket) -> c_int {
-    sys::poll_init(uv_loop, handle, fd)
+    // SAFETY: the caller's handle and loop, as this function's contract says.
+    unsafe { sys::poll_init(uv_loop, handle, fd) }
 }
 
 /// The error the kernel holds for a socket (SO_ERROR: a reset, say), taken (it is reported once); 0 if none.
@@ -114,16 +115,19 @@ pub(crate) fn set_no_delay(fd: Socket, on: bool) {
 /// # Safety
 /// `handle` must be an initialised handle (from `alloc_handle`) watching `fd`, closed only here.
 pub unsafe fn close_watched(handle: *mut uv_handle_t, fd: Socket) {
-    uv_close(handle, Some(free_handle));
-    sys::close(fd);
+    // SAFETY: `handle` is initialised and closed only here (the contract above); `fd` is the
+    // socket it watched, ours, not used again.
+    unsafe {
+        uv_close(handle, Some(free_handle));
+        sys::close(fd);
+    }
 }
 
-/// Closes a socket nothing watches (one accepted and then refused, a test's).
-///
-/// # Safety
-/// `fd` must be the caller's, not used again.
-pub unsafe fn close(fd: Socket) {
-    sys::close(fd);
+/// Closes a socket nothing watches (one accepted and then refused, a test's): the caller owns
+/// `fd` and does not use it again.
+pub(crate) fn close(fd: Socket) {
+    // SAFETY: the caller owns `fd` and does not use it again.
+    unsafe { sys::close(fd) };
 }
 
 /// Makes the socket's close a reset (SO_LINGER with a zero timeout): the kernel drops what it
@@ -136,6 +140,26 @@ pub fn reset_on_close(fd: Socket) {
 /// A connected pair of non-blocking sockets, for tests: the engine's end and a client's.
 #[cfg(test)]
 pub(crate) use super::sys::socket_pair;
+
+/// A test client's send.
+#[cfg(test)]
+pub(crate) fn client_send(fd: Socket, bytes: &[u8]) -> isize {
+    // SAFETY: `send` reads within `bytes`; the descriptor is the test's own.
+    unsafe { send(fd, bytes) }
+}
+
+/// A test client's recv.
+#[cfg(test)]
+pub(crate) fn client_recv(fd: Socket, buf: &mut [u8]) -> isize {
+    // SAFETY: `recv` writes within `buf`; the descriptor is the test's own.
+    unsafe { recv(fd, buf) }
+}
+
+/// A test client ends its side.
+#[cfg(test)]
+pub(crate) fn client_shutdown(fd: Socket) {
+    shutdown_write(fd);
+}
 
 /// Reads what a test's client end has, without blocking.
 #[cfg(test)]
@@ -174,10 +198,10 @@ mod tests {
         let (local, local_port) = local_address(accepted[0] as Socket).unwrap();
         assert_eq!((local.as_str(), local_port), ("127.0.0.1", port));
         for conn in accepted.into_iter().chain(accept_queued(fd as u32, 10)) {
-            unsafe { close(conn as Socket) };
+            close(conn as Socket);
         }
         drop(clients);
-        unsafe { close(fd) };
+        close(fd);
     }
 
     #[test]
@@ -186,7 +210,7 @@ mod tests {
         let err = open("127.0.0.1", port, false).unwrap_err();
         assert!(err.starts_with(&format!("could not listen on 127.0.0.1:{port}:")), "{err}");
         assert!(open("no-such-host.invalid", 80, false).unwrap_err().starts_with("could not resolve \"no-such-host.invalid\""));
-        unsafe { close(fd) };
+        close(fd);
     }
 
     #[test]
@@ -209,7 +233,8 @@ mod tests {
         assert!(err.starts_with(&format!("could not listen on {path}:")) && err.contains("in use"), "{err}");
         assert!(open_unix(&"x".repeat(200)).unwrap_err().contains("too long"));
         drop(client);
-        unsafe { (close(accepted[0] as Socket), close(fd)) };
+        close(accepted[0] as Socket);
+        close(fd);
         unlink(path);
         assert!(!std::path::Path::new(path).exists());
     }
@@ -229,18 +254,22 @@ mod tests {
         let chunk = [0u8; 64 * 1024];
         let mut blocked = false;
         for _ in 0..1000 {
+            // SAFETY: the test's own socket.
             if unsafe { send(ours, &chunk) } < 0 {
                 blocked = would_block();
                 break;
             }
         }
         assert!(blocked, "the socket filled up and said so");
-        unsafe { (close(ours), close(theirs)) };
+        close(ours);
+        close(theirs);
         let (ours, theirs) = socket_pair();
         let mut buf = [0u8; 16];
+        // SAFETY: the test's own socket.
         assert!(unsafe { recv(ours, &mut buf) } < 0 && would_block(), "nothing yet");
-        unsafe { close(theirs) };
+        close(theirs);
+        // SAFETY: the test's own socket.
         assert_eq!(unsafe { recv(ours, &mut buf) }, 0);
-        unsafe { close(ours) };
+        close(ours);
     }
 }

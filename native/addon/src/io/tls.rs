@@ -16,7 +16,9 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, UnixTime};
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::server::WebPkiClientVerifier;
-use rustls::{CertificateError, DigitallySignedStruct, InvalidMessage, DistinguishedName, Error, RootCertStore, ServerConfig, ServerConnection, SignatureScheme};
+use rustls::{
+    CertificateError, DigitallySignedStruct, DistinguishedName, Error, InvalidMessage, RootCertStore, ServerConfig, ServerConnection, SignatureScheme,
+};
 use std::io::{self, Read, Write};
 use std::sync::Arc;
 
@@ -52,12 +54,15 @@ pub struct TlsServer {
 /// The rustls configuration for a server's new connections.
 pub fn server_config(options: &TlsOptions) -> Result<Arc<TlsServer>, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let certs = CertificateDer::pem_slice_iter(options.cert.as_bytes()).collect::<Result<Vec<_>, _>>().map_err(|e| format!("tls.cert is not a PEM certificate: {e}"))?;
+    let certs = CertificateDer::pem_slice_iter(options.cert.as_bytes())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("tls.cert is not a PEM certificate: {e}"))?;
     if certs.is_empty() {
         return Err("tls.cert holds no certificate: give the server's certificate as PEM (-----BEGIN CERTIFICATE-----)".into());
     }
     let key = PrivateKeyDer::from_pem_slice(options.key.as_bytes()).map_err(|e| format!("tls.key is not a PEM private key: {e}"))?;
-    let versions: Vec<&'static rustls::SupportedProtocolVersion> = [(options.tls13, &rustls::version::TLS13), (options.tls12, &rustls::version::TLS12)].into_iter().filter_map(|(on, v)| on.then_some(v)).collect();
+    let versions: Vec<&'static rustls::SupportedProtocolVersion> =
+        [(options.tls13, &rustls::version::TLS13), (options.tls12, &rustls::version::TLS12)].into_iter().filter_map(|(on, v)| on.then_some(v)).collect();
     let builder = ServerConfig::builder_with_provider(provider.clone()).with_protocol_versions(&versions).map_err(|e| format!("tls: {e}"))?;
     let (builder, client_verifier) = if options.request_cert {
         let mut roots = RootCertStore::empty();
@@ -246,6 +251,7 @@ struct Socket(RawSocket);
 
 impl Write for Socket {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        // SAFETY: `send` reads within `bytes`; the descriptor is the connection's socket.
         let n = unsafe { send(self.0, bytes) };
         if n >= 0 {
             Ok(n as usize)
@@ -322,7 +328,9 @@ mod tests {
     #[test]
     fn what_is_not_pem_is_refused_naming_the_option() {
         assert!(error_of(&options("", "")).starts_with("tls.cert holds no certificate"));
-        assert!(error_of(&options("", "-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n")).starts_with("tls.cert is not a PEM certificate"));
+        assert!(
+            error_of(&options("", "-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n")).starts_with("tls.cert is not a PEM certificate")
+        );
     }
 
     #[test]

@@ -81,7 +81,19 @@ impl Transport {
     /// A connection's transport over the non-blocking socket `fd`, watched by `poll` (initialised
     /// on Node's loop by the caller, which starts it for reading), with `tls` on a TLS server.
     pub(crate) fn new(fd: Socket, poll: *mut uv_handle_t, on_ready: uv_poll_cb, tls: Option<Box<TlsConn>>) -> Transport {
-        Transport { fd, poll, polling: UV_READABLE | UV_DISCONNECT, on_ready, tls, input: Vec::new(), output: Vec::new(), sent_from: 0, sent: 0, ended: false, failure: None }
+        Transport {
+            fd,
+            poll,
+            polling: UV_READABLE | UV_DISCONNECT,
+            on_ready,
+            tls,
+            input: Vec::new(),
+            output: Vec::new(),
+            sent_from: 0,
+            sent: 0,
+            ended: false,
+            failure: None,
+        }
     }
 
     /// Reads what the socket has, up to a budget, into the input; on TLS, decrypted. `rx` is the
@@ -120,6 +132,8 @@ impl Transport {
         }
         let mut total = 0;
         while total < budget {
+            // SAFETY: `recv` writes within the slice; `fd` is this connection's socket, open until
+            // `close`.
             let n = unsafe { recv(self.fd, &mut rx[..RX_SIZE]) };
             if n > 0 {
                 let bytes = &rx[..n as usize];
@@ -156,6 +170,7 @@ impl Transport {
     /// parsed); false once the client is gone.
     pub(crate) fn read_and_drop(&mut self) -> bool {
         let mut scratch = [0u8; 16 * 1024];
+        // SAFETY: `recv` writes within `scratch`; `fd` is this connection's socket.
         let n = unsafe { recv(self.fd, &mut scratch) };
         !(n == 0 || (n < 0 && !would_block()))
     }
@@ -198,6 +213,7 @@ impl Transport {
     /// `Read::Open` when the socket had nothing after all.
     pub(crate) fn read_into(&mut self, dest: &mut [u8]) -> Result<usize, Read> {
         debug_assert!(self.tls.is_none());
+        // SAFETY: `recv` writes within `dest`; `fd` is this connection's socket.
         let n = unsafe { recv(self.fd, dest) };
         if n > 0 {
             Ok(n as usize)
@@ -308,7 +324,14 @@ impl Transport {
         }
         while self.sent_from < self.output.len() {
             let unsent = &self.output[self.sent_from..];
-            let n = unsafe { if more { send_more(self.fd, unsent) } else { send(self.fd, unsent) } };
+            // SAFETY: `send` reads within `unsent`; `fd` is this connection's socket.
+            let n = unsafe {
+                if more {
+                    send_more(self.fd, unsent)
+                } else {
+                    send(self.fd, unsent)
+                }
+            };
             if n > 0 {
                 self.sent_from += n as usize;
                 self.sent += n as u64;
@@ -345,6 +368,7 @@ impl Transport {
         self.output.extend_from_slice(bytes);
         let unsent = &self.output[self.sent_from..];
         match self.tls.as_deref_mut() {
+            // SAFETY: `send` reads within `unsent`; `fd` is this connection's socket.
             None => drop(unsafe { send(self.fd, unsent) }),
             Some(tls) => drop(tls.send(self.fd, unsent, &mut 0)),
         }
@@ -361,6 +385,8 @@ impl Transport {
             return;
         }
         self.polling = events;
+        // SAFETY: `poll` is the connection's initialised poll handle (from `accept`), live until
+        // `close`; `on_ready` has libuv's poll callback signature.
         unsafe {
             if events == 0 {
                 uv_poll_stop(self.poll);
@@ -395,6 +421,8 @@ impl Transport {
         if let Some(tls) = self.tls.as_deref_mut() {
             tls.close(self.fd);
         }
+        // SAFETY: `poll` watches `fd`, both this connection's, and `close` is the last use of
+        // either (the connection is dropped after it).
         unsafe { close_watched(self.poll, self.fd) };
     }
 
@@ -427,8 +455,7 @@ impl Transport {
 
     /// Closes both ends (without libuv: see the `Drop` below).
     pub(crate) fn close_pair(self, client: Socket) {
-        // SAFETY: the test's client end, not used again.
-        unsafe { super::socket::close(client) };
+        super::socket::close(client);
     }
 }
 
@@ -437,8 +464,8 @@ impl Transport {
 #[cfg(test)]
 impl Drop for Transport {
     fn drop(&mut self) {
-        // SAFETY: a test's socket, closed only here.
-        unsafe { super::socket::close(self.fd) };
+        // A test's socket, closed only here.
+        super::socket::close(self.fd);
     }
 }
 
@@ -461,6 +488,7 @@ mod tests {
         let mut rx = Vec::new();
         assert!(matches!(t.read(&mut rx), Read::Open), "nothing yet is not the end");
         assert!(t.input().is_empty());
+        // SAFETY: `send` reads within the bytes given.
         unsafe { send(client, b"GET / HTTP/1.1\r\n\r\nGET /b") };
         assert!(matches!(t.read(&mut rx), Read::Open));
         assert_eq!(t.input(), b"GET / HTTP/1.1\r\n\r\nGET /b");
@@ -483,7 +511,7 @@ mod tests {
             assert_eq!(t.failure(), None, "open, and nothing failed");
             t.output().extend_from_slice(b"never read");
             assert!(matches!(t.write(), Written::All));
-            unsafe { crate::io::socket::close(client) };
+            crate::io::socket::close(client);
             let reset = Some(SocketFailure::Os { errno: crate::io::sys::ECONNRESET, writing: false });
             if read_first {
                 assert!(matches!(t.read(&mut Vec::new()), Read::Failed));
@@ -512,6 +540,7 @@ mod tests {
         let (mut t, client) = pair();
         assert_eq!(t.waiting(), 0);
         let bytes: Vec<u8> = (0..70_000u32).map(|i| i as u8).collect();
+        // SAFETY: `send` reads within `bytes`.
         assert_eq!(unsafe { send(client, &bytes) }, 70_000);
         assert_eq!(t.waiting(), 70_000);
         let mut dest = vec![0u8; 50_000];
@@ -573,7 +602,7 @@ mod tests {
     #[test]
     fn writing_to_a_client_gone_fails() {
         let (mut t, client) = pair();
-        unsafe { crate::io::socket::close(client) };
+        crate::io::socket::close(client);
         t.output().extend_from_slice(b"late");
         assert!(matches!(t.write(), Written::Failed));
         assert!(!t.read_and_drop(), "and reading finds it gone");
@@ -582,6 +611,7 @@ mod tests {
     #[test]
     fn input_after_the_last_request_is_dropped_until_the_client_goes() {
         let (mut t, client) = pair();
+        // SAFETY: `send` reads within the bytes given.
         unsafe { send(client, b"more bytes nobody parses") };
         assert!(t.read_and_drop());
         assert!(t.input().is_empty());

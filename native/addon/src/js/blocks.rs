@@ -72,20 +72,32 @@ fn take() -> Option<*mut u8> {
 /// # Safety
 /// `block` came from `take()`, and nothing refers to its bytes any longer.
 unsafe fn give_back(block: *mut u8) {
-    let kept = FREE
-        .try_with(|free| {
-            let mut free = free.borrow_mut();
-            (free.0.len() < KEEP).then(|| free.0.push(block)).is_some()
-        })
-        .unwrap_or(false);
-    if !kept {
-        dealloc(block, layout());
+    // SAFETY: `block` came from `take()` (the caller's promise): allocated with `layout()`, and no
+    // longer used.
+    unsafe {
+        let kept = FREE
+            .try_with(|free| {
+                let mut free = free.borrow_mut();
+                (free.0.len() < KEEP).then(|| free.0.push(block)).is_some()
+            })
+            .unwrap_or(false);
+        if !kept {
+            dealloc(block, layout());
+        }
     }
 }
 
 /// The finalizer of a Buffer over a block: V8 has freed the Buffer's memory.
+///
+/// # Safety
+///
+/// Called by V8 only, as the finalizer of a Buffer made by `new_buffer`.
 unsafe extern "C" fn collected(_env: sys::napi_env, data: *mut std::ffi::c_void, _hint: *mut std::ffi::c_void) {
-    give_back(data.cast());
+    // SAFETY: V8 calls the finalizer once, with the block `new_buffer` made the Buffer over; its
+    // bytes are no longer used.
+    unsafe {
+        give_back(data.cast());
+    }
 }
 
 /// A new Buffer of `len` bytes (`BLOCK_FROM` to `BLOCK`) over a block of the pool, its bytes as
@@ -95,32 +107,44 @@ unsafe extern "C" fn collected(_env: sys::napi_env, data: *mut std::ffi::c_void,
 /// # Safety
 /// `env` must be the current env, on its thread, with a handle scope open.
 pub(crate) unsafe fn new_buffer(env: sys::napi_env, len: usize) -> Option<(sys::napi_value, *mut u8)> {
-    debug_assert!((BLOCK_FROM..=BLOCK).contains(&len));
-    if REFUSED.with(Cell::get) {
-        return None;
+    // SAFETY: `env` is the current env with a scope open (the caller's promise); `block` is `BLOCK`
+    // bytes, at least `len`, which the Buffer owns from now on (its finalizer gives it back); the
+    // out-pointers are locals.
+    unsafe {
+        debug_assert!((BLOCK_FROM..=BLOCK).contains(&len));
+        if REFUSED.with(Cell::get) {
+            return None;
+        }
+        let block = take()?;
+        let mut buffer = ptr::null_mut();
+        if sys::napi_create_external_buffer(env, len, block.cast(), Some(collected), ptr::null_mut(), &mut buffer) != sys::Status::napi_ok {
+            // Node may run the finalizer of a Buffer it failed to make (it does for a length it
+            // refuses), so the block is not given back here: it can't then be freed twice.
+            REFUSED.with(|refused| refused.set(true));
+            clear_exception(env);
+            return None;
+        }
+        // The check of V8's pace (see the module's comment); a failure only skips it once.
+        let (mut data, mut pace) = (ptr::null_mut(), ptr::null_mut());
+        if sys::napi_create_arraybuffer(env, 1, &mut data, &mut pace) != sys::Status::napi_ok {
+            clear_exception(env);
+        }
+        Some((buffer, block))
     }
-    let block = take()?;
-    let mut buffer = ptr::null_mut();
-    if sys::napi_create_external_buffer(env, len, block.cast(), Some(collected), ptr::null_mut(), &mut buffer) != sys::Status::napi_ok {
-        // Node may run the finalizer of a Buffer it failed to make (it does for a length it
-        // refuses), so the block is not given back here: it can't then be freed twice.
-        REFUSED.with(|refused| refused.set(true));
-        clear_exception(env);
-        return None;
-    }
-    // The check of V8's pace (see the module's comment); a failure only skips it once.
-    let (mut data, mut pace) = (ptr::null_mut(), ptr::null_mut());
-    if sys::napi_create_arraybuffer(env, 1, &mut data, &mut pace) != sys::Status::napi_ok {
-        clear_exception(env);
-    }
-    Some((buffer, block))
 }
 
 /// Clears what a failed call left pending: nobody is there to catch it.
+///
+/// # Safety
+///
+/// `env` must be the current env, on its thread.
 pub(crate) unsafe fn clear_exception(env: sys::napi_env) {
-    let mut pending = false;
-    if sys::napi_is_exception_pending(env, &mut pending) == sys::Status::napi_ok && pending {
-        let mut error = ptr::null_mut();
-        sys::napi_get_and_clear_last_exception(env, &mut error);
+    // SAFETY: `env` is the current env (the caller's promise); the out-pointers are locals.
+    unsafe {
+        let mut pending = false;
+        if sys::napi_is_exception_pending(env, &mut pending) == sys::Status::napi_ok && pending {
+            let mut error = ptr::null_mut();
+            sys::napi_get_and_clear_last_exception(env, &mut error);
+        }
     }
 }

@@ -33,6 +33,9 @@ thread_local! {
     static ENV_ALIVE: Cell<Option<bool>> = const { Cell::new(None) };
 }
 
+/// # Safety
+///
+/// None: called by Node only, when the env is torn down (unsafe as N-API's hook type is).
 unsafe extern "C" fn env_gone(_: *mut std::ffi::c_void) {
     ENV_ALIVE.with(|alive| alive.set(Some(false)));
 }
@@ -44,14 +47,18 @@ impl HeldBuffer {
     /// # Safety
     /// `env` must be the current env and `value` the Buffer whose bytes `data` and `len` describe.
     pub(crate) unsafe fn new(env: sys::napi_env, value: sys::napi_value, data: *const u8, len: usize) -> Option<HeldBuffer> {
-        if ENV_ALIVE.with(Cell::get).is_none() {
-            if sys::napi_add_env_cleanup_hook(env, Some(env_gone), std::ptr::null_mut()) != sys::Status::napi_ok {
-                return None;
+        // SAFETY: `env` and `value` are live (the caller's promise); the out-pointer is a local;
+        // the hook is a function of N-API's type.
+        unsafe {
+            if ENV_ALIVE.with(Cell::get).is_none() {
+                if sys::napi_add_env_cleanup_hook(env, Some(env_gone), std::ptr::null_mut()) != sys::Status::napi_ok {
+                    return None;
+                }
+                ENV_ALIVE.with(|alive| alive.set(Some(true)));
             }
-            ENV_ALIVE.with(|alive| alive.set(Some(true)));
+            let mut reference = std::ptr::null_mut();
+            (sys::napi_create_reference(env, value, 1, &mut reference) == sys::Status::napi_ok).then_some(HeldBuffer { env, reference, data, len })
         }
-        let mut reference = std::ptr::null_mut();
-        (sys::napi_create_reference(env, value, 1, &mut reference) == sys::Status::napi_ok).then_some(HeldBuffer { env, reference, data, len })
     }
 
     /// The Buffer held.
@@ -59,9 +66,13 @@ impl HeldBuffer {
     /// # Safety
     /// `env` must be the current env (the one it was held on), with a handle scope open.
     pub(crate) unsafe fn value(&self, env: sys::napi_env) -> sys::napi_value {
-        let mut value = std::ptr::null_mut();
-        sys::napi_get_reference_value(env, self.reference, &mut value);
-        value
+        // SAFETY: `env` is the env the reference was made on, with a scope open (the caller's
+        // promise); the reference lives as long as `self`.
+        unsafe {
+            let mut value = std::ptr::null_mut();
+            sys::napi_get_reference_value(env, self.reference, &mut value);
+            value
+        }
     }
 
     pub(crate) fn bytes(&self) -> &[u8] {

@@ -11,4 +11,33 @@ pub(crate) mod held;
 pub(crate) mod piece;
 pub(crate) mod text;
 
+#[cfg(test)]
+pub(crate) use deliver::delivered;
 pub(crate) use deliver::{deliver, ServerJs};
+
+/// Unit tests have no Node: the Node-API functions that code they reach (a body read into a
+/// Buffer, a Buffer held) could call must still link. Never called there (no test reads a body
+/// that large or holds a Buffer); each fails if it were.
+#[cfg(test)]
+mod napi_stubs {
+    macro_rules! failing {
+        ($($name:ident),*) => {$(
+            #[no_mangle]
+            extern "C" fn $name() -> i32 {
+                9 // napi_generic_failure
+            }
+        )*};
+    }
+    failing!(
+        napi_add_env_cleanup_hook,
+        napi_close_handle_scope,
+        napi_create_arraybuffer,
+        napi_create_buffer,
+        napi_create_external_buffer,
+        napi_create_reference,
+        napi_delete_reference,
+        napi_get_and_clear_last_exception,
+        napi_is_exception_pending,
+        napi_open_handle_scope
+    );
+}

@@ -10,49 +10,76 @@ use std::ptr;
 const KEEP: usize = 1 << 20;
 
 /// The string's latin1 bytes (how Node writes header strings: one byte per character).
+///
+/// # Safety
+///
+/// `env` must be the current env and `value` a value of the current scope (a string, or nothing is
+/// copied).
 pub unsafe fn latin1_into(env: sys::napi_env, value: sys::napi_value, out: &mut Vec<u8>) {
-    out.clear();
-    if out.capacity() < 1024 {
-        out.reserve(1024);
+    // SAFETY: `env` and `value` are live (the caller's promise); each call writes at most the
+    // length it is given into `out`'s spare capacity, and `written` (at most that length less the
+    // NUL) bytes are then initialised.
+    unsafe {
+        out.clear();
+        if out.capacity() < 1024 {
+            out.reserve(1024);
+        }
+        let mut written = 0usize;
+        sys::napi_get_value_string_latin1(env, value, out.as_mut_ptr() as *mut _, out.capacity(), &mut written);
+        if written + 1 >= out.capacity() {
+            // It may have been cut short: ask for the length and copy again.
+            let mut len = 0usize;
+            sys::napi_get_value_string_latin1(env, value, ptr::null_mut(), 0, &mut len);
+            out.reserve(len + 1);
+            sys::napi_get_value_string_latin1(env, value, out.as_mut_ptr() as *mut _, len + 1, &mut written);
+        }
+        out.set_len(written);
     }
-    let mut written = 0usize;
-    sys::napi_get_value_string_latin1(env, value, out.as_mut_ptr() as *mut _, out.capacity(), &mut written);
-    if written + 1 >= out.capacity() {
-        // It may have been cut short: ask for the length and copy again.
-        let mut len = 0usize;
-        sys::napi_get_value_string_latin1(env, value, ptr::null_mut(), 0, &mut len);
-        out.reserve(len + 1);
-        sys::napi_get_value_string_latin1(env, value, out.as_mut_ptr() as *mut _, len + 1, &mut written);
-    }
-    out.set_len(written);
 }
 
 /// The string as UTF-8, lone surrogates replaced by U+FFFD (as `Buffer.from(text)` and Node's
 /// `res.end(text)` write them). Always inlined, as the functions it calls: every string body
 /// goes through them, and called rather than inlined they cost ~30 instructions a response.
+///
+/// # Safety
+///
+/// As `utf16_into`.
 #[inline(always)]
 pub unsafe fn utf8_into(env: sys::napi_env, value: sys::napi_value, units: &mut Vec<u16>, out: &mut Vec<u8>) {
-    utf16_into(env, value, units);
-    out.clear();
-    encode_utf8(units, out);
+    // SAFETY: the caller's promise, passed on.
+    unsafe {
+        utf16_into(env, value, units);
+        out.clear();
+        encode_utf8(units, out);
+    }
 }
 
 /// The string's UTF-16 code units.
+///
+/// # Safety
+///
+/// `env` must be the current env and `value` a value of the current scope (a string, or nothing is
+/// copied).
 #[inline(always)]
 pub unsafe fn utf16_into(env: sys::napi_env, value: sys::napi_value, units: &mut Vec<u16>) {
-    units.clear();
-    if units.capacity() < 1024 {
-        units.reserve(1024);
+    // SAFETY: `env` and `value` are live (the caller's promise); each call writes at most the
+    // length it is given into `units`' spare capacity, and `written` (at most that length less the
+    // NUL) units are then initialised.
+    unsafe {
+        units.clear();
+        if units.capacity() < 1024 {
+            units.reserve(1024);
+        }
+        let mut written = 0usize;
+        sys::napi_get_value_string_utf16(env, value, units.as_mut_ptr(), units.capacity(), &mut written);
+        if written + 1 >= units.capacity() {
+            let mut len = 0usize;
+            sys::napi_get_value_string_utf16(env, value, ptr::null_mut(), 0, &mut len);
+            units.reserve(len + 1);
+            sys::napi_get_value_string_utf16(env, value, units.as_mut_ptr(), len + 1, &mut written);
+        }
+        units.set_len(written);
     }
-    let mut written = 0usize;
-    sys::napi_get_value_string_utf16(env, value, units.as_mut_ptr(), units.capacity(), &mut written);
-    if written + 1 >= units.capacity() {
-        let mut len = 0usize;
-        sys::napi_get_value_string_utf16(env, value, ptr::null_mut(), 0, &mut len);
-        units.reserve(len + 1);
-        sys::napi_get_value_string_utf16(env, value, units.as_mut_ptr(), len + 1, &mut written);
-    }
-    units.set_len(written);
 }
 
 /// UTF-16 code units as latin1 bytes, into `out`; false if one is past U+00FF (which latin1

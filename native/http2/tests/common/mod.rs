@@ -73,7 +73,12 @@ pub fn frames(mut bytes: &[u8]) -> Vec<Frame> {
         if bytes.len() < 9 + len {
             break;
         }
-        out.push(Frame { ty: bytes[3], flags: bytes[4], stream: u32::from_be_bytes([bytes[5], bytes[6], bytes[7], bytes[8]]) & 0x7fff_ffff, payload: bytes[9..9 + len].to_vec() });
+        out.push(Frame {
+            ty: bytes[3],
+            flags: bytes[4],
+            stream: u32::from_be_bytes([bytes[5], bytes[6], bytes[7], bytes[8]]) & 0x7fff_ffff,
+            payload: bytes[9..9 + len].to_vec(),
+        });
         bytes = &bytes[9 + len..];
     }
     out

@@ -72,7 +72,8 @@ fn answer(conn: &mut Connection, pending: &mut Pending) {
                 if req.too_large {
                     conn.respond(stream, 431, &[], true).unwrap();
                 } else if req.path == b"/big" {
-                    conn.respond(stream, 200, &[(b"content-type", b"application/octet-stream"), (b"content-length", BIG.to_string().as_bytes())], false).unwrap();
+                    conn.respond(stream, 200, &[(b"content-type", b"application/octet-stream"), (b"content-length", BIG.to_string().as_bytes())], false)
+                        .unwrap();
                     pending.big_left.insert(stream, BIG);
                     more_big(conn, pending, stream);
                 } else if req.end_stream {

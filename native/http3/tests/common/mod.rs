@@ -13,8 +13,7 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use cog_http3::quinn_proto::{
-    self, crypto::rustls::QuicClientConfig, ClientConfig, ConnectionHandle, DatagramEvent, Dir,
-    EndpointConfig, StreamEvent, StreamId as QuicStream, VarInt,
+    self, crypto::rustls::QuicClientConfig, ClientConfig, ConnectionHandle, DatagramEvent, Dir, EndpointConfig, StreamEvent, StreamId as QuicStream, VarInt,
 };
 use cog_http3::{frame, qpack, rustls, Config, ConnId, Endpoint, Event};
 
@@ -26,22 +25,17 @@ pub struct Certificate {
 /// A self-signed certificate for "localhost".
 pub fn certificate() -> Certificate {
     let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
-    Certificate {
-        chain: vec![cert.cert.der().clone()],
-        key: rustls::pki_types::PrivateKeyDer::Pkcs8(cert.key_pair.serialize_der().into()),
-    }
+    Certificate { chain: vec![cert.cert.der().clone()], key: rustls::pki_types::PrivateKeyDer::Pkcs8(cert.key_pair.serialize_der().into()) }
 }
 
 pub fn client_config(cert: &Certificate) -> ClientConfig {
     let mut roots = rustls::RootCertStore::empty();
     roots.add(cert.chain[0].clone()).unwrap();
-    let mut tls = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_protocol_versions(&[&rustls::version::TLS13])
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
+    let mut tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
     tls.alpn_protocols = vec![b"h3".to_vec()];
     ClientConfig::new(Arc::new(QuicClientConfig::try_from(tls).unwrap()))
 }
@@ -60,13 +54,8 @@ pub struct Response {
 
 impl Response {
     pub fn status(&self) -> Option<&str> {
-        let head = self
-            .heads
-            .iter()
-            .find(|h| h.iter().any(|(n, v)| n == ":status" && !v.starts_with('1')))?;
-        head.iter()
-            .find(|(n, _)| n == ":status")
-            .map(|(_, v)| v.as_str())
+        let head = self.heads.iter().find(|h| h.iter().any(|(n, v)| n == ":status" && !v.starts_with('1')))?;
+        head.iter().find(|(n, _)| n == ":status").map(|(_, v)| v.as_str())
     }
 }
 
@@ -102,8 +91,7 @@ pub struct Pair {
 impl Pair {
     pub fn new(config: Config) -> Pair {
         let cert = certificate();
-        let server =
-            Endpoint::with_certificate(config, cert.chain.clone(), cert.key.clone_key()).unwrap();
+        let server = Endpoint::with_certificate(config, cert.chain.clone(), cert.key.clone_key()).unwrap();
         Pair::with(server, client_config(&cert))
     }
 
@@ -117,14 +105,11 @@ impl Pair {
     }
 
     fn build(server: Endpoint, client_config: ClientConfig, held: bool) -> Pair {
-        let mut client =
-            quinn_proto::Endpoint::new(Arc::new(EndpointConfig::default()), None, true, None);
+        let mut client = quinn_proto::Endpoint::new(Arc::new(EndpointConfig::default()), None, true, None);
         let now = Instant::now();
         let server_addr: SocketAddr = "127.0.0.1:4433".parse().unwrap();
         let client_addr: SocketAddr = "127.0.0.1:50000".parse().unwrap();
-        let (ch, conn) = client
-            .connect(now, client_config, server_addr, "localhost")
-            .unwrap();
+        let (ch, conn) = client.connect(now, client_config, server_addr, "localhost").unwrap();
         let mut pair = Pair {
             server,
             client,
@@ -159,10 +144,7 @@ impl Pair {
 
     /// A new connection from the same client endpoint (its TLS session cache kept).
     pub fn reconnect(&mut self, config: ClientConfig) {
-        let (ch, conn) = self
-            .client
-            .connect(self.now, config, self.server_addr, "localhost")
-            .unwrap();
+        let (ch, conn) = self.client.connect(self.now, config, self.server_addr, "localhost").unwrap();
         self.ch = ch;
         self.conn = conn;
         self.connected = false;
@@ -213,11 +195,7 @@ impl Pair {
         let id = QuicStream::from(VarInt::from_u64(stream).unwrap());
         let mut written = 0;
         while written < bytes.len() {
-            written += self
-                .conn
-                .send_stream(id)
-                .write(&bytes[written..])
-                .unwrap_or(0);
+            written += self.conn.send_stream(id).write(&bytes[written..]).unwrap_or(0);
             if written < bytes.len() {
                 self.drive();
             }
@@ -229,14 +207,8 @@ impl Pair {
 
     pub fn reset_stream(&mut self, stream: u64, code: u64) {
         let id = QuicStream::from(VarInt::from_u64(stream).unwrap());
-        self.conn
-            .send_stream(id)
-            .reset(VarInt::from_u64(code).unwrap())
-            .unwrap();
-        let _ = self
-            .conn
-            .recv_stream(id)
-            .stop(VarInt::from_u64(code).unwrap());
+        self.conn.send_stream(id).reset(VarInt::from_u64(code).unwrap()).unwrap();
+        let _ = self.conn.recv_stream(id).stop(VarInt::from_u64(code).unwrap());
     }
 
     /// A GET (or any head), with an optional body, ended.
@@ -250,15 +222,7 @@ impl Pair {
     }
 
     pub fn get(&mut self, path: &str) -> u64 {
-        self.request(
-            &[
-                (":method", "GET"),
-                (":scheme", "https"),
-                (":authority", "localhost"),
-                (":path", path),
-            ],
-            None,
-        )
+        self.request(&[(":method", "GET"), (":scheme", "https"), (":authority", "localhost"), (":path", path)], None)
     }
 
     /// Carries datagrams both ways until none is in flight, moving time to timers due within
@@ -272,10 +236,7 @@ impl Pair {
                 self.deliver();
                 continue;
             }
-            let next = [self.conn.poll_timeout(), self.server.poll_timeout()]
-                .into_iter()
-                .flatten()
-                .min();
+            let next = [self.conn.poll_timeout(), self.server.poll_timeout()].into_iter().flatten().min();
             match next {
                 Some(t) if t <= end => {
                     self.now = self.now.max(t);
@@ -316,20 +277,9 @@ impl Pair {
             if self.hold_server {
                 continue;
             }
-            match self.client.handle(
-                self.now,
-                self.server_addr,
-                None,
-                None,
-                BytesMut::from(&d[..]),
-                &mut buf,
-            ) {
-                Some(DatagramEvent::ConnectionEvent(ch, ev)) if ch == self.ch => {
-                    self.conn.handle_event(ev)
-                }
-                Some(DatagramEvent::Response(t)) => {
-                    self.to_server.push_back(buf[..t.size].to_vec())
-                }
+            match self.client.handle(self.now, self.server_addr, None, None, BytesMut::from(&d[..]), &mut buf) {
+                Some(DatagramEvent::ConnectionEvent(ch, ev)) if ch == self.ch => self.conn.handle_event(ev),
+                Some(DatagramEvent::Response(t)) => self.to_server.push_back(buf[..t.size].to_vec()),
                 _ => {}
             }
             buf.clear();
@@ -410,9 +360,7 @@ impl Pair {
             return;
         }
         let r = self.responses.entry(id.into()).or_default();
-        let reader = r
-            .reader
-            .get_or_insert_with(|| frame::FrameReader::new(1 << 20));
+        let reader = r.reader.get_or_insert_with(|| frame::FrameReader::new(1 << 20));
         let mut frames = Vec::new();
         for p in pieces {
             reader
@@ -425,10 +373,7 @@ impl Pair {
         for f in frames {
             match f {
                 frame::Frame::Data(d) => r.body.extend_from_slice(&d),
-                frame::Frame::Whole {
-                    ty: frame::HEADERS,
-                    payload,
-                } => {
+                frame::Frame::Whole { ty: frame::HEADERS, payload } => {
                     let fields = decode(&payload);
                     if fields.iter().any(|(n, _)| n == ":status") {
                         r.heads.push(fields);
@@ -454,24 +399,13 @@ impl Pair {
 
     /// The server's connection (the only one).
     pub fn conn_id(&self) -> ConnId {
-        self.events
-            .iter()
-            .find_map(|e| {
-                if let Event::Connected { conn, .. } = e {
-                    Some(*conn)
-                } else {
-                    None
-                }
-            })
-            .unwrap_or(ConnId(0))
+        self.events.iter().find_map(|e| if let Event::Connected { conn, .. } = e { Some(*conn) } else { None }).unwrap_or(ConnId(0))
     }
 
     /// The application error code the client's connection was closed with.
     pub fn close_code(&self) -> Option<u64> {
         match &self.closed {
-            Some(quinn_proto::ConnectionError::ApplicationClosed(c)) => {
-                Some(c.error_code.into_inner())
-            }
+            Some(quinn_proto::ConnectionError::ApplicationClosed(c)) => Some(c.error_code.into_inner()),
             _ => None,
         }
     }
@@ -479,10 +413,7 @@ impl Pair {
 
 pub fn headers_frame(fields: &[(&str, &str)]) -> Vec<u8> {
     let mut section = Vec::new();
-    qpack::encode_section(
-        fields.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes())),
-        &mut section,
-    );
+    qpack::encode_section(fields.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes())), &mut section);
     let mut out = Vec::new();
     frame::write_header(frame::HEADERS, section.len() as u64, &mut out);
     out.extend_from_slice(&section);
@@ -498,13 +429,7 @@ pub fn data_frame(body: &[u8]) -> Vec<u8> {
 
 pub fn decode(section: &[u8]) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    qpack::decode_section(section, |n, v| {
-        out.push((
-            String::from_utf8_lossy(n).into_owned(),
-            String::from_utf8_lossy(v).into_owned(),
-        ))
-    })
-    .unwrap();
+    qpack::decode_section(section, |n, v| out.push((String::from_utf8_lossy(n).into_owned(), String::from_utf8_lossy(v).into_owned()))).unwrap();
     out
 }
 

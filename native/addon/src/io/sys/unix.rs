@@ -20,9 +20,9 @@ use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 /// A socket as the system names it: a file descriptor.
 pub(crate) type Socket = crate::uv::uv_os_sock_t;
 
-pub(crate) use libc::{EINVAL, EIO, ENAMETOOLONG};
 #[cfg(test)]
 pub(crate) use libc::{ECONNRESET, ENOENT, ENOTDIR, EPIPE};
+pub(crate) use libc::{EINVAL, EIO, ENAMETOOLONG};
 
 /// Linux's one-call paths (see the module's comment); false builds the portable flavour.
 const FAST_LINUX: bool = cfg!(all(target_os = "linux", not(feature = "portable-unix")));
@@ -83,7 +83,8 @@ fn new_socket(family: c_int) -> std::io::Result<c_int> {
 /// # Safety
 /// `fd` must be a descriptor; a wrong option only fails.
 unsafe fn set_int(fd: c_int, level: c_int, name: c_int, value: c_int) -> c_int {
-    libc::setsockopt(fd, level, name, &value as *const c_int as *const c_void, std::mem::size_of::<c_int>() as libc::socklen_t)
+    // SAFETY: the value is an int of the size given; a wrong descriptor or option only fails.
+    unsafe { libc::setsockopt(fd, level, name, &value as *const c_int as *const c_void, std::mem::size_of::<c_int>() as libc::socklen_t) }
 }
 
 /// Binds `fd` to the address in `storage` and listens; closes `fd` on failure.
@@ -156,7 +157,11 @@ pub(crate) fn accept(listener: Socket, peer: bool) -> Option<(Socket, Option<Soc
     // SAFETY: sockaddr_storage is plain data.
     let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-    let (addr, len_ptr) = if peer { (&mut storage as *mut libc::sockaddr_storage as *mut libc::sockaddr, &mut len as *mut libc::socklen_t) } else { (std::ptr::null_mut(), std::ptr::null_mut()) };
+    let (addr, len_ptr) = if peer {
+        (&mut storage as *mut libc::sockaddr_storage as *mut libc::sockaddr, &mut len as *mut libc::socklen_t)
+    } else {
+        (std::ptr::null_mut(), std::ptr::null_mut())
+    };
     #[cfg(all(target_os = "linux", not(feature = "portable-unix")))]
     // SAFETY: `addr` and `len_ptr` are both null, or point at a storage and its length.
     let fd = unsafe { libc::accept4(listener, addr, len_ptr, NEW_FLAGS) };
@@ -230,7 +235,8 @@ pub(crate) fn local_address(socket: Socket) -> Option<SocketAddr> {
 /// `socket` must be open.
 #[inline]
 pub(crate) unsafe fn recv(socket: Socket, buf: &mut [u8]) -> isize {
-    libc::recv(socket, buf.as_mut_ptr() as *mut c_void, buf.len(), 0)
+    // SAFETY: recv writes at most `buf.len()` bytes into `buf`.
+    unsafe { libc::recv(socket, buf.as_mut_ptr() as *mut c_void, buf.len(), 0) }
 }
 
 /// send(2) without SIGPIPE: the bytes taken, negative on an error (`would_block`).
@@ -239,7 +245,8 @@ pub(crate) unsafe fn recv(socket: Socket, buf: &mut [u8]) -> isize {
 /// `socket` must be open.
 #[inline]
 pub(crate) unsafe fn send(socket: Socket, bytes: &[u8]) -> isize {
-    libc::send(socket, bytes.as_ptr() as *const c_void, bytes.len(), SEND_FLAGS)
+    // SAFETY: send reads at most `bytes.len()` bytes from `bytes`.
+    unsafe { libc::send(socket, bytes.as_ptr() as *const c_void, bytes.len(), SEND_FLAGS) }
 }
 
 /// `send`, saying more bytes follow at once (MSG_MORE, on Linux; a plain send elsewhere).
@@ -248,7 +255,8 @@ pub(crate) unsafe fn send(socket: Socket, bytes: &[u8]) -> isize {
 /// `socket` must be open.
 #[inline]
 pub(crate) unsafe fn send_more(socket: Socket, bytes: &[u8]) -> isize {
-    libc::send(socket, bytes.as_ptr() as *const c_void, bytes.len(), MORE_FLAGS)
+    // SAFETY: send reads at most `bytes.len()` bytes from `bytes`.
+    unsafe { libc::send(socket, bytes.as_ptr() as *const c_void, bytes.len(), MORE_FLAGS) }
 }
 
 /// Whether the socket holds a byte not read yet (MSG_PEEK, without blocking).
@@ -298,7 +306,8 @@ pub(crate) fn shutdown_write(socket: Socket) {
 /// # Safety
 /// `socket` must be the caller's, not used again.
 pub(crate) unsafe fn close(socket: Socket) {
-    libc::close(socket);
+    // SAFETY: the caller's descriptor, not used again (the contract above).
+    unsafe { libc::close(socket) };
 }
 
 /// TCP_NODELAY on (`true`) or off; nothing on a Unix domain socket, which has no Nagle.
@@ -311,7 +320,15 @@ pub(crate) fn set_no_delay(socket: Socket, on: bool) {
 pub(crate) fn reset_on_close(socket: Socket) {
     let linger = libc::linger { l_onoff: 1, l_linger: 0 };
     // SAFETY: setsockopt on a descriptor the engine holds, with a value of the size it says.
-    unsafe { libc::setsockopt(socket, libc::SOL_SOCKET, libc::SO_LINGER, &linger as *const libc::linger as *const c_void, std::mem::size_of::<libc::linger>() as libc::socklen_t) };
+    unsafe {
+        libc::setsockopt(
+            socket,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            &linger as *const libc::linger as *const c_void,
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
 }
 
 /// A socket JavaScript named by its descriptor (a node engine's listener, `acceptQueued`).
@@ -328,15 +345,20 @@ pub(crate) fn socket_from_js(fd: u32) -> Option<Socket> {
 pub(crate) unsafe fn send_file(socket: Socket, file: &File, offset: u64, length: usize) -> isize {
     // Node ignores SIGPIPE, so a peer that left gives EPIPE, not a signal.
     let mut offset = offset as libc::off_t;
-    libc::sendfile(socket, file.as_raw_fd(), &mut offset, length)
+    // SAFETY: sendfile reads the file `file` holds open and writes `offset`, a local; a bad socket only fails.
+    unsafe { libc::sendfile(socket, file.as_raw_fd(), &mut offset, length) }
 }
 
 /// macOS's sendfile(2): the length is in and out, and a socket that fills up fails with EAGAIN
 /// after sending part (the part is what counts).
+///
+/// # Safety
+/// `socket` must be open.
 #[cfg(all(any(target_os = "macos", target_os = "ios"), not(feature = "portable-unix")))]
 pub(crate) unsafe fn send_file(socket: Socket, file: &File, offset: u64, length: usize) -> isize {
     let mut len = length as libc::off_t;
-    let status = libc::sendfile(file.as_raw_fd(), socket, offset as libc::off_t, &mut len, std::ptr::null_mut(), 0);
+    // SAFETY: sendfile reads the file `file` holds open and writes `len`, a local; no header or trailer.
+    let status = unsafe { libc::sendfile(file.as_raw_fd(), socket, offset as libc::off_t, &mut len, std::ptr::null_mut(), 0) };
     if status == 0 || len > 0 {
         len as isize
     } else {
@@ -345,6 +367,9 @@ pub(crate) unsafe fn send_file(socket: Socket, file: &File, offset: u64, length:
 }
 
 /// Elsewhere (and with `portable-unix`), a read and a send of what the socket takes.
+///
+/// # Safety
+/// `socket` must be open.
 #[cfg(not(any(all(target_os = "linux", not(feature = "portable-unix")), all(any(target_os = "macos", target_os = "ios"), not(feature = "portable-unix")))))]
 pub(crate) unsafe fn send_file(socket: Socket, file: &File, offset: u64, length: usize) -> isize {
     let mut buf = [0u8; 64 * 1024];
@@ -353,7 +378,8 @@ pub(crate) unsafe fn send_file(socket: Socket, file: &File, offset: u64, length:
     if read <= 0 {
         return read;
     }
-    send(socket, &buf[..read as usize])
+    // SAFETY: the caller's open socket (the contract above).
+    unsafe { send(socket, &buf[..read as usize]) }
 }
 
 /// Reads from `offset` of a file into `buf` (pread): the bytes read, 0 at the end, negative on an error.
@@ -392,7 +418,8 @@ pub(crate) fn modified(meta: &Metadata) -> (i64, i64) {
 /// # Safety
 /// As `uv_poll_init`: `handle` a fresh poll handle, `uv_loop` Node's.
 pub(crate) unsafe fn poll_init(uv_loop: *mut crate::uv::uv_loop_t, handle: *mut crate::uv::uv_handle_t, socket: Socket) -> c_int {
-    crate::uv::uv_poll_init(uv_loop, handle, socket)
+    // SAFETY: the caller's fresh handle and Node's loop (the contract above).
+    unsafe { crate::uv::uv_poll_init(uv_loop, handle, socket) }
 }
 
 /// A connected pair of non-blocking sockets, for tests: the engine's end and a client's.
@@ -452,7 +479,12 @@ mod tests {
         let listener = tcp_listener(&"127.0.0.1:0".parse().unwrap(), false, 8).unwrap();
         let port = local_address(listener).unwrap().port();
         let _client = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-        let accepted = (0..100).find_map(|_| accept(listener, true).or_else(|| { std::thread::sleep(std::time::Duration::from_millis(5)); None }));
+        let accepted = (0..100).find_map(|_| {
+            accept(listener, true).or_else(|| {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                None
+            })
+        });
         let (conn, peer) = accepted.expect("accepted");
         assert_eq!(peer.unwrap().ip(), "127.0.0.1".parse::<std::net::IpAddr>().unwrap());
         // SAFETY: as above.

@@ -161,14 +161,16 @@ pub(crate) fn local_address(socket: Socket) -> Option<SocketAddr> {
 /// `socket` must be open.
 #[inline]
 pub(crate) unsafe fn recv(socket: Socket, buf: &mut [u8]) -> isize {
-    ws::recv(socket, buf.as_mut_ptr(), buf.len().min(i32::MAX as usize) as i32, 0) as isize
+    // SAFETY: recv writes at most the length given into `buf`.
+    unsafe { ws::recv(socket, buf.as_mut_ptr(), buf.len().min(i32::MAX as usize) as i32, 0) as isize }
 }
 
 /// # Safety
 /// `socket` must be open.
 #[inline]
 pub(crate) unsafe fn send(socket: Socket, bytes: &[u8]) -> isize {
-    ws::send(socket, bytes.as_ptr(), bytes.len().min(i32::MAX as usize) as i32, 0) as isize
+    // SAFETY: send reads at most the length given from `bytes`.
+    unsafe { ws::send(socket, bytes.as_ptr(), bytes.len().min(i32::MAX as usize) as i32, 0) as isize }
 }
 
 /// No MSG_MORE on Windows: a plain send.
@@ -177,7 +179,8 @@ pub(crate) unsafe fn send(socket: Socket, bytes: &[u8]) -> isize {
 /// `socket` must be open.
 #[inline]
 pub(crate) unsafe fn send_more(socket: Socket, bytes: &[u8]) -> isize {
-    send(socket, bytes)
+    // SAFETY: the caller's open socket.
+    unsafe { send(socket, bytes) }
 }
 
 pub(crate) fn peek(socket: Socket) -> bool {
@@ -224,7 +227,8 @@ pub(crate) fn shutdown_write(socket: Socket) {
 /// # Safety
 /// `socket` must be the caller's, not used again.
 pub(crate) unsafe fn close(socket: Socket) {
-    ws::closesocket(socket);
+    // SAFETY: the caller's socket, not used again.
+    unsafe { ws::closesocket(socket) };
 }
 
 pub(crate) fn set_no_delay(socket: Socket, on: bool) {
@@ -253,7 +257,8 @@ pub(crate) unsafe fn send_file(socket: Socket, file: &File, offset: u64, length:
     if read <= 0 {
         return read;
     }
-    send(socket, &buf[..read as usize])
+    // SAFETY: the caller's open socket.
+    unsafe { send(socket, &buf[..read as usize]) }
 }
 
 /// A positioned read (it moves the file's cursor on Windows, which nothing here relies on).
@@ -302,5 +307,6 @@ pub(crate) fn errno_of(err: &std::io::Error) -> i32 {
 /// # Safety
 /// As `uv_poll_init_socket`: `handle` a fresh poll handle, `uv_loop` Node's.
 pub(crate) unsafe fn poll_init(uv_loop: *mut crate::uv::uv_loop_t, handle: *mut crate::uv::uv_handle_t, socket: Socket) -> c_int {
-    crate::uv::uv_poll_init_socket(uv_loop, handle, socket)
+    // SAFETY: the caller's fresh handle and Node's loop (the contract above).
+    unsafe { crate::uv::uv_poll_init_socket(uv_loop, handle, socket) }
 }

@@ -1,0 +1,35 @@
+// One gRPC server for bench/grpc-unary.mjs, on a port it prints ("ready PORT"): the Echo service
+// of test/fixtures/grpc/echo.proto, its Unary answered by
+//   cog-native  Cog on its native engine (h2c), Connect's Node handler mounted with app.use
+//   cog-node    the same on Cog's node engine (node:http2)
+//   connect     Connect's Node handler on bare node:http2 (http2.createServer)
+//   grpc-js     @grpc/grpc-js's own server, the service loaded by @grpc/proto-loader
+// Run with tsx (the service's descriptor is the test fixture's TypeScript).
+import { createServer } from "node:http2";
+import { fileURLToPath } from "node:url";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { Echo } from "../../test/fixtures/grpc/echo.ts";
+
+const contender = process.argv[2];
+const routes = (router) => router.service(Echo, { unary: async (req) => ({ text: req.text }) });
+
+if (contender === "grpc-js") {
+  const grpc = await import("@grpc/grpc-js");
+  const protoLoader = await import("@grpc/proto-loader");
+  const definition = protoLoader.loadSync(fileURLToPath(new URL("../../test/fixtures/grpc/echo.proto", import.meta.url)));
+  const server = new grpc.Server();
+  server.addService(grpc.loadPackageDefinition(definition).cog.test.Echo.service, { Unary: (call, callback) => callback(null, { text: call.request.text }) });
+  server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, port) => {
+    if (err) throw err;
+    console.log(`ready ${port}`);
+  });
+} else if (contender === "connect") {
+  const server = createServer(connectNodeAdapter({ routes }));
+  server.listen(0, "127.0.0.1", () => console.log(`ready ${server.address().port}`));
+} else {
+  const { Cog } = await import("../../dist/index.js");
+  const app = new Cog({ engine: contender === "cog-native" ? "native" : "node", http2: "h2c", logErrors: false });
+  app.use(connectNodeAdapter({ routes }));
+  const { port } = await app.listen(0, "127.0.0.1");
+  console.log(`ready ${port}`);
+}

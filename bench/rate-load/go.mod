@@ -1,0 +1,3 @@
+module cog/bench/rate-load
+
+go 1.22

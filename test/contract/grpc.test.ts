@@ -1,0 +1,286 @@
+// gRPC, gRPC-Web and Connect on Cog: Connect's own Node handler (`connectNodeAdapter` from
+// @connectrpc/connect-node), mounted unchanged with `app.use` on Cog and on cog-http/express,
+// served over h2c on the engine under test. The client is @grpc/grpc-js with a service loaded at
+// run time by @grpc/proto-loader (not Connect's own client): unary, server streaming, client
+// streaming and bidi calls; metadata both ways (headers and trailers); an error status with its
+// message; and a deadline (grpc-timeout) that aborts the handler's signal. gRPC-Web and Connect's
+// own protocol are sent by hand over node:http2.
+import assert from "node:assert/strict";
+import { connect as h2connect } from "node:http2";
+import { fileURLToPath } from "node:url";
+import { describe, test } from "node:test";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import cogExpress from "../../src/express/index.js";
+import { makeCertificates, opensslSkip } from "../certificates.js";
+import { engine, serve } from "../helpers.js";
+import { Echo, type EchoReply, type EchoRequest } from "../fixtures/grpc/echo.js";
+
+const PROTO = fileURLToPath(new URL("../fixtures/grpc/echo.proto", import.meta.url));
+
+/** What the handlers saw: whether a handler's signal was aborted by the call's deadline, and when. */
+interface Seen {
+  aborted: Array<{ method: string; reason: string; timeoutMs: number | undefined }>;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason as Error);
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => (clearTimeout(timer), reject(signal.reason as Error)), { once: true });
+  });
+
+function echoRoutes(seen: Seen) {
+  const watch = (name: string, ctx: HandlerContext) => {
+    ctx.signal.addEventListener("abort", () => seen.aborted.push({ method: name, reason: String((ctx.signal.reason as Error)?.message ?? ctx.signal.reason), timeoutMs: ctx.timeoutMs() }), { once: true });
+  };
+  const reply = (text: string) => ({ text }) as EchoReply;
+  const before = async (name: string, req: EchoRequest, ctx: HandlerContext) => {
+    watch(name, ctx);
+    // Metadata: a request header echoed as a response header, and a trailer of the handler's.
+    const asked = ctx.requestHeader.get("x-ask");
+    if (asked !== null) ctx.responseHeader.set("x-asked", asked);
+    ctx.responseTrailer.set("x-trailer", `from ${name}`);
+    if (req.delayMs > 0) await sleep(req.delayMs, ctx.signal);
+    if (req.fail !== 0) throw new ConnectError(req.text, req.fail as Code);
+  };
+  return (router: ConnectRouter) =>
+    router.service(Echo, {
+      async unary(req: EchoRequest, ctx: HandlerContext) {
+        await before("unary", req, ctx);
+        return reply(`unary: ${req.text}`);
+      },
+      async *serverStream(req: EchoRequest, ctx: HandlerContext) {
+        await before("serverStream", req, ctx);
+        for (let i = 0; i < req.count; i++) yield reply(`${req.text} ${i}`);
+      },
+      async clientStream(requests: AsyncIterable<EchoRequest>, ctx: HandlerContext) {
+        const texts: string[] = [];
+        for await (const req of requests) texts.push(req.text);
+        await before("clientStream", { text: "", count: 0, fail: 0, delayMs: 0 }, ctx);
+        return reply(texts.join(","));
+      },
+      async *bidi(requests: AsyncIterable<EchoRequest>, ctx: HandlerContext) {
+        watch("bidi", ctx);
+        for await (const req of requests) yield reply(`bidi: ${req.text}`);
+      },
+    } as never);
+}
+
+// The client: grpc-js with the service loaded from echo.proto at run time.
+const definition = protoLoader.loadSync(PROTO, { defaults: true });
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const EchoClient = (grpc.loadPackageDefinition(definition) as any).cog.test.Echo as typeof grpc.Client;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyClient = grpc.Client & Record<string, (...args: any[]) => any>;
+
+interface Unary {
+  err: grpc.ServiceError | null;
+  reply: EchoReply | undefined;
+  headers: grpc.Metadata | undefined;
+  trailers: grpc.Metadata | undefined;
+}
+
+function unary(client: AnyClient, req: Partial<EchoRequest>, metadata = new grpc.Metadata(), options: grpc.CallOptions = {}): Promise<Unary> {
+  return new Promise((resolve) => {
+    let headers: grpc.Metadata | undefined;
+    let trailers: grpc.Metadata | undefined;
+    const call = client.Unary!(req, metadata, options, (err: grpc.ServiceError | null, reply: EchoReply | undefined) => {
+      // The callback comes before 'status' when there is a reply; wait for the trailers.
+      setImmediate(() => resolve({ err, reply, headers, trailers }));
+    });
+    call.on("metadata", (m: grpc.Metadata) => (headers = m));
+    call.on("status", (s: grpc.StatusObject) => (trailers = s.metadata));
+  });
+}
+
+const collect = <T>(call: NodeJS.ReadableStream): Promise<{ items: T[]; status: grpc.StatusObject }> =>
+  new Promise((resolve, reject) => {
+    const items: T[] = [];
+    let status: grpc.StatusObject | undefined;
+    let ended = false;
+    const settle = () => ended && status !== undefined && resolve({ items, status });
+    call.on("data", (item: T) => items.push(item));
+    call.on("status", (s: grpc.StatusObject) => ((status = s), settle()));
+    call.on("end", () => ((ended = true), settle()));
+    call.on("error", (err: grpc.ServiceError) => (status?.code === undefined && err.code === undefined ? reject(err) : ((ended = true), (status ??= { code: err.code, details: err.details, metadata: err.metadata }), settle())));
+  });
+
+type Mount = "cog" | "express";
+
+async function served(t: { after(fn: () => unknown): void }, mount: Mount, seen: Seen): Promise<number> {
+  const handler = connectNodeAdapter({ routes: echoRoutes(seen) });
+  if (mount === "cog") {
+    const { port } = await serve(t, (app) => app.use(handler as never), { http2: "h2c" });
+    return port;
+  }
+  const app = cogExpress({ engine, http2: "h2c" } as never);
+  app.use(handler as never);
+  const server = app.listen(0, "127.0.0.1");
+  await new Promise<void>((resolve) => (server.listening ? resolve() : server.once("listening", () => resolve())));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return (server.address() as { port: number }).port;
+}
+
+for (const mount of ["cog", "express"] as const) {
+  describe(`gRPC through connectNodeAdapter on ${mount === "cog" ? "Cog (app.use)" : "cog-http/express"}, h2c`, () => {
+    const setup = async (t: { after(fn: () => unknown): void }) => {
+      const seen: Seen = { aborted: [] };
+      const port = await served(t, mount, seen);
+      const client = new EchoClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as AnyClient;
+      t.after(() => client.close());
+      return { seen, client, port };
+    };
+
+    test("unary, with metadata both ways: a request header, a response header, a trailer", async (t) => {
+      const { client } = await setup(t);
+      const metadata = new grpc.Metadata();
+      metadata.set("x-ask", "please");
+      const answer = await unary(client, { text: "hello" }, metadata);
+      assert.equal(answer.err, null);
+      assert.deepEqual(answer.reply, { text: "unary: hello" });
+      assert.deepEqual(answer.headers?.get("x-asked"), ["please"]);
+      assert.deepEqual(answer.trailers?.get("x-trailer"), ["from unary"]);
+    });
+
+    test("server streaming", async (t) => {
+      const { client } = await setup(t);
+      const { items, status } = await collect<EchoReply>(client.ServerStream!({ text: "n", count: 5 }));
+      assert.equal(status.code, grpc.status.OK);
+      assert.deepEqual(items.map((r) => r.text), ["n 0", "n 1", "n 2", "n 3", "n 4"]);
+      assert.deepEqual(status.metadata.get("x-trailer"), ["from serverStream"]);
+    });
+
+    test("client streaming", async (t) => {
+      const { client } = await setup(t);
+      const reply = await new Promise<EchoReply>((resolve, reject) => {
+        const call = client.ClientStream!((err: grpc.ServiceError | null, r: EchoReply) => (err ? reject(err) : resolve(r)));
+        for (const text of ["a", "b", "c"]) call.write({ text });
+        call.end();
+      });
+      assert.deepEqual(reply, { text: "a,b,c" });
+    });
+
+    test("bidi: each request answered as it comes", async (t) => {
+      const { client } = await setup(t);
+      const call = client.Bidi!();
+      const replies: string[] = [];
+      const next = () => new Promise<string>((resolve) => call.once("data", (r: EchoReply) => resolve(r.text)));
+      for (const text of ["x", "y", "z"]) {
+        const answered = next();
+        call.write({ text });
+        replies.push(await answered);
+      }
+      call.end();
+      const { status } = await collect(call);
+      assert.deepEqual(replies, ["bidi: x", "bidi: y", "bidi: z"]);
+      assert.equal(status.code, grpc.status.OK);
+    });
+
+    test("an error: its status and grpc-message reach the client, with the trailers", async (t) => {
+      const { client } = await setup(t);
+      // grpc-message is percent-encoded (Connect encodes a comma too, which grpc-js's decodeURI
+      // leaves encoded: kept out of the message, as an interop quirk of the two, whatever the server).
+      const answer = await unary(client, { text: "no such thing ünïcode 100%", fail: Code.NotFound });
+      assert.equal(answer.err?.code, grpc.status.NOT_FOUND);
+      assert.equal(answer.err?.details, "no such thing ünïcode 100%");
+      assert.deepEqual(answer.err?.metadata.get("x-trailer"), ["from unary"]);
+      const streamed = await collect(client.ServerStream!({ text: "denied", count: 3, fail: Code.PermissionDenied }));
+      assert.equal(streamed.status.code, grpc.status.PERMISSION_DENIED);
+      assert.equal(streamed.status.details, "denied");
+    });
+
+    test("a deadline (grpc-timeout) aborts the handler's signal, and the client gets DEADLINE_EXCEEDED", async (t) => {
+      const { client, seen } = await setup(t);
+      const started = Date.now();
+      const answer = await unary(client, { text: "slow", delayMs: 10_000 }, new grpc.Metadata(), { deadline: Date.now() + 300 });
+      assert.equal(answer.err?.code, grpc.status.DEADLINE_EXCEEDED);
+      assert.ok(Date.now() - started < 5000, "answered at the deadline, not after the handler's delay");
+      const deadline = Date.now() + 3000;
+      while (seen.aborted.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(seen.aborted[0]?.method, "unary");
+      assert.ok(seen.aborted[0]!.timeoutMs !== undefined && seen.aborted[0]!.timeoutMs <= 300, JSON.stringify(seen.aborted));
+    });
+
+    test("gRPC-Web and Connect's own protocol, sent by hand", async (t) => {
+      const { port } = await setup(t);
+      const session = h2connect(`http://127.0.0.1:${port}`);
+      t.after(() => session.close());
+      const post = (path: string, headers: Record<string, string>, body: Buffer | string) =>
+        new Promise<{ headers: Record<string, unknown>; body: Buffer; trailers: Record<string, unknown> | null }>((resolve, reject) => {
+          const stream = session.request({ ":method": "POST", ":path": path, ...headers });
+          const chunks: Buffer[] = [];
+          let head: Record<string, unknown> = {};
+          let trailers: Record<string, unknown> | null = null;
+          stream.on("response", (h) => (head = h));
+          stream.on("trailers", (h) => (trailers = h));
+          stream.on("data", (c: Buffer) => chunks.push(c));
+          stream.on("end", () => resolve({ headers: head, body: Buffer.concat(chunks), trailers }));
+          stream.on("error", reject);
+          stream.end(body);
+        });
+      // Connect, unary, JSON.
+      const json = await post("/cog.test.Echo/Unary", { "content-type": "application/json" }, JSON.stringify({ text: "json" }));
+      assert.equal(json.headers[":status"], 200);
+      assert.deepEqual(JSON.parse(json.body.toString()), { text: "unary: json" });
+      assert.equal(json.headers["trailer-x-trailer"], "from unary");
+      // Connect, an error: its JSON body and status.
+      const failed = await post("/cog.test.Echo/Unary", { "content-type": "application/json" }, JSON.stringify({ text: "nope", fail: Code.InvalidArgument }));
+      assert.equal(failed.headers[":status"], 400);
+      assert.deepEqual(JSON.parse(failed.body.toString()), { code: "invalid_argument", message: "nope" });
+      // gRPC-Web, binary: a length-prefixed message, then the trailers as the body's last frame.
+      const request = toBinary(Echo.method.unary.input, create(Echo.method.unary.input, { text: "web" } as never));
+      const framed = Buffer.concat([Buffer.from([0, 0, 0, 0, request.length]), request]);
+      const web = await post("/cog.test.Echo/Unary", { "content-type": "application/grpc-web+proto", "x-grpc-web": "1" }, framed);
+      assert.equal(web.headers[":status"], 200);
+      assert.equal(web.body[0], 0);
+      const length = web.body.readUInt32BE(1);
+      const message = fromBinary(Echo.method.unary.output, web.body.subarray(5, 5 + length)) as unknown as EchoReply;
+      assert.equal(message.text, "unary: web");
+      const trailerFrame = web.body.subarray(5 + length);
+      assert.equal(trailerFrame[0], 0x80);
+      assert.match(trailerFrame.subarray(5).toString(), /grpc-status: ?0/);
+    });
+  });
+}
+
+describe("gRPC through connectNodeAdapter over TLS (h2, ALPN)", { skip: opensslSkip }, () => {
+  test("unary with its trailers, and a server stream", async (t) => {
+    const certs = makeCertificates();
+    const seen: Seen = { aborted: [] };
+    const { port } = await serve(t, (app) => app.use(connectNodeAdapter({ routes: echoRoutes(seen) }) as never), { http2: true, tls: certs.issue("localhost") });
+    const client = new EchoClient(`localhost:${port}`, grpc.credentials.createSsl(Buffer.from(certs.ca))) as AnyClient;
+    t.after(() => client.close());
+    const answer = await unary(client, { text: "secure" });
+    assert.equal(answer.err, null);
+    assert.deepEqual(answer.reply, { text: "unary: secure" });
+    assert.deepEqual(answer.trailers?.get("x-trailer"), ["from unary"]);
+    const { items, status } = await collect<EchoReply>(client.ServerStream!({ text: "s", count: 3 }));
+    assert.equal(status.code, grpc.status.OK);
+    assert.deepEqual(items.map((r) => r.text), ["s 0", "s 1", "s 2"]);
+  });
+});
+
+describe("Connect and gRPC-Web over HTTP/1.1 through connectNodeAdapter", () => {
+  test("a Connect unary call (JSON, which Cog reads before the chain and replays), an error, and a gRPC-Web call", async (t) => {
+    const seen: Seen = { aborted: [] };
+    const { base } = await serve(t, (app) => app.use(connectNodeAdapter({ routes: echoRoutes(seen) }) as never));
+    const json = await fetch(`${base}/cog.test.Echo/Unary`, { method: "POST", headers: { "content-type": "application/json", "x-ask": "h1" }, body: JSON.stringify({ text: "over h1" }) });
+    assert.equal(json.status, 200);
+    assert.equal(json.headers.get("x-asked"), "h1");
+    assert.equal(json.headers.get("trailer-x-trailer"), "from unary");
+    assert.deepEqual(await json.json(), { text: "unary: over h1" });
+    const failed = await fetch(`${base}/cog.test.Echo/Unary`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text: "gone", fail: Code.NotFound }) });
+    assert.equal(failed.status, 404);
+    assert.deepEqual(await failed.json(), { code: "not_found", message: "gone" });
+    const request = toBinary(Echo.method.unary.input, create(Echo.method.unary.input, { text: "web" } as never));
+    const web = await fetch(`${base}/cog.test.Echo/Unary`, { method: "POST", headers: { "content-type": "application/grpc-web+proto", "x-grpc-web": "1" }, body: Buffer.concat([Buffer.from([0, 0, 0, 0, request.length]), request]) });
+    const body = Buffer.from(await web.arrayBuffer());
+    const length = body.readUInt32BE(1);
+    assert.equal((fromBinary(Echo.method.unary.output, body.subarray(5, 5 + length)) as unknown as EchoReply).text, "unary: web");
+    assert.match(body.subarray(5 + length + 5).toString(), /grpc-status: ?0/);
+  });
+});
