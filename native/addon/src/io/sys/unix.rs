@@ -12,7 +12,7 @@
 use std::ffi::{CString, OsStr};
 use std::fs::{File, Metadata, OpenOptions};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::FromRawFd;
 use std::os::raw::{c_int, c_void};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
@@ -346,7 +346,7 @@ pub(crate) unsafe fn send_file(socket: Socket, file: &File, offset: u64, length:
     // Node ignores SIGPIPE, so a peer that left gives EPIPE, not a signal.
     let mut offset = offset as libc::off_t;
     // SAFETY: sendfile reads the file `file` holds open and writes `offset`, a local; a bad socket only fails.
-    unsafe { libc::sendfile(socket, file.as_raw_fd(), &mut offset, length) }
+    unsafe { libc::sendfile(socket, std::os::fd::AsRawFd::as_raw_fd(file), &mut offset, length) }
 }
 
 /// macOS's sendfile(2): the length is in and out, and a socket that fills up fails with EAGAIN
@@ -358,7 +358,7 @@ pub(crate) unsafe fn send_file(socket: Socket, file: &File, offset: u64, length:
 pub(crate) unsafe fn send_file(socket: Socket, file: &File, offset: u64, length: usize) -> isize {
     let mut len = length as libc::off_t;
     // SAFETY: sendfile reads the file `file` holds open and writes `len`, a local; no header or trailer.
-    let status = unsafe { libc::sendfile(file.as_raw_fd(), socket, offset as libc::off_t, &mut len, std::ptr::null_mut(), 0) };
+    let status = unsafe { libc::sendfile(std::os::fd::AsRawFd::as_raw_fd(file), socket, offset as libc::off_t, &mut len, std::ptr::null_mut(), 0) };
     if status == 0 || len > 0 {
         len as isize
     } else {
@@ -436,7 +436,7 @@ pub(crate) fn socket_pair() -> (Socket, Socket) {
 #[cfg(test)]
 pub(crate) fn closed_on_exec(file: &File) -> bool {
     // SAFETY: F_GETFD takes no pointer.
-    let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFD) };
+    let flags = unsafe { libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(file), libc::F_GETFD) };
     flags & libc::FD_CLOEXEC != 0
 }
 
@@ -452,7 +452,7 @@ pub(crate) fn make_fifo(path: &std::path::Path) -> Option<()> {
 /// The descriptor of an open file, for tests.
 #[cfg(test)]
 pub(crate) fn raw_of(file: &File) -> i64 {
-    file.as_raw_fd() as i64
+    std::os::fd::AsRawFd::as_raw_fd(file) as i64
 }
 
 #[cfg(test)]
