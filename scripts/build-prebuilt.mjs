@@ -3,7 +3,7 @@
 // (which cog-http's package carries: every install has the engine) and npm/<platform>/ (one npm
 // package each, the slim option), cross-compiling with cargo-zigbuild (zig as the linker; see
 // docs/decisions/prebuilt-binaries.md), then checks each binary (scripts/native-platforms.mjs:
-// architecture, libraries, glibc floor, libuv left to Node).
+// architecture, libraries, glibc or macOS floor, libuv left to Node).
 //
 //   node scripts/build-prebuilt.mjs              every platform
 //   node scripts/build-prebuilt.mjs --host       only this machine's
@@ -18,7 +18,7 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
-import { bundledOf, compareVersions, GLIBC_FLOOR, hostPlatform, inspect, packageOf, platforms, problems, root } from "./native-platforms.mjs";
+import { builtFileOf, bundledOf, compareVersions, GLIBC_FLOOR, hostPlatform, inspect, packageOf, platforms, problems, root } from "./native-platforms.mjs";
 
 const args = process.argv.slice(2);
 const run = (command, argv, options = {}) => spawnSync(command, argv, { stdio: "inherit", ...options }).status === 0;
@@ -59,9 +59,11 @@ for (const [i, platform] of chosen.entries()) {
   // Rust links musl statically by default, and a static binary can't be a shared library: the
   // addon links to musl's libc.so dynamically, as Alpine's Node does.
   if (platform.libc === "musl") env[`CARGO_TARGET_${rustTarget(platform).toUpperCase().replaceAll("-", "_")}_RUSTFLAGS`] = "-C target-feature=-crt-static";
+  // The oldest macOS the binary loads on (zig's default is the newest it knows).
+  if (platform.os === "darwin") env.MACOSX_DEPLOYMENT_TARGET = platform.macos;
   const manifest = join(root, "native", "Cargo.toml");
   if (!run("cargo", ["zigbuild", "--release", "--manifest-path", manifest, "-p", "cog-native", "--target", platform.target], { env })) fail(`${platform.name}: the build failed`);
-  copyFileSync(join(root, "native", "target", rustTarget(platform), "release", "libcog_native.so"), binary);
+  copyFileSync(join(root, "native", "target", rustTarget(platform), "release", builtFileOf(platform)), binary);
   const wrong = problems(platform, binary);
   if (wrong.length > 0) fail(`${platform.name}: ${relative(root, binary)} ${wrong.join("; ")}`);
   bundle(binary, platform);

@@ -12,18 +12,29 @@ export const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 /**
  * `target` is what cargo-zigbuild builds: a glibc target names the oldest glibc the binary may
  * need (2.17, CentOS 7's, as napi-rs's gnu builds), so it loads on old distributions too.
- * `machine` is readelf's name for the architecture.
+ * `machine` is the architecture as the binary's header names it (readelf's name for ELF; the
+ * Mach-O CPU type's, for macOS). macOS binaries (`libc: null`, Mach-O) name the oldest macOS
+ * they load on (`macos`, as Node's own floor: 10.15 for x64 on Node 20, 11.0 for arm64), which
+ * the build passes as MACOSX_DEPLOYMENT_TARGET; they link Node's symbols at load
+ * (`-undefined dynamic_lookup`, native/addon/build.rs, napi-rs's way).
  */
 export const platforms = [
   { name: "linux-x64-gnu", os: "linux", cpu: "x64", libc: "glibc", target: "x86_64-unknown-linux-gnu.2.17", machine: "X86-64" },
   { name: "linux-x64-musl", os: "linux", cpu: "x64", libc: "musl", target: "x86_64-unknown-linux-musl", machine: "X86-64" },
   { name: "linux-arm64-gnu", os: "linux", cpu: "arm64", libc: "glibc", target: "aarch64-unknown-linux-gnu.2.17", machine: "AArch64" },
+  { name: "darwin-x64", os: "darwin", cpu: "x64", libc: null, target: "x86_64-apple-darwin", machine: "x86_64", macos: "10.15" },
+  { name: "darwin-arm64", os: "darwin", cpu: "arm64", libc: null, target: "aarch64-apple-darwin", machine: "arm64", macos: "11.0" },
 ];
+
+/** The file cargo makes for a platform's build (in native/target/<rust target>/release/). */
+export function builtFileOf(platform) {
+  return platform.os === "darwin" ? "libcog_native.dylib" : "libcog_native.so";
+}
 
 /** The oldest glibc a gnu binary may ask for. */
 export const GLIBC_FLOOR = "2.17";
-/** Libraries a binary may need: the C library's own (musl's is the single libc.so). */
-const ALLOWED_NEEDED = { glibc: /^(libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|libgcc_s\.so\.1|ld-linux[-\w.]*\.so\.\d)$/, musl: /^libc\.so$/ };
+/** Libraries a binary may need: the C library's own (musl's is the single libc.so); on macOS, the system's (Rust's standard library links libiconv). */
+const ALLOWED_NEEDED = { glibc: /^(libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|libgcc_s\.so\.1|ld-linux[-\w.]*\.so\.\d)$/, musl: /^libc\.so$/, macos: /^\/usr\/lib\/(libSystem\.B|libiconv\.2|libcharset\.1|libresolv\.9)\.dylib$/ };
 
 /** The running Node's platform, as the loader names it (src/engines/kit/addon.ts), or null when none is prebuilt. */
 export function hostPlatform() {
@@ -46,8 +57,9 @@ export function packageOf(platform) {
 
 const readelf = (...args) => execFileSync("readelf", ["-W", ...args], { encoding: "utf8", maxBuffer: 16 << 20 });
 
-/** What the dynamic linker sees of a shared library (read with binutils' readelf, which reads every architecture). */
+/** What the dynamic linker sees of a shared library (ELF read with binutils' readelf, which reads every architecture; Mach-O by `inspectMachO`). */
 export function inspect(file) {
+  if (readFileSync(file).readUInt32LE(0) === MH_MAGIC_64) return inspectMachO(file);
   const machine = /Machine:\s+(.*)/.exec(readelf("-h", file))?.[1].trim() ?? "";
   const needed = [...readelf("-d", file).matchAll(/\(NEEDED\)\s+Shared library: \[(.*)\]/g)].map((m) => m[1]);
   const interpreter = /program interpreter: (.*)\]/.exec(readelf("-l", file))?.[1] ?? null;
@@ -69,18 +81,78 @@ export function inspect(file) {
   };
 }
 
+const MH_MAGIC_64 = 0xfeedfacf;
+const MACHO_CPU = { 0x01000007: "x86_64", 0x0100000c: "arm64" };
+
+/**
+ * A 64-bit Mach-O library's header, load commands and symbol table, read here (no macOS tools on
+ * Linux): its CPU, the libraries it loads (LC_LOAD_DYLIB and kin), its own install name
+ * (LC_ID_DYLIB), the oldest macOS it loads on (LC_BUILD_VERSION or LC_VERSION_MIN_MACOSX), and
+ * its external symbols, defined or left for the loader (Node's `napi_*` and `uv_*`).
+ */
+export function inspectMachO(file) {
+  const b = readFileSync(file);
+  const cpu = b.readUInt32LE(4);
+  const filetype = b.readUInt32LE(12);
+  const ncmds = b.readUInt32LE(16);
+  const cstring = (at) => b.toString("latin1", at, b.indexOf(0, at));
+  const version = (v) => `${v >>> 16}.${(v >>> 8) & 0xff}`;
+  const needed = [];
+  let id = null;
+  let minos = null;
+  const symbols = [];
+  let at = 32;
+  for (let i = 0; i < ncmds; i++) {
+    const cmd = b.readUInt32LE(at);
+    const size = b.readUInt32LE(at + 4);
+    // LC_LOAD_DYLIB, LC_LOAD_WEAK_DYLIB, LC_REEXPORT_DYLIB, LC_LAZY_LOAD_DYLIB, LC_LOAD_UPWARD_DYLIB
+    if ([0xc, 0x80000018, 0x8000001f, 0x20, 0x80000023].includes(cmd)) needed.push(cstring(at + b.readUInt32LE(at + 8)));
+    if (cmd === 0xd) id = cstring(at + b.readUInt32LE(at + 8));
+    if (cmd === 0x32 && b.readUInt32LE(at + 8) === 1) minos = version(b.readUInt32LE(at + 12)); // LC_BUILD_VERSION, platform macOS
+    if (cmd === 0x24) minos = version(b.readUInt32LE(at + 8)); // LC_VERSION_MIN_MACOSX
+    if (cmd === 0x2) {
+      // LC_SYMTAB: nlist_64 entries (n_strx, n_type, n_sect, n_desc, n_value): external ones only.
+      const [symoff, nsyms, stroff] = [b.readUInt32LE(at + 8), b.readUInt32LE(at + 12), b.readUInt32LE(at + 16)];
+      for (let s = 0; s < nsyms; s++) {
+        const entry = symoff + s * 16;
+        const type = b[entry + 4];
+        if ((type & 0xe0) !== 0 || (type & 0x01) === 0) continue; // stabs, or not external
+        symbols.push({ defined: (type & 0x0e) !== 0, name: cstring(stroff + b.readUInt32LE(entry)).replace(/^_/, "") });
+      }
+    }
+    at += size;
+  }
+  const uv = symbols.filter((s) => s.name.startsWith("uv_"));
+  return {
+    machine: MACHO_CPU[cpu] ?? `cpu type 0x${cpu.toString(16)}`,
+    needed,
+    interpreter: filetype === 6 ? null : `Mach-O file type ${filetype}, not a dylib`,
+    glibc: null,
+    id,
+    minos,
+    uvUndefined: uv.filter((s) => !s.defined).length,
+    uvDefined: uv.filter((s) => s.defined).map((s) => s.name),
+    registersModule: symbols.some((s) => s.defined && s.name === "napi_register_module_v1"),
+  };
+}
+
 /** What is wrong with `file` as the binary of `platform`: an empty list when nothing is. */
 export function problems(platform, file) {
   const found = inspect(file);
   const wrong = [];
+  if (platform.os === "darwin") {
+    if (found.id !== null && found.id.startsWith("/")) wrong.push(`is named by the path it was built at (${found.id})`);
+    if (found.minos === null || compareVersions(found.minos, platform.macos) > 0) wrong.push(`needs macOS ${found.minos ?? "(unknown)"}, newer than ${platform.macos}`);
+  }
   if (!found.machine.includes(platform.machine)) wrong.push(`machine is ${found.machine}, not ${platform.machine}`);
   if (found.interpreter !== null) wrong.push(`asks for a program interpreter (${found.interpreter}): it is not a shared library`);
   if (!found.registersModule) wrong.push("exports no napi_register_module_v1: not a Node-API module");
   // libuv is Node's: the addon must leave every uv_* symbol for the node binary to provide at load.
   if (found.uvUndefined === 0) wrong.push("leaves no uv_* symbol to Node: the libuv calls were not linked as Node's");
   if (found.uvDefined.length > 0) wrong.push(`defines libuv symbols itself (${found.uvDefined.slice(0, 3).join(", ")}): it would not use Node's loop`);
-  const unexpected = found.needed.filter((lib) => !ALLOWED_NEEDED[platform.libc].test(lib));
-  if (unexpected.length > 0) wrong.push(`needs ${unexpected.join(", ")}, which a ${platform.libc} system may not have`);
+  const allowed = ALLOWED_NEEDED[platform.libc ?? "macos"];
+  const unexpected = found.needed.filter((lib) => !allowed.test(lib));
+  if (unexpected.length > 0) wrong.push(`needs ${unexpected.join(", ")}, which a ${platform.libc ?? platform.os} system may not have`);
   if (platform.libc === "glibc" && found.glibc !== null && compareVersions(found.glibc, GLIBC_FLOOR) > 0) wrong.push(`needs glibc ${found.glibc}, newer than ${GLIBC_FLOOR}`);
   if (platform.libc === "musl" && found.glibc !== null) wrong.push(`asks for glibc ${found.glibc} symbols, which musl does not have`);
   return wrong;

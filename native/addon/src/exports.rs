@@ -163,7 +163,7 @@ pub fn set_tls(server: u32, options: TlsOptions) -> Result<()> {
 /// connections beyond the one libuv accepts per wakeup. The caller owns the descriptors.
 #[napi]
 pub fn accept_queued(fd: u32, max: u32) -> Vec<u32> {
-    io::socket::accept_queued(fd as i32, max as usize).into_iter().map(|fd| fd as u32).collect()
+    io::socket::accept_queued(fd, max as usize)
 }
 
 /// Stops accepting; idle connections close, busy ones after their last response.
@@ -720,7 +720,7 @@ pub fn stream_write(id: f64, chunk: Either<String, Buffer>) -> bool {
 /// framed by its Content-Length (the engine keeps a duplicate of `fd`). False: stream it instead.
 #[napi]
 pub fn stream_file(id: f64, fd: u32, position: f64, length: f64) -> bool {
-    with_state(|s| s.stream_file(id as u64, fd as i32, position as u64, length as u64))
+    with_state(|s| s.stream_file(id as u64, fd, position as u64, length as u64))
 }
 
 /// Ends a streamed body; `trailers`, when not undefined, the trailer fields to send after it

@@ -288,11 +288,11 @@ mod tests {
         let path = std::env::temp_dir().join(format!("cog-req-{}", std::process::id()));
         std::fs::write(&path, b"x").unwrap();
         let (first, second) = (File::open(&path).unwrap(), File::open(&path).unwrap());
-        let second_fd = std::os::fd::AsRawFd::as_raw_fd(&second);
+        let second_fd = crate::io::sys::raw_of(&second);
         r.keep_file(first);
         r.keep_file(second);
         std::fs::remove_file(&path).unwrap();
-        assert_eq!(r.take_file().map(|f| std::os::fd::AsRawFd::as_raw_fd(&f)), Some(second_fd));
+        assert_eq!(r.take_file().map(|f| crate::io::sys::raw_of(&f)), Some(second_fd));
         assert!(r.take_file().is_none(), "taken once");
     }
 

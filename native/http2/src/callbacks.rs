@@ -430,9 +430,8 @@ pub(crate) unsafe extern "C" fn read_body(
     if n == 0 {
         if let Some(file) = stream.file.as_mut() {
             // Read straight into the frame: the file's bytes are never held anywhere else.
-            use std::os::unix::fs::FileExt;
             let want = (file.left.min(length as u64)) as usize;
-            let read = file.file.read_at(std::slice::from_raw_parts_mut(buf, want), file.offset);
+            let read = read_at(&file.file, std::slice::from_raw_parts_mut(buf, want), file.offset);
             match read {
                 Ok(got) if got > 0 => {
                     n = got;
@@ -489,4 +488,13 @@ pub(crate) fn nv(name: &[u8], value: &[u8]) -> nghttp2_nv {
         valuelen: value.len(),
         flags: NGHTTP2_NV_FLAG_NONE as u8,
     }
+}
+
+/// A positioned read of a file: pread on Unix; on Windows a read at an offset (which moves the
+/// file's cursor, which nothing here relies on).
+fn read_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    #[cfg(unix)]
+    return std::os::unix::fs::FileExt::read_at(file, buf, offset);
+    #[cfg(windows)]
+    return std::os::windows::fs::FileExt::seek_read(file, buf, offset);
 }

@@ -180,7 +180,7 @@ export const EVENT_BODY_TIMEOUT = 5;
 export const EVENT_BODY_TRAILERS = 6;
 
 /** The platforms cog-http carries a prebuilt binary for (scripts/native-platforms.mjs lists how each is built; a test keeps the two the same). */
-export const PREBUILT_PLATFORMS = ["linux-x64-gnu", "linux-x64-musl", "linux-arm64-gnu"] as const;
+export const PREBUILT_PLATFORMS = ["linux-x64-gnu", "linux-x64-musl", "linux-arm64-gnu", "darwin-x64", "darwin-arm64"] as const;
 
 const BUILD_FROM_SOURCE = 'build it from source with Rust (https://rustup.rs): npx cog-build-native (in this repository: node scripts/build-native.mjs). Or use engine: "node" (or engine: "auto", which falls back to it).';
 

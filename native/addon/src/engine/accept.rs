@@ -71,7 +71,7 @@ pub fn listen(js: js::ServerJs, at: ListenAt, settings: Settings, tls: Option<st
     // here, once, on Node's loop; `fd` is the listening socket, which `listen_poll` watches until
     // `stop_listening` closes both; the handles' data is the server's id (no pointer).
     unsafe {
-        uv_poll_init(uv_loop, listen_poll, fd);
+        socket::watch(uv_loop, listen_poll, fd);
         uv_handle_set_data(listen_poll, id as *mut c_void);
         uv_poll_start(listen_poll, UV_READABLE, on_listen);
         uv_timer_init(uv_loop, timer);
@@ -219,9 +219,8 @@ impl State {
         let tls_config = server.tls.clone();
         let serves_h2 = server.settings.h2.is_some();
         loop {
-            let Some((fd, storage)) = socket::accept(listen_fd) else {
-                return; // EAGAIN, or an error on a connection that went away: try again on the next event.
-            };
+            // EAGAIN, or an error on a connection that went away: try again on the next event.
+            let Some((fd, (remote, remote_port))) = socket::accept(listen_fd) else { return };
             let tls = match &tls_config {
                 None => None,
                 Some(config) => match TlsConn::new(config) {
@@ -234,7 +233,6 @@ impl State {
             };
             let poll = alloc_handle(UV_POLL);
             let tls_conn = tls.is_some();
-            let (remote, remote_port) = socket::address_of(&storage);
             self.next_gen = self.next_gen.wrapping_add(1);
             let conn = Connection {
                 server: id,
@@ -269,7 +267,7 @@ impl State {
             // SAFETY: `poll` was just allocated for a poll handle and is initialised once, on Node's
             // loop, for the accepted socket `fd`; the connection closes both (`Transport::close`).
             unsafe {
-                uv_poll_init(uv_loop, poll, fd);
+                socket::watch(uv_loop, poll, fd);
                 uv_handle_set_data(poll, key as *mut c_void);
                 uv_poll_start(poll, UV_READABLE | UV_DISCONNECT, on_conn);
             }

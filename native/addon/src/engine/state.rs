@@ -16,7 +16,6 @@ use crate::tunnel;
 use crate::uv::*;
 use crate::ws;
 use std::cell::RefCell;
-use std::os::raw::c_int;
 
 /// A server's options (`listen`'s).
 pub(crate) struct Settings {
@@ -35,7 +34,7 @@ pub(crate) struct Settings {
 /// A listening server: its socket, its timers, and what its next delivery to JavaScript holds.
 pub(crate) struct Server {
     pub(super) js: js::ServerJs,
-    pub(super) listen_fd: c_int,
+    pub(super) listen_fd: crate::io::socket::Socket,
     pub(super) listen_poll: *mut uv_handle_t,
     pub(super) timer: *mut uv_handle_t,
     pub(super) kick: *mut uv_handle_t,

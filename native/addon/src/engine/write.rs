@@ -249,7 +249,7 @@ impl State {
     /// Sends `length` bytes of the open file `fd` from `offset` as the next piece of a streamed
     /// body framed by its declared Content-Length (the engine keeps a duplicate of `fd`). Returns
     /// false when it can't: the client is gone, or the body is chunked (the caller streams it instead).
-    pub fn stream_file(&mut self, id: u64, fd: std::os::raw::c_int, offset: u64, length: u64) -> bool {
+    pub fn stream_file(&mut self, id: u64, fd: u32, offset: u64, length: u64) -> bool {
         let piece = Cell::new(Piece::Gone);
         let duplicate = || crate::io::file::duplicate(fd);
         self.answer(

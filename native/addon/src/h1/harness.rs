@@ -3,17 +3,16 @@
 
 use super::{Conn, Parsed, Place, Settings, WholeBody};
 use crate::events::Event;
-use crate::io::socket::{client_send as send, client_shutdown, close, read_all};
+use crate::io::socket::{client_send as send, client_shutdown, close, read_all, Socket};
 use crate::io::Transport;
 use crate::request::Requests;
 use crate::spare::Spare;
 use cog_framing::response::{AppHead, HeaderBlock};
-use std::os::raw::c_int;
 
 pub(super) struct Harness {
     pub(super) conn: Conn,
     pub(super) io: Transport,
-    pub(super) client: c_int,
+    pub(super) client: Socket,
     pub(super) reqs: Requests,
     pub(super) spare: Spare,
     pub(super) settings: Settings,

@@ -6,10 +6,8 @@
 //! The metadata comes from the descriptor, so what is sent is what was looked at however the
 //! path changes meanwhile.
 
-use std::ffi::OsStr;
-use std::fs::{File, OpenOptions};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use super::sys;
+use std::fs::File;
 
 /// What is at a path.
 #[derive(Debug)]
@@ -28,20 +26,33 @@ pub(crate) enum Opened {
 /// Close-on-exec, as every descriptor std opens. Fails with the errno of open(2) or fstat(2)
 /// (EINVAL for a path holding a NUL, which no file's can).
 pub(crate) fn open(path: &[u8]) -> Result<Opened, i32> {
-    if path.contains(&0) {
-        return Err(libc::EINVAL);
-    }
-    let errno = |err: std::io::Error| err.raw_os_error().unwrap_or(libc::EIO);
-    let file = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(OsStr::from_bytes(path)).map_err(errno)?;
+    let path = path_of(path)?;
+    let errno = |err: std::io::Error| sys::errno_of(&err);
+    let file = sys::open_for_reading(path).map_err(errno)?;
     let meta = file.metadata().map_err(errno)?;
     let kind = meta.file_type();
     Ok(if kind.is_file() {
-        Opened::Regular { size: meta.size(), mtime: (meta.mtime(), meta.mtime_nsec()), file }
+        Opened::Regular { size: meta.len(), mtime: sys::modified(&meta), file }
     } else if kind.is_dir() {
         Opened::Directory
     } else {
         Opened::Other
     })
+}
+
+/// A path JavaScript gave as bytes; EINVAL for one holding a NUL (which no file's can), or, on
+/// Windows, one that is not UTF-8.
+fn path_of(path: &[u8]) -> Result<&std::path::Path, i32> {
+    if path.contains(&0) {
+        return Err(sys::EINVAL);
+    }
+    sys::path_of(path).ok_or(sys::EINVAL)
+}
+
+/// The engine's own duplicate of a file JavaScript holds open, by its descriptor (close-on-exec);
+/// None when it can't be had (on Windows, always: the caller streams the file instead).
+pub(crate) fn duplicate(fd: u32) -> Option<File> {
+    sys::duplicate_file(fd)
 }
 
 /// What is at a path, looked at without opening it.
@@ -52,22 +63,11 @@ pub(crate) enum Kind {
     Other,
 }
 
-/// A duplicate of a descriptor the caller holds open (close-on-exec), the engine's own to close.
-pub(crate) fn duplicate(fd: std::os::raw::c_int) -> Option<std::fs::File> {
-    // SAFETY: fcntl on a descriptor the caller holds open; a bad one only fails.
-    let own = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
-    // SAFETY: `own` is a new descriptor nothing else owns.
-    (own >= 0).then(|| unsafe { std::os::fd::FromRawFd::from_raw_fd(own) })
-}
-
 /// What is at `path`, by stat(2) (following links, as `open` does): one system call where an
 /// open, fstat and close are three (a file served by its precompressed variant is only checked
 /// to be there). Fails with stat(2)'s errno (EINVAL for a path holding a NUL).
 pub(crate) fn kind(path: &[u8]) -> Result<Kind, i32> {
-    if path.contains(&0) {
-        return Err(libc::EINVAL);
-    }
-    let meta = std::fs::metadata(OsStr::from_bytes(path)).map_err(|err| err.raw_os_error().unwrap_or(libc::EIO))?;
+    let meta = std::fs::metadata(path_of(path)?).map_err(|err| sys::errno_of(&err))?;
     let kind = meta.file_type();
     Ok(if kind.is_file() {
         Kind::Regular
@@ -82,7 +82,8 @@ pub(crate) fn kind(path: &[u8]) -> Result<Kind, i32> {
 mod tests {
     use super::*;
     use std::io::Read;
-    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
 
     fn dir() -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("cog-file-{}-{:?}", std::process::id(), std::thread::current().id()));
@@ -100,9 +101,7 @@ mod tests {
         let mut text = String::new();
         file.read_to_string(&mut text).unwrap();
         assert_eq!(text, "hello");
-        // SAFETY: fcntl on a descriptor the test's file holds open.
-        let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFD) };
-        assert!(flags & libc::FD_CLOEXEC != 0, "closed on exec");
+        assert!(sys::closed_on_exec(&file), "closed on exec");
         std::fs::remove_file(&path).unwrap();
     }
 
@@ -111,15 +110,13 @@ mod tests {
         let dir = dir();
         assert!(matches!(open(dir.as_os_str().as_bytes()), Ok(Opened::Directory)));
         let fifo = dir.join("pipe");
-        let name = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
-        // SAFETY: `name` is a NUL-terminated path, alive for the call.
-        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        sys::make_fifo(&fifo).unwrap();
         // Non-blocking: no writer, yet the open returns at once.
         assert!(matches!(open(fifo.as_os_str().as_bytes()), Ok(Opened::Other)));
         std::fs::remove_file(&fifo).unwrap();
-        assert_eq!(open(dir.join("missing").as_os_str().as_bytes()).unwrap_err(), libc::ENOENT);
-        assert_eq!(open(dir.join("missing/below").as_os_str().as_bytes()).unwrap_err(), libc::ENOENT);
-        assert_eq!(open(b"/tmp/a\0b").unwrap_err(), libc::EINVAL);
+        assert_eq!(open(dir.join("missing").as_os_str().as_bytes()).unwrap_err(), sys::ENOENT);
+        assert_eq!(open(dir.join("missing/below").as_os_str().as_bytes()).unwrap_err(), sys::ENOENT);
+        assert_eq!(open(b"/tmp/a\0b").unwrap_err(), sys::EINVAL);
     }
 
     #[test]
@@ -130,14 +127,12 @@ mod tests {
         assert_eq!(kind(path.as_os_str().as_bytes()), Ok(Kind::Regular));
         assert_eq!(kind(dir.as_os_str().as_bytes()), Ok(Kind::Directory));
         let fifo = dir.join("kind-pipe");
-        let name = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
-        // SAFETY: `name` is a NUL-terminated path, alive for the call.
-        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        sys::make_fifo(&fifo).unwrap();
         assert_eq!(kind(fifo.as_os_str().as_bytes()), Ok(Kind::Other));
         std::fs::remove_file(&fifo).unwrap();
-        assert_eq!(kind(dir.join("missing").as_os_str().as_bytes()), Err(libc::ENOENT));
-        assert_eq!(kind(path.join("below").as_os_str().as_bytes()), Err(libc::ENOTDIR));
-        assert_eq!(kind(b"/tmp/a\0b"), Err(libc::EINVAL));
+        assert_eq!(kind(dir.join("missing").as_os_str().as_bytes()), Err(sys::ENOENT));
+        assert_eq!(kind(path.join("below").as_os_str().as_bytes()), Err(sys::ENOTDIR));
+        assert_eq!(kind(b"/tmp/a\0b"), Err(sys::EINVAL));
         std::fs::remove_file(&path).unwrap();
     }
 }

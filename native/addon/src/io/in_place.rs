@@ -10,11 +10,10 @@
 //! connection closes is dropped with its request: the file closed, the Buffer let go.
 //! On a TLS connection a file is read and encrypted instead (`piece_through_tls`).
 
-use super::socket::{send, would_block};
+use super::socket::{send, would_block, Socket};
+use super::sys;
 use super::tls::{Sent, TlsConn};
 use std::fs::File;
-use std::os::fd::AsRawFd;
-use std::os::raw::c_int;
 
 /// Most bytes one flush sends of a body in place, so one fast client can't hold the loop for a
 /// whole large file or Buffer: the rest goes on the next writable event.
@@ -75,17 +74,16 @@ impl InPlaceBody {
 
     /// Sends what the socket takes of the body, up to `SEND_BUDGET` (through `tls` on a TLS
     /// connection), counting the bytes in `sent`.
-    pub(crate) fn send(&mut self, socket: c_int, mut tls: Option<&mut TlsConn>, sent: &mut u64) -> InPlaceSend {
+    pub(crate) fn send(&mut self, socket: Socket, mut tls: Option<&mut TlsConn>, sent: &mut u64) -> InPlaceSend {
         let mut budget = SEND_BUDGET;
         while self.left > 0 {
             if budget == 0 {
                 return InPlaceSend::Blocked;
             }
             let n = match (tls.as_deref_mut(), &self.place) {
-                // SAFETY: `socket` is the connection's own (the caller's); `send_piece` and `send`
-                // only read and write within the buffers they are given.
-                (None, Place::File(file)) => unsafe { send_piece(socket, file, self, budget) },
-                // SAFETY: `socket` is the connection's own; `send` reads within the slice.
+                // SAFETY: the connection's open socket.
+                (None, Place::File(file)) => unsafe { sys::send_file(socket, file, self.offset, self.left.min(budget) as usize) },
+                // SAFETY: as above.
                 (None, Place::Buffer(held)) => unsafe { send(socket, InPlaceBody::unsent(held, self.offset, budget)) },
                 (Some(tls), Place::File(file)) => match piece_through_tls(tls, socket, file, self, budget) {
                     Ok(n) => n as isize,
@@ -114,48 +112,13 @@ impl InPlaceBody {
         InPlaceSend::Done
     }
 }
-/// One sendfile(2) call (Node ignores SIGPIPE, so a peer that left gives EPIPE, not a signal).
-///
-/// # Safety
-///
-/// None for memory; `socket` should be the caller's own socket.
-#[cfg(target_os = "linux")]
-unsafe fn send_piece(socket: c_int, file: &File, body: &InPlaceBody, budget: u64) -> isize {
-    // SAFETY: sendfile reads the file `file` holds open and writes `offset`, a local; a bad socket
-    // only fails.
-    unsafe {
-        let mut offset = body.offset as libc::off_t;
-        libc::sendfile(socket, file.as_raw_fd(), &mut offset, body.left.min(budget) as usize)
-    }
-}
-
-/// Elsewhere, a read and a send of what the socket takes (the offset moves by what was sent).
-///
-/// # Safety
-///
-/// None for memory; `socket` should be the caller's own socket.
-#[cfg(not(target_os = "linux"))]
-unsafe fn send_piece(socket: c_int, file: &File, body: &InPlaceBody, budget: u64) -> isize {
-    // SAFETY: pread writes at most `want` bytes into `buf`, and `send` reads within it.
-    unsafe {
-        let mut buf = [0u8; 64 * 1024];
-        let want = body.left.min(budget).min(buf.len() as u64) as usize;
-        let read = libc::pread(file.as_raw_fd(), buf.as_mut_ptr() as *mut libc::c_void, want, body.offset as libc::off_t);
-        if read <= 0 {
-            return read;
-        }
-        send(socket, &buf[..read as usize])
-    }
-}
-
 /// On TLS, sendfile can't be used (the bytes must be encrypted): a piece of the file is read
 /// and handed to rustls, which takes what its buffer holds. Returns the bytes taken.
-fn piece_through_tls(tls: &mut TlsConn, socket: c_int, file: &File, body: &InPlaceBody, budget: u64) -> Result<usize, InPlaceSend> {
+fn piece_through_tls(tls: &mut TlsConn, socket: Socket, file: &File, body: &InPlaceBody, budget: u64) -> Result<usize, InPlaceSend> {
     // One TLS record's worth of plaintext.
     let mut buf = [0u8; 16 * 1024];
     let want = body.left.min(budget).min(buf.len() as u64) as usize;
-    // SAFETY: pread into a buffer of `want` bytes or more.
-    let read = unsafe { libc::pread(file.as_raw_fd(), buf.as_mut_ptr() as *mut libc::c_void, want, body.offset as libc::off_t) };
+    let read = sys::read_at(file, &mut buf[..want], body.offset);
     if read <= 0 {
         return Err(InPlaceSend::Failed);
     }
@@ -170,7 +133,7 @@ fn piece_through_tls(tls: &mut TlsConn, socket: c_int, file: &File, body: &InPla
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::socket::{read_all, socket_pair};
+    use crate::io::socket::{close, read_all, socket_pair};
     use std::io::Write;
 
     fn file_of(bytes: &[u8]) -> File {
@@ -190,8 +153,8 @@ mod tests {
         assert!(matches!(body.send(ours, None, &mut sent), InPlaceSend::Done));
         assert_eq!((body.left(), sent), (0, 5));
         assert_eq!(read_all(theirs), b"23456");
-        // SAFETY: closing the test's own descriptors.
-        unsafe { (libc::close(ours), libc::close(theirs)) };
+        close(ours);
+        close(theirs);
     }
 
     #[test]
@@ -211,8 +174,8 @@ mod tests {
             }
         }
         assert_eq!((received.len(), sent), (size, size as u64));
-        // SAFETY: closing the test's own descriptors.
-        unsafe { (libc::close(ours), libc::close(theirs)) };
+        close(ours);
+        close(theirs);
     }
 
     #[test]
@@ -222,7 +185,7 @@ mod tests {
         let mut sent = 0;
         assert!(matches!(body.send(ours, None, &mut sent), InPlaceSend::Failed));
         assert_eq!(read_all(theirs), b"short");
-        // SAFETY: closing the test's own descriptors.
-        unsafe { (libc::close(ours), libc::close(theirs)) };
+        close(ours);
+        close(theirs);
     }
 }

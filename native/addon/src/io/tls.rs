@@ -9,7 +9,7 @@
 //! certificate reload swaps the server's `Arc<ServerConfig>`: connections open keep the one
 //! they were made with, new ones get the new one.
 
-use super::socket::{send, would_block};
+use super::socket::{send, would_block, Socket as RawSocket};
 use crate::events::SocketFailure;
 use rustls::client::danger::HandshakeSignatureValid;
 use rustls::pki_types::pem::PemObject;
@@ -20,7 +20,6 @@ use rustls::{
     CertificateError, DigitallySignedStruct, DistinguishedName, Error, InvalidMessage, RootCertStore, ServerConfig, ServerConnection, SignatureScheme,
 };
 use std::io::{self, Read, Write};
-use std::os::raw::c_int;
 use std::sync::Arc;
 
 /// A TLS server's options (the JavaScript side checks and converts the app's: see
@@ -182,7 +181,7 @@ impl TlsConn {
     }
 
     /// Takes bytes read from the socket and appends the plaintext they carry to `input`.
-    pub(crate) fn receive(&mut self, mut ciphertext: &[u8], fd: c_int, input: &mut Vec<u8>) -> Received {
+    pub(crate) fn receive(&mut self, mut ciphertext: &[u8], fd: RawSocket, input: &mut Vec<u8>) -> Received {
         loop {
             if self.session.read_tls(&mut ciphertext).is_err() {
                 return Received::Failed;
@@ -205,7 +204,7 @@ impl TlsConn {
 
     /// Encrypts `plain[*pos..]` and writes the records, as far as the socket takes them;
     /// `*pos` moves past what was taken.
-    pub(crate) fn send(&mut self, fd: c_int, plain: &[u8], pos: &mut usize) -> Sent {
+    pub(crate) fn send(&mut self, fd: RawSocket, plain: &[u8], pos: &mut usize) -> Sent {
         loop {
             match self.push(fd) {
                 Sent::All => {}
@@ -224,7 +223,7 @@ impl TlsConn {
 
     /// Tells the client the connection ends here (close_notify), as far as the socket takes it
     /// now: the end of a body framed by the connection's close is then told from a cut.
-    pub(crate) fn close(&mut self, fd: c_int) {
+    pub(crate) fn close(&mut self, fd: RawSocket) {
         self.session.send_close_notify();
         let _ = self.push(fd);
     }
@@ -235,7 +234,7 @@ impl TlsConn {
     }
 
     /// Writes the records waiting, as far as the socket takes them.
-    fn push(&mut self, fd: c_int) -> Sent {
+    fn push(&mut self, fd: RawSocket) -> Sent {
         while self.session.wants_write() {
             match self.session.write_tls(&mut Socket(fd)) {
                 Ok(_) => {}
@@ -248,7 +247,7 @@ impl TlsConn {
 }
 
 /// The connection's socket as rustls writes records to it.
-struct Socket(c_int);
+struct Socket(RawSocket);
 
 impl Write for Socket {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {

@@ -5,7 +5,7 @@
 //! read and write for it.
 
 use super::in_place::{InPlaceBody, InPlaceSend};
-use super::socket::{close_watched, local_address, recv, reset_on_close, send, send_more, would_block};
+use super::socket::{close_watched, local_address, peek, recv, reset_on_close, send, send_more, set_no_delay, shutdown_write, waiting, would_block, Socket};
 use super::tls::{Peer, Received, Sent, TlsConn};
 use crate::events::SocketFailure;
 use crate::spare::Spare;
@@ -23,7 +23,7 @@ pub(crate) const HIGH_WATER: usize = 256 * 1024;
 const KEEP_INPUT: usize = 16 * 1024;
 
 pub(crate) struct Transport {
-    fd: c_int,
+    fd: Socket,
     poll: *mut uv_handle_t,
     /// What the poll handle waits for now (`UV_READABLE`…, 0: stopped).
     polling: c_int,
@@ -80,7 +80,7 @@ pub(crate) enum Written {
 impl Transport {
     /// A connection's transport over the non-blocking socket `fd`, watched by `poll` (initialised
     /// on Node's loop by the caller, which starts it for reading), with `tls` on a TLS server.
-    pub(crate) fn new(fd: c_int, poll: *mut uv_handle_t, on_ready: uv_poll_cb, tls: Option<Box<TlsConn>>) -> Transport {
+    pub(crate) fn new(fd: Socket, poll: *mut uv_handle_t, on_ready: uv_poll_cb, tls: Option<Box<TlsConn>>) -> Transport {
         Transport {
             fd,
             poll,
@@ -198,22 +198,14 @@ impl Transport {
         if self.tls.is_some() {
             return 0;
         }
-        let mut n: c_int = 0;
-        // SAFETY: FIONREAD writes one int.
-        if unsafe { libc::ioctl(self.fd, libc::FIONREAD, &mut n) } < 0 {
-            return 0;
-        }
-        n.max(0) as usize
+        waiting(self.fd)
     }
 
     /// Whether the socket holds bytes not yet read (a request the client sent before the server
     /// could look), peeked at without taking them: closing over them would send a reset, and
     /// lose the request, where reading them lets it be answered.
     pub(crate) fn unread(&self) -> bool {
-        let mut byte = [0u8; 1];
-        // SAFETY: recv writes at most one byte into `byte`; MSG_PEEK leaves it in the socket.
-        let n = unsafe { libc::recv(self.fd, byte.as_mut_ptr() as *mut libc::c_void, 1, libc::MSG_PEEK | libc::MSG_DONTWAIT) };
-        n > 0
+        peek(self.fd)
     }
 
     /// Reads into `dest` straight from the socket, past the input (cleartext only: see
@@ -253,8 +245,7 @@ impl Transport {
     /// found it). None when it did not fail (it ended, or was closed on this side).
     pub(crate) fn failure(&self) -> Option<SocketFailure> {
         self.failure.clone().or_else(|| {
-            // SAFETY: `fd` is this connection's socket, open until `close`.
-            let errno = unsafe { super::socket::pending_error(self.fd) };
+            let errno = super::socket::pending_error(self.fd);
             (errno != 0).then_some(SocketFailure::Os { errno, writing: false })
         })
     }
@@ -416,15 +407,13 @@ impl Transport {
         if let Some(tls) = self.tls.as_deref_mut() {
             tls.close(self.fd);
         }
-        // SAFETY: shutdown on this connection's socket.
-        unsafe { libc::shutdown(self.fd, libc::SHUT_WR) };
+        shutdown_write(self.fd);
     }
 
     /// Turns Nagle's algorithm off (`true`) or on, as Node's `socket.setNoDelay`; nothing on a
     /// Unix domain socket, which has none.
     pub(crate) fn set_no_delay(&self, on: bool) {
-        // SAFETY: `fd` is this connection's socket (see `set_option`).
-        unsafe { super::socket::set_option(self.fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, c_int::from(on)) };
+        set_no_delay(self.fd, on);
     }
 
     /// Closes the connection: on TLS, close_notify first (as far as the socket takes it).
@@ -458,16 +447,15 @@ impl Transport {
 /// (nothing in a unit test touches libuv, which only Node provides), and the client's end.
 #[cfg(test)]
 impl Transport {
-    pub(crate) fn pair() -> (Transport, c_int) {
+    pub(crate) fn pair() -> (Transport, Socket) {
         unsafe extern "C" fn never(_: *mut uv_handle_t, _: c_int, _: c_int) {}
         let (ours, theirs) = super::socket::socket_pair();
         (Transport::new(ours, std::ptr::null_mut(), never, None), theirs)
     }
 
     /// Closes both ends (without libuv: see the `Drop` below).
-    pub(crate) fn close_pair(self, client: c_int) {
-        // SAFETY: closing the test's client end.
-        unsafe { libc::close(client) };
+    pub(crate) fn close_pair(self, client: Socket) {
+        super::socket::close(client);
     }
 }
 
@@ -476,8 +464,8 @@ impl Transport {
 #[cfg(test)]
 impl Drop for Transport {
     fn drop(&mut self) {
-        // SAFETY: closing the test's end, which the transport owns (it was never given to libuv).
-        unsafe { libc::close(self.fd) };
+        // A test's socket, closed only here.
+        super::socket::close(self.fd);
     }
 }
 
@@ -486,11 +474,11 @@ mod tests {
     use super::*;
     use crate::io::socket::read_all;
 
-    fn pair() -> (Transport, c_int) {
+    fn pair() -> (Transport, Socket) {
         Transport::pair()
     }
 
-    fn close(transport: Transport, client: c_int) {
+    fn close(transport: Transport, client: Socket) {
         transport.close_pair(client);
     }
 
@@ -506,8 +494,7 @@ mod tests {
         assert_eq!(t.input(), b"GET / HTTP/1.1\r\n\r\nGET /b");
         t.consume(18);
         assert_eq!(t.input(), b"GET /b");
-        // SAFETY: shutdown on the test's own socket.
-        unsafe { libc::shutdown(client, libc::SHUT_WR) };
+        shutdown_write(client);
         assert!(!t.ended());
         assert!(matches!(t.read(&mut rx), Read::Ended));
         assert!(t.ended(), "and the transport remembers it");
@@ -524,15 +511,14 @@ mod tests {
             assert_eq!(t.failure(), None, "open, and nothing failed");
             t.output().extend_from_slice(b"never read");
             assert!(matches!(t.write(), Written::All));
-            // SAFETY: closing the test's client end.
-            unsafe { libc::close(client) };
-            let reset = Some(SocketFailure::Os { errno: libc::ECONNRESET, writing: false });
+            crate::io::socket::close(client);
+            let reset = Some(SocketFailure::Os { errno: crate::io::sys::ECONNRESET, writing: false });
             if read_first {
                 assert!(matches!(t.read(&mut Vec::new()), Read::Failed));
                 assert_eq!(t.failure(), reset, "the read found it, and it is kept");
                 t.output().extend_from_slice(b"late");
                 assert!(matches!(t.write(), Written::Failed));
-                assert_eq!(t.failure(), Some(SocketFailure::Os { errno: libc::EPIPE, writing: true }), "the last failure");
+                assert_eq!(t.failure(), Some(SocketFailure::Os { errno: crate::io::sys::EPIPE, writing: true }), "the last failure");
             } else {
                 assert_eq!(t.failure(), reset, "the kernel held it (what libuv's poll reports as an error)");
             }
@@ -543,8 +529,7 @@ mod tests {
     #[test]
     fn an_end_is_no_failure() {
         let (mut t, client) = pair();
-        // SAFETY: shutdown on the test's own socket.
-        unsafe { libc::shutdown(client, libc::SHUT_WR) };
+        shutdown_write(client);
         assert!(matches!(t.read(&mut Vec::new()), Read::Ended));
         assert_eq!(t.failure(), None);
         close(t, client);
@@ -565,8 +550,7 @@ mod tests {
         assert_eq!(t.waiting(), 20_000);
         assert_eq!(t.read_into(&mut dest).ok(), Some(20_000));
         assert!(matches!(t.read_into(&mut dest), Err(Read::Open)), "nothing more yet");
-        // SAFETY: shutdown on the test's own socket.
-        unsafe { libc::shutdown(client, libc::SHUT_WR) };
+        shutdown_write(client);
         assert!(matches!(t.read_into(&mut dest), Err(Read::Ended)));
         assert!(t.ended());
         close(t, client);
@@ -618,8 +602,7 @@ mod tests {
     #[test]
     fn writing_to_a_client_gone_fails() {
         let (mut t, client) = pair();
-        // SAFETY: closing the test's client end.
-        unsafe { libc::close(client) };
+        crate::io::socket::close(client);
         t.output().extend_from_slice(b"late");
         assert!(matches!(t.write(), Written::Failed));
         assert!(!t.read_and_drop(), "and reading finds it gone");
@@ -632,8 +615,7 @@ mod tests {
         unsafe { send(client, b"more bytes nobody parses") };
         assert!(t.read_and_drop());
         assert!(t.input().is_empty());
-        // SAFETY: shutdown on the test's own socket.
-        unsafe { libc::shutdown(client, libc::SHUT_WR) };
+        shutdown_write(client);
         assert!(!t.read_and_drop());
         close(t, client);
     }
