@@ -397,15 +397,7 @@ fn respond_with<const WITH_REASON: bool>(
                 Some(value) => Some(unsafe { request_id_of(env, value, &mut scratch.request_id) }?),
                 None => None,
             };
-            let answer = AppHead {
-                status,
-                reason,
-                block,
-                has_date: flags & HAS_DATE != 0,
-                declared_length: (declared >= 0.0).then_some(declared as u64),
-                close: flags & CLOSE != 0,
-                request_id,
-            };
+            let answer = app_head(status, reason, block, flags, declared, request_id);
             // SAFETY: `env` and the value are this call's, live in its scope.
             let body = unsafe { body_bytes(env, body.raw(), id as u64, declared, &mut scratch.units, &mut scratch.body) }?;
             let sent = with_state(|s| s.respond(id as u64, &answer, body));
@@ -611,15 +603,7 @@ pub fn stream_start(env: Env, id: f64, status: u32, block: JsString, flags: u32,
             Some(request_id_of(env.raw(), request_id.raw(), &mut id_bytes)?)
         }
     };
-    let answer = AppHead {
-        status,
-        reason,
-        block,
-        has_date: flags & HAS_DATE != 0,
-        declared_length: (declared >= 0.0).then_some(declared as u64),
-        close: flags & CLOSE != 0,
-        request_id,
-    };
+    let answer = app_head(status, reason, block, flags, declared, request_id);
     Ok(with_state(|s| s.stream_start(id as u64, &answer)))
 }
 
@@ -888,4 +872,25 @@ pub fn pause_body(id: f64, paused: bool) {
 #[napi]
 pub fn set_body_timeout(id: f64, ms: f64) {
     with_state(|s| s.set_body_timeout(id as u64, ms as u64));
+}
+
+/// The app's answer head from what JavaScript passed: its flags (`HAS_DATE`, `CLOSE`) and the
+/// Content-Length it declared (negative: none).
+fn app_head<'a>(
+    status: u16,
+    reason: Option<ReasonPhrase<'a>>,
+    block: HeaderBlock<'a>,
+    flags: u32,
+    declared: f64,
+    request_id: Option<RequestId<'a>>,
+) -> AppHead<'a> {
+    AppHead {
+        status,
+        reason,
+        block,
+        has_date: flags & HAS_DATE != 0,
+        declared_length: (declared >= 0.0).then_some(declared as u64),
+        close: flags & CLOSE != 0,
+        request_id,
+    }
 }
