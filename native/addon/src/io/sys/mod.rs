@@ -7,6 +7,7 @@
 //!
 //! Errors are numbers (`Error`) as Node names them: errno on Unix, libuv's numbering on Windows.
 
+mod copy;
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]

@@ -372,14 +372,8 @@ pub(crate) unsafe fn send_file(socket: Socket, file: &File, offset: u64, length:
 /// `socket` must be open.
 #[cfg(not(any(all(target_os = "linux", not(feature = "portable-unix")), all(any(target_os = "macos", target_os = "ios"), not(feature = "portable-unix")))))]
 pub(crate) unsafe fn send_file(socket: Socket, file: &File, offset: u64, length: usize) -> isize {
-    let mut buf = [0u8; 64 * 1024];
-    let want = length.min(buf.len());
-    let read = read_at(file, &mut buf[..want], offset);
-    if read <= 0 {
-        return read;
-    }
     // SAFETY: the caller's open socket (the contract above).
-    unsafe { send(socket, &buf[..read as usize]) }
+    super::copy::send_by_copy(offset, length, |buf, at| read_at(file, buf, at), |bytes| unsafe { send(socket, bytes) })
 }
 
 /// Reads from `offset` of a file into `buf` (pread): the bytes read, 0 at the end, negative on an error.

@@ -251,14 +251,8 @@ pub(crate) fn socket_from_js(_fd: u32) -> Option<Socket> {
 /// # Safety
 /// `socket` must be open.
 pub(crate) unsafe fn send_file(socket: Socket, file: &File, offset: u64, length: usize) -> isize {
-    let mut buf = [0u8; 64 * 1024];
-    let want = length.min(buf.len());
-    let read = read_at(file, &mut buf[..want], offset);
-    if read <= 0 {
-        return read;
-    }
-    // SAFETY: the caller's open socket.
-    unsafe { send(socket, &buf[..read as usize]) }
+    // SAFETY: the caller's open socket (the contract above).
+    super::copy::send_by_copy(offset, length, |buf, at| read_at(file, buf, at), |bytes| unsafe { send(socket, bytes) })
 }
 
 /// A positioned read (it moves the file's cursor on Windows, which nothing here relies on).
