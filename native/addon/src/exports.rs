@@ -257,8 +257,8 @@ pub fn tls_peer(id: f64) -> Option<TlsPeer> {
 }
 
 /// Response flags from JavaScript.
-const CLOSE: u32 = 1;
-const HAS_DATE: u32 = 2;
+const RESPONSE_CLOSE: u32 = 1;
+const RESPONSE_HAS_DATE: u32 = 2;
 
 /// Buffers reused from one response to the next (see `js::text`).
 #[derive(Default)]
@@ -874,7 +874,7 @@ pub fn set_body_timeout(id: f64, ms: f64) {
     with_state(|s| s.set_body_timeout(id as u64, ms as u64));
 }
 
-/// The app's answer head from what JavaScript passed: its flags (`HAS_DATE`, `CLOSE`) and the
+/// The app's answer head from what JavaScript passed: its flags (`RESPONSE_HAS_DATE`, `RESPONSE_CLOSE`) and the
 /// Content-Length it declared (negative: none).
 fn app_head<'a>(
     status: u16,
@@ -888,9 +888,9 @@ fn app_head<'a>(
         status,
         reason,
         block,
-        has_date: flags & HAS_DATE != 0,
+        has_date: flags & RESPONSE_HAS_DATE != 0,
         declared_length: (declared >= 0.0).then_some(declared as u64),
-        close: flags & CLOSE != 0,
+        close: flags & RESPONSE_CLOSE != 0,
         request_id,
     }
 }

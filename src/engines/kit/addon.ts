@@ -158,7 +158,7 @@ export interface NativeTlsOptions {
 /** `body`: the whole body; or, when it follows in pieces (EVENT_BODY_PIECE, EVENT_BODY_END), its declared length (-1: chunked). */
 export type NativeRequestHandler = (id: number, method: number, url: string, body: Buffer | number | undefined, flags: number, problem: string | undefined) => void;
 
-/** Flags and events shared with the addon (native/addon/src/events.rs and js/deliver.rs; the RESPONSE_ flags: exports.rs). */
+/** Flags and events shared with the addon (native/addon/src/events.rs and js/deliver.rs; the RESPONSE_ flags: exports.rs), held to it by test/engines/native/shared-numbers.test.ts. */
 export const FLAG_HTTP11 = 1;
 /** The request broke one of Cog's head rules (checked by the engine); the status is `flags >>> 16`. */
 export const FLAG_REFUSED = 4;
