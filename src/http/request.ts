@@ -1,9 +1,7 @@
 import { parseCookie } from "cookie";
 import { parse as parseQueryString } from "fast-querystring";
 import { countFields, parseBody } from "./body.js";
-import { rawHeader } from "../engines/kit/body-intake.js";
-import type { BodyCallback } from "../engines/contract/engine.js";
-import { HOST, type EngineHost, type EngineRequest, type RequestSurface } from "../engines/contract/engine.js";
+import { HOST, type EngineHost, type EngineRequest, type EngineRequestMethods, type RequestSurface } from "../engines/contract/engine.js";
 import { HttpError } from "../base/errors.js";
 import { DEFAULT_LIMITS } from "../base/limits.js";
 import { unsignCookies } from "../base/signing.js";
@@ -126,13 +124,15 @@ type Internal = RequestInternals;
 const own = (req: object) => req as Internal;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-type EngineRequestClass = abstract new (...args: any[]) => EngineRequest;
+type EngineRequestClass = abstract new (...args: any[]) => EngineRequest & EngineRequestMethods;
 
 /**
- * Cog's request helpers, added to an engine's request class: on the node engine that is Node's
- * IncomingMessage, on the native engine a class of Cog's own (src/engines/native/request.ts).
- * Every helper parses lazily, on first read, and caches: a route that never reads cookies
- * never parses them.
+ * Cog's request helpers, added by the host (`EngineHost.requestClass`) over an engine's bare
+ * request class: on the node engine that is Node's IncomingMessage with the engine's body side, on
+ * the native engine a class of Cog's own (src/engines/native/request.ts). The helpers are written
+ * over what the contract's `EngineRequestMethods` declares, which the engine provides. Every
+ * helper parses lazily, on first read, and caches: a route that never reads cookies never
+ * parses them.
  */
 export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) {
   abstract class RequestHelpers extends Base {
@@ -169,14 +169,6 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
     set log(log: RequestLog | undefined) {
       own(this)[LOG] = log;
     }
-
-    // What the engine provides (the contract's `EngineRequestMethods`, which documents them).
-    abstract get remoteAddress(): string | undefined;
-    abstract get encrypted(): boolean;
-    /** @internal */
-    abstract receiveBody(length: number, limit: number, done: BodyCallback): void;
-    /** @internal */
-    abstract streamBody(length: number, limit: number): void;
 
     /**
      * "https" when the request came over TLS, else "http". With `trustProxy`, the proxy's
@@ -317,22 +309,6 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
       own(this)[CACHED_BODY] = body;
     }
 
-    /** @internal The contract's `headerValue`, for engines that keep Node's `headers`: read from them. */
-    headerValue(name: string): string | undefined {
-      const value = this.headers[name];
-      return Array.isArray(value) ? value.join(", ") : value;
-    }
-
-    /** @internal The contract's `mayBeConditional`, for engines that can't tell cheaply: maybe. */
-    mayBeConditional(): boolean {
-      return true;
-    }
-
-    /** @internal The contract's `firstHeader`, for engines that keep Node's `rawHeaders`: scanned. */
-    firstHeader(name: string): string | undefined {
-      return rawHeader(this, name);
-    }
-
     /** A header's value by case-insensitive name (`Referer` and `Referrer` are one). */
     get(name: string): string | undefined {
       const key = name.toLowerCase();
@@ -405,7 +381,7 @@ export function forApp<Class extends abstract new (...args: any[]) => object>(Ba
  */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface Request extends RequestHelpers {}
-type RequestHelpers = InstanceType<ReturnType<typeof withRequestHelpers<abstract new () => RequestSurface>>>;
+type RequestHelpers = InstanceType<ReturnType<typeof withRequestHelpers<abstract new () => RequestSurface & EngineRequestMethods>>>;
 
 /** A request as Cog's own code sees it: with its internal state. @internal */
 export type InternalRequest = Request & RequestInternals;
