@@ -52,6 +52,9 @@ const outcomes = [];
 function record(name, status) {
   outcomes.push({ name, ok: status === 0 });
 }
+// ESLint over the TypeScript and JavaScript (eslint.config.mjs): a rule broken is a failure like a test's.
+console.log("\n# lint: eslint (eslint.config.mjs)");
+record("eslint", spawnSync(process.execPath, ["node_modules/eslint/bin/eslint.js", "."], { stdio: "inherit" }).status ?? 1);
 // The native engine's crates have their own unit and property tests (Rust), run where cargo is.
 if (spawnSync("cargo", ["--version"], { stdio: "ignore" }).status === 0) {
   console.log("\n# native: cargo test (the request framing's unit and property tests, the addon's own, the engine's on a fake loop)");

@@ -29,7 +29,7 @@ export interface ExpressOptions extends Partial<Limits>, EngineOptions {
   strict?: boolean;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type App = ((req: any, res: any) => void) & { [SERVING]?: ExpressOptions; request?: object; response?: object };
 
 /** On an app made by `express(options)`: those options (which engine it serves on, its limits). */

@@ -24,7 +24,7 @@ export const NO_PARAMS: Params = Object.freeze(Object.create(null));
  * The app serving a request, as `req.app` shows it: declared by the application's face
  * (src/cog.ts makes it `Cog`), so that this layer needs no import of it.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- empty here, for the face to merge its app's members in
 export interface RequestApp {}
 
 /** What a request needs from the app that serves it. */
@@ -123,7 +123,7 @@ type Internal = RequestInternals;
 /** A request's internal state (a cast, which V8 compiles away). */
 const own = (req: object) => req as Internal;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a base class for `extends`: TypeScript takes only `any[]` constructor arguments there (TS2545)
 type EngineRequestClass = abstract new (...args: any[]) => EngineRequest & EngineRequestMethods;
 
 /**
@@ -293,6 +293,7 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
      * the raw Buffer; undefined without a body. Malformed JSON throws an HttpError(400) from
      * here, which reaches the error handler like any throw.
      */
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- its type is the Content-Type's; `any` keeps `req.body.name` usable, as Express types it
     get body(): any {
       if (own(this)[CACHED_BODY] === UNSET) {
         const type = this.firstHeader("content-type");
@@ -364,7 +365,7 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
  * A subclass of an engine's request class for one app (`EngineHost.requestClass`): the app, its
  * settings and the host sit on the prototype, so requests carry them without a store per request.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a base class for `extends`: TypeScript takes only `any[]` constructor arguments there (TS2545)
 export function forApp<Class extends abstract new (...args: any[]) => object>(Base: Class, app: object, settings: RequestSettings, host: EngineHost): Class {
   abstract class AppRequest extends Base {}
   own(AppRequest.prototype)[SETTINGS] = settings;
@@ -379,7 +380,7 @@ export function forApp<Class extends abstract new (...args: any[]) => object>(Ba
  * surface. An interface, so that an app can declare what its middleware adds:
  * `declare module "cog-http" { interface Request { user?: User } }`.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+ 
 export interface Request extends RequestHelpers {}
 type RequestHelpers = InstanceType<ReturnType<typeof withRequestHelpers<abstract new () => RequestSurface & EngineRequestMethods>>>;
 

@@ -63,7 +63,7 @@ export interface EngineHost {
    * the app (`req.app`), its settings and itself (`HOST`) on the prototypes, so requests carry
    * them without a store per request, and the engine knows nothing of them.
    */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a base class for `extends`: TypeScript takes only `any[]` constructor arguments there (TS2545)
   requestClass<Class extends abstract new (...args: any[]) => EngineRequest & EngineRequestMethods>(Base: Class): Class;
   /**
    * The class of the app's responses, made once as the engine starts from the engine's bare
@@ -72,7 +72,7 @@ export interface EngineHost {
    * (a `setPrototypeOf` per response, as Express does, costs V8 a new hidden class and cold
    * property lookups on every response).
    */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a base class for `extends`: TypeScript takes only `any[]` constructor arguments there (TS2545)
   responseClass<Class extends abstract new (...args: any[]) => ResponseSurface & { req?: unknown }>(Base: Class): Class;
 }
 
@@ -159,7 +159,7 @@ export interface InjectResponse {
   /** The body as text (UTF-8). */
   payload: string;
   body: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as fetch's and light-my-request's `json()`: the caller names what it expects
   json<T = any>(): T;
   /** Each Set-Cookie parsed by `cookie`'s parseSetCookie (`sameSite: "lax"`, as `setCookie` takes it). */
   cookies: Array<{ name: string; value: string; [attribute: string]: unknown }>;

@@ -25,6 +25,7 @@ import { ABORT_LATER, ADDON, ADDRESS, APP_SERVER, BODY_ENDED, BODY_TIMEOUT, COLL
  * first time anything touches its stream state (`on`, `pipe`, `read`, `for await`…). Most
  * requests never do, and cost no stream at all.
  */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- see the interface below
 class NativeRequestBase {
   /** @internal */ declare [ADDON]: NativeAddon;
   /** @internal */ declare [RAW]: string[] | null;
@@ -163,7 +164,7 @@ const READABLE = Object.getOwnPropertyDescriptor(Readable.prototype, "readable")
  * the stream ends empty; a store in a field the request has already, which changes no shape.
  */
 const TAKEN = Buffer.alloc(0);
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- the class's prototype chain holds Readable's (set below): the interface tells TypeScript what it has
 interface NativeRequestBase extends Readable {}
 Object.setPrototypeOf(NativeRequestBase.prototype, Readable.prototype);
 Object.defineProperty(NativeRequestBase.prototype, "_readableState", {

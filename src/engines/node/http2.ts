@@ -46,7 +46,7 @@ const TRAILERS_DUE = Symbol("cog.trailersDue");
 const CONNECTION_HEADERS = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]);
 
 /** Node's Http2ServerResponse as the contract sees it: the response surface, over its stream. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a base class for `extends`: TypeScript takes only `any[]` constructor arguments there (TS2545)
 const H2ResponseBase = Http2ServerResponse as unknown as abstract new (...args: any[]) => ResponseSurface & { readonly req: unknown; readonly stream: ServerHttp2Stream };
 
 export class H2Response extends H2ResponseBase {
