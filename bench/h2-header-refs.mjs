@@ -132,7 +132,7 @@ function attack(port, refs, count, ack, tally) {
     let input = Buffer.alloc(0);
     let next = 3;
     let sent = 0;
-    let open = new Set();
+    const open = new Set();
     let settled = false;
     const finish = () => {
       if (settled) return;

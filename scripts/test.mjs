@@ -52,10 +52,16 @@ const outcomes = [];
 function record(name, status) {
   outcomes.push({ name, ok: status === 0 });
 }
-// The Rust crates' and the Go load generators' own tests don't change with Node's version: CI's
-// other Node majors (COG_NODE_MATRIX=1) skip them, saying so, as the build from source does.
+// ESLint's verdict and the Rust crates' and the Go load generators' own tests don't change with
+// Node's version: CI's other Node majors (COG_NODE_MATRIX=1) skip them, saying so, as the build from
+// source does.
 const matrix = process.env.COG_NODE_MATRIX === "1";
-if (matrix) console.log("\n# native and bench: cargo test, go test skipped (COG_NODE_MATRIX=1): checked on CI's first Node");
+if (matrix) console.log("\n# lint, native and bench: eslint, cargo test, go test skipped (COG_NODE_MATRIX=1): checked on CI's first Node");
+// ESLint over the TypeScript and JavaScript (eslint.config.mjs): a rule broken is a failure like a test's.
+if (!matrix) {
+  console.log("\n# lint: eslint (eslint.config.mjs)");
+  record("eslint", spawnSync(process.execPath, ["node_modules/eslint/bin/eslint.js", "."], { stdio: "inherit" }).status ?? 1);
+}
 // The native engine's crates have their own unit and property tests (Rust), run where cargo is.
 if (!matrix && spawnSync("cargo", ["--version"], { stdio: "ignore" }).status === 0) {
   console.log("\n# native: cargo test (the request framing's unit and property tests, the addon's own, the engine's on a fake loop)");

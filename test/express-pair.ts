@@ -73,7 +73,7 @@ export function ignoring(...names: string[]): ReadonlySet<string> {
   return new Set([...IGNORED, ...names]);
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type AnyExpress = any;
 
 export interface Pair {

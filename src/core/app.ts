@@ -2,10 +2,10 @@ import type { EngineHost, ResponseDone } from "../engines/contract/engine.js";
 import { chooseEngine, type EngineName } from "../engines/select.js";
 import { resolveLimits, type Limits } from "../base/limits.js";
 import { RequestLogger } from "../observe/access-log.js";
-import { forApp, type InternalRequest, type Request, type RequestSettings } from "../http/request.js";
+import { forApp, withRequestHelpers, type InternalRequest, type Request, type RequestSettings } from "../http/request.js";
 import { publishError } from "../observe/request-channel.js";
 import { TRACED } from "../base/symbols.js";
-import type { Response } from "../http/response.js";
+import { withResponseHelpers, type Response } from "../http/response.js";
 import { secretsOf } from "../base/signing.js";
 import { OpenStreams } from "../http/sse.js";
 import { serverTlsOptions } from "../base/tls.js";
@@ -65,7 +65,8 @@ export class AppCore {
         reports.report(err, req as Request, when);
       },
       responseDone: (logger?.finished ?? null) as ResponseDone | null,
-      requestClass: (Base) => forApp(Base, this.face!, this.settings, host),
+      requestClass: (Base) => forApp(withRequestHelpers(Base), this.face!, this.settings, host),
+      responseClass: (Base) => withResponseHelpers(Base),
     } as EngineHost;
     // servesWebSockets is defined after, not as a getter in the literal: V8 keeps an object literal with a getter in
     // dictionary mode, and an engine reads `host.dispatch` for every request (a dictionary lookup

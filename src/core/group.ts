@@ -159,7 +159,8 @@ function mounted(prefix: string, handler: Handler): Handler {
     if (cut === -1) cut = path.length;
     const base = req.baseUrl;
     const rest = url.slice(cut);
-    req.originalUrl = req.originalUrl; // pinned before req.url changes
+    // eslint-disable-next-line no-self-assign -- the getter's value (req.url, as sent) is stored before req.url changes
+    req.originalUrl = req.originalUrl;
     req.url = rest.charCodeAt(0) === 47 /* / */ ? rest : `/${rest}`;
     req.baseUrl = base + url.slice(0, cut);
     (req as InternalRequest)[CACHED_PATH] = undefined;

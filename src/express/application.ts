@@ -17,7 +17,7 @@ import { EXPRESS_OPTION_KEYS, OPTION_HINTS } from "../core/options.js";
  * makes it. Routing is pillarjs's `router` (Express 5's own), so paths, params and the order of
  * middleware and routes are Express's exactly.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type App = any;
 
 /** Whether `trust proxy` still has its default: a mounted app then inherits its parent's. */
@@ -204,6 +204,7 @@ const route = application.get as (this: App, path: unknown, ...handlers: unknown
 application.get = function (this: App, path: unknown) {
   // app.get(name) reads a setting (res.send asks for "etag fn" on every response: no list made for it).
   if (arguments.length === 1) return this.set(path);
+  // eslint-disable-next-line prefer-rest-params -- no rest array made on every call (res.send reads a setting through app.get on every response)
   return route.apply(this, arguments as unknown as [unknown, ...unknown[]]);
 };
 

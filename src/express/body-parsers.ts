@@ -26,9 +26,9 @@ import { remembered } from "./settings.js";
  * `req.headers`.
  */
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type Req = any;
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type Res = any;
 type Next = (err?: unknown) => void;
 type Middleware = (req: Req, res: Res, next: Next) => void;

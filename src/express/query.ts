@@ -17,7 +17,7 @@ import * as querystring from "node:querystring";
  * other arguments (separator, `=`, options), is node:querystring's own parse.
  */
 export function parseSimpleQuery(query: unknown): Record<string, string | string[]> {
-  // eslint-disable-next-line prefer-rest-params
+  // eslint-disable-next-line prefer-rest-params -- any further arguments go on to querystring.parse, as Express's does, with no rest array made on every request
   if (arguments.length > 1) return Reflect.apply(querystring.parse, undefined, arguments) as Record<string, string | string[]>;
   const result = Object.setPrototypeOf({}, null) as Record<string, string | string[]>;
   if (typeof query !== "string" || query.length === 0) return result;

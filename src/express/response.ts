@@ -19,7 +19,7 @@ import { contentTypeOf, normalizeType, withUtf8, type ETagFn } from "./settings.
  * `app.response` inherits from it; on Cog's engines the members are laid over the engine's own
  * response class (see prototypes.ts).
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type Res = any;
 type Callback = (err?: Error & { code?: string; syscall?: string; status?: number }) => void;
 
@@ -364,7 +364,7 @@ response.render = function (this: Res, view: string, options?: Record<string, un
  * Pipes a `send` stream into the response and calls back once: when it ended, failed, found a
  * directory, or the client left before the file was written (ECONNABORTED).
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 function pipeFile(res: Res, file: any, options: Record<string, unknown>, callback: Callback): void {
   let finished = false;
   let streaming: boolean | undefined;

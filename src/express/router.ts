@@ -26,7 +26,7 @@ import { NO_QUERY, NOT_PLAIN_URL, plainQueryIndex } from "./url.js";
  * 3,700 for the app's four layers and a route (docs/decisions/express-face.md).
  */
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type Any = any;
 type Next = (err?: unknown) => void;
 
@@ -413,7 +413,7 @@ function step(walk: Walk, err: unknown): void {
     const method = req.method;
     const hasMethod = routeHandles(route, method, plan);
     // The automatic OPTIONS answer lists what the matching routes accept.
-    if (!hasMethod && method === "OPTIONS" && walk.methods !== null) walk.methods.push.apply(walk.methods, route._methods());
+    if (!hasMethod && method === "OPTIONS" && walk.methods !== null) walk.methods.push(...route._methods());
     if (!hasMethod && method !== "HEAD") match = false;
   }
   if (!match) return done(walk, layerError);

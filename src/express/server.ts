@@ -9,6 +9,8 @@ import { resolveLimits, type Limits } from "../base/limits.js";
 import { serverTlsOptions } from "../base/tls.js";
 import { matchedRoute } from "router/lib/symbols.js";
 import { fillLater } from "./prototypes.js";
+import { withRequestHelpers } from "../http/request.js";
+import { withResponseHelpers } from "../http/response.js";
 
 /**
  * Serving an Express app on one of Cog's engines: the engine's host (every request goes to the
@@ -27,7 +29,7 @@ export interface ExpressOptions extends Partial<Limits>, EngineOptions {
   strict?: boolean;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type App = ((req: any, res: any) => void) & { [SERVING]?: ExpressOptions; request?: object; response?: object };
 
 /** On an app made by `express(options)`: those options (which engine it serves on, its limits). */
@@ -71,10 +73,11 @@ function hostFor(app: App): { host: EngineHost; route(handler: RequestHandler): 
     report: (err, _req, when) => console.error(when === undefined ? err : `${when}:`, when === undefined ? "" : err),
     responseDone: null,
     servesWebSockets: false,
-    // The app's own classes on this engine: filled with its `request`/`response` members on its
-    // first request (prototypes.ts), so that no request or response changes prototype.
+    // The app's own classes on this engine, over Cog's helpers: filled with its `request`/`response`
+    // members on its first request (prototypes.ts), so that no request or response changes prototype.
     requestClass(Base) {
-      abstract class ExpressRequest extends Base {
+      // Typed as the engine's class: Express's own members below stand in for the helpers'.
+      abstract class ExpressRequest extends (withRequestHelpers(Base) as typeof Base) {
         // What Express's app, router and common middleware set on every request, there from the
         // start in one order: each request then has one shape as it goes, and the router's and
         // middleware's stores to these find it in their caches (set one by one as the request
@@ -97,7 +100,7 @@ function hostFor(app: App): { host: EngineHost; route(handler: RequestHandler): 
       return ExpressRequest;
     },
     responseClass(Base) {
-      abstract class ExpressResponse extends Base {}
+      abstract class ExpressResponse extends withResponseHelpers(Base) {}
       if (app.response !== undefined) fillLater(ExpressResponse.prototype, app.response);
       return ExpressResponse;
     },

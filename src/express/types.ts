@@ -40,7 +40,7 @@ export interface Request<P = ParamsDictionary, ResBody = unknown, ReqBody = any,
   readonly fresh: boolean;
   readonly stale: boolean;
   readonly xhr: boolean;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+   
   route: any;
   cookies?: Record<string, any>;
   signedCookies?: Record<string, any>;

@@ -149,7 +149,7 @@ const enum Mode {
  * whole (compressed in one call, with its Content-Length) or a stream.
  */
 function wrap(req: Request, res: Response, settings: Settings): void {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- stands for any of the response's write methods, whatever their signature
   type Method = (this: Response, ...args: any[]) => any;
   const original: Record<"writeHead" | "write" | "end" | "flushHeaders", Method> = { writeHead: res.writeHead, write: res.write, end: res.end, flushHeaders: res.flushHeaders };
   let mode = Mode.Undecided;

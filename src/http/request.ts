@@ -1,9 +1,7 @@
 import { parseCookie } from "cookie";
 import { parse as parseQueryString } from "fast-querystring";
 import { countFields, parseBody } from "./body.js";
-import { rawHeader } from "../engines/kit/body-intake.js";
-import type { BodyCallback } from "../engines/contract/engine.js";
-import { HOST, type EngineHost, type EngineRequest, type RequestSurface } from "../engines/contract/engine.js";
+import { HOST, type EngineHost, type EngineRequest, type EngineRequestMethods, type RequestSurface } from "../engines/contract/engine.js";
 import { HttpError } from "../base/errors.js";
 import { DEFAULT_LIMITS } from "../base/limits.js";
 import { unsignCookies } from "../base/signing.js";
@@ -26,7 +24,7 @@ export const NO_PARAMS: Params = Object.freeze(Object.create(null));
  * The app serving a request, as `req.app` shows it: declared by the application's face
  * (src/cog.ts makes it `Cog`), so that this layer needs no import of it.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- empty here, for the face to merge its app's members in
 export interface RequestApp {}
 
 /** What a request needs from the app that serves it. */
@@ -125,14 +123,16 @@ type Internal = RequestInternals;
 /** A request's internal state (a cast, which V8 compiles away). */
 const own = (req: object) => req as Internal;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type EngineRequestClass = abstract new (...args: any[]) => EngineRequest;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a base class for `extends`: TypeScript takes only `any[]` constructor arguments there (TS2545)
+type EngineRequestClass = abstract new (...args: any[]) => EngineRequest & EngineRequestMethods;
 
 /**
- * Cog's request helpers, added to an engine's request class: on the node engine that is Node's
- * IncomingMessage, on the native engine a class of Cog's own (src/engines/native/request.ts).
- * Every helper parses lazily, on first read, and caches: a route that never reads cookies
- * never parses them.
+ * Cog's request helpers, added by the host (`EngineHost.requestClass`) over an engine's bare
+ * request class: on the node engine that is Node's IncomingMessage with the engine's body side, on
+ * the native engine a class of Cog's own (src/engines/native/request.ts). The helpers are written
+ * over what the contract's `EngineRequestMethods` declares, which the engine provides. Every
+ * helper parses lazily, on first read, and caches: a route that never reads cookies never
+ * parses them.
  */
 export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) {
   abstract class RequestHelpers extends Base {
@@ -169,14 +169,6 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
     set log(log: RequestLog | undefined) {
       own(this)[LOG] = log;
     }
-
-    // What the engine provides (the contract's `EngineRequestMethods`, which documents them).
-    abstract get remoteAddress(): string | undefined;
-    abstract get encrypted(): boolean;
-    /** @internal */
-    abstract receiveBody(length: number, limit: number, done: BodyCallback): void;
-    /** @internal */
-    abstract streamBody(length: number, limit: number): void;
 
     /**
      * "https" when the request came over TLS, else "http". With `trustProxy`, the proxy's
@@ -301,6 +293,7 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
      * the raw Buffer; undefined without a body. Malformed JSON throws an HttpError(400) from
      * here, which reaches the error handler like any throw.
      */
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- its type is the Content-Type's; `any` keeps `req.body.name` usable, as Express types it
     get body(): any {
       if (own(this)[CACHED_BODY] === UNSET) {
         const type = this.firstHeader("content-type");
@@ -315,22 +308,6 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
     /** Assignable, so Express body parsers and users' own middleware can set it. */
     set body(body: unknown) {
       own(this)[CACHED_BODY] = body;
-    }
-
-    /** @internal The contract's `headerValue`, for engines that keep Node's `headers`: read from them. */
-    headerValue(name: string): string | undefined {
-      const value = this.headers[name];
-      return Array.isArray(value) ? value.join(", ") : value;
-    }
-
-    /** @internal The contract's `mayBeConditional`, for engines that can't tell cheaply: maybe. */
-    mayBeConditional(): boolean {
-      return true;
-    }
-
-    /** @internal The contract's `firstHeader`, for engines that keep Node's `rawHeaders`: scanned. */
-    firstHeader(name: string): string | undefined {
-      return rawHeader(this, name);
     }
 
     /** A header's value by case-insensitive name (`Referer` and `Referrer` are one). */
@@ -388,7 +365,7 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
  * A subclass of an engine's request class for one app (`EngineHost.requestClass`): the app, its
  * settings and the host sit on the prototype, so requests carry them without a store per request.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a base class for `extends`: TypeScript takes only `any[]` constructor arguments there (TS2545)
 export function forApp<Class extends abstract new (...args: any[]) => object>(Base: Class, app: object, settings: RequestSettings, host: EngineHost): Class {
   abstract class AppRequest extends Base {}
   own(AppRequest.prototype)[SETTINGS] = settings;
@@ -403,9 +380,9 @@ export function forApp<Class extends abstract new (...args: any[]) => object>(Ba
  * surface. An interface, so that an app can declare what its middleware adds:
  * `declare module "cog-http" { interface Request { user?: User } }`.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+ 
 export interface Request extends RequestHelpers {}
-type RequestHelpers = InstanceType<ReturnType<typeof withRequestHelpers<abstract new () => RequestSurface>>>;
+type RequestHelpers = InstanceType<ReturnType<typeof withRequestHelpers<abstract new () => RequestSurface & EngineRequestMethods>>>;
 
 /** A request as Cog's own code sees it: with its internal state. @internal */
 export type InternalRequest = Request & RequestInternals;

@@ -72,7 +72,7 @@ const own = (res: object) => res as Internal;
 /** What the helpers need from an engine's response class (Node's ServerResponse has all of it). */
 export type EngineResponse = ResponseSurface & { req?: unknown };
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a base class for `extends`: TypeScript takes only `any[]` constructor arguments there (TS2545)
 type EngineResponseClass = abstract new (...args: any[]) => EngineResponse;
 
 /**
@@ -291,7 +291,7 @@ export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base
  * surface. An interface, so that an app can declare what its middleware adds
  * (`declare module "cog-http" { interface Response { render(view: string): void } }`).
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+ 
 export interface Response extends ResponseHelpers {}
 type ResponseHelpers = InstanceType<ReturnType<typeof withResponseHelpers<abstract new () => EngineResponse>>>;
 
@@ -299,7 +299,7 @@ type ResponseHelpers = InstanceType<ReturnType<typeof withResponseHelpers<abstra
  * What `res.locals` holds, declared by the app: `declare module "cog-http" { interface Locals
  * { user: User } }` types `res.locals.user` in every handler. Undeclared names stay `unknown`.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- empty here, for the app to merge its own locals in
 export interface Locals {}
 
 /** Older name of `Response`. */

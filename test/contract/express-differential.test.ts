@@ -8,7 +8,7 @@ import { after, describe, test } from "node:test";
 import { same as compare } from "../express-pair.js";
 import { engine, nativeSkip, nodeParsesQuery } from "../helpers.js";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type AnyExpress = any;
 
 const files = mkdtempSync(join(tmpdir(), "cog-express-diff-"));

@@ -18,7 +18,7 @@ import { startChild } from "../children.js";
 import { closed, portOf, type Listening } from "../express-pair.js";
 import { engine, nativeSkip } from "../helpers.js";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type Any = any;
 
 /** `app` listening on 127.0.0.1 on the engine under test, closed when the test ends. */

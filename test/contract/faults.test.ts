@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { once } from "node:events";
 import { connect, type Socket } from "node:net";
 import { describe, test } from "node:test";
-import { engine, serve } from "../helpers.js";
+import { serve } from "../helpers.js";
 
 // uWebSockets.js has its own fixed timeouts (10 s idle) that Cog can't set.
 

@@ -72,9 +72,9 @@ function echoRoutes(seen: Seen) {
 
 // The client: grpc-js with the service loaded from echo.proto at run time.
 const definition = protoLoader.loadSync(PROTO, { defaults: true });
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 const EchoClient = (grpc.loadPackageDefinition(definition) as any).cog.test.Echo as typeof grpc.Client;
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type AnyClient = grpc.Client & Record<string, (...args: any[]) => any>;
 
 interface Unary {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Readable } from "node:stream";
 import { describe, test } from "node:test";
-import { engine, raw, serve } from "../helpers.js";
+import { raw, serve } from "../helpers.js";
 
 describe("response helpers", () => {
   test("send picks the type by value and Content-Length is always right", async (t) => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { queryRefused, raw, serve, statuses, engine } from "../helpers.js";
+import { queryRefused, raw, serve, statuses } from "../helpers.js";
 
 describe("routing over HTTP", () => {
   test("every method helper registers its method", async (t) => {

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { once } from "node:events";
 import { connect } from "node:net";
 import { describe, test } from "node:test";
-import { engine, nodeOnly, raw, serve, statuses } from "../helpers.js";
+import { nodeOnly, raw, serve, statuses } from "../helpers.js";
 
 const ok = "GET /ok HTTP/1.1\r\nHost: a\r\n\r\n";
 

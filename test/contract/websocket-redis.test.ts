@@ -81,7 +81,7 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
 
 test(`[${engine}] publications cross processes through Redis: once each, in order, and again after Redis restarts`, { skip, timeout: 120_000 }, async (t) => {
   const redisPort = await freePort();
-  let redis = await startRedis(t, redisPort);
+  const redis = await startRedis(t, redisPort);
   const url = `redis://127.0.0.1:${redisPort}`;
 
   // Process A: this one.
@@ -139,7 +139,7 @@ test(`[${engine}] publications cross processes through Redis: once each, in orde
   assert.deepEqual(real(a1.got), ["while Redis is down"]);
 
   // Redis comes back (the same port, empty): the brokers reconnect and subscribe again.
-  redis = await startRedis(t, redisPort);
+  await startRedis(t, redisPort);
   // Each broker reconnects on its own: probe both ways, A to B and B to A.
   await probe(a.app, "again", () => b2.got.some((m) => m.startsWith("again ")));
   await probeFrom(b1.ws, "again", () => a1.got.some((m) => m.startsWith("again ")));

@@ -6,7 +6,7 @@ import { test } from "node:test";
 import Layer from "router/lib/layer.js";
 import { matchStatic, staticPathOf } from "../../src/express/router.js";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type AnyLayer = any;
 const LayerClass = Layer as unknown as new (path: string, options: object, fn: () => void) => AnyLayer;
 

@@ -53,21 +53,6 @@ export const LAYERS: readonly { layer: string; holds: string; imports: readonly 
   { layer: "nest", holds: "nest/", imports: ["express"] },
 ];
 
-/**
- * Imports the table does not allow, kept on purpose until they go, each with why. The engines'
- * request and response classes are built from Cog's helper mixins (http/request.ts,
- * http/response.ts) in the engines themselves, not by the host (`requestClass`/`responseClass`):
- * see docs/architecture.md, "What is left".
- */
-export const EXCEPTIONS: Readonly<Record<string, string>> = {
-  "engines/node/request.ts -> http/request.ts": "the engine's request class is built from the request helpers (withRequestHelpers)",
-  "engines/node/response.ts -> http/response.ts": "the engine's response class is built from the response helpers (withResponseHelpers)",
-  "engines/node/http2.ts -> http/request.ts": "the HTTP/2 request class is built from the request helpers",
-  "engines/node/http2.ts -> http/response.ts": "the HTTP/2 response class is built from the response helpers",
-  "engines/native/request.ts -> http/request.ts": "the engine's request class is built from the request helpers (withRequestHelpers)",
-  "engines/native/response.ts -> http/response.ts": "the engine's response class is built from the response helpers (withResponseHelpers)",
-};
-
 /** The layer a source file belongs to. */
 export function layerOf(file: string): string {
   for (const { layer, holds } of LAYERS) {
@@ -84,7 +69,7 @@ export function violations(files: readonly string[], imports: (file: string) => 
     for (const imported of imports(file)) {
       const from = layerOf(file);
       const to = layerOf(imported);
-      if (!allowed.get(from)!.has(to) && EXCEPTIONS[`${file} -> ${imported}`] === undefined) found.push(`${file} -> ${imported} (${from} -> ${to})`);
+      if (!allowed.get(from)!.has(to)) found.push(`${file} -> ${imported} (${from} -> ${to})`);
     }
   }
   return found;
@@ -129,15 +114,6 @@ test("every source file's imports follow the layers' table", () => {
   const files = sourceFiles();
   assert.ok(files.includes("engines/contract/engine.ts") && files.includes("cog.ts"), "the source files were found");
   assert.deepEqual(violations(files, (file) => importsOf(file)), []);
-});
-
-test("every exception in the table is still needed", () => {
-  const files = new Set(sourceFiles());
-  const unused = Object.keys(EXCEPTIONS).filter((pair) => {
-    const [file, imported] = pair.split(" -> ") as [string, string];
-    return !files.has(file) || !importsOf(file).includes(imported);
-  });
-  assert.deepEqual(unused, []);
 });
 
 test("no source file sits in an import cycle (type imports included)", () => {

@@ -38,8 +38,7 @@ export interface EngineHost {
   /**
    * The entry point for every request (bound: engines call it detached). The engine has read
    * the head and says what body follows, or why the request is refused. `req` is an instance of
-   * the engine's request class made with `requestClass`, `res` of its response class (both
-   * with Cog's helpers).
+   * the class `requestClass` made, `res` of the one `responseClass` made.
    */
   readonly dispatch: Dispatch;
   /** Turns an error into the app's error response, whatever state the response is in. */
@@ -59,20 +58,22 @@ export interface EngineHost {
   /** Whether the app has WebSocket routes: an engine then serves upgrades (it asks as it starts listening). */
   readonly servesWebSockets: boolean;
   /**
-   * The app's subclass of an engine's request class (one made with Cog's request helpers): the
-   * app (`req.app`), its settings and this host (`HOST`) sit on the prototype, so requests carry
-   * them without a store per request.
+   * The class of the app's requests, made once as the engine starts from the engine's bare
+   * request class (one that provides `EngineRequestMethods`): the host lays its request helpers,
+   * the app (`req.app`), its settings and itself (`HOST`) on the prototypes, so requests carry
+   * them without a store per request, and the engine knows nothing of them.
    */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  requestClass<Class extends abstract new (...args: any[]) => EngineRequestMethods>(Base: Class): Class;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a base class for `extends`: TypeScript takes only `any[]` constructor arguments there (TS2545)
+  requestClass<Class extends abstract new (...args: any[]) => EngineRequest & EngineRequestMethods>(Base: Class): Class;
   /**
-   * The app's subclass of an engine's response class (one made with Cog's response helpers),
-   * for an app that adds members to its responses: it lays them on the prototype once, rather
-   * than on each response (a `setPrototypeOf` per response, as Express does, costs V8 a new
-   * hidden class and cold property lookups on every response). Absent: the engine's own class.
+   * The class of the app's responses, made once as the engine starts from the engine's bare
+   * response class (one that provides `ResponseSurface`): the host lays its response helpers, and
+   * whatever the app adds to its responses, on the prototypes once, rather than on each response
+   * (a `setPrototypeOf` per response, as Express does, costs V8 a new hidden class and cold
+   * property lookups on every response).
    */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  responseClass?<Class extends abstract new (...args: any[]) => object>(Base: Class): Class;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a base class for `extends`: TypeScript takes only `any[]` constructor arguments there (TS2545)
+  responseClass<Class extends abstract new (...args: any[]) => ResponseSurface & { req?: unknown }>(Base: Class): Class;
 }
 
 /** The host serving a request, on its class's prototype (put there by `EngineHost.requestClass`). */
@@ -158,7 +159,7 @@ export interface InjectResponse {
   /** The body as text (UTF-8). */
   payload: string;
   body: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as fetch's and light-my-request's `json()`: the caller names what it expects
   json<T = any>(): T;
   /** Each Set-Cookie parsed by `cookie`'s parseSetCookie (`sameSite: "lax"`, as `setCookie` takes it). */
   cookies: Array<{ name: string; value: string; [attribute: string]: unknown }>;
@@ -315,7 +316,7 @@ export interface ResponseSurface extends EventEmitter, ResponseTrailers {
  */
 export type BodyCallback = (err: HttpError | null, body: Buffer | null) => void;
 
-/** What Cog's request helpers need from an engine's request class, beyond the surface. */
+/** What an engine's request class has of Node's IncomingMessage, which Cog's request helpers read. */
 export interface EngineRequest {
   url?: string | undefined;
   method?: string | undefined;
@@ -327,7 +328,7 @@ export interface EngineRequest {
 
 /**
  * What an engine's request class must provide, beyond the surface (`EngineRequest`): how its
- * body comes in, where it came from, and its headers read without building `headers`. Cog's
+ * body comes in, where it came from, and its headers read without building `headers`. The host's
  * request helpers (http/request.ts) are written over these; `EngineHost.requestClass` takes only
  * a class that has them.
  */
@@ -352,18 +353,18 @@ export interface EngineRequestMethods {
   streamBody(length: number, limit: number): void;
   /**
    * One header's value by lower-case name, repeats joined as Node joins them. Engines that keep
-   * headers natively answer it without building `headers` (the helpers' own reads `headers`).
+   * headers natively answer it without building `headers` (node:http's reads `headers`).
    */
   headerValue(name: string): string | undefined;
   /**
    * The first value of a header by lower-case name (Node keeps only the first Content-Type),
-   * without building `headers` (the helpers' own scans `rawHeaders`).
+   * without building `headers` (node:http's scans `rawHeaders`).
    */
   firstHeader(name: string): string | undefined;
   /**
    * Whether the request may have a header that makes a file's answer conditional or partial
    * (Range, or an "If-" header): false only when it surely has none, so that the file server
-   * reads them one by one only then (the helpers' own says true).
+   * reads them one by one only then (node:http's says true).
    */
   mayBeConditional(): boolean;
 }

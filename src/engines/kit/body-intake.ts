@@ -4,16 +4,6 @@ import { HttpError } from "../../base/errors.js";
 import { STREAMED, STREAM_LIMIT } from "../../base/symbols.js";
 import type { BodyCallback } from "../contract/engine.js";
 
-/** The first value of a request header, by lower-case name, without building `req.headers`. */
-export function rawHeader(req: { rawHeaders: readonly string[] }, lowerName: string): string | undefined {
-  const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    if (name.length === lowerName.length && (name === lowerName || name.toLowerCase() === lowerName)) return raw[i + 1];
-  }
-  return undefined;
-}
-
 /**
  * Collects a request body's chunks, refusing more than `limit` bytes: a
  * declared Content-Length over the limit is refused before anything is read,

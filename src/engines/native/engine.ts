@@ -55,7 +55,7 @@ export class NativeEngine implements Engine {
     this.Request.prototype[ABORT_LATER] = (id) => process.nextTick(this.onEvent, EVENT_ABORT, id);
     // A class of this engine's own (its addon and bookkeeping sit on the prototype), under the app's.
     const Own = class extends NativeResponse {};
-    const Response = (this.Response = config.host.responseClass?.(Own) ?? Own);
+    const Response = (this.Response = config.host.responseClass(Own));
     Response.prototype[ADDON] = addon;
     const done = config.host.responseDone;
     // The engine's own once-per-response bookkeeping tells the app a response is done (the

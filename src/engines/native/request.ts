@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
 import { BodyCollector, overStreamLimit, tooLarge } from "../kit/body-intake.js";
 import { HttpError } from "../../base/errors.js";
-import { withRequestHelpers } from "../../http/request.js";
+import { joinedHeader, rawHeader } from "../kit/headers.js";
 import { HELD_BODY, type HeadVerdict, type RequestSocket } from "../contract/engine.js";
 import type { BodyCallback } from "../contract/engine.js";
 import { FIRST_ONLY, headersFromRaw, headersFromText, rawFromText } from "./headers.js";
@@ -14,7 +14,7 @@ import type { PeerCertificate } from "node:tls";
 import { ABORT_LATER, ADDON, ADDRESS, APP_SERVER, BODY_ENDED, BODY_TIMEOUT, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADER_TEXT, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT, VERDICT } from "../../base/symbols.js";
 
 /**
- * What Cog's request helpers need, from the native engine. The engine has parsed and framed the
+ * A request's message on the native engine (Node's IncomingMessage surface). The engine has parsed and framed the
  * request and applied Cog's head rules; a body whole in what arrived with the head comes with
  * the request, a longer one follows in pieces (`bodyPiece`, `bodyEnd`), collected or streamed as
  * the route asks, with backpressure. Header lines are fetched on first read, all of them or
@@ -25,6 +25,7 @@ import { ABORT_LATER, ADDON, ADDRESS, APP_SERVER, BODY_ENDED, BODY_TIMEOUT, COLL
  * first time anything touches its stream state (`on`, `pipe`, `read`, `for await`…). Most
  * requests never do, and cost no stream at all.
  */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- see the interface below
 class NativeRequestBase {
   /** @internal */ declare [ADDON]: NativeAddon;
   /** @internal */ declare [RAW]: string[] | null;
@@ -163,7 +164,7 @@ const READABLE = Object.getOwnPropertyDescriptor(Readable.prototype, "readable")
  * the stream ends empty; a store in a field the request has already, which changes no shape.
  */
 const TAKEN = Buffer.alloc(0);
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- the class's prototype chain holds Readable's (set below): the interface tells TypeScript what it has
 interface NativeRequestBase extends Readable {}
 Object.setPrototypeOf(NativeRequestBase.prototype, Readable.prototype);
 Object.defineProperty(NativeRequestBase.prototype, "_readableState", {
@@ -200,8 +201,12 @@ Object.assign(NativeRequestBase.prototype, {
 
 Object.assign(NativeRequestBase.prototype, { trailers: Object.freeze({}), rawTrailers: Object.freeze([]) });
 
-/** A request on the native engine. */
-export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
+/**
+ * A request on the native engine: its message, and what the contract's `EngineRequestMethods`
+ * asks of it. The host makes its class from this one with Cog's helpers
+ * (`EngineHost.requestClass`).
+ */
+export class NativeRequest extends NativeRequestBase {
   /**
    * The trailer fields that came after the body (HTTP/2's, or a chunked HTTP/1.1 body's), as
    * node:http has them: names lower-case, repeats joined as headers' are; filled by the time
@@ -209,6 +214,8 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
    */
   declare trailers: IncomingHttpHeaders;
   declare rawTrailers: string[];
+  /** Set by a body parser that has read the body (Express's convention, and Cog's helpers'). */
+  declare _body: boolean | undefined;
 
   get remoteAddress(): string | undefined {
     if (this[ADDRESS] === undefined && !this[GONE]) this[ADDRESS] = this[ADDON].remoteAddress(this[ID]) ?? undefined;
@@ -234,13 +241,13 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
   }
 
   /** @internal One header from the engine (as `req.headers` would hold it), unless they were all fetched already. */
-  override headerValue(name: string): string | undefined {
-    if (this[HEADERS] !== null || this[GONE]) return super.headerValue(name);
+  headerValue(name: string): string | undefined {
+    if (this[HEADERS] !== null || this[GONE]) return joinedHeader(this.headers, name);
     return this[ADDON].header(this[ID], name, FIRST_ONLY.has(name)) ?? undefined;
   }
 
   /** @internal Asked of the engine in one call, unless the headers were fetched (and maybe changed) already. */
-  override mayBeConditional(): boolean {
+  mayBeConditional(): boolean {
     if (this[HEADERS] !== null || this[GONE]) return true;
     return this[ADDON].mayBeConditional(this[ID]);
   }
@@ -249,8 +256,8 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
    * @internal One header's first value from the engine, unless they were all fetched already.
    * Content-Type is asked for twice for a body (is it multipart? how to parse it?): kept after the first.
    */
-  override firstHeader(name: string): string | undefined {
-    if (this[RAW] !== null || this[GONE]) return super.firstHeader(name);
+  firstHeader(name: string): string | undefined {
+    if (this[RAW] !== null || this[GONE]) return rawHeader(this, name);
     // Asked for every request with a body: the engine flagged the few bodies that have one.
     if (name === "content-encoding" && this[RECEIVED] !== undefined && (this[FLAGS] & FLAG_ENCODED) === 0) return undefined;
     if (name !== "content-type") return this[ADDON].header(this[ID], name, true) ?? undefined;

@@ -4,7 +4,6 @@ import { constants as osConstants } from "node:os";
 import { getSystemErrorName } from "node:util";
 import { isStatus } from "../kit/compat.js";
 import { OPEN_FILE, STAT_FILE, type OpenedFile } from "../contract/engine.js";
-import { withResponseHelpers } from "../../http/response.js";
 import { type NativeRequest, type NativeSocket } from "./request.js";
 import { NativeServerResponse } from "./server-response.js";
 import { RESPONSE_CLOSE, RESPONSE_HAS_DATE, type NativeAddon } from "../kit/addon.js";
@@ -14,8 +13,12 @@ import { responseFinish } from "./http-channels.js";
 /** Called once per request, when the engine has forgotten it (`aborted`: without an answer). */
 export type Forget = (res: NativeResponse, aborted: boolean) => void;
 
-/** What Cog's response helpers need, over the native engine: the whole response in one call, or a stream of chunks. */
-class NativeResponseBase extends NativeServerResponse {
+/**
+ * A response on the native engine: what the contract's `ResponseSurface` asks, over the engine's
+ * whole response in one call, or a stream of chunks. The host makes its class from this one with
+ * Cog's helpers (`EngineHost.responseClass`).
+ */
+export class NativeResponse extends NativeServerResponse {
   /** @internal */ declare [ADDON]: NativeAddon;
   /** @internal */ declare [FORGET]: Forget;
   /** @internal */ declare [KNOWN]: BlockNode | null;
@@ -159,7 +162,7 @@ class NativeResponseBase extends NativeServerResponse {
 
   /** @internal */
   protected release(aborted: boolean): void {
-    this[FORGET](this as unknown as NativeResponse, aborted);
+    this[FORGET](this, aborted);
   }
 
   /**
@@ -297,7 +300,4 @@ class BlockNode {
 const BLOCKS = new BlockNode("", false);
 let blockNodes = 0;
 
-Object.assign(NativeResponseBase.prototype, { [KNOWN]: null, [STORES]: null, [SCOPE]: null });
-
-/** A response on the native engine. */
-export class NativeResponse extends withResponseHelpers(NativeResponseBase) {}
+Object.assign(NativeResponse.prototype, { [KNOWN]: null, [STORES]: null, [SCOPE]: null });

@@ -24,6 +24,7 @@ export type StoredValue = HeaderInput;
  * It is an EventEmitter (Node's legacy Stream, as ServerResponse is) whose listener table is
  * made on first `on`: a response nobody listens to emits nothing and costs nothing for it.
  */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- see the interface below
 export abstract class NativeServerResponse {
   // Every field's default is on the prototype (below), so no constructor runs for this level of
   // the engine's response class: each one that runs costs every response ~150 instructions.
@@ -414,7 +415,7 @@ export abstract class NativeServerResponse {
     }
   }
 }
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- the class's prototype chain holds Stream's (set below): the interface tells TypeScript what it has
 export interface NativeServerResponse extends Stream {
   /** EventEmitter's listener table, undefined until the first listener (EventEmitter makes it then). */
   _events: Record<string, unknown> | undefined;
@@ -462,6 +463,7 @@ if (OUT_HEADERS !== undefined) {
   Object.defineProperty(NativeServerResponse.prototype, OUT_HEADERS, {
     configurable: true,
     get(this: NativeServerResponse) {
+      // eslint-disable-next-line @typescript-eslint/no-this-alias -- the Proxy's traps are functions of their own, with their own `this`
       const res = this;
       // Node's table maps a lower-case name to [name as given, value].
       return new Proxy(Object.create(null) as Record<string, unknown>, {

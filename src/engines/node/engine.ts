@@ -76,7 +76,7 @@ export class NodeEngine implements Engine {
       }
     });
     const Request = (this.Request = host.requestClass(NodeRequest));
-    const Response = (this.Response = host.responseClass?.(NodeResponse) ?? NodeResponse);
+    const Response = (this.Response = host.responseClass(NodeResponse));
     const { server, sessions } = createServer(config, Request, Response, listener);
     const failBody: FailBody = (err, req, res) => host.fail(err, req, res);
     const deadlines = new RequestDeadlines(server, limits.requestTimeout, limits.timeoutCheckInterval, failBody);
@@ -199,7 +199,7 @@ function createServer(config: EngineConfig, Request: typeof NodeRequest, Respons
   }
   const h2 = {
     Http2ServerRequest: config.host.requestClass(H2Request) as unknown as typeof Http2ServerRequest,
-    Http2ServerResponse: (config.host.responseClass?.(H2Response) ?? H2Response) as unknown as typeof Http2ServerResponse,
+    Http2ServerResponse: config.host.responseClass(H2Response) as unknown as typeof Http2ServerResponse,
     // Past this many fields Node resets the stream (ENHANCE_YOUR_CALM) before Cog sees it: room
     // for every list within maxHeaderSize (32 bytes a field at least), so Cog answers 431 as on HTTP/1.1.
     maxHeaderListPairs: Math.max(limits.maxHeaders + 5, Math.ceil(limits.maxHeaderSize / 32) + 1),

@@ -2,22 +2,20 @@ import { constants, Http2ServerRequest, Http2ServerResponse, type Http2Session, 
 import type { Socket } from "node:net";
 import type { OutgoingHttpHeader } from "node:http";
 import { HttpError } from "../../base/errors.js";
-import { CHUNKED, NO_BODY } from "../contract/engine.js";
+import { CHUNKED, NO_BODY, type ResponseSurface } from "../contract/engine.js";
 import { tooSlow, type Limits } from "../../base/limits.js";
-import { withRequestHelpers } from "../../http/request.js";
-import { withNodeBody } from "./request.js";
-import { withResponseHelpers, type EngineResponse } from "../../http/response.js";
+import { withNodeRequestMethods } from "./request.js";
 import { chunkBytes } from "../kit/compat.js";
 import { BODY_CUT, IN_FLIGHT, REFUSED_LISTS, WRITTEN } from "../../base/symbols.js";
 
 /**
  * HTTP/2 on the node engine, through Node's compatibility API: its Http2ServerRequest and
- * Http2ServerResponse, handed Cog's helpers as node:http's classes are, so that the same
+ * Http2ServerResponse, given Cog's helpers by the host as node:http's classes are, so that the same
  * handlers serve h2 streams. HTTP/2 frames its own messages (no Host, Content-Length optional,
  * no Connection headers), so the head rules differ from HTTP/1.1's: see `inspectH2Head`.
  */
 
-export class H2Request extends withNodeBody(withRequestHelpers(Http2ServerRequest)) {
+export class H2Request extends withNodeRequestMethods(Http2ServerRequest) {
   /** @internal The body was cut short (see `push`). */ declare [BODY_CUT]: boolean;
 
   /**
@@ -47,11 +45,11 @@ const TRAILERS_DUE = Symbol("cog.trailersDue");
 /** Headers HTTP/2 forbids (RFC 9113 §8.2.2): Node throws on them; on h2 they mean nothing, so they are dropped. */
 const CONNECTION_HEADERS = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]);
 
-/** Node's Http2ServerResponse as Cog's helpers see it: the response surface, over its stream. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-const H2ResponseBase = Http2ServerResponse as unknown as abstract new (...args: any[]) => EngineResponse & { readonly stream: ServerHttp2Stream };
+/** Node's Http2ServerResponse as the contract sees it: the response surface, over its stream. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a base class for `extends`: TypeScript takes only `any[]` constructor arguments there (TS2545)
+const H2ResponseBase = Http2ServerResponse as unknown as abstract new (...args: any[]) => ResponseSurface & { readonly req: unknown; readonly stream: ServerHttp2Stream };
 
-export class H2Response extends withResponseHelpers(H2ResponseBase) {
+export class H2Response extends H2ResponseBase {
   /** @internal Body bytes written so far: node:http2 keeps no count (see body-bytes.ts). */ declare [WRITTEN]: number;
   /** @internal `addTrailers` was called. */ declare [TRAILERS_DUE]: boolean;
 

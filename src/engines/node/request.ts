@@ -1,27 +1,43 @@
 import { AsyncResource } from "node:async_hooks";
-import { IncomingMessage } from "node:http";
+import { IncomingMessage, type IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
 import { BodyCollector, overStreamLimit, type StreamCount } from "../kit/body-intake.js";
 import { HttpError } from "../../base/errors.js";
-import { withRequestHelpers } from "../../http/request.js";
+import { joinedHeader, rawHeader } from "../kit/headers.js";
 import type { BodyCallback } from "../contract/engine.js";
 import { STREAMED, STREAM_LIMIT } from "../../base/symbols.js";
 import { FOLLOWING_BODY } from "../contract/engine.js";
 
 /**
- * The body side of a request on the node engine, over the Readable that Node feeds (node:http's
- * IncomingMessage, node:http2's Http2ServerRequest): buffered for Cog's parsers, or streamed to
- * the handler with the route's limit counted as Node pushes each piece.
+ * What the contract's `EngineRequestMethods` asks of a request on the node engine, over the
+ * Readable that Node feeds (node:http's IncomingMessage, node:http2's Http2ServerRequest): its
+ * body buffered for Cog's parsers, or streamed to the handler with the route's limit counted as
+ * Node pushes each piece; its headers read from Node's own stores.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function withNodeBody<Base extends abstract new (...args: any[]) => Readable & { socket?: unknown }>(Base: Base) {
-  abstract class NodeBody extends Base {
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a base class for `extends`: TypeScript takes only `any[]` constructor arguments there (TS2545)
+export function withNodeRequestMethods<Base extends abstract new (...args: any[]) => Readable & { socket?: unknown; headers: IncomingHttpHeaders; rawHeaders: string[] }>(Base: Base) {
+  abstract class NodeRequestMethods extends Base {
     get remoteAddress(): string | undefined {
       return (this.socket as { remoteAddress?: string } | null | undefined)?.remoteAddress;
     }
 
     get encrypted(): boolean {
       return (this.socket as { encrypted?: boolean } | null | undefined)?.encrypted === true;
+    }
+
+    /** @internal The contract's `headerValue`: read from Node's `headers`. */
+    headerValue(name: string): string | undefined {
+      return joinedHeader(this.headers, name);
+    }
+
+    /** @internal The contract's `firstHeader`: scanned from Node's `rawHeaders`. */
+    firstHeader(name: string): string | undefined {
+      return rawHeader(this, name);
+    }
+
+    /** @internal The contract's `mayBeConditional`: Node's parser can't tell cheaply, so maybe. */
+    mayBeConditional(): boolean {
+      return true;
     }
 
     /** @internal */
@@ -52,8 +68,8 @@ export function withNodeBody<Base extends abstract new (...args: any[]) => Reada
       super._destroy(err, callback);
     }
   }
-  (NodeBody.prototype as unknown as StreamCount)[STREAM_LIMIT] = Infinity;
-  return NodeBody;
+  (NodeRequestMethods.prototype as unknown as StreamCount)[STREAM_LIMIT] = Infinity;
+  return NodeRequestMethods;
 }
 
 /** The node engine's body reader: Node's request stream into a BodyCollector. */
@@ -74,11 +90,12 @@ function readBody(req: IncomingMessage, length: number, limit: number, done: Bod
 const FOLLOWING = Symbol("following body");
 
 /**
- * A request on the node engine: Node's own IncomingMessage (the class handed to
- * `http.createServer`) with Cog's helpers, so Express-style middleware works unchanged and no
+ * A request on the node engine: Node's own IncomingMessage with what the contract asks of it. The
+ * host makes its class from this one with Cog's helpers (`EngineHost.requestClass`), and that is
+ * the class handed to `http.createServer`: Express-style middleware works unchanged and no
  * wrapper is allocated.
  */
-export class NodeRequest extends withNodeBody(withRequestHelpers(IncomingMessage)) {
+export class NodeRequest extends withNodeRequestMethods(IncomingMessage) {
   /** @internal The body being kept from the stream for FOLLOWING_BODY, until it is whole or known not to be. */
   declare [FOLLOWING]: Following | undefined;
 

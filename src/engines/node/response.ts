@@ -1,5 +1,4 @@
 import { ServerResponse, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
-import { withResponseHelpers } from "../../http/response.js";
 import type { FileHandle } from "node:fs/promises";
 import { SEND_FILE } from "../contract/engine.js";
 import { chunkBytes, destroyedWith, endAfterEnd, implicitHead, writeAfterEnd } from "../kit/compat.js";
@@ -7,10 +6,12 @@ import { streamFileRange } from "../kit/range-stream.js";
 import { ENDING, WRITTEN } from "../../base/symbols.js";
 
 /**
- * A response on the node engine: Node's own ServerResponse with Cog's helpers, so
- * Express-style middleware that calls `setHeader` or `write` works unchanged.
+ * A response on the node engine: Node's own ServerResponse, kept to the contract (and alive
+ * through mistakes Node would throw on), so Express-style middleware that calls `setHeader` or
+ * `write` works unchanged. The host makes its class from this one with Cog's helpers
+ * (`EngineHost.responseClass`).
  */
-export class NodeResponse extends withResponseHelpers(ServerResponse) {
+export class NodeResponse extends ServerResponse {
   /** @internal */ declare [ENDING]: boolean;
   /** @internal Bytes of a streamed body written so far; -1 until the first `write` (see body-bytes.ts). */ declare [WRITTEN]: number;
 

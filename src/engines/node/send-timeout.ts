@@ -73,6 +73,7 @@ class SendTimeLimit {
 
   // Bound once per server and set on each of its sockets, so a socket's writes find their limit.
   readonly write: Write = (() => {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the function made here is the socket's method: its `this` is the socket
     const limit = this;
     return function write(this: Socket, data, encoding, callback) {
       if (typeof data !== "string" && data.length > PIECE) return limit.inPieces(this, [{ chunk: data, encoding }], callback);
@@ -82,6 +83,7 @@ class SendTimeLimit {
   })();
 
   readonly writev: Writev = (() => {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the function made here is the socket's method: its `this` is the socket
     const limit = this;
     return function writev(this: Socket, chunks, callback) {
       for (const { chunk } of chunks) {

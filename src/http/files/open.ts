@@ -1,5 +1,5 @@
 // The file server's second stage, the file: opened through fs.promises, its metadata read from the
-// descriptor (the native engine opens its own on its loop: server.ts, `serveOnEngine`).
+// descriptor (the native engine opens its own on its loop: server.ts, `openedOnEngine`).
 import { constants, promises as fs, type Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import type { OpenedFile } from "../../engines/contract/engine.js";

@@ -19,10 +19,18 @@ import { cacheControlOf, typeOf, typeByName } from "./content-type.js";
 /**
  * Files from disk as responses: the part of `serveStatic`, `res.sendFile` and `res.download`
  * that is loaded on first use (with its MIME, negotiation and range libraries), so an app that
- * serves no file loads none of it. The stages, each in a file of its own: the path
- * (resolve-path.ts), the file (open.ts, cache.ts; or the engine's own opening, here), the variant
- * (negotiate.ts), the answer's conditions (validators.ts) and headers (content-type.ts), then the
- * answer and its body (`answerFile`, `sendFound`, `sendOnEngine`, here).
+ * serves no file loads none of it. One pipeline, its stages named:
+ * 1. the path (resolve-path.ts: `safePath`, `below`);
+ * 2. the variant first, where the path names a file (negotiate.ts);
+ * 3. the file, opened (open.ts, cache.ts; or by the engine itself on its loop, `openedOnEngine`),
+ *    and what the path names (`named`: the file, its directory's index, a redirect, nothing);
+ * 4. the variant, if not looked for first;
+ * 5. the head (`answerHead`: validators.ts, content-type.ts): conditionals, ranges, headers;
+ * 6. the body (`sendOnEngine`, or `sendFound`'s read and stream).
+ * A file is opened and sent either by the engine, synchronously (no promise: most of what a file
+ * answered on the loop would cost JavaScript), or through fs.promises, awaited: stages 2, 3, 4
+ * and 6 have a way for each, and the decisions between them are made once (`named`,
+ * `answerHead`). What a stage finds travels to the next in the request's `FileAnswer`.
  */
 
 
@@ -40,6 +48,47 @@ const WHOLE_BODY_MAX = 64 * 1024;
 function engineFiles(res: Response, cache: FileCache | null): FileOpening | null {
   if (cache !== null || !(OPEN_FILE in res) || Object.hasOwn(res, "write") || Object.hasOwn(res, "end") || fs.open !== NODE_OPEN) return null;
   return res as unknown as FileOpening;
+}
+
+/** One file's answer as it goes through the stages: the file found (its variant's, with `encoding`), then what `answerHead` decided. */
+class FileAnswer {
+  size = 0;
+  mtimeMs = 0;
+  encoding: string | null = null;
+  /** Where the body left to send starts, and its length (`answerHead`). */
+  start = 0;
+  length = 0;
+  /** Cache-Control is Cog's (`answerHead` set it): an error response that follows must not carry it (a cache would keep the error). */
+  cachingSet = false;
+
+  constructor(public path: string) {}
+
+  /** The file (or its variant, of `encoding`) this answer sends. */
+  take(file: { size: number; mtimeMs: number }, encoding: string | null): void {
+    this.size = file.size;
+    this.mtimeMs = file.mtimeMs;
+    this.encoding = encoding;
+  }
+
+  /** After a failure: the error response that follows must not carry the file's freshness. */
+  forgetFreshness(res: Response): void {
+    if (this.cachingSet && !res.headersSent) res.removeHeader("cache-control");
+  }
+}
+
+/** What a path names, once opened (stage 3): its file, its directory's index, a redirect to the directory, or nothing to serve. */
+const FILE = 0;
+const INDEX = 1;
+const REDIRECT = 2;
+const NOTHING = 3;
+
+function named(stat: OpenedFile | null, relative: string, site: Site): number {
+  if (stat === null) return NOTHING;
+  if (stat.isDirectory) {
+    if (namesFile(relative)) return site.options.redirect === false ? NOTHING : REDIRECT;
+    return site.index === false ? NOTHING : INDEX;
+  }
+  return stat.isFile ? FILE : NOTHING;
 }
 
 /** What `serveStatic` was given, resolved once. */
@@ -96,73 +145,61 @@ function missing(req: Request, next: Next, site: Site): void {
 /** The static files on the native engine: opened, checked and sent on its thread, with no promise and no await. */
 function serveOnEngine(req: Request, res: Response, next: Next, site: Site, relative: string, path: string, engine: FileOpening): void {
   const options = site.options;
+  const answer = new FileAnswer(path);
   let variantsLookedFor = false;
   if (site.variants && namesFile(relative)) {
-    const encoding = variantOnEngine(req, path, options, engine);
-    if (encoding instanceof Unsure) {
-      // Opened first below, as before.
-    } else if (encoding === null) {
-      variantsLookedFor = true;
-    } else if (engine[STAT_FILE](path) === "file") {
+    const encoding = variantOnEngine(req, answer, options, engine);
+    if (encoding === null) variantsLookedFor = true;
+    // A variant, for a regular file: sent alone. (Unsure: the file is opened first below, as before.)
+    else if (!(encoding instanceof Unsure) && engine[STAT_FILE](path) === "file") {
       varyOnEncoding(res);
-      return sendOnEngine(req, res, path, variantStat!, encoding, options, engine);
+      return sendOnEngine(req, res, answer, options, engine);
     }
   }
   let stat = openedOnEngine(engine, path);
-  if (stat === null) return missing(req, next, site);
-  if (stat.isDirectory) {
-    if (namesFile(relative)) {
-      if (options.redirect === false) return missing(req, next, site);
+  switch (named(stat, relative, site)) {
+    case NOTHING:
+      return missing(req, next, site);
+    case REDIRECT:
       return redirectToDirectory(req, res);
-    }
-    if (site.index === false) return missing(req, next, site);
-    path = join(path, site.index);
-    stat = openedOnEngine(engine, path);
-    if (stat === null || !stat.isFile) return missing(req, next, site);
-    variantsLookedFor = false;
-  } else if (!stat.isFile) {
-    return missing(req, next, site);
+    case INDEX:
+      answer.path = join(path, site.index as string);
+      stat = openedOnEngine(engine, answer.path);
+      if (stat === null || !stat.isFile) return missing(req, next, site);
+      variantsLookedFor = false;
   }
-  fileOnEngine(req, res, path, stat, options, engine, variantsLookedFor);
+  answer.take(stat!, null);
+  fileOnEngine(req, res, answer, options, engine, variantsLookedFor);
 }
 
-/** A regular file the engine opened for this response, answered with it or the variant the client prefers. */
-function fileOnEngine(req: Request, res: Response, path: string, stat: OpenedFile, options: FileOptions, engine: FileOpening, variantsLookedFor: boolean): void {
-  let encoding: string | null = null;
+/** A regular file the engine opened for this response (`answer`), answered with it or the variant the client prefers (stage 4). */
+function fileOnEngine(req: Request, res: Response, answer: FileAnswer, options: FileOptions, engine: FileOpening, variantsLookedFor: boolean): void {
   if (options.precompressed !== undefined && options.precompressed !== false) {
     varyOnEncoding(res);
     if (!variantsLookedFor) {
-      const chosen = variantOnEngine(req, path, options, engine);
       // The file itself was opened first: a variant that can't be opened is refused as it is.
+      const chosen = variantOnEngine(req, answer, options, engine);
       if (chosen instanceof Unsure) throw chosen.refusal;
-      if (chosen !== null) {
-        encoding = chosen;
-        stat = variantStat!;
-      }
     }
   }
-  sendOnEngine(req, res, path, stat, encoding, options, engine);
+  sendOnEngine(req, res, answer, options, engine);
 }
 
-/** What the engine opened for the variant `variantOnEngine` chose (read at once, before anything else opens one). */
-let variantStat: OpenedFile | null = null;
-
 /**
- * Opens the precompressed variant of `path` the client prefers (the engine keeps it for the
- * answer): its encoding (what was found in `variantStat`), null when the client accepts none
- * that is there, an Unsure when one could not be opened.
+ * Opens the precompressed variant of the answer's file the client prefers (the engine keeps it
+ * for the answer, which takes it): its encoding, null when the client accepts none that is
+ * there, an Unsure when one could not be opened.
  */
-function variantOnEngine(req: Request, path: string, options: FileOptions, engine: FileOpening): string | null | Unsure {
+function variantOnEngine(req: Request, answer: FileAnswer, options: FileOptions, engine: FileOpening): string | null | Unsure {
   for (const encoding of encodingsWanted(req, options)) {
-    const variant = path + VARIANTS[encoding];
     let stat: OpenedFile | null;
     try {
-      stat = openedOnEngine(engine, variant);
+      stat = openedOnEngine(engine, answer.path + VARIANTS[encoding]);
     } catch (err) {
       return new Unsure(err);
     }
     if (stat !== null && stat.isFile) {
-      variantStat = stat;
+      answer.take(stat, encoding);
       return encoding;
     }
   }
@@ -178,17 +215,15 @@ function openedOnEngine(engine: FileOpening, path: string): OpenedFile | null {
   return refusedOpen(Object.assign(new Error(`${stat}: the file can't be opened, open '${path}'`), { code: stat, syscall: "open", path }), path);
 }
 
-/** Answers with the file the engine opened last (`stat`; `encoding`, a variant's), which the engine sends from where it lies (sendfile) and closes. */
-function sendOnEngine(req: Request, res: Response, path: string, stat: OpenedFile, encoding: string | null, options: FileOptions, engine: FileOpening): void {
-  const length = answerFile(req, res, path, stat.size, stat.mtimeMs, encoding, options);
-  if (length === -1) return;
-  const setCaching = cachingSet;
+/** Answers with the file the engine opened last (the answer's), which the engine sends from where it lies (sendfile) and closes. */
+function sendOnEngine(req: Request, res: Response, answer: FileAnswer, options: FileOptions, engine: FileOpening): void {
   try {
+    if (!answerHead(req, res, answer, options)) return;
     // A file that fails to read from here on cuts the connection, as one that fails mid-way does.
-    res.setHeader("content-length", length);
-    engine[SEND_OPENED_FILE](bodyStart, length);
+    res.setHeader("content-length", answer.length);
+    engine[SEND_OPENED_FILE](answer.start, answer.length);
   } catch (err) {
-    if (setCaching && !res.headersSent) res.removeHeader("cache-control");
+    answer.forgetFreshness(res);
     throw err;
   }
 }
@@ -202,42 +237,37 @@ function varyOnEncoding(res: Response): void {
   if ((res as InternalResponse)[PENDING]?.["vary"] !== undefined) res.set("vary", value);
 }
 
-/** The static files through fs.promises (or the cache): the same answers as `serveOnEngine`'s, each step awaited. */
+/** The static files through fs.promises (or the cache): the same stages as `serveOnEngine`'s, each awaited. */
 async function serveFromDisk(req: Request, res: Response, next: Next, site: Site, relative: string, path: string): Promise<void> {
   const { options, cache } = site;
   let variantsLookedFor = false;
   if (site.variants && namesFile(relative)) {
     const variant = await chooseVariant(req, path, options, cache);
-    if (variant instanceof Unsure) {
-      // Opened first below, as before.
-    } else if (variant === null) {
-      variantsLookedFor = true;
-    } else if (await isRegularFile(path, cache)) {
-      return sendFound(req, res, path, variant, options, cache, true, variant.encoding);
-    } else {
+    if (variant === null) variantsLookedFor = true;
+    // A variant, for a regular file: sent alone. (Unsure: the file is opened first below, as before.)
+    else if (!(variant instanceof Unsure)) {
+      if (await isRegularFile(path, cache)) return sendFound(req, res, path, variant, options, cache, true, variant.encoding);
       await variant.file?.close();
     }
   }
   const cached = cache?.get(path);
   if (cached) return sendFound(req, res, path, cached, options, cache, variantsLookedFor);
   const opened = await openFile(path);
-  if (opened === null) return missing(req, next, site);
-  if (opened.stat.isDirectory) {
-    await opened.file.close();
-    if (namesFile(relative)) {
-      if (options.redirect === false) return missing(req, next, site);
+  const what = named(opened?.stat ?? null, relative, site);
+  if (what !== FILE) await opened?.file.close();
+  switch (what) {
+    case NOTHING:
+      return missing(req, next, site);
+    case REDIRECT:
       return redirectToDirectory(req, res);
+    case INDEX: {
+      const index = join(path, site.index as string);
+      const indexed = await findFile(index, cache);
+      if (indexed === null) return missing(req, next, site);
+      return sendFound(req, res, index, indexed, options, cache, false);
     }
-    if (site.index === false) return missing(req, next, site);
-    const indexed = await findFile(join(path, site.index), cache);
-    if (indexed === null) return missing(req, next, site);
-    return sendFound(req, res, join(path, site.index), indexed, options, cache, false);
   }
-  if (!opened.stat.isFile) {
-    await opened.file.close();
-    return missing(req, next, site);
-  }
-  const found: Found = { size: opened.stat.size, mtimeMs: opened.stat.mtimeMs, file: opened.file, bytes: null };
+  const found: Found = { size: opened!.stat.size, mtimeMs: opened!.stat.mtimeMs, file: opened!.file, bytes: null };
   return sendFound(req, res, path, cache === null ? found : await cache.keep(path, found), options, cache, variantsLookedFor);
 }
 
@@ -261,7 +291,9 @@ export async function sendFile(req: Request, res: Response, path: string, option
   if (engine !== null) {
     const stat = openedOnEngine(engine, full);
     if (stat === null || !stat.isFile) throw new HttpError(404, `res.sendFile: no file at ${path}`);
-    return fileOnEngine(req, res, full, stat, options, engine, false);
+    const answer = new FileAnswer(full);
+    answer.take(stat, null);
+    return fileOnEngine(req, res, answer, options, engine, false);
   }
   const found = await findFile(full, null);
   if (found === null) throw new HttpError(404, `res.sendFile: no file at ${path}`);
@@ -280,12 +312,13 @@ function redirectToDirectory(req: Request, res: Response): void {
 /**
  * Answers with a file through fs.promises or from the cache (closing it when done): the variant
  * the client prefers unless they were looked for already (`variantsLookedFor`; `found` is then
- * the variant, of `encoding`), then `answerFile`, then the body.
+ * the variant, of `encoding`), then `answerHead`, then the body.
  */
 async function sendFound(req: Request, res: Response, path: string, found: Found, options: FileOptions, cache: FileCache | null, variantsLookedFor: boolean, encoding: string | null = null): Promise<void> {
-  let { file, bytes, size, mtimeMs } = found;
+  let { file, bytes } = found;
+  const answer = new FileAnswer(path);
+  answer.take(found, encoding);
   let closeLater = false;
-  let setCaching = false;
   try {
     if (options.precompressed !== undefined && options.precompressed !== false) {
       varyOnEncoding(res);
@@ -295,14 +328,13 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
         if (variant instanceof Unsure) throw variant.refusal;
         if (variant !== null) {
           await file?.close();
-          ({ file, bytes, size, mtimeMs, encoding } = variant);
+          ({ file, bytes } = variant);
+          answer.take(variant, variant.encoding);
         }
       }
     }
-    const length = answerFile(req, res, path, size, mtimeMs, encoding, options);
-    if (length === -1) return;
-    const start = bodyStart;
-    setCaching = cachingSet;
+    if (!answerHead(req, res, answer, options)) return;
+    const { start, length } = answer;
     if (bytes !== null) {
       res.send(bytes.subarray(start, start + length));
       return;
@@ -327,94 +359,83 @@ async function sendFound(req: Request, res: Response, path: string, found: Found
     if (!Object.hasOwn(res, "write") && !Object.hasOwn(res, "end") && SEND_FILE in res) (res as unknown as FileSending)[SEND_FILE](...rest);
     else streamFileRange(res as unknown as ResponseSurface, ...rest);
   } catch (err) {
-    // The error response that follows must not carry the file's freshness (a cache would keep the error).
-    if (setCaching && !res.headersSent) res.removeHeader("cache-control");
+    answer.forgetFreshness(res);
     throw err;
   } finally {
     if (!closeLater) await file?.close();
   }
 }
 
-/** Where the body `answerFile` leaves to send starts, and whether it set Cache-Control: read at once, before anything else answers. */
-let bodyStart = 0;
-
-let cachingSet = false;
-
 /**
- * A file's answer but its body, the same whoever sends the body: validators, Cache-Control and
- * the app's headers, the conditionals (412, 304), Range (416, 206), the type and encoding, and
- * HEAD and empty bodies answered whole. Returns -1 when the answer is given; else the length of
- * the body to send from `bodyStart`, with the status set.
+ * A file's answer but its body (stage 5), the same whoever sends the body: validators,
+ * Cache-Control and the app's headers, the conditionals (412, 304), Range (416, 206), the type
+ * and encoding, and HEAD and empty bodies answered whole. Returns false when the answer is
+ * given; else true, with the status set and the body to send in `answer` (`start`, `length`).
  * Its headers go in the engine's store (`setHeader`), where Express middleware that hooks
- * writeHead (compression, through on-headers) looks for them.
+ * writeHead (compression, through on-headers) looks for them. Its caller takes Cache-Control
+ * back if it fails (`forgetFreshness`).
  */
-function answerFile(req: Request, res: Response, path: string, size: number, mtimeMs: number, encoding: string | null, options: FileOptions): number {
-  let setCaching = false;
-  try {
-    const validators = validatorsOf(size, mtimeMs, encoding);
-    const mtime = validators.mtime;
-    const etag = options.etag === false ? undefined : validators.etag;
-    const lastModified = options.lastModified === false ? undefined : validators.lastModified;
+function answerHead(req: Request, res: Response, answer: FileAnswer, options: FileOptions): boolean {
+  const { path, size, mtimeMs, encoding } = answer;
+  const validators = validatorsOf(size, mtimeMs, encoding);
+  const mtime = validators.mtime;
+  const etag = options.etag === false ? undefined : validators.etag;
+  const lastModified = options.lastModified === false ? undefined : validators.lastModified;
 
-    if (etag !== undefined) res.setHeader("etag", etag);
-    if (lastModified !== undefined) res.setHeader("last-modified", lastModified);
-    setCaching = res.get("cache-control") === undefined;
-    if (setCaching) res.setHeader("cache-control", cacheControlOf(options));
-    if (options.headers !== undefined) for (const name of Object.keys(options.headers)) res.setHeader(name, options.headers[name]!);
+  if (etag !== undefined) res.setHeader("etag", etag);
+  if (lastModified !== undefined) res.setHeader("last-modified", lastModified);
+  answer.cachingSet = res.get("cache-control") === undefined;
+  if (answer.cachingSet) res.setHeader("cache-control", cacheControlOf(options));
+  if (options.headers !== undefined) for (const name of Object.keys(options.headers)) res.setHeader(name, options.headers[name]!);
 
-    // Most requests have none of the headers read below: asked once whether there is any.
-    const conditional = (req as InternalRequest).mayBeConditional();
-    const precondition = conditional ? checkPreconditions(req, etag, lastModified === undefined ? undefined : mtime) : 200;
-    if (precondition === 412) {
-      res.status(412).send(`The file at ${req.path} changed: its precondition failed`);
-      return -1;
-    }
-    if (precondition === 304) {
-      // The identity file's 200 may have been compressed on the way out: compress() tells the 304 the same.
-      if (encoding === null) (res as InternalResponse)[VALIDATES] = { type: typeOf(res, path), length: size };
-      res.status(304).send();
-      return -1;
-    }
+  // Most requests have none of the headers read below: asked once whether there is any.
+  const conditional = (req as InternalRequest).mayBeConditional();
+  const precondition = conditional ? checkPreconditions(req, etag, lastModified === undefined ? undefined : mtime) : 200;
+  if (precondition === 412) {
+    res.status(412).send(`The file at ${req.path} changed: its precondition failed`);
+    return false;
+  }
+  if (precondition === 304) {
+    // The identity file's 200 may have been compressed on the way out: compress() tells the 304 the same.
+    if (encoding === null) (res as InternalResponse)[VALIDATES] = { type: typeOf(res, path), length: size };
+    res.status(304).send();
+    return false;
+  }
 
-    let start = 0;
-    let length = size;
-    let status = 200;
-    if (options.acceptRanges !== false) {
-      res.setHeader("accept-ranges", "bytes");
-      const range = conditional ? (req as InternalRequest).headerValue("range") : undefined;
-      if (range !== undefined && ifRangeHolds((req as InternalRequest).headerValue("if-range"), etag, mtime)) {
-        const ranges = parseRange(size, rfcRanges(range, size), { combine: true });
-        if (ranges === -1) {
-          res.setHeader("content-range", `bytes */${size}`);
-          res.status(416).send(`The range "${range}" is not satisfiable: the file has ${size} bytes`);
-          return -1;
-        }
-        // A malformed header (-2) or another unit is ignored, and several ranges get the whole
-        // file (as send/serve-static do): one response, no multipart/byteranges to assemble.
-        if (ranges !== -2 && ranges.type === "bytes" && ranges.length === 1) {
-          start = ranges[0]!.start;
-          length = ranges[0]!.end - start + 1;
-          status = 206;
-          res.setHeader("content-range", `bytes ${start}-${start + length - 1}/${size}`);
-        }
+  let start = 0;
+  let length = size;
+  let status = 200;
+  if (options.acceptRanges !== false) {
+    res.setHeader("accept-ranges", "bytes");
+    const range = conditional ? (req as InternalRequest).headerValue("range") : undefined;
+    if (range !== undefined && ifRangeHolds((req as InternalRequest).headerValue("if-range"), etag, mtime)) {
+      const ranges = parseRange(size, rfcRanges(range, size), { combine: true });
+      if (ranges === -1) {
+        res.setHeader("content-range", `bytes */${size}`);
+        res.status(416).send(`The range "${range}" is not satisfiable: the file has ${size} bytes`);
+        return false;
+      }
+      // A malformed header (-2) or another unit is ignored, and several ranges get the whole
+      // file (as send/serve-static do): one response, no multipart/byteranges to assemble.
+      if (ranges !== -2 && ranges.type === "bytes" && ranges.length === 1) {
+        start = ranges[0]!.start;
+        length = ranges[0]!.end - start + 1;
+        status = 206;
+        res.setHeader("content-range", `bytes ${start}-${start + length - 1}/${size}`);
       }
     }
-    if (res.get("content-type") === undefined) res.setHeader("content-type", typeByName(path));
-    if (encoding !== null) res.setHeader("content-encoding", encoding);
-    res.status(status);
-
-    if (req.method === "HEAD" || length === 0) {
-      res.setHeader("content-length", length);
-      res.writeHead(status);
-      res.end();
-      return -1;
-    }
-    bodyStart = start;
-    cachingSet = setCaching;
-    return length;
-  } catch (err) {
-    // The error response that follows must not carry the file's freshness (a cache would keep the error).
-    if (setCaching && !res.headersSent) res.removeHeader("cache-control");
-    throw err;
   }
+  if (res.get("content-type") === undefined) res.setHeader("content-type", typeByName(path));
+  if (encoding !== null) res.setHeader("content-encoding", encoding);
+  res.status(status);
+
+  if (req.method === "HEAD" || length === 0) {
+    res.setHeader("content-length", length);
+    res.writeHead(status);
+    res.end();
+    return false;
+  }
+  answer.start = start;
+  answer.length = length;
+  return true;
 }

@@ -10,7 +10,7 @@ import { expressMiddleware } from "@as-integrations/express5";
 import { same } from "../../express-pair.js";
 import { engine, nativeSkip } from "../../helpers.js";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type Any = any;
 
 const typeDefs = `#graphql

@@ -8,7 +8,7 @@ import { body, checkSchema, cookie, header, matchedData, param, query, validatio
 import { same } from "../../express-pair.js";
 import { engine, nativeSkip } from "../../helpers.js";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type Any = any;
 
 /** Answers 422 with the errors, or 200 with what was validated. */

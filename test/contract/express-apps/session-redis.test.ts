@@ -12,7 +12,7 @@ import { hasRedis, startRedis } from "../../../bench/arena/database.mjs";
 import { ask, servePair, type Answer, type Sent } from "../../express-pair.js";
 import { engine, nativeSkip } from "../../helpers.js";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type Any = any;
 
 const skip = engine === "native" && nativeSkip ? nativeSkip : hasRedis() ? false : "redis-server is not installed (apt-get install redis-server)";

@@ -8,7 +8,7 @@ import swaggerUi from "swagger-ui-express";
 import { same } from "../../express-pair.js";
 import { engine, nativeSkip } from "../../helpers.js";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type Any = any;
 
 const document = {

@@ -13,7 +13,7 @@ import { test } from "node:test";
 import { FOLLOWING_BODY, type BodyHolding } from "../../../src/engines/contract/engine.js";
 import express from "../../../src/express/index.js";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 type Any = any;
 
 const store = new AsyncLocalStorage<string>();
