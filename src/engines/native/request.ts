@@ -1,12 +1,13 @@
 import { EventEmitter } from "node:events";
-import type { IncomingHttpHeaders } from "node:http";
+import { IncomingMessage, type IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
 import { BodyCollector, overStreamLimit, tooLarge } from "../kit/body-intake.js";
 import { HttpError } from "../../base/errors.js";
 import { withRequestHelpers } from "../../http/request.js";
 import { HELD_BODY, type HeadVerdict, type RequestSocket } from "../contract/engine.js";
 import type { BodyCallback } from "../contract/engine.js";
-import { FIRST_ONLY, headersFromRaw, headersFromText, rawFromText } from "./headers.js";
+import { FIRST_ONLY, distinctFromRaw, headersFromRaw, headersFromText, rawFromText } from "./headers.js";
+import { underNodeClass } from "./node-class.js";
 import { FLAG_ENCODED, FLAG_HTTP11, FLAG_HTTP2, type Endpoints, type NativeAddon, type TlsPeer } from "../kit/addon.js";
 import { peerCertificate } from "./peer-certificate.js";
 import type { NativeServer } from "./http-channels.js";
@@ -85,6 +86,11 @@ class NativeRequestBase {
 
   get headers(): IncomingHttpHeaders {
     return (this[HEADERS] ??= this[RAW] !== null ? headersFromRaw(this[RAW]) : headersFromText(this.headerText()));
+  }
+
+  /** As node:http's: every value of each header, in a list under its lower-case name. */
+  get headersDistinct(): Record<string, string[]> {
+    return distinctFromRaw(this.rawHeaders);
   }
 
   /** The header lines as the engine hands them over (one string, see headers.ts), fetched once. */
@@ -209,6 +215,11 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
    */
   declare trailers: IncomingHttpHeaders;
   declare rawTrailers: string[];
+
+  /** As node:http's: every value of each trailer field, in a list under its lower-case name. */
+  get trailersDistinct(): Record<string, string[]> {
+    return distinctFromRaw(this.rawTrailers);
+  }
 
   get remoteAddress(): string | undefined {
     if (this[ADDRESS] === undefined && !this[GONE]) this[ADDRESS] = this[ADDON].remoteAddress(this[ID]) ?? undefined;
@@ -346,6 +357,10 @@ export class NativeRequest extends withRequestHelpers(NativeRequestBase) {
     }
   }
 }
+
+// An IncomingMessage, as node:http's requests are; of Node's members only `setTimeout` works
+// here (it calls the socket's, which the engine's timeouts make a no-op).
+underNodeClass(NativeRequest.prototype, NativeRequestBase.prototype, IncomingMessage.prototype, new Set(["setTimeout"]));
 
 /**
  * The request's connection as middleware sees it (`req.socket.remoteAddress`, `destroy()`,

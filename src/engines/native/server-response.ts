@@ -173,6 +173,11 @@ export abstract class NativeServerResponse {
     return this;
   }
 
+  /** Node's older name for `writeHead`. */
+  writeHeader(status: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
+    return this.writeHead(status, reason, headers);
+  }
+
   /** Node's internal name for writing the head the response has so far (compression and express-session call it). */
   _implicitHeader(): void {
     this.writeHead(this.statusCode);
