@@ -13,6 +13,7 @@ import { peerCertificate } from "./peer-certificate.js";
 import type { NativeServer } from "./http-channels.js";
 import type { PeerCertificate } from "node:tls";
 import { ABORT_LATER, ADDON, ADDRESS, APP_SERVER, BODY_ENDED, BODY_TIMEOUT, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADER_TEXT, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT, VERDICT } from "../../base/symbols.js";
+import { nextTick } from "../../base/loop.js";
 
 /**
  * What Cog's request helpers need, from the native engine. The engine has parsed and framed the
@@ -147,7 +148,7 @@ class NativeRequestBase {
       }
       if (!this[GONE]) this.socket.destroy();
     }
-    process.nextTick(callback, err);
+    nextTick(callback, err);
   }
 
   /**

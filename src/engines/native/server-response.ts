@@ -7,6 +7,7 @@ import { streamFileRange } from "../kit/range-stream.js";
 import { ENDED_BODY, HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, NEED_DRAIN, REQUEST_ID, STORE, STREAMED_BYTES, STREAMING, WHOLE_BODY } from "../../base/symbols.js";
 import { responseFinish } from "./http-channels.js";
 import { trailerBlock } from "./trailers.js";
+import { nextTick } from "../../base/loop.js";
 
 /** The trailer fields `addTrailers` gave, as header lines (see trailers.ts). */
 const TRAILERS = Symbol("cog.trailers");
@@ -226,7 +227,7 @@ export abstract class NativeServerResponse {
       this[NEED_DRAIN] = true;
       ready = false;
     }
-    if (callback !== undefined) process.nextTick(callback);
+    if (callback !== undefined) nextTick(callback);
     return ready;
   }
 
@@ -241,7 +242,7 @@ export abstract class NativeServerResponse {
     }
     if (this.writableEnded) {
       if (chunk !== undefined && chunk !== null) endAfterEnd(this as unknown as ResponseSurface & { req: unknown });
-      if (callback !== undefined) process.nextTick(callback);
+      if (callback !== undefined) nextTick(callback);
       return this;
     }
     const charset = encoding as BufferEncoding | undefined;
@@ -283,7 +284,7 @@ export abstract class NativeServerResponse {
     this.release(false);
     this.writableFinished = true;
     // Only a response someone listens to (or a subscriber of http.server.response.finish) pays for its events.
-    if (this._events !== undefined || responseFinish.hasSubscribers) process.nextTick(emitFinish, this);
+    if (this._events !== undefined || responseFinish.hasSubscribers) nextTick(emitFinish, this);
   }
 
   /**
@@ -328,7 +329,7 @@ export abstract class NativeServerResponse {
     this.destroyed = true;
     this.cut();
     this.release(true);
-    if (this._events !== undefined) process.nextTick(emitClose, this);
+    if (this._events !== undefined) nextTick(emitClose, this);
     return this;
   }
 
