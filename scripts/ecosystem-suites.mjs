@@ -32,7 +32,8 @@ import { fileURLToPath } from "node:url";
  * pin: devDependencies installed at another version than the suite's;
  * plain: mount the plain listeners its tests serve in an app (suites that test middleware on
  * bare node:http); setup: commands (or functions of the folder) run once after installing;
- * env: the runner's environment.
+ * each: commands run before every way's run (the suite's own `pretest`: fixtures that a run
+ * moves or deletes made fresh for the next); env: the runner's environment.
  */
 export const SUITES = [
   { name: "express-session", repo: "expressjs/session", version: "1.19.0", commit: "2c9512fb790e4bf80b3b62305eb8078028607785", runner: "mocha", args: ["--require", "test/support/env", "--check-leaks", "--exit", "test/"], plain: true, setup: [["sh", "test/support/gencert.sh"]] },
@@ -45,7 +46,7 @@ export const SUITES = [
   { name: "express-http-proxy", repo: "villadora/express-http-proxy", version: "2.1.2", commit: "e2aeb522d734645cd9a13eaee3b80795d46f3d14", runner: "mocha", args: ["test", "--recursive", "--exit"], plain: false },
   { name: "morgan", repo: "expressjs/morgan", version: "1.10.1", commit: "203c75852adadcc5e3a9ba23b0ef07a8e81c5af7", runner: "mocha", args: ["--check-leaks", "--exit"], plain: true },
   { name: "connect-timeout", repo: "expressjs/timeout", version: "1.9.1", commit: "7377defb5b7b5a9c3d50fabd42c4dd46ad175d13", runner: "mocha", args: ["--check-leaks", "--exit", "test/"], plain: true },
-  { name: "express-fileupload", repo: "richardgirges/express-fileupload", version: "1.5.2", commit: "20269154bb9aab9672e7ff7ca500349e5d23fb5c", runner: "mocha", args: ["--exit"], plain: true, setup: [["node", "test/pretests.js"]] },
+  { name: "express-fileupload", repo: "richardgirges/express-fileupload", version: "1.5.2", commit: "20269154bb9aab9672e7ff7ca500349e5d23fb5c", runner: "mocha", args: ["--exit"], plain: true, each: [["node", "test/pretests.js"]] },
   { name: "helmet", repo: "helmetjs/helmet", version: "8.3.0", commit: "15250cfb1f22334582ed77e1e1b1e580ce2d7134", runner: "node-test", args: ["test/*.test.ts"], plain: true },
   { name: "express-openapi-validator", repo: "cdimascio/express-openapi-validator", version: "5.6.2", commit: "c17d005f1e467bac1461e91c535a37a34bb10e32", runner: "mocha", args: ["-r", "source-map-support/register", "-r", "ts-node/register", "--files", "--recursive", "--exit", "test/**/*.spec.ts", "test/*.spec.ts"], plain: false, env: { TS_NODE_TRANSPILE_ONLY: "true" },
     // Its tests read YAML with js-yaml 3, which came with the coverage tools left out.
@@ -217,7 +218,6 @@ function install(suite, dir) {
   const shim = join(keep, "cog");
   mkdirSync(shim);
   writeFileSync(join(shim, "package.json"), JSON.stringify({ name: "express", version: `${EXPRESS_VERSION}-cog`, main: "index.js" }, null, 2));
-  writeFileSync(join(shim, "index.js"), `'use strict';\n// cog-http/express in Express's place (scripts/ecosystem-suites.mjs).\nmodule.exports = require(${JSON.stringify(join(root, "dist", "cjs", "express", "index.js"))});\n`);
   writeFileSync(stamp, "");
 }
 
@@ -226,6 +226,8 @@ function runWay(suite, dir, way) {
   const target = join(dir, "node_modules", "express");
   rmSync(target, { recursive: true, force: true });
   cpSync(join(dir, "node_modules", ".cog-ecosystem", way === "express" ? "express" : "cog"), target, { recursive: true });
+  // Written for each run: the cache may have been installed by another checkout of cog-http.
+  if (way !== "express") writeFileSync(join(target, "index.js"), `'use strict';\n// cog-http/express in Express's place (scripts/ecosystem-suites.mjs).\nmodule.exports = require(${JSON.stringify(join(root, "dist", "cjs", "express", "index.js"))});\n`);
   const report = join(dir, `.cog-ecosystem-${way}.json`);
   rmSync(report, { force: true });
   const hook = join(here, "serve.cjs");
@@ -238,6 +240,7 @@ function runWay(suite, dir, way) {
     COG_ECOSYSTEM_PLAIN: suite.plain ? "1" : "0",
     COG_ECOSYSTEM_REPORT: report,
   };
+  for (const step of suite.each ?? []) run(step[0], step.slice(1), { cwd: dir });
   let cmd;
   if (suite.runner === "mocha") cmd = [bin(dir, "mocha"), "--reporter", join(here, "mocha-reporter.cjs"), ...suite.args];
   else if (suite.runner === "jest") cmd = [bin(dir, "jest"), "--runInBand", "--ci", "--coverage=false", "--json", `--outputFile=${report}`, `--setupFiles=${hook}`, ...suite.args];

@@ -9,6 +9,7 @@ import type { UnansweredWatch } from "./unanswered.js";
 import { publishError } from "../observe/request-channel.js";
 import { ROUTE, TRACED, WATCH } from "../base/symbols.js";
 import { Linked, LinkedList } from "../base/linked-list.js";
+import { clearInterval, setInterval } from "../base/loop.js";
 
 export type ErrorHandler = (err: unknown, req: Request, res: Response) => unknown;
 export type NotFoundHandler = (req: Request, res: Response) => unknown;

@@ -1,5 +1,6 @@
 import type { Request } from "../http/request.js";
 import type { Response } from "../http/response.js";
+import { setImmediate, setTimeout } from "../base/loop.js";
 
 /** How long a response may stay unanswered after its handler returned before Cog warns. */
 const GRACE_MS = 1000;

@@ -1,6 +1,7 @@
 import cluster, { type Worker } from "node:cluster";
 import { createServer } from "node:net";
 import { STOP_SIGNALS } from "./signals.js";
+import { clearTimeout, setTimeout } from "../base/loop.js";
 
 /**
  * Cog's workers: the primary process forks n workers that each re-run the app's entry file

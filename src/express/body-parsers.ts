@@ -8,6 +8,7 @@ import { parse as parseQs } from "qs";
 import typeis from "type-is";
 import { FOLLOWING_BODY, HELD_BODY, type BodyHolding } from "../engines/contract/engine.js";
 import { remembered } from "./settings.js";
+import { nextTick } from "../base/loop.js";
 
 /**
  * Express's body parsers, `express.json()`, `urlencoded()`, `text()` and `raw()`: body-parser's
@@ -177,7 +178,7 @@ function read(req: Req, res: Res, next: Next, body: Buffer, reading: Reading): v
   const declared = req.headers["content-length"];
   const length = declared != null && !Number.isNaN(Number(declared)) ? parseInt(declared, 10) : null;
   // raw-body hands its answer over on a later tick, from the stream's events: so does this.
-  process.nextTick(received, req, res, next, body, reading, encoding, length);
+  nextTick(received, req, res, next, body, reading, encoding, length);
 }
 
 function received(req: Req, res: Res, next: Next, body: Buffer, reading: Reading, encoding: string | null, length: number | null): void {

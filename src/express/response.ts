@@ -12,6 +12,7 @@ import statuses from "statuses";
 import vary from "vary";
 import { cookieOf, type CookieOptions } from "../http/response.js";
 import { contentTypeOf, normalizeType, withUtf8, type ETagFn } from "./settings.js";
+import { setImmediate } from "../base/loop.js";
 
 /**
  * Express 5's response prototype (`express.response`): what Express adds to Node's

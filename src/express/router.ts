@@ -6,6 +6,7 @@ import { recordError, requestChannel, shouldTrace, traceParam } from "router/lib
 import parseUrl from "parseurl";
 import createDebug from "debug";
 import { NO_QUERY, NOT_PLAIN_URL, plainQueryIndex } from "./url.js";
+import { setImmediate } from "../base/loop.js";
 
 /**
  * Express 5's router: pillarjs's `router` (its layers, routes, path matching, params, tracing),

@@ -11,6 +11,7 @@ import { matchedRoute } from "router/lib/symbols.js";
 import { fillLater } from "./prototypes.js";
 import { withRequestHelpers } from "../http/request.js";
 import { withResponseHelpers } from "../http/response.js";
+import { nextTick } from "../base/loop.js";
 
 /**
  * Serving an Express app on one of Cog's engines: the engine's host (every request goes to the
@@ -174,7 +175,7 @@ export class CogServer extends EventEmitter {
     this.on("newListener", (event: string | symbol) => {
       if (event === "upgrade" && this.listenerCount("upgrade") === 0) engine.handUpgrades(this.emitUpgrade);
       // Once it is added (before any request can come: they come from the loop).
-      else if (event === "request") process.nextTick(routeRequests);
+      else if (event === "request") nextTick(routeRequests);
     });
     this.on("removeListener", (event: string | symbol) => {
       if (event === "upgrade" && this.listenerCount("upgrade") === 0) engine.handUpgrades(null);
@@ -211,8 +212,8 @@ export class CogServer extends EventEmitter {
     // Emitted on a tick of their own, out of the promise: a listener's throw is then an uncaught
     // exception, as from node:http, not an unhandled rejection.
     this.engine.listen(at, false).then(
-      () => process.nextTick(emit, this, "listening"),
-      (err: unknown) => process.nextTick(emit, this, "error", err),
+      () => nextTick(emit, this, "listening"),
+      (err: unknown) => nextTick(emit, this, "error", err),
     );
     return this;
   }
@@ -232,18 +233,18 @@ export class CogServer extends EventEmitter {
   close(callback?: (err?: Error) => void): this {
     if (this.closing === null && !this.listening) {
       const err = Object.assign(new Error("Server is not running."), { code: "ERR_SERVER_NOT_RUNNING" });
-      if (callback !== undefined) process.nextTick(callback, err);
+      if (callback !== undefined) nextTick(callback, err);
       return this;
     }
     if (this.closing === null) {
       this.closing = this.engine.close(2 ** 31 - 1);
       this.closing.then(
-        () => process.nextTick(emit, this, "close"),
-        (err: unknown) => process.nextTick(emit, this, "error", err),
+        () => nextTick(emit, this, "close"),
+        (err: unknown) => nextTick(emit, this, "error", err),
       );
     }
     // Out of the promise, as the events above: a throw in the callback is an uncaught exception.
-    if (callback !== undefined) this.closing.then(() => process.nextTick(callback), (err: unknown) => process.nextTick(callback, err));
+    if (callback !== undefined) this.closing.then(() => nextTick(callback), (err: unknown) => nextTick(callback, err));
     return this;
   }
 

@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, dirname, extname, join, resolve } from "node:path";
+import { nextTick } from "../base/loop.js";
 
 /** A template engine as Express calls it: `(path, options, callback)`. */
 export type TemplateEngine = (path: string, options: object, callback: (err: Error | null, html?: string) => void) => void;
@@ -76,7 +77,7 @@ export class View {
     let sync = true;
     this.engine(this.path!, options, function (this: unknown, ...args) {
       if (!sync) return callback.apply(this, args);
-      process.nextTick(() => callback.apply(this, args));
+      nextTick(() => callback.apply(this, args));
     });
     sync = false;
   }

@@ -1,5 +1,6 @@
 import type { ResponseSurface } from "../engines/contract/engine.js";
 import { Linked, LinkedList } from "../base/linked-list.js";
+import { clearInterval, queueMicrotask, setInterval } from "../base/loop.js";
 
 /** What an event stream writes to: a response, with Cog's `set` (a type of its own, so that this file and response.ts don't import each other). */
 interface EventSink extends ResponseSurface {

@@ -7,6 +7,7 @@ import { acceptedRequestId, nextRequestId } from "./request-id.js";
 import type { Response } from "../http/response.js";
 import { ECHO_REQUEST_ID, type RequestIdEcho, type ResponseDone } from "../engines/contract/engine.js";
 import { REASON, ROUTE, STARTED } from "../base/symbols.js";
+import { setImmediate } from "../base/loop.js";
 
 export type { AppLogLine, ErrorLogLine, LogFunction, LoggerOption, LogMethod, PinoLike, RequestLog, RequestLogLine } from "../http/log.js";
 

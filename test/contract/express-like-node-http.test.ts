@@ -5,12 +5,14 @@
 // read. Real sockets to a real listening server, on the engine COG_ENGINE names.
 import assert from "node:assert/strict";
 import { once } from "node:events";
-import { request as httpRequest, type IncomingMessage } from "node:http";
+import { request as httpRequest, IncomingMessage, OutgoingMessage, ServerResponse } from "node:http";
+import { createRequire } from "node:module";
 import { connect, type Socket } from "node:net";
 import { describe, test } from "node:test";
 import bodyParser1 from "body-parser-1";
 import { WebSocket, WebSocketServer } from "ws";
 import { rateLimit } from "express-rate-limit";
+import helmet from "helmet";
 import morgan from "morgan";
 import onFinished from "on-finished";
 import express from "../../src/express/index.js";
@@ -20,6 +22,9 @@ import { engine, nativeSkip } from "../helpers.js";
 
  
 type Any = any;
+
+// CommonJS without types.
+const proxy = createRequire(import.meta.url)("express-http-proxy") as (host: string, options: object) => Any;
 
 /** `app` listening on 127.0.0.1 on the engine under test, closed when the test ends. */
 async function listening(t: { after(fn: () => unknown): void }, app: Any): Promise<{ server: Any; port: number }> {
@@ -242,5 +247,85 @@ describe(`cog-http/express apps as on node:http (${engine} engine)`, { skip: eng
     const outcomes: Array<number | string> = [];
     for (let i = 0; i < 20; i++) outcomes.push(await upload(port, body));
     assert.deepEqual(outcomes, new Array(20).fill(400));
+  });
+
+  test("req is an http.IncomingMessage and res an http.ServerResponse, and Node's members that are reachable on them work", async (t) => {
+    const app = express({ engine });
+    app.get("/kinds", (req: Any, res: Any) => {
+      const seen = {
+        request: req instanceof IncomingMessage,
+        response: res instanceof ServerResponse && res instanceof OutgoingMessage,
+        timeout: req.setTimeout(60_000) === req,
+        distinct: req.headersDistinct["x-twice"],
+      };
+      res.setHeaders(new Map([["x-set", "by setHeaders"]]));
+      res.setHeader("X-Case", "kept");
+      const body = JSON.stringify({ ...seen, raw: res.getRawHeaderNames().map((name: string) => name.toLowerCase()).sort() });
+      res.writeHeader(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+      res.end(body);
+    });
+    const { port } = await listening(t, app);
+    const answer = await untilClosed(port, "GET /kinds HTTP/1.1\r\nHost: x\r\nX-Twice: a\r\nX-Twice: b\r\nConnection: close\r\n\r\n");
+    assert.match(answer, /^HTTP\/1\.1 200 /);
+    assert.match(answer, /\r\nx-set: by setHeaders\r\n/i);
+    assert.deepEqual(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)), { request: true, response: true, timeout: true, distinct: ["a", "b"], raw: ["x-case", "x-powered-by", "x-set"] });
+  });
+
+  test("Node's members that work on node:http's private fields are not reachable on the native engine's objects (middleware that feature-detects one goes on without)", async (t) => {
+    const app = express({ engine });
+    const reached: string[] = [];
+    app.get("/", (req: Any, res: Any) => {
+      const inherit = new Set<PropertyKey>(["constructor", "setTimeout", "setHeaders", "getRawHeaderNames", "pipe", Symbol.for("nodejs.rejection")]);
+      for (const [object, top] of [[req, IncomingMessage.prototype], [res, ServerResponse.prototype]] as const) {
+        for (let p: object = top; p !== Object.getPrototypeOf(OutgoingMessage.prototype) && p !== Object.getPrototypeOf(IncomingMessage.prototype); p = Object.getPrototypeOf(p)) {
+          for (const key of Reflect.ownKeys(p)) {
+            if (inherit.has(key)) continue;
+            let holder: object = object;
+            while (!Object.hasOwn(holder, key)) holder = Object.getPrototypeOf(holder);
+            if (holder === p) reached.push(`${p.constructor.name}.${String(key)}`);
+          }
+        }
+      }
+      res.end();
+    });
+    const { port } = await listening(t, app);
+    assert.equal((await fetch(`http://127.0.0.1:${port}/`)).status, 200);
+    // On node:http they are the objects' own class's members, and work.
+    if (engine === "native") assert.deepEqual(reached, []);
+    else assert.ok(reached.includes("ServerResponse.writeEarlyHints"), reached.join(", "));
+  });
+
+  test("helmet's CSP directive functions get an IncomingMessage and a ServerResponse (helmet's own test asserts it)", async (t) => {
+    const app = express({ engine });
+    const directive = (req: unknown, res: unknown) => (req instanceof IncomingMessage && res instanceof ServerResponse ? "kinds.example" : "other.example");
+    app.use(helmet({ contentSecurityPolicy: { useDefaults: false, directives: { "default-src": ["'self'", directive] } } }));
+    app.get("/", (_req: Any, res: Any) => res.send("ok"));
+    const { port } = await listening(t, app);
+    const answer = await fetch(`http://127.0.0.1:${port}/`);
+    assert.equal(answer.status, 200);
+    assert.equal(answer.headers.get("content-security-policy"), "default-src 'self' kinds.example");
+  });
+
+  test("express-http-proxy hands its decorators and path resolvers the IncomingMessage it proxies (its own tests assert it)", async (t) => {
+    const upstream = express({ engine });
+    upstream.get("/*path", (req: Any, res: Any) => res.json({ url: req.url, decorated: req.headers["x-decorated"] ?? null }));
+    const { port: upstreamPort } = await listening(t, upstream);
+    const seen: boolean[] = [];
+    const app = express({ engine });
+    app.use(
+      proxy(`127.0.0.1:${upstreamPort}`, {
+        proxyReqPathResolver: (req: unknown) => (seen.push(req instanceof IncomingMessage), "/resolved"),
+        proxyReqOptDecorator: (options: { headers: Record<string, string> }, req: unknown) => {
+          seen.push(req instanceof IncomingMessage);
+          options.headers["x-decorated"] = "yes";
+          return options;
+        },
+      }),
+    );
+    const { port } = await listening(t, app);
+    const answer = await fetch(`http://127.0.0.1:${port}/asked`);
+    assert.equal(answer.status, 200);
+    assert.deepEqual(await answer.json(), { url: "/resolved", decorated: "yes" });
+    assert.deepEqual(seen, [true, true]);
   });
 });

@@ -1,9 +1,10 @@
 // Jest loads cog-http. Its CommonJS runtime cannot require an ES module (before Node 24.9), and
 // most Express apps test with it: an app's Jest tests (test/fixtures/jest-app: CommonJS, Jest's
 // default settings) require cog-http and cog-http/express, which give them Cog's CommonJS build,
-// and serve real requests on this pass's engine. The package is linked into a copy of the app, as
-// `npm install` of a path would. Two test files run in one process (--runInBand), each with its
-// own copy of Cog, as Jest gives each file; Jest must exit by itself (nothing left open).
+// and serve real requests on this pass's engine, also while a test fakes timers
+// (fake-timers.test.js). The package is linked into a copy of the app, as `npm install` of a path
+// would. Three test files run in one process (--runInBand), each with its own copy of Cog, as
+// Jest gives each file; Jest must exit by itself (nothing left open).
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
@@ -32,6 +33,7 @@ test(`Jest runs an app's tests that require cog-http and cog-http/express, on th
   // Jest reports on stderr.
   assert.match(run.stderr, /PASS \.\/express\.test\.js/);
   assert.match(run.stderr, /PASS \.\/cog\.test\.js/);
-  assert.match(run.stderr, /Tests: +8 passed, 8 total/);
+  assert.match(run.stderr, /PASS \.\/fake-timers\.test\.js/);
+  assert.match(run.stderr, /Tests: +9 passed, 9 total/);
   assert.doesNotMatch(run.stderr, /did not exit|open handle/i);
 });

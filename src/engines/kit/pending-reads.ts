@@ -1,3 +1,5 @@
+import { setImmediate } from "../../base/loop.js";
+
 /**
  * Resolves once the event loop has polled for I/O and served what it read: what clients sent
  * before now has been read and handed to the app. A drain awaits it before it closes idle

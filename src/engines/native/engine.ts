@@ -16,6 +16,7 @@ import { ByRequestId } from "./by-request-id.js";
 import { RequestContexts, serve } from "./request-context.js";
 import { ABORT_LATER, ADDON, ADDRESS, APP_SERVER, BODY_TIMEOUT, ENCRYPTED, FORGET, GONE, ID, SERVER, STREAMED_BYTES, STREAMING, VERDICT } from "../../base/symbols.js";
 import { tooSlow } from "../../base/limits.js";
+import { clearTimeout, nextTick, setTimeout } from "../../base/loop.js";
 
 /**
  * Cog's native engine: an HTTP/1.1 server written in Rust (native/), run as a Node-API addon on
@@ -52,7 +53,7 @@ export class NativeEngine implements Engine {
     this.Request = config.host.requestClass(NativeRequest);
     this.Request.prototype[ADDON] = addon;
     // The addon tells of the others on a connection the app cuts, not of the one it was cut for.
-    this.Request.prototype[ABORT_LATER] = (id) => process.nextTick(this.onEvent, EVENT_ABORT, id);
+    this.Request.prototype[ABORT_LATER] = (id) => nextTick(this.onEvent, EVENT_ABORT, id);
     // A class of this engine's own (its addon and bookkeeping sit on the prototype), under the app's.
     const Own = class extends NativeResponse {};
     const Response = (this.Response = config.host.responseClass(Own));

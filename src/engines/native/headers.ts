@@ -17,6 +17,13 @@ export function headersFromRaw(raw: readonly string[]): IncomingHttpHeaders {
   return headers;
 }
 
+/** Node's `req.headersDistinct` shape from `rawHeaders`: lower-case names, every value kept in a list, on an object without a prototype. */
+export function distinctFromRaw(raw: readonly string[]): Record<string, string[]> {
+  const headers: Record<string, string[]> = Object.create(null);
+  for (let i = 0; i < raw.length; i += 2) (headers[lowerName(raw[i]!)] ??= []).push(raw[i + 1]!);
+  return headers;
+}
+
 /**
  * The same from the engine's text of the header lines (see `rawFromText`), without making
  * `rawHeaders` on the way: what Express's middleware reads on every request (cookie-parser,

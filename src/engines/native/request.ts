@@ -1,17 +1,19 @@
 import { EventEmitter } from "node:events";
-import type { IncomingHttpHeaders } from "node:http";
+import { IncomingMessage, type IncomingHttpHeaders } from "node:http";
 import { Readable } from "node:stream";
 import { BodyCollector, overStreamLimit, tooLarge } from "../kit/body-intake.js";
 import { HttpError } from "../../base/errors.js";
 import { joinedHeader, rawHeader } from "../kit/headers.js";
 import { HELD_BODY, type HeadVerdict, type RequestSocket } from "../contract/engine.js";
 import type { BodyCallback } from "../contract/engine.js";
-import { FIRST_ONLY, headersFromRaw, headersFromText, rawFromText } from "./headers.js";
+import { FIRST_ONLY, distinctFromRaw, headersFromRaw, headersFromText, rawFromText } from "./headers.js";
+import { underNodeClass } from "./node-class.js";
 import { FLAG_ENCODED, FLAG_HTTP11, FLAG_HTTP2, type Endpoints, type NativeAddon, type TlsPeer } from "../kit/addon.js";
 import { peerCertificate } from "./peer-certificate.js";
 import type { NativeServer } from "./http-channels.js";
 import type { PeerCertificate } from "node:tls";
 import { ABORT_LATER, ADDON, ADDRESS, APP_SERVER, BODY_ENDED, BODY_TIMEOUT, COLLECTOR, CONTENT_TYPE, ENCRYPTED, FLAGS, GONE, HEADER_TEXT, HEADERS, ID, PAUSED, RAW, RECEIVED, SERVER, SOCKET, STREAMED, STREAM_LIMIT, VERDICT } from "../../base/symbols.js";
+import { nextTick } from "../../base/loop.js";
 
 /**
  * A request's message on the native engine (Node's IncomingMessage surface). The engine has parsed and framed the
@@ -88,6 +90,11 @@ class NativeRequestBase {
     return (this[HEADERS] ??= this[RAW] !== null ? headersFromRaw(this[RAW]) : headersFromText(this.headerText()));
   }
 
+  /** As node:http's: every value of each header, in a list under its lower-case name. */
+  get headersDistinct(): Record<string, string[]> {
+    return distinctFromRaw(this.rawHeaders);
+  }
+
   /** The header lines as the engine hands them over (one string, see headers.ts), fetched once. */
   private headerText(): string {
     return (this[HEADER_TEXT] ??= this[GONE] ? "" : this[ADDON].headers(this[ID]));
@@ -142,7 +149,7 @@ class NativeRequestBase {
       }
       if (!this[GONE]) this.socket.destroy();
     }
-    process.nextTick(callback, err);
+    nextTick(callback, err);
   }
 
   /**
@@ -216,6 +223,11 @@ export class NativeRequest extends NativeRequestBase {
   declare rawTrailers: string[];
   /** Set by a body parser that has read the body (Express's convention, and Cog's helpers'). */
   declare _body: boolean | undefined;
+
+  /** As node:http's: every value of each trailer field, in a list under its lower-case name. */
+  get trailersDistinct(): Record<string, string[]> {
+    return distinctFromRaw(this.rawTrailers);
+  }
 
   get remoteAddress(): string | undefined {
     if (this[ADDRESS] === undefined && !this[GONE]) this[ADDRESS] = this[ADDON].remoteAddress(this[ID]) ?? undefined;
@@ -353,6 +365,10 @@ export class NativeRequest extends NativeRequestBase {
     }
   }
 }
+
+// An IncomingMessage, as node:http's requests are; of Node's members only `setTimeout` works
+// here (it calls the socket's, which the engine's timeouts make a no-op).
+underNodeClass(NativeRequest.prototype, NativeRequestBase.prototype, IncomingMessage.prototype, new Set(["setTimeout"]));
 
 /**
  * The request's connection as middleware sees it (`req.socket.remoteAddress`, `destroy()`,

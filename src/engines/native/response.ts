@@ -1,11 +1,12 @@
 import type { AsyncResource } from "node:async_hooks";
-import { STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
+import { ServerResponse, STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
 import { constants as osConstants } from "node:os";
 import { getSystemErrorName } from "node:util";
 import { isStatus } from "../kit/compat.js";
 import { OPEN_FILE, STAT_FILE, type OpenedFile } from "../contract/engine.js";
 import { type NativeRequest, type NativeSocket } from "./request.js";
 import { NativeServerResponse } from "./server-response.js";
+import { underNodeClass } from "./node-class.js";
 import { RESPONSE_CLOSE, RESPONSE_HAS_DATE, type NativeAddon } from "../kit/addon.js";
 import { ADDON, FORGET, GONE, HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, ID, KNOWN, SCOPE, SERVER, STORE, STORES } from "../../base/symbols.js";
 import { responseFinish } from "./http-channels.js";
@@ -301,3 +302,9 @@ const BLOCKS = new BlockNode("", false);
 let blockNodes = 0;
 
 Object.assign(NativeResponse.prototype, { [KNOWN]: null, [STORES]: null, [SCOPE]: null });
+
+// A ServerResponse, as node:http's responses are. Node's members that work here, through the
+// header store: `setHeaders` (setHeader for each), `getRawHeaderNames` (Node's private header
+// table, see server-response.ts), `pipe` (an error: a response can't be read), and the handler of
+// a listener's rejected promise (destroy).
+underNodeClass(NativeResponse.prototype, NativeServerResponse.prototype, ServerResponse.prototype, new Set<PropertyKey>(["setHeaders", "getRawHeaderNames", "pipe", Symbol.for("nodejs.rejection")]));

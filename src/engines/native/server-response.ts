@@ -7,6 +7,7 @@ import { streamFileRange } from "../kit/range-stream.js";
 import { ENDED_BODY, HEAD, HEAD_LOWER, HEAD_REASON, HEAD_STATUS, NEED_DRAIN, REQUEST_ID, STORE, STREAMED_BYTES, STREAMING, WHOLE_BODY } from "../../base/symbols.js";
 import { responseFinish } from "./http-channels.js";
 import { trailerBlock } from "./trailers.js";
+import { nextTick } from "../../base/loop.js";
 
 /** The trailer fields `addTrailers` gave, as header lines (see trailers.ts). */
 const TRAILERS = Symbol("cog.trailers");
@@ -174,6 +175,11 @@ export abstract class NativeServerResponse {
     return this;
   }
 
+  /** Node's older name for `writeHead`. */
+  writeHeader(status: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
+    return this.writeHead(status, reason, headers);
+  }
+
   /** Node's internal name for writing the head the response has so far (compression and express-session call it). */
   _implicitHeader(): void {
     this.writeHead(this.statusCode);
@@ -222,7 +228,7 @@ export abstract class NativeServerResponse {
       this[NEED_DRAIN] = true;
       ready = false;
     }
-    if (callback !== undefined) process.nextTick(callback);
+    if (callback !== undefined) nextTick(callback);
     return ready;
   }
 
@@ -237,7 +243,7 @@ export abstract class NativeServerResponse {
     }
     if (this.writableEnded) {
       if (chunk !== undefined && chunk !== null) endAfterEnd(this as unknown as ResponseSurface & { req: unknown });
-      if (callback !== undefined) process.nextTick(callback);
+      if (callback !== undefined) nextTick(callback);
       return this;
     }
     const charset = encoding as BufferEncoding | undefined;
@@ -279,7 +285,7 @@ export abstract class NativeServerResponse {
     this.release(false);
     this.writableFinished = true;
     // Only a response someone listens to (or a subscriber of http.server.response.finish) pays for its events.
-    if (this._events !== undefined || responseFinish.hasSubscribers) process.nextTick(emitFinish, this);
+    if (this._events !== undefined || responseFinish.hasSubscribers) nextTick(emitFinish, this);
   }
 
   /**
@@ -324,7 +330,7 @@ export abstract class NativeServerResponse {
     this.destroyed = true;
     this.cut();
     this.release(true);
-    if (this._events !== undefined) process.nextTick(emitClose, this);
+    if (this._events !== undefined) nextTick(emitClose, this);
     return this;
   }
 

@@ -2,6 +2,7 @@ import { Duplex } from "node:stream";
 import { getSystemErrorName } from "node:util";
 import { ByRequestId } from "./by-request-id.js";
 import type { NativeAddon } from "../kit/addon.js";
+import { clearTimeout, nextTick, setTimeout } from "../../base/loop.js";
 
 /** Tunnel events from the addon, on its socket callback (native/addon/src/js/deliver.rs). */
 export const TUNNEL_DATA = 5;
@@ -180,7 +181,7 @@ export class NativeTunnel extends Duplex {
     }
     callback(error);
     // After the 'error' the callback queued (if any): net.Socket's order, and its argument.
-    process.nextTick(() => this.emit("close", error !== null && error !== undefined));
+    nextTick(() => this.emit("close", error !== null && error !== undefined));
   }
 
   /** As Node's Socket: after `ms` of nothing read or written, 'timeout' (0 turns it off); the socket stays open. */

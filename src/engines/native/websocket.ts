@@ -2,6 +2,7 @@ import type { SendResult, WebSocketEngine, WebSocketEvents, WebSocketSettings, W
 import { ByRequestId } from "./by-request-id.js";
 import type { NativeAddon } from "../kit/addon.js";
 import type { RequestSurface as Request, ResponseSurface as Response } from "../contract/engine.js";
+import { clearTimeout, setTimeout } from "../../base/loop.js";
 
 /** WebSocket events from the addon (native/addon/src/js/deliver.rs). */
 const SOCKET_TEXT = 1;

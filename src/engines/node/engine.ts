@@ -18,6 +18,7 @@ import { RequestDeadlines } from "./request-time.js";
 import { NodeResponse } from "./response.js";
 import { queueBehind, writeInSlices } from "./writes.js";
 import { limitSendTime } from "./send-timeout.js";
+import { clearInterval, clearTimeout, setInterval, setTimeout } from "../../base/loop.js";
 
 /** Node's default backlog (511) drops SYNs when thousands of clients connect at once; the kernel caps this at net.core.somaxconn. */
 const BACKLOG = 4096;

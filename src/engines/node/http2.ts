@@ -7,6 +7,7 @@ import { tooSlow, type Limits } from "../../base/limits.js";
 import { withNodeRequestMethods } from "./request.js";
 import { chunkBytes } from "../kit/compat.js";
 import { BODY_CUT, IN_FLIGHT, REFUSED_LISTS, WRITTEN } from "../../base/symbols.js";
+import { clearInterval, clearTimeout, setImmediate, setInterval, setTimeout } from "../../base/loop.js";
 
 /**
  * HTTP/2 on the node engine, through Node's compatibility API: its Http2ServerRequest and

@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { bodyTooSlow, type FailBody } from "./client-errors.js";
+import { clearTimeout, setTimeout } from "../../base/loop.js";
 
 /**
  * A route's own `requestTimeout` over HTTP/1.1 on node:http. Node times every body against one

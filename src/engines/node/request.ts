@@ -7,6 +7,7 @@ import { joinedHeader, rawHeader } from "../kit/headers.js";
 import type { BodyCallback } from "../contract/engine.js";
 import { STREAMED, STREAM_LIMIT } from "../../base/symbols.js";
 import { FOLLOWING_BODY } from "../contract/engine.js";
+import { nextTick } from "../../base/loop.js";
 
 /**
  * What the contract's `EngineRequestMethods` asks of a request on the node engine, over the
@@ -108,7 +109,7 @@ export class NodeRequest extends withNodeRequestMethods(IncomingMessage) {
     // node:http parses the body that came in the same read as the head once the app's turn with
     // the head is over, and before this tick; the message's end comes after it
     // (test/engines/node/following-body.test.ts holds the order).
-    process.nextTick(checkWhole, this, following);
+    nextTick(checkWhole, this, following);
     return true;
   }
 

@@ -1,6 +1,7 @@
 import type { Server } from "node:http";
 import { Socket } from "node:net";
 import { TLSSocket } from "node:tls";
+import { clearInterval, setInterval } from "../../base/loop.js";
 
 /**
  * `sendTimeout` on the node engine: a connection whose client has stopped reading is closed once

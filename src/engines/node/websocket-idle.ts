@@ -1,3 +1,5 @@
+import { clearInterval, setInterval } from "../../base/loop.js";
+
 /** What the idle sweep needs of a socket. */
 export interface Heard {
   /** Set when the client sends anything (a message, ping or pong); the sweep reads and clears it. */

@@ -6,6 +6,7 @@ import type { RequestSurface as Request, ResponseSurface as Response } from "../
 import { stopLimitingSendTime } from "./send-timeout.js";
 import { IdleSweep } from "./websocket-idle.js";
 import { UPGRADE_HEAD } from "../../base/symbols.js";
+import { clearTimeout, setTimeout } from "../../base/loop.js";
 
 
 type UpgradeListener = (req: Request, res: Response) => void;

@@ -3,6 +3,7 @@ import { Socket } from "node:net";
 import type { AsyncResource } from "node:async_hooks";
 import { asyncResource } from "../../base/async-resource.js";
 import { ENDING } from "../../base/symbols.js";
+import { nextTick, setImmediate } from "../../base/loop.js";
 
 /**
  * Writing answers a slice at a time instead of one by one.
@@ -177,13 +178,13 @@ function joinQueued(socket: HeldSocket): void {
 function writeHeldAtEndOfRound(): void {
   flushScheduled = false;
   writeHeld();
-  process.nextTick(writeFollowers);
+  nextTick(writeFollowers);
 }
 
 function writeFollowers(): void {
   if (held.length === 0) return;
   writeHeld();
-  process.nextTick(writeFollowers);
+  nextTick(writeFollowers);
 }
 
 function destroyAfterWriting(this: HeldSocket, err?: Error): HeldSocket {
