@@ -3,12 +3,13 @@
 // answer can be cached), requests split across TCP writes, compressed and
 // uncompressed negotiation, 404s, the cache header and upload counts. Answers
 // that come from Postgres are compared with Postgres itself.
-import { createHash, randomBytes, randomInt } from "node:crypto";
+import { X509Certificate, createHash, randomBytes, randomInt } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { request } from "node:http";
 import { connect as http2Connect } from "node:http2";
 import { request as httpsRequest } from "node:https";
 import { connect } from "node:net";
+import { connect as tlsConnect } from "node:tls";
 import { join } from "node:path";
 import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import WebSocket from "ws";
@@ -269,7 +270,8 @@ export async function checkArena({ port, scenarios, sql, rows }) {
 // (no stricter, no looser), so that an entry that passes these passes the script. The checks
 // above are the bench's own, stricter ones. HttpArena's ports are given as `ports`: `port`
 // (HTTP/1.1, its 8080), `tlsPort` (json-tls's HTTP/1.1 over TLS, 8081), `h2Port` (HTTP/2 over
-// TLS, 8443) and `h2cPort` (HTTP/2 cleartext, 8082). Certificates are not verified, as curl -k.
+// TLS, 8443) and `h2cPort` (HTTP/2 cleartext, 8082). Certificates are not verified, as curl -k;
+// `certificate` (PEM), the one the TLS ports were given, is the one the TLS posture check expects.
 
 /** The profiles each group of validate.sh's checks runs for (its `has_test` conditions). */
 const HTTPARENA_GROUPS = [
@@ -303,8 +305,11 @@ function headerIs(value, expected) {
   return [value, norm(value)].some((v) => v === norm(expected) || String(v).startsWith(`${norm(expected)};`));
 }
 
-/** validate.sh's json check: `count` items, each with total = price × quantity × m. */
-function jsonTotalsProblem(where, body, count, m) {
+/**
+ * validate.sh's json checks: `count` items of the full shape, each with total = price × quantity ×
+ * m; with `faithful` (the json profile's), the dataset's first `count` items unchanged besides.
+ */
+function jsonProblem(where, body, count, m, { faithful = false } = {}) {
   let d;
   try {
     d = JSON.parse(body);
@@ -312,8 +317,58 @@ function jsonTotalsProblem(where, body, count, m) {
     return `${where}: not JSON (${JSON.stringify(String(body).slice(0, 80))})`;
   }
   const items = Array.isArray(d.items) ? d.items : [];
-  const ok = d.count === count && items.length > 0 && items.every((i) => "total" in i && i.total === i.price * i.quantity * m);
-  return ok ? undefined : `${where}: count ${d.count}, ${items.length} items, expected ${count} with total = price × quantity × ${m}`;
+  const shaped = (i) => ["id", "name", "category", "price", "quantity", "total"].every((k) => k in i) && Array.isArray(i.tags) && typeof i.active === "boolean" && typeof i.rating === "object" && i.rating !== null && "score" in i.rating && "count" in i.rating;
+  if (d.count !== count || items.length === 0 || !items.every(shaped)) return `${where}: count ${d.count}, ${items.length} items, expected ${count} with id, name, category, price, quantity, total, tags, active and rating`;
+  if (!items.every((i) => i.total === i.price * i.quantity * m)) return `${where}: a total is not price × quantity × ${m}`;
+  const same = (got, src) => ["id", "name", "category", "price", "quantity", "active"].every((k) => got[k] === src[k]) && JSON.stringify(got.tags) === JSON.stringify(src.tags);
+  if (faithful && (items.length !== count || !items.every((got, n) => same(got, DATASET[n])))) return `${where}: the items are not the dataset's first ${count}`;
+  return undefined;
+}
+
+/** validate.sh's `rand_between`: a whole number from `low` to `high`, both included. */
+const randBetween = (low, high) => randomInt(low, high + 1);
+
+/** The three TLS 1.3 suites (validate.sh: "a real AEAD"). */
+const TLS13_AEADS = ["TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"];
+
+/** A TLS handshake with `options`: what the server chose, or null when none completes (an alert, a reset, no common cipher). */
+function handshake(port, options) {
+  return new Promise((resolve) => {
+    let socket;
+    try {
+      socket = tlsConnect({ host: "127.0.0.1", port, servername: "localhost", rejectUnauthorized: false, ...options }, () => {
+        resolve({ fingerprint: socket.getPeerX509Certificate()?.fingerprint256, protocol: socket.getProtocol(), cipher: socket.getCipher()?.standardName, alpn: socket.alpnProtocol });
+        socket.destroy();
+      });
+    } catch {
+      // This Node's OpenSSL cannot even offer it (no such cipher at all): nothing to complete.
+      return resolve(null);
+    }
+    socket.once("error", () => resolve(null));
+    socket.setTimeout(8_000, () => socket.destroy(new Error("no handshake within 8 s")));
+  });
+}
+
+/**
+ * validate.sh's tls_posture_probe and tls_quality_probe on an HTTP/1.1 TLS port: the certificate
+ * it was given is the one served, TLS 1.3 with one of its AEAD suites against a client offering
+ * it, ALPN http/1.1 or none when only that is offered; and no handshake completes with TLS 1.0 or
+ * 1.1, nor with TLS 1.2 and a broken cipher family (NULL, aNULL, EXPORT, RC4, DES, 3DES), offered
+ * at OpenSSL's security level 0 as the script offers them.
+ */
+async function tlsPosture(label, port, certificate, problems) {
+  const got = await handshake(port, { ALPNProtocols: ["http/1.1"] });
+  if (got === null) return problems.push(`${label} TLS posture: no TLS handshake completed on port ${port}`);
+  if (certificate !== undefined && got.fingerprint !== new X509Certificate(certificate).fingerprint256) problems.push(`${label}: serves another certificate than the one it was given`);
+  if (got.protocol !== "TLSv1.3") problems.push(`${label}: settled on ${got.protocol} against a client offering TLS 1.3`);
+  if (!TLS13_AEADS.includes(got.cipher)) problems.push(`${label}: negotiated ${got.cipher}, not one of the three TLS 1.3 suites`);
+  if (got.alpn && got.alpn !== "http/1.1") problems.push(`${label}: the client offered only http/1.1 and the server selected ${got.alpn}`);
+  const old = [
+    ["TLS 1.0", "TLSv1"],
+    ["TLS 1.1", "TLSv1.1"],
+  ].map(([what, version]) => [what, { minVersion: version, maxVersion: version, ciphers: "ALL:@SECLEVEL=0" }]);
+  const weak = ["NULL", "aNULL", "EXPORT", "RC4", "DES", "3DES"].map((family) => [`TLS 1.2 with ${family}`, { minVersion: "TLSv1.2", maxVersion: "TLSv1.2", ciphers: `${family}:@SECLEVEL=0` }]);
+  for (const [what, options] of [...old, ...weak]) if ((await handshake(port, options)) !== null) problems.push(`${label} TLS quality: a handshake completes with ${what}`);
 }
 
 /** One HTTP/1.1 exchange over TLS offering ALPN http/1.1 only (curl -k --http1.1); `chunks` go out chunked, as `exchange`'s. */
@@ -455,6 +510,8 @@ const HTTPARENA = {
       ["split before headers", ["GET /baseline11?a=13&b=42 HTTP/1.1\r\n", "Host: localhost\r\n", "User-Agent: arena-frag/1.0\r\n", "Connection: close\r\n\r\n"], "55"],
       ["split headers/body", [post2, "20"], "75"],
       ["split body bytes", [post2, "2", "0"], "75"],
+      // Field names are case-insensitive (RFC 9110 §5.1): a lower-cased content-length is read too.
+      ["lower-cased content-length", ["POST /baseline11?a=13&b=42 HTTP/1.1\r\nhost: localhost\r\ncontent-type: text/plain\r\ncontent-length: 2\r\nconnection: close\r\n\r\n20"], "75"],
     ]) {
       const body = await fragmentedBody(port, fragments);
       if (body !== expected) problems.push(`/baseline11 — ${what}: body ${JSON.stringify(body)}, expected ${expected}`);
@@ -468,8 +525,8 @@ const HTTPARENA = {
   },
 
   async json({ port }, problems) {
-    for (const [count, m] of [[12, 3], [22, 7], [31, 2], [50, 5]]) {
-      const problem = jsonTotalsProblem(`GET /json/${count}?m=${m}`, (await exchange(port, { path: `/json/${count}?m=${m}` })).body, count, m);
+    for (const [count, m] of Array.from({ length: 4 }, () => [randBetween(1, 50), randBetween(2, 97)])) {
+      const problem = jsonProblem(`GET /json/${count}?m=${m}`, (await exchange(port, { path: `/json/${count}?m=${m}` })).body, count, m, { faithful: true });
       if (problem) problems.push(problem);
     }
     const res = await exchange(port, { path: "/json/50?m=1" });
@@ -481,7 +538,7 @@ const HTTPARENA = {
     const first = await exchange(port, { path: "/json/50?m=1", headers: asked });
     const encoding = String(first.headers["content-encoding"] ?? "").toLowerCase();
     if (encoding !== "gzip" && encoding !== "br") problems.push(`json-comp: Content-Encoding ${JSON.stringify(first.headers["content-encoding"])} with Accept-Encoding: gzip, br, expected gzip or br`);
-    for (const [count, m] of [[25, 3], [40, 7], [50, 2]]) {
+    for (const [count, m] of Array.from({ length: 3 }, () => [randBetween(5, 50), randBetween(2, 89)])) {
       const res = await exchange(port, { path: `/json/${count}?m=${m}`, headers: asked });
       let body;
       try {
@@ -489,18 +546,19 @@ const HTTPARENA = {
       } catch (err) {
         body = `(${err.message})`;
       }
-      const problem = jsonTotalsProblem(`json-comp /json/${count}?m=${m}`, body, count, m);
+      const problem = jsonProblem(`json-comp /json/${count}?m=${m}`, body, count, m);
       if (problem) problems.push(problem);
     }
     const plain = await exchange(port, { path: "/json/50?m=1" });
     if (plain.headers["content-encoding"] !== undefined) problems.push(`json-comp per-request: Content-Encoding ${plain.headers["content-encoding"]} without Accept-Encoding`);
   },
 
-  async "json-tls"({ tlsPort }, problems) {
+  async "json-tls"({ tlsPort, certificate }, problems) {
+    await tlsPosture("json-tls", tlsPort, certificate, problems);
     const first = await exchangeTls(tlsPort, "/json/1?m=1");
     if (first.version !== "1.1") problems.push(`json-tls: HTTP/${first.version} over TLS, expected 1.1`);
-    for (const [count, m] of [[7, 2], [23, 11], [50, 1]]) {
-      const problem = jsonTotalsProblem(`json-tls /json/${count}?m=${m}`, (await exchangeTls(tlsPort, `/json/${count}?m=${m}`)).body, count, m);
+    for (const [count, m] of Array.from({ length: 3 }, () => [randBetween(5, 50), randBetween(2, 89)])) {
+      const problem = jsonProblem(`json-tls /json/${count}?m=${m}`, (await exchangeTls(tlsPort, `/json/${count}?m=${m}`)).body, count, m);
       if (problem) problems.push(problem);
     }
     if (!/application\/json/i.test(String(first.headers["content-type"]))) problems.push(`json-tls Content-Type: ${first.headers["content-type"]}, expected application/json`);
@@ -727,13 +785,13 @@ const HTTPARENA = {
  * of checks once however many listed profiles ask for it, as validate.sh does. Resolves the
  * problems found (empty: it passes); a profile validate.sh cannot check here is one.
  */
-export async function checkHttpArena({ ports, profiles, staticDir: dir }) {
+export async function checkHttpArena({ ports, profiles, staticDir: dir, certificate }) {
   const problems = [];
   for (const profile of profiles) if (!HTTPARENA_PROFILES.includes(profile)) problems.push(`${profile}: not a profile these checks cover`);
   for (const [group, enabling] of HTTPARENA_GROUPS) {
     if (!enabling.some((p) => profiles.includes(p))) continue;
     try {
-      await HTTPARENA[group]({ ...ports, staticDir: dir }, problems);
+      await HTTPARENA[group]({ ...ports, staticDir: dir, certificate }, problems);
     } catch (err) {
       problems.push(`${group}: ${err.message}`);
     }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Memory per held connection: HttpArena's async profile holds tens of thousands of connections,
 // each with a request the server answers only later (/delay/{ms}). This opens N connections to
-// each server, each with a pending GET /delay/10000 (bench/rate-load -hold: from several source
+// each server, each with a pending GET /delay/60000 (bench/rate-load -hold: from several source
 // addresses 127.0.0.x past one address's ephemeral ports, RLIMIT_NOFILE raised), and reads the
 // server's resident memory before and while they are held: (held − before) / N is what a held
 // connection with a pending request costs.
@@ -25,6 +25,11 @@ import { ARENA_CONTENDERS } from "./contenders.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const HELD_CONTENDERS = ["cog", "cog-native", "node-http", "uws", "bun"];
+/**
+ * How long each request waits for its answer: longer than opening every connection takes (on a
+ * loaded machine 19,000 took 10-38 s), so that none is answered before its memory is read.
+ */
+const DELAY_MS = 60_000;
 
 /** Source addresses for n connections: one per 25,000 (each address has ~28,000 ephemeral ports, 32768-60999). */
 export const sourcesFor = (n) => Math.max(1, Math.ceil(n / 25_000));
@@ -47,7 +52,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** One round on one server: RSS before, RSS once every request is pending (after `settle` ms), the tool's figures. */
 async function holdOnce({ port, pid, connections, cpu, settle = 1500 }) {
   const before = rssBytes(pid);
-  const child = spawn(...pin(cpu, rateLoadBinary(), ["-hold", "-url", `http://127.0.0.1:${port}/delay/10000`, "-c", String(connections), "-sources", String(sourcesFor(connections)), "-d", `${settle + 500}ms`]), { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(...pin(cpu, rateLoadBinary(), ["-hold", "-url", `http://127.0.0.1:${port}/delay/${DELAY_MS}`, "-c", String(connections), "-sources", String(sourcesFor(connections)), "-d", `${settle + 500}ms`, "-wait", `${DELAY_MS + 10_000}ms`]), { stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   let heldAt = null;
@@ -89,7 +94,7 @@ async function main() {
     if (!c || !HELD_CONTENDERS.includes(name)) throw new Error(`--contenders: one of ${HELD_CONTENDERS.join(", ")}, not ${name}`);
     return c;
   });
-  console.log(`Held connections: ${connections.toLocaleString("en-US")} per server, each with a pending GET /delay/10000, from ${sourcesFor(connections)} source address(es); ${rounds} round(s); ${pinning ? "server on CPU 0, rate-load on CPU 1" : "no pinning"}`);
+  console.log(`Held connections: ${connections.toLocaleString("en-US")} per server, each with a pending GET /delay/${DELAY_MS}, from ${sourcesFor(connections)} source address(es); ${rounds} round(s); ${pinning ? "server on CPU 0, rate-load on CPU 1" : "no pinning"}`);
   const results = new Map(wanted.map((c) => [c.name, []]));
   for (let round = 1; round <= rounds; round++) {
     for (const contender of rotate(wanted, round - 1)) {
@@ -118,8 +123,8 @@ async function main() {
   for (const [name, list] of results) {
     if (list.length === 0) continue;
     const m = (key) => median(list.map((r) => r[key]));
-    // Opened over more than the delay's 10 s (less the settling), the first were answered before the last were sent: not all pending at once.
-    const late = m("openSeconds") > 8 ? "†" : "";
+    // Opened over more than the delay (less the settling), the first were answered before the last were sent: not all pending at once.
+    const late = m("openSeconds") > DELAY_MS / 1000 - 2 ? "†" : "";
     console.log(`| ${name.startsWith("cog") ? `**${name}**` : name} | ${m("held")} | ${m("answered")} | ${m("openSeconds").toFixed(1)}${late} | ${mib(m("rssBefore"))} | ${mib(m("rssHeld"))} | ${m("perConnection") === null ? "–" : (m("perConnection") / 1024).toFixed(2)} |`);
   }
 }

@@ -15,7 +15,7 @@
 //	    opens -c connections (from 127.0.0.1, .2, … .sources, past one address's ephemeral
 //	    ports; RLIMIT_NOFILE raised first), sends each one GET and reads nothing: each holds a
 //	    pending request. Prints "held N" once they are all sent, waits -d, then reads the
-//	    answers that came (bench/arena/held.mjs samples the server's memory meanwhile).
+//	    answers that came within -wait (bench/arena/held.mjs samples the server's memory meanwhile).
 //
 // It prints one JSON line of figures (latencies in microseconds).
 package main
@@ -38,6 +38,7 @@ func main() {
 	checkEcho := flag.Bool("check-echo", false, "count an answer whose body differs from the one sent as an error")
 	hold := flag.Bool("hold", false, "hold -c connections, each with one pending request")
 	sources := flag.Int("sources", 1, "-hold: source addresses 127.0.0.1 to 127.0.0.N")
+	wait := flag.Duration("wait", 30*time.Second, "-hold: how long to wait for the answers after holding")
 	flag.Parse()
 	if *target == "" {
 		fmt.Fprintln(os.Stderr, "rate-load: -url is required")
@@ -46,7 +47,7 @@ func main() {
 	var out any
 	var err error
 	if *hold {
-		out, err = Hold(HoldOptions{URL: *target, Conns: *conns, Sources: *sources, Hold: *duration, Ready: os.Stdout})
+		out, err = Hold(HoldOptions{URL: *target, Conns: *conns, Sources: *sources, Hold: *duration, Wait: *wait, Ready: os.Stdout})
 	} else {
 		out, err = Run(Options{URL: *target, Rate: *rate, Conns: *conns, Duration: *duration, Method: *method, BodySize: *bodySize, CheckEcho: *checkEcho})
 	}

@@ -254,8 +254,9 @@ describe("arena checks", () => {
   });
 
   test("HttpArena's validation names what validate.sh would fail", async (t) => {
-    // Sums the query only (the POST body ignored), as JSON; totals without the multiplier; an
-    // h2c "port" that is plain HTTP/1.1.
+    // Sums the query only (the POST body ignored), as JSON; made-up items of the right shape whose
+    // totals add up (validate.sh compares them with the dataset now); an h2c "port" that is plain
+    // HTTP/1.1.
     const cheat = createServer((req, res) => {
       const url = new URL(req.url!, "http://x");
       if (url.pathname === "/baseline11" || url.pathname === "/baseline2") {
@@ -265,8 +266,10 @@ describe("arena checks", () => {
       }
       if (url.pathname.startsWith("/json/")) {
         const count = Number(url.pathname.slice(6));
+        const m = Number(url.searchParams.get("m"));
+        const item = (id: number) => ({ id, name: "made up", category: "tools", price: 2, quantity: 3, total: 6 * m, tags: [], active: true, rating: { score: 4, count: 1 } });
         res.setHeader("content-type", "application/json");
-        return res.end(JSON.stringify({ items: Array.from({ length: count }, () => ({ price: 2, quantity: 3, total: 6 })), count }));
+        return res.end(JSON.stringify({ items: Array.from({ length: count }, (_, i) => item(i + 1)), count }));
       }
       res.statusCode = 404;
       res.end();
@@ -275,9 +278,10 @@ describe("arena checks", () => {
     t.after(() => cheat.close());
     const port = (cheat.address() as AddressInfo).port;
     const problems: string[] = await checkHttpArena({ ports: { port, h2cPort: port }, profiles: ["baseline", "json", "baseline-h2c", "production-stack"] });
-    for (const expected of ["POST /baseline11?a=13&b=42 body=20:", "POST /baseline11?a=13&b=42 chunked body=20:", "GET /baseline11 Content-Type", "/baseline11 — split headers/body", "GET /json/12?m=3:", "baseline-h2c:", "production-stack: not a profile"]) {
+    for (const expected of ["POST /baseline11?a=13&b=42 body=20:", "POST /baseline11?a=13&b=42 chunked body=20:", "GET /baseline11 Content-Type", "/baseline11 — split headers/body", "/baseline11 — lower-cased content-length", "GET /json/", "baseline-h2c:", "production-stack: not a profile"]) {
       assert.ok(problems.some((p) => p.startsWith(expected)), `no problem starting "${expected}" in:\n${problems.join("\n")}`);
     }
+    assert.ok(problems.filter((p) => p.startsWith("GET /json/")).every((p) => p.endsWith("the items are not the dataset's first " + /\/json\/(\d+)/.exec(p)![1])), "the made-up items are told apart from the dataset's");
     assert.ok(!problems.some((p) => p.startsWith("GET /baseline11?a=13&b=42:")), "the GET it answers right is not blamed");
   });
 });

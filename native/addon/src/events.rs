@@ -92,6 +92,9 @@ pub enum Event {
     BodyEnd {
         id: u64,
     },
+    /// The server could not accept for want of a descriptor (the process's file limit): the
+    /// connections waiting were closed unserved. Told once per server; about no request (id 0).
+    OutOfDescriptors,
     /// A body JavaScript is receiving did not arrive within its requestTimeout: the app answers the 408.
     BodyTimeout {
         id: u64,
@@ -168,6 +171,7 @@ impl Event {
             | Event::TunnelDrain { id }
             | Event::TunnelShut { id }
             | Event::TunnelClose { id, .. } => id,
+            Event::OutOfDescriptors => 0,
         }
     }
 }

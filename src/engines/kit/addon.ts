@@ -178,6 +178,8 @@ export const EVENT_BODY_END = 4;
 export const EVENT_BODY_TIMEOUT = 5;
 /** The trailer fields after a request's body (`name\0value\0…`, latin1): before its EVENT_BODY_END, or after its request when the body came whole. */
 export const EVENT_BODY_TRAILERS = 6;
+/** The server could not accept for want of a file descriptor: the connections waiting were closed unserved (once per server; id 0). */
+export const EVENT_OUT_OF_DESCRIPTORS = 7;
 
 /** The platforms cog-http carries a prebuilt binary for (scripts/native-platforms.mjs lists how each is built; a test keeps the two the same). */
 export const PREBUILT_PLATFORMS = ["linux-x64-gnu", "linux-x64-musl", "linux-arm64-gnu", "darwin-x64", "darwin-arm64"] as const;

@@ -5,7 +5,7 @@ import { CHUNKED, NO_BODY, WEBSOCKET, type Bound, type Engine, type EngineConfig
 import { injectOptions } from "../contract/inject.js";
 import { injectOverLoopback } from "./inject.js";
 import type { NativeWebSockets } from "./websocket.js";
-import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_BODY_TIMEOUT, EVENT_BODY_TRAILERS, EVENT_DRAIN, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "../kit/addon.js";
+import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_BODY_TIMEOUT, EVENT_BODY_TRAILERS, EVENT_DRAIN, EVENT_OUT_OF_DESCRIPTORS, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "../kit/addon.js";
 import { NativeRequest } from "./request.js";
 import { NativeServer, publishesResponseCreated, requestStart, responseCreated } from "./http-channels.js";
 import { nativeTlsOptions } from "./tls.js";
@@ -240,6 +240,7 @@ export class NativeEngine implements Engine {
   }
 
   private readonly onEvent = (kind: number, id: number, piece?: Buffer): void => {
+    if (kind === EVENT_OUT_OF_DESCRIPTORS) return this.outOfDescriptors();
     const response = this.inFlight.get(id);
     if (response === undefined) return;
     // In the request's own context, as node:http emits a request's events in its connection's.
@@ -258,6 +259,19 @@ export class NativeEngine implements Engine {
       // A listener threw ('close', 'drain', or the body stream's): report it with the route, as an error in a handler is.
       this.host.report(err, response.req, kind === EVENT_ABORT ? "in a 'close' listener" : kind === EVENT_DRAIN ? "in a 'drain' listener" : "in a listener of the request body");
     }
+  }
+
+  /**
+   * The server ran out of file descriptors (told once): node:http says nothing (libuv closes
+   * the connections it cannot take, as the addon now does), but a server turning clients away
+   * is worth one line.
+   */
+  private outOfDescriptors(): void {
+    const at = this.bound === null ? "" : "path" in this.bound ? ` on ${this.bound.path}` : ` on port ${this.bound.port}`;
+    process.emitWarning(
+      `the server${at} ran out of file descriptors (EMFILE, the process's open-file limit): connections arriving while none is free are closed unanswered. Raise the limit (ulimit -n, LimitNOFILE= in a systemd unit), or run more processes.`,
+      { code: "COG_OUT_OF_DESCRIPTORS" },
+    );
   }
 
   /**

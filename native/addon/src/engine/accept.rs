@@ -10,7 +10,7 @@ use super::timers::on_timer;
 use crate::events::Event;
 use crate::h1;
 use crate::h2;
-use crate::io::socket;
+use crate::io::socket::{self, OutOfDescriptors};
 use crate::io::tls::{TlsConn, TlsServer};
 use crate::io::Transport;
 use crate::js;
@@ -40,6 +40,9 @@ pub fn listen(js: js::ServerJs, at: ListenAt, settings: Settings, tls: Option<st
     let idle = alloc_handle(UV_IDLE);
     let interval = settings.check_interval.max(1);
     let id = with_state(|s| {
+        if s.reserve.is_none() {
+            s.reserve = socket::reserve_descriptor();
+        }
         let id = s.servers.iter().position(Option::is_none).unwrap_or_else(|| {
             s.servers.push(None);
             s.servers.len() - 1
@@ -64,6 +67,8 @@ pub fn listen(js: js::ServerJs, at: ListenAt, settings: Settings, tls: Option<st
             sweep_every: interval,
             tls,
             unix_path,
+            ran_out: false,
+            accept_paused: false,
         });
         id
     });
@@ -220,7 +225,11 @@ impl State {
         let serves_h2 = server.settings.h2.is_some();
         loop {
             // EAGAIN, or an error on a connection that went away: try again on the next event.
-            let Some((fd, (remote, remote_port))) = socket::accept(listen_fd) else { return };
+            let (fd, (remote, remote_port)) = match socket::accept(listen_fd) {
+                Ok(Some(accepted)) => accepted,
+                Ok(None) => return,
+                Err(OutOfDescriptors) => return self.out_of_descriptors(id),
+            };
             let tls = match &tls_config {
                 None => None,
                 Some(config) => match TlsConn::new(config) {
@@ -272,6 +281,35 @@ impl State {
                 uv_poll_start(poll, UV_READABLE | UV_DISCONNECT, on_conn);
             }
         }
+    }
+
+    /// Accepting failed for want of a descriptor, with connections waiting: they are closed
+    /// (`shed_queue`), and JavaScript is told the first time (it warns). Without a reserve
+    /// descriptor the listener is not polled until the next sweep (`resume_accepting`), as nginx
+    /// pauses accepting: polled, it would wake the loop again at once.
+    fn out_of_descriptors(&mut self, id: usize) {
+        let shed = {
+            let Some(server) = self.servers.get_mut(id).and_then(Option::as_mut) else { return };
+            socket::shed_queue(server.listen_fd, &mut self.reserve)
+        };
+        let Some(server) = self.servers.get_mut(id).and_then(Option::as_mut) else { return };
+        let first = !std::mem::replace(&mut server.ran_out, true);
+        if shed.is_none() && !server.accept_paused {
+            server.accept_paused = true;
+            // SAFETY: the server's listening handle, started in `listen`, closed only by `stop_listening`.
+            unsafe { uv_poll_stop(server.listen_poll) };
+        }
+        if first {
+            self.defer(id, vec![Event::OutOfDescriptors]);
+        }
+    }
+
+    /// Polls the listener again after a pause for want of descriptors (the sweep calls it).
+    pub(super) fn resume_accepting(&mut self, id: usize) {
+        let Some(server) = self.servers.get_mut(id).and_then(Option::as_mut).filter(|s| s.accept_paused && !s.stopped) else { return };
+        server.accept_paused = false;
+        // SAFETY: the server's listening handle, started in `listen` and stopped by `out_of_descriptors`.
+        unsafe { uv_poll_start(server.listen_poll, UV_READABLE, on_listen) };
     }
 
     /// Closes the connection; returns abort events for requests JavaScript still holds.

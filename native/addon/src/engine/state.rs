@@ -63,6 +63,10 @@ pub(crate) struct Server {
     pub(super) sweep_every: u64,
     /// The Unix domain socket it listens on, if not a TCP port: its file is removed when it stops.
     pub(super) unix_path: Option<String>,
+    /// It ran out of descriptors once (`out_of_descriptors`): JavaScript was told.
+    pub(super) ran_out: bool,
+    /// The listener is not polled: out of descriptors with none in reserve, the sweep polls it again.
+    pub(super) accept_paused: bool,
 }
 
 /// A client connection: its socket, its unparsed input and unsent output, and its requests.
@@ -115,6 +119,9 @@ pub(crate) struct State {
     pub(super) ws_conns: std::collections::HashMap<u64, (usize, u32)>,
     /// Tunnelled connections: their connection (key, generation), by id.
     pub(super) tunnels: std::collections::HashMap<u64, (usize, u32)>,
+    /// A descriptor kept for when the process runs out of them (`socket::shed_queue`), one per
+    /// loop as libuv keeps one; taken when the first server listens.
+    pub(super) reserve: Option<crate::io::socket::Socket>,
 }
 
 thread_local! {

@@ -26,6 +26,7 @@ pub(crate) unsafe extern "C" fn on_timer(handle: *mut uv_handle_t) {
 impl State {
     /// The timeout sweep: slow heads and bodies get 408, idle keep-alive connections close.
     fn sweep(&mut self, id: usize) -> Vec<Event> {
+        self.resume_accepting(id);
         let Some(server) = self.server(id) else { return Vec::new() };
         let now = now(server);
         let timeouts = Timeouts { headers: server.settings.headers_timeout, request: server.settings.request_timeout };

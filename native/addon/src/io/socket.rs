@@ -37,13 +37,47 @@ fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
     (host, port).to_socket_addrs().map_err(|e| format!("could not resolve \"{host}\": {e}"))?.next().ok_or_else(|| format!("\"{host}\" has no address"))
 }
 
+pub(crate) use super::sys::OutOfDescriptors;
+
+/// An accepted connection: its socket, and its peer's address and port.
+pub type Accepted = (Socket, (String, u16));
+
 /// Accepts one connection waiting on a listener (non-blocking, close-on-exec, no Nagle), with
 /// its peer's address as Node writes it (empty for a Unix domain socket's client). None when
 /// the queue is empty, or the connection went away: try again on the next event.
-pub fn accept(listener: Socket) -> Option<(Socket, (String, u16))> {
-    let (fd, peer) = sys::accept(listener, true)?;
+pub fn accept(listener: Socket) -> Result<Option<Accepted>, OutOfDescriptors> {
+    let Some((fd, peer)) = sys::accept(listener, true)? else { return Ok(None) };
     sys::set_no_delay(fd, true);
-    Some((fd, written(peer)))
+    Ok(Some((fd, written(peer))))
+}
+
+/// A descriptor held in reserve for `shed_queue` (None where the system has no use for one).
+pub fn reserve_descriptor() -> Option<Socket> {
+    sys::reserve_descriptor()
+}
+
+/// What libuv does when the process is out of descriptors (`uv__emfile_trick`, which Node's own
+/// servers get): the reserve descriptor is closed, the connections waiting are accepted with the
+/// one freed and closed at once, and the reserve is taken again. Their clients see the connection
+/// end rather than wait in the queue for a descriptor that may never come, and the listener is no
+/// longer readable: polled level-triggered, it would otherwise wake the loop again at once, for
+/// ever (a busy loop). Returns how many were closed; None when there was no reserve (or the
+/// queue could not be emptied with it): the caller stops polling the listener for a while.
+pub fn shed_queue(listener: Socket, reserve: &mut Option<Socket>) -> Option<usize> {
+    close(reserve.take()?);
+    let mut shed = 0;
+    let emptied = loop {
+        match sys::accept(listener, false) {
+            Ok(Some((conn, _))) => {
+                close(conn);
+                shed += 1;
+            }
+            Ok(None) => break true,
+            Err(OutOfDescriptors) => break false,
+        }
+    };
+    *reserve = sys::reserve_descriptor();
+    emptied.then_some(shed)
 }
 
 /// Accepts up to `max` connections waiting in a listening socket's queue, without blocking: the
@@ -54,9 +88,10 @@ pub fn accept_queued(fd: u32, max: usize) -> Vec<u32> {
     let mut accepted = Vec::new();
     let Some(listener) = sys::socket_from_js(fd) else { return accepted };
     while accepted.len() < max {
-        // None: the queue is empty (EAGAIN), or an error (EMFILE, a connection reset while
-        // queued) ends this drain; libuv's own accept on the next wakeup reports what persists.
-        let Some((conn, _)) = sys::accept(listener, false) else { break };
+        // None: the queue is empty (EAGAIN), or an error (a connection reset while queued, the
+        // file limit) ends this drain; libuv's own accept on the next wakeup deals with what
+        // persists (at the file limit, as `shed_queue` does).
+        let Ok(Some((conn, _))) = sys::accept(listener, false) else { break };
         accepted.push(conn as u32);
     }
     accepted
@@ -201,6 +236,38 @@ mod tests {
             close(conn as Socket);
         }
         drop(clients);
+        close(fd);
+    }
+
+    #[test]
+    fn shedding_the_queue_closes_what_waits_and_takes_the_reserve_again() {
+        use std::io::Read;
+        let (fd, port) = open("127.0.0.1", 0, false).unwrap();
+        let mut clients: Vec<_> = (0..2).map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).unwrap()).collect();
+        let mut reserve = reserve_descriptor();
+        assert!(reserve.is_some(), "/dev/null opens");
+        // The connections reach the accept queue asynchronously: shed until both were closed.
+        let mut shed = 0;
+        for _ in 0..100 {
+            shed += shed_queue(fd, &mut reserve).expect("a reserve, and the queue emptied");
+            assert!(reserve.is_some(), "the reserve is taken again");
+            if shed == 2 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(shed, 2);
+        for client in &mut clients {
+            client.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
+            // Closed unanswered: the end of the stream (or a reset).
+            assert!(matches!(client.read(&mut [0; 16]), Ok(0) | Err(_)));
+        }
+        // Without a reserve nothing is accepted: the caller pauses instead.
+        let waiting = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let mut none = None;
+        assert_eq!(shed_queue(fd, &mut none), None);
+        close(reserve.unwrap());
+        drop(waiting);
         close(fd);
     }
 

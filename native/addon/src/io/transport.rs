@@ -43,6 +43,8 @@ pub(crate) struct Transport {
     /// tells JavaScript, as a Node socket emits it); the kernel reports a socket's error once,
     /// so it is kept.
     failure: Option<SocketFailure>,
+    /// `close` ran: the descriptor is gone (and its number may be another socket's already).
+    closed: bool,
 }
 
 /// What a connection's protocol wants done with the socket's input.
@@ -93,6 +95,7 @@ impl Transport {
             sent: 0,
             ended: false,
             failure: None,
+            closed: false,
         }
     }
 
@@ -418,6 +421,10 @@ impl Transport {
 
     /// Closes the connection: on TLS, close_notify first (as far as the socket takes it).
     pub(crate) fn close(&mut self) {
+        // A second close would close whatever socket has the number by then: another
+        // connection's, or a listener's (a client's connect is then refused).
+        debug_assert!(!self.closed, "a transport closed twice");
+        self.closed = true;
         if let Some(tls) = self.tls.as_deref_mut() {
             tls.close(self.fd);
         }
@@ -459,13 +466,15 @@ impl Transport {
     }
 }
 
-/// In tests a transport closes its socket when dropped; the engine closes its own through libuv
-/// (`close`), which unit tests don't have.
+/// In tests a transport that was not closed (`close`, through libuv) closes its socket when
+/// dropped: the layers' tests make transports without libuv (`pair`).
 #[cfg(test)]
 impl Drop for Transport {
     fn drop(&mut self) {
-        // A test's socket, closed only here.
-        super::socket::close(self.fd);
+        if !self.closed {
+            // A test's socket, closed only here.
+            super::socket::close(self.fd);
+        }
     }
 }
 

@@ -33,6 +33,8 @@ const EVENT_BODY_PIECE: u32 = 3;
 const EVENT_BODY_END: u32 = 4;
 const EVENT_BODY_TIMEOUT: u32 = 5;
 const EVENT_BODY_TRAILERS: u32 = 6;
+/// The server ran out of descriptors (a server's event: no request, id 0).
+const EVENT_OUT_OF_DESCRIPTORS: u32 = 7;
 const SOCKET_TEXT: u32 = 1;
 const SOCKET_BINARY: u32 = 2;
 const SOCKET_DRAIN: u32 = 3;
@@ -283,6 +285,7 @@ unsafe extern "C" fn trampoline(env: sys::napi_env, _info: sys::napi_callback_in
                     Event::Abort { id } => call_on_event(env, event_fn, EVENT_ABORT, id, None, &mut result),
                     Event::Drain { id } => call_on_event(env, event_fn, EVENT_DRAIN, id, None, &mut result),
                     Event::BodyTimeout { id } => call_on_event(env, event_fn, EVENT_BODY_TIMEOUT, id, None, &mut result),
+                    Event::OutOfDescriptors => call_on_event(env, event_fn, EVENT_OUT_OF_DESCRIPTORS, 0, None, &mut result),
                     Event::BodyPiece { id, piece } => call_on_event(env, event_fn, EVENT_BODY_PIECE, id, Some(buffer_of(env, &piece)), &mut result),
                     Event::BodyRead { id, piece } => {
                         call_on_event(env, event_fn, EVENT_BODY_PIECE, id, Some(super::piece::piece_value(env, &piece)), &mut result)

@@ -8,6 +8,8 @@
 //! Errors are numbers (`Error`) as Node names them: errno on Unix, libuv's numbering on Windows.
 
 mod copy;
+mod limit;
+pub(crate) use limit::OutOfDescriptors;
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]

@@ -152,8 +152,8 @@ pub(crate) fn unlink(path: &str) {
 
 /// Accepts one connection waiting on a listening socket, non-blocking and close-on-exec; with
 /// `peer`, its address too (None for a Unix domain socket's client). None when the queue is empty
-/// (or the connection failed).
-pub(crate) fn accept(listener: Socket, peer: bool) -> Option<(Socket, Option<SocketAddr>)> {
+/// (or the connection failed); `OutOfDescriptors` at the file limit.
+pub(crate) fn accept(listener: Socket, peer: bool) -> Result<Option<(Socket, Option<SocketAddr>)>, super::limit::OutOfDescriptors> {
     // SAFETY: sockaddr_storage is plain data.
     let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
@@ -169,10 +169,23 @@ pub(crate) fn accept(listener: Socket, peer: bool) -> Option<(Socket, Option<Soc
     // SAFETY: as above.
     let fd = unsafe { libc::accept(listener, addr, len_ptr) };
     if fd < 0 {
-        return None;
+        return match last_error().raw_os_error() {
+            Some(libc::EMFILE | libc::ENFILE) => Err(super::limit::OutOfDescriptors),
+            _ => Ok(None),
+        };
     }
-    let fd = prepare(fd).ok()?;
-    Some((fd, if peer { address_of(&storage) } else { None }))
+    let Ok(fd) = prepare(fd) else { return Ok(None) };
+    Ok(Some((fd, if peer { address_of(&storage) } else { None })))
+}
+
+/// A descriptor held in reserve for when the process runs out (`socket::shed_queue`): /dev/null
+/// (or "/" where there is none), read-only and close-on-exec, as libuv's loop keeps one.
+pub(crate) fn reserve_descriptor() -> Option<Socket> {
+    [c"/dev/null", c"/"].into_iter().find_map(|path| {
+        // SAFETY: a NUL-terminated path; the descriptor is the caller's.
+        let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+        (fd >= 0).then_some(fd)
+    })
 }
 
 /// A socket address in the system's form, and its length.
@@ -474,7 +487,7 @@ mod tests {
         let port = local_address(listener).unwrap().port();
         let _client = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
         let accepted = (0..100).find_map(|_| {
-            accept(listener, true).or_else(|| {
+            accept(listener, true).unwrap().or_else(|| {
                 std::thread::sleep(std::time::Duration::from_millis(5));
                 None
             })

@@ -96,16 +96,24 @@ pub(crate) fn unlink(path: &str) {
 }
 
 /// Accepts one waiting connection, non-blocking; with `peer`, its address.
-pub(crate) fn accept(listener: Socket, peer: bool) -> Option<(Socket, Option<SocketAddr>)> {
+/// `OutOfDescriptors` when Winsock has no socket left to give (WSAEMFILE).
+pub(crate) fn accept(listener: Socket, peer: bool) -> Result<Option<(Socket, Option<SocketAddr>)>, super::limit::OutOfDescriptors> {
     let mut storage = ws::SOCKADDR_STORAGE::default();
     let mut len = std::mem::size_of::<ws::SOCKADDR_STORAGE>() as i32;
     // SAFETY: accept writes at most `len` bytes of the peer's address into `storage`.
     let s = unsafe { ws::accept(listener, &mut storage as *mut ws::SOCKADDR_STORAGE as *mut ws::SOCKADDR, &mut len) };
     if s == ws::INVALID_SOCKET {
-        return None;
+        // SAFETY: WSAGetLastError reads the thread's last Winsock error.
+        return if unsafe { ws::WSAGetLastError() } == ws::WSAEMFILE { Err(super::limit::OutOfDescriptors) } else { Ok(None) };
     }
-    let s = set_non_blocking(s).ok()?;
-    Some((s, if peer { address_of(&storage) } else { None }))
+    let Ok(s) = set_non_blocking(s) else { return Ok(None) };
+    Ok(Some((s, if peer { address_of(&storage) } else { None })))
+}
+
+/// No reserve on Windows: its sockets are handles, with no per-process limit like Unix's file
+/// limit; at WSAEMFILE the engine stops accepting for a moment instead (`socket::shed_queue`).
+pub(crate) fn reserve_descriptor() -> Option<Socket> {
+    None
 }
 
 fn sockaddr_of(addr: &SocketAddr) -> (ws::SOCKADDR_STORAGE, i32) {
