@@ -54,6 +54,7 @@ const STARTUP_MS = 150_000;
 interface Ready {
   ports: { http: number; https: number; h2c: number };
   taken: string;
+  autoPicks: string;
   platform: string;
   arch: string;
   node: string;
@@ -104,12 +105,13 @@ describe("on Node for Windows under Wine, the packed cog-http serves on engine n
 
   const http = (path: string, init?: RequestInit) => fetch(`http://127.0.0.1:${ready.ports.http}${path}`, init);
 
-  test("Node for Windows loaded the win32-x64 binary: routes answer from it, and a taken port fails with EADDRINUSE", async () => {
+  test('Node for Windows loaded the win32-x64 binary: routes answer from it, engine "auto" picks it, and a taken port fails with EADDRINUSE', async () => {
     assert.deepEqual([ready.platform, ready.arch, ready.node.split(".")[0]], ["win32", "x64", "v22"]);
     const answer = await http("/hello/wine");
     assert.equal(answer.status, 200);
     assert.deepEqual(await answer.json(), { hello: "wine", platform: "win32", engine: "native", protocol: "http", version: "1.1" });
     assert.equal((await http("/nothing-here")).status, 404);
+    assert.equal(ready.autoPicks, "native");
     // Winsock's WSAEADDRINUSE, as libuv names it for Node's own servers.
     assert.equal(ready.taken, "EADDRINUSE");
   });
