@@ -96,7 +96,9 @@ describe("on Node for Windows under Wine, the packed cog-http serves on engine n
   after(async () => {
     if (server !== null && server.exitCode === null) {
       const exited = once(server, "exit");
-      await fetch(`http://127.0.0.1:${ready.ports.http}/stop`, { method: "POST" }).catch(() => server!.kill());
+      // Stopped by the app itself (a clean close on Windows too), or killed when it never got ready.
+      if (ready === undefined) server.kill();
+      else await fetch(`http://127.0.0.1:${ready.ports.http}/stop`, { method: "POST" }).catch(() => server!.kill());
       const gone = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(r, 30_000, false).unref())]);
       if (!gone) server.kill();
     }
