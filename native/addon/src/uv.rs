@@ -50,6 +50,9 @@ extern "C" {
     /// A socket's poll handle on Windows (where `uv_poll_init` takes a C runtime descriptor).
     #[cfg(windows)]
     pub fn uv_poll_init_socket(lp: *mut uv_loop_t, handle: *mut uv_handle_t, socket: uv_os_sock_t) -> c_int;
+    /// A Windows or Winsock error code as libuv's (negative) error number, which Node names.
+    #[cfg(windows)]
+    pub fn uv_translate_sys_error(sys_errno: c_int) -> c_int;
     pub fn uv_poll_start(handle: *mut uv_handle_t, events: c_int, cb: uv_poll_cb) -> c_int;
     pub fn uv_poll_stop(handle: *mut uv_handle_t) -> c_int;
 

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { METHODS } from "node:http";
 import { createRequire } from "node:module";
+import { isAbsolute } from "node:path";
 import { packageFile } from "../../base/package-files.js";
 
 /**
@@ -182,7 +183,7 @@ export const EVENT_BODY_TRAILERS = 6;
 export const EVENT_OUT_OF_DESCRIPTORS = 7;
 
 /** The platforms cog-http carries a prebuilt binary for (scripts/native-platforms.mjs lists how each is built; a test keeps the two the same). */
-export const PREBUILT_PLATFORMS = ["linux-x64-gnu", "linux-x64-musl", "linux-arm64-gnu", "darwin-x64", "darwin-arm64"] as const;
+export const PREBUILT_PLATFORMS = ["linux-x64-gnu", "linux-x64-musl", "linux-arm64-gnu", "darwin-x64", "darwin-arm64", "win32-x64"] as const;
 
 const BUILD_FROM_SOURCE = 'build it from source with Rust (https://rustup.rs): npx cog-build-native (in this repository: node scripts/build-native.mjs). Or use engine: "node" (or engine: "auto", which falls back to it).';
 
@@ -247,7 +248,9 @@ export function firstUsable(files: readonly string[]): { addon: NativeAddon | nu
   const requireHere = createRequire(import.meta.url);
   const failures: string[] = [];
   for (const file of files) {
-    if (file.startsWith("/") && !existsSync(file)) continue;
+    // A path (C:\… on Windows), or else a package name.
+    const isPath = isAbsolute(file);
+    if (isPath && !existsSync(file)) continue;
     let addon: NativeAddon;
     try {
       addon = requireHere(file) as NativeAddon;
@@ -256,7 +259,7 @@ export function firstUsable(files: readonly string[]): { addon: NativeAddon | nu
       continue;
     }
     // Prebuilt (carried in prebuilds/, or a platform package), or else built from source: which says how to fix it.
-    const mismatch = interfaceMismatch(addon, file.startsWith("/") ? file : requireHere.resolve(file), !file.startsWith("/") || file.includes("/prebuilds/"));
+    const mismatch = interfaceMismatch(addon, isPath ? file : requireHere.resolve(file), !isPath || /[\\/]prebuilds[\\/]/.test(file));
     if (mismatch === null) return { addon, failures };
     failures.push(mismatch);
   }

@@ -17,7 +17,7 @@ pub const BACKLOG: c_int = 4096;
 /// the port and the kernel spreads connections over them.
 pub fn open(host: &str, port: u16, reuse_port: bool) -> Result<(Socket, u16), String> {
     let addr = resolve(host, port)?;
-    let fd = sys::tcp_listener(&addr, reuse_port, BACKLOG).map_err(|e| format!("could not listen on {host}:{port}: {e}"))?;
+    let fd = sys::tcp_listener(&addr, reuse_port, BACKLOG).map_err(|e| format!("could not listen on {host}:{port}: {}", sys::error_text(&e)))?;
     Ok((fd, sys::local_address(fd).map_or(0, |a| a.port())))
 }
 

@@ -239,7 +239,7 @@ impl TlsConn {
             match self.session.write_tls(&mut Socket(fd)) {
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Sent::Blocked,
-                Err(e) => return Sent::Failed(e.raw_os_error().unwrap_or(0)),
+                Err(e) => return Sent::Failed(super::sys::errno_of(&e)),
             }
         }
         Sent::All

@@ -233,7 +233,7 @@ impl Transport {
 
     /// Keeps the error the last read (`writing` false) or write of the socket failed with.
     fn failed(&mut self, writing: bool) {
-        self.failed_with(std::io::Error::last_os_error().raw_os_error().unwrap_or(0), writing);
+        self.failed_with(super::sys::errno_of(&std::io::Error::last_os_error()), writing);
     }
 
     /// Keeps `errno` as the error a read or write failed with (0: none did).

@@ -25,3 +25,9 @@ pub(crate) use windows::*;
 pub(crate) fn errno_of(err: &std::io::Error) -> i32 {
     err.raw_os_error().unwrap_or(EIO)
 }
+
+/// An error's text, ending "(os error N)" with N its `errno_of` (which JavaScript reads the code from).
+#[cfg(unix)]
+pub(crate) fn error_text(err: &std::io::Error) -> String {
+    err.to_string()
+}

@@ -7,9 +7,9 @@
 //! (a JavaScript descriptor is a C runtime one) are not supported: they fail, and the
 //! JavaScript side takes its other path.
 //!
-//! Errors a caller sees as errno values (file opens' errors, which JavaScript names with
-//! `util.getSystemErrorName`) are libuv's numbering on Windows, which is not the OS's: see
-//! `errno_of`.
+//! Errors a caller sees as errno values (which JavaScript names with `util.getSystemErrorName`)
+//! are libuv's numbering on Windows, which is not the OS's: `errno_of` translates Windows' and
+//! Winsock's codes as libuv does for Node's own sockets and files (WSAECONNRESET is ECONNRESET).
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
@@ -23,13 +23,17 @@ pub(crate) type Socket = crate::uv::uv_os_sock_t;
 // libuv's error numbers on Windows (uv/errno.h, UV__E*, negated), which Node names there.
 pub(crate) const EINVAL: i32 = 4071;
 pub(crate) const EIO: i32 = 4070;
+// The rest are the unit tests' (the engine's own code has errno_of).
+#[cfg(test)]
 pub(crate) const ENAMETOOLONG: i32 = 4064;
+#[cfg(test)]
 pub(crate) const ENOENT: i32 = 4058;
+#[cfg(test)]
 pub(crate) const ENOTDIR: i32 = 4052;
+#[cfg(test)]
 pub(crate) const ECONNRESET: i32 = 4077;
 #[cfg(test)]
 pub(crate) const EPIPE: i32 = 4047;
-const EACCES: i32 = 4092;
 
 fn last_error() -> std::io::Error {
     std::io::Error::last_os_error()
@@ -217,14 +221,10 @@ pub(crate) fn pending_error(socket: Socket) -> i32 {
     let mut error: i32 = 0;
     let mut len = std::mem::size_of::<i32>() as i32;
     // SAFETY: SO_ERROR writes one int.
-    if unsafe { ws::getsockopt(socket, ws::SOL_SOCKET, ws::SO_ERROR, &mut error as *mut i32 as *mut u8, &mut len) } != 0 {
+    if unsafe { ws::getsockopt(socket, ws::SOL_SOCKET, ws::SO_ERROR, &mut error as *mut i32 as *mut u8, &mut len) } != 0 || error == 0 {
         return 0;
     }
-    match error {
-        0 => 0,
-        ws::WSAECONNRESET => ECONNRESET,
-        _ => EIO,
-    }
+    errno_of(&std::io::Error::from_raw_os_error(error))
 }
 
 pub(crate) fn shutdown_write(socket: Socket) {
@@ -292,17 +292,23 @@ pub(crate) fn modified(meta: &Metadata) -> (i64, i64) {
     }
 }
 
-/// libuv's error number (as Node names it) for a Windows error: the few file opens meet.
+/// libuv's error number (as Node names it, positive) for a Windows or Winsock error, translated
+/// by Node's own libuv: the code a JavaScript error gets is the one Node's would.
 pub(crate) fn errno_of(err: &std::io::Error) -> i32 {
-    // ERROR_FILE_NOT_FOUND, ERROR_PATH_NOT_FOUND, ERROR_ACCESS_DENIED, ERROR_INVALID_NAME,
-    // ERROR_DIRECTORY (a file named as a folder), ERROR_FILENAME_EXCED_RANGE.
     match err.raw_os_error() {
-        Some(2) | Some(3) => ENOENT,
-        Some(5) => EACCES,
-        Some(123) => EINVAL,
-        Some(267) => ENOTDIR,
-        Some(206) => ENAMETOOLONG,
-        _ => EIO,
+        // SAFETY: a pure function of its argument.
+        Some(code) => -unsafe { crate::uv::uv_translate_sys_error(code) },
+        None => EIO,
+    }
+}
+
+/// An error's text ending as on Unix, "… (os error N)", N being the number Node names it by
+/// (libuv's), not Windows' own.
+pub(crate) fn error_text(err: &std::io::Error) -> String {
+    let text = err.to_string();
+    match text.rsplit_once(" (os error ") {
+        Some((message, _)) => format!("{message} (os error {})", errno_of(err)),
+        None => text,
     }
 }
 
