@@ -17,6 +17,7 @@ import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import cogExpress from "../../src/express/index.js";
+import { connect } from "../../src/connect/index.js";
 import { makeCertificates, opensslSkip } from "../certificates.js";
 import { engine, serve } from "../helpers.js";
 import { Echo, type EchoReply, type EchoRequest } from "../fixtures/grpc/echo.js";
@@ -112,7 +113,8 @@ const collect = <T>(call: NodeJS.ReadableStream): Promise<{ items: T[]; status: 
     call.on("error", (err: grpc.ServiceError) => (status?.code === undefined && err.code === undefined ? reject(err) : ((ended = true), (status ??= { code: err.code, details: err.details, metadata: err.metadata }), settle())));
   });
 
-type Mount = "cog" | "express";
+// "adapter" is cog-http/connect's `connect({ routes })`, which answers gRPC calls itself.
+type Mount = "cog" | "express" | "adapter";
 type Transport = "h2c" | "tls";
 
 // One CA and server certificate for every TLS test (each made with openssl, so made once).
@@ -129,7 +131,9 @@ async function served(t: { after(fn: () => unknown): void }, mount: Mount, trans
   const certs = transport === "tls" ? certificates() : undefined;
   const http2 = certs ? ({ http2: true, tls: certs.server } as const) : ({ http2: "h2c" } as const);
   let port: number;
-  if (mount === "cog") {
+  if (mount === "adapter") {
+    port = (await serve(t, (app) => app.use(connect({ routes: echoRoutes(seen) })), http2)).port;
+  } else if (mount === "cog") {
     port = (await serve(t, (app) => app.use(handler as never), http2)).port;
   } else {
     const app = cogExpress({ engine, ...http2 } as never);
@@ -177,9 +181,12 @@ const variants: Array<[Mount, Transport]> = [
   ["express", "h2c"],
   ["cog", "tls"],
   ["express", "tls"],
+  ["adapter", "h2c"],
+  ["adapter", "tls"],
 ];
+const mountNames: Record<Mount, string> = { cog: "connectNodeAdapter on Cog (app.use)", express: "connectNodeAdapter on cog-http/express", adapter: "cog-http/connect" };
 for (const [mount, transport] of variants) {
-  describe(`gRPC through connectNodeAdapter on ${mount === "cog" ? "Cog (app.use)" : "cog-http/express"}, ${transport === "h2c" ? "h2c" : "TLS (h2, ALPN)"}`, { skip: transport === "tls" && opensslSkip }, () => {
+  describe(`gRPC through ${mountNames[mount]}, ${transport === "h2c" ? "h2c" : "TLS (h2, ALPN)"}`, { skip: transport === "tls" && opensslSkip }, () => {
     const setup = async (t: { after(fn: () => unknown): void }) => {
       const seen: Seen = { aborted: [] };
       return { seen, ...(await served(t, mount, transport, seen)) };
