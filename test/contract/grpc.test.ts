@@ -7,7 +7,8 @@
 // that aborts the handler's signal. gRPC-Web and Connect's own protocol are sent by hand over
 // node:http2.
 import assert from "node:assert/strict";
-import { connect as h2connect } from "node:http2";
+import { connect as h2connect, type ClientHttp2Session } from "node:http2";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { fileURLToPath } from "node:url";
 import { describe, test } from "node:test";
 import * as grpc from "@grpc/grpc-js";
@@ -15,7 +16,7 @@ import * as protoLoader from "@grpc/proto-loader";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { connectNodeAdapter, type ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
 import cogExpress from "../../src/express/index.js";
 import { connect } from "../../src/connect/index.js";
 import { makeCertificates, opensslSkip } from "../certificates.js";
@@ -126,13 +127,13 @@ function certificates() {
 }
 
 /** The Echo routes served on the engine under test, and a grpc-js client for them. */
-async function served(t: { after(fn: () => unknown): void }, mount: Mount, transport: Transport, seen: Seen) {
-  const handler = connectNodeAdapter({ routes: echoRoutes(seen) });
+async function served(t: { after(fn: () => unknown): void }, mount: Mount, transport: Transport, seen: Seen, options: Partial<ConnectNodeAdapterOptions> = {}) {
+  const handler = connectNodeAdapter({ ...options, routes: echoRoutes(seen) });
   const certs = transport === "tls" ? certificates() : undefined;
   const http2 = certs ? ({ http2: true, tls: certs.server } as const) : ({ http2: "h2c" } as const);
   let port: number;
   if (mount === "adapter") {
-    port = (await serve(t, (app) => app.use(connect({ routes: echoRoutes(seen) })), http2)).port;
+    port = (await serve(t, (app) => app.use(connect({ ...options, routes: echoRoutes(seen) })), http2)).port;
   } else if (mount === "cog") {
     port = (await serve(t, (app) => app.use(handler as never), http2)).port;
   } else {
@@ -148,6 +149,31 @@ async function served(t: { after(fn: () => unknown): void }, mount: Mount, trans
   // node:http2's client for the calls sent by hand.
   const session = () => (certs ? h2connect(`https://localhost:${port}`, { ca: certs.ca }) : h2connect(`http://127.0.0.1:${port}`));
   return { client, port, session };
+}
+
+/** A POST on a node:http2 session: the answer's head, body and trailers. */
+const postOn = (session: ClientHttp2Session, path: string, headers: Record<string, string>, body: Buffer | string) =>
+  new Promise<{ headers: Record<string, unknown>; body: Buffer; trailers: Record<string, unknown> | null }>((resolve, reject) => {
+    const stream = session.request({ ":method": "POST", ":path": path, ...headers });
+    const chunks: Buffer[] = [];
+    let head: Record<string, unknown> = {};
+    let trailers: Record<string, unknown> | null = null;
+    stream.on("response", (h) => (head = h));
+    stream.on("trailers", (h) => (trailers = h));
+    stream.on("data", (c: Buffer) => chunks.push(c));
+    stream.on("end", () => resolve({ headers: head, body: Buffer.concat(chunks), trailers }));
+    stream.on("error", reject);
+    stream.end(body);
+  });
+
+/** An EchoRequest in a gRPC frame, gzipped (and flagged so) when asked. */
+function requestFrame(fields: Partial<EchoRequest>, gzip = false): Buffer {
+  const bytes = Buffer.from(toBinary(Echo.method.unary.input, create(Echo.method.unary.input, fields as never)));
+  const data = gzip ? gzipSync(bytes) : bytes;
+  const prefix = Buffer.alloc(5);
+  prefix[0] = gzip ? 1 : 0;
+  prefix.writeUInt32BE(data.length, 1);
+  return Buffer.concat([prefix, data]);
 }
 
 /** An error detail's bytes as Connect's JSON errors carry them: base64 without padding. */
@@ -187,10 +213,52 @@ const variants: Array<[Mount, Transport]> = [
 const mountNames: Record<Mount, string> = { cog: "connectNodeAdapter on Cog (app.use)", express: "connectNodeAdapter on cog-http/express", adapter: "cog-http/connect" };
 for (const [mount, transport] of variants) {
   describe(`gRPC through ${mountNames[mount]}, ${transport === "h2c" ? "h2c" : "TLS (h2, ALPN)"}`, { skip: transport === "tls" && opensslSkip }, () => {
-    const setup = async (t: { after(fn: () => unknown): void }) => {
+    const setup = async (t: { after(fn: () => unknown): void }, options?: Partial<ConnectNodeAdapterOptions>) => {
       const seen: Seen = { aborted: [] };
-      return { seen, ...(await served(t, mount, transport, seen)) };
+      return { seen, ...(await served(t, mount, transport, seen, options)) };
     };
+
+    test("gzip: a compressed request is read, and an answer past compressMinBytes is compressed", async (t) => {
+      const { session: connectTo } = await setup(t);
+      const session = connectTo();
+      t.after(() => session.close());
+      const text = "z".repeat(2000);
+      const grpcHeaders = { "content-type": "application/grpc", te: "trailers", "grpc-encoding": "gzip", "grpc-accept-encoding": "gzip" };
+      const answer = await postOn(session, "/cog.test.Echo/Unary", grpcHeaders, requestFrame({ text }, true));
+      assert.equal(answer.headers[":status"], 200);
+      assert.equal(answer.headers["grpc-encoding"], "gzip");
+      assert.equal(answer.trailers?.["grpc-status"], "0");
+      assert.equal(answer.body[0], 1, "the answer's frame is flagged compressed");
+      assert.equal(answer.body.readUInt32BE(1), answer.body.length - 5);
+      const reply = fromBinary(Echo.method.unary.output, gunzipSync(answer.body.subarray(5))) as unknown as EchoReply;
+      assert.equal(reply.text, `unary: ${text}`);
+      // A short answer goes uncompressed; an encoding the server lacks is refused with UNIMPLEMENTED.
+      const short = await postOn(session, "/cog.test.Echo/Unary", grpcHeaders, requestFrame({ text: "s" }));
+      assert.equal(short.body[0], 0);
+      const unknown = await postOn(session, "/cog.test.Echo/Unary", { ...grpcHeaders, "grpc-encoding": "snappy" }, requestFrame({ text: "s" }));
+      assert.equal(unknown.trailers?.["grpc-status"] ?? unknown.headers["grpc-status"], String(grpc.status.UNIMPLEMENTED));
+      assert.match(decodeURIComponent(String(unknown.trailers?.["grpc-message"])), /unknown compression "snappy": supported encodings are gzip/);
+      // And grpc-js, compressing its requests with gzip.
+      const { client } = await setup(t);
+      const gzipClient = new EchoClient(client.getChannel().getTarget().replace(/^dns:/, ""), transport === "tls" ? grpc.credentials.createSsl(Buffer.from(certificates().ca)) : grpc.credentials.createInsecure(), { "grpc.default_compression_algorithm": 2 }) as AnyClient;
+      t.after(() => gzipClient.close());
+      const viaGrpcJs = await unary(gzipClient, { text });
+      assert.equal(viaGrpcJs.err, null);
+      assert.equal(viaGrpcJs.reply?.text, `unary: ${text}`);
+    });
+
+    test("message size limits: a request past readMaxBytes is RESOURCE_EXHAUSTED, an answer past writeMaxBytes too", async (t) => {
+      const { client } = await setup(t, { readMaxBytes: 100, writeMaxBytes: 100 });
+      const big = await unary(client, { text: "x".repeat(200) });
+      assert.equal(big.err?.code, grpc.status.RESOURCE_EXHAUSTED);
+      assert.match(big.err?.details ?? "", /readMaxBytes 100/);
+      const small = await unary(client, { text: "fits" });
+      assert.equal(small.err, null);
+      // 95 characters fit the request's limit (97 bytes), not the answer's ("unary: " more: 104).
+      const answer = await unary(client, { text: "y".repeat(95) });
+      assert.equal(answer.err?.code, grpc.status.RESOURCE_EXHAUSTED);
+      assert.match(answer.err?.details ?? "", /writeMaxBytes 100/);
+    });
 
     test("unary, with metadata both ways: a request header, a response header, a trailer", async (t) => {
       const { client } = await setup(t);
@@ -273,19 +341,7 @@ for (const [mount, transport] of variants) {
     test("gRPC-Web and Connect's own protocol, sent by hand", async (t) => {
       const session = (await setup(t)).session();
       t.after(() => session.close());
-      const post = (path: string, headers: Record<string, string>, body: Buffer | string) =>
-        new Promise<{ headers: Record<string, unknown>; body: Buffer; trailers: Record<string, unknown> | null }>((resolve, reject) => {
-          const stream = session.request({ ":method": "POST", ":path": path, ...headers });
-          const chunks: Buffer[] = [];
-          let head: Record<string, unknown> = {};
-          let trailers: Record<string, unknown> | null = null;
-          stream.on("response", (h) => (head = h));
-          stream.on("trailers", (h) => (trailers = h));
-          stream.on("data", (c: Buffer) => chunks.push(c));
-          stream.on("end", () => resolve({ headers: head, body: Buffer.concat(chunks), trailers }));
-          stream.on("error", reject);
-          stream.end(body);
-        });
+      const post = (path: string, headers: Record<string, string>, body: Buffer | string) => postOn(session, path, headers, body);
       // Connect, unary, JSON.
       const json = await post("/cog.test.Echo/Unary", { "content-type": "application/json" }, JSON.stringify({ text: "json" }));
       assert.equal(json.headers[":status"], 200);
