@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // gRPC unary calls: the server's CPU time per call (from /proc) and calls/s, for Cog's native engine
-// and node engine (Connect's Node handler mounted with app.use, h2c), Connect's handler on bare
+// and node engine (cog-http/connect's handler, and Connect's Node handler mounted with app.use,
+// h2c), Connect's handler on bare
 // node:http2, and @grpc/grpc-js's own server. Server pinned to core 0, the grpc-js client to core 1;
 // a warm-up run per server, then the contenders interleaved over rounds; medians.
 //
@@ -15,7 +16,7 @@ const { values: flags } = parseArgs({
     rounds: { type: "string", default: "5" },
     seconds: { type: "string", default: "4" },
     concurrency: { type: "string", default: "32" },
-    contenders: { type: "string", default: "cog-native,cog-node,connect,grpc-js" },
+    contenders: { type: "string", default: "cog-native-connect,cog-native,cog-node-connect,cog-node,connect,grpc-js" },
   },
 });
 const here = (file) => fileURLToPath(new URL(file, import.meta.url));
@@ -63,11 +64,11 @@ for (let round = 0; round < Number(flags.rounds); round++) {
 for (const { child } of Object.values(servers)) child.kill();
 
 console.log(`node ${process.version}, ${flags.rounds} rounds of ${flags.seconds} s, ${flags.concurrency} calls in flight on one connection (grpc-js client, core 1; server on core 0)`);
-console.log("contender    server CPU µs/call (median)   calls/s (median)   failed");
+console.log("contender            server CPU µs/call (median)   calls/s (median)   failed");
 const base = median(results[contenders[0]].map((r) => r.usPerCall));
 for (const contender of contenders) {
   const us = median(results[contender].map((r) => r.usPerCall));
   const rate = median(results[contender].map((r) => r.callsPerSecond));
   const failed = results[contender].reduce((n, r) => n + r.failed, 0);
-  console.log(`${contender.padEnd(12)} ${us.toFixed(1).padStart(8)} (x${(us / base).toFixed(2)})          ${rate.toFixed(0).padStart(8)}          ${failed}`);
+  console.log(`${contender.padEnd(20)} ${us.toFixed(1).padStart(8)} (x${(us / base).toFixed(2)})          ${rate.toFixed(0).padStart(8)}          ${failed}`);
 }

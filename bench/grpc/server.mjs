@@ -2,6 +2,8 @@
 // of test/fixtures/grpc/echo.proto, its Unary answered by
 //   cog-native  Cog on its native engine (h2c), Connect's Node handler mounted with app.use
 //   cog-node    the same on Cog's node engine (node:http2)
+//   cog-native-connect, cog-node-connect
+//               cog-http/connect's `connect({ routes })` (gRPC answered on Cog's request and response)
 //   connect     Connect's Node handler on bare node:http2 (http2.createServer)
 //   grpc-js     @grpc/grpc-js's own server, the service loaded by @grpc/proto-loader
 // Run with tsx (the service's descriptor is the test fixture's TypeScript).
@@ -28,8 +30,11 @@ if (contender === "grpc-js") {
   server.listen(0, "127.0.0.1", () => console.log(`ready ${server.address().port}`));
 } else {
   const { Cog } = await import("../../dist/index.js");
-  const app = new Cog({ engine: contender === "cog-native" ? "native" : "node", http2: "h2c", logErrors: false });
-  app.use(connectNodeAdapter({ routes }));
+  const app = new Cog({ engine: contender.startsWith("cog-native") ? "native" : "node", http2: "h2c", logErrors: false });
+  if (contender.endsWith("-connect")) {
+    const { connect } = await import("../../dist/connect/index.js");
+    app.use(connect({ routes }));
+  } else app.use(connectNodeAdapter({ routes }));
   const { port } = await app.listen(0, "127.0.0.1");
   console.log(`ready ${port}`);
 }

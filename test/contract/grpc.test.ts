@@ -1,20 +1,24 @@
 // gRPC, gRPC-Web and Connect on Cog: Connect's own Node handler (`connectNodeAdapter` from
 // @connectrpc/connect-node), mounted unchanged with `app.use` on Cog and on cog-http/express,
-// served over h2c on the engine under test. The client is @grpc/grpc-js with a service loaded at
-// run time by @grpc/proto-loader (not Connect's own client): unary, server streaming, client
-// streaming and bidi calls; metadata both ways (headers and trailers); an error status with its
-// message; and a deadline (grpc-timeout) that aborts the handler's signal. gRPC-Web and Connect's
-// own protocol are sent by hand over node:http2.
+// served over h2c and over TLS (h2 by ALPN) on the engine under test. The client is @grpc/grpc-js
+// with a service loaded at run time by @grpc/proto-loader (not Connect's own client): unary, server
+// streaming, client streaming and bidi calls; metadata both ways (headers and trailers); an error
+// status with its message and details (grpc-status-details-bin); and a deadline (grpc-timeout)
+// that aborts the handler's signal. gRPC-Web and Connect's own protocol are sent by hand over
+// node:http2.
 import assert from "node:assert/strict";
-import { connect as h2connect } from "node:http2";
+import { connect as h2connect, type ClientHttp2Session } from "node:http2";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { fileURLToPath } from "node:url";
 import { describe, test } from "node:test";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { connectNodeAdapter, type ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
 import cogExpress from "../../src/express/index.js";
+import { connect } from "../../src/connect/index.js";
 import { makeCertificates, opensslSkip } from "../certificates.js";
 import { engine, serve } from "../helpers.js";
 import { Echo, type EchoReply, type EchoRequest } from "../fixtures/grpc/echo.js";
@@ -45,7 +49,8 @@ function echoRoutes(seen: Seen) {
     if (asked !== null) ctx.responseHeader.set("x-asked", asked);
     ctx.responseTrailer.set("x-trailer", `from ${name}`);
     if (req.delayMs > 0) await sleep(req.delayMs, ctx.signal);
-    if (req.fail !== 0) throw new ConnectError(req.text, req.fail as Code);
+    // A failure carries a detail (an EchoReply), which gRPC sends in grpc-status-details-bin.
+    if (req.fail !== 0) throw new ConnectError(req.text, req.fail as Code, undefined, [{ desc: Echo.method.unary.output, value: { text: `detail of ${name}` } as never }]);
   };
   return (router: ConnectRouter) =>
     router.service(Echo, {
@@ -109,31 +114,151 @@ const collect = <T>(call: NodeJS.ReadableStream): Promise<{ items: T[]; status: 
     call.on("error", (err: grpc.ServiceError) => (status?.code === undefined && err.code === undefined ? reject(err) : ((ended = true), (status ??= { code: err.code, details: err.details, metadata: err.metadata }), settle())));
   });
 
-type Mount = "cog" | "express";
+// "adapter" is cog-http/connect's `connect({ routes })`, which answers gRPC calls itself.
+type Mount = "cog" | "express" | "adapter";
+type Transport = "h2c" | "tls";
 
-async function served(t: { after(fn: () => unknown): void }, mount: Mount, seen: Seen): Promise<number> {
-  const handler = connectNodeAdapter({ routes: echoRoutes(seen) });
-  if (mount === "cog") {
-    const { port } = await serve(t, (app) => app.use(handler as never), { http2: "h2c" });
-    return port;
-  }
-  const app = cogExpress({ engine, http2: "h2c" } as never);
-  app.use(handler as never);
-  const server = app.listen(0, "127.0.0.1");
-  await new Promise<void>((resolve) => (server.listening ? resolve() : server.once("listening", () => resolve())));
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return (server.address() as { port: number }).port;
+// One CA and server certificate for every TLS test (each made with openssl, so made once).
+let made: { ca: string; server: { key: string; cert: string } } | undefined;
+function certificates() {
+  if (made) return made;
+  const certs = makeCertificates();
+  return (made = { ca: certs.ca, server: certs.issue("localhost") });
 }
 
-for (const mount of ["cog", "express"] as const) {
-  describe(`gRPC through connectNodeAdapter on ${mount === "cog" ? "Cog (app.use)" : "cog-http/express"}, h2c`, () => {
-    const setup = async (t: { after(fn: () => unknown): void }) => {
+/** The Echo routes served on the engine under test, and a grpc-js client for them. */
+async function served(t: { after(fn: () => unknown): void }, mount: Mount, transport: Transport, seen: Seen, options: Partial<ConnectNodeAdapterOptions> = {}) {
+  const handler = connectNodeAdapter({ ...options, routes: echoRoutes(seen) });
+  const certs = transport === "tls" ? certificates() : undefined;
+  const http2 = certs ? ({ http2: true, tls: certs.server } as const) : ({ http2: "h2c" } as const);
+  let port: number;
+  if (mount === "adapter") {
+    port = (await serve(t, (app) => app.use(connect({ ...options, routes: echoRoutes(seen) })), http2)).port;
+  } else if (mount === "cog") {
+    port = (await serve(t, (app) => app.use(handler as never), http2)).port;
+  } else {
+    const app = cogExpress({ engine, ...http2 } as never);
+    app.use(handler as never);
+    const server = app.listen(0, "127.0.0.1");
+    await new Promise<void>((resolve) => (server.listening ? resolve() : server.once("listening", () => resolve())));
+    t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    port = (server.address() as { port: number }).port;
+  }
+  const client = (certs ? new EchoClient(`localhost:${port}`, grpc.credentials.createSsl(Buffer.from(certs.ca))) : new EchoClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure())) as AnyClient;
+  t.after(() => client.close());
+  // node:http2's client for the calls sent by hand.
+  const session = () => (certs ? h2connect(`https://localhost:${port}`, { ca: certs.ca }) : h2connect(`http://127.0.0.1:${port}`));
+  return { client, port, session };
+}
+
+/** A POST on a node:http2 session: the answer's head, body and trailers. */
+const postOn = (session: ClientHttp2Session, path: string, headers: Record<string, string>, body: Buffer | string) =>
+  new Promise<{ headers: Record<string, unknown>; body: Buffer; trailers: Record<string, unknown> | null }>((resolve, reject) => {
+    const stream = session.request({ ":method": "POST", ":path": path, ...headers });
+    const chunks: Buffer[] = [];
+    let head: Record<string, unknown> = {};
+    let trailers: Record<string, unknown> | null = null;
+    stream.on("response", (h) => (head = h));
+    stream.on("trailers", (h) => (trailers = h));
+    stream.on("data", (c: Buffer) => chunks.push(c));
+    stream.on("end", () => resolve({ headers: head, body: Buffer.concat(chunks), trailers }));
+    stream.on("error", reject);
+    stream.end(body);
+  });
+
+/** An EchoRequest in a gRPC frame, gzipped (and flagged so) when asked. */
+function requestFrame(fields: Partial<EchoRequest>, gzip = false): Buffer {
+  const bytes = Buffer.from(toBinary(Echo.method.unary.input, create(Echo.method.unary.input, fields as never)));
+  const data = gzip ? gzipSync(bytes) : bytes;
+  const prefix = Buffer.alloc(5);
+  prefix[0] = gzip ? 1 : 0;
+  prefix.writeUInt32BE(data.length, 1);
+  return Buffer.concat([prefix, data]);
+}
+
+/** An error detail's bytes as Connect's JSON errors carry them: base64 without padding. */
+const detailValue = (method: string) => Buffer.from(toBinary(Echo.method.unary.output, create(Echo.method.unary.output, { text: `detail of ${method}` } as never))).toString("base64").replace(/=+$/, "");
+
+/** The google.rpc.Status in a grpc-status-details-bin trailer: its code, message and details' type URLs and bytes. */
+function statusDetails(bin: Buffer) {
+  const status = { code: 0, message: "", details: [] as Array<{ typeUrl: string; value: Uint8Array }> };
+  const reader = new BinaryReader(bin);
+  while (reader.pos < reader.len) {
+    const [field, wireType] = reader.tag();
+    if (field === 1) status.code = reader.int32();
+    else if (field === 2) status.message = reader.string();
+    else if (field === 3) {
+      const any = new BinaryReader(reader.bytes());
+      const detail = { typeUrl: "", value: new Uint8Array() };
+      while (any.pos < any.len) {
+        const [f, w] = any.tag();
+        if (f === 1) detail.typeUrl = any.string();
+        else if (f === 2) detail.value = any.bytes();
+        else any.skip(w);
+      }
+      status.details.push(detail);
+    } else reader.skip(wireType);
+  }
+  return status;
+}
+
+const variants: Array<[Mount, Transport]> = [
+  ["cog", "h2c"],
+  ["express", "h2c"],
+  ["cog", "tls"],
+  ["express", "tls"],
+  ["adapter", "h2c"],
+  ["adapter", "tls"],
+];
+const mountNames: Record<Mount, string> = { cog: "connectNodeAdapter on Cog (app.use)", express: "connectNodeAdapter on cog-http/express", adapter: "cog-http/connect" };
+for (const [mount, transport] of variants) {
+  describe(`gRPC through ${mountNames[mount]}, ${transport === "h2c" ? "h2c" : "TLS (h2, ALPN)"}`, { skip: transport === "tls" && opensslSkip }, () => {
+    const setup = async (t: { after(fn: () => unknown): void }, options?: Partial<ConnectNodeAdapterOptions>) => {
       const seen: Seen = { aborted: [] };
-      const port = await served(t, mount, seen);
-      const client = new EchoClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as AnyClient;
-      t.after(() => client.close());
-      return { seen, client, port };
+      return { seen, ...(await served(t, mount, transport, seen, options)) };
     };
+
+    test("gzip: a compressed request is read, and an answer past compressMinBytes is compressed", async (t) => {
+      const { session: connectTo } = await setup(t);
+      const session = connectTo();
+      t.after(() => session.close());
+      const text = "z".repeat(2000);
+      const grpcHeaders = { "content-type": "application/grpc", te: "trailers", "grpc-encoding": "gzip", "grpc-accept-encoding": "gzip" };
+      const answer = await postOn(session, "/cog.test.Echo/Unary", grpcHeaders, requestFrame({ text }, true));
+      assert.equal(answer.headers[":status"], 200);
+      assert.equal(answer.headers["grpc-encoding"], "gzip");
+      assert.equal(answer.trailers?.["grpc-status"], "0");
+      assert.equal(answer.body[0], 1, "the answer's frame is flagged compressed");
+      assert.equal(answer.body.readUInt32BE(1), answer.body.length - 5);
+      const reply = fromBinary(Echo.method.unary.output, gunzipSync(answer.body.subarray(5))) as unknown as EchoReply;
+      assert.equal(reply.text, `unary: ${text}`);
+      // A short answer goes uncompressed; an encoding the server lacks is refused with UNIMPLEMENTED.
+      const short = await postOn(session, "/cog.test.Echo/Unary", grpcHeaders, requestFrame({ text: "s" }));
+      assert.equal(short.body[0], 0);
+      const unknown = await postOn(session, "/cog.test.Echo/Unary", { ...grpcHeaders, "grpc-encoding": "snappy" }, requestFrame({ text: "s" }));
+      assert.equal(unknown.trailers?.["grpc-status"] ?? unknown.headers["grpc-status"], String(grpc.status.UNIMPLEMENTED));
+      assert.match(decodeURIComponent(String(unknown.trailers?.["grpc-message"])), /unknown compression "snappy": supported encodings are gzip/);
+      // And grpc-js, compressing its requests with gzip.
+      const { client } = await setup(t);
+      const gzipClient = new EchoClient(client.getChannel().getTarget().replace(/^dns:/, ""), transport === "tls" ? grpc.credentials.createSsl(Buffer.from(certificates().ca)) : grpc.credentials.createInsecure(), { "grpc.default_compression_algorithm": 2 }) as AnyClient;
+      t.after(() => gzipClient.close());
+      const viaGrpcJs = await unary(gzipClient, { text });
+      assert.equal(viaGrpcJs.err, null);
+      assert.equal(viaGrpcJs.reply?.text, `unary: ${text}`);
+    });
+
+    test("message size limits: a request past readMaxBytes is RESOURCE_EXHAUSTED, an answer past writeMaxBytes too", async (t) => {
+      const { client } = await setup(t, { readMaxBytes: 100, writeMaxBytes: 100 });
+      const big = await unary(client, { text: "x".repeat(200) });
+      assert.equal(big.err?.code, grpc.status.RESOURCE_EXHAUSTED);
+      assert.match(big.err?.details ?? "", /readMaxBytes 100/);
+      const small = await unary(client, { text: "fits" });
+      assert.equal(small.err, null);
+      // 95 characters fit the request's limit (97 bytes), not the answer's ("unary: " more: 104).
+      const answer = await unary(client, { text: "y".repeat(95) });
+      assert.equal(answer.err?.code, grpc.status.RESOURCE_EXHAUSTED);
+      assert.match(answer.err?.details ?? "", /writeMaxBytes 100/);
+    });
 
     test("unary, with metadata both ways: a request header, a response header, a trailer", async (t) => {
       const { client } = await setup(t);
@@ -188,6 +313,14 @@ for (const mount of ["cog", "express"] as const) {
       assert.equal(answer.err?.code, grpc.status.NOT_FOUND);
       assert.equal(answer.err?.details, "no such thing ünïcode 100%");
       assert.deepEqual(answer.err?.metadata.get("x-trailer"), ["from unary"]);
+      // The error's detail, in google.rpc.Status in grpc-status-details-bin.
+      const [bin] = answer.err?.metadata.get("grpc-status-details-bin") ?? [];
+      assert.ok(Buffer.isBuffer(bin), "grpc-status-details-bin is in the trailers");
+      const details = statusDetails(bin);
+      assert.equal(details.code, grpc.status.NOT_FOUND);
+      assert.equal(details.message, "no such thing ünïcode 100%");
+      assert.deepEqual(details.details.map((d) => d.typeUrl), ["type.googleapis.com/cog.test.EchoReply"]);
+      assert.equal((fromBinary(Echo.method.unary.output, details.details[0]!.value) as unknown as EchoReply).text, "detail of unary");
       const streamed = await collect(client.ServerStream!({ text: "denied", count: 3, fail: Code.PermissionDenied }));
       assert.equal(streamed.status.code, grpc.status.PERMISSION_DENIED);
       assert.equal(streamed.status.details, "denied");
@@ -206,22 +339,9 @@ for (const mount of ["cog", "express"] as const) {
     });
 
     test("gRPC-Web and Connect's own protocol, sent by hand", async (t) => {
-      const { port } = await setup(t);
-      const session = h2connect(`http://127.0.0.1:${port}`);
+      const session = (await setup(t)).session();
       t.after(() => session.close());
-      const post = (path: string, headers: Record<string, string>, body: Buffer | string) =>
-        new Promise<{ headers: Record<string, unknown>; body: Buffer; trailers: Record<string, unknown> | null }>((resolve, reject) => {
-          const stream = session.request({ ":method": "POST", ":path": path, ...headers });
-          const chunks: Buffer[] = [];
-          let head: Record<string, unknown> = {};
-          let trailers: Record<string, unknown> | null = null;
-          stream.on("response", (h) => (head = h));
-          stream.on("trailers", (h) => (trailers = h));
-          stream.on("data", (c: Buffer) => chunks.push(c));
-          stream.on("end", () => resolve({ headers: head, body: Buffer.concat(chunks), trailers }));
-          stream.on("error", reject);
-          stream.end(body);
-        });
+      const post = (path: string, headers: Record<string, string>, body: Buffer | string) => postOn(session, path, headers, body);
       // Connect, unary, JSON.
       const json = await post("/cog.test.Echo/Unary", { "content-type": "application/json" }, JSON.stringify({ text: "json" }));
       assert.equal(json.headers[":status"], 200);
@@ -230,7 +350,7 @@ for (const mount of ["cog", "express"] as const) {
       // Connect, an error: its JSON body and status.
       const failed = await post("/cog.test.Echo/Unary", { "content-type": "application/json" }, JSON.stringify({ text: "nope", fail: Code.InvalidArgument }));
       assert.equal(failed.headers[":status"], 400);
-      assert.deepEqual(JSON.parse(failed.body.toString()), { code: "invalid_argument", message: "nope" });
+      assert.deepEqual(JSON.parse(failed.body.toString()), { code: "invalid_argument", message: "nope", details: [{ type: "cog.test.EchoReply", value: detailValue("unary"), debug: { text: "detail of unary" } }] });
       // gRPC-Web, binary: a length-prefixed message, then the trailers as the body's last frame.
       const request = toBinary(Echo.method.unary.input, create(Echo.method.unary.input, { text: "web" } as never));
       const framed = Buffer.concat([Buffer.from([0, 0, 0, 0, request.length]), request]);
@@ -247,23 +367,6 @@ for (const mount of ["cog", "express"] as const) {
   });
 }
 
-describe("gRPC through connectNodeAdapter over TLS (h2, ALPN)", { skip: opensslSkip }, () => {
-  test("unary with its trailers, and a server stream", async (t) => {
-    const certs = makeCertificates();
-    const seen: Seen = { aborted: [] };
-    const { port } = await serve(t, (app) => app.use(connectNodeAdapter({ routes: echoRoutes(seen) }) as never), { http2: true, tls: certs.issue("localhost") });
-    const client = new EchoClient(`localhost:${port}`, grpc.credentials.createSsl(Buffer.from(certs.ca))) as AnyClient;
-    t.after(() => client.close());
-    const answer = await unary(client, { text: "secure" });
-    assert.equal(answer.err, null);
-    assert.deepEqual(answer.reply, { text: "unary: secure" });
-    assert.deepEqual(answer.trailers?.get("x-trailer"), ["from unary"]);
-    const { items, status } = await collect<EchoReply>(client.ServerStream!({ text: "s", count: 3 }));
-    assert.equal(status.code, grpc.status.OK);
-    assert.deepEqual(items.map((r) => r.text), ["s 0", "s 1", "s 2"]);
-  });
-});
-
 describe("Connect and gRPC-Web over HTTP/1.1 through connectNodeAdapter", () => {
   test("a Connect unary call (JSON, which Cog reads before the chain and replays), an error, and a gRPC-Web call", async (t) => {
     const seen: Seen = { aborted: [] };
@@ -275,7 +378,7 @@ describe("Connect and gRPC-Web over HTTP/1.1 through connectNodeAdapter", () => 
     assert.deepEqual(await json.json(), { text: "unary: over h1" });
     const failed = await fetch(`${base}/cog.test.Echo/Unary`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text: "gone", fail: Code.NotFound }) });
     assert.equal(failed.status, 404);
-    assert.deepEqual(await failed.json(), { code: "not_found", message: "gone" });
+    assert.deepEqual(await failed.json(), { code: "not_found", message: "gone", details: [{ type: "cog.test.EchoReply", value: detailValue("unary"), debug: { text: "detail of unary" } }] });
     const request = toBinary(Echo.method.unary.input, create(Echo.method.unary.input, { text: "web" } as never));
     const web = await fetch(`${base}/cog.test.Echo/Unary`, { method: "POST", headers: { "content-type": "application/grpc-web+proto", "x-grpc-web": "1" }, body: Buffer.concat([Buffer.from([0, 0, 0, 0, request.length]), request]) });
     const body = Buffer.from(await web.arrayBuffer());

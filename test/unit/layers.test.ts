@@ -50,6 +50,7 @@ export const LAYERS: readonly { layer: string; holds: string; imports: readonly 
   { layer: "facade", holds: "index.ts cog.ts", imports: ["base", "contract", "loader", "http", "observe", "schema", "websocket", "core"] },
   { layer: "express", holds: "express/", imports: ["base", "contract", "loader", "http", "core"] },
   { layer: "otel", holds: "otel/", imports: ["base", "http", "observe"] },
+  { layer: "connect", holds: "connect/", imports: ["http"] },
   { layer: "nest", holds: "nest/", imports: ["express"] },
 ];
 

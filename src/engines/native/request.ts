@@ -138,9 +138,12 @@ class NativeRequestBase {
    * Readable's `_destroy`, as IncomingMessage's: a request destroyed before it was read to its
    * end (`req.destroy()`, or its client left) is aborted, and its connection cut; but a body
    * refused for its size keeps it, so that the 413 reaches the client (as on the node engine).
+   * An HTTP/2 request is one stream of many: destroying it ends its reading and leaves the stream
+   * to its response, as node:http2's Http2ServerRequest does (Connect's handler destroys a body it
+   * stops reading at an error, then answers with the error's status).
    */
   _destroy(err: Error | null, callback: (err?: Error | null) => void): void {
-    if (err instanceof HttpError && err.status === 413) return callback(err);
+    if ((err instanceof HttpError && err.status === 413) || (this.httpVersionMajor === 2 && !this[GONE])) return callback(err);
     const stream = this as unknown as Readable;
     if (!stream.readableEnded || !this.complete) {
       if (!this.aborted) {
