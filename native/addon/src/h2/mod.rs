@@ -9,11 +9,11 @@
 //!   or TLS's ALPN tell), then the HTTP/2 connection, its input, output, events and timeouts;
 //! - `settings.rs`: a server's HTTP/2 limits; `head.rs`: a request's head against Cog's rules
 //!   (the limits, the methods the engine knows);
-//! `head.rs` and `answer.rs` serve HTTP/3's streams too (`h3`): the same rules and answer heads.
-//!
 //! - `answer.rs`: the app's answers as HTTP/2 responses (heads, whole and streamed bodies, files);
 //! - `streams.rs`: what the engine keeps per stream in flight (its request's id, its body's
 //!   progress and pause, where its response stands).
+//!
+//! `head.rs` and `answer.rs` serve HTTP/3's streams too (`h3`): the same rules and answer heads.
 
 mod answer;
 mod conn;
