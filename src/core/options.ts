@@ -60,7 +60,7 @@ export const OPTION_HINTS: Readonly<Record<string, string>> = {
   host: "the host is listen()'s: app.listen({ port, host })",
   workers: "workers are listen()'s: app.listen({ port, workers })",
   https: "HTTPS is the tls option: { tls: { key, cert } }",
-  http3: "this version of Cog serves HTTP/1.1 and HTTP/2 (the http2 option), not HTTP/3",
+  http3: "HTTP/3 is listen()'s: app.listen({ port, http3: true }) (the native engine, with the tls option)",
   trustProxies: "did you mean trustProxy?",
   requestIdHeader: "the request id comes from X-Request-Id with trustRequestId: true",
   cookieSecret: "cookies are signed with the secret option",
@@ -68,14 +68,13 @@ export const OPTION_HINTS: Readonly<Record<string, string>> = {
 };
 
 /** Every key `listen(options)` knows. */
-export const LISTEN_OPTION_KEYS: readonly string[] = ["port", "host", "path", "workers", "signals", "drainMs"];
+export const LISTEN_OPTION_KEYS: readonly string[] = ["port", "host", "path", "workers", "signals", "drainMs", "http3"];
 
 /** Where options of the app, given to `listen()`, belong. */
 export const LISTEN_OPTION_HINTS: Readonly<Record<string, string>> = {
   tls: "tls is an option of the app: new Cog({ tls })",
   engine: "engine is an option of the app: new Cog({ engine })",
   http2: "http2 is an option of the app: new Cog({ http2 })",
-  http3: OPTION_HINTS.http3!,
 };
 
 /** Every key `express(options)` (cog-http/express) knows. */

@@ -58,6 +58,12 @@ export interface ListenOptions {
   signals?: boolean;
   /** How long a drain on a signal waits for in-flight requests before cutting them. Default 10000 ms. */
   drainMs?: number;
+  /**
+   * Serve HTTP/3 (QUIC) on UDP beside HTTP/1.1 and HTTP/2 over TLS on TCP, on the same port
+   * number; answers over TCP then carry `Alt-Svc: h3=":port"` so that clients switch. The native
+   * engine only (Node has no QUIC), with the app's `tls` option (TLS 1.3). Default false.
+   */
+  http3?: boolean;
 }
 
 /**
@@ -94,6 +100,7 @@ export class Serving {
   async listen(options: ListenOptions): Promise<Address | SocketAddress> {
     refuseUnknownKeys(options, LISTEN_OPTION_KEYS, LISTEN_OPTION_HINTS, "app.listen()", "option");
     const drainMs = options.drainMs ?? 10_000;
+    if (options.http3 !== undefined) await this.checkHttp3(options);
     if (options.path !== undefined) {
       if (typeof options.path !== "string" || options.path === "") throw new TypeError(`listen({ path }) takes the path of a Unix domain socket; got ${JSON.stringify(options.path)}`);
       if (options.workers !== undefined || options.port !== undefined || options.host !== undefined) throw new TypeError("listen({ path }) listens on a Unix domain socket: it takes no port, host or workers");
@@ -111,7 +118,7 @@ export class Serving {
       workers.serveAsWorker((ms) => this.close(ms), drainMs);
       return address;
     }
-    const address = await this.serve(options.path !== undefined ? { path: options.path } : { port: options.port ?? 3000, host: options.host }, false);
+    const address = await this.serve(options.path !== undefined ? { path: options.path } : { port: options.port ?? 3000, host: options.host, http3: options.http3 }, false);
     if (options.signals === true) {
       const { drainOnSignals } = await import("./signals.js");
       this.removeSignals = drainOnSignals(async (signal) => {
@@ -120,6 +127,18 @@ export class Serving {
       });
     }
     return address;
+  }
+
+  /** Refuses at startup what `listen({ http3 })` can't serve, saying what to do instead. */
+  private async checkHttp3(options: ListenOptions): Promise<void> {
+    if (typeof options.http3 !== "boolean") throw new TypeError(`listen({ http3 }) takes true or false; got ${JSON.stringify(options.http3)}`);
+    if (!options.http3) return;
+    if (options.path !== undefined || options.workers !== undefined) throw new TypeError("listen({ http3: true }) serves on a UDP port beside the TCP one: it takes a port, not a path, and no workers yet (one process per UDP port)");
+    if (this.config.options.tls === undefined) throw new TypeError("listen({ http3: true }) needs the app's tls option (QUIC is always encrypted): new Cog({ engine: \"native\", tls: { key, cert } })");
+    if (this.requested === "auto") {
+      const unavailable = (await import("../engines/kit/addon.js")).nativeUnavailable();
+      if (unavailable !== null) throw new Error(`listen({ http3: true }) needs the native engine (Node has no QUIC), and engine "auto" can't use it here, because ${unavailable}`);
+    }
   }
 
   /** The primary of `workers`: forks them, and answers `close` by draining them. */

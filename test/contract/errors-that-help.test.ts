@@ -313,7 +313,7 @@ describe("an option Cog doesn't know is refused when the app is made or listens,
   test(`new Cog(), listen() and express() refuse a mistyped or misplaced option (${engine})`, async () => {
     assert.throws(() => new Cog({ engine, htpp2: true } as CogOptions), /^TypeError: new Cog\(\): unknown option "htpp2": did you mean http2\?/);
     assert.throws(() => new Cog({ engine, port: 3000 } as CogOptions), /unknown option "port": the port is listen\(\)'s: app\.listen\(\{ port \}\)/);
-    assert.throws(() => new Cog({ engine, http3: true } as CogOptions), /unknown option "http3"/);
+    assert.throws(() => new Cog({ engine, http3: true } as CogOptions), /unknown option "http3": HTTP\/3 is listen\(\)'s: app\.listen\(\{ port, http3: true \}\)/);
     const app = new Cog({ engine });
     await assert.rejects(app.listen({ prot: 0 } as never), /^TypeError: app\.listen\(\): unknown option "prot": did you mean port\?/);
     await assert.rejects(app.listen({ port: 0, tls: {} } as never), /unknown option "tls": tls is an option of the app: new Cog\(\{ tls \}\)/);

@@ -13,6 +13,8 @@ pub const FLAG_ENCODED: u32 = 8;
 pub const FLAG_UPGRADE: u32 = 16;
 /// The request came on an HTTP/2 stream.
 pub const FLAG_HTTP2: u32 = 32;
+/// The request came on an HTTP/3 stream (QUIC).
+pub const FLAG_HTTP3: u32 = 64;
 
 /// The body a request is handed over with.
 #[derive(Debug, PartialEq, Eq)]

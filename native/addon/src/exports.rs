@@ -6,6 +6,7 @@
 use crate::engine::{self, with_state, Settings};
 use crate::h1::{self, WholeBody};
 use crate::h2;
+use crate::h3;
 use crate::io;
 use crate::js::{self, held, text};
 use crate::uv;
@@ -40,6 +41,8 @@ pub struct ListenOptions {
     pub tls: Option<TlsOptions>,
     /// Serve HTTP/2 beside HTTP/1.1: by ALPN on TLS, by the connection preface on cleartext (see `h2`).
     pub http2: Option<bool>,
+    /// Serve HTTP/3 on UDP, on the TCP listener's port number (needs `tls`; see `h3`).
+    pub http3: Option<bool>,
 }
 
 /// The version of the interface between this addon and its JavaScript side: its exports, their
@@ -47,7 +50,7 @@ pub struct ListenOptions {
 /// (src/engines/kit/addon.ts, `INTERFACE_VERSION`) refuses an addon whose version is not its
 /// own, since a prebuilt platform package can be older than the JavaScript that loads it.
 /// Bump it here and there together whenever any of that interface changes.
-const INTERFACE_VERSION: u32 = 16;
+const INTERFACE_VERSION: u32 = 18;
 
 /// See `INTERFACE_VERSION`.
 #[napi]
@@ -91,6 +94,7 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
         send_timeout: u64::from(options.send_timeout),
         check_interval: u64::from(options.timeout_check_interval),
         h2: options.http2.unwrap_or(false).then(|| h2_settings(&options)),
+        h3: options.http3.unwrap_or(false).then(|| h3_settings(&options)),
     };
     let tls =
         options.tls.as_ref().map(|tls| io::tls::server_config(&tls_options(tls, options.http2.unwrap_or(false)))).transpose().map_err(Error::from_reason)?;
@@ -117,6 +121,18 @@ fn h2_settings(options: &ListenOptions) -> h2::Settings {
         ..cog_http2::Config::default()
     };
     h2::Settings { config, max_headers, max_header_size, max_url_length: options.max_url_length as usize }
+}
+
+/// An HTTP/3 endpoint's limits: the app's on request heads (checked as on HTTP/2), its header
+/// list size announced as SETTINGS_MAX_FIELD_SECTION_SIZE, cog-http3's defaults for the rest.
+fn h3_settings(options: &ListenOptions) -> h3::Settings {
+    let config = cog_http3::Config { max_header_list_size: u64::from(options.max_header_size), ..cog_http3::Config::default() };
+    let limits = h2::Limits {
+        max_headers: options.max_headers as usize,
+        max_header_size: options.max_header_size as usize,
+        max_url_length: options.max_url_length as usize,
+    };
+    h3::Settings { config, limits }
 }
 
 fn tls_options(o: &TlsOptions, http2: bool) -> io::tls::TlsOptions {
@@ -215,7 +231,7 @@ pub fn headers(env: Env, id: f64) -> Result<JsString> {
 
 #[napi]
 pub fn remote_address(id: f64) -> Option<String> {
-    with_state(|s| s.remote_address(id as u64).map(str::to_string))
+    with_state(|s| s.remote_address(id as u64))
 }
 
 /// The request's connection beyond its client's address: the client's port, and the local

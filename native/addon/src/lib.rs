@@ -14,7 +14,8 @@
 //!   JavaScript strings into bytes, the app's Buffers held while they are sent;
 //! - `h1`, `h2`, `ws` and `tunnel`: a connection's protocol, as a state machine over its socket
 //!   layer's bytes, side by side: HTTP/1.1 (requests in, responses out in request order), HTTP/2
-//!   (streams multiplexed: `cog-http2`, nghttp2 driven sans-IO), WebSockets (frames in and out)
+//!   (streams multiplexed: `cog-http2`, nghttp2 driven sans-IO), HTTP/3 a layer above them (QUIC on
+//!   a UDP socket: `cog-http3`, quinn-proto driven sans-IO, with HTTP/2's head rules and answer heads), WebSockets (frames in and out)
 //!   and tunnels (an upgraded connection's bytes handed to JavaScript as they are);
 //! - `queue`: the responses of one HTTP/1.1 connection, in request order;
 //! - `request`: the engine's record of a request (its head, read lazily by JavaScript);
@@ -32,6 +33,7 @@ mod events;
 pub mod exports;
 mod h1;
 mod h2;
+mod h3;
 mod io;
 mod js;
 mod queue;

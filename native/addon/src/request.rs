@@ -24,9 +24,20 @@ pub(crate) struct Req {
     is_head: bool,
     /// On HTTP/2, its stream (0 on HTTP/1.1).
     stream: u32,
+    /// On HTTP/3, where it came: it has no TCP connection (`conn` finds none).
+    h3: Option<H3Stream>,
     /// The file JavaScript opened for the answer (`engine::files`): sent as its body, or closed
     /// with the request when the answer is something else (a 304, a HEAD, an error).
     file: Option<File>,
+}
+
+/// Where an HTTP/3 request came: its server, its QUIC connection (`cog_http3::ConnId`'s number)
+/// and its stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct H3Stream {
+    pub(crate) server: usize,
+    pub(crate) conn: usize,
+    pub(crate) stream: u64,
 }
 
 /// Where each header's name and value lie in a request's head.
@@ -91,6 +102,11 @@ impl Req {
     /// Its HTTP/2 stream (0 on HTTP/1.1).
     pub(crate) fn stream(&self) -> u32 {
         self.stream
+    }
+
+    /// On HTTP/3, where it came.
+    pub(crate) fn h3(&self) -> Option<H3Stream> {
+        self.h3
     }
 
     /// Its minor version (0 for HTTP/1.0).
@@ -197,8 +213,21 @@ pub(crate) fn new_req(key: usize, gen: u32, head_bytes: &[u8], head: &mut Head, 
         keep_alive: head.keep_alive,
         is_head: method == b"HEAD",
         stream: 0,
+        h3: None,
         file: None,
     }
+}
+
+/// The engine's record of an HTTP/3 request: as an HTTP/2 one's (`new_h2_req`), on no TCP
+/// connection.
+pub(crate) fn new_h3_req<'a>(
+    at: H3Stream,
+    method_index: usize,
+    path: &[u8],
+    fields: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+    buffers: (Vec<u8>, HeaderRanges),
+) -> Req {
+    Req { h3: Some(at), ..new_h2_req(usize::MAX, 0, 0, method_index, path, fields, buffers) }
 }
 
 /// The engine's record of an HTTP/2 request on `stream`: its path, then its fields (the
@@ -237,6 +266,7 @@ pub(crate) fn new_h2_req<'a>(
         keep_alive: true,
         is_head: cog_framing::METHODS[method_index] == "HEAD",
         stream,
+        h3: None,
         file: None,
     }
 }

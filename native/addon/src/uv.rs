@@ -7,6 +7,27 @@ use std::os::raw::{c_int, c_uint, c_void};
 
 pub enum uv_loop_t {}
 pub enum uv_handle_t {}
+pub enum uv_req_t {}
+
+/// libuv's buffer descriptor: its fields' order differs between Unix and Windows.
+#[cfg(unix)]
+#[repr(C)]
+pub struct uv_buf_t {
+    pub base: *mut u8,
+    pub len: usize,
+}
+#[cfg(windows)]
+#[repr(C)]
+pub struct uv_buf_t {
+    pub len: u32,
+    pub base: *mut u8,
+}
+
+impl uv_buf_t {
+    pub fn of(bytes: &[u8]) -> uv_buf_t {
+        uv_buf_t { base: bytes.as_ptr() as *mut u8, len: bytes.len() as _ }
+    }
+}
 
 /// libuv's socket type: a descriptor on Unix, a SOCKET handle on Windows.
 #[cfg(unix)]
@@ -19,12 +40,20 @@ pub type uv_timer_cb = unsafe extern "C" fn(handle: *mut uv_handle_t);
 pub type uv_check_cb = unsafe extern "C" fn(handle: *mut uv_handle_t);
 pub type uv_close_cb = unsafe extern "C" fn(handle: *mut uv_handle_t);
 pub type uv_idle_cb = unsafe extern "C" fn(handle: *mut uv_handle_t);
+pub type uv_alloc_cb = unsafe extern "C" fn(handle: *mut uv_handle_t, suggested: usize, buf: *mut uv_buf_t);
+/// `addr` is a `struct sockaddr` (null when `nread` is 0 and nothing more is to be read now).
+pub type uv_udp_recv_cb = unsafe extern "C" fn(handle: *mut uv_handle_t, nread: isize, buf: *const uv_buf_t, addr: *const c_void, flags: c_uint);
+pub type uv_udp_send_cb = unsafe extern "C" fn(req: *mut uv_req_t, status: c_int);
 
 /// `uv_handle_type` values (libuv 1.x).
 pub const UV_CHECK: c_int = 2;
 pub const UV_IDLE: c_int = 6;
 pub const UV_POLL: c_int = 8;
 pub const UV_TIMER: c_int = 13;
+pub const UV_UDP: c_int = 15;
+
+/// `uv_req_type` values (libuv 1.x).
+pub const UV_UDP_SEND: c_int = 5;
 
 /// `uv_poll_event` flags.
 pub const UV_READABLE: c_int = 1;
@@ -67,6 +96,16 @@ extern "C" {
     pub fn uv_idle_init(lp: *mut uv_loop_t, handle: *mut uv_handle_t) -> c_int;
     pub fn uv_idle_start(handle: *mut uv_handle_t, cb: uv_idle_cb) -> c_int;
     pub fn uv_idle_stop(handle: *mut uv_handle_t) -> c_int;
+
+    pub fn uv_udp_init(lp: *mut uv_loop_t, handle: *mut uv_handle_t) -> c_int;
+    pub fn uv_udp_bind(handle: *mut uv_handle_t, addr: *const c_void, flags: c_uint) -> c_int;
+    pub fn uv_udp_recv_start(handle: *mut uv_handle_t, alloc_cb: uv_alloc_cb, recv_cb: uv_udp_recv_cb) -> c_int;
+    pub fn uv_udp_recv_stop(handle: *mut uv_handle_t) -> c_int;
+    pub fn uv_udp_try_send(handle: *mut uv_handle_t, bufs: *const uv_buf_t, nbufs: c_uint, addr: *const c_void) -> c_int;
+    pub fn uv_udp_send(req: *mut uv_req_t, handle: *mut uv_handle_t, bufs: *const uv_buf_t, nbufs: c_uint, addr: *const c_void, cb: uv_udp_send_cb) -> c_int;
+    pub fn uv_req_size(kind: c_int) -> usize;
+    pub fn uv_req_set_data(req: *mut uv_req_t, data: *mut c_void);
+    pub fn uv_req_get_data(req: *const uv_req_t) -> *mut c_void;
 }
 
 /// Room before each handle for its allocation's size (kept so that `free_handle` can give it
@@ -305,5 +344,31 @@ pub mod fake {
     pub unsafe fn uv_idle_stop(h: *mut uv_handle_t) -> c_int {
         handle(h, |h| h.active = false);
         0
+    }
+    // UDP (HTTP/3) is not on the fake loop: its sockets are tested over real ones, from JavaScript.
+    pub unsafe fn uv_udp_init(_: *mut uv_loop_t, _: *mut uv_handle_t) -> c_int {
+        -1
+    }
+    pub unsafe fn uv_udp_bind(_: *mut uv_handle_t, _: *const c_void, _: c_uint) -> c_int {
+        -1
+    }
+    pub unsafe fn uv_udp_recv_start(_: *mut uv_handle_t, _: uv_alloc_cb, _: uv_udp_recv_cb) -> c_int {
+        -1
+    }
+    pub unsafe fn uv_udp_recv_stop(_: *mut uv_handle_t) -> c_int {
+        -1
+    }
+    pub unsafe fn uv_udp_try_send(_: *mut uv_handle_t, _: *const uv_buf_t, _: c_uint, _: *const c_void) -> c_int {
+        -1
+    }
+    pub unsafe fn uv_udp_send(_: *mut uv_req_t, _: *mut uv_handle_t, _: *const uv_buf_t, _: c_uint, _: *const c_void, _: uv_udp_send_cb) -> c_int {
+        -1
+    }
+    pub unsafe fn uv_req_size(_: c_int) -> usize {
+        64
+    }
+    pub unsafe fn uv_req_set_data(_: *mut uv_req_t, _: *mut c_void) {}
+    pub unsafe fn uv_req_get_data(_: *const uv_req_t) -> *mut c_void {
+        std::ptr::null_mut()
     }
 }

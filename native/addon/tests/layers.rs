@@ -18,6 +18,7 @@ const LAYERS: &[&[&str]] = &[
     &["queue"],
     // The connection state machines, side by side over the socket layer.
     &["h1", "h2", "ws", "tunnel"],
+    &["h3"],
     // Calls into JavaScript (conversions only), used by the engine to deliver its events.
     &["js"],
     // Servers, connections, the loop's callbacks: what drives the machines.

@@ -170,7 +170,8 @@ export interface InjectResponse {
  * a Unix domain socket at `path` (the file is made as it listens, which fails if one is there,
  * and removed when it stops, as node:http does).
  */
-export type ListenAt = { readonly port: number; readonly host?: string | undefined } | { readonly path: string };
+/** `http3`: serve HTTP/3 on UDP beside TLS on TCP, on the same port number (the native engine only). */
+export type ListenAt = { readonly port: number; readonly host?: string | undefined; readonly http3?: boolean | undefined } | { readonly path: string };
 
 /** Where an engine listens, once it does: the host and the port it got, or the socket's path. */
 export type Bound = { readonly host: string; readonly port: number } | { readonly path: string };

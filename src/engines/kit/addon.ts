@@ -11,7 +11,7 @@ import { packageFile } from "../../base/package-files.js";
  * loads it. Bump it here and in native/addon/src/exports.rs (`INTERFACE_VERSION`) together whenever
  * any of that interface changes.
  */
-export const INTERFACE_VERSION = 16;
+export const INTERFACE_VERSION = 18;
 
 /** The addon's exports (native/addon/src/exports.rs). */
 export interface NativeAddon {
@@ -133,6 +133,8 @@ export interface NativeListenOptions {
   tls?: NativeTlsOptions;
   /** Serve HTTP/2 beside HTTP/1.1 (native/addon/src/h2): by ALPN on TLS, by the connection preface on cleartext. */
   http2?: boolean;
+  /** Serve HTTP/3 on UDP, on the TCP listener's port number (native/addon/src/h3; needs `tls`). */
+  http3?: boolean;
 }
 /** See `NativeAddon.tlsPeer`: as node:tls's `authorized` and `authorizationError`, and the certificate (DER). */
 export interface Endpoints {
@@ -169,6 +171,8 @@ export const FLAG_ENCODED = 8;
 export const FLAG_UPGRADE = 16;
 /** The request came on an HTTP/2 stream. */
 export const FLAG_HTTP2 = 32;
+/** The request came on an HTTP/3 stream (QUIC). */
+export const FLAG_HTTP3 = 64;
 export const RESPONSE_CLOSE = 1;
 export const RESPONSE_HAS_DATE = 2;
 export const EVENT_ABORT = 1;

@@ -5,7 +5,7 @@ import { CHUNKED, NO_BODY, WEBSOCKET, type Bound, type Engine, type EngineConfig
 import { injectOptions } from "../contract/inject.js";
 import { injectOverLoopback } from "./inject.js";
 import type { NativeWebSockets } from "./websocket.js";
-import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_BODY_TIMEOUT, EVENT_BODY_TRAILERS, EVENT_DRAIN, EVENT_OUT_OF_DESCRIPTORS, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "../kit/addon.js";
+import { EVENT_ABORT, EVENT_BODY_END, EVENT_BODY_PIECE, EVENT_BODY_TIMEOUT, EVENT_BODY_TRAILERS, EVENT_DRAIN, EVENT_OUT_OF_DESCRIPTORS, FLAG_HTTP3, FLAG_REFUSED, FLAG_UPGRADE, loadNative, methodNames, type NativeAddon } from "../kit/addon.js";
 import { NativeRequest } from "./request.js";
 import { NativeServer, publishesResponseCreated, requestStart, responseCreated } from "./http-channels.js";
 import { nativeTlsOptions } from "./tls.js";
@@ -30,6 +30,8 @@ export class NativeEngine implements Engine {
   private serverId = -1;
   /** Where the server listens, while it does. */
   private bound: Bound | null = null;
+  /** With HTTP/3: the Alt-Svc field answers over TCP carry. */
+  private altSvc: string | undefined = undefined;
   /** Method names by the number the engine passes. */
   private readonly methods: string[];
   /** Responses the app has not finished, by request id: for abort and drain events, and `close` (not a Map: see by-request-id.ts). */
@@ -128,6 +130,7 @@ export class NativeEngine implements Engine {
           reusePort: shared,
           tls: this.config.options.tls === undefined ? undefined : nativeTlsOptions(this.config.options.tls),
           http2: this.config.options.http2 !== undefined && this.config.options.http2 !== false,
+          http3: "path" in at ? undefined : at.http3,
         },
         this.onRequest,
         this.onEvent,
@@ -135,6 +138,8 @@ export class NativeEngine implements Engine {
         contexts.resource,
       );
       this.serverId = server;
+      // Answers over TCP say where HTTP/3 is (RFC 7838), so that browsers and curl switch to it.
+      this.altSvc = "path" in at || at.http3 !== true ? undefined : `h3=":${port}"; ma=86400`;
       const bound = (this.bound = path === undefined ? { host: bind, port } : { path });
       this.Request.prototype[SERVER] = new NativeServer(bound, this.emitted);
       return Promise.resolve(bound);
@@ -159,6 +164,7 @@ export class NativeEngine implements Engine {
     // Asked to change protocols: an 'upgrade' listener takes it raw, as node:http hands it over.
     if ((flags & FLAG_UPGRADE) !== 0 && this.upgrades !== null && this.webSockets === null && body === undefined) return this.upgrade(request);
     const response = new this.Response(request);
+    if (this.altSvc !== undefined && (flags & FLAG_HTTP3) === 0) response.setHeader("alt-svc", this.altSvc);
     // Asked to change protocols: unless a WebSocket route accepts, the connection closes after the answer.
     if ((flags & FLAG_UPGRADE) !== 0) response.shouldKeepAlive = false;
     const verdict =

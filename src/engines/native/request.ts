@@ -8,7 +8,7 @@ import { HELD_BODY, type HeadVerdict, type RequestSocket } from "../contract/eng
 import type { BodyCallback } from "../contract/engine.js";
 import { FIRST_ONLY, distinctFromRaw, headersFromRaw, headersFromText, rawFromText } from "./headers.js";
 import { underNodeClass } from "./node-class.js";
-import { FLAG_ENCODED, FLAG_HTTP11, FLAG_HTTP2, type Endpoints, type NativeAddon, type TlsPeer } from "../kit/addon.js";
+import { FLAG_ENCODED, FLAG_HTTP11, FLAG_HTTP2, FLAG_HTTP3, type Endpoints, type NativeAddon, type TlsPeer } from "../kit/addon.js";
 import { peerCertificate } from "./peer-certificate.js";
 import type { NativeServer } from "./http-channels.js";
 import type { PeerCertificate } from "node:tls";
@@ -66,7 +66,7 @@ class NativeRequestBase {
   }
 
   get httpVersionMajor(): number {
-    return (this[FLAGS] & FLAG_HTTP2) === 0 ? 1 : 2;
+    return (this[FLAGS] & FLAG_HTTP3) !== 0 ? 3 : (this[FLAGS] & FLAG_HTTP2) !== 0 ? 2 : 1;
   }
 
   get httpVersionMinor(): number {
@@ -79,7 +79,7 @@ class NativeRequestBase {
   }
 
   get httpVersion(): string {
-    return (this[FLAGS] & FLAG_HTTP11) !== 0 ? "1.1" : (this[FLAGS] & FLAG_HTTP2) !== 0 ? "2.0" : "1.0";
+    return (this[FLAGS] & FLAG_HTTP11) !== 0 ? "1.1" : (this[FLAGS] & FLAG_HTTP3) !== 0 ? "3.0" : (this[FLAGS] & FLAG_HTTP2) !== 0 ? "2.0" : "1.0";
   }
 
   get rawHeaders(): string[] {
@@ -247,12 +247,12 @@ export class NativeRequest extends NativeRequestBase {
    * node:http2's `req.authority`; on HTTP/1.1 (and an HTTP/2 request without one) the Host header.
    */
   get authority(): string | undefined {
-    return (this.httpVersionMajor === 2 ? this.headerValue(":authority") : undefined) ?? this.headerValue("host");
+    return (this.httpVersionMajor >= 2 ? this.headerValue(":authority") : undefined) ?? this.headerValue("host");
   }
 
   /** The engine contract's scheme (see `RequestSurface.scheme`): HTTP/2's `:scheme`, else the connection's. */
   get scheme(): string {
-    return (this.httpVersionMajor === 2 ? this.headerValue(":scheme") : undefined) ?? (this[ENCRYPTED] ? "https" : "http");
+    return (this.httpVersionMajor >= 2 ? this.headerValue(":scheme") : undefined) ?? (this[ENCRYPTED] ? "https" : "http");
   }
 
   /** @internal One header from the engine (as `req.headers` would hold it), unless they were all fetched already. */

@@ -153,7 +153,7 @@ export class NativeResponse extends NativeServerResponse {
 
   /** @internal HTTP/2 sends trailers after any body (see `addTrailers`). */
   protected override sendsTrailers(): boolean {
-    return this.req.httpVersionMajor === 2 || super.sendsTrailers();
+    return this.req.httpVersionMajor >= 2 || super.sendsTrailers();
   }
 
   /** @internal */

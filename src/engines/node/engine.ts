@@ -107,6 +107,11 @@ export class NodeEngine implements Engine {
   }
 
   async listen(at: ListenAt): Promise<Bound> {
+    if ("port" in at && at.http3 === true) {
+      throw new Error(
+        'listen({ http3: true }): HTTP/3 is served by the native engine only (Node has no QUIC), and this app runs on the node engine: make it with new Cog({ engine: "native", tls })',
+      );
+    }
     if (this.config.host.servesWebSockets && this.webSockets === null) {
       const { NodeWebSockets } = await import("./websocket.js");
       this.webSockets = new NodeWebSockets(this.server, this.listener as never, this.Response as never);

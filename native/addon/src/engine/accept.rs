@@ -5,11 +5,12 @@
 //! the parser.
 
 use super::serve::on_conn;
-use super::state::{now, with_state, Connection, Protocol, Server, Settings, State};
+use super::state::{now, with_state, Connection, Protocol, Quic, Server, Settings, State};
 use super::timers::on_timer;
 use crate::events::Event;
 use crate::h1;
 use crate::h2;
+use crate::h3;
 use crate::io::socket::{self, OutOfDescriptors};
 use crate::io::tls::{TlsConn, TlsServer};
 use crate::io::Transport;
@@ -24,15 +25,27 @@ pub enum ListenAt<'a> {
     Unix(&'a str),
 }
 
-pub fn listen(js: js::ServerJs, at: ListenAt, settings: Settings, tls: Option<std::sync::Arc<TlsServer>>) -> Result<(usize, u16), String> {
-    let (fd, bound, unix_path) = match at {
+pub fn listen(js: js::ServerJs, at: ListenAt, mut settings: Settings, tls: Option<std::sync::Arc<TlsServer>>) -> Result<(usize, u16), String> {
+    let (fd, bound, unix_path, host) = match at {
         ListenAt::Tcp { host, port, reuse_port } => {
             let (fd, bound) = socket::open(host, port, reuse_port)?;
-            (fd, bound, None)
+            (fd, bound, None, host)
         }
-        ListenAt::Unix(path) => (socket::open_unix(path)?, 0, Some(path.to_string())),
+        ListenAt::Unix(path) => (socket::open_unix(path)?, 0, Some(path.to_string()), ""),
     };
     let uv_loop = js.uv_loop();
+    // HTTP/3: a UDP socket on the port number the TCP listener got, with its TLS configuration.
+    let h3 = match (settings.h3.take(), &tls) {
+        (None, _) => None,
+        (Some(h3), Some(tls)) if unix_path.is_none() => {
+            let local = socket::resolve(host, bound).inspect_err(|_| socket::close(fd))?;
+            Some((h3, tls.rustls_config(), local))
+        }
+        (Some(_), _) => {
+            socket::close(fd);
+            return Err("http3 needs tls (QUIC is always encrypted) and a TCP port, not a Unix domain socket: give listen({ port, tls, http3: true })".into());
+        }
+    };
     let listen_poll = alloc_handle(UV_POLL);
     let timer = alloc_handle(UV_TIMER);
     let kick = alloc_handle(UV_TIMER);
@@ -69,9 +82,24 @@ pub fn listen(js: js::ServerJs, at: ListenAt, settings: Settings, tls: Option<st
             unix_path,
             ran_out: false,
             accept_paused: false,
+            quic: None,
         });
         id
     });
+    if let Some((h3, rustls, local)) = h3 {
+        let quic = h3::Endpoint::new(id, h3, rustls).and_then(|endpoint| Quic::open(uv_loop, id, local, endpoint));
+        match quic {
+            Ok(quic) => with_state(|s| s.servers[id].as_mut().unwrap().quic = Some(quic)),
+            Err(message) => {
+                stop_listening(id);
+                if let Some(js) = dispose(id) {
+                    // SAFETY: the server was just disposed of: its references are not used again.
+                    unsafe { js.release() };
+                }
+                return Err(message);
+            }
+        }
+    }
     // SAFETY: the handles were just allocated for their kinds (`alloc_handle`) and are initialised
     // here, once, on Node's loop; `fd` is the listening socket, which `listen_poll` watches until
     // `stop_listening` closes both; the handles' data is the server's id (no pointer).
@@ -125,6 +153,8 @@ pub fn stop_listening(id: usize) {
         s.accept_all(id);
         let Some(server) = s.servers.get_mut(id).and_then(Option::as_mut) else { return };
         server.stopped = true;
+        s.quic_shutdown(id);
+        let Some(server) = s.servers.get_mut(id).and_then(Option::as_mut) else { return };
         // SAFETY: the listening handle and socket, closed once (`stopped` is set first, and checked above).
         unsafe { socket::close_watched(server.listen_poll, server.listen_fd) };
         if let Some(path) = &server.unix_path {
@@ -175,6 +205,7 @@ pub fn destroy_connections(id: usize) -> Vec<u64> {
         for key in s.conn_keys(id) {
             ids.extend(s.close_conn(key).iter().map(Event::id));
         }
+        ids.extend(s.quic_forget_all(id).iter().map(Event::id));
         ids
     })
 }
@@ -186,7 +217,12 @@ pub fn dispose(id: usize) -> Option<js::ServerJs> {
         for key in s.conn_keys(id) {
             s.close_conn(key);
         }
-        let server = s.servers.get_mut(id)?.take()?;
+        let mut server = s.servers.get_mut(id)?.take()?;
+        // Requests still in flight on HTTP/3 are forgotten with it (JavaScript was told of
+        // them by destroy_connections, or they were answered).
+        if let Some(quic) = server.quic.take() {
+            drop(quic.close(&mut s.reqs));
+        }
         // SAFETY: the server's handles, initialised in `listen`, are stopped and closed once: the
         // server was just taken out of the state, so nothing reaches them again.
         unsafe {

@@ -36,13 +36,19 @@ impl State {
     }
 
     /// The client's address; none on a Unix domain socket, as Node's `remoteAddress` there.
-    pub(crate) fn remote_address(&self, id: u64) -> Option<&str> {
-        self.request_and_connection(id).map(|(_, conn)| conn.remote.as_str()).filter(|address| !address.is_empty())
+    pub(crate) fn remote_address(&self, id: u64) -> Option<String> {
+        if let Some(at) = self.h3_stream(id) {
+            return self.h3_endpoints(at).map(|(remote, _)| remote.ip().to_string());
+        }
+        self.request_and_connection(id).map(|(_, conn)| conn.remote.clone()).filter(|address| !address.is_empty())
     }
 
     /// The client's port, and the address and port it connected to (asked of the socket: only
     /// a request that asks pays for the call).
     pub(crate) fn endpoints(&self, id: u64) -> Option<(u16, String, u16)> {
+        if let Some(at) = self.h3_stream(id) {
+            return self.h3_endpoints(at).map(|(remote, local)| (remote.port(), local.ip().to_string(), local.port()));
+        }
         let (_, conn) = self.request_and_connection(id)?;
         let (local, local_port) = conn.io.local_address()?;
         Some((conn.remote_port, local, local_port))

@@ -14,11 +14,13 @@
 //! - `tunnels.rs`: connections handed to JavaScript raw (an upgrade), by id;
 //! - `lookup.rs`: what JavaScript reads of a request after it was handed over;
 //! - `files.rs`: files opened for a request's answer, kept on the request until it sends them;
+//! - `quic.rs`: HTTP/3: a server's UDP socket and timer driving its `h3::Endpoint`;
 //! - `timers.rs`: slow and idle connections are swept out.
 
 mod accept;
 mod files;
 mod lookup;
+mod quic;
 mod serve;
 mod sockets;
 mod state;

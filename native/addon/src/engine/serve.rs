@@ -69,7 +69,7 @@ const READ_SLICE: usize = 16;
 /// # Safety
 ///
 /// Called by libuv only, on Node's loop, with a handle this engine started (its data the server's id).
-unsafe extern "C" fn on_check(handle: *mut uv_handle_t) {
+pub(super) unsafe extern "C" fn on_check(handle: *mut uv_handle_t) {
     // SAFETY: `handle` is one of the engine's, which libuv passes back (see the Safety above).
     serve(unsafe { uv_handle_get_data(handle) } as usize, true);
 }
@@ -80,11 +80,16 @@ unsafe extern "C" fn on_check(handle: *mut uv_handle_t) {
 fn serve(id: usize, everything: bool) {
     loop {
         let Some((calls, touched)) = with_state(|s| {
+            // HTTP/3's events join the batch; its datagrams go out once it is answered.
+            let quic_turn = s.quic_events(id);
             let server = s.servers.get_mut(id).and_then(Option::as_mut)?;
             if server.batch.is_empty() && server.touched.is_empty() {
                 // Nothing waits to be delivered: read the next slice, if one is due.
                 let due = server.ready.len() >= READ_SLICE || (everything && !server.ready.is_empty());
                 if !due {
+                    if quic_turn {
+                        return Some((Vec::new(), Vec::new()));
+                    }
                     if everything {
                         server.check_armed = false;
                         // SAFETY: the server's check handle, initialised in `listen`, closed only in `dispose`.
@@ -122,6 +127,7 @@ fn serve(id: usize, everything: bool) {
                 let again = if more && found_request { Some(s.parse_into(key, gen, &mut calls)) } else { None };
                 s.schedule(id, calls, again);
             }
+            s.quic_transmit(id);
         });
     }
 }
@@ -131,7 +137,7 @@ fn serve(id: usize, everything: bool) {
 /// # Safety
 ///
 /// None: it does nothing (unsafe only as libuv's callback type is).
-unsafe extern "C" fn on_idle(_handle: *mut uv_handle_t) {}
+pub(super) unsafe extern "C" fn on_idle(_handle: *mut uv_handle_t) {}
 
 /// Delivers what was deferred (see `defer`).
 ///
@@ -399,6 +405,9 @@ impl State {
 
     /// Pauses (JavaScript's stream is full) or resumes the body of request `id` as it arrives.
     pub fn pause_body(&mut self, id: u64, paused: bool) {
+        if let Some(at) = self.h3_stream(id) {
+            return self.h3_pause_body(at, paused);
+        }
         let Some(req) = self.reqs.get(id) else { return };
         let (key, gen) = req.conn();
         let stream = req.stream();

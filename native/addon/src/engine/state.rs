@@ -8,6 +8,7 @@
 use crate::events::Event;
 use crate::h1;
 use crate::h2;
+use crate::h3;
 use crate::io::Transport;
 use crate::js;
 use crate::request::Requests;
@@ -23,6 +24,8 @@ pub(crate) struct Settings {
     pub(crate) requests: h1::Settings,
     /// It serves HTTP/2 (beside HTTP/1.1, told apart per connection): with what limits.
     pub(crate) h2: Option<h2::Settings>,
+    /// It serves HTTP/3 on UDP, on the TCP listener's port number: with what limits (needs `tls`).
+    pub(crate) h3: Option<h3::Settings>,
     pub(crate) headers_timeout: u64,
     pub(crate) request_timeout: u64,
     pub(crate) keep_alive_timeout: u64,
@@ -67,6 +70,21 @@ pub(crate) struct Server {
     pub(super) ran_out: bool,
     /// The listener is not polled: out of descriptors with none in reserve, the sweep polls it again.
     pub(super) accept_paused: bool,
+    /// Its HTTP/3 side, when it serves HTTP/3.
+    pub(super) quic: Option<Quic>,
+}
+
+/// A server's HTTP/3 side: its endpoint, its UDP socket and its timer (driven by `quic.rs`).
+pub(crate) struct Quic {
+    pub(super) endpoint: h3::Endpoint,
+    /// Closed once the server stopped and its connections ended.
+    pub(super) udp: Option<crate::io::udp::Udp>,
+    /// The address the socket is bound to.
+    pub(super) local: std::net::SocketAddr,
+    pub(super) timer: *mut uv_handle_t,
+    /// Datagrams came, a timer ran or an answer was given since the last turn: events to take
+    /// and datagrams to send.
+    pub(super) dirty: bool,
 }
 
 /// A client connection: its socket, its unparsed input and unsent output, and its requests.

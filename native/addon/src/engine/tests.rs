@@ -22,6 +22,7 @@ fn settings() -> Settings {
             web_sockets: false,
         },
         h2: None,
+        h3: None,
         headers_timeout: 60_000,
         request_timeout: 300_000,
         keep_alive_timeout: 5_000,

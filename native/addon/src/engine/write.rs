@@ -9,6 +9,7 @@ use super::state::{Protocol, State};
 use crate::events::Event;
 use crate::h1::{self, Piece, WholeBody};
 use crate::h2;
+use crate::h3;
 use crate::io::in_place::InPlaceSend;
 use crate::io::{Transport, Written, HIGH_WATER};
 use crate::request::Req;
@@ -154,7 +155,7 @@ impl State {
     }
 
     /// A request answered whole on HTTP/2: its record goes, its buffers to the next request.
-    fn forget(&mut self, id: u64) {
+    pub(super) fn forget(&mut self, id: u64) {
         if let Some(req) = self.reqs.remove(id) {
             let (head, headers) = req.into_buffers();
             self.spare.keep(head, headers);
@@ -163,6 +164,10 @@ impl State {
 
     /// A whole response (see `h1::Conn::respond`). Returns false when the client is gone.
     pub(crate) fn respond(&mut self, id: u64, answer: &AppHead, body: WholeBody) -> bool {
+        let body = match self.h3_respond(id, answer, body) {
+            Ok(answered) => return answered,
+            Err(body) => body,
+        };
         self.answer(
             id,
             body,
@@ -184,6 +189,9 @@ impl State {
 
     /// Starts a streamed response (see `h1::Conn::stream_start`).
     pub fn stream_start(&mut self, id: u64, answer: &AppHead) -> bool {
+        if let Some(started) = self.h3_answer(id, false, |h3, req| (h3.stream_start(req, answer), false)) {
+            return started;
+        }
         self.answer(
             id,
             (),
@@ -195,6 +203,14 @@ impl State {
     /// A piece of a streamed body. Returns false when the caller should wait for a drain event
     /// (or the client is gone: then an abort event follows).
     pub fn stream_write(&mut self, id: u64, chunk: &[u8]) -> bool {
+        let on_h3 = self.h3_answer(id, false, |h3, req| match h3.stream_write(req, chunk) {
+            h3::Piece::Written { more } => (more, false),
+            h3::Piece::Dropped => (true, false),
+            h3::Piece::Gone => (false, false),
+        });
+        if let Some(more) = on_h3 {
+            return more;
+        }
         let piece = Cell::new(Piece::Gone);
         // On HTTP/2: whether the stream's buffer is under its high-water mark.
         let more = Cell::new(false);
@@ -238,6 +254,14 @@ impl State {
     /// on HTTP/2 a last HEADERS frame after the DATA, on HTTP/1.1 lines after the last chunk
     /// of a chunked body (a body framed by its length, or HTTP/1.0's, has no room for them).
     pub fn stream_end(&mut self, id: u64, trailers: Option<HeaderBlock>) -> bool {
+        let mut trailers = Some(trailers);
+        if let Some(ended) = self.h3_answer(id, false, |h3, req| {
+            let ended = h3.stream_end(req, trailers.take().flatten());
+            (ended, ended)
+        }) {
+            return ended;
+        }
+        let trailers = trailers.flatten();
         self.answer(
             id,
             (),
@@ -252,6 +276,9 @@ impl State {
     pub fn stream_file(&mut self, id: u64, fd: u32, offset: u64, length: u64) -> bool {
         let piece = Cell::new(Piece::Gone);
         let duplicate = || crate::io::file::duplicate(fd);
+        if let Some(sent) = self.h3_answer(id, false, |h3, req| (h3.stream_file(req, duplicate(), offset, length) != h3::Piece::Gone, false)) {
+            return sent;
+        }
         self.answer(
             id,
             duplicate,
@@ -302,6 +329,10 @@ impl State {
     /// Cuts the connection of a request (a failed stream, a destroyed response); the other
     /// requests on it are told they were aborted, from the loop.
     pub fn destroy(&mut self, id: u64) {
+        if let Some(at) = self.h3_stream(id) {
+            // On HTTP/3 only its stream is cut; the connection's others go on.
+            return self.h3_cancel(id, at);
+        }
         let Some(req) = self.reqs.get(id) else { return };
         let (key, gen) = req.conn();
         let stream = req.stream();
@@ -332,5 +363,26 @@ fn h2_file_response(h2: &mut h2::Conn, req: &Req, answer: &AppHead, body: WholeB
         Answered::Done
     } else {
         Answered::Gone
+    }
+}
+
+impl State {
+    /// A whole response on HTTP/3: whether it was sent; or the body back for a request of a
+    /// TCP connection.
+    fn h3_respond<'b>(&mut self, id: u64, answer: &AppHead, body: WholeBody<'b>) -> Result<bool, WholeBody<'b>> {
+        if self.h3_stream(id).is_none() {
+            return Err(body);
+        }
+        let sent = self.h3_answer(id, false, |h3, req| {
+            let sent = match body {
+                WholeBody::Bytes(bytes) => h3.respond(req, answer, bytes),
+                WholeBody::Held(held) => h3.respond(req, answer, (*held).as_ref()),
+                WholeBody::File { file, offset, length } => {
+                    h3.stream_start(req, answer) && h3.stream_file(req, Some(file), offset, length) != h3::Piece::Gone && h3.stream_end(req, None)
+                }
+            };
+            (sent, true)
+        });
+        Ok(sent.unwrap_or(false))
     }
 }

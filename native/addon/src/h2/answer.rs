@@ -22,7 +22,7 @@ pub(crate) enum Piece {
 }
 
 /// 1xx, 204 and 304 have no body and describe none.
-fn has_no_body(status: u16) -> bool {
+pub(crate) fn has_no_body(status: u16) -> bool {
     status < 200 || status == 204 || status == 304
 }
 
@@ -116,24 +116,34 @@ pub(super) fn stream_end(conn: &mut Connection, state: &Stream, stream: StreamId
 /// Submits a response's head; on a head nghttp2 refuses (a value HTTP/2 forbids), the stream is
 /// reset rather than left open. `length`: the Content-Length to send.
 fn head(conn: &mut Connection, stream: StreamId, answer: &AppHead, length: Option<u64>, end_stream: bool) -> bool {
-    let mut digits = [0u8; 20];
-    let length = length.map(|n| (&b"content-length"[..], decimal(n, &mut digits)));
-    let mut date = [0u8; 29];
-    let date = (!answer.has_date).then(|| {
-        with_date(|now| date[..now.len().min(29)].copy_from_slice(&now[..now.len().min(29)]));
-        (&b"date"[..], &date[..])
-    });
-    let id = answer.request_id.map(|id| (&b"x-request-id"[..], id.as_bytes()));
-    let fields = lines(answer.block.as_bytes()).chain(id).chain(length).chain(date);
-    if conn.respond_with(stream, answer.status, fields, end_stream).is_ok() {
+    let (mut digits, mut date) = ([0u8; 20], [0u8; 29]);
+    if conn.respond_with(stream, answer.status, answer_fields(answer, length, &mut digits, &mut date), end_stream).is_ok() {
         return true;
     }
     let _ = conn.reset(stream, code::INTERNAL_ERROR);
     false
 }
 
+/// A response head's fields (HTTP/2's and HTTP/3's): the app's header lines, the echoed
+/// request id, `length` as Content-Length (written in `digits`), Date unless the app set one
+/// (written in `date`).
+pub(crate) fn answer_fields<'a>(
+    answer: &'a AppHead,
+    length: Option<u64>,
+    digits: &'a mut [u8; 20],
+    date: &'a mut [u8; 29],
+) -> impl Iterator<Item = (&'a [u8], &'a [u8])> {
+    let length = length.map(|n| (&b"content-length"[..], decimal(n, digits)));
+    let date = (!answer.has_date).then(|| {
+        with_date(|now| date[..now.len().min(29)].copy_from_slice(&now[..now.len().min(29)]));
+        (&b"date"[..], &date[..])
+    });
+    let id = answer.request_id.map(|id| (&b"x-request-id"[..], id.as_bytes()));
+    lines(answer.block.as_bytes()).chain(id).chain(length).chain(date)
+}
+
 /// The fields of a header block (`name: value\r\n` lines, checked by `HeaderBlock`).
-fn lines(block: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
+pub(crate) fn lines(block: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
     block.split(|&b| b == b'\n').filter(|line| line.len() > 1).map(|line| {
         let line = &line[..line.len() - 1];
         let colon = line.iter().position(|&b| b == b':').unwrap_or(line.len());
@@ -144,15 +154,22 @@ fn lines(block: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
 /// Answers a request the engine refuses itself (a method it can't hand to JavaScript): the
 /// status and a JSON body in Cog's error format, as HTTP/1.1's refusals.
 pub(super) fn refuse(conn: &mut Connection, stream: StreamId, status: u16, message: &str) {
+    refusal_fields(status, message, |fields, body| {
+        if conn.respond(stream, status, fields, false).is_ok() {
+            let _ = conn.send_data(stream, body, true);
+        }
+    });
+}
+
+/// A refusal's head fields and body (see `refuse`), given to `with`.
+pub(crate) fn refusal_fields(status: u16, message: &str, with: impl FnOnce(&[(&[u8], &[u8])], &[u8])) {
     let body = refusal_body(status, message);
     let mut digits = [0u8; 20];
     let mut date = [0u8; 29];
     with_date(|now| date[..now.len().min(29)].copy_from_slice(&now[..now.len().min(29)]));
     let fields: [(&[u8], &[u8]); 3] =
         [(b"content-type", b"application/json; charset=utf-8"), (b"content-length", decimal(body.len() as u64, &mut digits)), (b"date", &date)];
-    if conn.respond(stream, status, &fields, false).is_ok() {
-        let _ = conn.send_data(stream, body.as_bytes(), true);
-    }
+    with(&fields, body.as_bytes());
 }
 
 #[cfg(test)]

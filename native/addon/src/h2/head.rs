@@ -5,14 +5,14 @@
 //! upper-case names, a Content-Length the DATA disagrees with). A method the engine can't hand to
 //! JavaScript (one `METHODS` lacks, or CONNECT) is answered here, as on HTTP/1.1.
 
-use super::settings::Settings;
+use super::settings::{Limits, Settings};
 use crate::events::{Body, FLAG_ENCODED, FLAG_HTTP2, FLAG_REFUSED};
 use cog_framing::METHODS;
 use cog_http2::Request;
 
 /// What becomes of a request.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) enum Verdict {
+pub(crate) enum Verdict {
     /// It goes to JavaScript: its method (its place in `METHODS`), how its body comes, its flags
     /// (refused, with the status in the high 16 bits and `problem` saying why, for the app's
     /// error handler to answer).
@@ -22,6 +22,36 @@ pub(super) enum Verdict {
 }
 
 pub(super) fn check(req: &Request, settings: &Settings) -> Verdict {
+    let head = Head {
+        method: req.method,
+        path: req.path,
+        fields: req.headers.len(),
+        too_large: req.too_large,
+        end_stream: req.end_stream,
+        content_length: req.headers.get(b"content-length"),
+        encoded: req.headers.get(b"content-encoding").is_some(),
+    };
+    check_head(&head, &settings.limits(), FLAG_HTTP2)
+}
+
+/// A request's head as Cog's rules read it, whichever multiplexed protocol carried it (HTTP/2,
+/// HTTP/3: their streams come with the same pseudo-header fields and limits).
+pub(crate) struct Head<'a> {
+    pub(crate) method: &'a [u8],
+    pub(crate) path: &'a [u8],
+    /// How many fields it has (pseudo-header fields not counted).
+    pub(crate) fields: usize,
+    /// Its field list was past the limit the protocol announced.
+    pub(crate) too_large: bool,
+    /// Nothing follows its head on its stream.
+    pub(crate) end_stream: bool,
+    pub(crate) content_length: Option<&'a [u8]>,
+    /// It has a Content-Encoding field.
+    pub(crate) encoded: bool,
+}
+
+/// A head against Cog's rules; `protocol`: the flag saying which protocol carried it.
+pub(crate) fn check_head(req: &Head, limits: &Limits, protocol: u32) -> Verdict {
     let Some(method) = std::str::from_utf8(req.method).ok().and_then(|m| METHODS.binary_search(&m).ok()) else {
         return Verdict::Refuse { status: 400, message: "Unknown method" };
     };
@@ -31,25 +61,25 @@ pub(super) fn check(req: &Request, settings: &Settings) -> Verdict {
     let refused = |status: u16, message: String| Verdict::App {
         method,
         body: Body::None,
-        flags: FLAG_HTTP2 | FLAG_REFUSED | (u32::from(status) << 16),
+        flags: protocol | FLAG_REFUSED | (u32::from(status) << 16),
         problem: Some(message),
     };
-    if req.headers.len() > settings.max_headers {
-        return refused(431, format!("Too many headers (the limit is {}); raise the maxHeaders option to accept more", settings.max_headers));
+    if req.fields > limits.max_headers {
+        return refused(431, format!("Too many headers (the limit is {}); raise the maxHeaders option to accept more", limits.max_headers));
     }
-    // The size SETTINGS_MAX_HEADER_LIST_SIZE announces (RFC 9113 §6.5.2: each field's name and
-    // value, plus 32), pseudo-header fields included; cog-http2 has counted it, and kept only
-    // what fits of a list past it.
+    // The size the protocol's settings announce (each field's name and value, plus 32),
+    // pseudo-header fields included; the protocol's crate has counted it, and kept only what
+    // fits of a list past it.
     if req.too_large {
         return refused(
             431,
-            format!("Request headers are larger than the limit of {} bytes; raise the maxHeaderSize option to accept them", settings.max_header_size),
+            format!("Request headers are larger than the limit of {} bytes; raise the maxHeaderSize option to accept them", limits.max_header_size),
         );
     }
-    if req.path.len() > settings.max_url_length {
-        return refused(414, format!("URL is longer than the limit of {} characters; raise the maxUrlLength option to accept it", settings.max_url_length));
+    if req.path.len() > limits.max_url_length {
+        return refused(414, format!("URL is longer than the limit of {} characters; raise the maxUrlLength option to accept it", limits.max_url_length));
     }
-    let declared = req.headers.get(b"content-length").and_then(|v| std::str::from_utf8(v).ok()?.parse::<u64>().ok());
+    let declared = req.content_length.and_then(|v| std::str::from_utf8(v).ok()?.parse::<u64>().ok());
     // Without a Content-Length, a stream that did not end with its head has a body of unknown
     // length, read as a chunked one is.
     let body = match declared {
@@ -57,8 +87,8 @@ pub(super) fn check(req: &Request, settings: &Settings) -> Verdict {
         Some(0) => Body::None,
         declared => Body::Follows(declared),
     };
-    let encoded = body != Body::None && req.headers.get(b"content-encoding").is_some();
-    Verdict::App { method, body, flags: FLAG_HTTP2 | if encoded { FLAG_ENCODED } else { 0 }, problem: None }
+    let encoded = body != Body::None && req.encoded;
+    Verdict::App { method, body, flags: protocol | if encoded { FLAG_ENCODED } else { 0 }, problem: None }
 }
 
 #[cfg(test)]

@@ -12,6 +12,8 @@
 //! - `answer.rs`: the app's answers as HTTP/2 responses (heads, whole and streamed bodies, files);
 //! - `streams.rs`: what the engine keeps per stream in flight (its request's id, its body's
 //!   progress and pause, where its response stands).
+//!
+//! `head.rs` and `answer.rs` serve HTTP/3's streams too (`h3`): the same rules and answer heads.
 
 mod answer;
 mod conn;
@@ -19,6 +21,7 @@ mod head;
 mod settings;
 mod streams;
 
-pub(crate) use answer::Piece;
+pub(crate) use answer::{answer_fields, has_no_body, lines as header_lines, refusal_fields, Piece};
 pub(crate) use conn::{Conn, Parsed, Swept};
-pub(crate) use settings::Settings;
+pub(crate) use head::{check_head, Head, Verdict};
+pub(crate) use settings::{Limits, Settings};

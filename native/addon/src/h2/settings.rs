@@ -9,3 +9,16 @@ pub(crate) struct Settings {
     pub(crate) max_header_size: usize,
     pub(crate) max_url_length: usize,
 }
+
+/// The app's limits on a head.
+pub(crate) struct Limits {
+    pub(crate) max_headers: usize,
+    pub(crate) max_header_size: usize,
+    pub(crate) max_url_length: usize,
+}
+
+impl Settings {
+    pub(crate) fn limits(&self) -> Limits {
+        Limits { max_headers: self.max_headers, max_header_size: self.max_header_size, max_url_length: self.max_url_length }
+    }
+}

@@ -78,6 +78,11 @@ pub(crate) fn kind(path: &[u8]) -> Result<Kind, i32> {
     })
 }
 
+/// Reads from `offset` of a file into `buf`: the bytes read; 0 at its end or on an error.
+pub(crate) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> usize {
+    usize::try_from(sys::read_at(file, buf, offset)).unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,7 +33,7 @@ pub fn unlink(path: &str) {
     sys::unlink(path);
 }
 
-fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
+pub(crate) fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
     (host, port).to_socket_addrs().map_err(|e| format!("could not resolve \"{host}\": {e}"))?.next().ok_or_else(|| format!("\"{host}\" has no address"))
 }
 

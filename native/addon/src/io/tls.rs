@@ -51,6 +51,13 @@ pub struct TlsServer {
     client_verifier: Option<Arc<dyn ClientCertVerifier>>,
 }
 
+impl TlsServer {
+    /// A copy of the rustls configuration (HTTP/3's endpoint sets its own ALPN on it).
+    pub fn rustls_config(&self) -> ServerConfig {
+        (*self.config).clone()
+    }
+}
+
 /// The rustls configuration for a server's new connections.
 pub fn server_config(options: &TlsOptions) -> Result<Arc<TlsServer>, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());

@@ -230,6 +230,36 @@ fn address_of(storage: &libc::sockaddr_storage) -> Option<SocketAddr> {
     }
 }
 
+/// A socket address in the system's form, for libuv's UDP calls (which take a `struct sockaddr`).
+pub(crate) type SockAddr = libc::sockaddr_storage;
+
+pub(crate) fn sockaddr(addr: &SocketAddr) -> SockAddr {
+    sockaddr_of(addr).0
+}
+
+/// The IP socket address at `at`, a `struct sockaddr` of its family's size (as libuv hands a
+/// datagram's sender over); None for a null pointer or another family.
+///
+/// # Safety
+/// `at` must be null or point to a socket address as long as its family says.
+pub(crate) unsafe fn address_at(at: *const c_void) -> Option<SocketAddr> {
+    if at.is_null() {
+        return None;
+    }
+    // SAFETY: sockaddr_storage is plain data.
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    // SAFETY: `at` points to a sockaddr (see the Safety above), whose family comes first.
+    let family = c_int::from(unsafe { (*(at as *const libc::sockaddr)).sa_family });
+    let len = match family {
+        libc::AF_INET => std::mem::size_of::<libc::sockaddr_in>(),
+        libc::AF_INET6 => std::mem::size_of::<libc::sockaddr_in6>(),
+        _ => return None,
+    };
+    // SAFETY: the address at `at` is `len` bytes long (its family's size), the storage larger.
+    unsafe { std::ptr::copy_nonoverlapping(at as *const u8, &mut storage as *mut _ as *mut u8, len) };
+    address_of(&storage)
+}
+
 /// The local address of a socket (getsockname).
 pub(crate) fn local_address(socket: Socket) -> Option<SocketAddr> {
     // SAFETY: sockaddr_storage is plain data; getsockname writes at most `len` bytes into it.

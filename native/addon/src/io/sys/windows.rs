@@ -159,6 +159,35 @@ fn address_of(storage: &ws::SOCKADDR_STORAGE) -> Option<SocketAddr> {
     }
 }
 
+/// A socket address in the system's form, for libuv's UDP calls (which take a `struct sockaddr`).
+pub(crate) type SockAddr = ws::SOCKADDR_STORAGE;
+
+pub(crate) fn sockaddr(addr: &SocketAddr) -> SockAddr {
+    sockaddr_of(addr).0
+}
+
+/// The IP socket address at `at`, a `struct sockaddr` of its family's size (as libuv hands a
+/// datagram's sender over); None for a null pointer or another family.
+///
+/// # Safety
+/// `at` must be null or point to a socket address as long as its family says.
+pub(crate) unsafe fn address_at(at: *const std::ffi::c_void) -> Option<SocketAddr> {
+    if at.is_null() {
+        return None;
+    }
+    let mut storage = ws::SOCKADDR_STORAGE::default();
+    // SAFETY: `at` points to a SOCKADDR (see the Safety above), whose family comes first.
+    let family = unsafe { (*(at as *const ws::SOCKADDR)).sa_family };
+    let len = match family {
+        ws::AF_INET => std::mem::size_of::<ws::SOCKADDR_IN>(),
+        ws::AF_INET6 => std::mem::size_of::<ws::SOCKADDR_IN6>(),
+        _ => return None,
+    };
+    // SAFETY: the address at `at` is `len` bytes long (its family's size), the storage larger.
+    unsafe { std::ptr::copy_nonoverlapping(at as *const u8, &mut storage as *mut _ as *mut u8, len) };
+    address_of(&storage)
+}
+
 pub(crate) fn local_address(socket: Socket) -> Option<SocketAddr> {
     let mut storage = ws::SOCKADDR_STORAGE::default();
     let mut len = std::mem::size_of::<ws::SOCKADDR_STORAGE>() as i32;

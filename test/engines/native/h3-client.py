@@ -1,0 +1,98 @@
+"""An HTTP/3 client on aioquic (pip install aioquic) for the native engine's HTTP/3 tests
+(http3.test.ts): one QUIC connection to 127.0.0.1:PORT, requests sent in phases (a phase's
+requests all at once, the next phase once they are answered), each answer printed as one JSON
+list on stdout. A request may reset its stream after its head ("reset": the client cancels it,
+H3_REQUEST_CANCELLED); its result is then {"reset": true}.
+
+    python3 h3-client.py PORT '[[{"method": "GET", "path": "/"}], [...]]'
+"""
+
+import asyncio
+import json
+import ssl
+import sys
+
+from aioquic.asyncio.client import connect
+from aioquic.asyncio.protocol import QuicConnectionProtocol
+from aioquic.h3.connection import H3_ALPN, H3Connection
+from aioquic.h3.events import DataReceived, HeadersReceived
+from aioquic.quic.configuration import QuicConfiguration
+from aioquic.quic.events import StreamReset
+
+H3_REQUEST_CANCELLED = 0x10C
+
+
+class Client(QuicConnectionProtocol):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.http = H3Connection(self._quic)
+        self.waiters = {}
+        self.answers = {}
+
+    def quic_event_received(self, event):
+        if isinstance(event, StreamReset) and event.stream_id in self.waiters:
+            self.waiters.pop(event.stream_id).set_result({"serverReset": event.error_code})
+        for ev in self.http.handle_event(event):
+            if isinstance(ev, (HeadersReceived, DataReceived)):
+                answer = self.answers.setdefault(ev.stream_id, {"headers": [], "body": b""})
+                if isinstance(ev, HeadersReceived):
+                    answer["headers"] += ev.headers
+                else:
+                    answer["body"] += ev.data
+                if ev.stream_ended and ev.stream_id in self.waiters:
+                    self.waiters.pop(ev.stream_id).set_result(answer)
+
+    async def request(self, spec):
+        stream = self._quic.get_next_available_stream_id()
+        body = spec.get("body", "")
+        body = b"x" * body["size"] if isinstance(body, dict) else body.encode()
+        headers = [(b":method", spec["method"].encode()), (b":scheme", b"https"), (b":authority", b"localhost"), (b":path", spec["path"].encode())]
+        headers += [(k.encode(), v.encode()) for k, v in spec.get("headers", [])]
+        if body:
+            headers.append((b"content-length", str(len(body)).encode()))
+        reset = spec.get("reset", False)
+        self.http.send_headers(stream, headers, end_stream=not body and not reset)
+        if reset:
+            if body:
+                self.http.send_data(stream, body, end_stream=False)
+            self.transmit()
+            # The head (and body) sent, the stream is cancelled both ways.
+            await asyncio.sleep(0)
+            self._quic.reset_stream(stream, H3_REQUEST_CANCELLED)
+            self._quic.stop_stream(stream, H3_REQUEST_CANCELLED)
+            self.transmit()
+            return {"reset": True}
+        if body:
+            self.http.send_data(stream, body, end_stream=True)
+        waiter = asyncio.get_running_loop().create_future()
+        self.waiters[stream] = waiter
+        self.transmit()
+        answer = await asyncio.wait_for(waiter, 30)
+        if "serverReset" in answer:
+            return answer
+        raw = answer["body"]
+        result = {
+            "status": int(dict(answer["headers"]).get(b":status", b"0")),
+            "headers": {k.decode(): v.decode() for k, v in answer["headers"] if not k.startswith(b":")},
+            "length": len(raw),
+            "allX": raw == b"x" * len(raw),
+        }
+        if len(raw) <= 4096:
+            result["body"] = raw.decode("utf-8", "replace")
+        return result
+
+
+async def main(port, phases):
+    config = QuicConfiguration(is_client=True, alpn_protocols=H3_ALPN)
+    config.verify_mode = ssl.CERT_NONE
+    results = []
+    async with connect("127.0.0.1", port, configuration=config, create_protocol=Client) as client:
+        for phase in phases:
+            results.append(await asyncio.gather(*(client.request(spec) for spec in phase)))
+        client.close()
+        await client.wait_closed()
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    asyncio.run(main(int(sys.argv[1]), json.loads(sys.argv[2])))
