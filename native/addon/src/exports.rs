@@ -172,6 +172,12 @@ pub fn stop_listening(server: u32) {
     engine::stop_listening(server as usize);
 }
 
+/// How many of the server's connections are open (a stopping server's drain waits for none).
+#[napi]
+pub fn open_connections(server: u32) -> u32 {
+    engine::open_connections(server as usize) as u32
+}
+
 /// Cuts every connection; returns the ids of requests that were still in flight.
 #[napi]
 pub fn destroy_connections(server: u32) -> Vec<f64> {

@@ -24,6 +24,8 @@ export interface NativeAddon {
   stopListening(server: number): void;
   /** Replaces a TLS server's certificate for the connections made from now on. */
   setTls(server: number, tls: NativeTlsOptions): void;
+  /** How many of the server's connections are open (a stopping server's drain waits for none). */
+  openConnections(server: number): number;
   destroyConnections(server: number): number[];
   dispose(server: number): void;
   /** The header lines, `name\0value\0name\0value` (latin1; a head holds no NUL): one string, cheaper to hand over than a list. */
