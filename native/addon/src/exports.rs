@@ -47,7 +47,7 @@ pub struct ListenOptions {
 /// (src/engines/kit/addon.ts, `INTERFACE_VERSION`) refuses an addon whose version is not its
 /// own, since a prebuilt platform package can be older than the JavaScript that loads it.
 /// Bump it here and there together whenever any of that interface changes.
-const INTERFACE_VERSION: u32 = 16;
+const INTERFACE_VERSION: u32 = 17;
 
 /// See `INTERFACE_VERSION`.
 #[napi]

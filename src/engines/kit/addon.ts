@@ -10,7 +10,7 @@ import { packageFile } from "../../base/package-files.js";
  * loads it. Bump it here and in native/addon/src/exports.rs (`INTERFACE_VERSION`) together whenever
  * any of that interface changes.
  */
-export const INTERFACE_VERSION = 16;
+export const INTERFACE_VERSION = 17;
 
 /** The addon's exports (native/addon/src/exports.rs). */
 export interface NativeAddon {
