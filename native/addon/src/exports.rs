@@ -50,7 +50,7 @@ pub struct ListenOptions {
 /// (src/engines/kit/addon.ts, `INTERFACE_VERSION`) refuses an addon whose version is not its
 /// own, since a prebuilt platform package can be older than the JavaScript that loads it.
 /// Bump it here and there together whenever any of that interface changes.
-const INTERFACE_VERSION: u32 = 18;
+const INTERFACE_VERSION: u32 = 19;
 
 /// See `INTERFACE_VERSION`.
 #[napi]
@@ -186,6 +186,12 @@ pub fn accept_queued(fd: u32, max: u32) -> Vec<u32> {
 #[napi]
 pub fn stop_listening(server: u32) {
     engine::stop_listening(server as usize);
+}
+
+/// How many of the server's connections are open (a stopping server's drain waits for none).
+#[napi]
+pub fn open_connections(server: u32) -> u32 {
+    engine::open_connections(server as usize) as u32
 }
 
 /// Cuts every connection; returns the ids of requests that were still in flight.

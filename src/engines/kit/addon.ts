@@ -11,7 +11,7 @@ import { packageFile } from "../../base/package-files.js";
  * loads it. Bump it here and in native/addon/src/exports.rs (`INTERFACE_VERSION`) together whenever
  * any of that interface changes.
  */
-export const INTERFACE_VERSION = 18;
+export const INTERFACE_VERSION = 19;
 
 /** The addon's exports (native/addon/src/exports.rs). */
 export interface NativeAddon {
@@ -25,6 +25,8 @@ export interface NativeAddon {
   stopListening(server: number): void;
   /** Replaces a TLS server's certificate for the connections made from now on. */
   setTls(server: number, tls: NativeTlsOptions): void;
+  /** How many of the server's connections are open (a stopping server's drain waits for none). */
+  openConnections(server: number): number;
   destroyConnections(server: number): number[];
   dispose(server: number): void;
   /** The header lines, `name\0value\0name\0value` (latin1; a head holds no NUL): one string, cheaper to hand over than a list. */

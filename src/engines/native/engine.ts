@@ -16,7 +16,7 @@ import { ByRequestId } from "./by-request-id.js";
 import { RequestContexts, serve } from "./request-context.js";
 import { ABORT_LATER, ADDON, ADDRESS, APP_SERVER, BODY_TIMEOUT, ENCRYPTED, FORGET, GONE, ID, SERVER, STREAMED_BYTES, STREAMING, VERDICT } from "../../base/symbols.js";
 import { tooSlow } from "../../base/limits.js";
-import { clearTimeout, nextTick, setTimeout } from "../../base/loop.js";
+import { clearInterval, clearTimeout, nextTick, now, setInterval, setTimeout } from "../../base/loop.js";
 
 /**
  * Cog's native engine: an HTTP/1.1 server written in Rust (native/), run as a Node-API addon on
@@ -317,6 +317,7 @@ export class NativeEngine implements Engine {
     const addon = this.addon;
     if (this.serverId === -1) return;
     const server = this.serverId;
+    const deadline = now() + drainMs;
     this.serverId = -1;
     this.bound = null;
     addon.stopListening(server);
@@ -349,10 +350,35 @@ export class NativeEngine implements Engine {
           });
     await Promise.all([sockets, requests, tunnels]);
     this.idle = null;
+    await connectionsClosed(addon, server, deadline - now());
     addon.destroyConnections(server);
     addon.dispose(server);
   }
 }
+
+/**
+ * Resolves once the stopping server's last connection has closed, or after `ms`. The
+ * responses are done by now, but a connection may still be reading the body of a request answered
+ * before it was read: the engine reads and drops the rest, as node:http dumps it, and closes the
+ * connection once it has come. Cut before, the bytes left unread would reset it and the client,
+ * still sending, would fail with ECONNRESET or EPIPE rather than read its answer (a 405 to an
+ * upload, then `server.close()` as supertest calls it). The engine tells no JavaScript when a
+ * connection closes, so this asks it on a sweep, as the node engine's drain sweeps its idle ones.
+ */
+function connectionsClosed(addon: NativeAddon, server: number, ms: number): Promise<void> | undefined {
+  if (ms <= 0 || addon.openConnections(server) === 0) return undefined;
+  return new Promise((resolve) => {
+    const done = () => {
+      clearInterval(sweep);
+      clearTimeout(deadline);
+      resolve();
+    };
+    const sweep = setInterval(() => addon.openConnections(server) === 0 && done(), CONNECTION_SWEEP_MS);
+    const deadline = setTimeout(done, ms);
+  });
+}
+/** How often a stopping server's drain asks whether its connections are closed (the node engine's sweeps its idle ones as often). */
+const CONNECTION_SWEEP_MS = 50;
 
 /**
  * A system error the addon reports ("… (os error 98)") with its code as Node's errors carry it

@@ -198,6 +198,13 @@ fn conn_unread(s: &State, key: usize) -> bool {
     s.conns.get(key).and_then(Option::as_ref).is_some_and(|c| matches!(&c.proto, Protocol::H1(h1) if h1.waits_unread(&c.io)))
 }
 
+/// How many of the server's connections are open: a stopping server's drain waits for the last
+/// to close (one still reading the body of a request answered before it was read closes once the
+/// body has come, see `h1::Conn::close_when_idle`).
+pub fn open_connections(id: usize) -> usize {
+    with_state(|s| s.conns.iter().filter(|c| c.as_ref().is_some_and(|c| c.server == id)).count())
+}
+
 /// Cuts every connection of the server; returns the ids of the requests that were in flight.
 pub fn destroy_connections(id: usize) -> Vec<u64> {
     with_state(|s| {

@@ -31,6 +31,6 @@ mod write;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use accept::{destroy_connections, dispose, listen, stop_listening, ListenAt};
+pub(crate) use accept::{destroy_connections, dispose, listen, open_connections, stop_listening, ListenAt};
 pub(crate) use files::Found;
 pub(crate) use state::{with_state, Settings};
