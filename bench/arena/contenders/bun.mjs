@@ -19,7 +19,7 @@ Bun.serve({
     if (url.pathname.startsWith("/delay/") && req.method === "GET") {
       const raw = url.pathname.slice(7);
       const ms = Number(raw);
-      if (!/^\d+$/.test(raw) || ms > 60_000) return text("Bad Request", 400);
+      if (!/^\d+$/.test(raw) || ms > 10_000) return text("Bad Request", 400);
       await Bun.sleep(ms);
       return text(String(ms));
     }

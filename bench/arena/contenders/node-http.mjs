@@ -67,7 +67,7 @@ async function handle(req, res) {
   if (path.startsWith("/delay/") && method === "GET") {
     const raw = path.slice(7);
     const ms = Number(raw);
-    if (!/^\d+$/.test(raw) || ms > 60_000) return send(res, 400, TEXT, "Bad Request");
+    if (!/^\d+$/.test(raw) || ms > 10_000) return send(res, 400, TEXT, "Bad Request");
     setTimeout(() => send(res, 200, TEXT, String(ms)), ms);
     return;
   }

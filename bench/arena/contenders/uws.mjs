@@ -36,7 +36,7 @@ uWS
   .get("/delay/:ms", (res, req) => {
     const raw = req.getParameter(0);
     const ms = Number(raw);
-    if (!/^\d+$/.test(raw) || ms > 60_000) return text(res, "Bad Request", "400 Bad Request");
+    if (!/^\d+$/.test(raw) || ms > 10_000) return text(res, "Bad Request", "400 Bad Request");
     let aborted = false;
     res.onAborted(() => {
       aborted = true;
