@@ -15,7 +15,7 @@ import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
-import { Code, ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
+import { Code, ConnectError, type ConnectRouter, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter, type ConnectNodeAdapterOptions } from "@connectrpc/connect-node";
 import cogExpress from "../../src/express/index.js";
 import { connect } from "../../src/connect/index.js";
@@ -245,6 +245,29 @@ for (const [mount, transport] of variants) {
       const viaGrpcJs = await unary(gzipClient, { text });
       assert.equal(viaGrpcJs.err, null);
       assert.equal(viaGrpcJs.reply?.text, `unary: ${text}`);
+    });
+
+    test("interceptors see every call kind: what they add to the header and the trailers reaches the client", async (t) => {
+      const seenBy: string[] = [];
+      const interceptor: Interceptor = (next) => async (req) => {
+        seenBy.push(`${req.method.name}:${req.header.get("x-ask") ?? ""}`);
+        const res = await next(req);
+        res.header.set("x-intercepted", req.method.name);
+        res.trailer.set("x-intercepted-trailer", req.stream ? "stream" : "unary");
+        return res;
+      };
+      const { client } = await setup(t, { interceptors: [interceptor] });
+      const metadata = new grpc.Metadata();
+      metadata.set("x-ask", "hi");
+      const answer = await unary(client, { text: "i" }, metadata);
+      assert.equal(answer.err, null);
+      assert.deepEqual(answer.headers?.get("x-intercepted"), ["Unary"]);
+      assert.deepEqual(answer.trailers?.get("x-intercepted-trailer"), ["unary"]);
+      assert.deepEqual(answer.trailers?.get("x-trailer"), ["from unary"]);
+      const { items, status } = await collect<EchoReply>(client.ServerStream!({ text: "i", count: 2 }));
+      assert.deepEqual(items.map((r) => r.text), ["i 0", "i 1"]);
+      assert.deepEqual(status.metadata.get("x-intercepted-trailer"), ["stream"]);
+      assert.deepEqual(seenBy, ["Unary:hi", "ServerStream:"]);
     });
 
     test("message size limits: a request past readMaxBytes is RESOURCE_EXHAUSTED, an answer past writeMaxBytes too", async (t) => {
