@@ -51,8 +51,8 @@ function frame(fields) {
 }
 
 const PROFILES = {
-  "unary-grpc": { path: "/benchmark.BenchmarkService/GetSum", body: frame([1, 2]), connections: 16, streams: 100, messagesPerCall: 1 },
-  "stream-grpc": { path: "/benchmark.BenchmarkService/StreamSum", body: frame([1, 2, 5000]), connections: 8, streams: 4, messagesPerCall: 5000 },
+  "unary-grpc": { path: "/benchmark.BenchmarkService/GetSum", body: frame([1, 2]), connections: 4, streams: 100, messagesPerCall: 1 },
+  "stream-grpc": { path: "/benchmark.BenchmarkService/StreamSum", body: frame([1, 2, 5000]), connections: 4, streams: 4, messagesPerCall: 5000 },
 };
 // HttpArena's own request file for unary-grpc (requests/grpc-sum.bin): the frame above must be it.
 assert.deepEqual(PROFILES["unary-grpc"].body, Buffer.from("00000000040801100" + "2", "hex"));
@@ -97,15 +97,24 @@ async function validate(contender, port) {
 const profiles = flags.profiles.split(",");
 const contenders = flags.contenders.split(",");
 const servers = {};
+// A failing run must not leave the servers behind (nor hold the output's pipe open).
+process.on("exit", () => {
+  for (const { child } of Object.values(servers)) child.kill();
+});
 for (const contender of contenders) {
   servers[contender] = await start(contender);
   await validate(contender, servers[contender].port);
 }
+// A run in which no call finished (a server far slower than the others, on a loaded machine) is
+// counted as none, and said so, rather than ending the bench.
 const load = (profile, port, seconds) =>
-  measure({ tool: "h2load", url: `http://127.0.0.1:${port}${PROFILES[profile].path}`, method: "POST", headers: { "content-type": "application/grpc", te: "trailers" }, body: PROFILES[profile].body, connections: PROFILES[profile].connections, streams: PROFILES[profile].streams, duration: seconds, cpu: "1" });
+  measure({ tool: "h2load", url: `http://127.0.0.1:${port}${PROFILES[profile].path}`, method: "POST", headers: { "content-type": "application/grpc", te: "trailers" }, body: PROFILES[profile].body, connections: PROFILES[profile].connections, streams: PROFILES[profile].streams, duration: seconds, cpu: "1" }).catch((err) => {
+    console.error(`${profile} on port ${port}: ${err.message.split("\n")[0]}`);
+    return { requests: 0, errors: 0, timeouts: 0, statuses: { "non-2xx/3xx": 0 }, failedRun: true };
+  });
 const results = {};
 for (const profile of profiles) {
-  for (const contender of contenders) await load(profile, servers[contender].port, 2); // warm-up
+  for (const contender of contenders) await load(profile, servers[contender].port, 4); // warm-up
   results[profile] = Object.fromEntries(contenders.map((c) => [c, []]));
   for (let round = 0; round < Number(flags.rounds); round++) {
     for (const contender of contenders) {
@@ -118,8 +127,6 @@ for (const profile of profiles) {
     }
   }
 }
-for (const { child } of Object.values(servers)) child.kill();
-
 console.log(`node ${process.version}, ${flags.rounds} rounds of ${flags.seconds} s, h2c; server on core 0, h2load -t1 on core 1`);
 for (const profile of profiles) {
   const { connections, streams, messagesPerCall } = PROFILES[profile];
