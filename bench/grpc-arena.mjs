@@ -3,7 +3,9 @@
 //   unary-grpc   POST /benchmark.BenchmarkService/GetSum, HttpArena's 9-byte frame (SumRequest
 //                {a: 1, b: 2}), h2load with 100 streams per connection
 //   stream-grpc  StreamSum {a: 1, b: 2, count: 5000}: 5,000 SumReply frames per call, 4 streams per
-//                connection; the figure is messages/s (calls/s x 5,000), as HttpArena scores it
+//                connection; the figure is messages/s (calls/s x 5,000), as HttpArena scores it;
+//                with ghz, as HttpArena loads it, when ghz is found (GHZ=path, or ghz on the PATH:
+//                `go install github.com/bojand/ghz/cmd/ghz@latest`), else with h2load
 // over h2c, against Cog (cog-http/connect and Connect's Node handler, each engine), Connect's
 // handler on bare node:http2 and @grpc/grpc-js's server (bench/grpc/server.mjs). Connection counts
 // are scaled to a 2-core machine: the server pinned to core 0, h2load (one thread) to core 1.
@@ -13,7 +15,7 @@
 //
 //   npm run build && node bench/grpc-arena.mjs [--rounds 3] [--seconds 5] [--profiles unary-grpc,stream-grpc]
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import * as grpc from "@grpc/grpc-js";
@@ -105,10 +107,29 @@ for (const contender of contenders) {
   servers[contender] = await start(contender);
   await validate(contender, servers[contender].port);
 }
+const GHZ = process.env.GHZ ?? "ghz";
+const ghzFound = (() => {
+  try {
+    execFileSync(GHZ, ["--version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** stream-grpc as HttpArena runs it (scripts/lib/tools/ghz.sh): ghz's completed calls, OK or not. */
+function ghzLoad(port, seconds) {
+  const { connections, streams, messagesPerCall } = PROFILES["stream-grpc"];
+  const args = ["--insecure", "--proto", here("grpc/benchmark.proto"), "--call", "benchmark.BenchmarkService/StreamSum", "-d", JSON.stringify({ a: 1, b: 2, count: messagesPerCall }), "--connections", String(connections), "-c", String(connections * streams), "-z", `${seconds}s`, "-O", "json", `127.0.0.1:${port}`];
+  const report = JSON.parse(execFileSync(...pin("1", GHZ, args), { encoding: "utf8", maxBuffer: 64 << 20 }));
+  const ok = report.statusCodeDistribution?.OK ?? 0;
+  return { requests: ok, errors: report.count - ok, timeouts: 0, statuses: { "non-2xx/3xx": 0 } };
+}
+
 // A run in which no call finished (a server far slower than the others, on a loaded machine) is
 // counted as none, and said so, rather than ending the bench.
 const load = (profile, port, seconds) =>
-  measure({ tool: "h2load", url: `http://127.0.0.1:${port}${PROFILES[profile].path}`, method: "POST", headers: { "content-type": "application/grpc", te: "trailers" }, body: PROFILES[profile].body, connections: PROFILES[profile].connections, streams: PROFILES[profile].streams, duration: seconds, cpu: "1" }).catch((err) => {
+  profile === "stream-grpc" && ghzFound ? Promise.resolve(ghzLoad(port, seconds)) : measure({ tool: "h2load", url: `http://127.0.0.1:${port}${PROFILES[profile].path}`, method: "POST", headers: { "content-type": "application/grpc", te: "trailers" }, body: PROFILES[profile].body, connections: PROFILES[profile].connections, streams: PROFILES[profile].streams, duration: seconds, cpu: "1" }).catch((err) => {
     console.error(`${profile} on port ${port}: ${err.message.split("\n")[0]}`);
     return { requests: 0, errors: 0, timeouts: 0, statuses: { "non-2xx/3xx": 0 }, failedRun: true };
   });
@@ -127,7 +148,7 @@ for (const profile of profiles) {
     }
   }
 }
-console.log(`node ${process.version}, ${flags.rounds} rounds of ${flags.seconds} s, h2c; server on core 0, h2load -t1 on core 1`);
+console.log(`node ${process.version}, ${flags.rounds} rounds of ${flags.seconds} s, h2c; server on core 0, the load on core 1 (h2load -t1${ghzFound ? "; stream-grpc: ghz" : ""})`);
 for (const profile of profiles) {
   const { connections, streams, messagesPerCall } = PROFILES[profile];
   const unit = messagesPerCall === 1 ? "call" : "message";
