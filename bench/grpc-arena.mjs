@@ -148,6 +148,8 @@ for (const profile of profiles) {
     }
   }
 }
+for (const { child } of Object.values(servers)) child.kill();
+
 console.log(`node ${process.version}, ${flags.rounds} rounds of ${flags.seconds} s, h2c; server on core 0, the load on core 1 (h2load -t1${ghzFound ? "; stream-grpc: ghz" : ""})`);
 for (const profile of profiles) {
   const { connections, streams, messagesPerCall } = PROFILES[profile];
