@@ -1,5 +1,6 @@
-// One gRPC server for bench/grpc-unary.mjs, on a port it prints ("ready PORT"): the Echo service
-// of test/fixtures/grpc/echo.proto, its Unary answered by
+// One gRPC server for bench/grpc-unary.mjs and bench/grpc-arena.mjs, on a port it prints
+// ("ready PORT"): the Echo service of test/fixtures/grpc/echo.proto (its Unary) and HttpArena's
+// BenchmarkService (bench/grpc/benchmark.proto: GetSum, StreamSum), answered by
 //   cog-native  Cog on its native engine (h2c), Connect's Node handler mounted with app.use
 //   cog-node    the same on Cog's node engine (node:http2)
 //   cog-native-connect, cog-node-connect
@@ -11,16 +12,32 @@ import { createServer } from "node:http2";
 import { fileURLToPath } from "node:url";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Echo } from "../../test/fixtures/grpc/echo.ts";
+import { BenchmarkService } from "./benchmark.ts";
 
 const contender = process.argv[2];
-const routes = (router) => router.service(Echo, { unary: async (req) => ({ text: req.text }) });
+const routes = (router) =>
+  router.service(Echo, { unary: async (req) => ({ text: req.text }) }).service(BenchmarkService, {
+    getSum: async (req) => ({ result: req.a + req.b }),
+    async *streamSum(req) {
+      const sum = req.a + req.b;
+      for (let i = 0; i < req.count; i++) yield { result: sum + i };
+    },
+  });
 
 if (contender === "grpc-js") {
   const grpc = await import("@grpc/grpc-js");
   const protoLoader = await import("@grpc/proto-loader");
-  const definition = protoLoader.loadSync(fileURLToPath(new URL("../../test/fixtures/grpc/echo.proto", import.meta.url)));
+  const load = (file) => grpc.loadPackageDefinition(protoLoader.loadSync(fileURLToPath(new URL(file, import.meta.url))));
   const server = new grpc.Server();
-  server.addService(grpc.loadPackageDefinition(definition).cog.test.Echo.service, { Unary: (call, callback) => callback(null, { text: call.request.text }) });
+  server.addService(load("../../test/fixtures/grpc/echo.proto").cog.test.Echo.service, { Unary: (call, callback) => callback(null, { text: call.request.text }) });
+  server.addService(load("benchmark.proto").benchmark.BenchmarkService.service, {
+    GetSum: (call, callback) => callback(null, { result: call.request.a + call.request.b }),
+    StreamSum(call) {
+      const sum = call.request.a + call.request.b;
+      for (let i = 0; i < call.request.count; i++) call.write({ result: sum + i });
+      call.end();
+    },
+  });
   server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, port) => {
     if (err) throw err;
     console.log(`ready ${port}`);

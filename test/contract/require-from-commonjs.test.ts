@@ -26,6 +26,7 @@ writeFileSync(
 const express = require("cog-http/express");
 const { CogInstrumentation } = require("cog-http/otel");
 new CogInstrumentation().disable();
+const { connect } = require("cog-http/connect");
 // Nest 12 is ES modules only: cog-http/nest loads where require(esm) does (or with a CommonJS Nest, 11).
 let nest;
 try {
@@ -52,7 +53,7 @@ app.listen(0, "127.0.0.1").then(async ({ port }) => {
     const viaExpress = await fetch("http://127.0.0.1:" + server.address().port + "/users/8");
     const report = await fetch("http://127.0.0.1:" + server.address().port + "/report");
     const attachment = [report.status, report.headers.get("content-disposition"), report.headers.get("content-type"), await report.text()];
-    console.log(JSON.stringify({ build, nest, user: [user.status, await user.json()], missing: missing.status, express: [viaExpress.status, await viaExpress.json()], attachment }));
+    console.log(JSON.stringify({ build, nest, connect: typeof connect, user: [user.status, await user.json()], missing: missing.status, express: [viaExpress.status, await viaExpress.json()], attachment }));
     server.close();
   });
 });
@@ -70,6 +71,7 @@ describe("require('cog-http') from a CommonJS project", () => {
         assert.deepEqual(JSON.parse(run.stdout), {
           build: join("dist", "cjs", "index.js"),
           nest: requireEsm ? "function" : "ERR_REQUIRE_ESM (@nestjs)",
+          connect: "function",
           user: [200, { id: "7", engine }],
           missing: 404,
           express: [200, { user: "8" }],

@@ -498,4 +498,34 @@ describe("HTTP/2", () => {
     await app.close(1000);
     assert.equal(await goaway, h2.NGHTTP2_NO_ERROR, "close() sends GOAWAY");
   });
+
+  test("req.destroy() on a request whose body is not read ends its reading, and its stream still takes the answer (as node:http2's)", async (t) => {
+    const { port } = await serve(
+      t,
+      (app) =>
+        app.post("/give-up", { body: "stream" }, (req, res) => {
+          req.destroy();
+          res.setHeader("x-read", String(req.readableEnded));
+          res.end("answered");
+        }),
+      { http2: "h2c" },
+    );
+    const session = http2Connect(`http://127.0.0.1:${port}`);
+    t.after(() => session.close());
+    const stream = session.request({ ":method": "POST", ":path": "/give-up", "content-type": "application/octet-stream" });
+    stream.write("part of a body that is never finished");
+    let head: Record<string, unknown> = {};
+    stream.on("response", (h) => (head = h));
+    // The answer ends the stream while the request's side is still open: the server may then reset
+    // it (NO_ERROR, as node:http2 does), so the body is read from its data events to the close.
+    let body = "";
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk: string) => (body += chunk));
+    stream.on("error", () => {});
+    await once(stream, "close");
+    assert.equal(stream.rstCode, h2.NGHTTP2_NO_ERROR);
+    assert.equal(head[":status"], 200);
+    assert.equal(head["x-read"], "false");
+    assert.equal(body, "answered");
+  });
 });
