@@ -2,9 +2,13 @@
 (http3.test.ts): one QUIC connection to 127.0.0.1:PORT, requests sent in phases (a phase's
 requests all at once, the next phase once they are answered), each answer printed as one JSON
 list on stdout. A request may reset its stream after its head ("reset": the client cancels it,
-H3_REQUEST_CANCELLED); its result is then {"reset": true}.
+H3_REQUEST_CANCELLED); its result is then {"reset": true}. A request may "stall": its head
+announces its body's length, and only half of the body is sent.
 
-    python3 h3-client.py PORT '[[{"method": "GET", "path": "/"}], [...]]'
+    python3 h3-client.py PORT '[[{"method": "GET", "path": "/"}], [...]]' [wait-close]
+
+With "wait-close" the client then waits for the server to close the connection, and prints,
+after the answers, the closing's error code and whether a GOAWAY frame came first.
 """
 
 import asyncio
@@ -17,7 +21,8 @@ from aioquic.asyncio.protocol import QuicConnectionProtocol
 from aioquic.h3.connection import H3_ALPN, H3Connection
 from aioquic.h3.events import DataReceived, HeadersReceived
 from aioquic.quic.configuration import QuicConfiguration
-from aioquic.quic.events import StreamReset
+from aioquic.h3.connection import FrameType
+from aioquic.quic.events import ConnectionTerminated, StreamReset
 
 H3_REQUEST_CANCELLED = 0x10C
 
@@ -28,8 +33,12 @@ class Client(QuicConnectionProtocol):
         self.http = H3Connection(self._quic)
         self.waiters = {}
         self.answers = {}
+        self.goaway = False
+        self.closed_with = None
 
     def quic_event_received(self, event):
+        if isinstance(event, ConnectionTerminated):
+            self.closed_with = event.error_code
         if isinstance(event, StreamReset) and event.stream_id in self.waiters:
             self.waiters.pop(event.stream_id).set_result({"serverReset": event.error_code})
         for ev in self.http.handle_event(event):
@@ -50,6 +59,8 @@ class Client(QuicConnectionProtocol):
         headers += [(k.encode(), v.encode()) for k, v in spec.get("headers", [])]
         if body:
             headers.append((b"content-length", str(len(body)).encode()))
+        if spec.get("stall", False):
+            body = body[: len(body) // 2]
         reset = spec.get("reset", False)
         self.http.send_headers(stream, headers, end_stream=not body and not reset)
         if reset:
@@ -63,7 +74,7 @@ class Client(QuicConnectionProtocol):
             self.transmit()
             return {"reset": True}
         if body:
-            self.http.send_data(stream, body, end_stream=True)
+            self.http.send_data(stream, body, end_stream=not spec.get("stall", False))
         waiter = asyncio.get_running_loop().create_future()
         self.waiters[stream] = waiter
         self.transmit()
@@ -82,17 +93,32 @@ class Client(QuicConnectionProtocol):
         return result
 
 
-async def main(port, phases):
+class Listening(H3Connection):
+    """Notes a GOAWAY frame on the server's control stream (aioquic reports none)."""
+
+    def _handle_control_frame(self, frame_type, frame_data):
+        if frame_type == FrameType.GOAWAY:
+            self.on_goaway()
+        return super()._handle_control_frame(frame_type, frame_data)
+
+
+async def main(port, phases, wait_close):
     config = QuicConfiguration(is_client=True, alpn_protocols=H3_ALPN)
     config.verify_mode = ssl.CERT_NONE
     results = []
     async with connect("127.0.0.1", port, configuration=config, create_protocol=Client) as client:
+        client.http.__class__ = Listening
+        client.http.on_goaway = lambda: setattr(client, "goaway", True)
         for phase in phases:
             results.append(await asyncio.gather(*(client.request(spec) for spec in phase)))
-        client.close()
-        await client.wait_closed()
+        if wait_close:
+            await asyncio.wait_for(client.wait_closed(), 30)
+            results.append({"closedWith": client.closed_with, "goaway": client.goaway})
+        else:
+            client.close()
+            await client.wait_closed()
     print(json.dumps(results))
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]), json.loads(sys.argv[2])))
+    asyncio.run(main(int(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3:] == ["wait-close"]))

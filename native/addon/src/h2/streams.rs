@@ -11,22 +11,22 @@ use std::hash::BuildHasherDefault;
 
 /// A request body still arriving.
 #[derive(Debug)]
-pub(super) struct Arriving {
+pub(crate) struct Arriving {
     /// When its request came (the request timeout counts from it).
-    pub(super) started: u64,
+    pub(crate) started: u64,
     /// The route's own `requestTimeout` (ms; `u64::MAX`: none), once JavaScript routed it.
-    pub(super) timeout: Option<u64>,
+    pub(crate) timeout: Option<u64>,
     /// JavaScript's stream of it is full: what arrives is handed over, and not consumed (the
     /// client's window stays shut) until it resumes.
-    pub(super) paused: bool,
+    pub(crate) paused: bool,
     /// Bytes handed over while paused, consumed when it resumes.
-    pub(super) unconsumed: usize,
+    pub(crate) unconsumed: usize,
     /// Its timeout passed and JavaScript was told to answer the 408.
-    pub(super) told: bool,
+    pub(crate) told: bool,
 }
 
 impl Arriving {
-    pub(super) fn new(started: u64) -> Arriving {
+    pub(crate) fn new(started: u64) -> Arriving {
         Arriving { started, timeout: None, paused: false, unconsumed: 0, told: false }
     }
 }
