@@ -112,7 +112,7 @@ class Client(QuicConnectionProtocol):
         waiter = asyncio.get_running_loop().create_future()
         self.waiters[stream] = waiter
         self.transmit()
-        answer = await asyncio.wait_for(waiter, 30)
+        answer = await asyncio.wait_for(waiter, 240)
         if "serverReset" in answer:
             return answer
         raw = answer["body"]
@@ -135,7 +135,7 @@ async def main(port, phases, wait_close):
         for phase in phases:
             results.append(await asyncio.gather(*(client.request(spec) for spec in phase)))
         if wait_close:
-            await asyncio.wait_for(client.wait_closed(), 30)
+            await asyncio.wait_for(client.wait_closed(), 240)
             results.append({"closedWith": client.closed_with, "goaway": GOAWAY in frame_types(client.control)})
         else:
             client.close()

@@ -45,7 +45,7 @@ function h3(port: number, ...phases: Spec[][]): Promise<Answer[][]> {
 
 function client(args: string[]): Promise<unknown[]> {
   return new Promise((resolve, reject) => {
-    execFile("python3", [CLIENT, ...args], { timeout: 120_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+    execFile("python3", [CLIENT, ...args], { timeout: 300_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (err !== null) return reject(new Error(`h3-client.py failed: ${err.message}\n${stderr}`));
       resolve(JSON.parse(stdout) as unknown[]);
     });
@@ -60,7 +60,9 @@ describe("HTTP/3 on the native engine, with aioquic's client", { skip }, () => {
   let resetSeen: Promise<void>;
 
   const files = mkdtempSync(join(tmpdir(), "cog-h3-"));
-  const FILE_SIZE = 3 * 1024 * 1024 + 17;
+  // Past a stream's 64 KiB high-water mark many times over; small enough for aioquic, whose
+  // Python reads about 130 KB/s of answers on this machine under load (quic-go reads 78 MiB/s).
+  const FILE_SIZE = 1024 * 1024 + 17;
 
   before(async () => {
     writeFileSync(join(files, "big.bin"), Buffer.alloc(FILE_SIZE, "x"));
@@ -72,7 +74,7 @@ describe("HTTP/3 on the native engine, with aioquic's client", { skip }, () => {
     app.get("/streamed", async (_req, res) => {
       res.writeHead(200, { "content-type": "text/plain" });
       const piece = Buffer.alloc(64 * 1024, "x");
-      for (let i = 0; i < 32; i++) if (!res.write(piece)) await once(res, "drain");
+      for (let i = 0; i < 8; i++) if (!res.write(piece)) await once(res, "drain");
       res.addTrailers({ "x-checksum": "abc123" });
       res.end();
     });
@@ -122,7 +124,7 @@ describe("HTTP/3 on the native engine, with aioquic's client", { skip }, () => {
       { method: "GET", path: "/streamed" },
     ]);
     assert.deepEqual([big!.status, big!.length, big!.allX, big!.headers["content-length"]], [200, 1 << 20, true, String(1 << 20)]);
-    assert.deepEqual([streamed!.status, streamed!.length, streamed!.allX], [200, 32 * 64 * 1024, true]);
+    assert.deepEqual([streamed!.status, streamed!.length, streamed!.allX], [200, 8 * 64 * 1024, true]);
     assert.equal(streamed!.headers["x-checksum"], "abc123", "the trailer field, after the body");
   });
 

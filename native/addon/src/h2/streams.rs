@@ -4,6 +4,7 @@
 //! response is done (or it is reset): what still arrives on it is dropped, and nghttp2 keeps what
 //! the protocol needs.
 
+use crate::events::{Body, Event};
 use crate::request::IdHasher;
 use cog_http2::StreamId;
 use std::collections::HashMap;
@@ -78,6 +79,52 @@ impl Streams {
         for (_, state) in self.map.drain() {
             forget(state);
         }
+    }
+}
+
+/// Request body bytes on a stream (HTTP/2's and HTTP/3's): gathered for a request still in this
+/// batch (`gathering`: its stream, its place in `events`, the bytes so far), handed over as a
+/// piece (consumed unless JavaScript paused the body), or dropped (the request is answered, or
+/// has no body for the app) and consumed at once. `state`: the stream's request id and body, if
+/// JavaScript holds its request; `consume` gives the protocol back the window for `n` bytes.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn body_bytes<K: PartialEq>(
+    gathering: &mut Vec<(K, usize, Vec<u8>)>,
+    key: K,
+    state: Option<(u64, &mut Option<Arriving>)>,
+    data: &[u8],
+    end_stream: bool,
+    events: &mut Vec<Event>,
+    mut consume: impl FnMut(usize),
+) {
+    if let Some(at) = gathering.iter().position(|g| g.0 == key) {
+        // JavaScript takes it with its request.
+        consume(data.len());
+        gathering[at].2.extend_from_slice(data);
+        if end_stream {
+            let (_, index, whole) = gathering.swap_remove(at);
+            if let Some(Event::Request { body, .. }) = events.get_mut(index) {
+                *body = Body::Whole(whole);
+            }
+            if let Some((_, body)) = state {
+                *body = None;
+            }
+        }
+        return;
+    }
+    let Some((id, slot)) = state else { return consume(data.len()) };
+    let Some(body) = slot.as_mut() else { return consume(data.len()) };
+    if !data.is_empty() {
+        events.push(Event::BodyPiece { id, piece: data.to_vec() });
+        if body.paused {
+            body.unconsumed += data.len();
+        } else {
+            consume(data.len());
+        }
+    }
+    if end_stream {
+        *slot = None;
+        events.push(Event::BodyEnd { id });
     }
 }
 

@@ -5,7 +5,7 @@
 //! pieces consumed as JavaScript takes them, aborts for streams the client reset, drains.
 
 use crate::events::{trailer_fields, Body, Event, FLAG_HTTP3};
-use crate::h2::{check_head, refusal_fields, Arriving, Head, Limits, Verdict};
+use crate::h2::{body_bytes, check_head, refusal_fields, Arriving, Head, Limits, Verdict};
 use crate::request::{new_h3_req, H3Stream, Requests};
 use crate::spare::Spare;
 use cog_http3::{code, ConnId, Event as H3};
@@ -259,46 +259,13 @@ impl Endpoint {
         }
     }
 
-    /// Request body bytes: gathered for a request still in this batch, handed over as a piece
-    /// (consumed unless JavaScript paused the body), or dropped (the request is answered, or has
-    /// no body for the app) and consumed at once.
+    /// Request body bytes (see `h2::body_bytes`).
     fn body_bytes(&mut self, gathering: &mut Vec<((usize, u64), usize, Vec<u8>)>, key: (usize, u64), data: &[u8], end_stream: bool, events: &mut Vec<Event>) {
-        let (conn, stream) = (ConnId(key.0), key.1);
-        let n = data.len() as u64;
-        if let Some(at) = gathering.iter().position(|g| g.0 == key) {
-            let _ = self.quic.consume(conn, stream, n);
-            gathering[at].2.extend_from_slice(data);
-            if end_stream {
-                let (_, index, whole) = gathering.swap_remove(at);
-                if let Some(Event::Request { body, .. }) = events.get_mut(index) {
-                    *body = Body::Whole(whole);
-                }
-                if let Some(state) = self.streams.get_mut(&key) {
-                    state.body = None;
-                }
-            }
-            return;
-        }
-        let Some(state) = self.streams.get_mut(&key) else {
-            let _ = self.quic.consume(conn, stream, n);
-            return;
-        };
-        let Some(body) = state.body.as_mut() else {
-            let _ = self.quic.consume(conn, stream, n);
-            return;
-        };
-        if !data.is_empty() {
-            events.push(Event::BodyPiece { id: state.id, piece: data.to_vec() });
-            if body.paused {
-                body.unconsumed += data.len();
-            } else {
-                let _ = self.quic.consume(conn, stream, n);
-            }
-        }
-        if end_stream {
-            state.body = None;
-            events.push(Event::BodyEnd { id: state.id });
-        }
+        let state = self.streams.get_mut(&key).map(|s| (s.id, &mut s.body));
+        let quic = &mut self.quic;
+        body_bytes(gathering, key, state, data, end_stream, events, |n| {
+            let _ = quic.consume(ConnId(key.0), key.1, n as u64);
+        });
     }
 }
 
