@@ -1,8 +1,8 @@
 """An HTTP/3 client on aioquic (pip install aioquic) for the native engine's HTTP/3 tests
 (http3.test.ts): one QUIC connection to 127.0.0.1:PORT, requests sent in phases (a phase's
 requests all at once, the next phase once they are answered), each answer printed as one JSON
-list on stdout. A request may reset its stream after its head ("reset": the client cancels it,
-H3_REQUEST_CANCELLED); its result is then {"reset": true}. A request may "stall": its head
+list on stdout. A request may reset its stream ("reset": the client cancels it once the answer's
+head has come, H3_REQUEST_CANCELLED); its result is then {"reset": true}. A request may "stall": its head
 announces its body's length, and only half of the body is sent.
 
     python3 h3-client.py PORT '[[{"method": "GET", "path": "/"}], [...]]' [wait-close]
@@ -63,6 +63,7 @@ class Client(QuicConnectionProtocol):
         super().__init__(*args, **kwargs)
         self.http = H3Connection(self._quic)
         self.waiters = {}
+        self.heads = {}
         self.answers = {}
         self.control = b""
         self.closed_with = None
@@ -80,6 +81,8 @@ class Client(QuicConnectionProtocol):
                 answer = self.answers.setdefault(ev.stream_id, {"headers": [], "body": b""})
                 if isinstance(ev, HeadersReceived):
                     answer["headers"] += ev.headers
+                    if ev.stream_id in self.heads:
+                        self.heads.pop(ev.stream_id).set_result(True)
                 else:
                     answer["body"] += ev.data
                 if ev.stream_ended and ev.stream_id in self.waiters:
@@ -100,9 +103,11 @@ class Client(QuicConnectionProtocol):
         if reset:
             if body:
                 self.http.send_data(stream, body, end_stream=False)
+            head = asyncio.get_running_loop().create_future()
+            self.heads[stream] = head
             self.transmit()
-            # The head (and body) sent, the stream is cancelled both ways.
-            await asyncio.sleep(0)
+            # Once the app has the request (its answer's head came), the stream is cancelled both ways.
+            await asyncio.wait_for(head, 240)
             self._quic.reset_stream(stream, H3_REQUEST_CANCELLED)
             self._quic.stop_stream(stream, H3_REQUEST_CANCELLED)
             self.transmit()

@@ -13,7 +13,7 @@
 use super::answer::{self, Piece};
 use super::head::{self, Verdict};
 use super::settings::Settings;
-use super::streams::{self, Arriving, Response, Stream, Streams};
+use super::streams::{self, Arriving, Overdue, Response, Stream, Streams};
 use crate::events::{trailer_fields, Body, Event};
 use crate::io::{Input, Transport};
 use crate::request::{new_h2_req, Req, Requests};
@@ -217,7 +217,7 @@ impl Conn {
     /// Gives the body of the request on `stream` its route's `requestTimeout` (ms, 0: none).
     pub(crate) fn set_body_timeout(&mut self, stream: StreamId, ms: u64) {
         if let Some(body) = self.streams.get_mut(stream).and_then(|s| s.body.as_mut()) {
-            body.timeout = Some(if ms == 0 { u64::MAX } else { ms });
+            body.set_timeout(ms);
         }
     }
 
@@ -273,15 +273,10 @@ impl Conn {
         let mut cut = Vec::new();
         for (stream, state) in self.streams.iter_mut() {
             let Some(body) = state.body.as_mut() else { continue };
-            let timeout = body.timeout.unwrap_or(if request_timeout == 0 { u64::MAX } else { request_timeout });
-            if now.saturating_sub(body.started) < timeout {
-                continue;
-            }
-            if state.response == Response::Waiting && !body.told {
-                body.told = true;
-                events.push(Event::BodyTimeout { id: state.id });
-            } else {
-                cut.push(stream);
+            match body.overdue(now, request_timeout, state.response != Response::Waiting) {
+                Overdue::No => {}
+                Overdue::Tell => events.push(Event::BodyTimeout { id: state.id }),
+                Overdue::Cut => cut.push(stream),
             }
         }
         for stream in cut {

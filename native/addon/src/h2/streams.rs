@@ -30,6 +30,34 @@ impl Arriving {
     pub(crate) fn new(started: u64) -> Arriving {
         Arriving { started, timeout: None, paused: false, unconsumed: 0, told: false }
     }
+
+    /// Its route's `requestTimeout` (ms; 0: none) in place of the server's.
+    pub(crate) fn set_timeout(&mut self, ms: u64) {
+        self.timeout = Some(if ms == 0 { u64::MAX } else { ms });
+    }
+
+    /// What its timeout comes to at `now` (the server's `request_timeout` unless its route set
+    /// one): the app is told once to answer the 408 (`Tell`), unless it is answering already;
+    /// past that the stream is cut.
+    pub(crate) fn overdue(&mut self, now: u64, request_timeout: u64, answering: bool) -> Overdue {
+        let timeout = self.timeout.unwrap_or(if request_timeout == 0 { u64::MAX } else { request_timeout });
+        if now.saturating_sub(self.started) < timeout {
+            Overdue::No
+        } else if !answering && !self.told {
+            self.told = true;
+            Overdue::Tell
+        } else {
+            Overdue::Cut
+        }
+    }
+}
+
+/// What a body's timeout comes to (`Arriving::overdue`).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Overdue {
+    No,
+    Tell,
+    Cut,
 }
 
 /// Where a stream's response stands (a finished one is forgotten with its stream).

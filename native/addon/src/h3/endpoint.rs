@@ -5,7 +5,7 @@
 //! pieces consumed as JavaScript takes them, aborts for streams the client reset, drains.
 
 use crate::events::{trailer_fields, Body, Event, FLAG_HTTP3};
-use crate::h2::{body_bytes, check_head, refusal_fields, Arriving, Head, Limits, Verdict};
+use crate::h2::{body_bytes, check_head, refusal_fields, Arriving, Head, Limits, Overdue, Verdict};
 use crate::request::{new_h3_req, H3Stream, Requests};
 use crate::spare::Spare;
 use cog_http3::{code, ConnId, Event as H3};
@@ -143,7 +143,7 @@ impl Endpoint {
     /// Gives the body of a request still arriving its route's `requestTimeout` (ms; 0: none).
     pub(crate) fn set_body_timeout(&mut self, at: H3Stream, ms: u64) {
         if let Some(body) = self.streams.get_mut(&(at.conn, at.stream)).and_then(|s| s.body.as_mut()) {
-            body.timeout = Some(if ms == 0 { u64::MAX } else { ms });
+            body.set_timeout(ms);
         }
     }
 
@@ -154,15 +154,10 @@ impl Endpoint {
         let mut cut = Vec::new();
         for (&key, state) in self.streams.iter_mut() {
             let Some(body) = state.body.as_mut() else { continue };
-            let timeout = body.timeout.unwrap_or(if request_timeout == 0 { u64::MAX } else { request_timeout });
-            if now.saturating_sub(body.started) < timeout {
-                continue;
-            }
-            if state.response == Response::Waiting && !body.told {
-                body.told = true;
-                events.push(Event::BodyTimeout { id: state.id });
-            } else {
-                cut.push(key);
+            match body.overdue(now, request_timeout, state.response != Response::Waiting) {
+                Overdue::No => {}
+                Overdue::Tell => events.push(Event::BodyTimeout { id: state.id }),
+                Overdue::Cut => cut.push(key),
             }
         }
         for key in cut {
