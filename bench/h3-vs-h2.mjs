@@ -5,7 +5,10 @@
 // rounds. Per round: requests a second and the server's CPU per request (its user + system time
 // over the round, from /proc). Prints one JSON line per round and the medians.
 //
-//   node bench/h3-vs-h2.mjs [--rounds 5] [--seconds 10] [--c 4] [--m 32]
+//   node bench/h3-vs-h2.mjs [--rounds 5] [--seconds 10] [--c 4] [--m 32] [--h2-rps N]
+// --h2-rps holds h2load to N requests a second in all (h3-load's rate, say), so that both
+// protocols are measured at the same rate: CPU per request depends on how many requests a turn
+// of the loop carries.
 // Needs: npm run build, the native engine built, h2load, go (h3-load is built into .cache/).
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, rmSync } from "node:fs";
@@ -14,7 +17,7 @@ import { parseArgs } from "node:util";
 import { makeCertificate } from "./lib/certificate.mjs";
 import { cpuSeconds, pin } from "./lib/proc.mjs";
 
-const { values } = parseArgs({ options: { rounds: { type: "string", default: "5" }, seconds: { type: "string", default: "10" }, c: { type: "string", default: "4" }, m: { type: "string", default: "32" }, "server-cpu": { type: "string", default: "0" }, "load-cpu": { type: "string", default: "1" } } });
+const { values } = parseArgs({ options: { rounds: { type: "string", default: "5" }, seconds: { type: "string", default: "10" }, c: { type: "string", default: "4" }, m: { type: "string", default: "32" }, "server-cpu": { type: "string", default: "0" }, "load-cpu": { type: "string", default: "1" }, "h2-rps": { type: "string" } } });
 const root = new URL("..", import.meta.url).pathname;
 const cache = join(root, ".cache");
 mkdirSync(cache, { recursive: true });
@@ -43,7 +46,8 @@ function run(cmd, argv) {
 }
 const contenders = {
   h2: () => {
-    const out = run("h2load", ["-c", String(c), "-m", String(m), "-D", String(seconds), "--warm-up-time=2", url]);
+    const rate = values["h2-rps"] === undefined ? [] : [`--rps=${Math.ceil(Number(values["h2-rps"]) / c)}`];
+    const out = run("h2load", ["-c", String(c), "-m", String(m), "-D", String(seconds), "--warm-up-time=2", ...rate, url]);
     const done = Number(/(\d+) succeeded/.exec(out)?.[1] ?? 0);
     return { requests: done, seconds };
   },
@@ -68,6 +72,6 @@ for (let round = 0; round < Number(values.rounds); round++) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const summary = Object.fromEntries(Object.entries(results).map(([k, rows]) => [k, { rps: median(rows.map((r) => r.rps)), cpuUsPerRequest: median(rows.map((r) => r.cpuUsPerRequest)) }]));
 summary.ratio = { cpuPerRequestH3OverH2: Math.round((summary.h3.cpuUsPerRequest / summary.h2.cpuUsPerRequest) * 100) / 100 };
-console.log(JSON.stringify({ medians: summary, c, m, seconds, rounds: Number(values.rounds) }));
+console.log(JSON.stringify({ medians: summary, c, m, seconds, rounds: Number(values.rounds), h2Rps: values["h2-rps"] ?? "unbounded" }));
 server.kill();
 rmSync(tls.dir, { recursive: true, force: true });

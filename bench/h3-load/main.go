@@ -24,13 +24,13 @@ import (
 )
 
 type result struct {
-	Requests int64          `json:"requests"`
-	Seconds  float64        `json:"seconds"`
-	RPS      float64        `json:"rps"`
-	Errors   int64          `json:"errors"`
-	Statuses map[int]int64  `json:"statuses"`
-	Conns    int            `json:"connections"`
-	Streams  int            `json:"streamsPerConnection"`
+	Requests int64         `json:"requests"`
+	Seconds  float64       `json:"seconds"`
+	RPS      float64       `json:"rps"`
+	Errors   int64         `json:"errors"`
+	Statuses map[int]int64 `json:"statuses"`
+	Conns    int           `json:"connections"`
+	Streams  int           `json:"streamsPerConnection"`
 }
 
 func main() {

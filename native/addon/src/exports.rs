@@ -200,6 +200,12 @@ pub fn destroy_connections(server: u32) -> Vec<f64> {
     engine::destroy_connections(server as usize).into_iter().map(|id| id as f64).collect()
 }
 
+/// HTTP/3 connections still open (closing ones included): a drain waits for none to be left.
+#[napi]
+pub fn quic_connections(server: u32) -> u32 {
+    with_state(|s| s.quic_connections(server as usize)) as u32
+}
+
 /// Frees what the server kept (call once it is stopped and drained).
 #[napi]
 pub fn dispose(server: u32) {

@@ -29,6 +29,8 @@ export interface NativeAddon {
   openConnections(server: number): number;
   destroyConnections(server: number): number[];
   dispose(server: number): void;
+  /** HTTP/3 connections still open on the server (closing ones included). */
+  quicConnections(server: number): number;
   /** The header lines, `name\0value\0name\0value` (latin1; a head holds no NUL): one string, cheaper to hand over than a list. */
   headers(id: number): string;
   /** One header's value: repeats joined as Node joins them, or with `first`, the first alone. */

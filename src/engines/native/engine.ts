@@ -320,6 +320,7 @@ export class NativeEngine implements Engine {
     const deadline = now() + drainMs;
     this.serverId = -1;
     this.bound = null;
+    const until = Date.now() + drainMs;
     addon.stopListening(server);
     const listening = this.Request.prototype[SERVER];
     if (listening !== null) listening.listening = false;
@@ -349,6 +350,9 @@ export class NativeEngine implements Engine {
             };
           });
     await Promise.all([sockets, requests, tunnels]);
+    // HTTP/3 connections close on their own once their answers are acknowledged (GOAWAY went
+    // out with stopListening): the drain waits for that, within its deadline.
+    if (this.altSvc !== undefined) while (addon.quicConnections(server) > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
     this.idle = null;
     await connectionsClosed(addon, server, deadline - now());
     addon.destroyConnections(server);

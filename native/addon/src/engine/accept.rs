@@ -34,16 +34,18 @@ pub fn listen(js: js::ServerJs, at: ListenAt, mut settings: Settings, tls: Optio
         ListenAt::Unix(path) => (socket::open_unix(path)?, 0, Some(path.to_string()), ""),
     };
     let uv_loop = js.uv_loop();
+    // The server's slot: its id is the data of its handles, the UDP socket's among them.
+    let id = with_state(|s| s.servers.iter().position(Option::is_none).unwrap_or(s.servers.len()));
     // HTTP/3: a UDP socket on the port number the TCP listener got, with its TLS configuration.
-    let h3 = match (settings.h3.take(), &tls) {
+    let quic = match (settings.h3.take(), &tls) {
         (None, _) => None,
         (Some(h3), Some(tls)) if unix_path.is_none() => {
-            let local = socket::resolve(host, bound).inspect_err(|_| socket::close(fd))?;
-            Some((h3, tls.rustls_config(), local))
+            let opened = socket::resolve(host, bound).and_then(|local| Quic::open(uv_loop, id, local, h3::Endpoint::new(id, h3, tls.rustls_config())?));
+            Some(opened.inspect_err(|_| socket::close(fd))?)
         }
         (Some(_), _) => {
             socket::close(fd);
-            return Err("http3 needs tls (QUIC is always encrypted) and a TCP port, not a Unix domain socket: give listen({ port, tls, http3: true })".into());
+            return Err("http3 needs the tls option (QUIC is always encrypted) and a TCP port, not a Unix domain socket: new Cog({ engine: \"native\", tls }).listen({ port, http3: true })".into());
         }
     };
     let listen_poll = alloc_handle(UV_POLL);
@@ -52,14 +54,13 @@ pub fn listen(js: js::ServerJs, at: ListenAt, mut settings: Settings, tls: Optio
     let check = alloc_handle(UV_CHECK);
     let idle = alloc_handle(UV_IDLE);
     let interval = settings.check_interval.max(1);
-    let id = with_state(|s| {
+    with_state(|s| {
         if s.reserve.is_none() {
             s.reserve = socket::reserve_descriptor();
         }
-        let id = s.servers.iter().position(Option::is_none).unwrap_or_else(|| {
+        if id == s.servers.len() {
             s.servers.push(None);
-            s.servers.len() - 1
-        });
+        }
         s.servers[id] = Some(Server {
             js,
             listen_fd: fd,
@@ -82,24 +83,9 @@ pub fn listen(js: js::ServerJs, at: ListenAt, mut settings: Settings, tls: Optio
             unix_path,
             ran_out: false,
             accept_paused: false,
-            quic: None,
+            quic,
         });
-        id
     });
-    if let Some((h3, rustls, local)) = h3 {
-        let quic = h3::Endpoint::new(id, h3, rustls).and_then(|endpoint| Quic::open(uv_loop, id, local, endpoint));
-        match quic {
-            Ok(quic) => with_state(|s| s.servers[id].as_mut().unwrap().quic = Some(quic)),
-            Err(message) => {
-                stop_listening(id);
-                if let Some(js) = dispose(id) {
-                    // SAFETY: the server was just disposed of: its references are not used again.
-                    unsafe { js.release() };
-                }
-                return Err(message);
-            }
-        }
-    }
     // SAFETY: the handles were just allocated for their kinds (`alloc_handle`) and are initialised
     // here, once, on Node's loop; `fd` is the listening socket, which `listen_poll` watches until
     // `stop_listening` closes both; the handles' data is the server's id (no pointer).

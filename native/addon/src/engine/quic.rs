@@ -103,9 +103,10 @@ impl State {
     /// endpoint has a turn due (datagrams to send).
     pub(super) fn quic_events(&mut self, id: usize) -> bool {
         let Some(server) = self.servers.get_mut(id).and_then(Option::as_mut) else { return false };
+        let now = super::state::now(server);
         let Some(quic) = server.quic.as_mut().filter(|q| q.dirty) else { return false };
         let mut calls = Vec::new();
-        quic.endpoint.events(&mut self.reqs, &mut self.spare, &mut calls);
+        quic.endpoint.events(now, &mut self.reqs, &mut self.spare, &mut calls);
         self.schedule(id, calls, None);
         true
     }
@@ -116,6 +117,7 @@ impl State {
     pub(super) fn quic_transmit(&mut self, id: usize) {
         let Some(server) = self.servers.get_mut(id).and_then(Option::as_mut) else { return };
         let stopped = server.stopped;
+        let clock = super::state::now(server);
         let Some(quic) = server.quic.as_mut().filter(|q| q.dirty) else { return };
         quic.dirty = false;
         let now = Instant::now();
@@ -123,7 +125,7 @@ impl State {
             quic.endpoint.transmit(now, |to, datagram| udp.send(to, datagram));
         }
         let mut calls = Vec::new();
-        quic.endpoint.events(&mut self.reqs, &mut self.spare, &mut calls);
+        quic.endpoint.events(clock, &mut self.reqs, &mut self.spare, &mut calls);
         if stopped && quic.endpoint.connections() == 0 {
             if let Some(udp) = quic.udp.take() {
                 udp.close();
@@ -140,10 +142,20 @@ impl State {
         self.schedule(id, calls, None);
     }
 
-    /// Forgets the server's HTTP/3 requests in flight (its connections are cut); returns their aborts.
+    /// Cuts the server's HTTP/3 connections (CONNECTION_CLOSE, H3_NO_ERROR, sent now); returns
+    /// aborts for the requests that were in flight on them.
     pub(super) fn quic_forget_all(&mut self, id: usize) -> Vec<Event> {
         let Some(quic) = self.servers.get_mut(id).and_then(Option::as_mut).and_then(|s| s.quic.as_mut()) else { return Vec::new() };
-        quic.endpoint.forget_all(&mut self.reqs)
+        quic.endpoint.close_all();
+        let aborts = quic.endpoint.forget_all(&mut self.reqs);
+        self.stir(id);
+        self.quic_transmit(id);
+        aborts
+    }
+
+    /// HTTP/3 connections still open on the server (a drain waits for them to close).
+    pub(crate) fn quic_connections(&self, id: usize) -> usize {
+        self.server(id).and_then(|s| s.quic.as_ref()).map_or(0, |q| q.endpoint.connections())
     }
 
     /// Graceful shutdown of the server's HTTP/3 side (GOAWAY on every connection).
@@ -172,6 +184,23 @@ impl State {
     /// Where request `id` came, if it came over HTTP/3.
     pub(super) fn h3_stream(&self, id: u64) -> Option<H3Stream> {
         self.reqs.get(id)?.h3()
+    }
+
+    /// The timeout sweep of the server's HTTP/3 requests (see `h3::Endpoint::sweep`).
+    pub(super) fn quic_sweep(&mut self, id: usize, now: u64, request_timeout: u64, calls: &mut Vec<Event>) {
+        let Some(quic) = self.servers.get_mut(id).and_then(Option::as_mut).and_then(|s| s.quic.as_mut()) else { return };
+        let before = calls.len();
+        quic.endpoint.sweep(now, request_timeout, &mut self.reqs, calls);
+        if calls.len() > before {
+            self.stir(id);
+        }
+    }
+
+    /// Gives an HTTP/3 request's body its route's `requestTimeout`.
+    pub(super) fn h3_body_timeout(&mut self, at: H3Stream, ms: u64) {
+        if let Some(quic) = self.quic(at.server) {
+            quic.endpoint.set_body_timeout(at, ms);
+        }
     }
 
     /// Pauses or resumes an HTTP/3 request's body.

@@ -392,6 +392,9 @@ impl State {
     /// Gives the body of request `id`, still arriving, its route's `requestTimeout` (ms from its
     /// start, 0: none) in place of the server's.
     pub fn set_body_timeout(&mut self, id: u64, ms: u64) {
+        if let Some(at) = self.h3_stream(id) {
+            return self.h3_body_timeout(at, ms);
+        }
         let Some(req) = self.reqs.get(id) else { return };
         let (key, gen) = req.conn();
         let stream = req.stream();

@@ -33,6 +33,7 @@ impl State {
         let (keep_alive_timeout, stopped) = (server.settings.keep_alive_timeout, server.stopped);
         let send_timeout = server.settings.send_timeout;
         let mut calls = Vec::new();
+        self.quic_sweep(id, now, timeouts.request, &mut calls);
         for key in self.conn_keys(id) {
             let conn = self.conns[key].as_mut().unwrap();
             if let Protocol::Ws(ws) = &mut conn.proto {

@@ -13,7 +13,7 @@
 use super::answer::{self, Piece};
 use super::head::{self, Verdict};
 use super::settings::Settings;
-use super::streams::{Arriving, Response, Stream, Streams};
+use super::streams::{self, Arriving, Overdue, Response, Stream, Streams};
 use crate::events::{trailer_fields, Body, Event};
 use crate::io::{Input, Transport};
 use crate::request::{new_h2_req, Req, Requests};
@@ -217,7 +217,7 @@ impl Conn {
     /// Gives the body of the request on `stream` its route's `requestTimeout` (ms, 0: none).
     pub(crate) fn set_body_timeout(&mut self, stream: StreamId, ms: u64) {
         if let Some(body) = self.streams.get_mut(stream).and_then(|s| s.body.as_mut()) {
-            body.timeout = Some(if ms == 0 { u64::MAX } else { ms });
+            body.set_timeout(ms);
         }
     }
 
@@ -273,15 +273,10 @@ impl Conn {
         let mut cut = Vec::new();
         for (stream, state) in self.streams.iter_mut() {
             let Some(body) = state.body.as_mut() else { continue };
-            let timeout = body.timeout.unwrap_or(if request_timeout == 0 { u64::MAX } else { request_timeout });
-            if now.saturating_sub(body.started) < timeout {
-                continue;
-            }
-            if state.response == Response::Waiting && !body.told {
-                body.told = true;
-                events.push(Event::BodyTimeout { id: state.id });
-            } else {
-                cut.push(stream);
+            match body.overdue(now, request_timeout, state.response != Response::Waiting) {
+                Overdue::No => {}
+                Overdue::Tell => events.push(Event::BodyTimeout { id: state.id }),
+                Overdue::Cut => cut.push(stream),
             }
         }
         for stream in cut {
@@ -448,9 +443,7 @@ fn convert(
     conn.recycle(taken);
 }
 
-/// Request body bytes on `stream`: gathered for a request still in this batch, handed over as a
-/// piece (consumed unless JavaScript paused the body), or dropped (the request is answered, or
-/// has no body for the app) and consumed at once.
+/// Request body bytes on `stream` (see `streams::body_bytes`).
 fn body_bytes(
     conn: &mut Connection,
     streams: &mut Streams,
@@ -460,35 +453,8 @@ fn body_bytes(
     end_stream: bool,
     events: &mut Vec<Event>,
 ) {
-    if let Some(at) = gathering.iter().position(|g| g.0 == stream) {
-        // JavaScript takes it with its request.
-        conn.consume(stream, data.len());
-        gathering[at].2.extend_from_slice(data);
-        if end_stream {
-            let (_, index, whole) = gathering.swap_remove(at);
-            if let Some(Event::Request { body, .. }) = events.get_mut(index) {
-                *body = Body::Whole(whole);
-            }
-            if let Some(state) = streams.get_mut(stream) {
-                state.body = None;
-            }
-        }
-        return;
-    }
-    let Some(state) = streams.get_mut(stream) else { return conn.consume(stream, data.len()) };
-    let Some(body) = state.body.as_mut() else { return conn.consume(stream, data.len()) };
-    if !data.is_empty() {
-        events.push(Event::BodyPiece { id: state.id, piece: data.to_vec() });
-        if body.paused {
-            body.unconsumed += data.len();
-        } else {
-            conn.consume(stream, data.len());
-        }
-    }
-    if end_stream {
-        state.body = None;
-        events.push(Event::BodyEnd { id: state.id });
-    }
+    let state = streams.get_mut(stream).map(|s| (s.id, &mut s.body));
+    streams::body_bytes(gathering, stream, state, data, end_stream, events, |n| conn.consume(stream, n));
 }
 
 #[cfg(test)]

@@ -25,3 +25,4 @@ pub(crate) use answer::{answer_fields, has_no_body, lines as header_lines, refus
 pub(crate) use conn::{Conn, Parsed, Swept};
 pub(crate) use head::{check_head, Head, Verdict};
 pub(crate) use settings::{Limits, Settings};
+pub(crate) use streams::{body_bytes, Arriving, Overdue};

@@ -4,6 +4,7 @@
 //! response is done (or it is reset): what still arrives on it is dropped, and nghttp2 keeps what
 //! the protocol needs.
 
+use crate::events::{Body, Event};
 use crate::request::IdHasher;
 use cog_http2::StreamId;
 use std::collections::HashMap;
@@ -11,24 +12,52 @@ use std::hash::BuildHasherDefault;
 
 /// A request body still arriving.
 #[derive(Debug)]
-pub(super) struct Arriving {
+pub(crate) struct Arriving {
     /// When its request came (the request timeout counts from it).
-    pub(super) started: u64,
+    pub(crate) started: u64,
     /// The route's own `requestTimeout` (ms; `u64::MAX`: none), once JavaScript routed it.
-    pub(super) timeout: Option<u64>,
+    pub(crate) timeout: Option<u64>,
     /// JavaScript's stream of it is full: what arrives is handed over, and not consumed (the
     /// client's window stays shut) until it resumes.
-    pub(super) paused: bool,
+    pub(crate) paused: bool,
     /// Bytes handed over while paused, consumed when it resumes.
-    pub(super) unconsumed: usize,
+    pub(crate) unconsumed: usize,
     /// Its timeout passed and JavaScript was told to answer the 408.
-    pub(super) told: bool,
+    pub(crate) told: bool,
 }
 
 impl Arriving {
-    pub(super) fn new(started: u64) -> Arriving {
+    pub(crate) fn new(started: u64) -> Arriving {
         Arriving { started, timeout: None, paused: false, unconsumed: 0, told: false }
     }
+
+    /// Its route's `requestTimeout` (ms; 0: none) in place of the server's.
+    pub(crate) fn set_timeout(&mut self, ms: u64) {
+        self.timeout = Some(if ms == 0 { u64::MAX } else { ms });
+    }
+
+    /// What its timeout comes to at `now` (the server's `request_timeout` unless its route set
+    /// one): the app is told once to answer the 408 (`Tell`), unless it is answering already;
+    /// past that the stream is cut.
+    pub(crate) fn overdue(&mut self, now: u64, request_timeout: u64, answering: bool) -> Overdue {
+        let timeout = self.timeout.unwrap_or(if request_timeout == 0 { u64::MAX } else { request_timeout });
+        if now.saturating_sub(self.started) < timeout {
+            Overdue::No
+        } else if !answering && !self.told {
+            self.told = true;
+            Overdue::Tell
+        } else {
+            Overdue::Cut
+        }
+    }
+}
+
+/// What a body's timeout comes to (`Arriving::overdue`).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Overdue {
+    No,
+    Tell,
+    Cut,
 }
 
 /// Where a stream's response stands (a finished one is forgotten with its stream).
@@ -78,6 +107,52 @@ impl Streams {
         for (_, state) in self.map.drain() {
             forget(state);
         }
+    }
+}
+
+/// Request body bytes on a stream (HTTP/2's and HTTP/3's): gathered for a request still in this
+/// batch (`gathering`: its stream, its place in `events`, the bytes so far), handed over as a
+/// piece (consumed unless JavaScript paused the body), or dropped (the request is answered, or
+/// has no body for the app) and consumed at once. `state`: the stream's request id and body, if
+/// JavaScript holds its request; `consume` gives the protocol back the window for `n` bytes.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn body_bytes<K: PartialEq>(
+    gathering: &mut Vec<(K, usize, Vec<u8>)>,
+    key: K,
+    state: Option<(u64, &mut Option<Arriving>)>,
+    data: &[u8],
+    end_stream: bool,
+    events: &mut Vec<Event>,
+    mut consume: impl FnMut(usize),
+) {
+    if let Some(at) = gathering.iter().position(|g| g.0 == key) {
+        // JavaScript takes it with its request.
+        consume(data.len());
+        gathering[at].2.extend_from_slice(data);
+        if end_stream {
+            let (_, index, whole) = gathering.swap_remove(at);
+            if let Some(Event::Request { body, .. }) = events.get_mut(index) {
+                *body = Body::Whole(whole);
+            }
+            if let Some((_, body)) = state {
+                *body = None;
+            }
+        }
+        return;
+    }
+    let Some((id, slot)) = state else { return consume(data.len()) };
+    let Some(body) = slot.as_mut() else { return consume(data.len()) };
+    if !data.is_empty() {
+        events.push(Event::BodyPiece { id, piece: data.to_vec() });
+        if body.paused {
+            body.unconsumed += data.len();
+        } else {
+            consume(data.len());
+        }
+    }
+    if end_stream {
+        *slot = None;
+        events.push(Event::BodyEnd { id });
     }
 }
 

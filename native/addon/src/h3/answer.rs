@@ -3,7 +3,7 @@
 //! flow control does not let out yet; past its high-water mark a streamed body waits for a drain
 //! event. Once a response is done its stream is forgotten.
 
-use super::endpoint::{Endpoint, Response, Stream};
+use super::endpoint::{Endpoint, FileLeft, Response, Stream};
 use crate::h2::{answer_fields, has_no_body};
 use crate::request::{H3Stream, Req};
 use cog_framing::response::{AppHead, HeaderBlock};
@@ -90,49 +90,93 @@ impl Endpoint {
     }
 
     /// `length` bytes of `file` from `offset` as the streamed body's next bytes, read a piece at
-    /// a time into the stream (cog-http3 holds what the client's window does not let out yet).
+    /// a time into the stream as it drains (so a large file costs a stream's high-water mark of
+    /// memory, not its size); only the body's end may follow, sent once the file is.
     pub(crate) fn stream_file(&mut self, req: &Req, file: Option<std::fs::File>, offset: u64, length: u64) -> Piece {
         let Some(at) = req.h3() else { return Piece::Gone };
-        match self.stream_of(at).map(|s| s.response) {
-            Some(Response::Streaming { body: true }) if length > 0 => {}
-            Some(Response::Streaming { .. }) => return Piece::Dropped,
-            _ => return Piece::Gone,
+        let Some(stream) = self.stream_of(at) else { return Piece::Gone };
+        match stream.response {
+            Response::Streaming { body: true } if length > 0 => {}
+            Response::Streaming { .. } => return Piece::Dropped,
+            Response::Waiting => return Piece::Gone,
         }
         let Some(file) = file else { return Piece::Gone };
-        let mut piece = vec![0u8; FILE_PIECE.min(length as usize)];
-        let (mut at_byte, end) = (offset, offset + length);
-        while at_byte < end {
-            let want = piece.len().min((end - at_byte) as usize);
-            let read = crate::io::file::read_at(&file, &mut piece[..want], at_byte);
-            if read == 0 || self.quic.send_data(ConnId(at.conn), at.stream, &piece[..read], false).is_err() {
-                return Piece::Gone;
-            }
-            at_byte += read as u64;
-        }
+        stream.file = Some(FileLeft { file, at: offset, end: offset + length, then_end: None });
+        self.pump_file((at.conn, at.stream));
         Piece::Written { more: true }
+    }
+
+    /// Reads the stream's file into it while its buffer is under the high-water mark; once the
+    /// file is sent, the body's end the app gave meanwhile follows.
+    pub(super) fn pump_file(&mut self, key: (usize, u64)) {
+        let (conn, stream) = (ConnId(key.0), key.1);
+        let mut piece = [0u8; FILE_PIECE];
+        loop {
+            let Some(left) = self.streams.get_mut(&key).and_then(|s| s.file.as_mut()) else { return };
+            if left.at >= left.end {
+                let then_end = left.then_end.take();
+                if let Some(state) = self.streams.get_mut(&key) {
+                    state.file = None;
+                }
+                if let Some(block) = then_end {
+                    self.end_stream(key, &block);
+                }
+                return;
+            }
+            let want = FILE_PIECE.min((left.end - left.at) as usize);
+            let read = crate::io::file::read_at(&left.file, &mut piece[..want], left.at);
+            left.at += read as u64;
+            let sent = if read == 0 { Err(()) } else { self.quic.send_data(conn, stream, &piece[..read], false).map_err(drop) };
+            match sent {
+                Ok(true) => {}
+                // Past the high-water mark: the rest when the stream drains.
+                Ok(false) => return,
+                // The file is shorter than it was, or the stream is gone.
+                Err(()) => {
+                    self.streams.remove(&key);
+                    let _ = self.quic.reset(conn, stream, code::H3_INTERNAL_ERROR);
+                    return;
+                }
+            }
+        }
     }
 
     /// The end of a streamed body, with trailer fields if the app set any; the stream is then
     /// forgotten. False when the stream can't take it (a trailer field HTTP/3 forbids resets it).
     pub(crate) fn stream_end(&mut self, req: &Req, trailers: Option<HeaderBlock>) -> bool {
         let Some(at) = req.h3() else { return false };
-        let Some(state) = self.streams.remove(&(at.conn, at.stream)) else { return false };
-        let conn = ConnId(at.conn);
+        let key = (at.conn, at.stream);
+        let Some(state) = self.streams.get_mut(&key) else { return false };
         match state.response {
             Response::Streaming { body: true } => {
                 let block = trailers.as_ref().map(|b| b.as_bytes()).unwrap_or(b"");
-                let fields: Vec<(&[u8], &[u8])> = crate::h2::header_lines(block).collect();
-                if fields.is_empty() {
-                    return self.quic.send_data(conn, at.stream, b"", true).is_ok();
-                }
-                if self.quic.send_trailers(conn, at.stream, &fields).is_ok() {
+                if let Some(left) = state.file.as_mut() {
+                    // Sent once the file is (`pump_file`).
+                    left.then_end = Some(block.to_vec());
                     return true;
                 }
-                let _ = self.quic.reset(conn, at.stream, code::H3_INTERNAL_ERROR);
-                false
+                self.end_stream(key, block)
             }
-            Response::Streaming { body: false } => true,
+            Response::Streaming { body: false } => {
+                self.streams.remove(&key);
+                true
+            }
             Response::Waiting => false,
         }
+    }
+
+    /// Ends a streamed body, with the trailer fields of `block` if any; the stream is forgotten.
+    fn end_stream(&mut self, key: (usize, u64), block: &[u8]) -> bool {
+        self.streams.remove(&key);
+        let (conn, stream) = (ConnId(key.0), key.1);
+        let fields: Vec<(&[u8], &[u8])> = crate::h2::header_lines(block).collect();
+        if fields.is_empty() {
+            return self.quic.send_data(conn, stream, b"", true).is_ok();
+        }
+        if self.quic.send_trailers(conn, stream, &fields).is_ok() {
+            return true;
+        }
+        let _ = self.quic.reset(conn, stream, code::H3_INTERNAL_ERROR);
+        false
     }
 }

@@ -5,7 +5,7 @@
 //! pieces consumed as JavaScript takes them, aborts for streams the client reset, drains.
 
 use crate::events::{trailer_fields, Body, Event, FLAG_HTTP3};
-use crate::h2::{check_head, refusal_fields, Head, Limits, Verdict};
+use crate::h2::{body_bytes, check_head, refusal_fields, Arriving, Head, Limits, Overdue, Verdict};
 use crate::request::{new_h3_req, H3Stream, Requests};
 use crate::spare::Spare;
 use cog_http3::{code, ConnId, Event as H3};
@@ -18,15 +18,6 @@ use std::time::Instant;
 pub(crate) struct Settings {
     pub(crate) config: cog_http3::Config,
     pub(crate) limits: Limits,
-}
-
-/// A request body still arriving.
-pub(super) struct Arriving {
-    /// JavaScript's stream of it is full: what arrives is handed over, and not consumed (the
-    /// stream is not read past cog-http3's body window) until it resumes.
-    paused: bool,
-    /// Bytes handed over while paused, consumed when it resumes.
-    unconsumed: u64,
 }
 
 /// Where a stream's response stands (a finished one is forgotten with its stream).
@@ -44,6 +35,17 @@ pub(super) struct Stream {
     pub(super) id: u64,
     body: Option<Arriving>,
     pub(super) response: Response,
+    /// A file's range still to be read into the stream, a piece each time it drains.
+    pub(super) file: Option<FileLeft>,
+}
+
+/// A file's range being read into a stream: the file, where the next piece starts, where the
+/// range ends, and the body's end once the app gave it (its trailer fields' block, maybe empty).
+pub(crate) struct FileLeft {
+    pub(super) file: std::fs::File,
+    pub(super) at: u64,
+    pub(super) end: u64,
+    pub(super) then_end: Option<Vec<u8>>,
 }
 
 pub(crate) struct Endpoint {
@@ -101,6 +103,14 @@ impl Endpoint {
         self.quic.shutdown_all();
     }
 
+    /// Closes every connection at once (H3_NO_ERROR): the drain is over.
+    pub(crate) fn close_all(&mut self) {
+        let conns: Vec<usize> = self.remotes.keys().copied().collect();
+        for conn in conns {
+            let _ = self.quic.close(ConnId(conn), code::H3_NO_ERROR);
+        }
+    }
+
     /// Connections open (handshaking, established or closing).
     pub(crate) fn connections(&self) -> usize {
         self.quic.connections()
@@ -113,7 +123,7 @@ impl Endpoint {
         body.paused = paused;
         if !paused {
             let n = std::mem::take(&mut body.unconsumed);
-            let _ = self.quic.consume(ConnId(at.conn), at.stream, n);
+            let _ = self.quic.consume(ConnId(at.conn), at.stream, n as u64);
         }
     }
 
@@ -130,8 +140,39 @@ impl Endpoint {
         ids.into_iter().filter(|&id| reqs.remove(id).is_some()).map(|id| Event::Abort { id }).collect()
     }
 
-    /// The endpoint's events since they were last taken, as the engine's.
-    pub(crate) fn events(&mut self, reqs: &mut Requests, spare: &mut Spare, events: &mut Vec<Event>) {
+    /// Gives the body of a request still arriving its route's `requestTimeout` (ms; 0: none).
+    pub(crate) fn set_body_timeout(&mut self, at: H3Stream, ms: u64) {
+        if let Some(body) = self.streams.get_mut(&(at.conn, at.stream)).and_then(|s| s.body.as_mut()) {
+            body.set_timeout(ms);
+        }
+    }
+
+    /// The timeout sweep, as HTTP/2's (`h2::Conn::sweep`): a body not whole within its
+    /// `requestTimeout` gets its 408 from the app (`Event::BodyTimeout`), or, answered already
+    /// or told once, its stream is cut and its request aborted.
+    pub(crate) fn sweep(&mut self, now: u64, request_timeout: u64, reqs: &mut Requests, events: &mut Vec<Event>) {
+        let mut cut = Vec::new();
+        for (&key, state) in self.streams.iter_mut() {
+            let Some(body) = state.body.as_mut() else { continue };
+            match body.overdue(now, request_timeout, state.response != Response::Waiting) {
+                Overdue::No => {}
+                Overdue::Tell => events.push(Event::BodyTimeout { id: state.id }),
+                Overdue::Cut => cut.push(key),
+            }
+        }
+        for key in cut {
+            let _ = self.quic.reset(ConnId(key.0), key.1, code::H3_REQUEST_CANCELLED);
+            if let Some(state) = self.streams.remove(&key) {
+                if reqs.remove(state.id).is_some() {
+                    events.push(Event::Abort { id: state.id });
+                }
+            }
+        }
+    }
+
+    /// The endpoint's events since they were last taken, as the engine's; `now`: the loop's
+    /// clock (a body's timeout counts from its request).
+    pub(crate) fn events(&mut self, now: u64, reqs: &mut Requests, spare: &mut Spare, events: &mut Vec<Event>) {
         // Requests with a body handed over in this batch, whose body is gathered while it
         // arrives with them: (conn, stream), the request's place in `events`, the bytes so far.
         let mut gathering: Vec<((usize, u64), usize, Vec<u8>)> = Vec::new();
@@ -167,8 +208,8 @@ impl Endpoint {
                             if arriving {
                                 gathering.push((key, events.len(), Vec::new()));
                             }
-                            let body_state = arriving.then_some(Arriving { paused: false, unconsumed: 0 });
-                            self.streams.insert(key, Stream { id, body: body_state, response: Response::Waiting });
+                            let body_state = arriving.then(|| Arriving::new(now));
+                            self.streams.insert(key, Stream { id, body: body_state, response: Response::Waiting, file: None });
                             events.push(Event::Request { id, body, flags, problem });
                         }
                     }
@@ -193,11 +234,12 @@ impl Endpoint {
                         }
                     }
                 }
-                H3::Drained { conn, stream } => {
-                    if let Some(state) = self.streams.get(&(conn.0, stream)) {
-                        events.push(Event::Drain { id: state.id });
-                    }
-                }
+                // A file being sent takes the room itself; else the app's stream may write again.
+                H3::Drained { conn, stream } => match self.streams.get(&(conn.0, stream)) {
+                    Some(state) if state.file.is_some() => self.pump_file((conn.0, stream)),
+                    Some(state) => events.push(Event::Drain { id: state.id }),
+                    None => {}
+                },
                 H3::Closed { conn, stream } => drop(self.streams.remove(&(conn.0, stream))),
                 H3::ConnectionClosed { conn, .. } => drop(self.remotes.remove(&conn.0)),
                 H3::GoAway { .. } => {}
@@ -212,46 +254,13 @@ impl Endpoint {
         }
     }
 
-    /// Request body bytes: gathered for a request still in this batch, handed over as a piece
-    /// (consumed unless JavaScript paused the body), or dropped (the request is answered, or has
-    /// no body for the app) and consumed at once.
+    /// Request body bytes (see `h2::body_bytes`).
     fn body_bytes(&mut self, gathering: &mut Vec<((usize, u64), usize, Vec<u8>)>, key: (usize, u64), data: &[u8], end_stream: bool, events: &mut Vec<Event>) {
-        let (conn, stream) = (ConnId(key.0), key.1);
-        let n = data.len() as u64;
-        if let Some(at) = gathering.iter().position(|g| g.0 == key) {
-            let _ = self.quic.consume(conn, stream, n);
-            gathering[at].2.extend_from_slice(data);
-            if end_stream {
-                let (_, index, whole) = gathering.swap_remove(at);
-                if let Some(Event::Request { body, .. }) = events.get_mut(index) {
-                    *body = Body::Whole(whole);
-                }
-                if let Some(state) = self.streams.get_mut(&key) {
-                    state.body = None;
-                }
-            }
-            return;
-        }
-        let Some(state) = self.streams.get_mut(&key) else {
-            let _ = self.quic.consume(conn, stream, n);
-            return;
-        };
-        let Some(body) = state.body.as_mut() else {
-            let _ = self.quic.consume(conn, stream, n);
-            return;
-        };
-        if !data.is_empty() {
-            events.push(Event::BodyPiece { id: state.id, piece: data.to_vec() });
-            if body.paused {
-                body.unconsumed += n;
-            } else {
-                let _ = self.quic.consume(conn, stream, n);
-            }
-        }
-        if end_stream {
-            state.body = None;
-            events.push(Event::BodyEnd { id: state.id });
-        }
+        let state = self.streams.get_mut(&key).map(|s| (s.id, &mut s.body));
+        let quic = &mut self.quic;
+        body_bytes(gathering, key, state, data, end_stream, events, |n| {
+            let _ = quic.consume(ConnId(key.0), key.1, n as u64);
+        });
     }
 }
 
