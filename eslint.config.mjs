@@ -49,7 +49,18 @@ export default tseslint.config(
   { files: ["**/*.cjs", "test/fixtures/jest-app/**"], rules: { "@typescript-eslint/no-require-imports": "off" } },
   {
     files: ["test/fixtures/jest-app/**"],
-    languageOptions: { globals: { describe: "readonly", test: "readonly", expect: "readonly", beforeAll: "readonly", afterAll: "readonly", beforeEach: "readonly", afterEach: "readonly", jest: "readonly" } },
+    languageOptions: {
+      globals: {
+        describe: "readonly",
+        test: "readonly",
+        expect: "readonly",
+        beforeAll: "readonly",
+        afterAll: "readonly",
+        beforeEach: "readonly",
+        afterEach: "readonly",
+        jest: "readonly",
+      },
+    },
   },
   { files: ["bench/**"], languageOptions: { globals: { Bun: "readonly" } } },
   // The Express face mirrors Express 5's own API, whose request, response and app are untyped

@@ -55,9 +55,11 @@ const scenarios = flags.scenarios.split(",").map((id) => {
   // "crud:read": one kind of a scenario's requests alone (the scenario's `kinds`).
   const [scenarioId, kind] = id.split(":");
   const found = ARENA_SCENARIOS.find((s) => s.id === scenarioId);
-  if (!found || found.tool !== undefined || found.workers !== undefined) throw new Error(`Unknown arena scenario, or not one wrk times on one process: "${id}"`);
+  if (!found || found.tool !== undefined || found.workers !== undefined)
+    throw new Error(`Unknown arena scenario, or not one wrk times on one process: "${id}"`);
   if (kind === undefined) return found;
-  if (found.kinds?.[kind] === undefined) throw new Error(`"${scenarioId}" has no kind of request "${kind}" (${Object.keys(found.kinds ?? {}).join(", ") || "none"})`);
+  if (found.kinds?.[kind] === undefined)
+    throw new Error(`"${scenarioId}" has no kind of request "${kind}" (${Object.keys(found.kinds ?? {}).join(", ") || "none"})`);
   return { ...found, id, lua: () => found.lua(String(found.kinds[kind])) };
 });
 // The scenarios over Postgres get one, seeded, unless DATABASE_URL names one.
@@ -82,15 +84,30 @@ const DRIVE = {
 function load(port, scenario, amount, dir) {
   const drive = DRIVE[scenario.id];
   if (drive !== undefined) {
-    const args = [require.resolve("autocannon/autocannon.js"), "-c", String(drive.connections), "-p", String(drive.pipelining), "-a", String(amount), "-t", "120", "--json"];
+    const args = [
+      require.resolve("autocannon/autocannon.js"),
+      "-c",
+      String(drive.connections),
+      "-p",
+      String(drive.pipelining),
+      "-a",
+      String(amount),
+      "-t",
+      "120",
+      "--json",
+    ];
     for (const [k, v] of Object.entries(drive.headers)) args.push("-H", `${k}=${v}`);
     const result = JSON.parse(run(process.execPath, [...args, `http://127.0.0.1:${port}${drive.path}`]));
     // autocannon stops once it has sent `amount`: up to a pipeline per connection may still be on its way back.
-    if (result.errors > 0 || result.non2xx > 0 || result.requests.total < amount - drive.connections * drive.pipelining) throw new Error(`load failed: ${result.errors} errors, ${result.non2xx} not 2xx, ${result.requests.total}/${amount} answered`);
+    if (result.errors > 0 || result.non2xx > 0 || result.requests.total < amount - drive.connections * drive.pipelining)
+      throw new Error(`load failed: ${result.errors} errors, ${result.non2xx} not 2xx, ${result.requests.total}/${amount} answered`);
     return amount;
   }
   const script = join(dir, `${scenario.id}.lua`);
-  writeFileSync(script, `${scenario.lua()}\ndone = function(summary)\n  io.write(string.format("\\nRESULT %d %d\\n", summary.requests, summary.errors.status))\nend\n`);
+  writeFileSync(
+    script,
+    `${scenario.lua()}\ndone = function(summary)\n  io.write(string.format("\\nRESULT %d %d\\n", summary.requests, summary.errors.status))\nend\n`,
+  );
   const seconds = Math.max(1, Math.round(amount / Number(flags.rate)));
   const output = run("wrk", ["-t1", `-c${scenario.connections}`, `-d${seconds}s`, "--timeout", "30s", "-s", script, `http://127.0.0.1:${port}/`]);
   const [requests, statuses] = /^RESULT (\d+) (\d+)$/m.exec(output).slice(1).map(Number);
@@ -104,7 +121,14 @@ async function countFor(contender, port) {
     nodeArgs: ["--import", "tsx", ...flags["node-flags"].split(" ").filter(Boolean)],
     file: join(root, contender.file),
     cwd: root,
-    env: { ...process.env, ...contender.env, PORT: String(port), NODE_ENV: "production", STATIC_DIR: staticDir(), ...(database && { DATABASE_URL: database.url }) },
+    env: {
+      ...process.env,
+      ...contender.env,
+      PORT: String(port),
+      NODE_ENV: "production",
+      STATIC_DIR: staticDir(),
+      ...(database && { DATABASE_URL: database.url }),
+    },
     keep: flags.keep,
   });
   const dir = mkdtempSync(join(tmpdir(), "cog-arena-lua-"));
@@ -116,7 +140,9 @@ async function countFor(contender, port) {
       load(port, scenario, Math.ceil(Number(flags.warmup) / 6), dir);
       const { instructions, sent: requests } = await server.count(`${contender.name}.${scenario.id}`, () => load(port, scenario, Number(flags.requests), dir));
       counts[scenario.id] = instructions / requests;
-      console.log(`${contender.name.padEnd(10)} ${scenario.id.padEnd(13)} ${Math.round(counts[scenario.id]).toLocaleString("en-US").padStart(9)} instructions/request (${requests} requests)`);
+      console.log(
+        `${contender.name.padEnd(10)} ${scenario.id.padEnd(13)} ${Math.round(counts[scenario.id]).toLocaleString("en-US").padStart(9)} instructions/request (${requests} requests)`,
+      );
     }
   } finally {
     server.stop();

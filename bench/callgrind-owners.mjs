@@ -17,7 +17,10 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 
-const { values: flags, positionals } = parseArgs({ allowPositionals: true, options: { requests: { type: "string" }, functions: { type: "string", default: "" }, map: { type: "string" } } });
+const { values: flags, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { requests: { type: "string" }, functions: { type: "string", default: "" }, map: { type: "string" } },
+});
 if (positionals.length !== 1 || flags.requests === undefined) {
   console.error("usage: node bench/callgrind-owners.mjs FILE.callgrind --requests N [--functions cog,node] [--map /tmp/perf-PID.map]");
   process.exit(2);
@@ -124,14 +127,27 @@ for (const f of new Set([...own.keys(), ...calls.keys()])) {
 const total = [...own.values()].reduce((a, b) => a + b, 0);
 const attributed = [...byOwner.values()].reduce((a, b) => a + b, 0);
 byOwner.set("(under no JavaScript frame: the loop, libuv, V8's threads)", total - attributed);
-const threads = { "(of which, on any thread: the garbage collector)": /Scaveng|MarkCompact|ConcurrentMarking|Sweeper|Heap::Collect|MinorMC|Evacuat|MarkingVisitor|IncrementalMarking/, "(of which, on any thread: the optimizing compiler)": /compiler::|OptimizingCompileDispatcher|Maglev|Turbofan/ };
-for (const [label, pattern] of Object.entries(threads)) byOwner.set(label, [...own].filter(([f]) => f !== undefined && pattern.test(f)).reduce((a, [, c]) => a + c, 0));
+const threads = {
+  "(of which, on any thread: the garbage collector)":
+    /Scaveng|MarkCompact|ConcurrentMarking|Sweeper|Heap::Collect|MinorMC|Evacuat|MarkingVisitor|IncrementalMarking/,
+  "(of which, on any thread: the optimizing compiler)": /compiler::|OptimizingCompileDispatcher|Maglev|Turbofan/,
+};
+for (const [label, pattern] of Object.entries(threads))
+  byOwner.set(
+    label,
+    [...own].filter(([f]) => f !== undefined && pattern.test(f)).reduce((a, [, c]) => a + c, 0),
+  );
 
 const background = [...Object.keys(threads)].reduce((a, label) => a + byOwner.get(label), 0);
-const line = (cost, label) => `${Math.round(cost / requests).toLocaleString("en-US").padStart(9)}  ${((100 * cost) / total).toFixed(1).padStart(5)}%  ${label}`;
+const line = (cost, label) =>
+  `${Math.round(cost / requests)
+    .toLocaleString("en-US")
+    .padStart(9)}  ${((100 * cost) / total).toFixed(1).padStart(5)}%  ${label}`;
 // The collector's and the compiler's work comes in bursts that a count of a few thousand requests
 // catches or misses: the rest is the steadier figure to compare.
-console.log(`${Math.round(total / requests).toLocaleString("en-US")} instructions a request (${requests} requests); without the garbage collector's and the optimizing compiler's: ${Math.round((total - background) / requests).toLocaleString("en-US")}. By owner:`);
+console.log(
+  `${Math.round(total / requests).toLocaleString("en-US")} instructions a request (${requests} requests); without the garbage collector's and the optimizing compiler's: ${Math.round((total - background) / requests).toLocaleString("en-US")}. By owner:`,
+);
 for (const [owner, cost] of [...byOwner].sort((a, b) => b[1] - a[1])) console.log(line(cost, owner));
 const listed = flags.functions.split(",").filter(Boolean);
 if (listed.length > 0) {

@@ -12,7 +12,10 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 
-const { values: flags, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: "string", default: "25" }, skip: { type: "string", default: "0" } } });
+const { values: flags, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { top: { type: "string", default: "25" }, skip: { type: "string", default: "0" } },
+});
 if (positionals.length !== 1) {
   console.error("usage: node bench/cpuprofile.mjs FILE.cpuprofile [--top 25] [--skip SECONDS]");
   process.exit(2);

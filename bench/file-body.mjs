@@ -46,7 +46,9 @@ const cpuTicks = (pid) => {
 const TICK_US = 1e6 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }));
 
 function wrk(port, size, seconds) {
-  const out = execFileSync("taskset", ["-c", "1", "wrk", "-t1", `-c${flags.connections}`, `-d${seconds}s`, `http://127.0.0.1:${port}/${size}.bin`], { encoding: "utf8" });
+  const out = execFileSync("taskset", ["-c", "1", "wrk", "-t1", `-c${flags.connections}`, `-d${seconds}s`, `http://127.0.0.1:${port}/${size}.bin`], {
+    encoding: "utf8",
+  });
   const requests = Number(/(\d+) requests in/.exec(out)[1]);
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)[1]);
   return { requests, rps };
@@ -72,8 +74,12 @@ for (const size of sizes) {
 }
 rmSync(dir, { recursive: true, force: true });
 console.log("file   body path    requests/s (median)   server CPU µs/request (median)");
-for (const [name, { rps, cpu }] of Object.entries(results)) console.log(`${name.padEnd(20)} ${median(rps).toFixed(0).padStart(10)}   ${median(cpu).toFixed(1).padStart(10)}`);
+for (const [name, { rps, cpu }] of Object.entries(results))
+  console.log(`${name.padEnd(20)} ${median(rps).toFixed(0).padStart(10)}   ${median(cpu).toFixed(1).padStart(10)}`);
 for (const size of sizes) {
-  const a = results[`${size} sendfile`], b = results[`${size} js-stream`];
-  console.log(`${size}: sendfile/js-stream requests/s ${(median(a.rps) / median(b.rps)).toFixed(2)}x, CPU per request ${(median(a.cpu) / median(b.cpu)).toFixed(2)}x`);
+  const a = results[`${size} sendfile`],
+    b = results[`${size} js-stream`];
+  console.log(
+    `${size}: sendfile/js-stream requests/s ${(median(a.rps) / median(b.rps)).toFixed(2)}x, CPU per request ${(median(a.cpu) / median(b.cpu)).toFixed(2)}x`,
+  );
 }

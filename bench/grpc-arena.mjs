@@ -89,7 +89,11 @@ async function validate(contender, port) {
         call.on("error", reject);
         call.on("end", () => resolve(out));
       });
-      assert.deepEqual(results, Array.from({ length: count }, (_, i) => 55 + i), `${contender}: StreamSum count ${count}`);
+      assert.deepEqual(
+        results,
+        Array.from({ length: count }, (_, i) => 55 + i),
+        `${contender}: StreamSum count ${count}`,
+      );
     }
   } finally {
     client.close();
@@ -120,7 +124,24 @@ const ghzFound = (() => {
 /** stream-grpc as HttpArena runs it (scripts/lib/tools/ghz.sh): ghz's completed calls, OK or not. */
 function ghzLoad(port, seconds) {
   const { connections, streams, messagesPerCall } = PROFILES["stream-grpc"];
-  const args = ["--insecure", "--proto", here("grpc/benchmark.proto"), "--call", "benchmark.BenchmarkService/StreamSum", "-d", JSON.stringify({ a: 1, b: 2, count: messagesPerCall }), "--connections", String(connections), "-c", String(connections * streams), "-z", `${seconds}s`, "-O", "json", `127.0.0.1:${port}`];
+  const args = [
+    "--insecure",
+    "--proto",
+    here("grpc/benchmark.proto"),
+    "--call",
+    "benchmark.BenchmarkService/StreamSum",
+    "-d",
+    JSON.stringify({ a: 1, b: 2, count: messagesPerCall }),
+    "--connections",
+    String(connections),
+    "-c",
+    String(connections * streams),
+    "-z",
+    `${seconds}s`,
+    "-O",
+    "json",
+    `127.0.0.1:${port}`,
+  ];
   const report = JSON.parse(execFileSync(...pin("1", GHZ, args), { encoding: "utf8", maxBuffer: 64 << 20 }));
   const ok = report.statusCodeDistribution?.OK ?? 0;
   return { requests: ok, errors: report.count - ok, timeouts: 0, statuses: { "non-2xx/3xx": 0 } };
@@ -129,10 +150,22 @@ function ghzLoad(port, seconds) {
 // A run in which no call finished (a server far slower than the others, on a loaded machine) is
 // counted as none, and said so, rather than ending the bench.
 const load = (profile, port, seconds) =>
-  profile === "stream-grpc" && ghzFound ? Promise.resolve(ghzLoad(port, seconds)) : measure({ tool: "h2load", url: `http://127.0.0.1:${port}${PROFILES[profile].path}`, method: "POST", headers: { "content-type": "application/grpc", te: "trailers" }, body: PROFILES[profile].body, connections: PROFILES[profile].connections, streams: PROFILES[profile].streams, duration: seconds, cpu: "1" }).catch((err) => {
-    console.error(`${profile} on port ${port}: ${err.message.split("\n")[0]}`);
-    return { requests: 0, errors: 0, timeouts: 0, statuses: { "non-2xx/3xx": 0 }, failedRun: true };
-  });
+  profile === "stream-grpc" && ghzFound
+    ? Promise.resolve(ghzLoad(port, seconds))
+    : measure({
+        tool: "h2load",
+        url: `http://127.0.0.1:${port}${PROFILES[profile].path}`,
+        method: "POST",
+        headers: { "content-type": "application/grpc", te: "trailers" },
+        body: PROFILES[profile].body,
+        connections: PROFILES[profile].connections,
+        streams: PROFILES[profile].streams,
+        duration: seconds,
+        cpu: "1",
+      }).catch((err) => {
+        console.error(`${profile} on port ${port}: ${err.message.split("\n")[0]}`);
+        return { requests: 0, errors: 0, timeouts: 0, statuses: { "non-2xx/3xx": 0 }, failedRun: true };
+      });
 const results = {};
 for (const profile of profiles) {
   for (const contender of contenders) await load(profile, servers[contender].port, 4); // warm-up
@@ -144,13 +177,19 @@ for (const profile of profiles) {
       const r = await load(profile, port, Number(flags.seconds));
       const cpu = cpuSeconds(child.pid) - before;
       const messages = r.requests * PROFILES[profile].messagesPerCall;
-      results[profile][contender].push({ perSecond: messages / Number(flags.seconds), usPerMessage: (cpu * 1e6) / messages, failed: r.errors + r.timeouts + r.statuses["non-2xx/3xx"] });
+      results[profile][contender].push({
+        perSecond: messages / Number(flags.seconds),
+        usPerMessage: (cpu * 1e6) / messages,
+        failed: r.errors + r.timeouts + r.statuses["non-2xx/3xx"],
+      });
     }
   }
 }
 for (const { child } of Object.values(servers)) child.kill();
 
-console.log(`node ${process.version}, ${flags.rounds} rounds of ${flags.seconds} s, h2c; server on core 0, the load on core 1 (h2load -t1${ghzFound ? "; stream-grpc: ghz" : ""})`);
+console.log(
+  `node ${process.version}, ${flags.rounds} rounds of ${flags.seconds} s, h2c; server on core 0, the load on core 1 (h2load -t1${ghzFound ? "; stream-grpc: ghz" : ""})`,
+);
 for (const profile of profiles) {
   const { connections, streams, messagesPerCall } = PROFILES[profile];
   const unit = messagesPerCall === 1 ? "call" : "message";
@@ -160,6 +199,10 @@ for (const profile of profiles) {
   for (const contender of contenders) {
     const rows = results[profile][contender];
     const us = median(rows.map((r) => r.usPerMessage));
-    console.log(`${contender.padEnd(20)} ${median(rows.map((r) => r.perSecond)).toFixed(0).padStart(10)}          ${us.toFixed(2).padStart(8)} (x${(us / base).toFixed(2)})          ${rows.reduce((n, r) => n + r.failed, 0)}`);
+    console.log(
+      `${contender.padEnd(20)} ${median(rows.map((r) => r.perSecond))
+        .toFixed(0)
+        .padStart(10)}          ${us.toFixed(2).padStart(8)} (x${(us / base).toFixed(2)})          ${rows.reduce((n, r) => n + r.failed, 0)}`,
+    );
   }
 }

@@ -63,7 +63,9 @@ for (let round = 0; round < Number(flags.rounds); round++) {
 }
 for (const { child } of Object.values(servers)) child.kill();
 
-console.log(`node ${process.version}, ${flags.rounds} rounds of ${flags.seconds} s, ${flags.concurrency} calls in flight on one connection (grpc-js client, core 1; server on core 0)`);
+console.log(
+  `node ${process.version}, ${flags.rounds} rounds of ${flags.seconds} s, ${flags.concurrency} calls in flight on one connection (grpc-js client, core 1; server on core 0)`,
+);
 console.log("contender            server CPU µs/call (median)   calls/s (median)   failed");
 const base = median(results[contenders[0]].map((r) => r.usPerCall));
 for (const contender of contenders) {

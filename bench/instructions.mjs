@@ -70,12 +70,16 @@ function run(command, args) {
 }
 
 /** The arena's static profile: its files in rotation on every connection (autocannon's `requests`), as the bench's Lua script sends them. */
-const ARENA_STATIC = { id: "arena-static", files: STATIC_FILES.map((f) => ({ method: "GET", path: `/static/${f.name}`, headers: { "accept-encoding": STATIC_ACCEPT } })) };
+const ARENA_STATIC = {
+  id: "arena-static",
+  files: STATIC_FILES.map((f) => ({ method: "GET", path: `/static/${f.name}`, headers: { "accept-encoding": STATIC_ACCEPT } })),
+};
 
 async function load(port, route, amount) {
   if (route === ARENA_STATIC) {
     const result = await autocannon({ url: `http://127.0.0.1:${port}`, connections: Number(flags.connections), amount, requests: route.files });
-    if (result.errors > 0 || result.non2xx > 0 || result.requests.total < amount) throw new Error(`load failed: ${result.errors} errors, ${result.non2xx} not 2xx, ${result.requests.total}/${amount} answered`);
+    if (result.errors > 0 || result.non2xx > 0 || result.requests.total < amount)
+      throw new Error(`load failed: ${result.errors} errors, ${result.non2xx} not 2xx, ${result.requests.total}/${amount} answered`);
     return;
   }
   const args = [require.resolve("autocannon/autocannon.js"), "-c", flags.connections, "-a", String(amount), "-m", route.method, "--json"];
@@ -83,14 +87,23 @@ async function load(port, route, amount) {
   if (route.payload) args.push("-b", route.payload);
   args.push(`http://127.0.0.1:${port}${route.path}`);
   const result = JSON.parse(run(process.execPath, args));
-  if (result.errors > 0 || result.requests.total < amount) throw new Error(`load failed: ${result.errors} errors (${result.timeouts} timeouts, ${result.resets ?? 0} resets), ${result.requests.total}/${amount} answered`);
+  if (result.errors > 0 || result.requests.total < amount)
+    throw new Error(
+      `load failed: ${result.errors} errors (${result.timeouts} timeouts, ${result.resets ?? 0} resets), ${result.requests.total}/${amount} answered`,
+    );
 }
 
 async function countFor(contender, routes, port) {
   const server = flags.arena === undefined ? [join(here, "contenders", contender.file)] : ["--import", "tsx", join(here, "..", contender.file)];
   const arenaEnv = flags.arena === undefined ? {} : { ...contender.env, STATIC_DIR: staticDir() };
   const nodeArgs = [...flags["node-flags"].split(" ").filter(Boolean), ...server.slice(0, -1)];
-  const counter = await startUnderCallgrind({ node: nodePath, nodeArgs, file: server.at(-1), env: { ...process.env, PORT: String(port), NODE_ENV: "production", ...arenaEnv }, keep: flags.keep });
+  const counter = await startUnderCallgrind({
+    node: nodePath,
+    nodeArgs,
+    file: server.at(-1),
+    env: { ...process.env, PORT: String(port), NODE_ENV: "production", ...arenaEnv },
+    keep: flags.keep,
+  });
   const counts = {};
   try {
     // Every route is warmed up before any is counted: V8 optimizes on background threads, which

@@ -20,7 +20,10 @@ import { request } from "node:http";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 
-const { values: flags, positionals } = parseArgs({ allowPositionals: true, options: { engine: { type: "string", default: "node" }, seconds: { type: "string", default: "8" }, child: { type: "boolean", default: false } } });
+const { values: flags, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { engine: { type: "string", default: "node" }, seconds: { type: "string", default: "8" }, child: { type: "boolean", default: false } },
+});
 const scenario = positionals[0];
 const seconds = Number(flags.seconds);
 if (scenario !== "compress" && scenario !== "sse" && scenario !== "zlib") {
@@ -60,7 +63,9 @@ if (scenario === "zlib") {
       });
     }
     const ratio = sync(body).length / body.length;
-    console.log(`${name.padEnd(16)} output/input ${ratio.toFixed(3)}  sync ${median(blocking).toFixed(3)} ms  async call ${handoff.length > 0 ? `${median(handoff).toFixed(3)} ms` : "-"}`);
+    console.log(
+      `${name.padEnd(16)} output/input ${ratio.toFixed(3)}  sync ${median(blocking).toFixed(3)} ms  async call ${handoff.length > 0 ? `${median(handoff).toFixed(3)} ms` : "-"}`,
+    );
   }
   process.exit(0);
 }
@@ -91,13 +96,17 @@ if (flags.child) {
   });
   process.send({ port });
 } else {
-  server = spawn("taskset", ["-c", "0", process.execPath, fileURLToPath(import.meta.url), scenario, "--child", "--engine", flags.engine], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  server = spawn("taskset", ["-c", "0", process.execPath, fileURLToPath(import.meta.url), scenario, "--child", "--engine", flags.engine], {
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
   const { port } = await new Promise((resolve) => server.once("message", resolve));
   try {
     const results = scenario === "compress" ? await compressScenario(port) : await sseScenario(port);
     console.log(`engine ${flags.engine}, ${seconds} s each, Node ${process.version}`);
     for (const [condition, samples, loop] of results) {
-      console.log(`${condition.padEnd(44)} n=${String(samples.length).padStart(6)}  p50 ${pct(samples, 50).toFixed(3)} ms  p99 ${pct(samples, 99).toFixed(3)} ms  | server loop delay p99 ${loop.loopP99.toFixed(2)} ms, max ${loop.loopMax.toFixed(2)} ms`);
+      console.log(
+        `${condition.padEnd(44)} n=${String(samples.length).padStart(6)}  p50 ${pct(samples, 50).toFixed(3)} ms  p99 ${pct(samples, 99).toFixed(3)} ms  | server loop delay p99 ${loop.loopP99.toFixed(2)} ms, max ${loop.loopMax.toFixed(2)} ms`,
+      );
     }
   } finally {
     server.kill();
@@ -116,7 +125,10 @@ async function compressScenario(port) {
   const results = [];
   await loopStats();
   results.push(["small GETs, idle", await probe(port, seconds), await loopStats()]);
-  for (const [label, path] of [["small GETs beside 64 KiB JSON, uncompressed", "/big"], ["small GETs beside 64 KiB JSON, gzip", "/big-gzip"]]) {
+  for (const [label, path] of [
+    ["small GETs beside 64 KiB JSON, uncompressed", "/big"],
+    ["small GETs beside 64 KiB JSON, gzip", "/big-gzip"],
+  ]) {
     const load = autocannon(port, path, { "accept-encoding": "gzip" });
     await sleep(1000); // warm-up
     await loopStats();

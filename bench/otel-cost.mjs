@@ -48,7 +48,13 @@ const variants = frameworks.flatMap((f) => [
 /** Starts a server on CPU 0; resolves once it printed "ready", with a way to read what it prints later. */
 function start(variant, port) {
   const args = [...(variant.traced ? ["--import", join(here, "otel", "tracing.mjs")] : []), join(here, "otel", variant.file)];
-  const env = { ...process.env, ...variant.env, PORT: String(port), NODE_ENV: "production", ...(variant.traced ? { OTEL_FRAMEWORK: variant.instrumentation, OTEL_HTTP: variant.http ? "1" : "0" } : {}) };
+  const env = {
+    ...process.env,
+    ...variant.env,
+    PORT: String(port),
+    NODE_ENV: "production",
+    ...(variant.traced ? { OTEL_FRAMEWORK: variant.instrumentation, OTEL_HTTP: variant.http ? "1" : "0" } : {}),
+  };
   const child = spawn(...pin("0", process.execPath, args), { env, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout.on("data", (chunk) => (output += chunk));
@@ -113,7 +119,9 @@ const median = (list) => {
 
 const rounds = Number(flags.rounds);
 const results = new Map(variants.map((v) => [v.label, []]));
-console.log(`Node ${process.version}, wrk -t1 -c${flags.connections} -d${flags.seconds}s after ${flags.warmup}s of warm-up, server on CPU 0 and wrk on CPU 1, ${rounds} rounds`);
+console.log(
+  `Node ${process.version}, wrk -t1 -c${flags.connections} -d${flags.seconds}s after ${flags.warmup}s of warm-up, server on CPU 0 and wrk on CPU 1, ${rounds} rounds`,
+);
 for (let round = 0; round < rounds; round++) {
   // Rotated each round; a framework's untraced and traced runs stay back to back.
   const order = frameworks.map((_, i) => frameworks[(i + round) % frameworks.length]);
@@ -121,7 +129,9 @@ for (let round = 0; round < rounds; round++) {
     for (const variant of variants.filter((v) => v.name === framework.name)) {
       const result = await measure(variant);
       results.get(variant.label).push(result);
-      console.log(`round ${round + 1}  ${variant.label.padEnd(26)} ${result.perSecond.toFixed(0).padStart(7)} req/s  ${result.cpuPerRequestUs.toFixed(1).padStart(6)} µs CPU/request${result.spans === null ? "" : `  ${result.spans.toFixed(2)} spans/request`}`);
+      console.log(
+        `round ${round + 1}  ${variant.label.padEnd(26)} ${result.perSecond.toFixed(0).padStart(7)} req/s  ${result.cpuPerRequestUs.toFixed(1).padStart(6)} µs CPU/request${result.spans === null ? "" : `  ${result.spans.toFixed(2)} spans/request`}`,
+      );
     }
   }
 }

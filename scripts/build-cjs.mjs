@@ -33,7 +33,8 @@ for (const file of files) {
     code = code.replaceAll("import.meta.url", OWN_URL).replace(/^"use strict";\n/, `$&${OWN_URL_DECLARATION}\n`);
     if (!code.includes(OWN_URL_DECLARATION)) throw new Error(`dist/cjs/${file}: no "use strict" prologue to declare its URL after`);
   }
-  if (code.includes('exports["module.exports"] = ')) code = code.replace(/(\n\/\/# sourceMappingURL=[^\n]*)?\n?$/, '\nmodule.exports = exports["module.exports"];$1\n');
+  if (code.includes('exports["module.exports"] = '))
+    code = code.replace(/(\n\/\/# sourceMappingURL=[^\n]*)?\n?$/, '\nmodule.exports = exports["module.exports"];$1\n');
   try {
     compileFunction(code, ["exports", "require", "module", "__filename", "__dirname"], { filename: path });
   } catch (err) {

@@ -77,7 +77,10 @@ console.log(`cog: building the native engine from source (cargo build --release,
 // silence, so a line every 10 s says the build is alive.
 const alive = setInterval(() => console.log(`cog: still building (${seconds()} s)…`), 10_000);
 const status = await new Promise((resolve) => {
-  const build = spawn("cargo", ["build", "--release", "--manifest-path", manifest, "-p", "cog-native"], { stdio: "inherit", env: { ...process.env, CARGO_TARGET_DIR: target } });
+  const build = spawn("cargo", ["build", "--release", "--manifest-path", manifest, "-p", "cog-native"], {
+    stdio: "inherit",
+    env: { ...process.env, CARGO_TARGET_DIR: target },
+  });
   build.on("error", () => resolve(-1));
   build.on("exit", (code) => resolve(code ?? -1));
 });

@@ -62,14 +62,19 @@ for (const [i, platform] of chosen.entries()) {
   // The oldest macOS the binary loads on (zig's default is the newest it knows).
   if (platform.os === "darwin") env.MACOSX_DEPLOYMENT_TARGET = platform.macos;
   const manifest = join(root, "native", "Cargo.toml");
-  if (!run("cargo", ["zigbuild", "--release", "--manifest-path", manifest, "-p", "cog-native", "--target", platform.target], { env })) fail(`${platform.name}: the build failed`);
+  if (!run("cargo", ["zigbuild", "--release", "--manifest-path", manifest, "-p", "cog-native", "--target", platform.target], { env }))
+    fail(`${platform.name}: the build failed`);
   copyFileSync(join(root, "native", "target", rustTarget(platform), "release", builtFileOf(platform)), binary);
   const wrong = problems(platform, binary);
   if (wrong.length > 0) fail(`${platform.name}: ${relative(root, binary)} ${wrong.join("; ")}`);
   bundle(binary, platform);
-  console.log(`[${i + 1}/${chosen.length}] ${platform.name}: ${relative(root, binary)} and ${relative(root, bundledOf(platform))}, ${Math.round(statSync(binary).size / 1024)} KiB, checked, in ${Math.round((Date.now() - began) / 1000)} s`);
+  console.log(
+    `[${i + 1}/${chosen.length}] ${platform.name}: ${relative(root, binary)} and ${relative(root, bundledOf(platform))}, ${Math.round(statSync(binary).size / 1024)} KiB, checked, in ${Math.round((Date.now() - began) / 1000)} s`,
+  );
 }
-console.log(`\nbuild-prebuilt: ${chosen.length} platform(s) in ${Math.round((Date.now() - started) / 1000)} s; cog-http's package carries them (prebuilds/); the slim platform packages publish with: npm publish npm/<platform> --access public`);
+console.log(
+  `\nbuild-prebuilt: ${chosen.length} platform(s) in ${Math.round((Date.now() - started) / 1000)} s; cog-http's package carries them (prebuilds/); the slim platform packages publish with: npm publish npm/<platform> --access public`,
+);
 
 /** Copies a checked binary to where cog-http's package carries it. */
 function bundle(binary, platform) {
@@ -101,11 +106,14 @@ async function packWithoutCrossBuilds() {
   const addon = createRequire(import.meta.url)(local);
   // dist/ is built: prepack runs tsc first.
   const { INTERFACE_VERSION, interfaceVersionOf } = await import("../dist/engines/kit/addon.js");
-  if (interfaceVersionOf(addon) !== INTERFACE_VERSION) without(`${relative(root, local)} is older than these sources (rebuild it: node scripts/build-native.mjs)`);
+  if (interfaceVersionOf(addon) !== INTERFACE_VERSION)
+    without(`${relative(root, local)} is older than these sources (rebuild it: node scripts/build-native.mjs)`);
   bundle(local, host);
   const { glibc } = inspect(local);
-  const floor = host.libc === "glibc" && glibc !== null && compareVersions(glibc, GLIBC_FLOOR) > 0 ? `, which needs glibc ${glibc} or later (a release's needs ${GLIBC_FLOOR})` : "";
+  const floor =
+    host.libc === "glibc" && glibc !== null && compareVersions(glibc, GLIBC_FLOOR) > 0
+      ? `, which needs glibc ${glibc} or later (a release's needs ${GLIBC_FLOOR})`
+      : "";
   console.warn(`build-prebuilt: ${missing}: this package carries ${host.name}'s native engine only, this machine's build from source${floor}`);
   process.exit(0);
 }
-

@@ -36,30 +36,134 @@ import { fileURLToPath } from "node:url";
  * moves or deletes made fresh for the next); env: the runner's environment.
  */
 export const SUITES = [
-  { name: "express-session", repo: "expressjs/session", version: "1.19.0", commit: "2c9512fb790e4bf80b3b62305eb8078028607785", runner: "mocha", args: ["--require", "test/support/env", "--check-leaks", "--exit", "test/"], plain: true, setup: [["sh", "test/support/gencert.sh"]] },
-  { name: "multer", repo: "expressjs/multer", version: "2.1.1", commit: "0adb21d0294fe7315344feb6ddee00b0666d9e8a", runner: "mocha", args: ["--exit", "--check-leaks", "test/"], plain: true },
-  { name: "cors", repo: "expressjs/cors", version: "2.8.6", commit: "5317ebe670db2aaebc1d496eb5d33493deefb3ed", runner: "mocha", args: ["--require", "test/support/env", "--exit"], plain: true },
-  { name: "express-rate-limit", repo: "express-rate-limit/express-rate-limit", version: "8.6.2", commit: "3828a5b61c90e3134451ab32e88e61072dbf19f5", runner: "jest", args: [], plain: true, env: { NODE_OPTIONS: "--experimental-vm-modules" },
+  {
+    name: "express-session",
+    repo: "expressjs/session",
+    version: "1.19.0",
+    commit: "2c9512fb790e4bf80b3b62305eb8078028607785",
+    runner: "mocha",
+    args: ["--require", "test/support/env", "--check-leaks", "--exit", "test/"],
+    plain: true,
+    setup: [["sh", "test/support/gencert.sh"]],
+  },
+  {
+    name: "multer",
+    repo: "expressjs/multer",
+    version: "2.1.1",
+    commit: "0adb21d0294fe7315344feb6ddee00b0666d9e8a",
+    runner: "mocha",
+    args: ["--exit", "--check-leaks", "test/"],
+    plain: true,
+  },
+  {
+    name: "cors",
+    repo: "expressjs/cors",
+    version: "2.8.6",
+    commit: "5317ebe670db2aaebc1d496eb5d33493deefb3ed",
+    runner: "mocha",
+    args: ["--require", "test/support/env", "--exit"],
+    plain: true,
+  },
+  {
+    name: "express-rate-limit",
+    repo: "express-rate-limit/express-rate-limit",
+    version: "8.6.2",
+    commit: "3828a5b61c90e3134451ab32e88e61072dbf19f5",
+    runner: "jest",
+    args: [],
+    plain: true,
+    env: { NODE_OPTIONS: "--experimental-vm-modules" },
     // ES modules out of ts-jest (the tsconfig it extends says so only in a version npm lacks), compiled file by file.
-    setup: [(dir) => editJson(join(dir, "tsconfig.json"), (t) => Object.assign(t.compilerOptions, { module: "es2022", isolatedModules: true }))] },
-  { name: "http-proxy-middleware", repo: "chimurai/http-proxy-middleware", version: "4.2.0", commit: "014a19804c2f55fefdbe6c336d4be510ba64b073", runner: "vitest", args: [], plain: false },
-  { name: "express-http-proxy", repo: "villadora/express-http-proxy", version: "2.1.2", commit: "e2aeb522d734645cd9a13eaee3b80795d46f3d14", runner: "mocha", args: ["test", "--recursive", "--exit"], plain: false },
-  { name: "morgan", repo: "expressjs/morgan", version: "1.10.1", commit: "203c75852adadcc5e3a9ba23b0ef07a8e81c5af7", runner: "mocha", args: ["--check-leaks", "--exit"], plain: true },
-  { name: "connect-timeout", repo: "expressjs/timeout", version: "1.9.1", commit: "7377defb5b7b5a9c3d50fabd42c4dd46ad175d13", runner: "mocha", args: ["--check-leaks", "--exit", "test/"], plain: true },
-  { name: "express-fileupload", repo: "richardgirges/express-fileupload", version: "1.5.2", commit: "20269154bb9aab9672e7ff7ca500349e5d23fb5c", runner: "mocha", args: ["--exit"], plain: true, each: [["node", "test/pretests.js"]] },
-  { name: "helmet", repo: "helmetjs/helmet", version: "8.3.0", commit: "15250cfb1f22334582ed77e1e1b1e580ce2d7134", runner: "node-test", args: ["test/*.test.ts"], plain: true },
-  { name: "express-openapi-validator", repo: "cdimascio/express-openapi-validator", version: "5.6.2", commit: "c17d005f1e467bac1461e91c535a37a34bb10e32", runner: "mocha", args: ["-r", "source-map-support/register", "-r", "ts-node/register", "--files", "--recursive", "--exit", "test/**/*.spec.ts", "test/*.spec.ts"], plain: false, env: { TS_NODE_TRANSPILE_ONLY: "true" },
+    setup: [(dir) => editJson(join(dir, "tsconfig.json"), (t) => Object.assign(t.compilerOptions, { module: "es2022", isolatedModules: true }))],
+  },
+  {
+    name: "http-proxy-middleware",
+    repo: "chimurai/http-proxy-middleware",
+    version: "4.2.0",
+    commit: "014a19804c2f55fefdbe6c336d4be510ba64b073",
+    runner: "vitest",
+    args: [],
+    plain: false,
+  },
+  {
+    name: "express-http-proxy",
+    repo: "villadora/express-http-proxy",
+    version: "2.1.2",
+    commit: "e2aeb522d734645cd9a13eaee3b80795d46f3d14",
+    runner: "mocha",
+    args: ["test", "--recursive", "--exit"],
+    plain: false,
+  },
+  {
+    name: "morgan",
+    repo: "expressjs/morgan",
+    version: "1.10.1",
+    commit: "203c75852adadcc5e3a9ba23b0ef07a8e81c5af7",
+    runner: "mocha",
+    args: ["--check-leaks", "--exit"],
+    plain: true,
+  },
+  {
+    name: "connect-timeout",
+    repo: "expressjs/timeout",
+    version: "1.9.1",
+    commit: "7377defb5b7b5a9c3d50fabd42c4dd46ad175d13",
+    runner: "mocha",
+    args: ["--check-leaks", "--exit", "test/"],
+    plain: true,
+  },
+  {
+    name: "express-fileupload",
+    repo: "richardgirges/express-fileupload",
+    version: "1.5.2",
+    commit: "20269154bb9aab9672e7ff7ca500349e5d23fb5c",
+    runner: "mocha",
+    args: ["--exit"],
+    plain: true,
+    each: [["node", "test/pretests.js"]],
+  },
+  {
+    name: "helmet",
+    repo: "helmetjs/helmet",
+    version: "8.3.0",
+    commit: "15250cfb1f22334582ed77e1e1b1e580ce2d7134",
+    runner: "node-test",
+    args: ["test/*.test.ts"],
+    plain: true,
+  },
+  {
+    name: "express-openapi-validator",
+    repo: "cdimascio/express-openapi-validator",
+    version: "5.6.2",
+    commit: "c17d005f1e467bac1461e91c535a37a34bb10e32",
+    runner: "mocha",
+    args: ["-r", "source-map-support/register", "-r", "ts-node/register", "--files", "--recursive", "--exit", "test/**/*.spec.ts", "test/*.spec.ts"],
+    plain: false,
+    env: { TS_NODE_TRANSPILE_ONLY: "true" },
     // Its tests read YAML with js-yaml 3, which came with the coverage tools left out.
-    pin: { "js-yaml": "^3.14.1" } },
-  { name: "json-server", repo: "typicode/json-server", version: "0.17.4", commit: "78ea71375666d49145734689c097654c54f90686", ref: "v0.17.4", runner: "jest", args: [], plain: false, env: { NODE_ENV: "test" },
+    pin: { "js-yaml": "^3.14.1" },
+  },
+  {
+    name: "json-server",
+    repo: "typicode/json-server",
+    version: "0.17.4",
+    commit: "78ea71375666d49145734689c097654c54f90686",
+    ref: "v0.17.4",
+    runner: "jest",
+    args: [],
+    plain: false,
+    env: { NODE_ENV: "test" },
     // Jest 26 knows no "node:" modules, which cog-http's CommonJS build requires (as Express 5's own packages do).
-    pin: { jest: "^29.7.0" }, setup: [["node", "node_modules/@babel/cli/bin/babel.js", "src", "-d", "lib"]] },
+    pin: { jest: "^29.7.0" },
+    setup: [["node", "node_modules/@babel/cli/bin/babel.js", "src", "-d", "lib"]],
+  },
 ];
 
 const WAYS = ["express", "node", "native"];
 const EXPRESS_VERSION = "5.2.1";
 // What a test run needs none of: linters, formatters, coverage, release and docs tools.
-const LEFT_OUT = /^(eslint|@eslint\/|eslint-|typescript-eslint|prettier|@express-rate-limit\/prettier|@biomejs\/|oxfmt|standard$|husky|lint-staged|@commitlint\/|commitizen|nyc|coveralls|@istanbuljs\/|@vitest\/coverage|mintlify|pkg-pr-new|markdown-toc|dts-bundle-generator|del-cli|rollup|@rollup\/|node-zopfli|@types\/node-zopfli|nodemon|cspell)/;
+const LEFT_OUT =
+  /^(eslint|@eslint\/|eslint-|typescript-eslint|prettier|@express-rate-limit\/prettier|@biomejs\/|oxfmt|standard$|husky|lint-staged|@commitlint\/|commitizen|nyc|coveralls|@istanbuljs\/|@vitest\/coverage|mintlify|pkg-pr-new|markdown-toc|dts-bundle-generator|del-cli|rollup|@rollup\/|node-zopfli|@types\/node-zopfli|nodemon|cspell)/;
 const RUN_TIMEOUT = 20 * 60_000;
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -71,8 +175,18 @@ function main() {
   const valued = new Set(["--way", "--cache", "--source", "--json"]);
   const names = args.filter((a, i) => !a.startsWith("--") && !valued.has(args[i - 1]));
   if (args.includes("--help")) {
-    const lines = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1);
-    console.log(lines.slice(0, lines.findIndex((l) => !l.startsWith("//"))).map((l) => l.replace(/^\/\/ ?/, "")).join("\n"));
+    const lines = readFileSync(fileURLToPath(import.meta.url), "utf8")
+      .split("\n")
+      .slice(1);
+    console.log(
+      lines
+        .slice(
+          0,
+          lines.findIndex((l) => !l.startsWith("//")),
+        )
+        .map((l) => l.replace(/^\/\/ ?/, ""))
+        .join("\n"),
+    );
     console.log(`suites: ${SUITES.map((s) => s.name).join(", ")}`);
     return;
   }
@@ -101,26 +215,39 @@ function main() {
     for (const way of ways) {
       results[way] = runWay(suite, dir, way);
       const c = count(results[way]);
-      console.log(`${suite.name} ${suite.version} on ${label(way)}: ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped${results[way].note ? ` (${results[way].note})` : ""}`);
+      console.log(
+        `${suite.name} ${suite.version} on ${label(way)}: ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped${results[way].note ? ` (${results[way].note})` : ""}`,
+      );
     }
     const differences = {};
     if (results.express !== undefined) {
       for (const way of ways.filter((w) => w !== "express")) {
-        differences[way] = Object.keys(results.express.tests).filter((name) => results.express.tests[name].state === "passed" && results[way].tests[name]?.state !== "passed");
+        differences[way] = Object.keys(results.express.tests).filter(
+          (name) => results.express.tests[name].state === "passed" && results[way].tests[name]?.state !== "passed",
+        );
         for (const name of differences[way]) {
           const t = results[way].tests[name];
           console.log(`  ✗ ${way}: ${name}${t === undefined ? " (not run)" : showErrors && t.error ? `\n      ${t.error}` : ""}`);
         }
       }
     }
-    summary.push({ suite: suite.name, version: suite.version, commit: suite.commit, ways: Object.fromEntries(Object.entries(results).map(([w, r]) => [w, { ...count(r), note: r.note }])), differences, tests: Object.fromEntries(Object.entries(results).map(([w, r]) => [w, r.tests])) });
+    summary.push({
+      suite: suite.name,
+      version: suite.version,
+      commit: suite.commit,
+      ways: Object.fromEntries(Object.entries(results).map(([w, r]) => [w, { ...count(r), note: r.note }])),
+      differences,
+      tests: Object.fromEntries(Object.entries(results).map(([w, r]) => [w, r.tests])),
+    });
   }
 
   console.log(`\n| suite | ${ways.map(label).join(" | ")} | differences |`);
   console.log(`| ----- | ${ways.map(() => "---").join(" | ")} | --- |`);
   for (const s of summary) {
     const cells = ways.map((w) => `${s.ways[w].passed} / ${s.ways[w].failed}`);
-    const diffs = Object.entries(s.differences).map(([w, d]) => `${w} ${d.length}`).join(", ");
+    const diffs = Object.entries(s.differences)
+      .map(([w, d]) => `${w} ${d.length}`)
+      .join(", ");
     console.log(`| ${s.suite} ${s.version} | ${cells.join(" | ")} | ${diffs} |`);
   }
   console.log("(passed / failed)");
@@ -141,7 +268,10 @@ function count(result) {
 
 function run(cmd, args, options) {
   const r = spawnSync(cmd, args, { encoding: "utf8", maxBuffer: 1 << 28, stdio: ["ignore", "pipe", "pipe"], ...options });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} (in ${options?.cwd ?? "."}) exited ${r.status ?? r.signal}:\n${r.stdout?.slice(-3000)}\n${r.stderr?.slice(-3000)}`);
+  if (r.status !== 0)
+    throw new Error(
+      `${cmd} ${args.join(" ")} (in ${options?.cwd ?? "."}) exited ${r.status ?? r.signal}:\n${r.stdout?.slice(-3000)}\n${r.stderr?.slice(-3000)}`,
+    );
   return r.stdout;
 }
 
@@ -155,10 +285,14 @@ function checkout(suite, dir, source, cache) {
     // express-http-proxy do; most leave them out).
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
-    const packed = run("npm", ["pack", `${suite.name}@${suite.version}`, "--pack-destination", dir, "--loglevel=error"], { cwd: dir }).trim().split("\n").pop();
+    const packed = run("npm", ["pack", `${suite.name}@${suite.version}`, "--pack-destination", dir, "--loglevel=error"], { cwd: dir })
+      .trim()
+      .split("\n")
+      .pop();
     run("tar", ["-xzf", join(dir, packed), "-C", dir, "--strip-components=1"]);
     rmSync(join(dir, packed));
-    if (!existsSync(join(dir, "test"))) throw new Error(`${suite.name}@${suite.version} on npm has no tests: fetch its repository instead (without --source npm)`);
+    if (!existsSync(join(dir, "test")))
+      throw new Error(`${suite.name}@${suite.version} on npm has no tests: fetch its repository instead (without --source npm)`);
     writeFileSync(stamp, want);
     return;
   }
@@ -227,7 +361,11 @@ function runWay(suite, dir, way) {
   rmSync(target, { recursive: true, force: true });
   cpSync(join(dir, "node_modules", ".cog-ecosystem", way === "express" ? "express" : "cog"), target, { recursive: true });
   // Written for each run: the cache may have been installed by another checkout of cog-http.
-  if (way !== "express") writeFileSync(join(target, "index.js"), `'use strict';\n// cog-http/express in Express's place (scripts/ecosystem-suites.mjs).\nmodule.exports = require(${JSON.stringify(join(root, "dist", "cjs", "express", "index.js"))});\n`);
+  if (way !== "express")
+    writeFileSync(
+      join(target, "index.js"),
+      `'use strict';\n// cog-http/express in Express's place (scripts/ecosystem-suites.mjs).\nmodule.exports = require(${JSON.stringify(join(root, "dist", "cjs", "express", "index.js"))});\n`,
+    );
   const report = join(dir, `.cog-ecosystem-${way}.json`);
   rmSync(report, { force: true });
   const hook = join(here, "serve.cjs");
@@ -243,9 +381,17 @@ function runWay(suite, dir, way) {
   for (const step of suite.each ?? []) run(step[0], step.slice(1), { cwd: dir });
   let cmd;
   if (suite.runner === "mocha") cmd = [bin(dir, "mocha"), "--reporter", join(here, "mocha-reporter.cjs"), ...suite.args];
-  else if (suite.runner === "jest") cmd = [bin(dir, "jest"), "--runInBand", "--ci", "--coverage=false", "--json", `--outputFile=${report}`, `--setupFiles=${hook}`, ...suite.args];
+  else if (suite.runner === "jest")
+    cmd = [bin(dir, "jest"), "--runInBand", "--ci", "--coverage=false", "--json", `--outputFile=${report}`, `--setupFiles=${hook}`, ...suite.args];
   else if (suite.runner === "vitest") cmd = [bin(dir, "vitest"), "run", "--maxWorkers=1", "--reporter=json", `--outputFile=${report}`, ...suite.args];
-  else cmd = [bin(dir, "tsx"), "--test", `--test-reporter=${join(here, "node-test-reporter.mjs")}`, `--test-reporter-destination=${report}`, ...expand(dir, suite.args)];
+  else
+    cmd = [
+      bin(dir, "tsx"),
+      "--test",
+      `--test-reporter=${join(here, "node-test-reporter.mjs")}`,
+      `--test-reporter-destination=${report}`,
+      ...expand(dir, suite.args),
+    ];
   const r = spawnSync(process.execPath, cmd, { cwd: dir, env, encoding: "utf8", maxBuffer: 1 << 28, timeout: RUN_TIMEOUT, killSignal: "SIGKILL" });
   const tests = {};
   let note;
@@ -260,7 +406,14 @@ function runWay(suite, dir, way) {
           tests[`${rel}: ${a.fullName ?? [...a.ancestorTitles, a.title].join(" ")}`] = { state, error: a.failureMessages?.[0]?.split("\n")[0].slice(0, 300) };
         }
         // A file that failed to load has no tests to list: it counts as one failure.
-        if (file.assertionResults.length === 0 && file.status === "failed") tests[`${rel}: (the file)`] = { state: "failed", error: (file.message ?? file.failureMessage ?? "").split("\n").find((l) => l.trim())?.slice(0, 300) };
+        if (file.assertionResults.length === 0 && file.status === "failed")
+          tests[`${rel}: (the file)`] = {
+            state: "failed",
+            error: (file.message ?? file.failureMessage ?? "")
+              .split("\n")
+              .find((l) => l.trim())
+              ?.slice(0, 300),
+          };
       }
     } else {
       for (const line of readFileSync(report, "utf8").split("\n")) {
@@ -296,7 +449,10 @@ function expand(dir, patterns) {
   return patterns.flatMap((p) => {
     const m = /^(.*)\/\*(\.[^/]+)$/.exec(p);
     if (m === null) return [p];
-    return readdirSync(join(dir, m[1])).filter((f) => f.endsWith(m[2])).sort().map((f) => `${m[1]}/${f}`);
+    return readdirSync(join(dir, m[1]))
+      .filter((f) => f.endsWith(m[2]))
+      .sort()
+      .map((f) => `${m[1]}/${f}`);
   });
 }
 

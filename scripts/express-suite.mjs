@@ -45,7 +45,19 @@ writeFileSync(join(dir, "lib", "express.js"), pointer);
 
 const results = {};
 for (const engine of engines) {
-  const mocha = [join(dir, "node_modules", "mocha", "bin", "mocha.js"), "--require", "test/support/env", "--reporter", "json", "--check-leaks", "--exit", "--exclude", "test/utils.js", "test/", "test/acceptance/"];
+  const mocha = [
+    join(dir, "node_modules", "mocha", "bin", "mocha.js"),
+    "--require",
+    "test/support/env",
+    "--reporter",
+    "json",
+    "--check-leaks",
+    "--exit",
+    "--exclude",
+    "test/utils.js",
+    "test/",
+    "test/acceptance/",
+  ];
   if (engine !== "plain") mocha.splice(3, 0, "--require", join(root, "scripts", "express-suite", "serve.cjs"));
   const run = spawnSync(process.execPath, mocha, { cwd: dir, encoding: "utf8", maxBuffer: 1 << 28, env: { ...process.env, COG_EXPRESS_ENGINE: engine } });
   const start = run.stdout.indexOf("{\n");

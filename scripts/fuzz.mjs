@@ -31,7 +31,9 @@ const ok = (command, commandArgs) => spawnSync(command, commandArgs, { stdio: "i
 const run = (command, commandArgs) => spawnSync(command, commandArgs, { stdio: "inherit", cwd: native }).status ?? 1;
 
 if (!ok("cargo", ["+nightly", "fuzz", "--version"])) {
-  console.log("fuzz: cargo-fuzz on nightly is not here (rustup toolchain install nightly; cargo install cargo-fuzz): running the targets' checks on stable over their seeds instead");
+  console.log(
+    "fuzz: cargo-fuzz on nightly is not here (rustup toolchain install nightly; cargo install cargo-fuzz): running the targets' checks on stable over their seeds instead",
+  );
   process.exit(run("cargo", ["test", "--release", "--quiet", "--no-default-features", "--manifest-path", join("fuzz", "Cargo.toml")]));
 }
 
@@ -42,7 +44,17 @@ for (const target of targets.length ? targets : TARGETS) {
   mkdirSync(join(native, corpus), { recursive: true });
   console.log(`\n# fuzz ${target}: ${seconds} s`);
   // The grown corpus first (new inputs are written there), then the seeds, read only.
-  const status = run("cargo", ["+nightly", "fuzz", "run", target, corpus, join("fuzz", "seeds", target), "--", `-max_total_time=${seconds}`, "-print_final_stats=1"]);
+  const status = run("cargo", [
+    "+nightly",
+    "fuzz",
+    "run",
+    target,
+    corpus,
+    join("fuzz", "seeds", target),
+    "--",
+    `-max_total_time=${seconds}`,
+    "-print_final_stats=1",
+  ]);
   if (status !== 0) {
     console.log(`# fuzz ${target}: FAILED (the input is in native/fuzz/artifacts/${target}/)`);
     failed++;

@@ -15,7 +15,8 @@ const binary = join(dir, "h2spec");
 /** The h2spec binary, installed on first use; null (with the reason) when Go is missing or the install fails. */
 export function h2spec() {
   if (existsSync(binary)) return { path: binary };
-  if (spawnSync("go", ["version"], { stdio: "ignore" }).status !== 0) return { reason: "h2spec is not installed and Go is not there to install it (go install github.com/summerwind/h2spec/cmd/h2spec)" };
+  if (spawnSync("go", ["version"], { stdio: "ignore" }).status !== 0)
+    return { reason: "h2spec is not installed and Go is not there to install it (go install github.com/summerwind/h2spec/cmd/h2spec)" };
   mkdirSync(dir, { recursive: true });
   const install = spawnSync("go", ["install", `github.com/summerwind/h2spec/cmd/h2spec@${VERSION}`], { env: { ...process.env, GOBIN: dir }, encoding: "utf8" });
   if (install.status !== 0 || !existsSync(binary)) return { reason: `go install of h2spec failed: ${(install.stderr ?? "").trim().split("\n").pop()}` };

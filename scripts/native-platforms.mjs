@@ -83,7 +83,11 @@ export function inspect(file) {
     .map((line) => line.trim().split(/\s+/))
     .filter((cols) => cols.length >= 8 && /^\d+:$/.test(cols[0]))
     .map((cols) => ({ defined: cols[6] !== "UND", name: cols[7] }));
-  const glibc = symbols.flatMap((s) => /@GLIBC_([\d.]+)/.exec(s.name)?.[1] ?? []).sort(compareVersions).at(-1) ?? null;
+  const glibc =
+    symbols
+      .flatMap((s) => /@GLIBC_([\d.]+)/.exec(s.name)?.[1] ?? [])
+      .sort(compareVersions)
+      .at(-1) ?? null;
   const uv = symbols.filter((s) => s.name.startsWith("uv_"));
   return {
     machine,
@@ -222,7 +226,8 @@ export function problems(platform, file) {
   const wrong = [];
   if (platform.os === "darwin") {
     if (found.id !== null && found.id.startsWith("/")) wrong.push(`is named by the path it was built at (${found.id})`);
-    if (found.minos === null || compareVersions(found.minos, platform.macos) > 0) wrong.push(`needs macOS ${found.minos ?? "(unknown)"}, newer than ${platform.macos}`);
+    if (found.minos === null || compareVersions(found.minos, platform.macos) > 0)
+      wrong.push(`needs macOS ${found.minos ?? "(unknown)"}, newer than ${platform.macos}`);
   }
   if (!found.machine.includes(platform.machine)) wrong.push(`machine is ${found.machine}, not ${platform.machine}`);
   if (found.interpreter !== null) wrong.push(`asks for a program interpreter (${found.interpreter}): it is not a shared library`);
@@ -237,7 +242,8 @@ export function problems(platform, file) {
   const allowed = ALLOWED_NEEDED[platform.libc ?? platform.os];
   const unexpected = found.needed.filter((lib) => !allowed.test(lib));
   if (unexpected.length > 0) wrong.push(`needs ${unexpected.join(", ")}, which a ${platform.libc ?? platform.os} system may not have`);
-  if (platform.libc === "glibc" && found.glibc !== null && compareVersions(found.glibc, GLIBC_FLOOR) > 0) wrong.push(`needs glibc ${found.glibc}, newer than ${GLIBC_FLOOR}`);
+  if (platform.libc === "glibc" && found.glibc !== null && compareVersions(found.glibc, GLIBC_FLOOR) > 0)
+    wrong.push(`needs glibc ${found.glibc}, newer than ${GLIBC_FLOOR}`);
   if (platform.libc === "musl" && found.glibc !== null) wrong.push(`asks for glibc ${found.glibc} symbols, which musl does not have`);
   return wrong;
 }

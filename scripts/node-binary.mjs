@@ -13,7 +13,9 @@ import { fileURLToPath } from "node:url";
 export function nodeBinary(major, arch = process.arch, os = process.platform) {
   if (String(process.versions.node.split(".")[0]) === String(major) && arch === process.arch && os === process.platform) return process.execPath;
   if (process.platform !== "linux" || !["x64", "arm64"].includes(arch) || !["linux", "win32"].includes(os)) {
-    throw new Error(`Node ${major} is installed from npm only on Linux, for linux-x64, linux-arm64 and win32 (run under Wine); for ${os}-${arch} install it yourself and put it on PATH`);
+    throw new Error(
+      `Node ${major} is installed from npm only on Linux, for linux-x64, linux-arm64 and win32 (run under Wine); for ${os}-${arch} install it yourself and put it on PATH`,
+    );
   }
   const root = join(dirname(fileURLToPath(import.meta.url)), "..");
   const prefix = join(root, ".cache", `node${major}${os === "linux" ? "" : `-${os}`}${arch === "x64" && os === "linux" ? "" : `-${arch}`}`);
@@ -22,7 +24,9 @@ export function nodeBinary(major, arch = process.arch, os = process.platform) {
   if (!existsSync(binary)) {
     // npm installs a package only for this machine's system and cpu unless forced: another's runs under an emulator.
     const force = arch === process.arch && os === process.platform ? [] : ["--force"];
-    execFileSync("npm", ["install", "--prefix", prefix, "--no-save", "--no-audit", "--no-fund", "--loglevel=error", ...force, `${name}@${major}`], { stdio: ["ignore", "ignore", "inherit"] });
+    execFileSync("npm", ["install", "--prefix", prefix, "--no-save", "--no-audit", "--no-fund", "--loglevel=error", ...force, `${name}@${major}`], {
+      stdio: ["ignore", "ignore", "inherit"],
+    });
   }
   return binary;
 }

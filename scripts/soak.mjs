@@ -21,10 +21,16 @@ import autocannon from "autocannon";
 
 const self = fileURLToPath(import.meta.url);
 
-
 async function main() {
-  const { values } = parseArgs({ options: { requests: { type: "string", default: "1000000" }, samples: { type: "string", default: "30" }, engine: { type: "string", default: "node" } } });
-  const report = await soak({ requests: Number(values.requests), samples: Number(values.samples), engine: values.engine, progress: (line) => console.log(line) });
+  const { values } = parseArgs({
+    options: { requests: { type: "string", default: "1000000" }, samples: { type: "string", default: "30" }, engine: { type: "string", default: "node" } },
+  });
+  const report = await soak({
+    requests: Number(values.requests),
+    samples: Number(values.samples),
+    engine: values.engine,
+    progress: (line) => console.log(line),
+  });
   console.log(JSON.stringify(report, null, 1));
   process.exit(report.ok ? 0 : 1);
 }
@@ -63,7 +69,9 @@ export async function soak({ requests, samples = 30, engine = "node", progress =
       const sample = await ask();
       heap.push(sample.heapUsed);
       rss.push(sample.rss);
-      progress(`[${String(i + 1).padStart(2)}/${samples}] ${sent.toLocaleString("en-US")} requests, heap ${mb(sample.heapUsed)} MB, rss ${mb(sample.rss)} MB, ${sample.fds} fds`);
+      progress(
+        `[${String(i + 1).padStart(2)}/${samples}] ${sent.toLocaleString("en-US")} requests, heap ${mb(sample.heapUsed)} MB, rss ${mb(sample.rss)} MB, ${sample.fds} fds`,
+      );
     }
     // Let the server notice every client is gone before counting descriptors.
     await new Promise((r) => setTimeout(r, 500));

@@ -44,7 +44,8 @@ function loads(script) {
   const probe = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
   return { ok: probe.status === 0, reason: probe.stderr.trim().split("\n").pop() };
 }
-const nativeLoads = () => loads('import { loadNative } from "./dist/engines/kit/addon.js"; try { loadNative(); } catch (err) { console.error(err.message); process.exit(1); }');
+const nativeLoads = () =>
+  loads('import { loadNative } from "./dist/engines/kit/addon.js"; try { loadNative(); } catch (err) { console.error(err.message); process.exit(1); }');
 
 // Every part runs whatever an earlier one did, and the summary at the end says which failed: a
 // failure on one engine must not hide the other's results.
@@ -52,24 +53,36 @@ const outcomes = [];
 function record(name, status) {
   outcomes.push({ name, ok: status === 0 });
 }
-// ESLint's verdict and the Rust crates' and the Go load generators' own tests don't change with
+// ESLint's and Prettier's verdicts and the Rust crates' and the Go load generators' own tests don't change with
 // Node's version: CI's other Node majors (COG_NODE_MATRIX=1) skip them, saying so, as the build from
 // source does.
 const matrix = process.env.COG_NODE_MATRIX === "1";
-if (matrix) console.log("\n# lint, native and bench: eslint, cargo test, go test skipped (COG_NODE_MATRIX=1): checked on CI's first Node");
-// ESLint over the TypeScript and JavaScript (eslint.config.mjs): a rule broken is a failure like a test's.
+if (matrix) console.log("\n# lint, native and bench: eslint, prettier, cargo test, go test skipped (COG_NODE_MATRIX=1): checked on CI's first Node");
+// ESLint over the TypeScript and JavaScript (eslint.config.mjs) and Prettier's layout of it
+// (.prettierrc; `npm run format` fixes it): a rule broken is a failure like a test's.
 if (!matrix) {
-  console.log("\n# lint: eslint (eslint.config.mjs)");
+  console.log("\n# lint: eslint (eslint.config.mjs), prettier --check");
   record("eslint", spawnSync(process.execPath, ["node_modules/eslint/bin/eslint.js", "."], { stdio: "inherit" }).status ?? 1);
+  record(
+    "prettier --check",
+    spawnSync(process.execPath, ["node_modules/prettier/bin/prettier.cjs", "--check", "--log-level=warn", "."], { stdio: "inherit" }).status ?? 1,
+  );
 }
 // The native engine's crates have their own unit and property tests (Rust), run where cargo is.
 if (!matrix && spawnSync("cargo", ["--version"], { stdio: "ignore" }).status === 0) {
   console.log("\n# native: cargo test (the request framing's unit and property tests, the addon's own, the engine's on a fake loop)");
-  record("cargo test", spawnSync("cargo", ["test", "--release", "--quiet", "--manifest-path", "native/Cargo.toml", "--workspace"], { stdio: "inherit" }).status ?? 1);
+  record(
+    "cargo test",
+    spawnSync("cargo", ["test", "--release", "--quiet", "--manifest-path", "native/Cargo.toml", "--workspace"], { stdio: "inherit" }).status ?? 1,
+  );
   // The fuzz targets' checks over their seeds and mutations of them, on stable (libFuzzer runs
   // are scripts/fuzz.mjs's), and the formatting (a second; clippy, slower, is CI's).
   console.log("\n# native: the fuzz targets' checks over their seeds (native/fuzz), cargo fmt --check");
-  record("cargo test (native/fuzz)", spawnSync("cargo", ["test", "--release", "--quiet", "--no-default-features", "--manifest-path", "native/fuzz/Cargo.toml"], { stdio: "inherit" }).status ?? 1);
+  record(
+    "cargo test (native/fuzz)",
+    spawnSync("cargo", ["test", "--release", "--quiet", "--no-default-features", "--manifest-path", "native/fuzz/Cargo.toml"], { stdio: "inherit" }).status ??
+      1,
+  );
   if (spawnSync("cargo", ["fmt", "--version"], { stdio: "ignore" }).status === 0) {
     record("cargo fmt --check", spawnSync("cargo", ["fmt", "--manifest-path", "native/Cargo.toml", "--all", "--check"], { stdio: "inherit" }).status ?? 1);
   }

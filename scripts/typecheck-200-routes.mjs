@@ -18,11 +18,17 @@ const routes = [];
 for (let i = 0; i < count; i++) {
   const kind = i % 5;
   if (kind === 0) {
-    routes.push(`app.post("/r${i}/:id", { schema: { params: Type.Object({ id: Type.Integer() }), body: Type.Object({ name: Type.String(), n${i}: Type.Number(), tags: Type.Array(Type.String()) }), response: { 200: Type.Object({ id: Type.Integer(), name: Type.String() }) } } }, (req, res) => res.json({ id: req.params.id, name: req.body.name }));`);
+    routes.push(
+      `app.post("/r${i}/:id", { schema: { params: Type.Object({ id: Type.Integer() }), body: Type.Object({ name: Type.String(), n${i}: Type.Number(), tags: Type.Array(Type.String()) }), response: { 200: Type.Object({ id: Type.Integer(), name: Type.String() }) } } }, (req, res) => res.json({ id: req.params.id, name: req.body.name }));`,
+    );
   } else if (kind === 1) {
-    routes.push(`app.get("/r${i}", { schema: { query: Type.Object({ page: Type.Integer(), q${i}: Type.Optional(Type.String()) }) } }, (req, res) => res.json({ page: req.query.page }));`);
+    routes.push(
+      `app.get("/r${i}", { schema: { query: Type.Object({ page: Type.Integer(), q${i}: Type.Optional(Type.String()) }) } }, (req, res) => res.json({ page: req.query.page }));`,
+    );
   } else if (kind === 2) {
-    routes.push(`app.put("/r${i}", { schema: { body: z.object({ title: z.string(), v${i}: z.number() }) } }, (req, res) => res.send({ title: req.body.title }));`);
+    routes.push(
+      `app.put("/r${i}", { schema: { body: z.object({ title: z.string(), v${i}: z.number() }) } }, (req, res) => res.send({ title: req.body.title }));`,
+    );
   } else if (kind === 3) {
     routes.push(`app.get("/r${i}/:slug/files/*", (req, res) => res.send(req.params.slug + req.params["*"]));`);
   } else {

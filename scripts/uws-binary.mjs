@@ -48,7 +48,9 @@ export function uwsForNode(major) {
   const source = join(pkg, name);
   if (!existsSync(target)) {
     if (!existsSync(pkg)) {
-      execFileSync("npm", ["install", "--prefix", join(root, ".cache", "uws-builds"), "--no-save", "--no-audit", "--no-fund", "--loglevel=error", SOURCE], { stdio: ["ignore", "ignore", "inherit"] });
+      execFileSync("npm", ["install", "--prefix", join(root, ".cache", "uws-builds"), "--no-save", "--no-audit", "--no-fund", "--loglevel=error", SOURCE], {
+        stdio: ["ignore", "ignore", "inherit"],
+      });
     }
     if (!existsSync(source)) throw new Error(`${SOURCE} has no binary for Node ${major} (ABI ${abi})`);
     const glibc = process.report.getReport().header.glibcVersionRuntime;
@@ -99,7 +101,7 @@ export function withC99Imports(elf, version) {
 
   // Elf64_Verneed entries, each with a chain of Elf64_Vernaux: mark the requirement weak.
   let index = -1;
-  for (let need = verneed.offset, more = true; more; ) {
+  for (let need = verneed.offset, more = true; more;) {
     for (let aux = need + out.readUInt32LE(need + 8), count = out.readUInt16LE(need + 2); count > 0; count--) {
       if (cString(out, dynstr.offset + out.readUInt32LE(aux + 8)) === version) {
         out.writeUInt16LE(out.readUInt16LE(aux + 4) | 0x2 /* VER_FLG_WEAK */, aux + 4);

@@ -37,7 +37,8 @@ export class Cog extends Group {
     core.attach(this);
     const route = this.get;
     // Express middleware reads settings with a one-argument `req.app.get(name)`: answer it rather than register a route.
-    (this as { get: unknown }).get = (path: string, ...args: unknown[]) => (args.length === 0 ? this.setting(path) : (route as (...a: unknown[]) => this)(path, ...args));
+    (this as { get: unknown }).get = (path: string, ...args: unknown[]) =>
+      args.length === 0 ? this.setting(path) : (route as (...a: unknown[]) => this)(path, ...args);
   }
 
   /**

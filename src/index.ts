@@ -1,4 +1,15 @@
-export { Cog, type Address, type SocketAddress, type CloseHook, type Closing, type CogOptions, type ListenOptions, type EngineName, type ErrorHandler, type NotFoundHandler } from "./cog.js";
+export {
+  Cog,
+  type Address,
+  type SocketAddress,
+  type CloseHook,
+  type Closing,
+  type CogOptions,
+  type ListenOptions,
+  type EngineName,
+  type ErrorHandler,
+  type NotFoundHandler,
+} from "./cog.js";
 export { Group, type AddRoute } from "./core/group.js";
 export type { Request, CogRequest, RouteRequest, Query, Cookies, SignedCookies, Params } from "./http/request.js";
 export type { PathParams } from "./core/router.js";

@@ -53,24 +53,20 @@ function define(als: AsyncLocalStorage<string>, sightings: Sightings, enter: (id
       await pause();
       throw new HttpError(418, String(req.query.id));
     });
-    app.post(
-      "/upload",
-      { body: "stream" },
-      async (req, res) => {
-        const id = req.query.id as string;
-        let bytes = 0;
-        // A body event runs in the request's context: its own store, or (the listener not being
-        // called from inside `run`) none, never another request's.
-        req.on("data", (chunk: Buffer) => {
-          bytes += chunk.length;
-          sightings.saw("body 'data' listener", id, als.getStore(), false);
-        });
-        await once(req, "end");
-        await pause();
-        sightings.saw("handler after its body", id, als.getStore());
-        res.json({ id, bytes });
-      },
-    );
+    app.post("/upload", { body: "stream" }, async (req, res) => {
+      const id = req.query.id as string;
+      let bytes = 0;
+      // A body event runs in the request's context: its own store, or (the listener not being
+      // called from inside `run`) none, never another request's.
+      req.on("data", (chunk: Buffer) => {
+        bytes += chunk.length;
+        sightings.saw("body 'data' listener", id, als.getStore(), false);
+      });
+      await once(req, "end");
+      await pause();
+      sightings.saw("handler after its body", id, als.getStore());
+      res.json({ id, bytes });
+    });
     app.onError((err, req, res) => {
       sightings.saw("error handler", req.query.id as string, als.getStore());
       res.status((err as HttpError).status).json({ failed: (err as HttpError).message });
@@ -112,7 +108,11 @@ export async function hammer(
     Array.from({ length: CONCURRENT }, (_, i) => {
       const id = `r${i}`;
       const kind = i % 4;
-      return kind === 0 ? send(agent, port, "GET", `/fail?id=${id}`) : kind === 1 ? send(agent, port, "POST", `/upload?id=${id}`, body) : send(agent, port, "GET", `/ok?id=${id}`);
+      return kind === 0
+        ? send(agent, port, "GET", `/fail?id=${id}`)
+        : kind === 1
+          ? send(agent, port, "POST", `/upload?id=${id}`, body)
+          : send(agent, port, "GET", `/ok?id=${id}`);
     }),
   );
   for (const [i, answer] of answers.entries()) {
@@ -137,4 +137,3 @@ export function assertIsolated(sightings: Sightings): void {
   assert.equal(sightings.counts.get("handler after its body"), CONCURRENT / 4);
   assert.ok((sightings.counts.get("body 'data' listener") ?? 0) >= CONCURRENT / 4);
 }
-

@@ -36,7 +36,12 @@ const IGNORED = new Set(["date", "connection", "keep-alive"]);
 
 /** Sends `sent` to 127.0.0.1:`port`; the answer with its headers in order (Set-Cookie each apart), `ignored` left out. */
 export async function ask(port: number, sent: Sent, ignored: ReadonlySet<string> = IGNORED): Promise<Answer> {
-  const response = await fetch(`http://127.0.0.1:${port}${sent.path}`, { method: sent.method ?? "GET", headers: sent.headers, body: sent.body, redirect: "manual" });
+  const response = await fetch(`http://127.0.0.1:${port}${sent.path}`, {
+    method: sent.method ?? "GET",
+    headers: sent.headers,
+    body: sent.body,
+    redirect: "manual",
+  });
   const headers: Array<[string, string]> = [];
   for (const [name, value] of response.headers) if (!ignored.has(name) && name !== "set-cookie") headers.push([name, value]);
   if (!ignored.has("set-cookie")) for (const cookie of response.headers.getSetCookie()) headers.push(["set-cookie", cookie]);
@@ -73,7 +78,6 @@ export function ignoring(...names: string[]): ReadonlySet<string> {
   return new Set([...IGNORED, ...names]);
 }
 
- 
 type AnyExpress = any;
 
 export interface Pair {
@@ -106,7 +110,11 @@ export async function servePair(define: (app: AnyExpress, e: AnyExpress) => void
 }
 
 /** Serves both apps `define` builds, sends each of `requests` to both and compares the answers; returns Cog's. */
-export async function same(define: (app: AnyExpress, e: AnyExpress) => void | Promise<void>, requests: readonly Sent[], ignored?: ReadonlySet<string>): Promise<Answer[]> {
+export async function same(
+  define: (app: AnyExpress, e: AnyExpress) => void | Promise<void>,
+  requests: readonly Sent[],
+  ignored?: ReadonlySet<string>,
+): Promise<Answer[]> {
   const pair = await servePair(define);
   try {
     return await sameAnswers(pair.theirs, pair.ours, requests, ignored);

@@ -25,7 +25,10 @@ export const nodeOnly = engine === "node" ? false : "node engine only: needs Nod
  * 20.19.1 answer 400 themselves, 20.19.2 parses it but gives `req.method` undefined. The native
  * engine parses it on every Node.
  */
-export const queryRefused: string | false = engine === "node" && !nodeParsesQuery() ? `node:http on Node ${process.version} does not take QUERY requests (its parser refuses them before 20.19.2, and 20.19.2 loses the method): it does from 20.19.3 and 22.2` : false;
+export const queryRefused: string | false =
+  engine === "node" && !nodeParsesQuery()
+    ? `node:http on Node ${process.version} does not take QUERY requests (its parser refuses them before 20.19.2, and 20.19.2 loses the method): it does from 20.19.3 and 22.2`
+    : false;
 
 /** Whether node:http parses QUERY requests on this Node (see `queryRefused`). */
 export function nodeParsesQuery(version = process.versions.node): boolean {
@@ -36,11 +39,7 @@ export function nodeParsesQuery(version = process.versions.node): boolean {
 }
 
 /** Builds an app, listens on a free port, and closes it when the test ends. */
-export async function serve(
-  t: { after(fn: () => unknown): void },
-  define: (app: Cog) => void,
-  options: CogOptions = {},
-): Promise<Served> {
+export async function serve(t: { after(fn: () => unknown): void }, define: (app: Cog) => void, options: CogOptions = {}): Promise<Served> {
   const app = new Cog({ logErrors: false, engine, ...options });
   define(app);
   const { port } = await app.listen(0, "127.0.0.1");

@@ -22,7 +22,10 @@ export function scratch(t: { after(fn: () => unknown): void }, name: string): st
 
 /** `npm pack`s a package folder into `into`; the tarball's path. Scripts don't run: the tests run after `npm run build`. */
 export function pack(folder: string, into: string): string {
-  const name = execFileSync("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", into], { cwd: folder, encoding: "utf8" }).trim().split("\n").pop()!;
+  const name = execFileSync("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", into], { cwd: folder, encoding: "utf8" })
+    .trim()
+    .split("\n")
+    .pop()!;
   return join(into, name);
 }
 
@@ -44,7 +47,10 @@ export function pathWithoutRust(): string {
       return false;
     }
   };
-  return (process.env.PATH ?? "").split(delimiter).filter((dir) => !runnable(join(dir, "cargo")) && !runnable(join(dir, "rustc"))).join(delimiter);
+  return (process.env.PATH ?? "")
+    .split(delimiter)
+    .filter((dir) => !runnable(join(dir, "cargo")) && !runnable(join(dir, "rustc")))
+    .join(delimiter);
 }
 
 export interface Installed {
@@ -63,12 +69,16 @@ export function install(dir: string, tarballs: string[], options: { node?: strin
   // A project as `npm init` makes it: no allowScripts, so npm 11 warns about any install script a
   // tarball carries (preinstall, install, postinstall, and prepare for a non-registry source).
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
-  const result = spawnSync(options.node ?? process.execPath, [npmCli, "install", "--prefer-offline", "--userconfig", npmrc, ...(options.flags ?? []), ...tarballs], {
-    cwd: project,
-    encoding: "utf8",
-    // As from a user's shell: not the npm_config_* settings an enclosing `npm test` passes down.
-    env: Object.fromEntries(Object.entries(options.env ?? process.env).filter(([name]) => !/^npm_/i.test(name))),
-  });
+  const result = spawnSync(
+    options.node ?? process.execPath,
+    [npmCli, "install", "--prefer-offline", "--userconfig", npmrc, ...(options.flags ?? []), ...tarballs],
+    {
+      cwd: project,
+      encoding: "utf8",
+      // As from a user's shell: not the npm_config_* settings an enclosing `npm test` passes down.
+      env: Object.fromEntries(Object.entries(options.env ?? process.env).filter(([name]) => !/^npm_/i.test(name))),
+    },
+  );
   return { project, output: `${result.stdout}${result.stderr}`, status: result.status };
 }
 

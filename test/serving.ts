@@ -88,12 +88,25 @@ export async function sigtermUnderLoad(app: Served): Promise<void> {
   });
   assert.equal(await app.exited, 0);
   const lines = logLines(app.output());
-  assert.deepEqual(lines.filter((l) => l.level !== "info"), [], "a drain logs no error: a request it refuses is an info line");
-  assert.ok(lines.every((l) => (l.status === 503) === (l.reason === "draining")), "each 503 says it was refused while draining");
+  assert.deepEqual(
+    lines.filter((l) => l.level !== "info"),
+    [],
+    "a drain logs no error: a request it refuses is an info line",
+  );
+  assert.ok(
+    lines.every((l) => (l.status === 503) === (l.reason === "draining")),
+    "each 503 says it was refused while draining",
+  );
   const ok = results.filter((r) => "status" in r);
-  assert.ok(lines.every((l) => !l.aborted), "no accepted request was cut");
+  assert.ok(
+    lines.every((l) => !l.aborted),
+    "no accepted request was cut",
+  );
   assert.equal(ok.length, lines.length, "every request the server logged reached its client, and vice versa");
-  assert.ok(ok.every((r) => r.status === 200 || r.status === 503), JSON.stringify(ok.filter((r) => r.status !== 200 && r.status !== 503)));
+  assert.ok(
+    ok.every((r) => r.status === 200 || r.status === 503),
+    JSON.stringify(ok.filter((r) => r.status !== 200 && r.status !== 503)),
+  );
 }
 
 /** The pids of the processes whose onClose hook ran (the fixture writes `onClose PID`), in order. */

@@ -78,8 +78,17 @@ export interface RawSocket {
 
 /** The handshake's request, with headers added or replaced. */
 export function handshake(path: string, headers: Record<string, string> = {}): string {
-  const all: Record<string, string> = { Host: "localhost", Upgrade: "websocket", Connection: "Upgrade", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13", ...headers };
-  return `GET ${path} HTTP/1.1\r\n${Object.entries(all).map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n`;
+  const all: Record<string, string> = {
+    Host: "localhost",
+    Upgrade: "websocket",
+    Connection: "Upgrade",
+    "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+    "Sec-WebSocket-Version": "13",
+    ...headers,
+  };
+  return `GET ${path} HTTP/1.1\r\n${Object.entries(all)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join("")}\r\n`;
 }
 
 /** Opens a WebSocket by hand; rejects with the status line and head if the server does not answer 101. */

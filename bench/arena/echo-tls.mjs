@@ -25,8 +25,20 @@ import { freePort, startServer } from "../lib/server.mjs";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 export const ECHO_SERVERS = [
-  { name: "cog-native", file: "examples/arena.ts", env: { COG_ENGINE: "native" }, tlsPort: true, about: "examples/arena.ts's TLS listener on the native engine (rustls, ring)" },
-  { name: "cog", file: "examples/arena.ts", env: { COG_ENGINE: "node" }, tlsPort: true, about: "examples/arena.ts's TLS listener on the node engine (node:tls, OpenSSL)" },
+  {
+    name: "cog-native",
+    file: "examples/arena.ts",
+    env: { COG_ENGINE: "native" },
+    tlsPort: true,
+    about: "examples/arena.ts's TLS listener on the native engine (rustls, ring)",
+  },
+  {
+    name: "cog",
+    file: "examples/arena.ts",
+    env: { COG_ENGINE: "node" },
+    tlsPort: true,
+    about: "examples/arena.ts's TLS listener on the node engine (node:tls, OpenSSL)",
+  },
   { name: "uws", file: "bench/arena/contenders/uws-echo-tls.mjs", about: "bare uWebSockets.js SSLApp" },
   { name: "node-https", file: "bench/arena/contenders/https-echo.mjs", about: "bare node:https (OpenSSL)" },
 ];
@@ -73,14 +85,25 @@ async function main() {
   });
   const pinning = hasTaskset() && cpus().length >= 2;
   const cert = makeCertificate();
-  const servers = flags.servers.split(",").map((name) => ECHO_SERVERS.find((s) => s.name === name) ?? fail(`--servers: one of ${ECHO_SERVERS.map((s) => s.name).join(", ")}`));
-  console.log(`TLS echo: ${Number(flags.size).toLocaleString("en-US")}-byte bodies POSTed to /echo and compared on return, ${flags.rate} req/s over ${flags.connections} connections, ${flags.duration} s × ${flags.rounds} rounds; ${pinning ? "servers on CPU 0, rate-load on CPU 1" : "no pinning"}`);
+  const servers = flags.servers
+    .split(",")
+    .map((name) => ECHO_SERVERS.find((s) => s.name === name) ?? fail(`--servers: one of ${ECHO_SERVERS.map((s) => s.name).join(", ")}`));
+  console.log(
+    `TLS echo: ${Number(flags.size).toLocaleString("en-US")}-byte bodies POSTed to /echo and compared on return, ${flags.rate} req/s over ${flags.connections} connections, ${flags.duration} s × ${flags.rounds} rounds; ${pinning ? "servers on CPU 0, rate-load on CPU 1" : "no pinning"}`,
+  );
   const running = [];
   try {
     for (const s of servers) {
       const tlsPort = s.tlsPort ? await freePort() : undefined;
       const env = { ...s.env, TLS_CERT: cert.cert, TLS_KEY: cert.key, ...(tlsPort ? { TLS_PORT: String(tlsPort) } : {}) };
-      const server = await startServer({ runtime: process.execPath, args: ["--import", "tsx"], file: join(root, s.file), env, cpu: pinning ? "0" : null, cwd: root });
+      const server = await startServer({
+        runtime: process.execPath,
+        args: ["--import", "tsx"],
+        file: join(root, s.file),
+        env,
+        cpu: pinning ? "0" : null,
+        cwd: root,
+      });
       running.push({ ...s, server, url: `https://127.0.0.1:${tlsPort ?? server.port}/echo`, runs: [] });
       console.log(`  ok   ${s.name} (pid ${server.pid})`);
     }
@@ -88,9 +111,26 @@ async function main() {
       for (const s of [...running.slice(round % running.length), ...running.slice(0, round % running.length)]) {
         const duration = round === 0 ? 2 : Number(flags.duration);
         const perfData = flags.perf && round > 0 ? join(tmpdir(), `cog-echo-${s.name}-${round}.perf`) : null;
-        const perf = perfData ? spawn("perf", ["record", "-e", "cpu-clock", "-F", "1999", "-g", "-o", perfData, "-p", String(s.server.pid)], { stdio: "ignore" }) : null;
+        const perf = perfData
+          ? spawn("perf", ["record", "-e", "cpu-clock", "-F", "1999", "-g", "-o", perfData, "-p", String(s.server.pid)], { stdio: "ignore" })
+          : null;
         const before = cpuSeconds(s.server.pid);
-        const out = execFileSync(...pin(pinning ? "1" : null, rateLoadBinary(), rateLoadArgs({ url: s.url, rate: Number(flags.rate), connections: Number(flags.connections), duration, method: "POST", bodySize: Number(flags.size), checkEcho: true })), { encoding: "utf8", maxBuffer: 1 << 20 });
+        const out = execFileSync(
+          ...pin(
+            pinning ? "1" : null,
+            rateLoadBinary(),
+            rateLoadArgs({
+              url: s.url,
+              rate: Number(flags.rate),
+              connections: Number(flags.connections),
+              duration,
+              method: "POST",
+              bodySize: Number(flags.size),
+              checkEcho: true,
+            }),
+          ),
+          { encoding: "utf8", maxBuffer: 1 << 20 },
+        );
         const cpu = cpuSeconds(s.server.pid) - before;
         if (perf) {
           perf.kill("SIGINT");
@@ -99,23 +139,39 @@ async function main() {
         const r = parseRateLoad(out);
         const run = { ...r, cpuMicros: r.requests > 0 ? (cpu / r.requests) * 1e6 : null };
         if (perfData) {
-          const report = execFileSync("perf", ["report", "-i", perfData, "--no-children", "--sort", "dso,sym", "--stdio", "-g", "none", "--percent-limit", "0.01"], { encoding: "utf8", maxBuffer: 64 << 20, stdio: ["ignore", "pipe", "ignore"] });
+          const report = execFileSync(
+            "perf",
+            ["report", "-i", perfData, "--no-children", "--sort", "dso,sym", "--stdio", "-g", "none", "--percent-limit", "0.01"],
+            { encoding: "utf8", maxBuffer: 64 << 20, stdio: ["ignore", "pipe", "ignore"] },
+          );
           run.shares = perfShares(report);
           rmSync(perfData, { force: true });
         }
         if (round > 0) s.runs.push(run);
-        console.log(`  ${round === 0 ? "warm-up" : `round ${round}`} ${s.name}: ${Math.round(r.rps)} req/s, ${r.errors} errors${r.firstError ? ` (${r.firstError})` : ""}, ${run.cpuMicros?.toFixed(0)} µs CPU/req, p99 ${r.latencyP99?.toFixed(1)} ms${run.shares ? `; ${Object.entries(run.shares).map(([k, v]) => `${k} ${(v * 100).toFixed(1)}%`).join(", ")}` : ""}`);
+        console.log(
+          `  ${round === 0 ? "warm-up" : `round ${round}`} ${s.name}: ${Math.round(r.rps)} req/s, ${r.errors} errors${r.firstError ? ` (${r.firstError})` : ""}, ${run.cpuMicros?.toFixed(0)} µs CPU/req, p99 ${r.latencyP99?.toFixed(1)} ms${
+            run.shares
+              ? `; ${Object.entries(run.shares)
+                  .map(([k, v]) => `${k} ${(v * 100).toFixed(1)}%`)
+                  .join(", ")}`
+              : ""
+          }`,
+        );
       }
     }
   } finally {
     await Promise.all(running.map((s) => s.server.stop()));
     rmSync(cert.dir, { recursive: true, force: true });
   }
-  console.log(`\n| server | req/s | CPU µs/req | mean (ms) | p99 (ms) | errors |${flags.perf ? " rustls | crypto | copies | kernel | other |" : ""}\n| :-- | --: | --: | --: | --: | --: |${flags.perf ? " --: | --: | --: | --: | --: |" : ""}`);
+  console.log(
+    `\n| server | req/s | CPU µs/req | mean (ms) | p99 (ms) | errors |${flags.perf ? " rustls | crypto | copies | kernel | other |" : ""}\n| :-- | --: | --: | --: | --: | --: |${flags.perf ? " --: | --: | --: | --: | --: |" : ""}`,
+  );
   for (const s of running) {
     const m = (f) => median(s.runs.map(f));
     const pct = (f) => `${((m(f) ?? 0) * 100).toFixed(1)}%`;
-    console.log(`| ${s.name.startsWith("cog") ? `**${s.name}**` : s.name} | ${Math.round(m((r) => r.rps))} | ${m((r) => r.cpuMicros)?.toFixed(0)} | ${m((r) => r.latencyAvg)?.toFixed(2)} | ${m((r) => r.latencyP99)?.toFixed(2)} | ${s.runs.reduce((n, r) => n + r.errors, 0)} |${flags.perf ? ` ${["rustls", "crypto", "copies", "kernel", "other"].map((k) => pct((r) => r.shares?.[k])).join(" | ")} |` : ""}`);
+    console.log(
+      `| ${s.name.startsWith("cog") ? `**${s.name}**` : s.name} | ${Math.round(m((r) => r.rps))} | ${m((r) => r.cpuMicros)?.toFixed(0)} | ${m((r) => r.latencyAvg)?.toFixed(2)} | ${m((r) => r.latencyP99)?.toFixed(2)} | ${s.runs.reduce((n, r) => n + r.errors, 0)} |${flags.perf ? ` ${["rustls", "crypto", "copies", "kernel", "other"].map((k) => pct((r) => r.shares?.[k])).join(" | ")} |` : ""}`,
+    );
   }
 }
 

@@ -61,7 +61,10 @@ export function fixedRateSection(measurements, scenario) {
     "",
     "| contender | score | req/s | held | CPU µs/req | mean (ms) | p99 (ms) | p99.9 (ms) | errors | generator CPU |",
     "| :-- | --: | --: | --: | --: | --: | --: | --: | --: | --: |",
-    ...rows.map((r) => `| ${name(r.contender)} | ${f(r.score)} | ${r.rps === null ? "–" : Math.round(r.rps).toLocaleString("en-US")} | ${r.offered ? `${Math.round((100 * r.rps) / r.offered)}%` : "–"} | ${f(r.cpu)} | ${f(r.mean, 3)} | ${f(r.p99, 3)} | ${f(r.p999, 3)} | ${r.errors} | ${r.generatorCpu === null ? "–" : `${Math.round(r.generatorCpu * 100)}%`} |`),
+    ...rows.map(
+      (r) =>
+        `| ${name(r.contender)} | ${f(r.score)} | ${r.rps === null ? "–" : Math.round(r.rps).toLocaleString("en-US")} | ${r.offered ? `${Math.round((100 * r.rps) / r.offered)}%` : "–"} | ${f(r.cpu)} | ${f(r.mean, 3)} | ${f(r.p99, 3)} | ${f(r.p999, 3)} | ${r.errors} | ${r.generatorCpu === null ? "–" : `${Math.round(r.generatorCpu * 100)}%`} |`,
+    ),
     "",
   ];
 }

@@ -55,7 +55,22 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** One round on one server: RSS before, RSS once every request is pending (after `settle` ms), the tool's figures. */
 async function holdOnce({ port, pid, connections, cpu, settle = 1500 }) {
   const before = rssBytes(pid);
-  const child = spawn(...pin(cpu, rateLoadBinary(), ["-hold", "-url", `http://127.0.0.1:${port}/delay/${DELAY_MS}`, "-c", String(connections), "-sources", String(sourcesFor(connections)), "-d", `${settle + 500}ms`, "-wait", `${DELAY_MS + 10_000}ms`]), { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(
+    ...pin(cpu, rateLoadBinary(), [
+      "-hold",
+      "-url",
+      `http://127.0.0.1:${port}/delay/${DELAY_MS}`,
+      "-c",
+      String(connections),
+      "-sources",
+      String(sourcesFor(connections)),
+      "-d",
+      `${settle + 500}ms`,
+      "-wait",
+      `${DELAY_MS + 10_000}ms`,
+    ]),
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
   let stdout = "";
   let stderr = "";
   let heldAt = null;
@@ -76,7 +91,12 @@ async function holdOnce({ port, pid, connections, cpu, settle = 1500 }) {
   const code = await new Promise((r) => child.on("close", r));
   clearInterval(sampler);
   if (code !== 0) throw new Error(`rate-load -hold exited with ${code}: ${stderr.trim()}`);
-  const result = JSON.parse(stdout.trim().split("\n").findLast((l) => l.startsWith("{")));
+  const result = JSON.parse(
+    stdout
+      .trim()
+      .split("\n")
+      .findLast((l) => l.startsWith("{")),
+  );
   await sleep(500);
   return { ...result, rssBefore: before, rssHeld: held, rssPeak: peak, rssAfter: rssBytes(pid), perConnection: perConnection(before, held, result.held) };
 }
@@ -97,7 +117,9 @@ async function main() {
     if (!c || !HELD_CONTENDERS.includes(name)) throw new Error(`--contenders: one of ${HELD_CONTENDERS.join(", ")}, not ${name}`);
     return c;
   });
-  console.log(`Held connections: ${connections.toLocaleString("en-US")} per server, each with a pending GET /delay/${DELAY_MS}, from ${sourcesFor(connections)} source address(es); ${rounds} round(s); ${pinning ? "server on CPU 0, rate-load on CPU 1" : "no pinning"}`);
+  console.log(
+    `Held connections: ${connections.toLocaleString("en-US")} per server, each with a pending GET /delay/${DELAY_MS}, from ${sourcesFor(connections)} source address(es); ${rounds} round(s); ${pinning ? "server on CPU 0, rate-load on CPU 1" : "no pinning"}`,
+  );
   const results = new Map(wanted.map((c) => [c.name, []]));
   for (let round = 1; round <= rounds; round++) {
     for (const contender of rotate(wanted, round - 1)) {
@@ -106,7 +128,14 @@ async function main() {
         console.log(`  skip ${contender.name}: ${runtime.reason}`);
         continue;
       }
-      const server = await startServer({ runtime: runtime.path, args: runtime.node ? ["--import", "tsx"] : [], file: join(root, contender.file), env: contender.env ?? {}, cpu: pinning ? "0" : null, cwd: root });
+      const server = await startServer({
+        runtime: runtime.path,
+        args: runtime.node ? ["--import", "tsx"] : [],
+        file: join(root, contender.file),
+        env: contender.env ?? {},
+        cpu: pinning ? "0" : null,
+        cwd: root,
+      });
       try {
         raiseFileLimit(server.pid, connections + 512);
         // One answered request first: the route and its timers warmed, as a running server's are.
@@ -114,7 +143,9 @@ async function main() {
         await sleep(1000);
         const r = await holdOnce({ port: server.port, pid: server.pid, connections, cpu: pinning ? "1" : null });
         results.get(contender.name).push(r);
-        console.log(`  round ${round} ${contender.name}: held ${r.held} (failed ${r.failed}${r.firstError ? `: ${r.firstError}` : ""}) in ${r.openSeconds.toFixed(1)} s, answered ${r.answered}; RSS ${mib(r.rssBefore)} → ${mib(r.rssHeld)} MiB (peak ${mib(r.rssPeak)}, after ${mib(r.rssAfter)}): ${r.perConnection === null ? "–" : (r.perConnection / 1024).toFixed(2)} KiB per connection`);
+        console.log(
+          `  round ${round} ${contender.name}: held ${r.held} (failed ${r.failed}${r.firstError ? `: ${r.firstError}` : ""}) in ${r.openSeconds.toFixed(1)} s, answered ${r.answered}; RSS ${mib(r.rssBefore)} → ${mib(r.rssHeld)} MiB (peak ${mib(r.rssPeak)}, after ${mib(r.rssAfter)}): ${r.perConnection === null ? "–" : (r.perConnection / 1024).toFixed(2)} KiB per connection`,
+        );
       } catch (err) {
         console.log(`  round ${round} ${contender.name}: FAILED ${err.message.split("\n")[0]}`);
       } finally {
@@ -122,13 +153,17 @@ async function main() {
       }
     }
   }
-  console.log(`\n| server | held | answered | opened in (s) | RSS before (MiB) | RSS held (MiB) | KiB per held connection |\n| :-- | --: | --: | --: | --: | --: | --: |`);
+  console.log(
+    `\n| server | held | answered | opened in (s) | RSS before (MiB) | RSS held (MiB) | KiB per held connection |\n| :-- | --: | --: | --: | --: | --: | --: |`,
+  );
   for (const [name, list] of results) {
     if (list.length === 0) continue;
     const m = (key) => median(list.map((r) => r[key]));
     // Opened over more than the delay (less the settling), the first were answered before the last were sent: not all pending at once.
     const late = m("openSeconds") > DELAY_MS / 1000 - 2 ? "†" : "";
-    console.log(`| ${name.startsWith("cog") ? `**${name}**` : name} | ${m("held")} | ${m("answered")} | ${m("openSeconds").toFixed(1)}${late} | ${mib(m("rssBefore"))} | ${mib(m("rssHeld"))} | ${m("perConnection") === null ? "–" : (m("perConnection") / 1024).toFixed(2)} |`);
+    console.log(
+      `| ${name.startsWith("cog") ? `**${name}**` : name} | ${m("held")} | ${m("answered")} | ${m("openSeconds").toFixed(1)}${late} | ${mib(m("rssBefore"))} | ${mib(m("rssHeld"))} | ${m("perConnection") === null ? "–" : (m("perConnection") / 1024).toFixed(2)} |`,
+    );
   }
 }
 
@@ -144,7 +179,10 @@ function raiseFileLimit(pid, want) {
     return;
   } catch {
     const hard = Number(/^Max open files\s+\S+\s+(\S+)/m.exec(readFileSync(`/proc/${pid}/limits`, "utf8"))?.[1]);
-    if (!(hard >= want)) throw new Error(`the server may open at most ${hard} files here (hard RLIMIT_NOFILE, and no CAP_SYS_RESOURCE to raise it): hold fewer than ${hard - 512} connections`);
+    if (!(hard >= want))
+      throw new Error(
+        `the server may open at most ${hard} files here (hard RLIMIT_NOFILE, and no CAP_SYS_RESOURCE to raise it): hold fewer than ${hard - 512} connections`,
+      );
     execFileSync("prlimit", [`--nofile=${want}:${hard}`, "--pid", String(pid)]);
   }
 }

@@ -58,7 +58,8 @@ export const ARENA_SCENARIOS = [
   {
     id: "limited-conn",
     title: "Short-lived connections: closed after 10 requests",
-    sends: "the baseline's GET, every tenth request of a wrk thread with Connection: close (the server closes, wrk reconnects): 10 requests per connection on average",
+    sends:
+      "the baseline's GET, every tenth request of a wrk thread with Connection: close (the server closes, wrk reconnects): 10 requests per connection on average",
     connections: 64,
     lua: () =>
       rotation(
@@ -74,34 +75,50 @@ export const ARENA_SCENARIOS = [
     title: "JSON: 1-50 items with a computed total, through the serializer",
     sends: "GET /json/{count}?m={m} rotating (1,3) (5,7) (10,2) (15,5) (25,4) (40,8) (50,6)",
     connections: 64,
-    lua: () => rotation(7, `local pairs = { {1,3}, {5,7}, {10,2}, {15,5}, {25,4}, {40,8}, {50,6} }
+    lua: () =>
+      rotation(
+        7,
+        `local pairs = { {1,3}, {5,7}, {10,2}, {15,5}, {25,4}, {40,8}, {50,6} }
   local p = pairs[n]
-  return wrk.format("GET", "/json/" .. p[1] .. "?m=" .. p[2])`),
+  return wrk.format("GET", "/json/" .. p[1] .. "?m=" .. p[2])`,
+      ),
   },
   {
     id: "json-comp",
     title: "Compressed JSON: the JSON workload through the compression middleware",
     sends: "GET /json/{25,40,50}?m={4,8,6} with Accept-Encoding: gzip, br",
     connections: 64,
-    lua: () => rotation(3, `local pairs = { {25,4}, {40,8}, {50,6} }
+    lua: () =>
+      rotation(
+        3,
+        `local pairs = { {25,4}, {40,8}, {50,6} }
   local p = pairs[n]
-  return wrk.format("GET", "/json/" .. p[1] .. "?m=" .. p[2], { ["Accept-Encoding"] = "gzip, br" })`),
+  return wrk.format("GET", "/json/" .. p[1] .. "?m=" .. p[2], { ["Accept-Encoding"] = "gzip, br" })`,
+      ),
   },
   {
     id: "upload",
     title: "Upload: 500 KB to 20 MB bodies, the server counts the bytes",
     sends: "POST /upload with 500 KB, 2 MB, 10 MB and 20 MB bodies in rotation",
     connections: 8,
-    lua: () => rotation(4, `local sizes = { 500 * 1024, 2 * 1024 * 1024, 10 * 1024 * 1024, 20 * 1024 * 1024 }
-  return wrk.format("POST", "/upload", { ["Content-Type"] = "application/octet-stream" }, string.rep("x", sizes[n]))`),
+    lua: () =>
+      rotation(
+        4,
+        `local sizes = { 500 * 1024, 2 * 1024 * 1024, 10 * 1024 * 1024, 20 * 1024 * 1024 }
+  return wrk.format("POST", "/upload", { ["Content-Type"] = "application/octet-stream" }, string.rep("x", sizes[n]))`,
+      ),
   },
   {
     id: "static",
     title: "Static files: 20 files, precompressed variants preferred",
     sends: `the 20 files under /static/ in rotation, Accept-Encoding: ${STATIC_ACCEPT}`,
     connections: 64,
-    lua: () => rotation(STATIC_FILES.length, `local names = { ${STATIC_FILES.map((f) => q(f.name)).join(", ")} }
-  return wrk.format("GET", "/static/" .. names[n], { ["Accept-Encoding"] = ${q(STATIC_ACCEPT)} })`),
+    lua: () =>
+      rotation(
+        STATIC_FILES.length,
+        `local names = { ${STATIC_FILES.map((f) => q(f.name)).join(", ")} }
+  return wrk.format("GET", "/static/" .. names[n], { ["Accept-Encoding"] = ${q(STATIC_ACCEPT)} })`,
+      ),
     /** The files must exist before the servers start. */
     prepare: () => staticDir(),
   },
@@ -111,23 +128,32 @@ export const ARENA_SCENARIOS = [
     sends: "GET /async-db?min=&max=&limit= with random ranges (10-100 wide) and limits (5-50); Postgres scans 100,000 rows",
     connections: 64,
     needsDatabase: true,
-    lua: () => rotation(1024, `local min = math.random(1, 400)
-  return wrk.format("GET", "/async-db?min=" .. min .. "&max=" .. (min + math.random(10, 100)) .. "&limit=" .. math.random(5, 50))`),
+    lua: () =>
+      rotation(
+        1024,
+        `local min = math.random(1, 400)
+  return wrk.format("GET", "/async-db?min=" .. min .. "&max=" .. (min + math.random(10, 100)) .. "&limit=" .. math.random(5, 50))`,
+      ),
   },
   {
     id: "crud",
     title: "CRUD: cached reads, updates, lists and upserts",
-    sends: "75% GET /crud/items/{random id ≤ 50,000} (cache-aside, 200 ms TTL), 15% PUT /crud/items/{id}, 5% GET /crud/items?category=&page= (1-10), 5% POST /crud/items (upserts of ids from 100,001)",
+    sends:
+      "75% GET /crud/items/{random id ≤ 50,000} (cache-aside, 200 ms TTL), 15% PUT /crud/items/{id}, 5% GET /crud/items?category=&page= (1-10), 5% POST /crud/items (upserts of ids from 100,001)",
     connections: 64,
     needsDatabase: true,
     // Each kind of request alone (bench/arena-instructions.mjs counts them apart): the value of `r` that picks it.
     kinds: { read: 1, update: 80, list: 93, create: 100 },
-    lua: (r = "math.random(100)") => rotation(2000, `local r = ${r}
+    lua: (r = "math.random(100)") =>
+      rotation(
+        2000,
+        `local r = ${r}
   local json = { ["Content-Type"] = "application/json" }
   if r <= 75 then return wrk.format("GET", "/crud/items/" .. math.random(1, 50000)) end
   if r <= 90 then return wrk.format("PUT", "/crud/items/" .. math.random(1, 50000), json, '{"name":"Updated ' .. math.random(1e6) .. '","price":' .. math.random(1, 500) .. ',"quantity":' .. math.random(1, 100) .. '}') end
   if r <= 95 then return wrk.format("GET", "/crud/items?category=" .. ({ ${CATEGORIES.map(q).join(", ")} })[math.random(${CATEGORIES.length})] .. "&page=" .. math.random(1, 10) .. "&limit=10") end
-  return wrk.format("POST", "/crud/items", json, '{"id":' .. (100000 + math.random(1, 5000)) .. ',"name":"New ' .. math.random(1e6) .. '","category":"test","price":' .. math.random(1, 500) .. ',"quantity":' .. math.random(1, 100) .. '}')`),
+  return wrk.format("POST", "/crud/items", json, '{"id":' .. (100000 + math.random(1, 5000)) .. ',"name":"New ' .. math.random(1e6) .. '","category":"test","price":' .. math.random(1, 500) .. ',"quantity":' .. math.random(1, 100) .. '}')`,
+      ),
   },
   // api-4 and api-16: HttpArena's mixed workload on a server limited to 4 and 16 CPUs. Here both
   // run on this machine's two cores, with a worker process per core; what tells them apart is
@@ -135,7 +161,8 @@ export const ARENA_SCENARIOS = [
   ...["api-4", "api-16"].map((id) => ({
     id,
     title: `${id.toUpperCase()}: baseline, JSON and async-db mixed, from a worker process per core`,
-    sends: "HttpArena's 8 templates in rotation: GET /baseline11?a=13&b=42 (3), GET /json/50?m=1 (3), GET /async-db?min=10&max=50&limit=50 (2); every fifth request says Connection: close (5 requests per connection, then a new one)",
+    sends:
+      "HttpArena's 8 templates in rotation: GET /baseline11?a=13&b=42 (3), GET /json/50?m=1 (3), GET /async-db?min=10&max=50&limit=50 (2); every fifth request says Connection: close (5 requests per connection, then a new one)",
     connections: id === "api-4" ? 256 : 1024,
     needsDatabase: true,
     workers: 2,
@@ -151,7 +178,8 @@ export const ARENA_SCENARIOS = [
   {
     id: "production-stack",
     title: "Production stack: nginx, a JWT check on every API call, a two-level cache, Postgres",
-    sends: "HTTP/2 over TLS to nginx (bench/arena/stack/), from two h2load at once, every request with HttpArena's Bearer token: reads in HttpArena's 20,000-URI rotation (30% static files, which nginx serves, 10% GET /public/baseline, 50% GET /api/items/{1-10,000}, 10% GET /api/me); writes, POST /api/items/{1-20} with a JSON body, from 8 more connections × 8 streams",
+    sends:
+      "HTTP/2 over TLS to nginx (bench/arena/stack/), from two h2load at once, every request with HttpArena's Bearer token: reads in HttpArena's 20,000-URI rotation (30% static files, which nginx serves, 10% GET /public/baseline, 50% GET /api/items/{1-10,000}, 10% GET /api/me); writes, POST /api/items/{1-20} with a JSON body, from 8 more connections × 8 streams",
     connections: 32,
     streams: 16,
     needsDatabase: true,
@@ -162,7 +190,13 @@ export const ARENA_SCENARIOS = [
       const headers = { authorization: `Bearer ${signToken(TOKEN_CLAIMS, JWT_SECRET)}` };
       return [
         { paths: stackReads(), headers: { ...headers, "accept-encoding": STATIC_ACCEPT } },
-        { paths: Array.from({ length: 20 }, (_, i) => `/api/items/${i + 1}`), body: JSON.stringify({ name: "bench-updated", price: 250, quantity: 10 }), headers: { ...headers, "content-type": "application/json" }, connections: 8, streams: 8 },
+        {
+          paths: Array.from({ length: 20 }, (_, i) => `/api/items/${i + 1}`),
+          body: JSON.stringify({ name: "bench-updated", price: 250, quantity: 10 }),
+          headers: { ...headers, "content-type": "application/json" },
+          connections: 8,
+          streams: 8,
+        },
       ];
     },
   },
@@ -217,7 +251,24 @@ function stackReads() {
 export const ARENA_ROUTES = ARENA_SCENARIOS.map((s) => ({ id: `arena-${s.id}`, method: "GET", path: pathOf(s.id), note: "(arena)", status: 200 }));
 
 function pathOf(id) {
-  return { baseline: "/baseline11", pipelined: "/pipeline", "limited-conn": "/baseline11", json: "/json/:count", "json-comp": "/json/:count", upload: "/upload", static: "/static/*", "async-db": "/async-db", crud: "/crud/items", "api-4": "/baseline11, /json, /async-db", "api-16": "/baseline11, /json, /async-db", "production-stack": "/api/items/:id", "latency-10k": "/baseline11?a=1&b=2", "latency-1m": "/baseline11?a=1&b=2", "latency-500k-8cpu": "/baseline11?a=1&b=2", idle: "/" }[id];
+  return {
+    baseline: "/baseline11",
+    pipelined: "/pipeline",
+    "limited-conn": "/baseline11",
+    json: "/json/:count",
+    "json-comp": "/json/:count",
+    upload: "/upload",
+    static: "/static/*",
+    "async-db": "/async-db",
+    crud: "/crud/items",
+    "api-4": "/baseline11, /json, /async-db",
+    "api-16": "/baseline11, /json, /async-db",
+    "production-stack": "/api/items/:id",
+    "latency-10k": "/baseline11?a=1&b=2",
+    "latency-1m": "/baseline11?a=1&b=2",
+    "latency-500k-8cpu": "/baseline11?a=1&b=2",
+    idle: "/",
+  }[id];
 }
 
 export const arenaScenario = (id) => ARENA_SCENARIOS.find((s) => s.id === id);

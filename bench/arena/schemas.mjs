@@ -27,10 +27,21 @@ export const ITEM_CHANGES = {
 export const ID_PARAMS = { type: "object", properties: { id: { type: "integer", ...INT32, minimum: 1 } } };
 export const JSON_PARAMS = { type: "object", properties: { count: { type: "integer", minimum: 0, maximum: 50 } } };
 export const JSON_QUERY = { type: "object", properties: { m: { type: "integer", ...INT32, default: 1 } } };
-export const DB_QUERY = { type: "object", properties: { min: { type: "integer", ...INT32, default: 10 }, max: { type: "integer", ...INT32, default: 50 }, limit: { type: "integer", ...INT32, default: 50 } } };
+export const DB_QUERY = {
+  type: "object",
+  properties: {
+    min: { type: "integer", ...INT32, default: 10 },
+    max: { type: "integer", ...INT32, default: 50 },
+    limit: { type: "integer", ...INT32, default: 50 },
+  },
+};
 export const LIST_QUERY = {
   type: "object",
-  properties: { category: { type: "string", ...TEXT, default: "electronics" }, page: { type: "integer", ...INT32, minimum: 1, default: 1 }, limit: { type: "integer", minimum: 1, maximum: 50, default: 10 } },
+  properties: {
+    category: { type: "string", ...TEXT, default: "electronics" },
+    page: { type: "integer", ...INT32, minimum: 1, default: 1 },
+    limit: { type: "integer", minimum: 1, maximum: 50, default: 10 },
+  },
 };
 
 const int = z.coerce.number().int().min(INT32.minimum).max(INT32.maximum);

@@ -47,6 +47,13 @@ export function scoreFixedRate(rows) {
     const cpuScore = linearScore(r.cpu, cpu);
     const p99Score = decadeScore(r.p99, p99, P99_DECADES);
     const meanScore = decadeScore(r.mean, mean, MEAN_DECADES);
-    return { ...r, rateFactor, cpuScore, p99Score, meanScore, score: 100 * rateFactor * (WEIGHTS.cpu * cpuScore + WEIGHTS.p99 * p99Score + WEIGHTS.mean * meanScore) };
+    return {
+      ...r,
+      rateFactor,
+      cpuScore,
+      p99Score,
+      meanScore,
+      score: 100 * rateFactor * (WEIGHTS.cpu * cpuScore + WEIGHTS.p99 * p99Score + WEIGHTS.mean * meanScore),
+    };
   });
 }

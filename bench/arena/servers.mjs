@@ -58,8 +58,14 @@ export async function startArena({ scenarios, contenders, root, runtimeOf, nextP
     // worker per core (api-4, api-16: unpinned, they take both cores), and production-stack's
     // behind its edge (bench/arena/stack/).
     const groups = [
-      { scenarios: mine.filter((s) => s.workers === undefined && !s.stack), start: async () => startServer({ ...app, port: await nextPort(), cpu: serverCpu, cwd: root }) },
-      { scenarios: mine.filter((s) => s.workers !== undefined), start: async () => startWorkers(app, contender, Math.max(...mine.map((s) => s.workers ?? 0)), await nextPort(), root) },
+      {
+        scenarios: mine.filter((s) => s.workers === undefined && !s.stack),
+        start: async () => startServer({ ...app, port: await nextPort(), cpu: serverCpu, cwd: root }),
+      },
+      {
+        scenarios: mine.filter((s) => s.workers !== undefined),
+        start: async () => startWorkers(app, contender, Math.max(...mine.map((s) => s.workers ?? 0)), await nextPort(), root),
+      },
       ...mine.filter((s) => s.stack).map((s) => ({ scenarios: [s], start: () => startStackServer(app, env.DATABASE_URL, serverCpu, serviceCpu, log) })),
     ].filter((g) => g.scenarios.length > 0);
     for (const group of groups) {
@@ -75,7 +81,9 @@ export async function startArena({ scenarios, contenders, root, runtimeOf, nextP
       await acceptsConnections(server.port);
       const passed = [];
       for (const scenario of group.scenarios) {
-        const problems = scenario.stack ? await checkProductionStack({ port: server.port, token: server.token }) : await checkArena({ port: server.port, scenarios: [scenario.id], sql, rows: ITEM_COUNT });
+        const problems = scenario.stack
+          ? await checkProductionStack({ port: server.port, token: server.token })
+          : await checkArena({ port: server.port, scenarios: [scenario.id], sql, rows: ITEM_COUNT });
         if (problems.length === 0) passed.push(scenario.id);
         else {
           skipped.push({ name: contender.name, scenario: scenario.id, reason: `failed the arena check: ${problems.join("; ")}` });
@@ -119,7 +127,7 @@ async function startStackServer(app, databaseUrl, serverCpu, serviceCpu, log) {
 
 /** Resolves once the port accepts a connection (a server that says "ready" just before it listens: nginx.sh), or after 5 s. */
 async function acceptsConnections(port) {
-  for (const deadline = Date.now() + 5000; Date.now() < deadline; ) {
+  for (const deadline = Date.now() + 5000; Date.now() < deadline;) {
     const ok = await new Promise((resolve) => {
       const socket = connect(port, "127.0.0.1", () => {
         socket.destroy();

@@ -57,14 +57,48 @@ function generate(dir) {
     return (seed >>> 0) / 2 ** 32;
   };
   const pick = (list) => list[Math.floor(random() * list.length)];
-  const words = ["container", "header", "button", "primary", "card", "grid", "nav", "item", "active", "modal", "footer", "title", "content", "wrapper", "icon", "list", "form", "input", "label", "badge", "panel", "menu", "link", "hero", "thumb"];
+  const words = [
+    "container",
+    "header",
+    "button",
+    "primary",
+    "card",
+    "grid",
+    "nav",
+    "item",
+    "active",
+    "modal",
+    "footer",
+    "title",
+    "content",
+    "wrapper",
+    "icon",
+    "list",
+    "form",
+    "input",
+    "label",
+    "badge",
+    "panel",
+    "menu",
+    "link",
+    "hero",
+    "thumb",
+  ];
   const ident = () => `${pick(words)}${random() < 0.5 ? `-${pick(words)}` : ""}${random() < 0.3 ? `-${Math.floor(random() * 100)}` : ""}`;
   const text = {
-    css: () => `.${ident()} { ${pick(["margin", "padding", "color", "display", "width", "border", "font-size", "gap"])}: ${pick(["0", "1rem", "auto", "flex", "#1a2b3c", "100%", "1px solid #ddd", "0.875rem"])}; ${pick(["line-height", "opacity", "z-index", "top"])}: ${Math.floor(random() * 100)}; }\n`,
-    js: () => `export function ${ident().replace(/-/g, "_")}(${pick(["el", "state", "event", "options"])}) { const ${pick(words)} = ${pick(["document.querySelector", "state.get", "Object.assign", "JSON.parse"])}(${JSON.stringify(ident())}); return ${pick(words)} ${pick(["?? null", "&& true", "|| []"])}; }\n`,
+    css: () =>
+      `.${ident()} { ${pick(["margin", "padding", "color", "display", "width", "border", "font-size", "gap"])}: ${pick(["0", "1rem", "auto", "flex", "#1a2b3c", "100%", "1px solid #ddd", "0.875rem"])}; ${pick(["line-height", "opacity", "z-index", "top"])}: ${Math.floor(random() * 100)}; }\n`,
+    js: () =>
+      `export function ${ident().replace(/-/g, "_")}(${pick(["el", "state", "event", "options"])}) { const ${pick(words)} = ${pick(["document.querySelector", "state.get", "Object.assign", "JSON.parse"])}(${JSON.stringify(ident())}); return ${pick(words)} ${pick(["?? null", "&& true", "|| []"])}; }\n`,
     html: () => `<div class="${ident()}"><a href="/${pick(words)}/${Math.floor(random() * 1000)}">${pick(words)} ${pick(words)}</a></div>\n`,
-    svg: () => `<path d="M${Math.floor(random() * 512)} ${Math.floor(random() * 512)}L${Math.floor(random() * 512)} ${Math.floor(random() * 512)}Z" fill="#${Math.floor(random() * 0xffffff).toString(16).padStart(6, "0")}"/>\n`,
-    json: () => `{"src":"/static/${pick(words)}-${Math.floor(random() * 512)}.webp","sizes":"${Math.floor(random() * 512)}x${Math.floor(random() * 512)}","type":"image/webp"},\n`,
+    svg: () =>
+      `<path d="M${Math.floor(random() * 512)} ${Math.floor(random() * 512)}L${Math.floor(random() * 512)} ${Math.floor(random() * 512)}Z" fill="#${Math.floor(
+        random() * 0xffffff,
+      )
+        .toString(16)
+        .padStart(6, "0")}"/>\n`,
+    json: () =>
+      `{"src":"/static/${pick(words)}-${Math.floor(random() * 512)}.webp","sizes":"${Math.floor(random() * 512)}x${Math.floor(random() * 512)}","type":"image/webp"},\n`,
   };
   for (const { name, size, binary } of STATIC_FILES) {
     const ext = name.slice(name.lastIndexOf(".") + 1);
@@ -75,12 +109,19 @@ function generate(dir) {
       body.write(binary === "RIFF" ? "RIFF" : "wOF2", 0, "latin1");
       if (binary === "RIFF") body.write("WEBP", 8, "latin1");
     } else {
-      const [open, close] = { html: ["<!-- fragment -->\n", ""], svg: ['<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 512 512">\n', "</svg>\n"], json: ['{"name":"Arena","icons":[\n', '{"src":"/static/logo.svg"}]}\n'] }[ext] ?? ["", ""];
+      const [open, close] = {
+        html: ["<!-- fragment -->\n", ""],
+        svg: ['<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 512 512">\n', "</svg>\n"],
+        json: ['{"name":"Arena","icons":[\n', '{"src":"/static/logo.svg"}]}\n'],
+      }[ext] ?? ["", ""];
       // Whole lines up to the size, padded with blanks, so every file stays valid of its kind.
       let out = open;
       for (let line = text[ext](); out.length + line.length + close.length < size; line = text[ext]()) out += line;
       body = Buffer.from(out.padEnd(size - close.length, " ") + close);
-      writeFileSync(join(dir, `${name}.br`), brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } }));
+      writeFileSync(
+        join(dir, `${name}.br`),
+        brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+      );
       writeFileSync(join(dir, `${name}.gz`), gzipSync(body, { level: 9 }));
     }
     writeFileSync(join(dir, name), body);

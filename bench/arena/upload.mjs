@@ -52,7 +52,11 @@ process.once("exit", () => rmSync(work, { recursive: true, force: true }));
 async function start(c, port, wrap = []) {
   const args = [...(c.tsx ? ["--import", "tsx"] : []), c.file];
   const [command, ...rest] = [...wrap, process.execPath, ...args];
-  const child = spawn(command, rest, { cwd: c.dir, env: { ...process.env, ...c.env, PORT: String(port), NODE_ENV: "production" }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(command, rest, {
+    cwd: c.dir,
+    env: { ...process.env, ...c.env, PORT: String(port), NODE_ENV: "production" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   await new Promise((ready, fail) => {
     const listen = (d) => {
@@ -79,11 +83,14 @@ if (flags.instructions) {
     const agent = new Agent({ keepAlive: true, maxSockets: 4 });
     const post = (body) =>
       new Promise((done, fail) => {
-        const req = request({ port, method: "POST", path: "/upload", agent, headers: { "content-type": "application/octet-stream", "content-length": body.length } }, (res) => {
-          let text = "";
-          res.on("data", (d) => (text += d));
-          res.on("end", () => (text === String(body.length) ? done() : fail(new Error(`${c.name} answered ${text}`))));
-        });
+        const req = request(
+          { port, method: "POST", path: "/upload", agent, headers: { "content-type": "application/octet-stream", "content-length": body.length } },
+          (res) => {
+            let text = "";
+            res.on("data", (d) => (text += d));
+            res.on("end", () => (text === String(body.length) ? done() : fail(new Error(`${c.name} answered ${text}`))));
+          },
+        );
         req.on("error", fail);
         req.end(body);
       });
@@ -95,7 +102,8 @@ if (flags.instructions) {
     child.kill("SIGKILL");
     agent.destroy();
     let total = 0;
-    for (const f of readdirSync(work).filter((f) => f.startsWith(`${c.name}.`))) total += Number(/^summary: (\d+)/m.exec(readFileSync(join(work, f), "utf8"))?.[1] ?? 0);
+    for (const f of readdirSync(work).filter((f) => f.startsWith(`${c.name}.`)))
+      total += Number(/^summary: (\d+)/m.exec(readFileSync(join(work, f), "utf8"))?.[1] ?? 0);
     console.log(`${c.name.padEnd(18)} ${Math.round(total / N).toLocaleString("en-US")} instructions per request (${N} requests)`);
   }
   process.exit(0);
@@ -138,7 +146,9 @@ for (let round = 1; round <= rounds; round++) {
     const system = ((system1 - system0) * 1e4) / requests;
     const faults = Number(/^(\d+),,page-faults/m.exec(counted)?.[1] ?? NaN) / requests;
     results.get(c.name).push({ user, system, faults });
-    console.log(`round ${round}/${rounds} ${c.name}: ${requests} requests, ${Math.round(user + system)} µs CPU a request (user ${Math.round(user)}, system ${Math.round(system)}), ${Math.round(faults)} page faults a request`);
+    console.log(
+      `round ${round}/${rounds} ${c.name}: ${requests} requests, ${Math.round(user + system)} µs CPU a request (user ${Math.round(user)}, system ${Math.round(system)}), ${Math.round(faults)} page faults a request`,
+    );
   }
 }
 console.log("\nmedians (CPU µs per request: user + system; page faults per request):");

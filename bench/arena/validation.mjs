@@ -32,7 +32,18 @@ if (db.pid !== undefined) execFileSync("taskset", ["-a", "-p", "-c", "1", String
 let port = 20000 + Math.floor(Math.random() * 20000);
 const servers = [];
 try {
-  for (const v of VARIANTS) servers.push(await startServer({ runtime: process.execPath, args: ["--import", "tsx"], file: join(root, v.file), port: port++, cpu: "0", env: { DATABASE_URL: db.url, ...v.env }, cwd: root }));
+  for (const v of VARIANTS)
+    servers.push(
+      await startServer({
+        runtime: process.execPath,
+        args: ["--import", "tsx"],
+        file: join(root, v.file),
+        port: port++,
+        cpu: "0",
+        env: { DATABASE_URL: db.url, ...v.env },
+        cwd: root,
+      }),
+    );
   const rows = [];
   for (const id of ["json", "crud"]) {
     const scenario = arenaScenario(id);
@@ -42,7 +53,15 @@ try {
       for (let k = 0; k < VARIANTS.length; k++) {
         const i = (k + round) % VARIANTS.length;
         const sampler = servers[i].sampler();
-        const result = await measure({ tool: "wrk", url: `http://127.0.0.1:${servers[i].port}`, connections: scenario.connections, pipelining: 1, script: scenario.lua(), duration: round === 0 ? 1 : duration, cpu: "1" });
+        const result = await measure({
+          tool: "wrk",
+          url: `http://127.0.0.1:${servers[i].port}`,
+          connections: scenario.connections,
+          pipelining: 1,
+          script: scenario.lua(),
+          duration: round === 0 ? 1 : duration,
+          cpu: "1",
+        });
         if (result.errors + result.timeouts + result.statuses["non-2xx/3xx"] > 0) throw new Error(`${VARIANTS[i].name} on ${id}: ${JSON.stringify(result)}`);
         const { cpuSeconds } = sampler.stop();
         if (round > 0) {
@@ -53,14 +72,24 @@ try {
     }
     const ratio = (a, b) => median(rps[a].map((x, r) => x / rps[b][r]));
     const cpuRatio = (a, b) => median(cpu[a].map((x, r) => cpu[b][r] / x));
-    rows.push({ id, rps: rps.map(median), cpu: cpu.map(median), validatedOverUnvalidated: ratio(0, 1), overFastify: ratio(0, 2), cpuValidatedOverUnvalidated: cpuRatio(0, 1), cpuOverFastify: cpuRatio(0, 2) });
+    rows.push({
+      id,
+      rps: rps.map(median),
+      cpu: cpu.map(median),
+      validatedOverUnvalidated: ratio(0, 1),
+      overFastify: ratio(0, 2),
+      cpuValidatedOverUnvalidated: cpuRatio(0, 1),
+      cpuOverFastify: cpuRatio(0, 2),
+    });
   }
   // Each cell: req/s · server CPU µs per request; the ratios by req/s, then by requests per CPU second.
   console.log(`\n| scenario | ${VARIANTS.map((v) => v.name).join(" | ")} | validated / unvalidated | cog-native / fastify (both validated) |`);
   console.log(`| :-- | ${VARIANTS.map(() => "--:").join(" | ")} | --: | --: |`);
   for (const r of rows) {
     const cells = r.rps.map((x, i) => `${Math.round(x).toLocaleString("en-US")} · ${r.cpu[i].toFixed(1)} µs`);
-    console.log(`| ${r.id} | ${cells.join(" | ")} | ${r.validatedOverUnvalidated.toFixed(2)}× (CPU: ${r.cpuValidatedOverUnvalidated.toFixed(2)}×) | ${r.overFastify.toFixed(2)}× (CPU: ${r.cpuOverFastify.toFixed(2)}×) |`);
+    console.log(
+      `| ${r.id} | ${cells.join(" | ")} | ${r.validatedOverUnvalidated.toFixed(2)}× (CPU: ${r.cpuValidatedOverUnvalidated.toFixed(2)}×) | ${r.overFastify.toFixed(2)}× (CPU: ${r.cpuOverFastify.toFixed(2)}×) |`,
+    );
   }
 } finally {
   await Promise.all(servers.map((s) => s.stop()));

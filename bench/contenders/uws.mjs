@@ -38,43 +38,73 @@ function send(res, status, type, body, cookie) {
 }
 
 const app = uWS.App();
-app.get("/", route((res) => send(res, "200 OK", TEXT, `Hello from ${NAME}!`)));
-app.get(DEEP_PATH, route((res) => send(res, "200 OK", TEXT, "Pong!")));
-app.get("/hello", route((res, req) => send(res, "200 OK", TEXT, `Hello, ${parseQuery(req.getQuery() ?? "").name || "user"}!`)));
-app.get("/admin", route((res, req) => {
-  const header = req.getHeader("cookie");
-  const cookies = header === "" ? {} : parseCookie(header);
-  if (cookies.token === TOKEN) {
-    const clear = stringifySetCookie({ name: "token", value: "", path: "/", expires: EXPIRED });
-    return send(res, "200 OK", JSON_TYPE, JSON.stringify({ message: "Secret info" }), clear);
-  }
-  send(res, "403 Forbidden", TEXT, "Unauthenticated");
-}));
-app.get("/admin/set-token", route((res) => send(res, "200 OK", TEXT, "Token set!", stringifySetCookie({ name: "token", value: TOKEN, path: "/" }))));
-app.get("/json", route((res) => send(res, "200 OK", JSON_TYPE, JSON.stringify({ hello: "world" }))));
-app.get("/api", route((res, req) => {
-  const { name, lastname } = parseQuery(req.getQuery() ?? "");
-  send(res, "200 OK", TEXT, `Hey ${name} ${lastname}`);
-}));
-app.get("/html", route((res) => send(res, "200 OK", "text/html; charset=utf-8", htmlPage())));
-app.post("/parse-body", route((res) => {
-  const chunks = [];
-  let aborted = false;
-  res.onAborted(() => (aborted = true));
-  res.onData((chunk, isLast) => {
-    // uWS reuses the chunk's memory after this callback: copy it.
-    chunks.push(Buffer.from(chunk.slice(0)));
-    if (!isLast || aborted) return;
-    let body;
-    try {
-      body = JSON.parse(Buffer.concat(chunks).toString());
-    } catch {
-      return res.cork(() => send(res, "400 Bad Request", TEXT, "Bad JSON"));
+app.get(
+  "/",
+  route((res) => send(res, "200 OK", TEXT, `Hello from ${NAME}!`)),
+);
+app.get(
+  DEEP_PATH,
+  route((res) => send(res, "200 OK", TEXT, "Pong!")),
+);
+app.get(
+  "/hello",
+  route((res, req) => send(res, "200 OK", TEXT, `Hello, ${parseQuery(req.getQuery() ?? "").name || "user"}!`)),
+);
+app.get(
+  "/admin",
+  route((res, req) => {
+    const header = req.getHeader("cookie");
+    const cookies = header === "" ? {} : parseCookie(header);
+    if (cookies.token === TOKEN) {
+      const clear = stringifySetCookie({ name: "token", value: "", path: "/", expires: EXPIRED });
+      return send(res, "200 OK", JSON_TYPE, JSON.stringify({ message: "Secret info" }), clear);
     }
-    res.cork(() => send(res, "200 OK", JSON_TYPE, JSON.stringify(body)));
-  });
-}));
-app.any("/*", route((res) => send(res, "404 Not Found", TEXT, "Not Found")));
+    send(res, "403 Forbidden", TEXT, "Unauthenticated");
+  }),
+);
+app.get(
+  "/admin/set-token",
+  route((res) => send(res, "200 OK", TEXT, "Token set!", stringifySetCookie({ name: "token", value: TOKEN, path: "/" }))),
+);
+app.get(
+  "/json",
+  route((res) => send(res, "200 OK", JSON_TYPE, JSON.stringify({ hello: "world" }))),
+);
+app.get(
+  "/api",
+  route((res, req) => {
+    const { name, lastname } = parseQuery(req.getQuery() ?? "");
+    send(res, "200 OK", TEXT, `Hey ${name} ${lastname}`);
+  }),
+);
+app.get(
+  "/html",
+  route((res) => send(res, "200 OK", "text/html; charset=utf-8", htmlPage())),
+);
+app.post(
+  "/parse-body",
+  route((res) => {
+    const chunks = [];
+    let aborted = false;
+    res.onAborted(() => (aborted = true));
+    res.onData((chunk, isLast) => {
+      // uWS reuses the chunk's memory after this callback: copy it.
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (!isLast || aborted) return;
+      let body;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString());
+      } catch {
+        return res.cork(() => send(res, "400 Bad Request", TEXT, "Bad JSON"));
+      }
+      res.cork(() => send(res, "200 OK", JSON_TYPE, JSON.stringify(body)));
+    });
+  }),
+);
+app.any(
+  "/*",
+  route((res) => send(res, "404 Not Found", TEXT, "Not Found")),
+);
 app.listen("127.0.0.1", Number(process.env.PORT), (socket) => {
   if (!socket) {
     console.error(`uws could not listen on port ${process.env.PORT}`);

@@ -3,7 +3,13 @@
 import { create, createFileRegistry } from "@bufbuild/protobuf";
 import { FieldDescriptorProto_Label, FieldDescriptorProto_Type, FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 
-const int32 = (name: string, number: number) => ({ name, number, type: FieldDescriptorProto_Type.INT32, jsonName: name, label: FieldDescriptorProto_Label.OPTIONAL });
+const int32 = (name: string, number: number) => ({
+  name,
+  number,
+  type: FieldDescriptorProto_Type.INT32,
+  jsonName: name,
+  label: FieldDescriptorProto_Label.OPTIONAL,
+});
 
 const registry = createFileRegistry(
   create(FileDescriptorProtoSchema, {

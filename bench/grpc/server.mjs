@@ -29,7 +29,9 @@ if (contender === "grpc-js") {
   const protoLoader = await import("@grpc/proto-loader");
   const load = (file) => grpc.loadPackageDefinition(protoLoader.loadSync(fileURLToPath(new URL(file, import.meta.url))));
   const server = new grpc.Server();
-  server.addService(load("../../test/fixtures/grpc/echo.proto").cog.test.Echo.service, { Unary: (call, callback) => callback(null, { text: call.request.text }) });
+  server.addService(load("../../test/fixtures/grpc/echo.proto").cog.test.Echo.service, {
+    Unary: (call, callback) => callback(null, { text: call.request.text }),
+  });
   server.addService(load("benchmark.proto").benchmark.BenchmarkService.service, {
     GetSum: (call, callback) => callback(null, { result: call.request.a + call.request.b }),
     StreamSum(call) {

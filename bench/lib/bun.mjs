@@ -18,9 +18,18 @@ export function bunBinary() {
   const binary = join(prefix, "node_modules", "@oven", "bun-linux-x64", "bin", "bun");
   if (!existsSync(binary)) {
     try {
-      execFileSync("npm", ["install", "--prefix", prefix, "--no-save", "--no-audit", "--no-fund", "--loglevel=error", "@oven/bun-linux-x64"], { stdio: ["ignore", "ignore", "pipe"] });
+      execFileSync("npm", ["install", "--prefix", prefix, "--no-save", "--no-audit", "--no-fund", "--loglevel=error", "@oven/bun-linux-x64"], {
+        stdio: ["ignore", "ignore", "pipe"],
+      });
     } catch (err) {
-      return (cached = { path: null, reason: `could not install @oven/bun-linux-x64 from npm: ${String(err.stderr ?? err.message).trim().split("\n")[0]}` });
+      return (cached = {
+        path: null,
+        reason: `could not install @oven/bun-linux-x64 from npm: ${
+          String(err.stderr ?? err.message)
+            .trim()
+            .split("\n")[0]
+        }`,
+      });
     }
   }
   const version = tryVersion(binary);

@@ -18,11 +18,15 @@ function run(command, args) {
 export async function startUnderCallgrind({ node, nodeArgs = [], file, env, cwd, keep }) {
   const dir = mkdtempSync(join(tmpdir(), "cog-callgrind-"));
   if (keep) mkdirSync(keep, { recursive: true });
-  const child = spawn("valgrind", ["--tool=callgrind", "--instr-atstart=no", "--smc-check=all-non-file", `--callgrind-out-file=${dir}/cg.%p`, node, ...nodeArgs, file], {
-    cwd,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    "valgrind",
+    ["--tool=callgrind", "--instr-atstart=no", "--smc-check=all-non-file", `--callgrind-out-file=${dir}/cg.%p`, node, ...nodeArgs, file],
+    {
+      cwd,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let output = "";
   child.stdout.on("data", (d) => (output += d));
   child.stderr.on("data", (d) => (output += d));

@@ -90,8 +90,20 @@ export async function writeCharts(results, dir) {
   const specs = {
     "requests.svg": barChart(rows, "rps", "Requests per second (median)", "req/s", contenders),
     "latency.svg": barChart(rows, "latencyAvg", "Average latency (ms, median)", "ms", contenders),
-    "throughput.svg": barChart(rows.map((r) => ({ ...r, mib: r.bytesPerSec === null ? null : r.bytesPerSec / 2 ** 20 })), "mib", "Throughput (MiB/s, median)", "MiB/s", contenders),
-    "max-memory.svg": barChart(rows.map((r) => ({ ...r, mem: r.peakRss ? r.peakRss / 2 ** 20 : null })), "mem", "Peak server memory (MiB RSS)", "MiB", contenders),
+    "throughput.svg": barChart(
+      rows.map((r) => ({ ...r, mib: r.bytesPerSec === null ? null : r.bytesPerSec / 2 ** 20 })),
+      "mib",
+      "Throughput (MiB/s, median)",
+      "MiB/s",
+      contenders,
+    ),
+    "max-memory.svg": barChart(
+      rows.map((r) => ({ ...r, mem: r.peakRss ? r.peakRss / 2 ** 20 : null })),
+      "mem",
+      "Peak server memory (MiB RSS)",
+      "MiB",
+      contenders,
+    ),
     "memory-series.svg": memorySeries(results, contenders),
   };
   const files = [];

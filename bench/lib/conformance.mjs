@@ -15,8 +15,11 @@ export async function checkConformance(name, port, capabilities = []) {
       const res = await fetch(`http://127.0.0.1:${port}${route.path}`, { method: route.method, headers: route.headers, body: route.payload });
       const text = await res.text();
       const where = `${route.method} ${route.path} (${route.id})`;
-      if (res.headers.get("x-powered-by") !== name) problems.push(`${where}: X-Powered-By is ${JSON.stringify(res.headers.get("x-powered-by"))}, expected "${name}"`);
-      problems.push(...answerProblems(where, route, { status: res.status, type: res.headers.get("content-type"), length: res.headers.get("content-length"), text }, name));
+      if (res.headers.get("x-powered-by") !== name)
+        problems.push(`${where}: X-Powered-By is ${JSON.stringify(res.headers.get("x-powered-by"))}, expected "${name}"`);
+      problems.push(
+        ...answerProblems(where, route, { status: res.status, type: res.headers.get("content-type"), length: res.headers.get("content-length"), text }, name),
+      );
       if (route.setCookie !== undefined) {
         const cookies = res.headers.getSetCookie();
         if (!cookies.some((c) => route.setCookie.test(c))) problems.push(`${where}: Set-Cookie ${JSON.stringify(cookies)} does not match ${route.setCookie}`);

@@ -33,20 +33,68 @@ export const ROUTES = [
   { id: "admin", method: "GET", path: "/admin", headers: { cookie: SEED_COOKIE }, status: 403, type: /^text\/plain/, body: () => "Unauthenticated" },
   // The other branch of /admin: the token cookie /admin/set-token gives, which the route clears
   // (an expired Set-Cookie) before answering JSON.
-  { id: "admin-auth", method: "GET", path: "/admin", note: "(token)", headers: { cookie: `token=${TOKEN}` }, status: 200, type: /^application\/json/, json: { message: "Secret info" }, setCookie: CLEARED_TOKEN },
-  { id: "set-token", method: "GET", path: "/admin/set-token", headers: { cookie: SEED_COOKIE }, status: 200, type: /^text\/plain/, body: () => "Token set!", setCookie: /^token=my_token_12345; Path=\//i },
-  { id: "parse-body", method: "POST", path: "/parse-body", headers: { "content-type": "application/json" }, payload: JSON.stringify({ message: "Hello!" }), status: 200, type: /^application\/json/, json: { message: "Hello!" } },
+  {
+    id: "admin-auth",
+    method: "GET",
+    path: "/admin",
+    note: "(token)",
+    headers: { cookie: `token=${TOKEN}` },
+    status: 200,
+    type: /^application\/json/,
+    json: { message: "Secret info" },
+    setCookie: CLEARED_TOKEN,
+  },
+  {
+    id: "set-token",
+    method: "GET",
+    path: "/admin/set-token",
+    headers: { cookie: SEED_COOKIE },
+    status: 200,
+    type: /^text\/plain/,
+    body: () => "Token set!",
+    setCookie: /^token=my_token_12345; Path=\//i,
+  },
+  {
+    id: "parse-body",
+    method: "POST",
+    path: "/parse-body",
+    headers: { "content-type": "application/json" },
+    payload: JSON.stringify({ message: "Hello!" }),
+    status: 200,
+    type: /^application\/json/,
+    json: { message: "Hello!" },
+  },
   { id: "json", method: "GET", path: "/json", headers: {}, status: 200, type: /^application\/json/, json: { hello: "world" } },
   { id: "api", method: "GET", path: "/api?name=A&lastname=B", headers: {}, status: 200, type: /^text\/plain/, body: () => "Hey A B" },
   { id: "html", method: "GET", path: "/html", headers: {}, status: 200, type: /^text\/html/, body: () => /^<!DOCTYPE html>.*Rendered at \d{13}.*<\/html>$/s },
   // Only for contenders with `validation: true` (lib/contenders.mjs): the schema scenario.
-  { id: "validate", needs: "validation", method: "POST", path: "/validate", headers: { "content-type": "application/json" }, payload: VALID_BODY, status: 200, type: /^application\/json/, json: summarize(ORDER) },
+  {
+    id: "validate",
+    needs: "validation",
+    method: "POST",
+    path: "/validate",
+    headers: { "content-type": "application/json" },
+    payload: VALID_BODY,
+    status: 200,
+    type: /^application\/json/,
+    json: summarize(ORDER),
+  },
 ];
 
 /** Requests that are not timed but must be answered right. */
 export const EXTRA_CHECKS = [
   { id: "hello-default", method: "GET", path: "/hello", headers: {}, status: 200, type: /^text\/plain/, body: () => "Hello, user!" },
-  { id: "validate-invalid", needs: "validation", method: "POST", path: "/validate", headers: { "content-type": "application/json" }, payload: INVALID_BODY, status: 400, type: /^application\/json/, body: () => /./ },
+  {
+    id: "validate-invalid",
+    needs: "validation",
+    method: "POST",
+    path: "/validate",
+    headers: { "content-type": "application/json" },
+    payload: INVALID_BODY,
+    status: 400,
+    type: /^application\/json/,
+    body: () => /./,
+  },
 ];
 
 /** A route of the contract, or an arena or serving scenario's (one per scenario, named `arena-<scenario>`, `serving-<scenario>`). */

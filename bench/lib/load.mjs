@@ -28,7 +28,8 @@ const require = createRequire(import.meta.url);
  * @param {string|null} o.cpu core list for taskset, or null
  */
 export async function measure(o) {
-  const { command, args, parse } = o.tool === "wrk" ? wrkCommand(o) : o.tool === "h2load" ? h2loadCommand(o) : o.tool === "rate-load" ? rateLoadCommand(o) : autocannonCommand(o);
+  const { command, args, parse } =
+    o.tool === "wrk" ? wrkCommand(o) : o.tool === "h2load" ? h2loadCommand(o) : o.tool === "rate-load" ? rateLoadCommand(o) : autocannonCommand(o);
   const child = spawn(...pin(o.cpu, command, args), { stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
@@ -87,18 +88,20 @@ function wrkCommand(o) {
   const dir = mkdtempSync(join(tmpdir(), "cog-bench-"));
   const script = join(dir, "request.lua");
   // A scenario's own script (the arena's rotations) defines init and request; else one request, repeated.
-  const requests = o.script ?? [
-    `wrk.method = ${luaString(o.method)}`,
-    o.body === undefined ? "" : `wrk.body = ${luaString(o.body)}`,
-    ...Object.entries(o.headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
-    "local batch",
-    "init = function(args)",
-    `  local list = {}`,
-    `  for i = 1, ${o.pipelining} do list[i] = wrk.format() end`,
-    "  batch = table.concat(list)",
-    "end",
-    "request = function() return batch end",
-  ].join("\n");
+  const requests =
+    o.script ??
+    [
+      `wrk.method = ${luaString(o.method)}`,
+      o.body === undefined ? "" : `wrk.body = ${luaString(o.body)}`,
+      ...Object.entries(o.headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`),
+      "local batch",
+      "init = function(args)",
+      `  local list = {}`,
+      `  for i = 1, ${o.pipelining} do list[i] = wrk.format() end`,
+      "  batch = table.concat(list)",
+      "end",
+      "request = function() return batch end",
+    ].join("\n");
   const lua = [
     requests,
     "done = function(summary, latency, requests)",
@@ -156,7 +159,11 @@ function h2loadCommand(o) {
     args,
     parse(stdout) {
       // Each line of the log: start (µs since the epoch), status, time to the answer (µs).
-      const micros = readFileSync(log, "utf8").split("\n").filter(Boolean).map((line) => Number(line.split("\t")[2])).sort((a, b) => a - b);
+      const micros = readFileSync(log, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => Number(line.split("\t")[2]))
+        .sort((a, b) => a - b);
       rmSync(dir, { recursive: true, force: true });
       const field = (re) => {
         const m = re.exec(stdout);

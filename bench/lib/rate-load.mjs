@@ -11,13 +11,23 @@ const source = join(root, "bench", "rate-load");
 /** The built binary's path (rebuilt when a source file is newer); throws why it can't be built. */
 export function rateLoadBinary() {
   const binary = join(root, ".cache", "rate-load");
-  const newest = Math.max(...readdirSync(source).filter((f) => f.endsWith(".go") || f === "go.mod").map((f) => statSync(join(source, f)).mtimeMs));
+  const newest = Math.max(
+    ...readdirSync(source)
+      .filter((f) => f.endsWith(".go") || f === "go.mod")
+      .map((f) => statSync(join(source, f)).mtimeMs),
+  );
   if (!existsSync(binary) || statSync(binary).mtimeMs < newest) {
     mkdirSync(dirname(binary), { recursive: true });
     try {
       execFileSync("go", ["build", "-o", binary, "."], { cwd: source, stdio: ["ignore", "ignore", "pipe"] });
     } catch (err) {
-      throw new Error(`could not build bench/rate-load (it needs Go 1.22 or later): ${String(err.stderr ?? err.message).trim().split("\n")[0]}`);
+      throw new Error(
+        `could not build bench/rate-load (it needs Go 1.22 or later): ${
+          String(err.stderr ?? err.message)
+            .trim()
+            .split("\n")[0]
+        }`,
+      );
     }
   }
   return binary;
@@ -34,7 +44,10 @@ export function rateLoadArgs({ url, rate, connections, duration, method = "GET",
 
 /** rate-load's JSON line in the shape bench/lib/load.mjs gives every tool's figures (latencies in ms). */
 export function parseRateLoad(stdout) {
-  const line = stdout.trim().split("\n").findLast((l) => l.startsWith("{"));
+  const line = stdout
+    .trim()
+    .split("\n")
+    .findLast((l) => l.startsWith("{"));
   if (line === undefined) throw new Error(`rate-load printed no result:\n${stdout}`);
   const r = JSON.parse(line);
   const ms = (us) => (r.requests > 0 ? us / 1000 : null);

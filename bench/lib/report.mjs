@@ -61,7 +61,9 @@ export function summarize(results) {
       serverCpu: median(ok.map((m) => m.serverCpu)),
       cpuMicrosPerRequest: median(ok.map(cpuMicros)),
       // Each process's share of the server's CPU (a server with workers: the primary, then each worker).
-      cpuShares: (ok[0]?.processCpuSeconds ?? []).map((_, i) => median(ok.map((m) => (m.serverCpuSeconds > 0 ? (m.processCpuSeconds?.[i] ?? 0) / m.serverCpuSeconds : null)))),
+      cpuShares: (ok[0]?.processCpuSeconds ?? []).map((_, i) =>
+        median(ok.map((m) => (m.serverCpuSeconds > 0 ? (m.processCpuSeconds?.[i] ?? 0) / m.serverCpuSeconds : null))),
+      ),
       generatorCpu: median(ok.map((m) => m.generatorCpu)),
     });
   }
@@ -179,7 +181,10 @@ function arenaReport(results, rows, scenarios) {
     }
   }
   out.push("## The arena: requests/s, as a multiple of the scenario's best", "");
-  out.push("Each contender ran every scenario it passed the arena's checks on (`bench/arena/contract.mjs`: randomized inputs, requests split across TCP writes, compressed and plain negotiation, 404s, the cache header, upload counts, answers compared with Postgres). Timed with wrk and a Lua script per scenario that rotates its requests (`bench/arena/scenarios.mjs`). Where the server did not use its whole core (the server CPU column: the load generator, Postgres or a busy machine was the limit), compare CPU µs per request rather than req/s. \"can't\": see the scenario's section for why.", "");
+  out.push(
+    "Each contender ran every scenario it passed the arena's checks on (`bench/arena/contract.mjs`: randomized inputs, requests split across TCP writes, compressed and plain negotiation, 404s, the cache header, upload counts, answers compared with Postgres). Timed with wrk and a Lua script per scenario that rotates its requests (`bench/arena/scenarios.mjs`). Where the server did not use its whole core (the server CPU column: the load generator, Postgres or a busy machine was the limit), compare CPU µs per request rather than req/s. \"can't\": see the scenario's section for why.",
+    "",
+  );
   out.push(`| contender | ${scenarios.map((s) => s.id).join(" | ")} |`);
   out.push(`| :-- | ${scenarios.map(() => "--:").join(" | ")} |`);
   for (const name of names) {
@@ -206,20 +211,41 @@ function arenaReport(results, rows, scenarios) {
     const workers = scenario.workers !== undefined;
     out.push(`### Arena: ${scenario.title}`, "");
     const notes = [
-      workers && `Each server runs ${scenario.workers} worker processes on one port, not pinned: they and wrk share both cores (and Postgres), so req/s say what the machine did, and CPU µs per request (all of a server's processes) compares the servers. CPU by process: each process's share of the server's CPU (the primary first, then its workers).`,
-      scenario.stack && "The server is the app behind the stack (bench/arena/stack/): the app on the server core; nginx, the JWT sidecar, Redis, Postgres and both h2load on the other. Requests/s count every answer of the stack (static files from nginx included); server CPU is the app's processes alone, and CPU µs per request their CPU over all those answers.",
+      workers &&
+        `Each server runs ${scenario.workers} worker processes on one port, not pinned: they and wrk share both cores (and Postgres), so req/s say what the machine did, and CPU µs per request (all of a server's processes) compares the servers. CPU by process: each process's share of the server's CPU (the primary first, then its workers).`,
+      scenario.stack &&
+        "The server is the app behind the stack (bench/arena/stack/): the app on the server core; nginx, the JWT sidecar, Redis, Postgres and both h2load on the other. Requests/s count every answer of the stack (static files from nginx included); server CPU is the app's processes alone, and CPU µs per request their CPU over all those answers.",
     ].filter(Boolean);
-    out.push(`Sends: ${scenario.sends}. ${results.meta.connectionsOverride ?? scenario.connections} connections${scenario.pipelining > 1 ? `, ${scenario.pipelining} pipelined` : ""}${scenario.streams ? `, ${scenario.streams} concurrent streams each` : ""}.${notes.map((n) => ` ${n}`).join("")}`, "");
+    out.push(
+      `Sends: ${scenario.sends}. ${results.meta.connectionsOverride ?? scenario.connections} connections${scenario.pipelining > 1 ? `, ${scenario.pipelining} pipelined` : ""}${scenario.streams ? `, ${scenario.streams} concurrent streams each` : ""}.${notes.map((n) => ` ${n}`).join("")}`,
+      "",
+    );
     if (scenario.fixedRate) out.push(...fixedRateSection(results.measurements, scenario));
     if (scenario.tool === "rate-load" && scenario.rate === 0) out.push(...idleSection(results.measurements, scenario));
     // idle has no requests: its own table says all there is.
     const list = scenario.rate === 0 ? [] : rows.filter((r) => r.scenario === scenario.id).sort((a, b) => (b.rps ?? 0) - (a.rps ?? 0));
     if (list.length > 0) {
-      const header = ["contender", "version", "req/s", "× best", "p99 (ms)", "CPU µs/req", "CPU/req × leanest", "server CPU", ...(workers ? ["CPU by process"] : []), "errors", "unexpected status", "peak RSS (MiB)", "throughput (MiB/s)"];
+      const header = [
+        "contender",
+        "version",
+        "req/s",
+        "× best",
+        "p99 (ms)",
+        "CPU µs/req",
+        "CPU/req × leanest",
+        "server CPU",
+        ...(workers ? ["CPU by process"] : []),
+        "errors",
+        "unexpected status",
+        "peak RSS (MiB)",
+        "throughput (MiB/s)",
+      ];
       out.push(`| ${header.join(" | ")} |`, `| :-- |${" --: |".repeat(header.length - 1)}`);
       for (const row of list) {
         const version = results.contenders.find((c) => c.name === row.contender)?.version ?? "";
-        out.push(`| ${row.contender.startsWith("cog") ? `**${row.contender}**` : row.contender} | ${version} | ${fmt.int(row.rps)}${row.generatorBound ? "†" : ""} | ${fmt.ratio(row.ratioToBest)} | ${fmt.fixed(row.latencyP99)} | ${fmt.fixed(row.cpuMicrosPerRequest, 1)} | ${fmt.ratio(row.cpuToLeanest)} | ${fmt.pct(row.serverCpu)} |${workers ? ` ${row.cpuShares.map(fmt.pct).join(" · ")} |` : ""} ${row.errors} | ${row.unexpected} | ${fmt.mb(row.peakRss)} | ${fmt.mbps(row.bytesPerSec)} |`);
+        out.push(
+          `| ${row.contender.startsWith("cog") ? `**${row.contender}**` : row.contender} | ${version} | ${fmt.int(row.rps)}${row.generatorBound ? "†" : ""} | ${fmt.ratio(row.ratioToBest)} | ${fmt.fixed(row.latencyP99)} | ${fmt.fixed(row.cpuMicrosPerRequest, 1)} | ${fmt.ratio(row.cpuToLeanest)} | ${fmt.pct(row.serverCpu)} |${workers ? ` ${row.cpuShares.map(fmt.pct).join(" · ")} |` : ""} ${row.errors} | ${row.unexpected} | ${fmt.mb(row.peakRss)} | ${fmt.mbps(row.bytesPerSec)} |`,
+        );
       }
       out.push("");
     }
@@ -237,20 +263,41 @@ function notRunHere(results, scenario) {
 /** The serving scenarios: a table each, as multiples of the bare servers (workers: of the same server with one worker). */
 function servingReport(results, rows, scenarios) {
   const out = ["## Serving: TLS, HTTP/2, worker processes", ""];
-  out.push("Each contender answered its scenario's request right, over the scenario's protocol, before it was timed (`bench/serving/check.mjs`: status, Content-Type, body; ALPN h2 over TLS). `× bare` divides requests/s by the hand-written server of its engine (node-http: node:https/node:http2 for Node frameworks, uws for uWS.js ones and for Cog's native engine, bun for Bun), `× node-http` by the bare Node server, each as the median of the per-round ratios. CPU, RSS: the server's processes together.", "");
+  out.push(
+    "Each contender answered its scenario's request right, over the scenario's protocol, before it was timed (`bench/serving/check.mjs`: status, Content-Type, body; ALPN h2 over TLS). `× bare` divides requests/s by the hand-written server of its engine (node-http: node:https/node:http2 for Node frameworks, uws for uWS.js ones and for Cog's native engine, bun for Bun), `× node-http` by the bare Node server, each as the median of the per-round ratios. CPU, RSS: the server's processes together.",
+    "",
+  );
   const version = (name) => results.contenders.find((c) => c.name === name)?.version ?? "";
   const bold = (name) => (name.startsWith("cog") ? `**${name}**` : name);
   for (const scenario of scenarios) {
     const workers = scenario.workers !== undefined;
     out.push(`### ${scenario.id}: ${scenario.title}`, "");
-    out.push(`Sends: ${scenario.sends}. ${results.meta.connectionsOverride ?? scenario.connections} connections${scenario.streams ? `, ${scenario.streams} concurrent streams each` : ""}.${workers ? " Not pinned: the worker processes and the load generator share both cores, so this shows whether a second worker scales, not what a server can do. CPU by process: each process's share of the server's CPU (the primary first, then its workers)." : ""}`, "");
+    out.push(
+      `Sends: ${scenario.sends}. ${results.meta.connectionsOverride ?? scenario.connections} connections${scenario.streams ? `, ${scenario.streams} concurrent streams each` : ""}.${workers ? " Not pinned: the worker processes and the load generator share both cores, so this shows whether a second worker scales, not what a server can do. CPU by process: each process's share of the server's CPU (the primary first, then its workers)." : ""}`,
+      "",
+    );
     const list = rows.filter((r) => r.scenario === scenario.id).sort((a, b) => (b.rps ?? 0) - (a.rps ?? 0));
     if (list.length > 0) {
-      const header = ["contender", "version", "req/s", ...(workers ? ["× 1 worker"] : ["× bare", "× node-http"]), "p99 (ms)", "CPU µs/req", `CPU/req × ${workers ? "1 worker" : "bare"}`, "server CPU", ...(workers ? ["CPU by process"] : []), "errors", "unexpected status", "peak RSS (MiB)"];
+      const header = [
+        "contender",
+        "version",
+        "req/s",
+        ...(workers ? ["× 1 worker"] : ["× bare", "× node-http"]),
+        "p99 (ms)",
+        "CPU µs/req",
+        `CPU/req × ${workers ? "1 worker" : "bare"}`,
+        "server CPU",
+        ...(workers ? ["CPU by process"] : []),
+        "errors",
+        "unexpected status",
+        "peak RSS (MiB)",
+      ];
       out.push(`| ${header.join(" | ")} |`, `| :-- |${" --: |".repeat(header.length - 1)}`);
       for (const row of list) {
         const ratios = workers ? fmt.ratio(row.ratio) : `${fmt.ratio(row.ratio)} | ${fmt.ratio(row.ratioToNode)}`;
-        out.push(`| ${bold(row.contender)} | ${version(row.contender)} | ${fmt.int(row.rps)}${row.generatorBound ? "†" : ""} | ${ratios} | ${fmt.fixed(row.latencyP99)} | ${fmt.fixed(row.cpuMicrosPerRequest, 1)} | ${fmt.fixed(row.cpuRatio)} | ${fmt.pct(row.serverCpu)} |${workers ? ` ${row.cpuShares.map(fmt.pct).join(" · ")} |` : ""} ${row.errors} | ${row.unexpected} | ${fmt.mb(row.peakRss)} |`);
+        out.push(
+          `| ${bold(row.contender)} | ${version(row.contender)} | ${fmt.int(row.rps)}${row.generatorBound ? "†" : ""} | ${ratios} | ${fmt.fixed(row.latencyP99)} | ${fmt.fixed(row.cpuMicrosPerRequest, 1)} | ${fmt.fixed(row.cpuRatio)} | ${fmt.pct(row.serverCpu)} |${workers ? ` ${row.cpuShares.map(fmt.pct).join(" · ")} |` : ""} ${row.errors} | ${row.unexpected} | ${fmt.mb(row.peakRss)} |`,
+        );
       }
       out.push("");
     }
@@ -268,8 +315,11 @@ function seedReport(results, rows, scenarios, order) {
   const { meta } = results;
   // Headline: every contender × route as a multiple of the bare engine.
   const routeKeys = scenarios.flatMap((s) => s.routes.map((r) => ({ scenario: s.id, route: r })));
-  out.push("Every contender passed the same conformance check (status, body, content type, cookies, pipelining) before it was timed; see `bench/lib/contract.mjs`. " +
-    "`× bare` divides requests/s by the hand-written server on the same engine (node-http for node:http frameworks, uws for uWebSockets.js ones and for Cog's native engine, bun for Bun).", "");
+  out.push(
+    "Every contender passed the same conformance check (status, body, content type, cookies, pipelining) before it was timed; see `bench/lib/contract.mjs`. " +
+      "`× bare` divides requests/s by the hand-written server on the same engine (node-http for node:http frameworks, uws for uWebSockets.js ones and for Cog's native engine, bun for Bun).",
+    "",
+  );
   out.push("## Headline: requests/s, as a multiple of the bare server", "");
   out.push(`| contender | ${routeKeys.map((k) => `${routeLabel(k.route)}`).join(" | ")} |`);
   out.push(`| :-- | ${routeKeys.map(() => "--:").join(" | ")} |`);
@@ -283,13 +333,18 @@ function seedReport(results, rows, scenarios, order) {
   }
   out.push("");
   if (rows.some((r) => r.generatorBound)) {
-    out.push("† the load generator used a whole core during this measurement: the figure is the generator's ceiling as much as the server's. Compare such servers with `--tool wrk` or by CPU per request.", "");
+    out.push(
+      "† the load generator used a whole core during this measurement: the figure is the generator's ceiling as much as the server's. Compare such servers with `--tool wrk` or by CPU per request.",
+      "",
+    );
   }
 
   for (const scenario of scenarios) {
     out.push(`## ${scenario.title}`, "");
     out.push(`Seed: ${scenario.source}. Here: ${meta.connectionsOverride ?? scenario.connections} connections, ${scenario.pipelining} pipelined.`, "");
-    out.push("| route | contender | version | req/s | × bare | latency avg (ms) | p99 (ms) | throughput (MiB/s) | errors | unexpected status | peak RSS (MiB) | server CPU | CPU µs/req | CPU/req × bare |");
+    out.push(
+      "| route | contender | version | req/s | × bare | latency avg (ms) | p99 (ms) | throughput (MiB/s) | errors | unexpected status | peak RSS (MiB) | server CPU | CPU µs/req | CPU/req × bare |",
+    );
     out.push("| :-- | :-- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |");
     for (const route of scenario.routes) {
       const list = rows.filter((r) => r.scenario === scenario.id && r.route === route).sort((a, b) => (b.rps ?? 0) - (a.rps ?? 0));

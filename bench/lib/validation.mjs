@@ -83,7 +83,14 @@ export function summarize(order) {
     total += item.price * item.quantity;
     itemCount += item.quantity;
   }
-  return { id: order.id, customer: order.customer.name, email: order.customer.email, itemCount, total: Math.round(total * 100) / 100, createdAt: order.createdAt };
+  return {
+    id: order.id,
+    customer: order.customer.name,
+    email: order.customer.email,
+    itemCount,
+    total: Math.round(total * 100) / 100,
+    createdAt: order.createdAt,
+  };
 }
 
 export const VALID_BODY = JSON.stringify(ORDER);

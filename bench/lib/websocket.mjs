@@ -48,13 +48,14 @@ export async function checkWebSocket(port) {
       ws.once("open", () => resolve(ws));
       ws.once("error", reject);
     });
-  const next = (ws) => new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("no message within 2 s")), 2000);
-    ws.once("message", (data) => {
-      clearTimeout(timer);
-      resolve(data.toString());
+  const next = (ws) =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("no message within 2 s")), 2000);
+      ws.once("message", (data) => {
+        clearTimeout(timer);
+        resolve(data.toString());
+      });
     });
-  });
   const echo = await open("/echo");
   echo.send("hello");
   const back = await next(echo);
@@ -115,7 +116,15 @@ export async function runWebSocketBench(scenarios, names, settings) {
     const servers = [];
     try {
       for (let i = 0; i < (contender.processes ?? 1); i++) {
-        servers.push(await startServer({ runtime: runtime.path, file: join(root, "bench", "contenders", "websocket", contender.file), port: await freePort(), cpu: settings.pinning ? "0" : null, env }));
+        servers.push(
+          await startServer({
+            runtime: runtime.path,
+            file: join(root, "bench", "contenders", "websocket", contender.file),
+            port: await freePort(),
+            cpu: settings.pinning ? "0" : null,
+            env,
+          }),
+        );
         await checkWebSocket(servers.at(-1).port);
       }
       running.push({ contender, servers });
@@ -134,7 +143,16 @@ export async function runWebSocketBench(scenarios, names, settings) {
         for (const entry of rotate(servers, round)) {
           const { contender } = entry;
           const [first, second] = entry.servers;
-          const args = ["-mode", scenario.mode, "-url", `ws://127.0.0.1:${first.port}${scenario.path}`, "-c", String(settings.connections ?? scenario.connections), "-d", `${round === 0 ? settings.warmup : settings.duration}s`];
+          const args = [
+            "-mode",
+            scenario.mode,
+            "-url",
+            `ws://127.0.0.1:${first.port}${scenario.path}`,
+            "-c",
+            String(settings.connections ?? scenario.connections),
+            "-d",
+            `${round === 0 ? settings.warmup : settings.duration}s`,
+          ];
           if (second !== undefined) args.push("-url2", `ws://127.0.0.1:${second.port}${scenario.path}`);
           const cpuBefore = entry.servers.map((s) => cpuSeconds(s.pid));
           const result = await runLoad(generator, args, settings.pinning);
@@ -145,7 +163,16 @@ export async function runWebSocketBench(scenarios, names, settings) {
             continue;
           }
           console.log(`  ${label}: ${Math.round(result.rate).toLocaleString("en-US")} msg/s, p99 ${result.p99_us} µs, ${result.errors} errors`);
-          if (round > 0) rows.push({ scenario: scenario.id, contender: contender.name, rate: result.rate, p50: result.p50_us, p99: result.p99_us, errors: result.errors, cpuPerMessageUs: result.messages > 0 ? (cpu * 1e6) / result.messages : null });
+          if (round > 0)
+            rows.push({
+              scenario: scenario.id,
+              contender: contender.name,
+              rate: result.rate,
+              p50: result.p50_us,
+              p99: result.p99_us,
+              errors: result.errors,
+              cpuPerMessageUs: result.messages > 0 ? (cpu * 1e6) / result.messages : null,
+            });
         }
       }
     }
@@ -189,12 +216,25 @@ export function webSocketReport({ rows, skipped }) {
     const names = [...new Set(mine.map((r) => r.contender))];
     const summary = names.map((name) => {
       const of = mine.filter((r) => r.contender === name);
-      return { name, rate: median(of.map((r) => r.rate)), p99: median(of.map((r) => r.p99)), cpu: median(of.map((r) => r.cpuPerMessageUs ?? 0)), errors: of.reduce((n, r) => n + r.errors, 0) };
+      return {
+        name,
+        rate: median(of.map((r) => r.rate)),
+        p99: median(of.map((r) => r.p99)),
+        cpu: median(of.map((r) => r.cpuPerMessageUs ?? 0)),
+        errors: of.reduce((n, r) => n + r.errors, 0),
+      };
     });
     const uws = summary.find((s) => s.name === "uws")?.rate;
-    lines.push(`### ${scenario.id}: ${scenario.title}`, "", "| contender | msg/s (median) | × bare uWS | p99 µs | server CPU µs/msg | errors |", "| -- | --: | --: | --: | --: | --: |");
+    lines.push(
+      `### ${scenario.id}: ${scenario.title}`,
+      "",
+      "| contender | msg/s (median) | × bare uWS | p99 µs | server CPU µs/msg | errors |",
+      "| -- | --: | --: | --: | --: | --: |",
+    );
     for (const s of summary.sort((a, b) => b.rate - a.rate)) {
-      lines.push(`| ${s.name} | ${Math.round(s.rate).toLocaleString("en-US")} | ${uws ? (s.rate / uws).toFixed(2) : "-"} | ${s.p99} | ${s.cpu.toFixed(2)} | ${s.errors} |`);
+      lines.push(
+        `| ${s.name} | ${Math.round(s.rate).toLocaleString("en-US")} | ${uws ? (s.rate / uws).toFixed(2) : "-"} | ${s.p99} | ${s.cpu.toFixed(2)} | ${s.errors} |`,
+      );
     }
     lines.push("");
   }

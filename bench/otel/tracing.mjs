@@ -33,6 +33,10 @@ if (own === null) throw new Error(`OTEL_FRAMEWORK must be cog or fastify, not ${
 globalThis.benchOtelInstrumentation = own;
 
 const processor = new BatchSpanProcessor(exporter);
-new NodeSDK({ spanProcessors: [processor], instrumentations: process.env.OTEL_HTTP === "0" ? [own] : [new HttpInstrumentation(), own], resourceDetectors: [] }).start();
+new NodeSDK({
+  spanProcessors: [processor],
+  instrumentations: process.env.OTEL_HTTP === "0" ? [own] : [new HttpInstrumentation(), own],
+  resourceDetectors: [],
+}).start();
 
 process.on("SIGUSR2", () => void processor.forceFlush().then(() => process.stdout.write(`spans ${exported}\n`)));

@@ -6,13 +6,41 @@
 const NO_HTTP2 = "uWebSockets.js has no HTTP/2";
 
 export const SERVING_CONTENDERS = [
-  { name: "node-http", engine: "node", bare: true, file: "node-http.mjs", about: "bare node:https / node:http2 / node:http, hand-written (node:cluster for workers): the ceiling on Node" },
+  {
+    name: "node-http",
+    engine: "node",
+    bare: true,
+    file: "node-http.mjs",
+    about: "bare node:https / node:http2 / node:http, hand-written (node:cluster for workers): the ceiling on Node",
+  },
   { name: "cog", engine: "node", file: "cog.mjs", env: { ENGINE: "node" }, about: "this repo (dist/): `tls`, `http2`, `listen({ workers })`" },
   { name: "cog-native", engine: "native", baseline: "uws", file: "cog.mjs", env: { ENGINE: "native" }, about: "the same app on Cog's native engine" },
   { name: "fastify", engine: "node", file: "fastify.mjs", package: "fastify", about: "its `https` and `http2` options (node:cluster for workers)" },
-  { name: "uws", engine: "uws", bare: true, file: "uws.mjs", package: "uWebSockets.js", unable: { "baseline-h2": NO_HTTP2, "json-h2c": NO_HTTP2, "static-h2": NO_HTTP2 }, about: "bare uWebSockets.js (SSLApp for TLS; node:cluster workers on SO_REUSEPORT): the ceiling Cog's native engine aims at" },
-  { name: "ultimate-express", engine: "uws", file: "ultimate-express.mjs", package: "ultimate-express", unable: { "baseline-h2": NO_HTTP2, "json-h2c": NO_HTTP2, "static-h2": NO_HTTP2 }, about: "the Express API on uWebSockets.js (uwsOptions key_file_name/cert_file_name for TLS; node:cluster workers on SO_REUSEPORT)" },
-  { name: "bun", engine: "bun", bare: true, runtime: "bun", file: "bun.mjs", about: "Bun.serve (its `tls`) for HTTP/1.1; node:http2 under Bun for h2 and h2c (Bun.serve has no HTTP/2); node:cluster workers on SO_REUSEPORT" },
+  {
+    name: "uws",
+    engine: "uws",
+    bare: true,
+    file: "uws.mjs",
+    package: "uWebSockets.js",
+    unable: { "baseline-h2": NO_HTTP2, "json-h2c": NO_HTTP2, "static-h2": NO_HTTP2 },
+    about: "bare uWebSockets.js (SSLApp for TLS; node:cluster workers on SO_REUSEPORT): the ceiling Cog's native engine aims at",
+  },
+  {
+    name: "ultimate-express",
+    engine: "uws",
+    file: "ultimate-express.mjs",
+    package: "ultimate-express",
+    unable: { "baseline-h2": NO_HTTP2, "json-h2c": NO_HTTP2, "static-h2": NO_HTTP2 },
+    about: "the Express API on uWebSockets.js (uwsOptions key_file_name/cert_file_name for TLS; node:cluster workers on SO_REUSEPORT)",
+  },
+  {
+    name: "bun",
+    engine: "bun",
+    bare: true,
+    runtime: "bun",
+    file: "bun.mjs",
+    about: "Bun.serve (its `tls`) for HTTP/1.1; node:http2 under Bun for h2 and h2c (Bun.serve has no HTTP/2); node:cluster workers on SO_REUSEPORT",
+  },
 ];
 
 /**
@@ -22,5 +50,7 @@ export const SERVING_CONTENDERS = [
 export function servingEntries(scenario, contenders) {
   if (scenario.workers === undefined) return contenders;
   const label = (c, n) => `${c.name} (${n} worker${n === 1 ? "" : "s"})`;
-  return contenders.flatMap((c) => scenario.workers.map((n) => ({ ...c, name: label(c, n), family: c.name, workers: n, baseline: label(c, scenario.workers[0]) })));
+  return contenders.flatMap((c) =>
+    scenario.workers.map((n) => ({ ...c, name: label(c, n), family: c.name, workers: n, baseline: label(c, scenario.workers[0]) })),
+  );
 }

@@ -10,7 +10,15 @@ import { HELLO, HELLO_JSON } from "./scenarios.mjs";
 // close on libuv's threads, as a file server does), with the type of their extension.
 // (node:http2's respondWithFile would be tighter, but on Node 20 it crashed the process under
 // h2load, which resets streams in flight when it stops.)
-const TYPES = { css: "text/css", js: "text/javascript", html: "text/html", svg: "image/svg+xml", json: "application/json", woff2: "font/woff2", webp: "image/webp" };
+const TYPES = {
+  css: "text/css",
+  js: "text/javascript",
+  html: "text/html",
+  svg: "image/svg+xml",
+  json: "application/json",
+  woff2: "font/woff2",
+  webp: "image/webp",
+};
 const STATIC = process.env.STATIC_DIR;
 
 const handler = (req, res) => {
@@ -30,6 +38,13 @@ const handler = (req, res) => {
 };
 
 await serve(() => {
-  const server = PROTO === "tls" ? createHttps(tlsFiles(), handler) : PROTO === "h2" ? createSecureServer({ ...tlsFiles(), allowHTTP1: true }, handler) : PROTO === "h2c" ? createH2c(handler) : createHttp(handler);
+  const server =
+    PROTO === "tls"
+      ? createHttps(tlsFiles(), handler)
+      : PROTO === "h2"
+        ? createSecureServer({ ...tlsFiles(), allowHTTP1: true }, handler)
+        : PROTO === "h2c"
+          ? createH2c(handler)
+          : createHttp(handler);
   return new Promise((resolve) => server.listen(PORT, HOST, resolve));
 });

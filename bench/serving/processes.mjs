@@ -29,10 +29,15 @@ export async function serve(listen) {
     return;
   }
   const forked = Array.from({ length: workers }, () => cluster.fork());
-  await Promise.all(forked.map((worker) => new Promise((resolve, reject) => {
-    worker.once("message", resolve);
-    worker.once("exit", (code) => reject(new Error(`a worker exited (${code}) before it listened`)));
-  })));
+  await Promise.all(
+    forked.map(
+      (worker) =>
+        new Promise((resolve, reject) => {
+          worker.once("message", resolve);
+          worker.once("exit", (code) => reject(new Error(`a worker exited (${code}) before it listened`)));
+        }),
+    ),
+  );
   const stop = () => {
     for (const worker of forked) worker.process.kill("SIGTERM");
     process.exit(0);

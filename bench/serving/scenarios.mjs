@@ -27,15 +27,68 @@ const STATIC_PATHS = STATIC_FILES.map((f) => `/static/${f.name}`);
  * each contender that can with that many processes each, unpinned (they need both cores).
  */
 export const SERVING_SCENARIOS = [
-  { id: "json-tls", title: "JSON over HTTPS/1.1", protocol: "tls", path: "/json", tool: "wrk", connections: 50, sends: "GET /json over HTTP/1.1 with TLS (wrk, keep-alive)" },
-  { id: "baseline-h2", title: "Plain text over HTTP/2 with TLS", protocol: "h2", path: "/", tool: "h2load", connections: 50, streams: 10, sends: "GET / over HTTP/2 with TLS, ALPN h2 (h2load)" },
-  { id: "json-h2c", title: "JSON over cleartext HTTP/2", protocol: "h2c", path: "/json", tool: "h2load", connections: 50, streams: 10, sends: "GET /json over cleartext HTTP/2 with prior knowledge (h2load)" },
-  { id: "static-h2", title: "Static files over HTTP/2 with TLS", protocol: "h2", path: "/static/reset.css", tool: "h2load", connections: 50, streams: 10, parallel: () => [{ paths: STATIC_PATHS }], sends: "GET the arena's 20 static files (3-300 KB, about 840 KB in all) in turn over HTTP/2 with TLS, ALPN h2 (h2load -i), each server reading them from disk" },
-  { id: "workers", title: "JSON over HTTP/1.1 from 1 and 2 worker processes", protocol: "http", path: "/json", tool: "wrk", connections: 50, workers: [1, 2], sends: "GET /json over HTTP/1.1 (wrk) to each contender run with 1, then 2 worker processes on one port; servers and wrk share both cores" },
+  {
+    id: "json-tls",
+    title: "JSON over HTTPS/1.1",
+    protocol: "tls",
+    path: "/json",
+    tool: "wrk",
+    connections: 50,
+    sends: "GET /json over HTTP/1.1 with TLS (wrk, keep-alive)",
+  },
+  {
+    id: "baseline-h2",
+    title: "Plain text over HTTP/2 with TLS",
+    protocol: "h2",
+    path: "/",
+    tool: "h2load",
+    connections: 50,
+    streams: 10,
+    sends: "GET / over HTTP/2 with TLS, ALPN h2 (h2load)",
+  },
+  {
+    id: "json-h2c",
+    title: "JSON over cleartext HTTP/2",
+    protocol: "h2c",
+    path: "/json",
+    tool: "h2load",
+    connections: 50,
+    streams: 10,
+    sends: "GET /json over cleartext HTTP/2 with prior knowledge (h2load)",
+  },
+  {
+    id: "static-h2",
+    title: "Static files over HTTP/2 with TLS",
+    protocol: "h2",
+    path: "/static/reset.css",
+    tool: "h2load",
+    connections: 50,
+    streams: 10,
+    parallel: () => [{ paths: STATIC_PATHS }],
+    sends:
+      "GET the arena's 20 static files (3-300 KB, about 840 KB in all) in turn over HTTP/2 with TLS, ALPN h2 (h2load -i), each server reading them from disk",
+  },
+  {
+    id: "workers",
+    title: "JSON over HTTP/1.1 from 1 and 2 worker processes",
+    protocol: "http",
+    path: "/json",
+    tool: "wrk",
+    connections: 50,
+    workers: [1, 2],
+    sends: "GET /json over HTTP/1.1 (wrk) to each contender run with 1, then 2 worker processes on one port; servers and wrk share both cores",
+  },
 ];
 
 /** One route per scenario (`serving-<scenario>`), in the shape of the contract's (bench/lib/contract.mjs). */
-export const SERVING_ROUTES = SERVING_SCENARIOS.map((s) => ({ id: `serving-${s.id}`, method: "GET", path: s.path, headers: {}, status: 200, ...ANSWERS[s.path] }));
+export const SERVING_ROUTES = SERVING_SCENARIOS.map((s) => ({
+  id: `serving-${s.id}`,
+  method: "GET",
+  path: s.path,
+  headers: {},
+  status: 200,
+  ...ANSWERS[s.path],
+}));
 
 /** The tools a run of these scenarios needs, each with how to install it. */
 export function servingTools(scenarios) {

@@ -10,5 +10,7 @@ await serve(() => {
   const app = PROTO === "tls" ? uWS.SSLApp({ key_file_name: process.env.TLS_KEY, cert_file_name: process.env.TLS_CERT }) : uWS.App();
   app.get("/", (res) => res.cork(() => res.writeHeader("content-type", "text/plain; charset=utf-8").end(HELLO)));
   app.get("/json", (res) => res.cork(() => res.writeHeader("content-type", "application/json; charset=utf-8").end(HELLO_JSON)));
-  return new Promise((resolve, reject) => app.listen(HOST, PORT, (socket) => (socket ? resolve() : reject(new Error(`uWS could not listen on ${HOST}:${PORT}`)))));
+  return new Promise((resolve, reject) =>
+    app.listen(HOST, PORT, (socket) => (socket ? resolve() : reject(new Error(`uWS could not listen on ${HOST}:${PORT}`)))),
+  );
 });

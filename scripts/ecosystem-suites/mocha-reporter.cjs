@@ -6,7 +6,19 @@ const { appendFileSync } = require("node:fs");
 
 module.exports = function CogReporter(runner) {
   const out = process.env.COG_ECOSYSTEM_REPORT;
-  const write = (test, state, err) => appendFileSync(out, JSON.stringify({ name: test.fullTitle(), state, error: err ? String(err.message ?? err).split("\n")[0].slice(0, 300) : undefined }) + "\n");
+  const write = (test, state, err) =>
+    appendFileSync(
+      out,
+      JSON.stringify({
+        name: test.fullTitle(),
+        state,
+        error: err
+          ? String(err.message ?? err)
+              .split("\n")[0]
+              .slice(0, 300)
+          : undefined,
+      }) + "\n",
+    );
   runner.on("pass", (test) => write(test, "passed"));
   runner.on("fail", (test, err) => write(test, "failed", err));
   runner.on("pending", (test) => write(test, "skipped"));

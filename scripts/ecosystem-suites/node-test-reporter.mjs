@@ -12,6 +12,17 @@ export default async function* cogReporter(source) {
     const name = [...stack.slice(0, data.nesting), data.name].join(" ");
     const state = data.skip || data.todo ? "skipped" : event.type === "test:pass" ? "passed" : "failed";
     const err = data.details?.error;
-    yield JSON.stringify({ name, state, error: state === "failed" ? String(err?.cause?.message ?? err?.message ?? err).split("\n")[0].slice(0, 300) : undefined }) + "\n";
+    yield (
+      JSON.stringify({
+        name,
+        state,
+        error:
+          state === "failed"
+            ? String(err?.cause?.message ?? err?.message ?? err)
+                .split("\n")[0]
+                .slice(0, 300)
+            : undefined,
+      }) + "\n"
+    );
   }
 }

@@ -13,7 +13,9 @@ export function refuseUnknownKeys(value: object, known: readonly string[], hints
     byHint.set(hint, [...(byHint.get(hint) ?? []), key]);
   }
   if (byHint.size === 0) return;
-  const problems = [...byHint].map(([hint, keys]) => `unknown ${what}${keys.length > 1 ? "s" : ""} ${keys.map((key) => `"${key}"`).join(", ")}${hint === "" ? "" : `: ${hint}`}`);
+  const problems = [...byHint].map(
+    ([hint, keys]) => `unknown ${what}${keys.length > 1 ? "s" : ""} ${keys.map((key) => `"${key}"`).join(", ")}${hint === "" ? "" : `: ${hint}`}`,
+  );
   throw new TypeError(`${where}: ${problems.join("; ")} (${what}s are ${known.join(", ")})`);
 }
 

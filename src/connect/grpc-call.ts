@@ -37,7 +37,12 @@ export function grpcMethod(spec: MethodImplSpec, options: UniversalHandlerOption
 /** Whether this request is a gRPC call of a single request message, which `serveGrpc` answers. */
 export function isGrpcCall(req: Request, method: GrpcMethod): boolean {
   const kind = method.spec.kind;
-  return req.httpVersionMajor === 2 && req.method === "POST" && (kind === "unary" || kind === "server_streaming") && parseContentType(header(req, "content-type")) !== undefined;
+  return (
+    req.httpVersionMajor === 2 &&
+    req.method === "POST" &&
+    (kind === "unary" || kind === "server_streaming") &&
+    parseContentType(header(req, "content-type")) !== undefined
+  );
 }
 
 /** Answers one gRPC call; never rejects (a failure is the call's status). */
@@ -45,12 +50,21 @@ export async function serveGrpc(req: Request, res: Response, method: GrpcMethod,
   const { spec, options, serialization } = method;
   const binary = parseContentType(header(req, "content-type"))!.binary;
   const timeout = parseTimeout(header(req, "grpc-timeout"), options.maxTimeoutMs);
-  const compression = compressionNegotiate(options.acceptCompression, header(req, "grpc-encoding"), header(req, "grpc-accept-encoding"), "grpc-accept-encoding");
+  const compression = compressionNegotiate(
+    options.acceptCompression,
+    header(req, "grpc-encoding"),
+    header(req, "grpc-accept-encoding"),
+    "grpc-accept-encoding",
+  );
   const head: Record<string, string> = { "content-type": binary ? contentTypeProto : contentTypeJson };
   if (compression.response) head["grpc-encoding"] = compression.response.name;
   const context = new GrpcContext(spec.method, req, timeout.timeoutMs, options.shutdownSignal, values, head);
   const frame = async (message: unknown) => {
-    const envelope = await envelopeCompress({ flags: 0, data: serialization.getO(binary).serialize(message as never) }, compression.response, options.compressMinBytes);
+    const envelope = await envelopeCompress(
+      { flags: 0, data: serialization.getO(binary).serialize(message as never) },
+      compression.response,
+      options.compressMinBytes,
+    );
     const out = Buffer.allocUnsafe(5 + envelope.data.byteLength);
     out[0] = envelope.flags;
     out.writeUInt32BE(envelope.data.byteLength, 1);
@@ -114,7 +128,8 @@ function bodyOf(req: Request, readMaxBytes: number): Promise<Buffer> {
   });
 }
 
-const tooLarge = (size: number, readMaxBytes: number) => new ConnectError(`message size ${size} is larger than configured readMaxBytes ${readMaxBytes}`, Code.ResourceExhausted);
+const tooLarge = (size: number, readMaxBytes: number) =>
+  new ConnectError(`message size ${size} is larger than configured readMaxBytes ${readMaxBytes}`, Code.ResourceExhausted);
 
 /** The one length-prefixed message of a body, as Connect's gRPC handler splits it, with its errors. */
 function onlyMessage(body: Buffer, readMaxBytes: number, methodKind: string): { flags: number; data: Uint8Array } {

@@ -32,7 +32,10 @@ export class Answers implements ChainOwner {
     private readonly unanswered: UnansweredWatch | null,
     private readonly logger: RequestLogger | null,
   ) {
-    this.returned = unanswered === null ? undefined : (req, res, handler, nextCalled, value) => unanswered.watch(req, res, `the handler ${describe(handler)}`, nextCalled, value);
+    this.returned =
+      unanswered === null
+        ? undefined
+        : (req, res, handler, nextCalled, value) => unanswered.watch(req, res, `the handler ${describe(handler)}`, nextCalled, value);
   }
 
   /** Turns any error into a response, whatever state the response is in. */
@@ -95,13 +98,19 @@ export class Answers implements ChainOwner {
   fallThrough(req: Request, res: Response): void {
     const route = (req as InternalRequest)[ROUTE];
     if (route !== null && !res.headersSent && !res.writableEnded) {
-      this.reports.warn(`the last handler of route ${route.where} called next() without answering: nothing else answers, so the request gets 404 as if no route matched; answer there, or don't call next() in it`, req);
+      this.reports.warn(
+        `the last handler of route ${route.where} called next() without answering: nothing else answers, so the request gets 404 as if no route matched; answer there, or don't call next() in it`,
+        req,
+      );
     }
     if (this.notFoundHandler !== null) {
       const owner: ChainOwner = {
         fail: (e, rq, rs) => this.fail(e, rq, rs),
         fallThrough: () => this.defaultNotFound(req, res),
-        returned: this.unanswered === null ? undefined : (rq, rs, _handler, nextCalled, value) => this.unanswered?.watch(rq, rs, "the notFound handler", nextCalled, value),
+        returned:
+          this.unanswered === null
+            ? undefined
+            : (rq, rs, _handler, nextCalled, value) => this.unanswered?.watch(rq, rs, "the notFound handler", nextCalled, value),
       };
       runChain([this.notFoundHandler as Handler], req, res, owner);
       return;
@@ -124,7 +133,11 @@ export class Answers implements ChainOwner {
     return () => {
       // On the response before the error handler runs, so a custom one keeps it too.
       res.set("allow", match.allow);
-      this.fail(new HttpError(405, `Method ${req.method} is not allowed on ${req.path}; allowed: ${match.allow}`, { headers: { allow: match.allow } }), req, res);
+      this.fail(
+        new HttpError(405, `Method ${req.method} is not allowed on ${req.path}; allowed: ${match.allow}`, { headers: { allow: match.allow } }),
+        req,
+        res,
+      );
     };
   }
 
@@ -255,7 +268,10 @@ export class HandlerTimeouts {
       const res = entry.res!;
       this.leave(entry);
       if (res.headersSent || res.writableEnded || res.destroyed) continue;
-      this.reports.report(new Error(`The handler did not answer within handlerTimeout (${timeout} ms): answered 503; answer sooner, or raise handlerTimeout`), req);
+      this.reports.report(
+        new Error(`The handler did not answer within handlerTimeout (${timeout} ms): answered 503; answer sooner, or raise handlerTimeout`),
+        req,
+      );
       this.answers.fail(new HandlerTimedOut(timeout), req, res);
     }
   }

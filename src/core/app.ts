@@ -39,16 +39,26 @@ export class AppCore {
 
   /** Checks every option (a typo fails here, when the app is made, rather than in production). */
   constructor(options: CogOptions) {
-    if (typeof options !== "object" || options === null) throw new TypeError(`new Cog(options) takes an object of options; got ${options === null ? "null" : typeof options}`);
+    if (typeof options !== "object" || options === null)
+      throw new TypeError(`new Cog(options) takes an object of options; got ${options === null ? "null" : typeof options}`);
     refuseUnknownKeys(options, COG_OPTION_KEYS, OPTION_HINTS, "new Cog()", "option");
     const limits = (this.limits = resolveLimits(options));
     const engine: EngineName = chooseEngine(options.engine);
     if (options.tls !== undefined) serverTlsOptions(options.tls);
-    else if (options.http2 === true) throw new TypeError('http2: true serves HTTP/2 over TLS and needs the tls option ({ key, cert }); for cleartext HTTP/2 use http2: "h2c"');
+    else if (options.http2 === true)
+      throw new TypeError('http2: true serves HTTP/2 over TLS and needs the tls option ({ key, cert }); for cleartext HTTP/2 use http2: "h2c"');
     const logErrors = options.logErrors ?? true;
-    if (options.broker !== undefined && (options.broker === null || typeof options.broker.publish !== "function")) throw new TypeError("broker must be a Broker, such as redisBroker(url)");
+    if (options.broker !== undefined && (options.broker === null || typeof options.broker.publish !== "function"))
+      throw new TypeError("broker must be a Broker, such as redisBroker(url)");
     const logger = options.logger === undefined || options.logger === false ? null : new RequestLogger(options.logger, options.trustRequestId ?? false);
-    this.settings = { trustProxy: options.trustProxy ?? false, maxFields: limits.maxFields, maxJsonDepth: limits.maxJsonDepth, secrets: secretsOf(options.secret), logger, openStreams: new OpenStreams() };
+    this.settings = {
+      trustProxy: options.trustProxy ?? false,
+      maxFields: limits.maxFields,
+      maxJsonDepth: limits.maxJsonDepth,
+      secrets: secretsOf(options.secret),
+      logger,
+      openStreams: new OpenStreams(),
+    };
     const reports = new Reports(logErrors, logger);
     const unanswered = logErrors && process.env.NODE_ENV !== "production" ? new UnansweredWatch((message, req) => reports.warn(message, req)) : null;
     this.routes = new Routes(limits.bodyLimit, options.broker ?? null);

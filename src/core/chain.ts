@@ -4,7 +4,6 @@ import type { Handler, Next } from "../http/handler.js";
 
 export type { Handler, Next };
 
-
 /** Where a chain reports what it can't finish itself. */
 export interface ChainOwner {
   fail(err: unknown, req: Request, res: Response): void;

@@ -157,7 +157,9 @@ export class Dispatcher {
     const encoding = req.firstHeader("content-encoding");
     if (encoding === undefined) return this.received(body!, req, res, route);
     void import("../http/inflate.js").then(({ inflateBody }) =>
-      inflateBody(body!, encoding, route.bodyLimit, (error, inflated) => (error !== null ? this.refuseBody(error, req, res) : this.received(inflated!, req, res, route))),
+      inflateBody(body!, encoding, route.bodyLimit, (error, inflated) =>
+        error !== null ? this.refuseBody(error, req, res) : this.received(inflated!, req, res, route),
+      ),
     );
   }
 

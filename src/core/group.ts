@@ -107,8 +107,10 @@ export class Group<Prefix extends string = ""> {
    */
   ws<Data = undefined>(path: string, handlers: WebSocketHandlers<Data>, options: WebSocketOptions = {}): this {
     const where = `WebSocket route ${joinPaths(this.prefix, path)}`;
-    if (handlers === null || typeof handlers !== "object") throw new TypeError(`${where}: handlers must be an object of { upgrade?, open?, message?, drain?, close? }`);
-    if (options === null || typeof options !== "object") throw new TypeError(`${where}: options must be an object of { maxPayload?, idleTimeout?, maxBackpressure?, onBackpressure?, perMessageDeflate? }`);
+    if (handlers === null || typeof handlers !== "object")
+      throw new TypeError(`${where}: handlers must be an object of { upgrade?, open?, message?, drain?, close? }`);
+    if (options === null || typeof options !== "object")
+      throw new TypeError(`${where}: options must be an object of { maxPayload?, idleTimeout?, maxBackpressure?, onBackpressure?, perMessageDeflate? }`);
     checkWebSocketRoute(handlers, options, where);
     for (const name of ["upgrade", "open", "message", "drain", "close"] as const) {
       if (handlers[name] !== undefined && typeof handlers[name] !== "function") throw new TypeError(`${where}: handlers.${name} must be a function`);

@@ -52,7 +52,18 @@ export interface CogOptions extends Partial<Limits>, EngineOptions {
 export const ENGINE_OPTION_KEYS: readonly string[] = ["tls", "http2", "server", "sliceWrites", "drainAcceptQueue"];
 
 /** Every key `new Cog(options)` knows: a key outside it is refused when the app is made. */
-export const COG_OPTION_KEYS: readonly string[] = [...Object.keys(DEFAULT_LIMITS), ...ENGINE_OPTION_KEYS, "engine", "strict", "trustProxy", "logErrors", "logger", "trustRequestId", "secret", "broker"];
+export const COG_OPTION_KEYS: readonly string[] = [
+  ...Object.keys(DEFAULT_LIMITS),
+  ...ENGINE_OPTION_KEYS,
+  "engine",
+  "strict",
+  "trustProxy",
+  "logErrors",
+  "logger",
+  "trustRequestId",
+  "secret",
+  "broker",
+];
 
 /** Where options other frameworks (or other parts of Cog) take belong here: named in the refusal. */
 export const OPTION_HINTS: Readonly<Record<string, string>> = {

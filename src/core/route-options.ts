@@ -38,7 +38,8 @@ const OPTION_HINTS: Record<string, string> = {
   ...Object.fromEntries(SCHEMA_KEYS.filter((key) => key !== "body").map((key) => [key, IN_SCHEMA(key)])),
 };
 
-const WHOLE_SCHEMA = "schema holds the request's parts ({ params, query, headers, body, response }): put this schema under one of them, e.g. { schema: { body } }";
+const WHOLE_SCHEMA =
+  "schema holds the request's parts ({ params, query, headers, body, response }): put this schema under one of them, e.g. { schema: { body } }";
 
 /** Names other frameworks use in a route's schema, and Cog's for them. */
 const SCHEMA_HINTS: Record<string, string> = {
@@ -64,11 +65,17 @@ export function checkRouteOptions(options: RouteOptions, where: string): void {
   refuseUnknownKeys(options, OPTION_KEYS, OPTION_HINTS, `Route ${where}`, "route option");
   const schema: unknown = options.schema;
   if (schema === undefined) return;
-  if (schema === null || typeof schema !== "object") throw new TypeError(`Route ${where}: schema must be an object of { params, query, headers, body, response }, got ${schema === null ? "null" : typeof schema}`);
+  if (schema === null || typeof schema !== "object")
+    throw new TypeError(
+      `Route ${where}: schema must be an object of { params, query, headers, body, response }, got ${schema === null ? "null" : typeof schema}`,
+    );
   refuseUnknownKeys(schema, SCHEMA_KEYS, SCHEMA_HINTS, `Route ${where}`, "schema key");
   const { tags, security, deprecated, operationId } = schema as RouteSchema;
-  if (tags !== undefined && !(Array.isArray(tags) && tags.every((tag) => typeof tag === "string"))) throw new TypeError(`Route ${where}: schema.tags must be an array of strings`);
-  if (security !== undefined && !Array.isArray(security)) throw new TypeError(`Route ${where}: schema.security must be an array of requirements, e.g. [{ bearer: [] }] ([] for a public route)`);
+  if (tags !== undefined && !(Array.isArray(tags) && tags.every((tag) => typeof tag === "string")))
+    throw new TypeError(`Route ${where}: schema.tags must be an array of strings`);
+  if (security !== undefined && !Array.isArray(security))
+    throw new TypeError(`Route ${where}: schema.security must be an array of requirements, e.g. [{ bearer: [] }] ([] for a public route)`);
   if (deprecated !== undefined && typeof deprecated !== "boolean") throw new TypeError(`Route ${where}: schema.deprecated must be true or false`);
-  if (operationId !== undefined && (typeof operationId !== "string" || operationId === "")) throw new TypeError(`Route ${where}: schema.operationId must be a non-empty string`);
+  if (operationId !== undefined && (typeof operationId !== "string" || operationId === ""))
+    throw new TypeError(`Route ${where}: schema.operationId must be a non-empty string`);
 }

@@ -93,7 +93,8 @@ export class Router<T> {
           const name = segment.slice(1);
           const problem = segmentProblem(segment);
           if (problem !== null) throw new Error(`Route ${pattern}: ${problem}`);
-          if (names.includes(name)) throw new Error(`Route ${pattern}: param "${name}" appears twice (a group's prefix counts too); give each a name of its own`);
+          if (names.includes(name))
+            throw new Error(`Route ${pattern}: param "${name}" appears twice (a group's prefix counts too); give each a name of its own`);
           names.push(name);
           node = node.param ??= new TrieNode<T>();
         } else {
@@ -176,7 +177,8 @@ function segmentProblem(segment: string): string | null {
     if (/[*+]$/.test(name)) return `repeating params ("${segment}") are not supported: end the path with "*" for the rest of it (req.params["*"])`;
     return `invalid param name "${name}": a param is a whole segment, ":" then letters, digits, "_" or "$" (e.g. "/files/:name"; split "a.b" values in the handler)`;
   }
-  if (segment !== "*" && segment.includes("*")) return `"*" matches the rest of the path as a segment of its own, at the end ("/files/*"), not inside "${segment}"`;
+  if (segment !== "*" && segment.includes("*"))
+    return `"*" matches the rest of the path as a segment of its own, at the end ("/files/*"), not inside "${segment}"`;
   if (segment.includes("?")) return `"?" starts the query string, which routes never match: declare the query with a schema, or read req.query`;
   if (/[(){}[\]]/.test(segment)) return `"${segment}" looks like another router's syntax; Cog's params are ":name" segments (e.g. "/users/:id")`;
   return null;
@@ -188,7 +190,10 @@ function segmentProblem(segment: string): string | null {
  * at registration with the reason, rather than registering a route that never matches.
  */
 export function checkPath(path: unknown, where: string): string {
-  if (typeof path !== "string") throw new TypeError(`${where}: a path must be a string that starts with "/", got ${path === null ? "null" : typeof path}${typeof path === "number" ? ` (write "/${path}")` : ""}`);
+  if (typeof path !== "string")
+    throw new TypeError(
+      `${where}: a path must be a string that starts with "/", got ${path === null ? "null" : typeof path}${typeof path === "number" ? ` (write "/${path}")` : ""}`,
+    );
   if (path[0] !== "/") throw new TypeError(`${where}: a path must start with "/": write "/${path}"`);
   for (const segment of path.slice(1).split("/")) {
     const problem = segmentProblem(segment);

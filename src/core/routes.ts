@@ -85,11 +85,14 @@ export class Routes implements Registry {
     const bodyLimit = options?.bodyLimit ?? this.bodyLimit;
     if (!Number.isInteger(bodyLimit) || bodyLimit < 0) throw new RangeError(`Route ${where}: bodyLimit must be a whole number >= 0, got ${String(bodyLimit)}`);
     const requestTimeout = options?.requestTimeout;
-    if (requestTimeout !== undefined && (!Number.isInteger(requestTimeout) || requestTimeout < 0)) throw new RangeError(`Route ${where}: requestTimeout must be a whole number of ms >= 0 (0: no limit), got ${String(requestTimeout)}`);
+    if (requestTimeout !== undefined && (!Number.isInteger(requestTimeout) || requestTimeout < 0))
+      throw new RangeError(`Route ${where}: requestTimeout must be a whole number of ms >= 0 (0: no limit), got ${String(requestTimeout)}`);
     const bodyMode = options?.body ?? "buffer";
     if (bodyMode !== "buffer" && bodyMode !== "stream") {
       const hint = typeof bodyMode === "object" ? " (a body schema belongs in schema: { schema: { body } })" : "";
-      throw new RangeError(`Route ${where}: body must be "buffer" or "stream", got ${typeof bodyMode === "object" ? "an object" : JSON.stringify(bodyMode)}${hint}`);
+      throw new RangeError(
+        `Route ${where}: body must be "buffer" or "stream", got ${typeof bodyMode === "object" ? "an object" : JSON.stringify(bodyMode)}${hint}`,
+      );
     }
     const route: Route = {
       handlers: chain,

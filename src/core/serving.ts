@@ -102,8 +102,10 @@ export class Serving {
     const drainMs = options.drainMs ?? 10_000;
     if (options.http3 !== undefined) await this.checkHttp3(options);
     if (options.path !== undefined) {
-      if (typeof options.path !== "string" || options.path === "") throw new TypeError(`listen({ path }) takes the path of a Unix domain socket; got ${JSON.stringify(options.path)}`);
-      if (options.workers !== undefined || options.port !== undefined || options.host !== undefined) throw new TypeError("listen({ path }) listens on a Unix domain socket: it takes no port, host or workers");
+      if (typeof options.path !== "string" || options.path === "")
+        throw new TypeError(`listen({ path }) takes the path of a Unix domain socket; got ${JSON.stringify(options.path)}`);
+      if (options.workers !== undefined || options.port !== undefined || options.host !== undefined)
+        throw new TypeError("listen({ path }) listens on a Unix domain socket: it takes no port, host or workers");
     }
     if (options.workers !== undefined) {
       const workers = await import("./workers.js");
@@ -118,7 +120,10 @@ export class Serving {
       workers.serveAsWorker((ms) => this.close(ms), drainMs);
       return address;
     }
-    const address = await this.serve(options.path !== undefined ? { path: options.path } : { port: options.port ?? 3000, host: options.host, http3: options.http3 }, false);
+    const address = await this.serve(
+      options.path !== undefined ? { path: options.path } : { port: options.port ?? 3000, host: options.host, http3: options.http3 },
+      false,
+    );
     if (options.signals === true) {
       const { drainOnSignals } = await import("./signals.js");
       this.removeSignals = drainOnSignals(async (signal) => {
@@ -133,20 +138,27 @@ export class Serving {
   private async checkHttp3(options: ListenOptions): Promise<void> {
     if (typeof options.http3 !== "boolean") throw new TypeError(`listen({ http3 }) takes true or false; got ${JSON.stringify(options.http3)}`);
     if (!options.http3) return;
-    if (options.path !== undefined || options.workers !== undefined) throw new TypeError("listen({ http3: true }) serves on a UDP port beside the TCP one: it takes a port, not a path, and no workers yet (one process per UDP port)");
-    if (this.config.options.tls === undefined) throw new TypeError("listen({ http3: true }) needs the app's tls option (QUIC is always encrypted): new Cog({ engine: \"native\", tls: { key, cert } })");
+    if (options.path !== undefined || options.workers !== undefined)
+      throw new TypeError(
+        "listen({ http3: true }) serves on a UDP port beside the TCP one: it takes a port, not a path, and no workers yet (one process per UDP port)",
+      );
+    if (this.config.options.tls === undefined)
+      throw new TypeError('listen({ http3: true }) needs the app\'s tls option (QUIC is always encrypted): new Cog({ engine: "native", tls: { key, cert } })');
     if (this.requested === "auto") {
       const unavailable = (await import("../engines/kit/addon.js")).nativeUnavailable();
-      if (unavailable !== null) throw new Error(`listen({ http3: true }) needs the native engine (Node has no QUIC), and engine "auto" can't use it here, because ${unavailable}`);
+      if (unavailable !== null)
+        throw new Error(`listen({ http3: true }) needs the native engine (Node has no QUIC), and engine "auto" can't use it here, because ${unavailable}`);
     }
   }
 
   /** The primary of `workers`: forks them, and answers `close` by draining them. */
   private async startWorkers(options: ListenOptions, drainMs: number): Promise<Address> {
-    if (this.listening !== null || this.starting || this.workerPool !== null) throw new Error("This app is already listening; create another Cog to serve twice");
+    if (this.listening !== null || this.starting || this.workerPool !== null)
+      throw new Error("This app is already listening; create another Cog to serve twice");
     const requested = options.workers;
     const count = requested === "auto" ? availableParallelism() : requested;
-    if (typeof count !== "number" || !Number.isInteger(count) || count < 1) throw new RangeError(`listen({ workers }) takes a whole number of processes (1 or more) or "auto"; got ${String(requested)}`);
+    if (typeof count !== "number" || !Number.isInteger(count) || count < 1)
+      throw new RangeError(`listen({ workers }) takes a whole number of processes (1 or more) or "auto"; got ${String(requested)}`);
     this.starting = true;
     try {
       const { WorkerPool } = await import("./workers.js");
@@ -160,7 +172,8 @@ export class Serving {
 
   /** Listens in this process. `shared`: other processes (Cog's workers) listen on the port too. */
   private async serve(at: ListenAt, shared: boolean): Promise<Address | SocketAddress> {
-    if (this.listening !== null || this.starting || this.workerPool !== null) throw new Error("This app is already listening; create another Cog to serve twice");
+    if (this.listening !== null || this.starting || this.workerPool !== null)
+      throw new Error("This app is already listening; create another Cog to serve twice");
     this.starting = true;
     this.dispatcher.closing = false;
     this.openStreams.reopen();

@@ -96,9 +96,7 @@ function settled({ res, nextCalled }: Returned): boolean {
 
 function message({ who, value }: Returned): string {
   const returnedValue =
-    value !== undefined && value !== null
-      ? ` It returned a value, which Cog does not send: answer with res.json(value) or res.send(value).`
-      : "";
+    value !== undefined && value !== null ? ` It returned a value, which Cog does not send: answer with res.json(value) or res.send(value).` : "";
   return (
     `${who} returned without answering or calling next(), and nothing answered in the ${GRACE_MS / 1000} s that followed: ` +
     `the client waits until handlerTimeout (if set) answers 503.${returnedValue} Answer with res.send(), res.json() or res.end(), or call next(); ` +

@@ -68,7 +68,12 @@ export class WorkerPool {
    * Forks `count` workers listening on `port` (0: a free port, picked once for all of them) and
    * resolves with the address once every one listens; rejects, stopping the others, if one fails.
    */
-  static async start(count: number, port: number, host: string | undefined, drainMs: number): Promise<{ pool: WorkerPool; address: { host: string; port: number } }> {
+  static async start(
+    count: number,
+    port: number,
+    host: string | undefined,
+    drainMs: number,
+  ): Promise<{ pool: WorkerPool; address: { host: string; port: number } }> {
     const shared = port === 0 ? await freePort(host) : port;
     const pool = new WorkerPool(shared, drainMs);
     try {

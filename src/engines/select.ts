@@ -15,7 +15,9 @@ const debug = debuglog("cog");
 export function chooseEngine(engine: EngineName | undefined): EngineName {
   const name = engine ?? "node";
   if ((name as string) === "uws") {
-    throw new RangeError('engine "uws" was retired: use engine: "native", Cog\'s own engine, which serves what a bare uWebSockets.js server serves without its install problems (see docs/engines.md)');
+    throw new RangeError(
+      'engine "uws" was retired: use engine: "native", Cog\'s own engine, which serves what a bare uWebSockets.js server serves without its install problems (see docs/engines.md)',
+    );
   }
   if (!ENGINES.includes(name)) throw new RangeError(`engine must be one of ${ENGINES.map((e) => `"${e}"`).join(", ")}; got ${String(name)}`);
   return name;

@@ -17,7 +17,7 @@ import { EXPRESS_OPTION_KEYS, OPTION_HINTS } from "../core/options.js";
  * makes it. Routing is pillarjs's `router` (Express 5's own), so paths, params and the order of
  * middleware and routes are Express's exactly.
  */
- 
+
 type App = any;
 
 /** Whether `trust proxy` still has its default: a mounted app then inherits its parent's. */
@@ -250,7 +250,8 @@ application.listen = function (this: App, ...args: unknown[]) {
 
 /** `express()`: a new app; `options.engine` picks the engine `app.listen` serves on. */
 export function createApplication(options: ExpressOptions = {}): App {
-  if (typeof options !== "object" || options === null) throw new TypeError(`express(options) takes an object of options; got ${options === null ? "null" : typeof options}`);
+  if (typeof options !== "object" || options === null)
+    throw new TypeError(`express(options) takes an object of options; got ${options === null ? "null" : typeof options}`);
   refuseUnknownKeys(options, EXPRESS_OPTION_KEYS, OPTION_HINTS, "express()", "option");
   const app: App = function (req: App, res: App, next?: (err?: unknown) => void) {
     app.handle(req, res, next);

@@ -27,9 +27,8 @@ import { nextTick } from "../base/loop.js";
  * `req.headers`.
  */
 
- 
 type Req = any;
- 
+
 type Res = any;
 type Next = (err?: unknown) => void;
 type Middleware = (req: Req, res: Res, next: Next) => void;
@@ -69,7 +68,12 @@ interface Reading {
 /** `express.json([options])`. */
 export function json(options?: ParserOptions): Middleware {
   const fallback = bodyParser.json(options as never) as Middleware;
-  return withShortcut(fallback, { ...normalize(options, "application/json"), isValidCharset: (charset) => charset.slice(0, 4) === "utf-", skipCharset: false, parse: jsonParser(options) });
+  return withShortcut(fallback, {
+    ...normalize(options, "application/json"),
+    isValidCharset: (charset) => charset.slice(0, 4) === "utf-",
+    skipCharset: false,
+    parse: jsonParser(options),
+  });
 }
 
 /** `express.urlencoded([options])`. */
@@ -151,7 +155,9 @@ function awaitBody(req: Req, res: Res, next: Next, reading: Reading, fallback: M
     const encoding = charsetOf(req) || reading.defaultCharset;
     if ((reading.isValidCharset !== undefined && !reading.isValidCharset(encoding)) || (reading.verify && !iconv.encodingExists(encoding))) return false;
   }
-  return (req as Required<BodyHolding>)[FOLLOWING_BODY](length, (body) => (body === undefined ? fallback(req, res, next) : read(req, res, next, body, reading)));
+  return (req as Required<BodyHolding>)[FOLLOWING_BODY](length, (body) =>
+    body === undefined ? fallback(req, res, next) : read(req, res, next, body, reading),
+  );
 }
 
 const DIGITS = /^[0-9]{1,15}$/;
@@ -194,7 +200,12 @@ function received(req: Req, res: Res, next: Next, body: Buffer, reading: Reading
     if (decoder instanceof Error) failure = decoder;
     else if (body.length > limit) failure = createError(413, "request entity too large", { limit, received: body.length, type: "entity.too.large" });
     else if (length !== null && body.length !== length) {
-      failure = createError(400, "request size did not match content length", { expected: length, length, received: body.length, type: "request.size.invalid" });
+      failure = createError(400, "request size did not match content length", {
+        expected: length,
+        length,
+        received: body.length,
+        type: "request.size.invalid",
+      });
     } else if (decoder !== null) decoded = decoder(body);
   }
   if (failure !== null) {
@@ -310,7 +321,10 @@ function strictSyntaxError(text: string, char: string): Error {
     throw new SyntaxError("strict violation");
   } catch (e) {
     const error = e as Error;
-    return normalizeJsonSyntaxError(error, { message: error.message.replace(JSON_SYNTAX_RUN, (placeholder) => text.substring(index, index + placeholder.length)), stack: error.stack! });
+    return normalizeJsonSyntaxError(error, {
+      message: error.message.replace(JSON_SYNTAX_RUN, (placeholder) => text.substring(index, index + placeholder.length)),
+      stack: error.stack!,
+    });
   }
 }
 

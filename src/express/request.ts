@@ -15,7 +15,7 @@ import { NO_QUERY, NOT_PLAIN_URL, plainQueryIndex } from "./url.js";
  * read, as Express computes it. Every app's `app.request` inherits from it; on Cog's engines the
  * members are laid over the engine's own request class (see prototypes.ts).
  */
- 
+
 type Req = any;
 
 export const request: Record<string | symbol, unknown> = Object.create(IncomingMessage.prototype);

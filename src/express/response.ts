@@ -20,7 +20,7 @@ import { setImmediate } from "../base/loop.js";
  * `app.response` inherits from it; on Cog's engines the members are laid over the engine's own
  * response class (see prototypes.ts).
  */
- 
+
 type Res = any;
 type Callback = (err?: Error & { code?: string; syscall?: string; status?: number }) => void;
 
@@ -36,7 +36,12 @@ response.status = function (this: Res, code: number) {
 response.links = function (this: Res, links: Record<string, string | string[]>) {
   const previous: string = this.get("Link") || "";
   const added = Object.keys(links)
-    .map((rel) => ([] as string[]).concat(links[rel]!).map((url) => `<${url}>; rel="${rel}"`).join(", "))
+    .map((rel) =>
+      ([] as string[])
+        .concat(links[rel]!)
+        .map((url) => `<${url}>; rel="${rel}"`)
+        .join(", "),
+    )
     .join(", ");
   return this.set("Link", previous ? `${previous}, ${added}` : added);
 };
@@ -365,7 +370,7 @@ response.render = function (this: Res, view: string, options?: Record<string, un
  * Pipes a `send` stream into the response and calls back once: when it ended, failed, found a
  * directory, or the client left before the file was written (ECONNABORTED).
  */
- 
+
 function pipeFile(res: Res, file: any, options: Record<string, unknown>, callback: Callback): void {
   let finished = false;
   let streaming: boolean | undefined;

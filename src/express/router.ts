@@ -27,7 +27,6 @@ import { setImmediate } from "../base/loop.js";
  * 3,700 for the app's four layers and a route (docs/decisions/express-face.md).
  */
 
- 
 type Any = any;
 type Next = (err?: unknown) => void;
 
@@ -487,7 +486,13 @@ function dispatch(walk: Walk, layer: Any, plan: Plan, route: Any): void {
   const req = walk.req;
   const next = walk.next;
   const stack = route.stack;
-  if (plan.dispatches !== route || layer.handle !== plan.dispatchHandle || layer.handleRequest !== handleRequest || route.dispatch !== routeDispatch || stack.length !== 1) {
+  if (
+    plan.dispatches !== route ||
+    layer.handle !== plan.dispatchHandle ||
+    layer.handleRequest !== handleRequest ||
+    route.dispatch !== routeDispatch ||
+    stack.length !== 1
+  ) {
     return layer.handleRequest(req, walk.res, next);
   }
   // Route's dispatch: the method in lower case (HEAD served by GET's handler if it has none of its own).
@@ -531,7 +536,7 @@ const callLayer = {
     } catch (err) {
       next(err);
     }
-  }
+  },
 }["Layer.handleRequest"];
 
 function noop(): void {}

@@ -3,7 +3,16 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import statuses from "statuses";
 import type { Duplex } from "node:stream";
-import { HOST, type Engine, type EngineHost, type EngineOptions, type HeadVerdict, type ListenAt, type RequestSurface, type ResponseSurface } from "../engines/contract/engine.js";
+import {
+  HOST,
+  type Engine,
+  type EngineHost,
+  type EngineOptions,
+  type HeadVerdict,
+  type ListenAt,
+  type RequestSurface,
+  type ResponseSurface,
+} from "../engines/contract/engine.js";
 import { chooseEngine, startEngineNow, type EngineName } from "../engines/select.js";
 import { resolveLimits, type Limits } from "../base/limits.js";
 import { serverTlsOptions } from "../base/tls.js";
@@ -30,7 +39,6 @@ export interface ExpressOptions extends Partial<Limits>, EngineOptions {
   strict?: boolean;
 }
 
- 
 type App = ((req: any, res: any) => void) & { [SERVING]?: ExpressOptions; request?: object; response?: object };
 
 /** On an app made by `express(options)`: those options (which engine it serves on, its limits). */
@@ -244,7 +252,11 @@ export class CogServer extends EventEmitter {
       );
     }
     // Out of the promise, as the events above: a throw in the callback is an uncaught exception.
-    if (callback !== undefined) this.closing.then(() => nextTick(callback), (err: unknown) => nextTick(callback, err));
+    if (callback !== undefined)
+      this.closing.then(
+        () => nextTick(callback),
+        (err: unknown) => nextTick(callback, err),
+      );
     return this;
   }
 
@@ -280,6 +292,7 @@ function listenAt(args: unknown[]): ListenAt {
     return { path: port };
   }
   const number = port === undefined || port === null ? 0 : Number(port);
-  if (!Number.isInteger(number) || number < 0 || number > 65535) throw new RangeError(`The native engine listens on a TCP port (0 to 65535) or a Unix domain socket's path; got ${String(port)}`);
+  if (!Number.isInteger(number) || number < 0 || number > 65535)
+    throw new RangeError(`The native engine listens on a TCP port (0 to 65535) or a Unix domain socket's path; got ${String(port)}`);
   return { port: number, host: typeof host === "string" ? host : undefined };
 }

@@ -17,7 +17,13 @@ export interface ParamsDictionary {
 
 export type NextFunction = (err?: unknown) => void;
 
-export interface Request<P = ParamsDictionary, ResBody = unknown, ReqBody = any, ReqQuery = ParsedQs, Locals extends Record<string, any> = Record<string, any>> extends IncomingMessage {
+export interface Request<
+  P = ParamsDictionary,
+  ResBody = unknown,
+  ReqBody = any,
+  ReqQuery = ParsedQs,
+  Locals extends Record<string, any> = Record<string, any>,
+> extends IncomingMessage {
   app: Application;
   res?: Response<ResBody, Locals>;
   next?: NextFunction;
@@ -40,7 +46,7 @@ export interface Request<P = ParamsDictionary, ResBody = unknown, ReqBody = any,
   readonly fresh: boolean;
   readonly stale: boolean;
   readonly xhr: boolean;
-   
+
   route: any;
   cookies?: Record<string, any>;
   signedCookies?: Record<string, any>;
@@ -58,7 +64,7 @@ export interface Request<P = ParamsDictionary, ResBody = unknown, ReqBody = any,
   acceptsLanguages(): string[];
   acceptsLanguages(...languages: Array<string | string[]>): string | false;
   is(...types: Array<string | string[]>): string | false | null;
-  range(size: number, options?: { combine?: boolean }): Array<{ start: number; end: number }> & { type: string } | -1 | -2 | undefined;
+  range(size: number, options?: { combine?: boolean }): (Array<{ start: number; end: number }> & { type: string }) | -1 | -2 | undefined;
 }
 
 export interface CookieOptions {
@@ -125,19 +131,22 @@ export interface Response<ResBody = unknown, Locals extends Record<string, any> 
 }
 
 /** A middleware or handler. */
-export type RequestHandler<P = ParamsDictionary, ResBody = unknown, ReqBody = any, ReqQuery = ParsedQs, Locals extends Record<string, any> = Record<string, any>> = (
-  req: Request<P, ResBody, ReqBody, ReqQuery, Locals>,
-  res: Response<ResBody, Locals>,
-  next: NextFunction,
-) => unknown;
+export type RequestHandler<
+  P = ParamsDictionary,
+  ResBody = unknown,
+  ReqBody = any,
+  ReqQuery = ParsedQs,
+  Locals extends Record<string, any> = Record<string, any>,
+> = (req: Request<P, ResBody, ReqBody, ReqQuery, Locals>, res: Response<ResBody, Locals>, next: NextFunction) => unknown;
 
 /** Error middleware: four arguments. */
-export type ErrorRequestHandler<P = ParamsDictionary, ResBody = unknown, ReqBody = any, ReqQuery = ParsedQs, Locals extends Record<string, any> = Record<string, any>> = (
-  err: any,
-  req: Request<P, ResBody, ReqBody, ReqQuery, Locals>,
-  res: Response<ResBody, Locals>,
-  next: NextFunction,
-) => unknown;
+export type ErrorRequestHandler<
+  P = ParamsDictionary,
+  ResBody = unknown,
+  ReqBody = any,
+  ReqQuery = ParsedQs,
+  Locals extends Record<string, any> = Record<string, any>,
+> = (err: any, req: Request<P, ResBody, ReqBody, ReqQuery, Locals>, res: Response<ResBody, Locals>, next: NextFunction) => unknown;
 
 export type Handler = RequestHandler | ErrorRequestHandler | Router | Application;
 export type PathParams = string | RegExp | Array<string | RegExp>;

@@ -55,7 +55,9 @@ interface Deps {
 let deps: Deps | null = null;
 let loading: Promise<Deps> | null = null;
 function loadDeps(): Promise<Deps> {
-  return (loading ??= Promise.all([import("negotiator"), import("compressible")]).then(([n, c]) => (deps = { Negotiator: n.default, compressible: c.default })));
+  return (loading ??= Promise.all([import("negotiator"), import("compressible")]).then(
+    ([n, c]) => (deps = { Negotiator: n.default, compressible: c.default }),
+  ));
 }
 
 /**
@@ -114,18 +116,40 @@ function resolve(options: CompressOptions): Settings {
   const zstdLevel = options.zstdLevel ?? 3;
   const brotli = { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: quality } };
   const codecs: Record<string, Codec> = {
-    gzip: { stream: () => zlib.createGzip({ level }), whole: (body, done) => zlib.gzip(body, { level }, done), wholeSync: (body) => zlib.gzipSync(body, { level }) },
-    deflate: { stream: () => zlib.createDeflate({ level }), whole: (body, done) => zlib.deflate(body, { level }, done), wholeSync: (body) => zlib.deflateSync(body, { level }) },
-    br: { stream: () => zlib.createBrotliCompress(brotli), whole: (body, done) => zlib.brotliCompress(body, brotli, done), wholeSync: (body) => zlib.brotliCompressSync(body, brotli) },
+    gzip: {
+      stream: () => zlib.createGzip({ level }),
+      whole: (body, done) => zlib.gzip(body, { level }, done),
+      wholeSync: (body) => zlib.gzipSync(body, { level }),
+    },
+    deflate: {
+      stream: () => zlib.createDeflate({ level }),
+      whole: (body, done) => zlib.deflate(body, { level }, done),
+      wholeSync: (body) => zlib.deflateSync(body, { level }),
+    },
+    br: {
+      stream: () => zlib.createBrotliCompress(brotli),
+      whole: (body, done) => zlib.brotliCompress(body, brotli, done),
+      wholeSync: (body) => zlib.brotliCompressSync(body, brotli),
+    },
   };
   if (ZSTD) {
-    const z = zlib as unknown as { createZstdCompress(o: object): Compressor; zstdCompress(b: Buffer, o: object, cb: (e: Error | null, r: Buffer) => void): void; zstdCompressSync(b: Buffer, o: object): Buffer; constants: Record<string, number> };
+    const z = zlib as unknown as {
+      createZstdCompress(o: object): Compressor;
+      zstdCompress(b: Buffer, o: object, cb: (e: Error | null, r: Buffer) => void): void;
+      zstdCompressSync(b: Buffer, o: object): Buffer;
+      constants: Record<string, number>;
+    };
     const zstd = { params: { [z.constants.ZSTD_c_compressionLevel!]: zstdLevel } };
-    codecs.zstd = { stream: () => z.createZstdCompress(zstd), whole: (body, done) => z.zstdCompress(body, zstd, done), wholeSync: (body) => z.zstdCompressSync(body, zstd) };
+    codecs.zstd = {
+      stream: () => z.createZstdCompress(zstd),
+      whole: (body, done) => z.zstdCompress(body, zstd, done),
+      wholeSync: (body) => z.zstdCompressSync(body, zstd),
+    };
   }
   const wanted = options.encodings ?? ["br", "zstd", "gzip", "deflate"];
   for (const name of wanted) {
-    if (!["br", "zstd", "gzip", "deflate"].includes(name)) throw new RangeError(`compress: unknown encoding ${JSON.stringify(name)}; use br, zstd, gzip or deflate`);
+    if (!["br", "zstd", "gzip", "deflate"].includes(name))
+      throw new RangeError(`compress: unknown encoding ${JSON.stringify(name)}; use br, zstd, gzip or deflate`);
   }
   const offered = wanted.filter((name) => codecs[name] !== undefined);
   return { threshold, syncLimit, offered: [...offered, "identity"], codecs };
@@ -151,7 +175,12 @@ const enum Mode {
 function wrap(req: Request, res: Response, settings: Settings): void {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- stands for any of the response's write methods, whatever their signature
   type Method = (this: Response, ...args: any[]) => any;
-  const original: Record<"writeHead" | "write" | "end" | "flushHeaders", Method> = { writeHead: res.writeHead, write: res.write, end: res.end, flushHeaders: res.flushHeaders };
+  const original: Record<"writeHead" | "write" | "end" | "flushHeaders", Method> = {
+    writeHead: res.writeHead,
+    write: res.write,
+    end: res.end,
+    flushHeaders: res.flushHeaders,
+  };
   let mode = Mode.Undecided;
   let status = 200;
   let head: OutgoingHttpHeaders = {};
@@ -216,9 +245,13 @@ function wrap(req: Request, res: Response, settings: Settings): void {
 
   res.write = function (this: Response, chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
     if (mode === Mode.Undecided && !this.headersSent) this.writeHead(this.statusCode);
-    if (mode !== Mode.Compressing || this.writableEnded || this.destroyed) return original.write.call(this, chunk, encoding as BufferEncoding, callback as () => void);
+    if (mode !== Mode.Compressing || this.writableEnded || this.destroyed)
+      return original.write.call(this, chunk, encoding as BufferEncoding, callback as () => void);
     const compressor = startStream(this);
-    const ready = typeof encoding === "function" || encoding === undefined ? compressor.write(chunk, encoding as () => void) : compressor.write(chunk, encoding as BufferEncoding, callback as () => void);
+    const ready =
+      typeof encoding === "function" || encoding === undefined
+        ? compressor.write(chunk, encoding as () => void)
+        : compressor.write(chunk, encoding as BufferEncoding, callback as () => void);
     // Each event of an event stream goes out now, not when zlib's window fills.
     if (eventStream) compressor.flush();
     return ready;
@@ -337,7 +370,9 @@ function decide(req: Request, res: Response, status: number, given: OutgoingHttp
   if (length >= 0 && length < settings.threshold) return kept(head);
   const accept = req.headerValue("accept-encoding");
   const negotiator = new deps!.Negotiator({ headers: { "accept-encoding": accept } });
-  const encoding = (negotiator.encodings as (available: string[], options: { preferred: string[] }) => string[])(settings.offered, { preferred: settings.offered })[0];
+  const encoding = (negotiator.encodings as (available: string[], options: { preferred: string[] }) => string[])(settings.offered, {
+    preferred: settings.offered,
+  })[0];
   if (encoding === undefined || encoding === "identity") return kept(head);
   if (validated !== null) {
     // The 200 went out compressed, so with the weak tag: the 304 validating it names the same.

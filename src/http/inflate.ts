@@ -18,7 +18,12 @@ export function inflateBody(raw: Buffer, header: string, limit: number, done: Bo
   if (encoding === "identity") return done(null, raw);
   const decode = DECODERS[encoding];
   if (decode === undefined) {
-    return done(new HttpError(415, `Unsupported Content-Encoding "${header}": send the body as gzip, deflate, br or identity`, { headers: { "accept-encoding": "gzip, deflate, br" } }), null);
+    return done(
+      new HttpError(415, `Unsupported Content-Encoding "${header}": send the body as gzip, deflate, br or identity`, {
+        headers: { "accept-encoding": "gzip, deflate, br" },
+      }),
+      null,
+    );
   }
   decode(raw, { maxOutputLength: Math.max(limit, 1) }, (err, inflated) => {
     if (err === null) {

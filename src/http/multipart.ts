@@ -68,7 +68,8 @@ export async function readMultipart(req: MultipartRequest, options: MultipartOpt
   const Busboy = await (busboy ??= import("@fastify/busboy").then((m) => m.Busboy));
   const limits = { fileSize: Infinity, files: 10, fields: 100, parts: 110, fieldSize: 64 * 1024, ...options.limits };
   for (const [name, value] of Object.entries(limits)) {
-    if (value !== Infinity && (!Number.isInteger(value) || value < 0)) throw new RangeError(`req.multipart(): limits.${name} must be a whole number >= 0, got ${String(value)}`);
+    if (value !== Infinity && (!Number.isInteger(value) || value < 0))
+      throw new RangeError(`req.multipart(): limits.${name} must be a whole number >= 0, got ${String(value)}`);
   }
   let parser: ReturnType<typeof Busboy>;
   try {
@@ -88,7 +89,8 @@ export async function readMultipart(req: MultipartRequest, options: MultipartOpt
       req.resume();
       reject(err);
     };
-    const tooMany = (what: string, limit: number) => () => fail(new HttpError(413, `The form has more than ${limit} ${what}; raise limits.${what === "parts" ? "parts" : what} to accept it`));
+    const tooMany = (what: string, limit: number) => () =>
+      fail(new HttpError(413, `The form has more than ${limit} ${what}; raise limits.${what === "parts" ? "parts" : what} to accept it`));
     parser.on("field", (name, value, _nameTruncated, valueTruncated) => {
       if (valueTruncated) return fail(new HttpError(413, `Form field "${name}" is larger than ${limits.fieldSize} bytes; raise limits.fieldSize to accept it`));
       const seen = fields[name];
@@ -100,15 +102,20 @@ export async function readMultipart(req: MultipartRequest, options: MultipartOpt
         return fail(new HttpError(400, `Unexpected file in form field "${field}": this route takes no files`));
       }
       stream.on("limit", () => {
-        const err = new HttpError(413, `File "${filename}" in form field "${field}" is larger than ${limits.fileSize} bytes; raise limits.fileSize to accept it`);
+        const err = new HttpError(
+          413,
+          `File "${filename}" in form field "${field}" is larger than ${limits.fileSize} bytes; raise limits.fileSize to accept it`,
+        );
         stream.destroy(err);
         fail(err);
       });
       try {
-        handled.push(Promise.resolve(options.onFile({ field, filename, mimeType, stream })).catch((err: unknown) => {
-          stream.resume();
-          fail(err);
-        }));
+        handled.push(
+          Promise.resolve(options.onFile({ field, filename, mimeType, stream })).catch((err: unknown) => {
+            stream.resume();
+            fail(err);
+          }),
+        );
       } catch (err) {
         stream.resume();
         fail(err);

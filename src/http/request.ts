@@ -7,7 +7,21 @@ import { DEFAULT_LIMITS } from "../base/limits.js";
 import { unsignCookies } from "../base/signing.js";
 import type { FormFields, MultipartOptions } from "./multipart.js";
 import { OpenStreams } from "./sse.js";
-import { CACHED_BODY, CACHED_COOKIES, CACHED_PATH, CACHED_QUERY, CACHED_SIGNED, ORIGINAL_URL, RESPONSE, LOG, ROUTE, SETTINGS, SIGNAL, TRACED, UNSET } from "../base/symbols.js";
+import {
+  CACHED_BODY,
+  CACHED_COOKIES,
+  CACHED_PATH,
+  CACHED_QUERY,
+  CACHED_SIGNED,
+  ORIGINAL_URL,
+  RESPONSE,
+  LOG,
+  ROUTE,
+  SETTINGS,
+  SIGNAL,
+  TRACED,
+  UNSET,
+} from "../base/symbols.js";
 import { pathOf } from "../base/path.js";
 import type { RequestLog, RequestLogSource } from "./log.js";
 
@@ -43,7 +57,14 @@ export interface RequestSettings {
   readonly openStreams: OpenStreams;
 }
 
-const DEFAULT_SETTINGS: RequestSettings = { trustProxy: false, maxFields: DEFAULT_LIMITS.maxFields, maxJsonDepth: DEFAULT_LIMITS.maxJsonDepth, secrets: [], logger: null, openStreams: new OpenStreams() };
+const DEFAULT_SETTINGS: RequestSettings = {
+  trustProxy: false,
+  maxFields: DEFAULT_LIMITS.maxFields,
+  maxJsonDepth: DEFAULT_LIMITS.maxJsonDepth,
+  secrets: [],
+  logger: null,
+  openStreams: new OpenStreams(),
+};
 
 /** What a request knows of the route it matched (the app's compiled route is one). */
 export interface MatchedRoute {
@@ -333,7 +354,10 @@ export function withRequestHelpers<Base extends EngineRequestClass>(Base: Base) 
       if (trust === false || trust === 0) return remote;
       const header = this.get("x-forwarded-for");
       if (header === undefined) return remote;
-      const hops = header.split(",").map((s) => s.trim()).filter((s) => s !== "");
+      const hops = header
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== "");
       if (hops.length === 0) return remote;
       if (trust === true) return hops[0];
       return hops[Math.max(0, hops.length - trust)];
@@ -374,13 +398,12 @@ export function forApp<Class extends abstract new (...args: any[]) => object>(Ba
   return AppRequest;
 }
 
-
 /**
  * The request handed to handlers, on every engine: Cog's helpers over Node's IncomingMessage
  * surface. An interface, so that an app can declare what its middleware adds:
  * `declare module "cog-http" { interface Request { user?: User } }`.
  */
- 
+
 export interface Request extends RequestHelpers {}
 type RequestHelpers = InstanceType<ReturnType<typeof withRequestHelpers<abstract new () => RequestSurface & EngineRequestMethods>>>;
 

@@ -100,7 +100,11 @@ export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base
      * a piped stream or middleware (each engine's implicit head comes here too). The response
      * begins here, so the app's handler timeout no longer applies to it.
      */
-    override writeHead(status: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
+    override writeHead(
+      status: number,
+      reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
+      headers?: OutgoingHttpHeaders | OutgoingHttpHeader[],
+    ): this {
       const watch = own(this)[WATCH];
       if (watch !== null) watch.begun(this);
       const pending = own(this)[PENDING];
@@ -291,7 +295,7 @@ export function withResponseHelpers<Base extends EngineResponseClass>(Base: Base
  * surface. An interface, so that an app can declare what its middleware adds
  * (`declare module "cog-http" { interface Response { render(view: string): void } }`).
  */
- 
+
 export interface Response extends ResponseHelpers {}
 type ResponseHelpers = InstanceType<ReturnType<typeof withResponseHelpers<abstract new () => EngineResponse>>>;
 
@@ -345,7 +349,10 @@ export function cookieOf(name: string, value: string, o: CookieOptions | undefin
 }
 
 /** `res.set`'s headers under those given to writeHead (theirs win). */
-function withPending(pending: Record<string, HeaderValue>, given: OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined): OutgoingHttpHeaders | OutgoingHttpHeader[] {
+function withPending(
+  pending: Record<string, HeaderValue>,
+  given: OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined,
+): OutgoingHttpHeaders | OutgoingHttpHeader[] {
   if (given === undefined) return pending as OutgoingHttpHeaders;
   if (Array.isArray(given)) return [...Object.entries(pending).flat(), ...given] as OutgoingHttpHeader[];
   return { ...pending, ...given } as OutgoingHttpHeaders;
@@ -444,7 +451,8 @@ function streamError(err: Error): unknown {
   const code = (err as NodeJS.ErrnoException).code;
   const status = code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR" ? 404 : code === "EACCES" || code === "EPERM" ? 403 : 0;
   // The file system's message names the server's path: the client gets a plain one.
-  if (status !== 0) return new HttpError(status, status === 404 ? "The file sent as the body was not found" : "The file sent as the body may not be read", { cause: err });
+  if (status !== 0)
+    return new HttpError(status, status === 404 ? "The file sent as the body was not found" : "The file sent as the body may not be read", { cause: err });
   return err;
 }
 

@@ -172,7 +172,8 @@ function format(message: ServerEvent | string): string {
   if (event.event !== undefined) text += `event: ${field("event", event.event)}\n`;
   if (event.id !== undefined) text += `id: ${field("id", String(event.id))}\n`;
   if (event.retry !== undefined) {
-    if (!Number.isInteger(event.retry) || event.retry < 0) throw new TypeError(`EventStream.send: retry must be a whole number of ms >= 0, got ${String(event.retry)}`);
+    if (!Number.isInteger(event.retry) || event.retry < 0)
+      throw new TypeError(`EventStream.send: retry must be a whole number of ms >= 0, got ${String(event.retry)}`);
     text += `retry: ${event.retry}\n`;
   }
   if (event.data !== undefined) {
@@ -186,6 +187,7 @@ function format(message: ServerEvent | string): string {
 const LINE_BREAK = /\r\n|\r|\n/;
 
 function field(name: string, value: string): string {
-  if (/[\r\n]/.test(value) || value.includes("\0")) throw new TypeError(`EventStream: the ${name} ${JSON.stringify(value)} holds a line break or NUL, which would end the event early`);
+  if (/[\r\n]/.test(value) || value.includes("\0"))
+    throw new TypeError(`EventStream: the ${name} ${JSON.stringify(value)} holds a line break or NUL, which would end the event early`);
   return value;
 }

@@ -16,7 +16,6 @@ interface Timed {
   [REASON]?: RequestLogLine["reason"];
 }
 
-
 /**
  * The access log and error log of an app. `begin` runs as the engine hands a request over: it
  * gives the request its id and echoes it in X-Request-Id (see `ECHO_REQUEST_ID`). The engine
@@ -58,7 +57,8 @@ export class RequestLogger {
     const write = this.writeApp;
     const at = (level: AppLogLine["level"]): LogMethod =>
       ((fields: object | string, msg?: string) => {
-        const line: AppLogLine = typeof fields === "string" ? { level, time: Date.now(), msg: fields, id } : { level, time: Date.now(), msg: msg ?? "", id, ...fields };
+        const line: AppLogLine =
+          typeof fields === "string" ? { level, time: Date.now(), msg: fields, id } : { level, time: Date.now(), msg: msg ?? "", id, ...fields };
         if (fields instanceof Error) line.err = { type: fields.name, message: fields.message, stack: fields.stack };
         write(line);
       }) as LogMethod;
@@ -175,7 +175,8 @@ function jsonLines(): { line: LogFunction; text: (text: string) => void } {
     }
   };
   // Cog's own lines: request lines spelled out, error lines as JSON (app lines come through `text`).
-  const line: LogFunction = (line) => text(line.level === "info" && line.reason === undefined ? requestLine(line as RequestLogLine) : `${JSON.stringify(line)}\n`);
+  const line: LogFunction = (line) =>
+    text(line.level === "info" && line.reason === undefined ? requestLine(line as RequestLogLine) : `${JSON.stringify(line)}\n`);
   return { line, text };
 }
 

@@ -1,12 +1,26 @@
 import { createRequire } from "node:module";
-import { SpanKind, SpanStatusCode, context, createContextKey, propagation, trace, type Attributes, type Context, type Span, type TextMapGetter } from "@opentelemetry/api";
+import {
+  SpanKind,
+  SpanStatusCode,
+  context,
+  createContextKey,
+  propagation,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+  type TextMapGetter,
+} from "@opentelemetry/api";
 import { InstrumentationBase, type InstrumentationConfig } from "@opentelemetry/instrumentation";
 import { statusOf } from "../base/errors.js";
 import { packageFile } from "../base/package-files.js";
 import type { InternalRequest } from "../http/request.js";
 import { requestChannel, WITHIN, type RequestMessage } from "../observe/request-channel.js";
 
-const { name: PACKAGE_NAME, version: PACKAGE_VERSION } = createRequire(import.meta.url)(packageFile(import.meta.url, 1, "package.json")) as { name: string; version: string };
+const { name: PACKAGE_NAME, version: PACKAGE_VERSION } = createRequire(import.meta.url)(packageFile(import.meta.url, 1, "package.json")) as {
+  name: string;
+  version: string;
+};
 
 /**
  * The key under which @opentelemetry/instrumentation-http keeps, in the context it runs a

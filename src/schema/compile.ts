@@ -80,7 +80,13 @@ export function compileValidation(schema: RouteSchema, where: string): Handler |
     if (isStandardSchema(part)) {
       validators.push({ location, json: null, jsonAll: null, standard: part, coerce: location === "body" ? null : compileCoercion(part, location) });
     } else {
-      validators.push({ location, json: compileJson(part, location, where, false), jsonAll: compileJson(part, location, where, true), standard: null, coerce: null });
+      validators.push({
+        location,
+        json: compileJson(part, location, where, false),
+        jsonAll: compileJson(part, location, where, true),
+        standard: null,
+        coerce: null,
+      });
     }
   }
   if (validators.length === 0) return null;
@@ -110,7 +116,12 @@ export function compileValidation(schema: RouteSchema, where: string): Handler |
 }
 
 /** A Standard Schema's verdict: its output replaces the input, or its issues join `issues` (returned). */
-function applyStandard(req: CogRequest, location: Location, result: StandardSchemaV1.Result<unknown>, issues: ValidationIssue[] | null): ValidationIssue[] | null {
+function applyStandard(
+  req: CogRequest,
+  location: Location,
+  result: StandardSchemaV1.Result<unknown>,
+  issues: ValidationIssue[] | null,
+): ValidationIssue[] | null {
   if (result.issues === undefined) {
     write(req, location, result.value);
     return issues;
@@ -194,7 +205,11 @@ function ajvIssues(errors: readonly ErrorObject[], location: Location): Validati
 
 function standardIssues(issues: readonly StandardSchemaV1.Issue[], location: Location): ValidationIssue[] {
   return issues.map((issue) => {
-    const segments = (issue.path ?? []).map((p) => String(typeof p === "object" ? p.key : p).replace(/~/g, "~0").replace(/\//g, "~1"));
+    const segments = (issue.path ?? []).map((p) =>
+      String(typeof p === "object" ? p.key : p)
+        .replace(/~/g, "~0")
+        .replace(/\//g, "~1"),
+    );
     return { in: location, path: segments.length === 0 ? "/" : `/${segments.join("/")}`, message: issue.message };
   });
 }
@@ -234,7 +249,8 @@ function jsonSerializer(schema: JsonSchema, where: string, status: number): Seri
 function standardSerializer(schema: StandardSchemaV1, where: string, status: number): Serializer {
   return (value) => {
     const result = schema["~standard"].validate(value);
-    if (result instanceof Promise) throw new Error(`Route ${where}: the ${status} response schema validates asynchronously; response schemas must be synchronous`);
+    if (result instanceof Promise)
+      throw new Error(`Route ${where}: the ${status} response schema validates asynchronously; response schemas must be synchronous`);
     if (result.issues !== undefined) {
       const issue = result.issues[0]!;
       throw new Error(`Route ${where}: the ${status} response does not match its schema: ${issue.message}`);

@@ -52,7 +52,16 @@ export interface OpenApiMediaType extends OpenApiExtensions {
   schema?: OpenApiSchema;
   example?: unknown;
   examples?: Record<string, OpenApiExample | OpenApiReference>;
-  encoding?: Record<string, { contentType?: string; headers?: Record<string, OpenApiHeader | OpenApiReference>; style?: string; explode?: boolean; allowReserved?: boolean } & OpenApiExtensions>;
+  encoding?: Record<
+    string,
+    {
+      contentType?: string;
+      headers?: Record<string, OpenApiHeader | OpenApiReference>;
+      style?: string;
+      explode?: boolean;
+      allowReserved?: boolean;
+    } & OpenApiExtensions
+  >;
 }
 
 /** What a parameter and a header have in common. */
@@ -128,12 +137,12 @@ export type OpenApiMethod = "get" | "put" | "post" | "delete" | "options" | "hea
 export type OpenApiVersion = `3.1.${number}` | `3.2.${number}`;
 
 export type OpenApiPathItem = { [method in OpenApiMethod]?: OpenApiOperation } & OpenApiExtensions & {
-  $ref?: string;
-  summary?: string;
-  description?: string;
-  servers?: OpenApiServer[];
-  parameters?: Array<OpenApiParameter | OpenApiReference>;
-};
+    $ref?: string;
+    summary?: string;
+    description?: string;
+    servers?: OpenApiServer[];
+    parameters?: Array<OpenApiParameter | OpenApiReference>;
+  };
 
 type OAuthFlow = { refreshUrl?: string; scopes: Record<string, string> } & OpenApiExtensions;
 

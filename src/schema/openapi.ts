@@ -90,7 +90,8 @@ export function buildOpenApi(routes: readonly RouteInfo[], options: OpenApiOptio
   const checkSecurity = (requirements: ReadonlyArray<Readonly<Record<string, readonly string[]>>>, where: string) => {
     for (const requirement of requirements) {
       for (const name of Object.keys(requirement)) {
-        if (!schemes.has(name)) throw new Error(`${where} names the security scheme "${name}", which is not in the components.securitySchemes given to app.openapi(): add it there`);
+        if (!schemes.has(name))
+          throw new Error(`${where} names the security scheme "${name}", which is not in the components.securitySchemes given to app.openapi(): add it there`);
       }
     }
   };
@@ -118,7 +119,10 @@ export function buildOpenApi(routes: readonly RouteInfo[], options: OpenApiOptio
       for (let n = 2; operationIds.has(operationId); n++) operationId = `${made}${n}`;
     }
     const twin = operationIds.get(operationId);
-    if (twin !== undefined) throw new Error(`app.openapi(): routes ${twin} and ${route.where} have the same operationId "${operationId}"; OpenAPI needs each to be unique: give one a schema.operationId of its own`);
+    if (twin !== undefined)
+      throw new Error(
+        `app.openapi(): routes ${twin} and ${route.where} have the same operationId "${operationId}"; OpenAPI needs each to be unique: give one a schema.operationId of its own`,
+      );
     operationIds.set(operationId, route.where);
     operation.operationId = operationId;
     if (schema.deprecated !== undefined) operation.deprecated = schema.deprecated;
@@ -133,7 +137,10 @@ export function buildOpenApi(routes: readonly RouteInfo[], options: OpenApiOptio
       const key = name === "*" ? "wildcard" : name;
       parameters.push({ name: key, in: "path", required: true, schema: propertyOf(params, name) ?? { type: "string" } });
     }
-    for (const [location, part] of [["query", schema.query], ["header", schema.headers]] as const) {
+    for (const [location, part] of [
+      ["query", schema.query],
+      ["header", schema.headers],
+    ] as const) {
       const json = toJsonSchema(part, "input");
       const properties = (json?.properties ?? {}) as Record<string, JsonSchema>;
       const required = new Set((json?.required ?? []) as string[]);
@@ -153,7 +160,9 @@ export function buildOpenApi(routes: readonly RouteInfo[], options: OpenApiOptio
     for (const [status, part] of Object.entries(schema.response ?? {}) as Array<[string, Schema]>) {
       const description = STATUS_CODES[Number(status)] ?? "Response";
       // A 204, 304 or 1xx answer goes out without a body or Content-Type: described without content.
-      responses[status] = BODILESS.test(status) ? { description } : { description, content: { "application/json": { schema: toJsonSchema(part, "output") ?? {} } } };
+      responses[status] = BODILESS.test(status)
+        ? { description }
+        : { description, content: { "application/json": { schema: toJsonSchema(part, "output") ?? {} } } };
     }
     // A route that declares none of its answers still answers: a 200 of unknown content (before
     // the 400 its input schemas add, which is not the answer it is for).

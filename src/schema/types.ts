@@ -55,11 +55,7 @@ export interface RouteOptions<S extends RouteSchema = RouteSchema> {
 }
 
 /** The TypeScript type a schema describes: Standard Schema's output, TypeBox's static type, else unknown. */
-export type Infer<S> = S extends StandardSchemaV1<unknown, infer Output>
-  ? Output
-  : S extends { readonly static: infer Static }
-    ? Static
-    : unknown;
+export type Infer<S> = S extends StandardSchemaV1<unknown, infer Output> ? Output : S extends { readonly static: infer Static } ? Static : unknown;
 
 type Part<S, K extends string, Fallback> = S extends { readonly [P in K]: infer T } ? Infer<T> : Fallback;
 

@@ -8,4 +8,3 @@ export function payloadOf(data: OutgoingData): string | Buffer {
   if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   throw new TypeError(`a WebSocket message is a string, a Buffer, an ArrayBuffer or a typed array; got ${data === null ? "null" : typeof data}`);
 }
-

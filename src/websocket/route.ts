@@ -19,7 +19,9 @@ const KEY = /^[A-Za-z0-9+/]{22}==$/;
 export function handshakeProblem(req: Request): HttpError | null {
   const upgrade = req.firstHeader("upgrade");
   if (upgrade === undefined || !hasToken(upgrade, "websocket")) {
-    return new HttpError(426, `${req.path} is a WebSocket endpoint: connect with a WebSocket client`, { headers: { Upgrade: "websocket", Connection: "Upgrade" } });
+    return new HttpError(426, `${req.path} is a WebSocket endpoint: connect with a WebSocket client`, {
+      headers: { Upgrade: "websocket", Connection: "Upgrade" },
+    });
   }
   if (req.httpVersion !== "1.1") return new HttpError(400, "A WebSocket handshake is an HTTP/1.1 request");
   if (!hasToken(req.firstHeader("connection") ?? "", "upgrade")) return new HttpError(400, "A WebSocket handshake needs Connection: Upgrade");

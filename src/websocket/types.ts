@@ -49,18 +49,35 @@ export interface WebSocketOptions {
 
 // Written as records of every key of the types, so a key added to one and not here fails the type check.
 const HANDLER_NAMES = Object.keys({ upgrade: true, open: true, message: true, drain: true, close: true } satisfies Record<keyof WebSocketHandlers, true>);
-const OPTION_NAMES = Object.keys({ maxPayload: true, maxFragments: true, idleTimeout: true, maxBackpressure: true, onBackpressure: true, perMessageDeflate: true } satisfies Record<keyof WebSocketOptions, true>);
+const OPTION_NAMES = Object.keys({
+  maxPayload: true,
+  maxFragments: true,
+  idleTimeout: true,
+  maxBackpressure: true,
+  onBackpressure: true,
+  perMessageDeflate: true,
+} satisfies Record<keyof WebSocketOptions, true>);
 
 const IS_AN_OPTION = "options are app.ws's third argument: app.ws(path, handlers, { maxPayload })";
 const IS_A_HANDLER = "handlers are app.ws's second argument: app.ws(path, { open, message, close }, options)";
 
 /** Refuses, at registration, handlers and options an `app.ws` route does not know (a typo would be ignored). */
 export function checkWebSocketRoute(handlers: object, options: object, where: string): void {
-  refuseUnknownKeys(handlers, HANDLER_NAMES, { ...Object.fromEntries(OPTION_NAMES.map((name) => [name, IS_AN_OPTION])), compression: IS_AN_OPTION, maxPayloadLength: IS_AN_OPTION }, where, "handler");
+  refuseUnknownKeys(
+    handlers,
+    HANDLER_NAMES,
+    { ...Object.fromEntries(OPTION_NAMES.map((name) => [name, IS_AN_OPTION])), compression: IS_AN_OPTION, maxPayloadLength: IS_AN_OPTION },
+    where,
+    "handler",
+  );
   refuseUnknownKeys(
     options,
     OPTION_NAMES,
-    { ...Object.fromEntries(HANDLER_NAMES.map((name) => [name, IS_A_HANDLER])), compression: "Cog calls it perMessageDeflate: true", maxPayloadLength: "Cog calls it maxPayload" },
+    {
+      ...Object.fromEntries(HANDLER_NAMES.map((name) => [name, IS_A_HANDLER])),
+      compression: "Cog calls it perMessageDeflate: true",
+      maxPayloadLength: "Cog calls it maxPayload",
+    },
     where,
     "option",
   );
@@ -77,9 +94,12 @@ export function resolveWebSocketOptions(options: WebSocketOptions, where: string
   };
   for (const name of ["maxPayload", "idleTimeout", "maxBackpressure"] as const) {
     const value = settings[name];
-    if (!Number.isFinite(value) || value < 0 || (name !== "idleTimeout" && value < 1)) throw new RangeError(`${where}: ${name} must be a positive number, got ${String(value)}`);
+    if (!Number.isFinite(value) || value < 0 || (name !== "idleTimeout" && value < 1))
+      throw new RangeError(`${where}: ${name} must be a positive number, got ${String(value)}`);
   }
-  if (!Number.isInteger(settings.maxFragments) || settings.maxFragments < 0) throw new RangeError(`${where}: maxFragments must be a whole number >= 0, got ${String(settings.maxFragments)}`);
-  if (settings.onBackpressure !== "drop" && settings.onBackpressure !== "close") throw new RangeError(`${where}: onBackpressure must be "drop" or "close", got ${String(settings.onBackpressure)}`);
+  if (!Number.isInteger(settings.maxFragments) || settings.maxFragments < 0)
+    throw new RangeError(`${where}: maxFragments must be a whole number >= 0, got ${String(settings.maxFragments)}`);
+  if (settings.onBackpressure !== "drop" && settings.onBackpressure !== "close")
+    throw new RangeError(`${where}: onBackpressure must be "drop" or "close", got ${String(settings.onBackpressure)}`);
   return settings;
 }

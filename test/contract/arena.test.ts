@@ -35,7 +35,9 @@ const schemathesis = spawnSync("schemathesis", ["--version"], { encoding: "utf8"
 // The scenarios the bench runs Cog on: all of them (production-stack's checks go through its edge:
 // test/contract/production-stack.test.ts).
 const cog = ARENA_CONTENDERS.find((c: { name: string }) => c.name === "cog");
-const COG_SCENARIOS: string[] = ARENA_SCENARIOS.filter((s: { stack?: boolean }) => unableReason(cog, s) === undefined && !s.stack).map((s: { id: string }) => s.id);
+const COG_SCENARIOS: string[] = ARENA_SCENARIOS.filter((s: { stack?: boolean }) => unableReason(cog, s) === undefined && !s.stack).map(
+  (s: { id: string }) => s.id,
+);
 
 interface Running {
   port: number;
@@ -51,7 +53,9 @@ interface Running {
  * test `owner` (stopped when it ends) or, with null, for the file (stopped by `after`).
  */
 async function startArena(owner: Owner | null, env: Record<string, string>): Promise<Running> {
-  const app = startChild(owner, process.execPath, ["--import", "tsx", "examples/arena.ts"], { env: { ...process.env, STATIC_DIR: staticDir(), DATASET_PATH: "examples/data/dataset.json", ...env, PORT: "0", COG_ENGINE: engine } });
+  const app = startChild(owner, process.execPath, ["--import", "tsx", "examples/arena.ts"], {
+    env: { ...process.env, STATIC_DIR: staticDir(), DATASET_PATH: "examples/data/dataset.json", ...env, PORT: "0", COG_ENGINE: engine },
+  });
   const output = () => app.stdout() + app.stderr();
   try {
     await waitForOutput(app, () => /arena on http:\/\/127\.0\.0\.1:\d+/.test(output()) && /^ready$/m.test(output()), "examples/arena.ts to be ready", 60_000);
@@ -102,7 +106,8 @@ after(async () => {
 
 describe(`the arena app on the ${engine} engine`, () => {
   test(`passes the contract of every scenario it serves (${COG_SCENARIOS.join(", ")})`, async () => {
-    for (const id of ["baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "async-db", "crud", "api-4", "api-16"]) assert.ok(COG_SCENARIOS.includes(id), `the bench runs Cog on ${id}`);
+    for (const id of ["baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "async-db", "crud", "api-4", "api-16"])
+      assert.ok(COG_SCENARIOS.includes(id), `the bench runs Cog on ${id}`);
     assert.deepEqual(await checkArena({ port: arena.port, scenarios: COG_SCENARIOS, sql, rows: ROWS }), []);
   });
 
@@ -159,7 +164,9 @@ describe(`the arena app on the ${engine} engine`, () => {
     const verdict = await new Validator().validate(doc);
     assert.equal(verdict.valid, true, JSON.stringify(verdict.errors));
     assert.equal(doc.paths["/ws"], undefined, "the WebSocket route is not an operation");
-    assert.deepEqual(doc.paths["/delay/{ms}"].get.parameters, [{ name: "ms", in: "path", required: true, schema: { type: "integer", minimum: 0, maximum: 10_000 } }]);
+    assert.deepEqual(doc.paths["/delay/{ms}"].get.parameters, [
+      { name: "ms", in: "path", required: true, schema: { type: "integer", minimum: 0, maximum: 10_000 } },
+    ]);
     assert.ok(doc.paths["/echo"].post, "POST /echo is described");
     const read = doc.paths["/crud/items/{id}"].get;
     assert.deepEqual(Object.keys(read.responses).sort(), ["200", "400", "404"]);
@@ -167,17 +174,45 @@ describe(`the arena app on the ${engine} engine`, () => {
     assert.equal(missing.status, 404);
     assert.deepEqual(JSON.parse(missing.body), { statusCode: 404, error: "Not Found", message: "No item 99999999" });
     const list = doc.paths["/crud/items"].get.parameters;
-    assert.deepEqual(list.map((p: { name: string; required: boolean }) => [p.name, p.required]), [["category", false], ["page", false], ["limit", false]], "parameters with defaults are optional");
+    assert.deepEqual(
+      list.map((p: { name: string; required: boolean }) => [p.name, p.required]),
+      [
+        ["category", false],
+        ["page", false],
+        ["limit", false],
+      ],
+      "parameters with defaults are optional",
+    );
   });
 
   test("refuses bad input with a 4xx and keeps serving", async () => {
-    for (const path of ["/json/abc", "/json/51", "/json/5?m=x", "/async-db?limit=lots", "/crud/items/abc", "/crud/items?page=0", "/crud/items?limit=500", "/delay/abc", "/delay/-1", "/delay/1.5", "/delay/10001"]) {
+    for (const path of [
+      "/json/abc",
+      "/json/51",
+      "/json/5?m=x",
+      "/async-db?limit=lots",
+      "/crud/items/abc",
+      "/crud/items?page=0",
+      "/crud/items?limit=500",
+      "/delay/abc",
+      "/delay/-1",
+      "/delay/1.5",
+      "/delay/10001",
+    ]) {
       const res = await exchange(arena.port, { path });
       assert.equal(res.status, 400, `GET ${path}: ${res.body}`);
     }
     // What Schemathesis found answered 500 when the schemas promised more than Postgres holds: an
     // integer beyond INTEGER, a NUL in text, a page whose offset is beyond bigint. Each is the client's 400.
-    for (const path of ["/crud/items/2147483648", "/async-db?min=2147483648", "/async-db?max=-2147483649", "/json/5?m=2147483648", "/crud/items?category=a%00b", "/crud/items?page=2147483648", "/crud/items?page=9223372036854775807&limit=50"]) {
+    for (const path of [
+      "/crud/items/2147483648",
+      "/async-db?min=2147483648",
+      "/async-db?max=-2147483649",
+      "/json/5?m=2147483648",
+      "/crud/items?category=a%00b",
+      "/crud/items?page=2147483648",
+      "/crud/items?page=9223372036854775807&limit=50",
+    ]) {
       const res = await exchange(arena.port, { path });
       assert.equal(res.status, 400, `GET ${path}: ${res.body}`);
     }
@@ -188,43 +223,93 @@ describe(`the arena app on the ${engine} engine`, () => {
       ["a NUL in the name", { ...item, name: "a\u0000b" }],
       ["a NUL in the category", { ...item, category: "\u0000" }],
     ] as const) {
-      const res = await exchange(arena.port, { method: "POST", path: "/crud/items", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      const res = await exchange(arena.port, {
+        method: "POST",
+        path: "/crud/items",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
       assert.equal(res.status, 400, `POST /crud/items with ${what}: ${res.body}`);
     }
-    const beyond = await exchange(arena.port, { method: "PUT", path: "/crud/items/1", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "x\u0000", price: 1, quantity: 2147483648 }) });
+    const beyond = await exchange(arena.port, {
+      method: "PUT",
+      path: "/crud/items/1",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "x\u0000", price: 1, quantity: 2147483648 }),
+    });
     assert.equal(beyond.status, 400, String(beyond.body));
     // /echo's body is read whole, within the app's bodyLimit (1 MiB).
-    const tooLong = await exchange(arena.port, { method: "POST", path: "/echo", headers: { "content-type": "application/octet-stream", "content-length": String(2 * 1024 * 1024) }, body: "x" });
+    const tooLong = await exchange(arena.port, {
+      method: "POST",
+      path: "/echo",
+      headers: { "content-type": "application/octet-stream", "content-length": String(2 * 1024 * 1024) },
+      body: "x",
+    });
     assert.equal(tooLong.status, 413);
-    const tooBig = await exchange(arena.port, { method: "POST", path: "/upload", headers: { "content-type": "application/octet-stream", "content-length": String(65 * 1024 * 1024) }, body: "x" });
+    const tooBig = await exchange(arena.port, {
+      method: "POST",
+      path: "/upload",
+      headers: { "content-type": "application/octet-stream", "content-length": String(65 * 1024 * 1024) },
+      body: "x",
+    });
     assert.equal(tooBig.status, 413);
-    const put = await exchange(arena.port, { method: "PUT", path: "/crud/items/1", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "", price: -1 }) });
+    const put = await exchange(arena.port, {
+      method: "PUT",
+      path: "/crud/items/1",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "", price: -1 }),
+    });
     assert.equal(put.status, 400);
     assert.deepEqual(await checkArena({ port: arena.port, scenarios: ["json"], sql, rows: ROWS }), []);
   });
 
-  test("keeps its cache in Redis when REDIS_URL is set", { skip: hasRedis() ? false : "redis-server is not installed (apt-get install redis-server)" }, async (t) => {
-    const redis = await startRedis();
-    t.after(() => redis.stop());
-    const [first, second] = await Promise.all([startArena(t, { DATABASE_URL: db.url, REDIS_URL: redis.url }), startArena(t, { DATABASE_URL: db.url, REDIS_URL: redis.url })]);
-    assert.deepEqual(await checkArena({ port: first.port, scenarios: ["crud"], sql, rows: ROWS }), []);
-    // The second process sees the first one's cached item: the cache is Redis, not the process.
-    const id = 1 + Math.floor(Math.random() * ROWS);
-    assert.equal((await exchange(first.port, { path: `/crud/items/${id}` })).headers["x-cache"], "MISS");
-    assert.equal((await exchange(second.port, { path: `/crud/items/${id}` })).headers["x-cache"], "HIT");
-  });
+  test(
+    "keeps its cache in Redis when REDIS_URL is set",
+    { skip: hasRedis() ? false : "redis-server is not installed (apt-get install redis-server)" },
+    async (t) => {
+      const redis = await startRedis();
+      t.after(() => redis.stop());
+      const [first, second] = await Promise.all([
+        startArena(t, { DATABASE_URL: db.url, REDIS_URL: redis.url }),
+        startArena(t, { DATABASE_URL: db.url, REDIS_URL: redis.url }),
+      ]);
+      assert.deepEqual(await checkArena({ port: first.port, scenarios: ["crud"], sql, rows: ROWS }), []);
+      // The second process sees the first one's cached item: the cache is Redis, not the process.
+      const id = 1 + Math.floor(Math.random() * ROWS);
+      assert.equal((await exchange(first.port, { path: `/crud/items/${id}` })).headers["x-cache"], "MISS");
+      assert.equal((await exchange(second.port, { path: `/crud/items/${id}` })).headers["x-cache"], "HIT");
+    },
+  );
 
   // Last: its requests change items (the database is the file's own).
-  test("Schemathesis finds every answer conforms to the OpenAPI document", { skip: schemathesis ? false : "schemathesis is not installed (pip install schemathesis)" }, async () => {
-    // The document's checks, and no 5xx; a fixed seed, so a failure replays.
-    const checks = "not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance";
-    // --request-timeout past /delay/{ms}'s longest wait (10 s), which its 10 s default cut short.
-    const args = ["run", `http://127.0.0.1:${arena.port}/openapi.json`, "--checks", checks, "--max-examples", "25", "--seed", "1", "--no-color", "--request-timeout", "20"];
-    const { code, output } = await new Promise<{ code: number; output: string }>((resolve) => {
-      // Run from the temporary folder: Schemathesis keeps a cache where it runs.
-      execFile("schemathesis", args, { cwd: tmpdir(), timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => resolve({ code: err === null ? 0 : Number((err as { code?: unknown }).code ?? 1), output: stdout + stderr }));
-    });
-    assert.equal(code, 0, output);
-    assert.match(output, /API Operations:\s+Selected: 17\/17/, output);
-  });
+  test(
+    "Schemathesis finds every answer conforms to the OpenAPI document",
+    { skip: schemathesis ? false : "schemathesis is not installed (pip install schemathesis)" },
+    async () => {
+      // The document's checks, and no 5xx; a fixed seed, so a failure replays.
+      const checks = "not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance";
+      // --request-timeout past /delay/{ms}'s longest wait (10 s), which its 10 s default cut short.
+      const args = [
+        "run",
+        `http://127.0.0.1:${arena.port}/openapi.json`,
+        "--checks",
+        checks,
+        "--max-examples",
+        "25",
+        "--seed",
+        "1",
+        "--no-color",
+        "--request-timeout",
+        "20",
+      ];
+      const { code, output } = await new Promise<{ code: number; output: string }>((resolve) => {
+        // Run from the temporary folder: Schemathesis keeps a cache where it runs.
+        execFile("schemathesis", args, { cwd: tmpdir(), timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) =>
+          resolve({ code: err === null ? 0 : Number((err as { code?: unknown }).code ?? 1), output: stdout + stderr }),
+        );
+      });
+      assert.equal(code, 0, output);
+      assert.match(output, /API Operations:\s+Selected: 17\/17/, output);
+    },
+  );
 });

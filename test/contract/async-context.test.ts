@@ -103,7 +103,11 @@ test(`WebSocket handlers run in the upgrade request's context, each socket's mes
       return { user: users[i]!, got };
     }),
   );
-  for (const { user, got } of replies) assert.deepEqual(got.sort(), [0, 1, 2, 3, 4].map((m) => `${user}:m${m}:${user}`));
+  for (const { user, got } of replies)
+    assert.deepEqual(
+      got.sort(),
+      [0, 1, 2, 3, 4].map((m) => `${user}:m${m}:${user}`),
+    );
   await Promise.all(clients.map((ws) => (ws.close(), once(ws, "close"))));
   for (let i = 0; i < 100 && (sightings.counts.get("close handler") ?? 0) < users.length; i++) await new Promise((resolve) => setTimeout(resolve, 10));
   assert.deepEqual(sightings.wrong, []);

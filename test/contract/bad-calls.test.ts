@@ -159,7 +159,18 @@ describe("bad calls are answered, logged, and survived", () => {
       },
       { logErrors: true },
     );
-    for (const path of ["/value-set", "/value-setheader", "/value-writehead", "/value-append", "/name-set", "/name-setheader", "/name-writehead", "/name-empty", "/value-then-throw", "/value-then-next-error"]) {
+    for (const path of [
+      "/value-set",
+      "/value-setheader",
+      "/value-writehead",
+      "/value-append",
+      "/name-set",
+      "/name-setheader",
+      "/name-writehead",
+      "/name-empty",
+      "/value-then-throw",
+      "/value-then-next-error",
+    ]) {
       await t.test(path, async () => {
         const answer = await answerThenOk(port, path);
         assertInternalError(answer, path);
@@ -313,7 +324,11 @@ describe("handlerTimeout", () => {
           await late;
           res.send("too late");
         });
-        app.get("/middleware-silent", (_req, _res, _next) => undefined, (_req, res) => res.send("never reached"));
+        app.get(
+          "/middleware-silent",
+          (_req, _res, _next) => undefined,
+          (_req, res) => res.send("never reached"),
+        );
       },
       options({ logErrors: true, handlerTimeout: 150 }),
     );
@@ -368,7 +383,12 @@ describe("handlerTimeout", () => {
       },
       options({ handlerTimeout: 150 }),
     );
-    const [flushed, written, stream, sse] = await Promise.all([request(port, "/flushed"), request(port, "/written"), request(port, "/stream"), fetchWithin(base + "/sse")]);
+    const [flushed, written, stream, sse] = await Promise.all([
+      request(port, "/flushed"),
+      request(port, "/written"),
+      request(port, "/stream"),
+      fetchWithin(base + "/sse"),
+    ]);
     assert.equal(flushed.text, "flushed body");
     assert.equal(written.text, "ab");
     assert.equal(stream.text, "xy");

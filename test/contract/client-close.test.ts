@@ -87,7 +87,9 @@ test(`req.signal first read after the client left is already aborted (${engine})
 
 test(`a client that ends its side after a request answered at once still gets the answer (${engine})`, async (t) => {
   const lines: RequestLogLine[] = [];
-  const { port } = await serve(t, (app) => app.get("/now", (_req, res) => void res.send("here")), { logger: (line) => void lines.push(line as RequestLogLine) });
+  const { port } = await serve(t, (app) => app.get("/now", (_req, res) => void res.send("here")), {
+    logger: (line) => void lines.push(line as RequestLogLine),
+  });
   const socket = await open(port);
   const closed = once(socket, "close");
   let received = "";
@@ -128,7 +130,11 @@ test(`req.socket has the client's address and port and the local address and por
   await until(() => after !== undefined, "the 'finish' listener");
   const expected = { remoteAddress: socket.localAddress!.replace(/^::ffff:/, ""), remotePort: socket.localPort, localAddress: "127.0.0.1", localPort: port };
   socket.destroy();
-  const plain = (seen: unknown) => ({ ...(seen as typeof expected), remoteAddress: (seen as typeof expected).remoteAddress.replace(/^::ffff:/, ""), localAddress: (seen as typeof expected).localAddress.replace(/^::ffff:/, "") });
+  const plain = (seen: unknown) => ({
+    ...(seen as typeof expected),
+    remoteAddress: (seen as typeof expected).remoteAddress.replace(/^::ffff:/, ""),
+    localAddress: (seen as typeof expected).localAddress.replace(/^::ffff:/, ""),
+  });
   assert.deepEqual(plain(during), expected);
   assert.deepEqual(plain(after), expected);
   const headers = headersAfter as Record<string, unknown>;

@@ -36,7 +36,15 @@ function decode(answer: Answer): string {
   const encoding = answer.headers["content-encoding"];
   const raw = answer.raw;
   const bytes =
-    encoding === "gzip" ? zlib.gunzipSync(raw) : encoding === "br" ? zlib.brotliDecompressSync(raw) : encoding === "deflate" ? zlib.inflateSync(raw) : encoding === "zstd" ? (zlib as unknown as { zstdDecompressSync(b: Buffer): Buffer }).zstdDecompressSync(raw) : raw;
+    encoding === "gzip"
+      ? zlib.gunzipSync(raw)
+      : encoding === "br"
+        ? zlib.brotliDecompressSync(raw)
+        : encoding === "deflate"
+          ? zlib.inflateSync(raw)
+          : encoding === "zstd"
+            ? (zlib as unknown as { zstdDecompressSync(b: Buffer): Buffer }).zstdDecompressSync(raw)
+            : raw;
   return bytes.toString("utf8");
 }
 
@@ -165,7 +173,9 @@ test("SSE through compression: each event is flushed and reaches the client at o
       send = (n) => void stream.send({ data: { n } });
     });
   });
-  const res = await new Promise<import("node:http").IncomingMessage>((resolve) => httpRequest({ port, host: "127.0.0.1", path: "/events", headers: { "accept-encoding": "gzip" } }, resolve).end());
+  const res = await new Promise<import("node:http").IncomingMessage>((resolve) =>
+    httpRequest({ port, host: "127.0.0.1", path: "/events", headers: { "accept-encoding": "gzip" } }, resolve).end(),
+  );
   assert.equal(res.headers["content-encoding"], "gzip");
   const inflate = zlib.createGunzip();
   res.pipe(inflate);
@@ -277,7 +287,10 @@ test("static files under compress(): the 206 and 304 carry the 200's Vary, the 3
   assert.equal(same.headers.vary, "Accept-Encoding");
   assert.equal(same.headers.etag, whole.headers.etag);
   // Sent as it is (no acceptable coding, or too small to gain): the tag stays strong on both.
-  for (const [path, headers] of [["/static/site.css", { "accept-encoding": "identity" }], ["/static/tiny.css", gzip]] as const) {
+  for (const [path, headers] of [
+    ["/static/site.css", { "accept-encoding": "identity" }],
+    ["/static/tiny.css", gzip],
+  ] as const) {
     const plain = await get(port, path, headers);
     assert.equal(plain.status, 200);
     assert.equal(plain.headers["content-encoding"], undefined);

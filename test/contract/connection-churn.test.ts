@@ -89,7 +89,9 @@ async function get(port: number, path: string): Promise<string> {
 
 /** Serves CONNECTIONS connections of `kind` on the engine under test; what its old generation took in. */
 async function measure(t: Owner & { diagnostic(message: string): void }, kind: string): Promise<Figures> {
-  const app = startChild(t, process.execPath, ["--expose-gc", "--import", "tsx", "test/fixtures/churn-app.ts"], { env: { ...process.env, NODE_ENV: "production", COG_ENGINE: engine, KIND: kind } });
+  const app = startChild(t, process.execPath, ["--expose-gc", "--import", "tsx", "test/fixtures/churn-app.ts"], {
+    env: { ...process.env, NODE_ENV: "production", COG_ENGINE: engine, KIND: kind },
+  });
   await waitForOutput(app, (out) => out.includes("\n"), "the fixture to print its ports");
   const [port, control] = app.stdout().split("\n")[0]!.split(" ").map(Number) as [number, number];
   await churn(kind, port, 2_000); // warm-up: compiled, and the tables grown to their size
@@ -133,26 +135,37 @@ if (process.env.CHURN_KINDS !== undefined) {
   ] as const;
   for (const [kind, what] of cases) {
     const skip = options.skip || (kind === "tunnel" && openOn24("raw tunnels' intake"));
-    test(`${what}: the old generation takes in little for ${CONNECTIONS} connections, at most one full collection (native)`, { ...options, skip }, async (t) => {
-      const figures = await measure(t, kind);
-      assert.ok(figures.grownMB < 4, `old space took in ${figures.grownMB} MB over ${CONNECTIONS} connections`);
-      // V8 may run one full collection of its own over a run, on a busy machine: more is the sign.
-      // h2c: 2 full collections with the old generation level (0.2-0.4 MB) in 3 of 5 whole-file
-      // runs since the HTTP/2 header-list limits landed, none when run alone: an open finding
-      // (docs/decisions/deferred-answers.md); what it took in is still bounded above.
-      if (kind === "h2" && figures.majors > 1) t.diagnostic(`open finding: ${figures.majors} full collections over ${CONNECTIONS} h2c connections`);
-      else assert.ok(figures.majors <= 1, `${figures.majors} full collections over ${CONNECTIONS} connections`);
-    });
+    test(
+      `${what}: the old generation takes in little for ${CONNECTIONS} connections, at most one full collection (native)`,
+      { ...options, skip },
+      async (t) => {
+        const figures = await measure(t, kind);
+        assert.ok(figures.grownMB < 4, `old space took in ${figures.grownMB} MB over ${CONNECTIONS} connections`);
+        // V8 may run one full collection of its own over a run, on a busy machine: more is the sign.
+        // h2c: 2 full collections with the old generation level (0.2-0.4 MB) in 3 of 5 whole-file
+        // runs since the HTTP/2 header-list limits landed, none when run alone: an open finding
+        // (docs/decisions/deferred-answers.md); what it took in is still bounded above.
+        if (kind === "h2" && figures.majors > 1) t.diagnostic(`open finding: ${figures.majors} full collections over ${CONNECTIONS} h2c connections`);
+        else assert.ok(figures.majors <= 1, `${figures.majors} full collections over ${CONNECTIONS} connections`);
+      },
+    );
   }
 } else {
   // Node's own connections are promoted under churn (node:http alone: 53-54 MB over 40,000, and
   // 6 full collections), so an event stream's cost is measured against that, in a process of its own.
-  test(`res.sse() streams opened and left: the old generation takes in no more than node:http's own connections do (node)`, { ...options, skip: openOn24("event streams' intake") }, async (t) => {
-    const bare = await measure(t, "bare");
-    const sse = await measure(t, "sse");
-    // Measured: 54 MB for both. While the open streams were a Set: 166-175 MB.
-    assert.ok(sse.grownMB < bare.grownMB * 1.5 + 10, `old space took in ${sse.grownMB} MB over ${CONNECTIONS} event streams, node:http ${bare.grownMB} MB over as many connections`);
-  });
+  test(
+    `res.sse() streams opened and left: the old generation takes in no more than node:http's own connections do (node)`,
+    { ...options, skip: openOn24("event streams' intake") },
+    async (t) => {
+      const bare = await measure(t, "bare");
+      const sse = await measure(t, "sse");
+      // Measured: 54 MB for both. While the open streams were a Set: 166-175 MB.
+      assert.ok(
+        sse.grownMB < bare.grownMB * 1.5 + 10,
+        `old space took in ${sse.grownMB} MB over ${CONNECTIONS} event streams, node:http ${bare.grownMB} MB over as many connections`,
+      );
+    },
+  );
   test(`HTTP/2 connections (h2c) of one request: no closed session is held once its client has gone (node)`, options, async (t) => {
     const h2 = await measure(t, "h2");
     // While node:http2 kept each closed session's idle timer (keepAliveTimeout, 5 s) armed, every
@@ -160,6 +173,9 @@ if (process.env.CHURN_KINDS !== undefined) {
     // generation took in is no signal for it: node:http2 runs ~100 full collections over a run, and
     // what each run promotes swings with the machine's load (quiet: 10-22 MB, node:http2 alone 6-19;
     // one CI run beside another test file: 102 against 11).
-    assert.ok(h2.held < 100, `${h2.held} timers still held after ${CONNECTIONS} HTTP/2 connections closed, and a full collection: an armed timer holds its closed session`);
+    assert.ok(
+      h2.held < 100,
+      `${h2.held} timers still held after ${CONNECTIONS} HTTP/2 connections closed, and a full collection: an armed timer holds its closed session`,
+    );
   });
 }

@@ -47,7 +47,10 @@ test(`http.server.* channels fire once per request with request, response, socke
   await new Promise((resolve) => setTimeout(resolve, 20));
 
   assert.equal(handled.length, 3);
-  assert.ok(handled.every((h) => h.startedBefore), "request.start is published before the handler runs");
+  assert.ok(
+    handled.every((h) => h.startedBefore),
+    "request.start is published before the handler runs",
+  );
   const starts = seen["http.server.request.start"];
   const finishes = seen["http.server.response.finish"];
   assert.equal(starts.length, 3, "request.start once per request (node:http's own, not also Cog's)");
@@ -137,11 +140,14 @@ test(`each request reaches the app through its server's 'request' event, which a
 function postInPieces(port: number, path: string, body: string): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const bytes = Buffer.from(body);
-    const req = request({ port, host: "127.0.0.1", method: "POST", path, headers: { "content-type": "application/json", "content-length": bytes.length } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
-      res.on("end", () => resolve(JSON.parse(text)));
-    });
+    const req = request(
+      { port, host: "127.0.0.1", method: "POST", path, headers: { "content-type": "application/json", "content-length": bytes.length } },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
+        res.on("end", () => resolve(JSON.parse(text)));
+      },
+    );
     req.on("error", reject);
     req.write(bytes.subarray(0, 5));
     setTimeout(() => req.end(bytes.subarray(5)), 5);

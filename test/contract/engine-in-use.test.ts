@@ -34,13 +34,17 @@ test('engine "auto": app.engine names the engine it chose, and NODE_DEBUG=cog pr
     console.log(app.engine);
     await app.close();`;
   // Bounded: a server that failed to close would otherwise block this process for good.
-  const run = (debug: string) => spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", env: { ...process.env, NODE_DEBUG: debug }, timeout: 60_000 });
+  const run = (debug: string) =>
+    spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", env: { ...process.env, NODE_DEBUG: debug }, timeout: 60_000 });
   const chose = nativeSkip === false ? "native" : "node";
   const quiet = run("");
   assert.equal(quiet.stdout.trim(), chose);
   assert.equal(quiet.stderr, "");
   const debugged = run("cog");
   assert.equal(debugged.stdout.trim(), chose);
-  const line = nativeSkip === false ? /^COG \d+: engine "auto" chose native: the native engine loads here$/m : /^COG \d+: engine "auto" chose node, because engine "native" is not available/m;
+  const line =
+    nativeSkip === false
+      ? /^COG \d+: engine "auto" chose native: the native engine loads here$/m
+      : /^COG \d+: engine "auto" chose node, because engine "native" is not available/m;
   assert.match(debugged.stderr, line);
 });

@@ -16,7 +16,7 @@ import { engine, serve } from "../helpers.js";
 
 /** Waits until `condition` holds; the bound only turns a missing line into a failure. */
 async function until(condition: () => boolean): Promise<void> {
-  for (const end = Date.now() + 15_000; !condition() && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 10));
+  for (const end = Date.now() + 15_000; !condition() && Date.now() < end;) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
 function errorLines(): { lines: ErrorLogLine[]; logger: LogFunction } {
@@ -162,7 +162,7 @@ test(`an error after the answer is logged and published on cog.request's error c
 test(`a stream that fails mid-body cuts the connection, and its error is logged and published: res.send(stream), pipeline into res, res.destroy(err) (${engine})`, async (t) => {
   const { lines, logger } = errorLines();
   const published: string[] = [];
-  const onError = (message: unknown) => void published.push(((message as { error: Error }).error).message);
+  const onError = (message: unknown) => void published.push((message as { error: Error }).error.message);
   subscribe("tracing:cog.request:error", onError);
   t.after(() => unsubscribe("tracing:cog.request:error", onError));
   const { fetch } = await serve(
@@ -242,19 +242,23 @@ function failing(name: string): Readable {
 }
 
 test(`a promise a handler left behind rejects to Node's unhandledRejection, in the context of the request that made it; unheard, Node ends the process (${engine})`, async (t) => {
-  const app = startChild(t, process.execPath, ["--import", "tsx", "test/fixtures/left-behind-app.ts"], { env: { ...process.env, COG_ENGINE: engine, LISTEN: "1" } });
+  const app = startChild(t, process.execPath, ["--import", "tsx", "test/fixtures/left-behind-app.ts"], {
+    env: { ...process.env, COG_ENGINE: engine, LISTEN: "1" },
+  });
   await waitForOutput(app, (out) => out.includes("\n"), "the fixture to print its port");
   const port = Number(app.stdout().split("\n")[0]);
   const ids = Array.from({ length: 50 }, (_, i) => `order-${i}`);
   const answers = await Promise.all(ids.map(async (id) => (await fetch(`http://127.0.0.1:${port}/orders?id=${id}`)).status));
   assert.deepEqual(new Set(answers), new Set([202]));
   await waitForOutput(app, (out) => out.trim().split("\n").length > ids.length, "a line for each rejection");
-  const heard = app.stdout().trim().split("\n").slice(1).map((line) => JSON.parse(line) as { reason: string; store: string });
+  const heard = app
+    .stdout()
+    .trim()
+    .split("\n")
+    .slice(1)
+    .map((line) => JSON.parse(line) as { reason: string; store: string });
   // Each rejection's listener ran in its own request's context: the store that request entered.
-  assert.deepEqual(
-    heard.map(({ reason, store }) => [reason, store]).sort(),
-    ids.map((id) => [`left behind by ${id}`, id]).sort(),
-  );
+  assert.deepEqual(heard.map(({ reason, store }) => [reason, store]).sort(), ids.map((id) => [`left behind by ${id}`, id]).sort());
   assert.equal(app.child.exitCode, null, "a listener keeps the process running");
 
   // Without a listener: Node's default (--unhandled-rejections=throw) ends the process, as
@@ -295,5 +299,8 @@ test(`no log line carries the query, which holds tokens: stderr, the JSON error 
   await until(() => pinoLines.some((line) => line.includes('"level":50')));
   const errorLine = pinoLines.find((line) => line.includes('"level":50'))!;
   assert.equal(JSON.parse(errorLine).msg, "cog: GET /boom/3 (route GET /boom/:id)");
-  assert.ok(![...written.flat().map(String), ...pinoLines, ...lines.map((line) => JSON.stringify(line))].some((text) => text.includes("s3cret")), "no line holds the token");
+  assert.ok(
+    ![...written.flat().map(String), ...pinoLines, ...lines.map((line) => JSON.stringify(line))].some((text) => text.includes("s3cret")),
+    "no line holds the token",
+  );
 });

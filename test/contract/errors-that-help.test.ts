@@ -27,10 +27,13 @@ function testRefusals(refusals: Refusals): void {
   for (const [what, register, reason] of refusals) {
     test(what, () => {
       const app = new Cog({ engine });
-      assert.throws(() => register(app), (err: Error) => {
-        assert.match(String(err), reason);
-        return true;
-      });
+      assert.throws(
+        () => register(app),
+        (err: Error) => {
+          assert.match(String(err), reason);
+          return true;
+        },
+      );
     });
   }
 }
@@ -61,7 +64,10 @@ describe("logged errors name the method, path and route", () => {
     assert.equal(res.status, 200);
     assert.equal(await res.text(), "done");
     assert.equal(lines.length, 1, lines.join("\n"));
-    assert.match(lines[0]!, /^cog: GET \/late-header \(route GET \/late-header\) \(after the response was sent\): Error( \[ERR_HTTP_HEADERS_SENT\])?: Cannot set headers after they are sent[^]*ERR_HTTP_HEADERS_SENT/);
+    assert.match(
+      lines[0]!,
+      /^cog: GET \/late-header \(route GET \/late-header\) \(after the response was sent\): Error( \[ERR_HTTP_HEADERS_SENT\])?: Cannot set headers after they are sent[^]*ERR_HTTP_HEADERS_SENT/,
+    );
     assert.match(lines[0]!, /set headers and status before res\.send/);
   });
 
@@ -120,7 +126,15 @@ describe("logged errors name the method, path and route", () => {
           app.get("/users/:id", () => {
             throw new Error("db down");
           });
-          app.onError(kind === "throws" ? () => { throw new Error("handler bug"); } : async () => { throw new Error("handler bug"); });
+          app.onError(
+            kind === "throws"
+              ? () => {
+                  throw new Error("handler bug");
+                }
+              : async () => {
+                  throw new Error("handler bug");
+                },
+          );
         },
         logging,
       );
@@ -152,7 +166,10 @@ describe("a handler that returns without answering or calling next()", () => {
     const warnings = lines.filter((line) => line.startsWith("cog: warning:"));
     assert.equal(warnings.length, 2, lines.join("\n"));
     const forgotLine = warnings.find((line) => line.includes("/forgot/5"))!;
-    assert.match(forgotLine, /^cog: warning: GET \/forgot\/5 \(route GET \/forgot\/:id\): the handler \(anonymous\) returned without answering or calling next\(\)/);
+    assert.match(
+      forgotLine,
+      /^cog: warning: GET \/forgot\/5 \(route GET \/forgot\/:id\): the handler \(anonymous\) returned without answering or calling next\(\)/,
+    );
     assert.doesNotMatch(forgotLine, /returned a value/, "returning res is not returning a value");
     const returnedLine = warnings.find((line) => line.includes("/returns-value"))!;
     assert.match(returnedLine, /\(route GET \/returns-value\): .*It returned a value, which Cog does not send: answer with res\.json\(value\)/);
@@ -173,7 +190,11 @@ describe("a handler that returns without answering or calling next()", () => {
           setTimeout(() => source.push(null), 1450);
           source.pipe(res);
         });
-        app.get("/later-next", (_req, _res, next) => void setTimeout(next, 300), (_req, res) => res.send("later-next"));
+        app.get(
+          "/later-next",
+          (_req, _res, next) => void setTimeout(next, 300),
+          (_req, res) => res.send("later-next"),
+        );
         app.get("/slow", async (_req, res) => {
           await sleep(1300); // the promise is pending: nothing to say yet
           res.send("slow");
@@ -208,7 +229,10 @@ describe("next() misuse says what happened", () => {
     const { fetch } = await serve(t, (app) => app.get("/passes/:id", (_req, _res, next) => next()), logging);
     assert.equal((await fetch("/passes/1")).status, 404);
     assert.equal(lines.length, 1, lines.join("\n"));
-    assert.match(lines[0]!, /^cog: warning: GET \/passes\/1 \(route GET \/passes\/:id\): the last handler of route GET \/passes\/:id called next\(\) without answering/);
+    assert.match(
+      lines[0]!,
+      /^cog: warning: GET \/passes\/1 \(route GET \/passes\/:id\): the last handler of route GET \/passes\/:id called next\(\) without answering/,
+    );
   });
 
   test("next() called twice: logged as such, with the middleware's name and the route; the client gets one answer", async (t) => {
@@ -228,7 +252,10 @@ describe("next() misuse says what happened", () => {
     assert.equal(res.status, 200);
     assert.equal(await res.text(), "item 4");
     assert.equal(lines.length, 1, lines.join("\n"));
-    assert.match(lines[0]!, /^cog: GET \/items\/4 \(route GET \/items\/:id\) \(after the response was sent\): Error: next\(\) was called twice by the middleware "twice"; call it once/);
+    assert.match(
+      lines[0]!,
+      /^cog: GET \/items\/4 \(route GET \/items\/:id\) \(after the response was sent\): Error: next\(\) was called twice by the middleware "twice"; call it once/,
+    );
     assert.doesNotMatch(lines[0]!, /not found/);
   });
 });
@@ -236,9 +263,17 @@ describe("next() misuse says what happened", () => {
 describe("a path Cog can't serve is refused at registration, with the reason", () => {
   const refusals: Refusals = [
     ["no leading slash", (app) => app.get("users", () => {}), /^TypeError: GET users: a path must start with "\/": write "\/users"$/],
-    ["a number", (app) => app.get(42 as unknown as string, () => {}), /^TypeError: GET 42: a path must be a string that starts with "\/", got number \(write "\/42"\)$/],
+    [
+      "a number",
+      (app) => app.get(42 as unknown as string, () => {}),
+      /^TypeError: GET 42: a path must be a string that starts with "\/", got number \(write "\/42"\)$/,
+    ],
     ["not a string", (app) => app.post({} as unknown as string, () => {}), /a path must be a string that starts with "\/", got object/],
-    ["a regex constraint", (app) => app.get("/users/:id(\\d+)", () => {}), /regex constraints on params \(":id\(\\d\+\)"\) are not supported: validate the param with a params schema/],
+    [
+      "a regex constraint",
+      (app) => app.get("/users/:id(\\d+)", () => {}),
+      /regex constraints on params \(":id\(\\d\+\)"\) are not supported: validate the param with a params schema/,
+    ],
     ["an optional param", (app) => app.get("/users/:id?", () => {}), /optional params \(":id\?"\) are not supported: register the path with and without it/],
     ["a repeating param", (app) => app.get("/files/:path*", () => {}), /repeating params .* end the path with "\*"/],
     ["a wildcard inside a segment", (app) => app.get("/files/*.js", () => {}), /"\*" matches the rest of the path as a segment of its own/],
@@ -246,8 +281,16 @@ describe("a path Cog can't serve is refused at registration, with the reason", (
     ["a query string", (app) => app.get("/search?q", () => {}), /"\?" starts the query string/],
     ["braces", (app) => app.get("/users/{id}", () => {}), /"\{id\}" looks like another router's syntax; Cog's params are ":name" segments/],
     ["the same param twice", (app) => app.get("/a/:id/b/:id", () => {}), /param "id" appears twice/],
-    ["the same param in a group and its route", (app) => app.group("/users/:id", (g) => g.get("/posts/:id", () => {})), /Route \/users\/:id\/posts\/:id: param "id" appears twice \(a group's prefix counts too\)/],
-    ["use() without a leading slash", (app) => app.use("api", (_req, _res, next) => next()), /^TypeError: use\(\): a path must start with "\/": write "\/api"$/],
+    [
+      "the same param in a group and its route",
+      (app) => app.group("/users/:id", (g) => g.get("/posts/:id", () => {})),
+      /Route \/users\/:id\/posts\/:id: param "id" appears twice \(a group's prefix counts too\)/,
+    ],
+    [
+      "use() without a leading slash",
+      (app) => app.use("api", (_req, _res, next) => next()),
+      /^TypeError: use\(\): a path must start with "\/": write "\/api"$/,
+    ],
     ["group() without a leading slash", (app) => app.group("admin", () => {}), /^TypeError: group\(\): a path must start with "\/": write "\/admin"$/],
   ];
   testRefusals(refusals);
@@ -275,33 +318,104 @@ describe("a route option or schema part Cog doesn't know is refused at registrat
       (app) => app.get("/search", { schema: { querystring: { type: "object" } } } as never, noop),
       /^TypeError: Route GET \/search: unknown schema key "querystring": Cog calls it query \(schema keys are params, query, headers, body, response, summary, description, tags, operationId, deprecated, security\)$/,
     ],
-    ["a typo in schema", (app) => app.get("/users/:id", { schema: { respone: {} } } as never, noop), /^TypeError: Route GET \/users\/:id: unknown schema key "respone": did you mean response\?/],
-    ["Fastify's responses", (app) => app.get("/a", { schema: { responses: {} } } as never, noop), /unknown schema key "responses": Cog calls it response: \{ response: \{ 200: schema \} \}/],
-    ["a key nothing is close to", (app) => app.put("/a", { schema: { consumes: ["application/json"] } } as never, noop), /^TypeError: Route PUT \/a: unknown schema key "consumes" \(schema keys are /],
+    [
+      "a typo in schema",
+      (app) => app.get("/users/:id", { schema: { respone: {} } } as never, noop),
+      /^TypeError: Route GET \/users\/:id: unknown schema key "respone": did you mean response\?/,
+    ],
+    [
+      "Fastify's responses",
+      (app) => app.get("/a", { schema: { responses: {} } } as never, noop),
+      /unknown schema key "responses": Cog calls it response: \{ response: \{ 200: schema \} \}/,
+    ],
+    [
+      "a key nothing is close to",
+      (app) => app.put("/a", { schema: { consumes: ["application/json"] } } as never, noop),
+      /^TypeError: Route PUT \/a: unknown schema key "consumes" \(schema keys are /,
+    ],
     [
       "a JSON Schema given as the schema itself",
       (app) => app.post("/a", { schema: { type: "object", properties: {} } } as never, noop),
       /^TypeError: Route POST \/a: unknown schema keys "type", "properties": schema holds the request's parts \(\{ params, query, headers, body, response \}\): put this schema under one of them, e.g. \{ schema: \{ body \} \}/,
     ],
-    ["a schema that is not an object", (app) => app.get("/a", { schema: "query" } as never, noop), /^TypeError: Route GET \/a: schema must be an object of \{ params, query, headers, body, response \}, got string$/],
-    ["a handler in the options", (app) => app.get("/a", { handler: noop } as never, noop), /^TypeError: Route GET \/a: unknown route option "handler": the handlers follow the options: app\.get\(path, \{ schema \}, handler\) \(route options are schema, bodyLimit, requestTimeout, body, compress\)$/],
-    ["a schema part beside schema", (app) => app.get("/a", { query: {} } as never, noop), /^TypeError: Route GET \/a: unknown route option "query": it belongs in schema: \{ schema: \{ query \} \}/],
-    ["a body schema as the body option", (app) => app.post("/a", { body: { type: "object" } } as never, noop), /^RangeError: Route POST \/a: body must be "buffer" or "stream", got an object \(a body schema belongs in schema: \{ schema: \{ body \} \}\)$/],
-    ["a Fastify hook", (app) => app.get("/a", { preHandler: noop } as never, noop), /unknown route option "preHandler": Cog's hooks are middleware, given before the handler/],
-    ["a typo in the options, in a group", (app) => app.group("/api", (api) => api.post("/up", { bodyLimt: 10 } as never, noop)), /^TypeError: Route POST \/api\/up: unknown route option "bodyLimt": did you mean bodyLimit\?/],
-    ["tags that are not a list", (app) => app.get("/a", { schema: { tags: "users" } } as never, noop), /^TypeError: Route GET \/a: schema\.tags must be an array of strings$/],
-    ["security that is not a list", (app) => app.get("/a", { schema: { security: { bearer: [] } } } as never, noop), /schema\.security must be an array of requirements, e\.g\. \[\{ bearer: \[\] \}\]/],
-    ["a WebSocket handler Cog doesn't call", (app) => app.ws("/live", { onMessage: noop } as never), /^TypeError: WebSocket route \/live: unknown handler "onMessage": did you mean message\? \(handlers are upgrade, open, message, drain, close\)$/],
-    ["a WebSocket option among the handlers", (app) => app.ws("/live", { message: noop, maxPayload: 10 } as never), /unknown handler "maxPayload": options are app\.ws's third argument/],
-    ["uWebSockets' compression option", (app) => app.ws("/live", { message: noop }, { compression: 1 } as never), /^TypeError: WebSocket route \/live: unknown option "compression": Cog calls it perMessageDeflate: true/],
-    ["a WebSocket handler among the options", (app) => app.ws("/live", {}, { close: noop } as never), /unknown option "close": handlers are app\.ws's second argument/],
+    [
+      "a schema that is not an object",
+      (app) => app.get("/a", { schema: "query" } as never, noop),
+      /^TypeError: Route GET \/a: schema must be an object of \{ params, query, headers, body, response \}, got string$/,
+    ],
+    [
+      "a handler in the options",
+      (app) => app.get("/a", { handler: noop } as never, noop),
+      /^TypeError: Route GET \/a: unknown route option "handler": the handlers follow the options: app\.get\(path, \{ schema \}, handler\) \(route options are schema, bodyLimit, requestTimeout, body, compress\)$/,
+    ],
+    [
+      "a schema part beside schema",
+      (app) => app.get("/a", { query: {} } as never, noop),
+      /^TypeError: Route GET \/a: unknown route option "query": it belongs in schema: \{ schema: \{ query \} \}/,
+    ],
+    [
+      "a body schema as the body option",
+      (app) => app.post("/a", { body: { type: "object" } } as never, noop),
+      /^RangeError: Route POST \/a: body must be "buffer" or "stream", got an object \(a body schema belongs in schema: \{ schema: \{ body \} \}\)$/,
+    ],
+    [
+      "a Fastify hook",
+      (app) => app.get("/a", { preHandler: noop } as never, noop),
+      /unknown route option "preHandler": Cog's hooks are middleware, given before the handler/,
+    ],
+    [
+      "a typo in the options, in a group",
+      (app) => app.group("/api", (api) => api.post("/up", { bodyLimt: 10 } as never, noop)),
+      /^TypeError: Route POST \/api\/up: unknown route option "bodyLimt": did you mean bodyLimit\?/,
+    ],
+    [
+      "tags that are not a list",
+      (app) => app.get("/a", { schema: { tags: "users" } } as never, noop),
+      /^TypeError: Route GET \/a: schema\.tags must be an array of strings$/,
+    ],
+    [
+      "security that is not a list",
+      (app) => app.get("/a", { schema: { security: { bearer: [] } } } as never, noop),
+      /schema\.security must be an array of requirements, e\.g\. \[\{ bearer: \[\] \}\]/,
+    ],
+    [
+      "a WebSocket handler Cog doesn't call",
+      (app) => app.ws("/live", { onMessage: noop } as never),
+      /^TypeError: WebSocket route \/live: unknown handler "onMessage": did you mean message\? \(handlers are upgrade, open, message, drain, close\)$/,
+    ],
+    [
+      "a WebSocket option among the handlers",
+      (app) => app.ws("/live", { message: noop, maxPayload: 10 } as never),
+      /unknown handler "maxPayload": options are app\.ws's third argument/,
+    ],
+    [
+      "uWebSockets' compression option",
+      (app) => app.ws("/live", { message: noop }, { compression: 1 } as never),
+      /^TypeError: WebSocket route \/live: unknown option "compression": Cog calls it perMessageDeflate: true/,
+    ],
+    [
+      "a WebSocket handler among the options",
+      (app) => app.ws("/live", {}, { close: noop } as never),
+      /unknown option "close": handlers are app\.ws's second argument/,
+    ],
   ];
   testRefusals(refusals);
 
   test("a refused route is not served; the known keys are taken and validate", async (t) => {
     const { fetch } = await serve(t, (app) => {
-      assert.throws(() => app.get("/search", { schema: { querystring: { type: "object", required: ["q"] } } } as never, (_req, res) => res.send("unvalidated")));
-      app.get("/find", { bodyLimit: 10, body: "buffer", compress: false, schema: { query: { type: "object", required: ["q"] }, summary: "Find", tags: ["x"], operationId: "find", deprecated: true, security: [] } }, (_req, res) => res.send("found"));
+      assert.throws(() =>
+        app.get("/search", { schema: { querystring: { type: "object", required: ["q"] } } } as never, (_req, res) => res.send("unvalidated")),
+      );
+      app.get(
+        "/find",
+        {
+          bodyLimit: 10,
+          body: "buffer",
+          compress: false,
+          schema: { query: { type: "object", required: ["q"] }, summary: "Find", tags: ["x"], operationId: "find", deprecated: true, security: [] },
+        },
+        (_req, res) => res.send("found"),
+      );
     });
     assert.equal((await fetch("/search")).status, 404);
     assert.equal((await fetch("/find")).status, 400);
@@ -313,7 +427,10 @@ describe("an option Cog doesn't know is refused when the app is made or listens,
   test(`new Cog(), listen() and express() refuse a mistyped or misplaced option (${engine})`, async () => {
     assert.throws(() => new Cog({ engine, htpp2: true } as CogOptions), /^TypeError: new Cog\(\): unknown option "htpp2": did you mean http2\?/);
     assert.throws(() => new Cog({ engine, port: 3000 } as CogOptions), /unknown option "port": the port is listen\(\)'s: app\.listen\(\{ port \}\)/);
-    assert.throws(() => new Cog({ engine, http3: true } as CogOptions), /unknown option "http3": HTTP\/3 is listen\(\)'s: app\.listen\(\{ port, http3: true \}\)/);
+    assert.throws(
+      () => new Cog({ engine, http3: true } as CogOptions),
+      /unknown option "http3": HTTP\/3 is listen\(\)'s: app\.listen\(\{ port, http3: true \}\)/,
+    );
     const app = new Cog({ engine });
     await assert.rejects(app.listen({ prot: 0 } as never), /^TypeError: app\.listen\(\): unknown option "prot": did you mean port\?/);
     await assert.rejects(app.listen({ port: 0, tls: {} } as never), /unknown option "tls": tls is an option of the app: new Cog\(\{ tls \}\)/);

@@ -8,7 +8,6 @@ import { after, describe, test } from "node:test";
 import { same as compare } from "../express-pair.js";
 import { engine, nativeSkip, nodeParsesQuery } from "../helpers.js";
 
- 
 type AnyExpress = any;
 
 const files = mkdtempSync(join(tmpdir(), "cog-express-diff-"));
@@ -76,7 +75,9 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
           .get((_req: AnyExpress, res: AnyExpress) => res.send("get book"))
           .post((_req: AnyExpress, res: AnyExpress) => res.send("post book"));
         const router = e.Router({ mergeParams: true });
-        router.get("/items/:item", (req: AnyExpress, res: AnyExpress) => res.json({ params: req.params, baseUrl: req.baseUrl, originalUrl: req.originalUrl, path: req.path }));
+        router.get("/items/:item", (req: AnyExpress, res: AnyExpress) =>
+          res.json({ params: req.params, baseUrl: req.baseUrl, originalUrl: req.originalUrl, path: req.path }),
+        );
         app.use("/shop/:shop", router);
         app.get("/throws", () => {
           throw Object.assign(new Error("nope"), { status: 409 });
@@ -148,7 +149,9 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
     same(
       (app, e) => {
         const admin = e();
-        admin.get("/", (req: AnyExpress, res: AnyExpress) => res.json({ mountpath: admin.mountpath, baseUrl: req.baseUrl, path: admin.path(), app: req.app === admin }));
+        admin.get("/", (req: AnyExpress, res: AnyExpress) =>
+          res.json({ mountpath: admin.mountpath, baseUrl: req.baseUrl, path: admin.path(), app: req.app === admin }),
+        );
         app.use("/admin", admin);
         app.get(
           "/skip",
@@ -194,7 +197,9 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
         extended.get("/", (req: AnyExpress, res: AnyExpress) => res.json(req.query));
         app.use("/extended", extended);
         // The simple parser's answer as an object: its keys in order, repeated keys as arrays, no prototype.
-        app.get("/q-shape", (req: AnyExpress, res: AnyExpress) => res.json({ entries: Object.entries(req.query), nullPrototype: Object.getPrototypeOf(req.query) === null }));
+        app.get("/q-shape", (req: AnyExpress, res: AnyExpress) =>
+          res.json({ entries: Object.entries(req.query), nullPrototype: Object.getPrototypeOf(req.query) === null }),
+        );
         const own = e();
         own.set("query parser", (text: unknown) => ({ text: text === undefined ? "undefined" : text }));
         own.get("/", (req: AnyExpress, res: AnyExpress) => res.json(req.query));
@@ -228,7 +233,15 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
         {
           method: "POST",
           path: "/about",
-          headers: { accept: "text/html,application/json;q=0.5", "accept-language": "fr, en;q=0.8", "content-type": "application/json", host: "a.b.example.com:8080", "x-requested-with": "XMLHttpRequest", referer: "/from", range: "bytes=0-9" },
+          headers: {
+            accept: "text/html,application/json;q=0.5",
+            "accept-language": "fr, en;q=0.8",
+            "content-type": "application/json",
+            host: "a.b.example.com:8080",
+            "x-requested-with": "XMLHttpRequest",
+            referer: "/from",
+            range: "bytes=0-9",
+          },
           body: "{}",
         },
       ],
@@ -258,32 +271,41 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
 
   // Express serves itself on node:http, whose parser takes QUERY from Node 20.19.3 and 22.2 (and
   // Express has app.query where http.METHODS lists it).
-  test("QUERY: app.query, router.query, route().query and app.all; a body parser reads its body; a fresh answer is 304; OPTIONS and 405 list it", { skip: nodeParsesQuery() ? false : `node:http on Node ${process.version} does not take QUERY requests` }, () =>
-    same(
-      (app, e) => {
-        app.set("env", "production");
-        app.get("/search", (_req: AnyExpress, res: AnyExpress) => res.send("get"));
-        app.query("/search", e.json(), (req: AnyExpress, res: AnyExpress) => res.json({ method: req.method, body: req.body, query: req.query }));
-        const router = e.Router();
-        router.query("/:id", e.text(), (req: AnyExpress, res: AnyExpress) => res.send(`${req.params.id}: ${req.body}`));
-        router.route("/route/:id").query((req: AnyExpress, res: AnyExpress) => res.send(`route ${req.params.id}`));
-        app.use("/items", router);
-        app.all("/any", (req: AnyExpress, res: AnyExpress) => res.send(`any ${req.method}`));
-      },
-      [
-        { method: "QUERY", path: "/search?page=2", headers: { "content-type": "application/json" }, body: '{"name":"ada"}' },
-        { method: "QUERY", path: "/search", headers: { "content-type": "application/json" }, body: "{bad" },
-        // A Cache-Control of its own: fetch sends "no-cache" with a conditional request otherwise, and fresh() then answers false.
-        { method: "QUERY", path: "/search", headers: { "content-type": "application/json", "if-none-match": 'W/"33-BOWaQjv12uOgYGL8ZoQWTLGqKPc"', "cache-control": "max-age=0" }, body: '{"name":"ada"}' },
-        { method: "QUERY", path: "/items/7", headers: { "content-type": "text/plain" }, body: "text" },
-        { method: "QUERY", path: "/items/route/8" },
-        { method: "QUERY", path: "/any" },
-        { method: "QUERY", path: "/nothing" },
-        { method: "OPTIONS", path: "/search" },
-        { method: "DELETE", path: "/search" },
-        { method: "HEAD", path: "/search" },
-      ],
-    ));
+  test(
+    "QUERY: app.query, router.query, route().query and app.all; a body parser reads its body; a fresh answer is 304; OPTIONS and 405 list it",
+    { skip: nodeParsesQuery() ? false : `node:http on Node ${process.version} does not take QUERY requests` },
+    () =>
+      same(
+        (app, e) => {
+          app.set("env", "production");
+          app.get("/search", (_req: AnyExpress, res: AnyExpress) => res.send("get"));
+          app.query("/search", e.json(), (req: AnyExpress, res: AnyExpress) => res.json({ method: req.method, body: req.body, query: req.query }));
+          const router = e.Router();
+          router.query("/:id", e.text(), (req: AnyExpress, res: AnyExpress) => res.send(`${req.params.id}: ${req.body}`));
+          router.route("/route/:id").query((req: AnyExpress, res: AnyExpress) => res.send(`route ${req.params.id}`));
+          app.use("/items", router);
+          app.all("/any", (req: AnyExpress, res: AnyExpress) => res.send(`any ${req.method}`));
+        },
+        [
+          { method: "QUERY", path: "/search?page=2", headers: { "content-type": "application/json" }, body: '{"name":"ada"}' },
+          { method: "QUERY", path: "/search", headers: { "content-type": "application/json" }, body: "{bad" },
+          // A Cache-Control of its own: fetch sends "no-cache" with a conditional request otherwise, and fresh() then answers false.
+          {
+            method: "QUERY",
+            path: "/search",
+            headers: { "content-type": "application/json", "if-none-match": 'W/"33-BOWaQjv12uOgYGL8ZoQWTLGqKPc"', "cache-control": "max-age=0" },
+            body: '{"name":"ada"}',
+          },
+          { method: "QUERY", path: "/items/7", headers: { "content-type": "text/plain" }, body: "text" },
+          { method: "QUERY", path: "/items/route/8" },
+          { method: "QUERY", path: "/any" },
+          { method: "QUERY", path: "/nothing" },
+          { method: "OPTIONS", path: "/search" },
+          { method: "DELETE", path: "/search" },
+          { method: "HEAD", path: "/search" },
+        ],
+      ),
+  );
 
   test("body parsers' steps on a body the engine holds whole: charsets, verify, limits, lengths, strictness, and the tick the next middleware runs in", () =>
     same(
@@ -303,23 +325,35 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
         };
         app.post("/json", e.json(), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body, order: req.order }));
         // The request's stream as the parser left it, and whether it emitted 'end' before the handler.
-        app.post("/json-stream", (req: AnyExpress, _res: AnyExpress, next: AnyExpress) => {
-          req.once("end", () => req.order.push("end"));
-          next();
-        }, e.json(), (req: AnyExpress, res: AnyExpress) =>
-          res.json({ body: req.body, order: req.order, complete: req.complete, readableEnded: req.readableEnded, readable: req.readable }),
+        app.post(
+          "/json-stream",
+          (req: AnyExpress, _res: AnyExpress, next: AnyExpress) => {
+            req.once("end", () => req.order.push("end"));
+            next();
+          },
+          e.json(),
+          (req: AnyExpress, res: AnyExpress) =>
+            res.json({ body: req.body, order: req.order, complete: req.complete, readableEnded: req.readableEnded, readable: req.readable }),
         );
         app.post("/json-twice", e.json(), e.json(), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
-        app.post("/loose", e.json({ strict: false, reviver: (k: string, v: unknown) => (k === "n" ? Number(v) * 2 : v) }), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
+        app.post("/loose", e.json({ strict: false, reviver: (k: string, v: unknown) => (k === "n" ? Number(v) * 2 : v) }), (req: AnyExpress, res: AnyExpress) =>
+          res.json({ body: req.body }),
+        );
         app.post("/verified", e.json({ verify }), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
         app.post("/form", e.urlencoded({ extended: true, parameterLimit: 3, depth: 1 }), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
         app.post("/latin", e.urlencoded(), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
-        app.post("/text", e.text({ type: "text/*", limit: "16b", defaultCharset: "iso-8859-1" }), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
-        app.post("/raw", e.raw({ type: () => true }), (req: AnyExpress, res: AnyExpress) => res.json({ hex: Buffer.isBuffer(req.body) ? req.body.toString("hex") : req.body }));
+        app.post("/text", e.text({ type: "text/*", limit: "16b", defaultCharset: "iso-8859-1" }), (req: AnyExpress, res: AnyExpress) =>
+          res.json({ body: req.body }),
+        );
+        app.post("/raw", e.raw({ type: () => true }), (req: AnyExpress, res: AnyExpress) =>
+          res.json({ hex: Buffer.isBuffer(req.body) ? req.body.toString("hex") : req.body }),
+        );
         app.post("/lying", e.json(), (req: AnyExpress, res: AnyExpress) => res.json({ body: req.body }));
         app.use((err: AnyExpress, _req: AnyExpress, res: AnyExpress, _next: AnyExpress) => {
           const { status, type, message, expected, length, limit, received, charset, body } = err;
-          res.status(status ?? 500).json({ status, type, message, expected, length, limit, received, charset, body: Buffer.isBuffer(body) ? body.toString("hex") : body });
+          res
+            .status(status ?? 500)
+            .json({ status, type, message, expected, length, limit, received, charset, body: Buffer.isBuffer(body) ? body.toString("hex") : body });
         });
       },
       [
@@ -420,7 +454,14 @@ describe(`cog-http/express answers as Express 5 does (${engine} engine)`, { skip
         app.set("views", files);
         app.set("view engine", "tmpl");
         app.engine("tmpl", (path: string, options: Record<string, string>, callback: (err: Error | null, html?: string) => void) => {
-          import("node:fs").then(({ readFileSync }) => callback(null, readFileSync(path, "utf8").replace(/\{\{(\w+)\}\}/g, (_m, key: string) => String(options[key]))), callback);
+          import("node:fs").then(
+            ({ readFileSync }) =>
+              callback(
+                null,
+                readFileSync(path, "utf8").replace(/\{\{(\w+)\}\}/g, (_m, key: string) => String(options[key])),
+              ),
+            callback,
+          );
         });
         app.locals.site = "the app";
         app.get("/render", (_req: AnyExpress, res: AnyExpress) => {

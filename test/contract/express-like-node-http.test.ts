@@ -20,7 +20,6 @@ import { startChild } from "../children.js";
 import { closed, portOf, type Listening } from "../express-pair.js";
 import { engine, nativeSkip } from "../helpers.js";
 
- 
 type Any = any;
 
 // CommonJS without types.
@@ -48,7 +47,14 @@ async function untilClosed(port: number, text: string): Promise<string> {
 /** POSTs `body` on a connection of its own, writing it whole whatever comes back first: the status, or the error the client met. */
 function upload(port: number, body: Buffer): Promise<number | string> {
   return new Promise((resolve) => {
-    const req = httpRequest({ host: "127.0.0.1", port, method: "POST", path: "/upload", agent: false, headers: { "content-type": "application/octet-stream", "content-length": body.length } });
+    const req = httpRequest({
+      host: "127.0.0.1",
+      port,
+      method: "POST",
+      path: "/upload",
+      agent: false,
+      headers: { "content-type": "application/octet-stream", "content-length": body.length },
+    });
     req.on("response", (res) => {
       res.resume();
       res.on("end", () => resolve(res.statusCode!));
@@ -76,7 +82,11 @@ describe(`cog-http/express apps as on node:http (${engine} engine)`, { skip: eng
     const json = await fetch(`http://127.0.0.1:${port}/json`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"a":123}' });
     assert.equal(json.status, 200);
     assert.deepEqual(await json.json(), { body: { a: 123 } });
-    const form = await fetch(`http://127.0.0.1:${port}/form`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "a=1&b=two" });
+    const form = await fetch(`http://127.0.0.1:${port}/form`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "a=1&b=two",
+    });
     assert.equal(form.status, 200);
     assert.deepEqual(await form.json(), { body: { a: "1", b: "two" } });
     const text = await fetch(`http://127.0.0.1:${port}/text`, { method: "POST", headers: { "content-type": "text/plain" }, body: "x".repeat(200_000) });
@@ -125,7 +135,9 @@ describe(`cog-http/express apps as on node:http (${engine} engine)`, { skip: eng
   });
 
   test("a throw in server.listen's or server.close's callback is an uncaught exception, not an unhandled rejection", async (t) => {
-    const child = startChild(t, process.execPath, ["--import", "tsx", "test/fixtures/throwing-server-callbacks.ts"], { env: { ...process.env, COG_ENGINE: engine } });
+    const child = startChild(t, process.execPath, ["--import", "tsx", "test/fixtures/throwing-server-callbacks.ts"], {
+      env: { ...process.env, COG_ENGINE: engine },
+    });
     assert.equal(await child.exited, 0, child.stderr());
     assert.equal(child.stdout(), "listen uncaughtException\nclose uncaughtException\n");
   });
@@ -221,7 +233,8 @@ describe(`cog-http/express apps as on node:http (${engine} engine)`, { skip: eng
     app.use((req: Any, _res: Any, next: Any) => {
       const server = req.socket.server;
       servers.push(server);
-      if (server.listenerCount("upgrade") === 0) server.on("upgrade", (r: IncomingMessage, socket: Socket, head: Buffer) => wss.handleUpgrade(r, socket, head, (ws) => wss.emit("connection", ws, r)));
+      if (server.listenerCount("upgrade") === 0)
+        server.on("upgrade", (r: IncomingMessage, socket: Socket, head: Buffer) => wss.handleUpgrade(r, socket, head, (ws) => wss.emit("connection", ws, r)));
       next();
     });
     app.get("/", (_req: Any, res: Any) => res.send("ok"));
@@ -264,7 +277,14 @@ describe(`cog-http/express apps as on node:http (${engine} engine)`, { skip: eng
       outcomes.push(
         await new Promise<number | string>((resolve) => {
           let status: number | string = "no answer";
-          const req = httpRequest({ host: "127.0.0.1", port, method: "POST", path: "/upload", agent, headers: { "content-type": "application/octet-stream", "content-length": piece.length * pieces } });
+          const req = httpRequest({
+            host: "127.0.0.1",
+            port,
+            method: "POST",
+            path: "/upload",
+            agent,
+            headers: { "content-type": "application/octet-stream", "content-length": piece.length * pieces },
+          });
           req.on("response", (res) => {
             status = res.statusCode!;
             // Its callback comes once the connection has closed: after the rest was read, or cut.
@@ -295,7 +315,13 @@ describe(`cog-http/express apps as on node:http (${engine} engine)`, { skip: eng
       };
       res.setHeaders(new Map([["x-set", "by setHeaders"]]));
       res.setHeader("X-Case", "kept");
-      const body = JSON.stringify({ ...seen, raw: res.getRawHeaderNames().map((name: string) => name.toLowerCase()).sort() });
+      const body = JSON.stringify({
+        ...seen,
+        raw: res
+          .getRawHeaderNames()
+          .map((name: string) => name.toLowerCase())
+          .sort(),
+      });
       res.writeHeader(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
       res.end(body);
     });
@@ -303,7 +329,13 @@ describe(`cog-http/express apps as on node:http (${engine} engine)`, { skip: eng
     const answer = await untilClosed(port, "GET /kinds HTTP/1.1\r\nHost: x\r\nX-Twice: a\r\nX-Twice: b\r\nConnection: close\r\n\r\n");
     assert.match(answer, /^HTTP\/1\.1 200 /);
     assert.match(answer, /\r\nx-set: by setHeaders\r\n/i);
-    assert.deepEqual(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)), { request: true, response: true, timeout: true, distinct: ["a", "b"], raw: ["x-case", "x-powered-by", "x-set"] });
+    assert.deepEqual(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)), {
+      request: true,
+      response: true,
+      timeout: true,
+      distinct: ["a", "b"],
+      raw: ["x-case", "x-powered-by", "x-set"],
+    });
   });
 
   test("Node's members that work on node:http's private fields are not reachable on the native engine's objects (middleware that feature-detects one goes on without)", async (t) => {
@@ -311,8 +343,15 @@ describe(`cog-http/express apps as on node:http (${engine} engine)`, { skip: eng
     const reached: string[] = [];
     app.get("/", (req: Any, res: Any) => {
       const inherit = new Set<PropertyKey>(["constructor", "setTimeout", "setHeaders", "getRawHeaderNames", "pipe", Symbol.for("nodejs.rejection")]);
-      for (const [object, top] of [[req, IncomingMessage.prototype], [res, ServerResponse.prototype]] as const) {
-        for (let p: object = top; p !== Object.getPrototypeOf(OutgoingMessage.prototype) && p !== Object.getPrototypeOf(IncomingMessage.prototype); p = Object.getPrototypeOf(p)) {
+      for (const [object, top] of [
+        [req, IncomingMessage.prototype],
+        [res, ServerResponse.prototype],
+      ] as const) {
+        for (
+          let p: object = top;
+          p !== Object.getPrototypeOf(OutgoingMessage.prototype) && p !== Object.getPrototypeOf(IncomingMessage.prototype);
+          p = Object.getPrototypeOf(p)
+        ) {
           for (const key of Reflect.ownKeys(p)) {
             if (inherit.has(key)) continue;
             let holder: object = object;

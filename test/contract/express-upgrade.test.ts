@@ -205,7 +205,9 @@ describe(`'upgrade' on cog-http/express's server (${engine} engine)`, { skip: en
     /** The status of a new request to the server (it still serves after the tunnel's failure). */
     const served = async (): Promise<number | undefined> => {
       const get = tls === undefined ? httpGet : httpsGet;
-      const [res] = (await once(get({ host: "127.0.0.1", port, path: "/", servername: "localhost", ca: tls?.ca, agent: false }), "response")) as [IncomingMessage];
+      const [res] = (await once(get({ host: "127.0.0.1", port, path: "/", servername: "localhost", ca: tls?.ca, agent: false }), "response")) as [
+        IncomingMessage,
+      ];
       res.resume();
       return res.statusCode;
     };
@@ -213,37 +215,52 @@ describe(`'upgrade' on cog-http/express's server (${engine} engine)`, { skip: en
   }
 
   for (const overTls of [false, true]) {
-    test(`${overTls ? "over TLS, " : ""}a client that is gone: a write that fails emits 'error' (write ECONNRESET), then 'close' with hadError true, as node:http${overTls ? "s" : ""}'s socket does`, { skip: overTls && opensslSkip }, async (t) => {
-      const { socket, seen, closedSocket, upgraded, served } = await rawTunnel(t, overTls ? makeCertificates() : undefined);
-      // The reset reaches the server's kernel at once (loopback): the write, before the loop reads again, finds it.
-      socket.resetAndDestroy();
-      upgraded().write("to a client that is gone");
-      await closedSocket;
-      await new Promise((resolve) => setImmediate(resolve));
-      assert.deepEqual(seen, ["error write ECONNRESET ECONNRESET -104 write", "close true"]);
-      assert.equal(await served(), 200);
-    });
+    test(
+      `${overTls ? "over TLS, " : ""}a client that is gone: a write that fails emits 'error' (write ECONNRESET), then 'close' with hadError true, as node:http${overTls ? "s" : ""}'s socket does`,
+      { skip: overTls && opensslSkip },
+      async (t) => {
+        const { socket, seen, closedSocket, upgraded, served } = await rawTunnel(t, overTls ? makeCertificates() : undefined);
+        // The reset reaches the server's kernel at once (loopback): the write, before the loop reads again, finds it.
+        socket.resetAndDestroy();
+        upgraded().write("to a client that is gone");
+        await closedSocket;
+        await new Promise((resolve) => setImmediate(resolve));
+        assert.deepEqual(seen, ["error write ECONNRESET ECONNRESET -104 write", "close true"]);
+        assert.equal(await served(), 200);
+      },
+    );
   }
 
   for (const [what, bytes, code] of [
     // Node 20's OpenSSL (3.0) checks a record's version before its type; later ones, and rustls, the type.
-    ["bytes that are no TLS", Buffer.from("garbage, not a TLS record\r\n"), engine === "node" && NODE_MAJOR < 22 ? "ERR_SSL_WRONG_VERSION_NUMBER" : "ERR_SSL_BAD_RECORD_TYPE"],
+    [
+      "bytes that are no TLS",
+      Buffer.from("garbage, not a TLS record\r\n"),
+      engine === "node" && NODE_MAJOR < 22 ? "ERR_SSL_WRONG_VERSION_NUMBER" : "ERR_SSL_BAD_RECORD_TYPE",
+    ],
     ["a record that does not decrypt", Buffer.concat([Buffer.from([0x17, 3, 3, 0, 40]), Buffer.alloc(40, 7)]), "ERR_SSL_DECRYPTION_FAILED_OR_BAD_RECORD_MAC"],
   ] as const) {
-    test(`over TLS, a client that sends ${what}: 'error' (${code}), as node:https's socket emits it, then 'close' once the listener destroys it`, { skip: opensslSkip }, async (t) => {
-      const { socket, seen, closedSocket, upgraded, served, lastError } = await rawTunnel(t, makeCertificates());
-      // As ws does on a socket's 'error': node:tls's socket stays open until destroyed.
-      upgraded().on("error", () => upgraded().destroy());
-      // Under the TLS session, on the TCP connection.
-      socket.write(bytes);
-      await closedSocket;
-      await new Promise((resolve) => setImmediate(resolve));
-      const error = lastError() as Error & { code: string; reason: string; library: string };
-      assert.ok(error instanceof Error);
-      assert.deepEqual([error.code, error.reason, error.library], [code, code.slice("ERR_SSL_".length).toLowerCase().replaceAll("_", " "), "SSL routines"]);
-      assert.deepEqual(seen.map((event) => (event.startsWith("error ") ? "error" : event)), ["error", "close false"]);
-      assert.equal(await served(), 200);
-    });
+    test(
+      `over TLS, a client that sends ${what}: 'error' (${code}), as node:https's socket emits it, then 'close' once the listener destroys it`,
+      { skip: opensslSkip },
+      async (t) => {
+        const { socket, seen, closedSocket, upgraded, served, lastError } = await rawTunnel(t, makeCertificates());
+        // As ws does on a socket's 'error': node:tls's socket stays open until destroyed.
+        upgraded().on("error", () => upgraded().destroy());
+        // Under the TLS session, on the TCP connection.
+        socket.write(bytes);
+        await closedSocket;
+        await new Promise((resolve) => setImmediate(resolve));
+        const error = lastError() as Error & { code: string; reason: string; library: string };
+        assert.ok(error instanceof Error);
+        assert.deepEqual([error.code, error.reason, error.library], [code, code.slice("ERR_SSL_".length).toLowerCase().replaceAll("_", " "), "SSL routines"]);
+        assert.deepEqual(
+          seen.map((event) => (event.startsWith("error ") ? "error" : event)),
+          ["error", "close false"],
+        );
+        assert.equal(await served(), 200);
+      },
+    );
   }
 
   test("a client that resets the connection: the server's socket emits 'error' (read ECONNRESET), then 'close' with hadError true, as node:http's", async (t) => {

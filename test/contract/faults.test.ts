@@ -41,13 +41,17 @@ async function until(check: () => Promise<boolean>, ms: number): Promise<void> {
 describe("faults", () => {
   test("1000 clients that send headers and part of a declared 1 MB body, then vanish, leave nothing behind", async (t) => {
     let handled = 0;
-    const { app, port, fetch } = await serve(t, (app) => {
-      app.post("/upload", (req, res) => {
-        handled++;
-        res.send(req.body.length);
-      });
-      app.get("/", (_req, res) => res.send("up"));
-    }, { keepAliveTimeout: 200 });
+    const { app, port, fetch } = await serve(
+      t,
+      (app) => {
+        app.post("/upload", (req, res) => {
+          handled++;
+          res.send(req.body.length);
+        });
+        app.get("/", (_req, res) => res.send("up"));
+      },
+      { keepAliveTimeout: 200 },
+    );
     const part = Buffer.alloc(16 * 1024, 97);
     const sockets = await Promise.all(
       Array.from({ length: 1000 }, async () => {
@@ -64,11 +68,14 @@ describe("faults", () => {
     // A whole upload still works afterwards, on a connection of its own: fetch would reuse the
     // keep-alive connection of the GET above, which the 200 ms keepAliveTimeout may be closing.
     const answer = await new Promise<string>((resolve, reject) => {
-      const req = httpRequest({ host: "127.0.0.1", port, path: "/upload", method: "POST", agent: false, headers: { "content-type": "application/octet-stream" } }, (res) => {
-        let text = "";
-        res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
-        res.on("end", () => resolve(text));
-      });
+      const req = httpRequest(
+        { host: "127.0.0.1", port, path: "/upload", method: "POST", agent: false, headers: { "content-type": "application/octet-stream" } },
+        (res) => {
+          let text = "";
+          res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
+          res.on("end", () => resolve(text));
+        },
+      );
       req.on("error", reject);
       req.end(Buffer.alloc(1_000_000));
     });

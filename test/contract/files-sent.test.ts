@@ -90,7 +90,11 @@ describe("files over TLS", { skip: skip || opensslSkip, timeout: 30_000 }, () =>
   const certs = opensslSkip === false ? makeCertificates() : null;
 
   /** GET over https with the test CA: status, headers and body. */
-  function getTls(port: number, path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  function getTls(
+    port: number,
+    path: string,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
     return new Promise((resolve, reject) => {
       httpsGet({ host: "127.0.0.1", port, path, servername: "localhost", ca: certs!.ca, headers, agent: false }, (res) => {
         const chunks: Buffer[] = [];

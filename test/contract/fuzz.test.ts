@@ -34,24 +34,28 @@ describe("parsers under random input (fast-check)", () => {
 
   test("the router: lookups never throw, and every registered static path finds itself", () => {
     fc.assert(
-      fc.property(fc.array(fc.array(fc.constantFrom("a", "b", "c", ":p", "*"), { minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 10 }), fc.array(path, { maxLength: 20 }), (patterns, paths) => {
-        const router = new Router<string>();
-        const registered: string[] = [];
-        for (const parts of patterns) {
-          const pattern = "/" + parts.join("/");
-          try {
-            router.add("GET", pattern, pattern);
-            registered.push(pattern);
-          } catch (err) {
-            // Only the documented refusals: "*" not last, a param twice, a route registered twice.
-            assert.match(String(err), /only allowed as the last segment|appears twice|registered twice/);
+      fc.property(
+        fc.array(fc.array(fc.constantFrom("a", "b", "c", ":p", "*"), { minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 10 }),
+        fc.array(path, { maxLength: 20 }),
+        (patterns, paths) => {
+          const router = new Router<string>();
+          const registered: string[] = [];
+          for (const parts of patterns) {
+            const pattern = "/" + parts.join("/");
+            try {
+              router.add("GET", pattern, pattern);
+              registered.push(pattern);
+            } catch (err) {
+              // Only the documented refusals: "*" not last, a param twice, a route registered twice.
+              assert.match(String(err), /only allowed as the last segment|appears twice|registered twice/);
+            }
           }
-        }
-        for (const p of paths) router.find("GET", p);
-        for (const pattern of registered) {
-          if (!pattern.includes(":") && !pattern.includes("*")) assert.ok(router.find("GET", pattern)?.data, pattern);
-        }
-      }),
+          for (const p of paths) router.find("GET", p);
+          for (const pattern of registered) {
+            if (!pattern.includes(":") && !pattern.includes("*")) assert.ok(router.find("GET", pattern)?.data, pattern);
+          }
+        },
+      ),
       { numRuns: runs },
     );
   });
@@ -60,10 +64,14 @@ describe("parsers under random input (fast-check)", () => {
     const router = new Router<string>();
     router.add("GET", "/users/:id/files/*", "route");
     fc.assert(
-      fc.property(fc.string({ minLength: 1 }).filter((s) => !s.includes("/")), fc.string(), (id, rest) => {
-        const match = router.find("GET", `/users/${id}/files/${rest}`);
-        assert.deepEqual(match?.values, [id, rest]);
-      }),
+      fc.property(
+        fc.string({ minLength: 1 }).filter((s) => !s.includes("/")),
+        fc.string(),
+        (id, rest) => {
+          const match = router.find("GET", `/users/${id}/files/${rest}`);
+          assert.deepEqual(match?.values, [id, rest]);
+        },
+      ),
       { numRuns: runs },
     );
   });
@@ -82,10 +90,25 @@ describe("parsers under random input (fast-check)", () => {
 
   test("body parsing, for any bytes under any Content-Type, returns a value or a 4xx HttpError", () => {
     const contentType = fc.oneof(
-      fc.constantFrom(undefined, "application/json", "APPLICATION/JSON; charset=UTF-8", "application/x-www-form-urlencoded", "text/plain; charset=latin1", "application/ld+json", "multipart/form-data; boundary=x", ";", "/", "text/"),
+      fc.constantFrom(
+        undefined,
+        "application/json",
+        "APPLICATION/JSON; charset=UTF-8",
+        "application/x-www-form-urlencoded",
+        "text/plain; charset=latin1",
+        "application/ld+json",
+        "multipart/form-data; boundary=x",
+        ";",
+        "/",
+        "text/",
+      ),
       fc.string(),
     );
-    const body = fc.oneof(fc.json().map((j) => Buffer.from(j)), fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b)), fc.string().map((s) => Buffer.from(s)));
+    const body = fc.oneof(
+      fc.json().map((j) => Buffer.from(j)),
+      fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b)),
+      fc.string().map((s) => Buffer.from(s)),
+    );
     fc.assert(
       fc.property(body, contentType, (raw, type) => onlyHttpErrors(() => parseBody(raw, type, DEFAULT_LIMITS))),
       { numRuns: runs * 4 },
@@ -155,7 +178,10 @@ describe("corpora over HTTP", () => {
       assertSafe(answer, JSON.stringify(naughty));
       // And as a raw, unencoded path: the server must refuse or route it, nothing else. (uWS's parser
       // neither answers nor closes a request line with a space in its target; it waits for its idle timeout.)
-      assertSafe(await exchange(port, Buffer.from(`GET /echo/${headerSafe} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`, "utf8")), `raw path ${JSON.stringify(naughty)}`);
+      assertSafe(
+        await exchange(port, Buffer.from(`GET /echo/${headerSafe} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`, "utf8")),
+        `raw path ${JSON.stringify(naughty)}`,
+      );
     }
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
   });
@@ -164,12 +190,20 @@ describe("corpora over HTTP", () => {
     const { port, fetch } = await serve(t, echoApp);
     const token = fc.stringMatching(/^[!-~]{0,12}$/);
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom("GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "FOO"), fc.string({ unit: "binary", maxLength: 40 }), fc.array(fc.tuple(token, fc.string({ unit: "binary", maxLength: 30 })), { maxLength: 6 }), async (method, target, headers) => {
-        const lines = headers.map(([k, v]) => `${k}: ${v.replace(/[\r\n]/g, "")}\r\n`).join("");
-        const answer = await exchange(port, Buffer.from(`${method} /echo/${target.replace(/[\s]/g, "")} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n${lines}\r\n`, "utf8"));
-        // A head Node can't parse is answered 400 with no body; anything it can is Cog's to answer safely.
-        assertSafe(answer, `${method} ${JSON.stringify(target)} ${JSON.stringify(headers)}`);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom("GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "FOO"),
+        fc.string({ unit: "binary", maxLength: 40 }),
+        fc.array(fc.tuple(token, fc.string({ unit: "binary", maxLength: 30 })), { maxLength: 6 }),
+        async (method, target, headers) => {
+          const lines = headers.map(([k, v]) => `${k}: ${v.replace(/[\r\n]/g, "")}\r\n`).join("");
+          const answer = await exchange(
+            port,
+            Buffer.from(`${method} /echo/${target.replace(/[\s]/g, "")} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n${lines}\r\n`, "utf8"),
+          );
+          // A head Node can't parse is answered 400 with no body; anything it can is Cog's to answer safely.
+          assertSafe(answer, `${method} ${JSON.stringify(target)} ${JSON.stringify(headers)}`);
+        },
+      ),
       // Fewer on uWS, which leaves some malformed requests waiting rather than refusing them.
       { numRuns: Math.min(runs, 300) },
     );

@@ -24,8 +24,14 @@ describe("graceful shutdown of one process (listen({ signals: true }))", () => {
     assert.equal(app.stdout().includes("span "), false, "the batch holds the spans until the shutdown");
     app.child.kill("SIGTERM");
     assert.equal(await app.exited, 0);
-    const spans = app.stdout().split("\n").filter((line) => line.startsWith("span "));
-    assert.deepEqual(spans, Array.from({ length: 21 }, () => "span GET /traced/:n"));
+    const spans = app
+      .stdout()
+      .split("\n")
+      .filter((line) => line.startsWith("span "));
+    assert.deepEqual(
+      spans,
+      Array.from({ length: 21 }, () => "span GET /traced/:n"),
+    );
   });
 
   test("close() removes the signal handlers; bad worker counts are refused with what to pass", async () => {

@@ -39,7 +39,11 @@ const sleep = (ms: number, signal: AbortSignal) =>
 
 function echoRoutes(seen: Seen) {
   const watch = (name: string, ctx: HandlerContext) => {
-    ctx.signal.addEventListener("abort", () => seen.aborted.push({ method: name, reason: String((ctx.signal.reason as Error)?.message ?? ctx.signal.reason), timeoutMs: ctx.timeoutMs() }), { once: true });
+    ctx.signal.addEventListener(
+      "abort",
+      () => seen.aborted.push({ method: name, reason: String((ctx.signal.reason as Error)?.message ?? ctx.signal.reason), timeoutMs: ctx.timeoutMs() }),
+      { once: true },
+    );
   };
   const reply = (text: string) => ({ text }) as EchoReply;
   const before = async (name: string, req: EchoRequest, ctx: HandlerContext) => {
@@ -50,7 +54,8 @@ function echoRoutes(seen: Seen) {
     ctx.responseTrailer.set("x-trailer", `from ${name}`);
     if (req.delayMs > 0) await sleep(req.delayMs, ctx.signal);
     // A failure carries a detail (an EchoReply), which gRPC sends in grpc-status-details-bin.
-    if (req.fail !== 0) throw new ConnectError(req.text, req.fail as Code, undefined, [{ desc: Echo.method.unary.output, value: { text: `detail of ${name}` } as never }]);
+    if (req.fail !== 0)
+      throw new ConnectError(req.text, req.fail as Code, undefined, [{ desc: Echo.method.unary.output, value: { text: `detail of ${name}` } as never }]);
   };
   return (router: ConnectRouter) =>
     router.service(Echo, {
@@ -77,9 +82,9 @@ function echoRoutes(seen: Seen) {
 
 // The client: grpc-js with the service loaded from echo.proto at run time.
 const definition = protoLoader.loadSync(PROTO, { defaults: true });
- 
+
 const EchoClient = (grpc.loadPackageDefinition(definition) as any).cog.test.Echo as typeof grpc.Client;
- 
+
 type AnyClient = grpc.Client & Record<string, (...args: any[]) => any>;
 
 interface Unary {
@@ -111,7 +116,11 @@ const collect = <T>(call: NodeJS.ReadableStream): Promise<{ items: T[]; status: 
     call.on("data", (item: T) => items.push(item));
     call.on("status", (s: grpc.StatusObject) => ((status = s), settle()));
     call.on("end", () => ((ended = true), settle()));
-    call.on("error", (err: grpc.ServiceError) => (status?.code === undefined && err.code === undefined ? reject(err) : ((ended = true), (status ??= { code: err.code, details: err.details, metadata: err.metadata }), settle())));
+    call.on("error", (err: grpc.ServiceError) =>
+      status?.code === undefined && err.code === undefined
+        ? reject(err)
+        : ((ended = true), (status ??= { code: err.code, details: err.details, metadata: err.metadata }), settle()),
+    );
   });
 
 // "adapter" is cog-http/connect's `connect({ routes })`, which answers gRPC calls itself.
@@ -144,7 +153,11 @@ async function served(t: { after(fn: () => unknown): void }, mount: Mount, trans
     t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
     port = (server.address() as { port: number }).port;
   }
-  const client = (certs ? new EchoClient(`localhost:${port}`, grpc.credentials.createSsl(Buffer.from(certs.ca))) : new EchoClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure())) as AnyClient;
+  const client = (
+    certs
+      ? new EchoClient(`localhost:${port}`, grpc.credentials.createSsl(Buffer.from(certs.ca)))
+      : new EchoClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure())
+  ) as AnyClient;
   t.after(() => client.close());
   // node:http2's client for the calls sent by hand.
   const session = () => (certs ? h2connect(`https://localhost:${port}`, { ca: certs.ca }) : h2connect(`http://127.0.0.1:${port}`));
@@ -177,7 +190,10 @@ function requestFrame(fields: Partial<EchoRequest>, gzip = false): Buffer {
 }
 
 /** An error detail's bytes as Connect's JSON errors carry them: base64 without padding. */
-const detailValue = (method: string) => Buffer.from(toBinary(Echo.method.unary.output, create(Echo.method.unary.output, { text: `detail of ${method}` } as never))).toString("base64").replace(/=+$/, "");
+const detailValue = (method: string) =>
+  Buffer.from(toBinary(Echo.method.unary.output, create(Echo.method.unary.output, { text: `detail of ${method}` } as never)))
+    .toString("base64")
+    .replace(/=+$/, "");
 
 /** The google.rpc.Status in a grpc-status-details-bin trailer: its code, message and details' type URLs and bytes. */
 function statusDetails(bin: Buffer) {
@@ -210,7 +226,11 @@ const variants: Array<[Mount, Transport]> = [
   ["adapter", "h2c"],
   ["adapter", "tls"],
 ];
-const mountNames: Record<Mount, string> = { cog: "connectNodeAdapter on Cog (app.use)", express: "connectNodeAdapter on cog-http/express", adapter: "cog-http/connect" };
+const mountNames: Record<Mount, string> = {
+  cog: "connectNodeAdapter on Cog (app.use)",
+  express: "connectNodeAdapter on cog-http/express",
+  adapter: "cog-http/connect",
+};
 for (const [mount, transport] of variants) {
   describe(`gRPC through ${mountNames[mount]}, ${transport === "h2c" ? "h2c" : "TLS (h2, ALPN)"}`, { skip: transport === "tls" && opensslSkip }, () => {
     const setup = async (t: { after(fn: () => unknown): void }, options?: Partial<ConnectNodeAdapterOptions>) => {
@@ -240,7 +260,11 @@ for (const [mount, transport] of variants) {
       assert.match(decodeURIComponent(String(unknown.trailers?.["grpc-message"])), /unknown compression "snappy": supported encodings are gzip/);
       // And grpc-js, compressing its requests with gzip.
       const { client } = await setup(t);
-      const gzipClient = new EchoClient(client.getChannel().getTarget().replace(/^dns:/, ""), transport === "tls" ? grpc.credentials.createSsl(Buffer.from(certificates().ca)) : grpc.credentials.createInsecure(), { "grpc.default_compression_algorithm": 2 }) as AnyClient;
+      const gzipClient = new EchoClient(
+        client.getChannel().getTarget().replace(/^dns:/, ""),
+        transport === "tls" ? grpc.credentials.createSsl(Buffer.from(certificates().ca)) : grpc.credentials.createInsecure(),
+        { "grpc.default_compression_algorithm": 2 },
+      ) as AnyClient;
       t.after(() => gzipClient.close());
       const viaGrpcJs = await unary(gzipClient, { text });
       assert.equal(viaGrpcJs.err, null);
@@ -265,7 +289,10 @@ for (const [mount, transport] of variants) {
       assert.deepEqual(answer.trailers?.get("x-intercepted-trailer"), ["unary"]);
       assert.deepEqual(answer.trailers?.get("x-trailer"), ["from unary"]);
       const { items, status } = await collect<EchoReply>(client.ServerStream!({ text: "i", count: 2 }));
-      assert.deepEqual(items.map((r) => r.text), ["i 0", "i 1"]);
+      assert.deepEqual(
+        items.map((r) => r.text),
+        ["i 0", "i 1"],
+      );
       assert.deepEqual(status.metadata.get("x-intercepted-trailer"), ["stream"]);
       assert.deepEqual(seenBy, ["Unary:hi", "ServerStream:"]);
     });
@@ -298,7 +325,10 @@ for (const [mount, transport] of variants) {
       const { client } = await setup(t);
       const { items, status } = await collect<EchoReply>(client.ServerStream!({ text: "n", count: 5 }));
       assert.equal(status.code, grpc.status.OK);
-      assert.deepEqual(items.map((r) => r.text), ["n 0", "n 1", "n 2", "n 3", "n 4"]);
+      assert.deepEqual(
+        items.map((r) => r.text),
+        ["n 0", "n 1", "n 2", "n 3", "n 4"],
+      );
       assert.deepEqual(status.metadata.get("x-trailer"), ["from serverStream"]);
     });
 
@@ -342,7 +372,10 @@ for (const [mount, transport] of variants) {
       const details = statusDetails(bin);
       assert.equal(details.code, grpc.status.NOT_FOUND);
       assert.equal(details.message, "no such thing ünïcode 100%");
-      assert.deepEqual(details.details.map((d) => d.typeUrl), ["type.googleapis.com/cog.test.EchoReply"]);
+      assert.deepEqual(
+        details.details.map((d) => d.typeUrl),
+        ["type.googleapis.com/cog.test.EchoReply"],
+      );
       assert.equal((fromBinary(Echo.method.unary.output, details.details[0]!.value) as unknown as EchoReply).text, "detail of unary");
       const streamed = await collect(client.ServerStream!({ text: "denied", count: 3, fail: Code.PermissionDenied }));
       assert.equal(streamed.status.code, grpc.status.PERMISSION_DENIED);
@@ -374,7 +407,11 @@ for (const [mount, transport] of variants) {
       // Connect, an error: its JSON body and status.
       const failed = await post("/cog.test.Echo/Unary", { "content-type": "application/json" }, JSON.stringify({ text: "nope", fail: Code.InvalidArgument }));
       assert.equal(failed.headers[":status"], 400);
-      assert.deepEqual(JSON.parse(failed.body.toString()), { code: "invalid_argument", message: "nope", details: [{ type: "cog.test.EchoReply", value: detailValue("unary"), debug: { text: "detail of unary" } }] });
+      assert.deepEqual(JSON.parse(failed.body.toString()), {
+        code: "invalid_argument",
+        message: "nope",
+        details: [{ type: "cog.test.EchoReply", value: detailValue("unary"), debug: { text: "detail of unary" } }],
+      });
       // gRPC-Web, binary: a length-prefixed message, then the trailers as the body's last frame.
       const request = toBinary(Echo.method.unary.input, create(Echo.method.unary.input, { text: "web" } as never));
       const framed = Buffer.concat([Buffer.from([0, 0, 0, 0, request.length]), request]);
@@ -395,16 +432,32 @@ describe("Connect and gRPC-Web over HTTP/1.1 through connectNodeAdapter", () => 
   test("a Connect unary call (JSON, which Cog reads before the chain and replays), an error, and a gRPC-Web call", async (t) => {
     const seen: Seen = { aborted: [] };
     const { base } = await serve(t, (app) => app.use(connectNodeAdapter({ routes: echoRoutes(seen) }) as never));
-    const json = await fetch(`${base}/cog.test.Echo/Unary`, { method: "POST", headers: { "content-type": "application/json", "x-ask": "h1" }, body: JSON.stringify({ text: "over h1" }) });
+    const json = await fetch(`${base}/cog.test.Echo/Unary`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-ask": "h1" },
+      body: JSON.stringify({ text: "over h1" }),
+    });
     assert.equal(json.status, 200);
     assert.equal(json.headers.get("x-asked"), "h1");
     assert.equal(json.headers.get("trailer-x-trailer"), "from unary");
     assert.deepEqual(await json.json(), { text: "unary: over h1" });
-    const failed = await fetch(`${base}/cog.test.Echo/Unary`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text: "gone", fail: Code.NotFound }) });
+    const failed = await fetch(`${base}/cog.test.Echo/Unary`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ text: "gone", fail: Code.NotFound }),
+    });
     assert.equal(failed.status, 404);
-    assert.deepEqual(await failed.json(), { code: "not_found", message: "gone", details: [{ type: "cog.test.EchoReply", value: detailValue("unary"), debug: { text: "detail of unary" } }] });
+    assert.deepEqual(await failed.json(), {
+      code: "not_found",
+      message: "gone",
+      details: [{ type: "cog.test.EchoReply", value: detailValue("unary"), debug: { text: "detail of unary" } }],
+    });
     const request = toBinary(Echo.method.unary.input, create(Echo.method.unary.input, { text: "web" } as never));
-    const web = await fetch(`${base}/cog.test.Echo/Unary`, { method: "POST", headers: { "content-type": "application/grpc-web+proto", "x-grpc-web": "1" }, body: Buffer.concat([Buffer.from([0, 0, 0, 0, request.length]), request]) });
+    const web = await fetch(`${base}/cog.test.Echo/Unary`, {
+      method: "POST",
+      headers: { "content-type": "application/grpc-web+proto", "x-grpc-web": "1" },
+      body: Buffer.concat([Buffer.from([0, 0, 0, 0, request.length]), request]),
+    });
     const body = Buffer.from(await web.arrayBuffer());
     const length = body.readUInt32BE(1);
     assert.equal((fromBinary(Echo.method.unary.output, body.subarray(5, 5 + length)) as unknown as EchoReply).text, "unary: web");

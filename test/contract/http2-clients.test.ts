@@ -17,7 +17,9 @@ const curlVersion = spawnSync("curl", ["--version"], { encoding: "utf8" }).stdou
 const curlSkip = missing("curl", "apt-get install curl") || (/\bHTTP2\b/.test(curlVersion) ? false : "this curl has no HTTP/2");
 // curl before 8.0 fails the second stream of a prior-knowledge connection ("Error in the HTTP2
 // framing layer", curl/curl#10634), whatever the server.
-const curlH2cSkip = curlSkip || (Number(/^curl (\d+)\./.exec(curlVersion)?.[1] ?? 0) >= 8 ? false : "curl before 8.0 fails a second stream on an h2c connection (curl/curl#10634)");
+const curlH2cSkip =
+  curlSkip ||
+  (Number(/^curl (\d+)\./.exec(curlVersion)?.[1] ?? 0) >= 8 ? false : "curl before 8.0 fails a second stream on an h2c connection (curl/curl#10634)");
 
 const STREAMS = 100;
 /** Stream i's body: its number, then bytes enough to take several DATA frames for some. */
@@ -40,7 +42,9 @@ function routes(app: Cog, remotePorts: Set<number>): void {
 
 const run = (command: string, args: string[]) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    execFile(command, args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 60_000 }, (err, stdout, stderr) => resolve({ code: err === null ? 0 : typeof err.code === "number" ? err.code : -1, stdout, stderr }));
+    execFile(command, args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 60_000 }, (err, stdout, stderr) =>
+      resolve({ code: err === null ? 0 : typeof err.code === "number" ? err.code : -1, stdout, stderr }),
+    );
   });
 
 const certs = opensslSkip === false ? makeCertificates() : null;
@@ -65,12 +69,20 @@ for (const mode of ["h2c", "h2"] as const) {
         // Every stream answered 200, and its DATA frames add up to its body's length.
         const statuses = [...result.stdout.matchAll(/recv \(stream_id=(\d+)\) :status: (\d+)/g)].map((m) => [Number(m[1]), m[2]]);
         assert.equal(statuses.length, STREAMS, "one answer per stream");
-        assert.ok(statuses.every(([, status]) => status === "200"), JSON.stringify(statuses.filter(([, s]) => s !== "200")));
+        assert.ok(
+          statuses.every(([, status]) => status === "200"),
+          JSON.stringify(statuses.filter(([, s]) => s !== "200")),
+        );
         const received = new Map<number, number>();
-        for (const m of result.stdout.matchAll(/recv DATA frame <length=(\d+), flags=0x0[01], stream_id=(\d+)>/g)) received.set(Number(m[2]), (received.get(Number(m[2])) ?? 0) + Number(m[1]));
+        for (const m of result.stdout.matchAll(/recv DATA frame <length=(\d+), flags=0x0[01], stream_id=(\d+)>/g))
+          received.set(Number(m[2]), (received.get(Number(m[2])) ?? 0) + Number(m[1]));
         const lengths = [...received.entries()].sort((a, b) => a[0] - b[0]).map(([, n]) => n);
         // nghttp opens streams 13, 15, … in the order of its URLs.
-        assert.deepEqual(lengths, Array.from({ length: STREAMS }, (_, i) => Buffer.byteLength(body(i))), route);
+        assert.deepEqual(
+          lengths,
+          Array.from({ length: STREAMS }, (_, i) => Buffer.byteLength(body(i))),
+          route,
+        );
       }
       assert.equal(remotePorts.size, 2, "one connection for each run of 100 streams");
     });
@@ -81,7 +93,12 @@ for (const mode of ["h2c", "h2"] as const) {
       const dir = mkdtempSync(join(tmpdir(), "cog-curl-h2-"));
       t.after(() => rmSync(dir, { recursive: true, force: true }));
       const config = join(dir, "urls");
-      writeFileSync(config, urls(base, "later").map((url, i) => `url = "${url}"\noutput = "${join(dir, `body-${i}`)}"\n`).join(""));
+      writeFileSync(
+        config,
+        urls(base, "later")
+          .map((url, i) => `url = "${url}"\noutput = "${join(dir, `body-${i}`)}"\n`)
+          .join(""),
+      );
       const http = mode === "h2" ? ["--http2", "--cacert", join(dir, "ca.pem")] : ["--http2-prior-knowledge"];
       if (mode === "h2") writeFileSync(join(dir, "ca.pem"), certs!.ca);
       // --parallel-max 100: all at once, multiplexed on the one connection (curl waits to learn

@@ -48,7 +48,12 @@ function failures(report: string): string[] {
 async function h2specFailures(port: number, tls: boolean, only: string[] = []): Promise<string[]> {
   // Asynchronously: the server answers from this process's event loop.
   const run = await new Promise<{ stdout: string; stderr: string }>((resolve) => {
-    execFile(found.path!, [...only, "-h", "127.0.0.1", "-p", String(port), "-o", "2", ...(tls ? ["-t", "-k"] : [])], { encoding: "utf8", timeout: 240_000 }, (_err, stdout, stderr) => resolve({ stdout, stderr }));
+    execFile(
+      found.path!,
+      [...only, "-h", "127.0.0.1", "-p", String(port), "-o", "2", ...(tls ? ["-t", "-k"] : [])],
+      { encoding: "utf8", timeout: 240_000 },
+      (_err, stdout, stderr) => resolve({ stdout, stderr }),
+    );
   });
   assert.match(run.stdout, /\d+ tests, \d+ passed/, `h2spec ran: ${run.stdout.slice(-500)}${run.stderr}`);
   return failures(run.stdout);
@@ -92,7 +97,12 @@ async function conformance(options: CogOptions, tls: false | { key: string; cert
     let unexpected = (await h2specFailures(port, tls !== false)).filter((id) => !inherited.has(id));
     // Several checks wait 2 s for an answer: on a loaded machine one can time out on either server
     // (the bare one's list varies the same way). A failure of Cog's counts once it repeats alone.
-    if (unexpected.length > 0) unexpected = await h2specFailures(port, tls !== false, unexpected.map((id) => `http2/${id}`));
+    if (unexpected.length > 0)
+      unexpected = await h2specFailures(
+        port,
+        tls !== false,
+        unexpected.map((id) => `http2/${id}`),
+      );
     const allowed = engine === "native" ? "none" : `those of a bare node:http2 server on this Node: ${[...inherited].join(", ")}`;
     assert.deepEqual(unexpected, [], `h2spec failures beyond ${allowed}`);
   } finally {

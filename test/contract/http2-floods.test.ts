@@ -16,8 +16,16 @@ import { engine, nativeSkip } from "../helpers.js";
 const linuxOnly = existsSync("/proc/self/status") ? false : "reads the server's memory from /proc";
 const skip = (engine === "native" && nativeSkip) || linuxOnly;
 
-const DATA = 0, HEADERS = 1, RST_STREAM = 3, SETTINGS = 4, PING = 6, GOAWAY = 7, CONTINUATION = 9;
-const END_STREAM = 1, ACK = 1, END_HEADERS = 4;
+const DATA = 0,
+  HEADERS = 1,
+  RST_STREAM = 3,
+  SETTINGS = 4,
+  PING = 6,
+  GOAWAY = 7,
+  CONTINUATION = 9;
+const END_STREAM = 1,
+  ACK = 1,
+  END_HEADERS = 4;
 const ENHANCE_YOUR_CALM = 11;
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
@@ -47,7 +55,8 @@ function literal(name: string, value: string, indexed = false): Buffer {
   return Buffer.concat([Buffer.from([...(indexed ? [0x40] : [0x00]), ...integer(n.length, 7, 0)]), n, Buffer.from(integer(v.length, 7, 0)), v]);
 }
 
-const request = (path: string) => Buffer.concat([literal(":method", "GET"), literal(":scheme", "http"), literal(":authority", "localhost"), literal(":path", path)]);
+const request = (path: string) =>
+  Buffer.concat([literal(":method", "GET"), literal(":scheme", "http"), literal(":authority", "localhost"), literal(":path", path)]);
 
 /** The server's resident set, in MiB. */
 const rss = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
@@ -173,20 +182,20 @@ function referenceFlood(port: number, refs: number, ack: boolean, ms: number): P
       finish();
     });
     onFrames(socket, (type, flags, stream, payload) => {
-        if (type === SETTINGS && !(flags & ACK) && !open.has(1) && next === 3) {
-          if (ack) socket.write(frame(SETTINGS, ACK, 0));
-          open.add(1);
-          socket.write(frame(HEADERS, END_HEADERS | END_STREAM, 1, store));
-        } else if (type === GOAWAY && got.goaway === null) {
-          got.goaway = payload.readUInt32BE(4);
-        } else if (type === RST_STREAM) {
-          got.resets++;
-          got.codes.add(payload.readUInt32BE(0));
-          done(stream);
-        } else if ((type === HEADERS || type === DATA) && flags & END_STREAM) {
-          if (stream !== 1) got.answered++;
-          done(stream);
-        }
+      if (type === SETTINGS && !(flags & ACK) && !open.has(1) && next === 3) {
+        if (ack) socket.write(frame(SETTINGS, ACK, 0));
+        open.add(1);
+        socket.write(frame(HEADERS, END_HEADERS | END_STREAM, 1, store));
+      } else if (type === GOAWAY && got.goaway === null) {
+        got.goaway = payload.readUInt32BE(4);
+      } else if (type === RST_STREAM) {
+        got.resets++;
+        got.codes.add(payload.readUInt32BE(0));
+        done(stream);
+      } else if ((type === HEADERS || type === DATA) && flags & END_STREAM) {
+        if (stream !== 1) got.answered++;
+        done(stream);
+      }
     });
     socket.once("connect", () => socket.write(Buffer.concat([PREFACE, frame(SETTINGS, 0, 0)])));
   });
@@ -219,7 +228,10 @@ async function othersAnswered(port: number, during: Promise<unknown>): Promise<n
 
 describe("HTTP/2 floods", { skip, timeout: 120_000 }, () => {
   /** Runs a flood against a fresh app while another client asks; checks the server's memory before and after. */
-  async function withFlood<E extends Ended>(t: Owner & { diagnostic(message: string): void }, run: (port: number) => Promise<E>): Promise<{ ended: E; grew: number; handled: number; bombs: number }> {
+  async function withFlood<E extends Ended>(
+    t: Owner & { diagnostic(message: string): void },
+    run: (port: number) => Promise<E>,
+  ): Promise<{ ended: E; grew: number; handled: number; bombs: number }> {
     const { pid, port } = await startApp(t);
     // Warm: the first requests load what a request needs.
     await othersAnswered(port, sleep(200));
@@ -240,7 +252,9 @@ describe("HTTP/2 floods", { skip, timeout: 120_000 }, () => {
         resolve(JSON.parse(body) as { handled: number; bombs: number });
       });
     });
-    t.diagnostic(`GOAWAY ${ended.goaway ?? "none"}, closed ${ended.closed}, ${ended.resets} resets; RSS ${before.toFixed(1)} -> ${after.toFixed(1)} MiB; ${count.handled} requests handled`);
+    t.diagnostic(
+      `GOAWAY ${ended.goaway ?? "none"}, closed ${ended.closed}, ${ended.resets} resets; RSS ${before.toFixed(1)} -> ${after.toFixed(1)} MiB; ${count.handled} requests handled`,
+    );
     return { ended, grew: after - before, ...count };
   }
 
@@ -248,12 +262,17 @@ describe("HTTP/2 floods", { skip, timeout: 120_000 }, () => {
     const STREAMS = 20_000;
     let stream = 1;
     const { ended, grew, handled } = await withFlood(t, (port) =>
-      flood(port, () => {
-        if (stream > STREAMS * 2) return null;
-        const batch: Buffer[] = [];
-        for (let i = 0; i < 100 && stream <= STREAMS * 2; i++, stream += 2) batch.push(frame(HEADERS, END_HEADERS | END_STREAM, stream, request("/slow")), frame(RST_STREAM, 0, stream, Buffer.from([0, 0, 0, 8])));
-        return Buffer.concat(batch);
-      }, 20_000),
+      flood(
+        port,
+        () => {
+          if (stream > STREAMS * 2) return null;
+          const batch: Buffer[] = [];
+          for (let i = 0; i < 100 && stream <= STREAMS * 2; i++, stream += 2)
+            batch.push(frame(HEADERS, END_HEADERS | END_STREAM, stream, request("/slow")), frame(RST_STREAM, 0, stream, Buffer.from([0, 0, 0, 8])));
+          return Buffer.concat(batch);
+        },
+        20_000,
+      ),
     );
     assert.ok(ended.goaway !== null || ended.closed, "the flooding connection is ended");
     assert.ok(handled < STREAMS / 4, `${handled} of ${STREAMS} reset requests reached the handler`);
@@ -263,12 +282,16 @@ describe("HTTP/2 floods", { skip, timeout: 120_000 }, () => {
   test("CONTINUATION flood: a header block that never ends ends the connection", async (t) => {
     let sent = 0;
     const { ended, grew } = await withFlood(t, (port) =>
-      flood(port, () => {
-        if (sent++ === 0) return frame(HEADERS, 0, 1, request("/ping"));
-        if (sent > 200_000) return null;
-        // Empty, and never END_HEADERS: each costs the server a parse, and holds the stream open.
-        return Buffer.concat(Array.from({ length: 100 }, () => frame(CONTINUATION, 0, 1, literal("x-a", "b"))));
-      }, 20_000),
+      flood(
+        port,
+        () => {
+          if (sent++ === 0) return frame(HEADERS, 0, 1, request("/ping"));
+          if (sent > 200_000) return null;
+          // Empty, and never END_HEADERS: each costs the server a parse, and holds the stream open.
+          return Buffer.concat(Array.from({ length: 100 }, () => frame(CONTINUATION, 0, 1, literal("x-a", "b"))));
+        },
+        20_000,
+      ),
     );
     assert.ok(ended.goaway !== null || ended.closed, "the flooding connection is ended");
     assert.ok(grew < 40, `the server grew by ${grew.toFixed(1)} MiB`);
@@ -281,13 +304,17 @@ describe("HTTP/2 floods", { skip, timeout: 120_000 }, () => {
     const references = Buffer.alloc(4000, 0x80 | 62);
     let stream = 1;
     const { ended, grew } = await withFlood(t, (port) =>
-      flood(port, () => {
-        if (stream > 400) return null;
-        const block = stream === 1 ? Buffer.concat([request("/ping"), big]) : Buffer.concat([request("/ping"), references]);
-        const bytes = frame(HEADERS, END_HEADERS | END_STREAM, stream, block);
-        stream += 2;
-        return bytes;
-      }, 5_000),
+      flood(
+        port,
+        () => {
+          if (stream > 400) return null;
+          const block = stream === 1 ? Buffer.concat([request("/ping"), big]) : Buffer.concat([request("/ping"), references]);
+          const bytes = frame(HEADERS, END_HEADERS | END_STREAM, stream, block);
+          stream += 2;
+          return bytes;
+        },
+        5_000,
+      ),
     );
     assert.ok(ended.resets > 0 || ended.goaway !== null || ended.closed, "the bombs' streams are reset (or the connection ended)");
     assert.ok(grew < 40, `the server grew by ${grew.toFixed(1)} MiB`);
@@ -340,7 +367,9 @@ describe("HTTP/2 floods", { skip, timeout: 120_000 }, () => {
   test("PING flood from a client that reads nothing: the connection is ended", async (t) => {
     let sent = 0;
     const ping = frame(PING, 0, 0, Buffer.alloc(8, 1));
-    const { ended, grew } = await withFlood(t, (port) => flood(port, () => (sent++ < 2_000 ? Buffer.concat(Array.from({ length: 100 }, () => ping)) : null), 20_000, true));
+    const { ended, grew } = await withFlood(t, (port) =>
+      flood(port, () => (sent++ < 2_000 ? Buffer.concat(Array.from({ length: 100 }, () => ping)) : null), 20_000, true),
+    );
     assert.ok(ended.goaway !== null || ended.closed, "the flooding connection is ended");
     assert.ok(grew < 40, `the server grew by ${grew.toFixed(1)} MiB`);
   });
@@ -348,9 +377,10 @@ describe("HTTP/2 floods", { skip, timeout: 120_000 }, () => {
   test("SETTINGS flood: the connection is ended", async (t) => {
     let sent = 0;
     const settings = frame(SETTINGS, 0, 0, Buffer.from([0, 3, 0, 0, 0, 100]));
-    const { ended, grew } = await withFlood(t, (port) => flood(port, () => (sent++ < 2_000 ? Buffer.concat(Array.from({ length: 100 }, () => settings)) : null), 20_000, true));
+    const { ended, grew } = await withFlood(t, (port) =>
+      flood(port, () => (sent++ < 2_000 ? Buffer.concat(Array.from({ length: 100 }, () => settings)) : null), 20_000, true),
+    );
     assert.ok(ended.goaway !== null || ended.closed, "the flooding connection is ended");
     assert.ok(grew < 40, `the server grew by ${grew.toFixed(1)} MiB`);
   });
 });
-

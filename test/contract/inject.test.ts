@@ -57,7 +57,22 @@ describe(`app.inject reads the same on every engine (${engine})`, () => {
         "content-type": "application/json",
         "content-length": "7",
       },
-      rawHeaders: ["x-custom", "A", "accept", "text/plain", "user-agent", "lightMyRequest", "host", "localhost:80", "cookie", "theme=dark%20mode", "content-type", "application/json", "content-length", "7"],
+      rawHeaders: [
+        "x-custom",
+        "A",
+        "accept",
+        "text/plain",
+        "user-agent",
+        "lightMyRequest",
+        "host",
+        "localhost:80",
+        "cookie",
+        "theme=dark%20mode",
+        "content-type",
+        "application/json",
+        "content-length",
+        "7",
+      ],
       ip: "203.0.113.7",
       cookies: { theme: "dark mode" },
       body: { a: 1 },
@@ -110,9 +125,15 @@ describe(`app.inject reads the same on every engine (${engine})`, () => {
     const streamed = await cog.inject("/stream");
     assert.deepEqual([strip(streamed.headers), streamed.body], [{ "transfer-encoding": "chunked" }, "ab"]);
     const head = await cog.inject({ method: "HEAD", url: "/text" });
-    assert.deepEqual([head.statusCode, strip(head.headers), head.body, head.rawPayload.length], [200, { "content-type": "text/plain; charset=utf-8", "content-length": "5" }, "", 0]);
+    assert.deepEqual(
+      [head.statusCode, strip(head.headers), head.body, head.rawPayload.length],
+      [200, { "content-type": "text/plain; charset=utf-8", "content-length": "5" }, "", 0],
+    );
     const closing = await cog.inject("/close");
-    assert.deepEqual([strip(closing.headers), closing.body], [{ connection: "close", "content-type": "text/plain; charset=utf-8", "content-length": "3" }, "bye"]);
+    assert.deepEqual(
+      [strip(closing.headers), closing.body],
+      [{ connection: "close", "content-type": "text/plain; charset=utf-8", "content-length": "3" }, "bye"],
+    );
   });
 
   test("the access log: one line per injected request, answered (not aborted)", async () => {

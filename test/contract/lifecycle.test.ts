@@ -81,55 +81,66 @@ describe("listen and close", () => {
   // drains the rest of the kernel's queue at once (src/engines/node/accept.ts), so a burst of
   // clients isn't left waiting one loop iteration each. Drained connections are counted and
   // served as Node's own are.
-  test("on Linux the node engine accepts a queue of 40 connections in one go, counts them and answers each", { skip: engine !== "node" || process.platform !== "linux" || nativeSkip !== false }, async () => {
-    const app = new Cog({ engine });
-    const { release, arrived } = holdRoute(app, "/", "up");
-    const { port } = await app.listen(0, "127.0.0.1");
-    // Connections that arrive within one synchronous run of the server's "connection" event.
-    const batches = acceptBatches(app);
-    // All 40 connect before the server's loop next polls, so all 40 wait in the queue then.
-    const replies = Array.from({ length: 40 }, () => raw(port, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 5_000));
-    try {
-      while (arrived() < 40) await new Promise((r) => setTimeout(r, 10));
-      const sizes = batches.filter((n) => n > 0);
-      assert.equal(sizes.reduce((a, b) => a + b, 0), 40);
-      assert.ok(sizes.length <= 2, `accepted in ${sizes.length} goes (${sizes.join(", ")}), not at once`);
-      const counted = await connections(app);
-      assert.equal(counted, 40);
-      let closed = false;
-      const closing = app.close().then(() => (closed = true));
-      await new Promise((r) => setTimeout(r, 50));
-      assert.equal(closed, false, "close waits for the drained connections too");
-      release();
-      for (const reply of await Promise.all(replies)) assert.deepEqual(statuses(reply), [200]);
-      await closing;
-    } finally {
-      release();
-      await app.close();
-    }
-  });
+  test(
+    "on Linux the node engine accepts a queue of 40 connections in one go, counts them and answers each",
+    { skip: engine !== "node" || process.platform !== "linux" || nativeSkip !== false },
+    async () => {
+      const app = new Cog({ engine });
+      const { release, arrived } = holdRoute(app, "/", "up");
+      const { port } = await app.listen(0, "127.0.0.1");
+      // Connections that arrive within one synchronous run of the server's "connection" event.
+      const batches = acceptBatches(app);
+      // All 40 connect before the server's loop next polls, so all 40 wait in the queue then.
+      const replies = Array.from({ length: 40 }, () => raw(port, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 5_000));
+      try {
+        while (arrived() < 40) await new Promise((r) => setTimeout(r, 10));
+        const sizes = batches.filter((n) => n > 0);
+        assert.equal(
+          sizes.reduce((a, b) => a + b, 0),
+          40,
+        );
+        assert.ok(sizes.length <= 2, `accepted in ${sizes.length} goes (${sizes.join(", ")}), not at once`);
+        const counted = await connections(app);
+        assert.equal(counted, 40);
+        let closed = false;
+        const closing = app.close().then(() => (closed = true));
+        await new Promise((r) => setTimeout(r, 50));
+        assert.equal(closed, false, "close waits for the drained connections too");
+        release();
+        for (const reply of await Promise.all(replies)) assert.deepEqual(statuses(reply), [200]);
+        await closing;
+      } finally {
+        release();
+        await app.close();
+      }
+    },
+  );
 
   // The option that turns the mechanism off, for when a Node release breaks the internals it
   // relies on (test/engines/node/node-internals.test.ts): each connection is then Node's own accept.
-  test("with drainAcceptQueue: false the node engine accepts as Node does, one connection per 'connection' event, and answers each", { skip: engine !== "node" }, async () => {
-    const app = new Cog({ engine, drainAcceptQueue: false });
-    const { release, arrived } = holdRoute(app, "/", "up");
-    const { port } = await app.listen(0, "127.0.0.1");
-    const batches = acceptBatches(app);
-    const replies = Array.from({ length: 40 }, () => raw(port, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 5_000));
-    try {
-      while (arrived() < 40) await new Promise((r) => setTimeout(r, 10));
-      const sizes = batches.filter((n) => n > 0);
-      assert.deepEqual(sizes, Array(40).fill(1), "every connection accepted by Node, none drained");
-      const counted = await connections(app);
-      assert.equal(counted, 40);
-      release();
-      for (const reply of await Promise.all(replies)) assert.deepEqual(statuses(reply), [200]);
-    } finally {
-      release();
-      await app.close();
-    }
-  });
+  test(
+    "with drainAcceptQueue: false the node engine accepts as Node does, one connection per 'connection' event, and answers each",
+    { skip: engine !== "node" },
+    async () => {
+      const app = new Cog({ engine, drainAcceptQueue: false });
+      const { release, arrived } = holdRoute(app, "/", "up");
+      const { port } = await app.listen(0, "127.0.0.1");
+      const batches = acceptBatches(app);
+      const replies = Array.from({ length: 40 }, () => raw(port, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 5_000));
+      try {
+        while (arrived() < 40) await new Promise((r) => setTimeout(r, 10));
+        const sizes = batches.filter((n) => n > 0);
+        assert.deepEqual(sizes, Array(40).fill(1), "every connection accepted by Node, none drained");
+        const counted = await connections(app);
+        assert.equal(counted, 40);
+        release();
+        for (const reply of await Promise.all(replies)) assert.deepEqual(statuses(reply), [200]);
+      } finally {
+        release();
+        await app.close();
+      }
+    },
+  );
 
   test("close waits for every busy connection, on a burst of 64, and each one is answered", async () => {
     const app = new Cog({ engine });

@@ -49,7 +49,11 @@ describe("limits", () => {
     );
     assert.equal(await (await fetch("/q?a=1&b=2&c=3&d=4&e=5")).text(), "5");
     assert.equal((await fetch("/q?a=1&b=2&c=3&d=4&e=5&f=6")).status, 414);
-    const form = (n: number) => ({ method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: Array.from({ length: n }, (_, i) => `k${i}=v`).join("&") });
+    const form = (n: number) => ({
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: Array.from({ length: n }, (_, i) => `k${i}=v`).join("&"),
+    });
     assert.equal(await (await fetch("/form", form(5))).text(), "5");
     const res = await fetch("/form", form(6));
     assert.equal(res.status, 413);
@@ -64,7 +68,7 @@ describe("limits", () => {
     const res = await post(nested(9));
     assert.equal(res.status, 400);
     assert.match((await res.json()).message, /nested deeper than 8 levels/);
-    const tricky = JSON.stringify({ s: "[[[[[[[[[[[[{{{{{{{{{{\"\\\"[[[[" });
+    const tricky = JSON.stringify({ s: '[[[[[[[[[[[[{{{{{{{{{{"\\"[[[[' });
     assert.equal(await (await post(tricky)).text(), tricky);
   });
 
@@ -133,7 +137,11 @@ describe("timeouts", () => {
         }),
       quick,
     );
-    const { text, waited } = await answerThenClose(port, "POST /upload HTTP/1.1\r\nHost: a\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n0123456789", 5_000);
+    const { text, waited } = await answerThenClose(
+      port,
+      "POST /upload HTTP/1.1\r\nHost: a\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n0123456789",
+      5_000,
+    );
     assert.deepEqual(statuses(text), [408], text);
     assert.match(text, /\r\nConnection: close\r\n/i);
     assert.deepEqual(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4)), {
@@ -170,6 +178,9 @@ describe("timeouts", () => {
       raw(port, `POST / HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n${"[".repeat(200)}${"]".repeat(200)}`),
     ]);
     const expected = [431, 414, 413, 400];
-    assert.deepEqual(answers.map((a, i) => (i === 0 ? statuses(a)[0] : statuses(a)[0])), expected);
+    assert.deepEqual(
+      answers.map((a, i) => (i === 0 ? statuses(a)[0] : statuses(a)[0])),
+      expected,
+    );
   });
 });

@@ -156,7 +156,7 @@ describe("Express middleware on a Cog app", () => {
     assert.deepEqual(JSON.parse(identity.text), big);
   });
 
-  test("serve-static serves files at / and under app.use(\"/static\"), with ETag and 304, and falls through to routes and the 404", async (t) => {
+  test('serve-static serves files at / and under app.use("/static"), with ETag and 304, and falls through to routes and the 404', async (t) => {
     const dir = staticDir(t);
     const { port } = await serve(t, (app) => {
       app.use(mw(serveStatic(dir)));
@@ -220,7 +220,11 @@ describe("Express middleware on a Cog app", () => {
 
   test("passport-local logs in with a form POST and keeps the user in the session", async (t) => {
     const auth = new passport.Passport();
-    auth.use(new LocalStrategy((username, password, done) => (username === "alice" && password === "wonderland" ? done(null, { id: 7, name: "alice" }) : done(null, false))));
+    auth.use(
+      new LocalStrategy((username, password, done) =>
+        username === "alice" && password === "wonderland" ? done(null, { id: 7, name: "alice" }) : done(null, false),
+      ),
+    );
     auth.serializeUser((user, done) => done(null, (user as { id: number }).id));
     auth.deserializeUser((id, done) => done(null, { id, name: "alice" }));
     const { port } = await serve(t, (app) => {
@@ -297,7 +301,10 @@ describe("Express middleware on a Cog app", () => {
     const binary = randomBytes(200 * 1024);
     const { base } = await serve(t, (app) => {
       app.post("/upload", mw(upload.fields([{ name: "note" }, { name: "blob" }])), (req, res) => {
-        const r = req as unknown as { body: Record<string, string>; files: Record<string, Array<{ originalname: string; mimetype: string; size: number; buffer: Buffer }>> };
+        const r = req as unknown as {
+          body: Record<string, string>;
+          files: Record<string, Array<{ originalname: string; mimetype: string; size: number; buffer: Buffer }>>;
+        };
         const note = r.files.note![0]!;
         const blob = r.files.blob![0]!;
         res.json({

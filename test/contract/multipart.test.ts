@@ -7,13 +7,22 @@ import type { Handler } from "../../src/index.js";
 import { serve, raw, statuses } from "../helpers.js";
 
 /** A multipart/form-data body, spelled out by hand (so that malformed ones can be too). */
-function form(parts: Array<{ name: string; value?: string; file?: { filename: string; type: string; bytes: Buffer } }>, boundary = "cogboundary"): { body: Buffer; type: string } {
+function form(
+  parts: Array<{ name: string; value?: string; file?: { filename: string; type: string; bytes: Buffer } }>,
+  boundary = "cogboundary",
+): { body: Buffer; type: string } {
   const pieces: Buffer[] = [];
   for (const part of parts) {
     if (part.file === undefined) {
       pieces.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"\r\n\r\n${part.value}\r\n`));
     } else {
-      pieces.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"; filename="${part.file.filename}"\r\nContent-Type: ${part.file.type}\r\n\r\n`), part.file.bytes, Buffer.from("\r\n"));
+      pieces.push(
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"; filename="${part.file.filename}"\r\nContent-Type: ${part.file.type}\r\n\r\n`,
+        ),
+        part.file.bytes,
+        Buffer.from("\r\n"),
+      );
     }
   }
   pieces.push(Buffer.from(`--${boundary}--\r\n`));
@@ -54,7 +63,9 @@ test("req.multipart(): fields as an object (repeats as lists), files as streams,
   assert.equal(res.status, 200);
   assert.deepEqual(await res.json(), {
     fields: { title: "hello", tag: ["a", "b"] },
-    files: [{ field: "doc", filename: "big.bin", mimeType: "application/octet-stream", bytes: bytes.length, sha1: createHash("sha1").update(bytes).digest("hex") }],
+    files: [
+      { field: "doc", filename: "big.bin", mimeType: "application/octet-stream", bytes: bytes.length, sha1: createHash("sha1").update(bytes).digest("hex") },
+    ],
   });
 });
 
@@ -93,7 +104,10 @@ test("malformed multipart is a 400, a body that isn't multipart a 415, a file wh
   assert.match(((await cut.json()) as { message: string }).message, /Malformed multipart/);
   const json = await post(base, "/fields", Buffer.from("{}"), "application/json");
   assert.equal(json.status, 415);
-  const gzipped = await raw(port, [`POST /fields HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nContent-Encoding: gzip\r\nContent-Length: ${gzipSync(body).length}\r\nConnection: close\r\n\r\n`, gzipSync(body)]);
+  const gzipped = await raw(port, [
+    `POST /fields HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nContent-Encoding: gzip\r\nContent-Length: ${gzipSync(body).length}\r\nConnection: close\r\n\r\n`,
+    gzipSync(body),
+  ]);
   assert.deepEqual(statuses(gzipped), [415]);
   assert.match(gzipped, /Content-Encoding \\"gzip\\" can't be read: send it uncompressed/);
   const withFile = form([{ name: "doc", file: { filename: "x.txt", type: "text/plain", bytes: Buffer.from("hi") } }]);
@@ -101,7 +115,10 @@ test("malformed multipart is a 400, a body that isn't multipart a 415, a file wh
   assert.equal(refused.status, 400);
   assert.match(((await refused.json()) as { message: string }).message, /Unexpected file in form field "doc"/);
   // And the server goes on: a good form on a new connection.
-  const text = await raw(port, [`POST /fields HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`, body]);
+  const text = await raw(port, [
+    `POST /fields HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+    body,
+  ]);
   assert.deepEqual(statuses(text), [200]);
   assert.match(text, /\{"a":"1"\}/);
 });
@@ -115,7 +132,10 @@ test("multer still works on a multipart route (it reads the raw stream)", async 
     });
   });
   const bytes = Buffer.alloc(3 * 1024 * 1024, 3);
-  const { body, type } = form([{ name: "title", value: "t" }, { name: "doc", file: { filename: "m.bin", type: "application/octet-stream", bytes } }]);
+  const { body, type } = form([
+    { name: "title", value: "t" },
+    { name: "doc", file: { filename: "m.bin", type: "application/octet-stream", bytes } },
+  ]);
   const res = await post(base, "/multer", body, type);
   assert.equal(res.status, 200);
   assert.deepEqual(await res.json(), { title: "t", name: "m.bin", size: bytes.length });

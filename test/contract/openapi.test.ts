@@ -34,7 +34,20 @@ const operation = (doc: OpenApiDocument, path: string, method: "get" | "post"): 
 describe("OpenAPI document", () => {
   test("summary, description, tags, operationId, deprecated and security pass through; components and the document's security, servers and tags are given to app.openapi()", async (t) => {
     const { fetch } = await serve(t, (app) => {
-      app.get("/me", { schema: { summary: "Who I am", description: "The signed-in user.", tags: ["users"], operationId: "whoAmI", deprecated: true, security: [{ bearer: [] }, { apiKey: [] }] } }, (_req, res) => res.json({}));
+      app.get(
+        "/me",
+        {
+          schema: {
+            summary: "Who I am",
+            description: "The signed-in user.",
+            tags: ["users"],
+            operationId: "whoAmI",
+            deprecated: true,
+            security: [{ bearer: [] }, { apiKey: [] }],
+          },
+        },
+        (_req, res) => res.json({}),
+      );
       app.get("/health", { schema: { security: [] } }, (_req, res) => res.send("ok"));
       app.get("/items", (_req, res) => res.json([]));
       app.get("/items-list", (_req, res) => res.json([]));
@@ -46,7 +59,9 @@ describe("OpenAPI document", () => {
             version: "3.0.0",
             description: "An API with a bearer token",
             servers: [{ url: "https://api.example.com" }],
-            components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" }, apiKey: { type: "apiKey", name: "x-api-key", in: "header" } } },
+            components: {
+              securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" }, apiKey: { type: "apiKey", name: "x-api-key", in: "header" } },
+            },
             security: [{ bearer: [] }],
             tags: [{ name: "users", description: "People" }],
           }),
@@ -79,10 +94,20 @@ describe("OpenAPI document", () => {
   test("a security scheme the components don't define, and two routes with one operationId, are refused with the routes", () => {
     const app = new Cog({ engine });
     app.get("/me", { schema: { security: [{ bearer: [] }] } }, () => {});
-    assert.throws(() => app.openapi({ title: "x", version: "1" }), /^Error: Route GET \/me: schema\.security names the security scheme "bearer", which is not in the components\.securitySchemes given to app\.openapi\(\): add it there$/);
-    assert.throws(() => app.openapi({ title: "x", version: "1", components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } }, security: [{ token: [] }] }), /^Error: app\.openapi\(\): security names the security scheme "token"/);
+    assert.throws(
+      () => app.openapi({ title: "x", version: "1" }),
+      /^Error: Route GET \/me: schema\.security names the security scheme "bearer", which is not in the components\.securitySchemes given to app\.openapi\(\): add it there$/,
+    );
+    assert.throws(
+      () =>
+        app.openapi({ title: "x", version: "1", components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } }, security: [{ token: [] }] }),
+      /^Error: app\.openapi\(\): security names the security scheme "token"/,
+    );
     app.post("/users", { schema: { operationId: "getMe" } }, () => {});
-    assert.throws(() => app.openapi({ title: "x", version: "1", components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } } }), /^Error: app\.openapi\(\): routes GET \/me and POST \/users have the same operationId "getMe"; OpenAPI needs each to be unique/);
+    assert.throws(
+      () => app.openapi({ title: "x", version: "1", components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } } }),
+      /^Error: app\.openapi\(\): routes GET \/me and POST \/users have the same operationId "getMe"; OpenAPI needs each to be unique/,
+    );
   });
 
   test("WebSocket routes are left out of the document, and still upgrade", async (t) => {
@@ -143,7 +168,11 @@ describe("OpenAPI document", () => {
 
   test("a 204 or 304 response is described without content, as the server sends it: no body, no Content-Type", async (t) => {
     const { fetch } = await serve(t, (app) => {
-      app.post("/items/:id", { schema: { params: Type.Object({ id: Type.Integer() }), response: { 204: Type.Null(), 404: Type.Object({ message: Type.String() }) } } }, (_req, res) => res.send(undefined, 204));
+      app.post(
+        "/items/:id",
+        { schema: { params: Type.Object({ id: Type.Integer() }), response: { 204: Type.Null(), 404: Type.Object({ message: Type.String() }) } } },
+        (_req, res) => res.send(undefined, 204),
+      );
       app.get("/cached", { schema: { response: { 200: Type.String(), 304: Type.Null() } } }, (_req, res) => res.send(undefined, 304));
       app.get("/openapi.json", (_req, res) => res.json(app.openapi()));
     });
@@ -152,7 +181,10 @@ describe("OpenAPI document", () => {
     assert.deepEqual(responses["204"], { description: "No Content" });
     assert.ok(responses["404"]?.content?.["application/json"], "a status with a body keeps its content");
     assert.deepEqual((operation(doc, "/cached", "get").responses as Record<string, OpenApiResponse>)["304"], { description: "Not Modified" });
-    for (const [path, init, status] of [["/items/1", { method: "POST" }, 204], ["/cached", undefined, 304]] as const) {
+    for (const [path, init, status] of [
+      ["/items/1", { method: "POST" }, 204],
+      ["/cached", undefined, 304],
+    ] as const) {
       const res = await fetch(path, init);
       assert.equal(res.status, status);
       assert.equal(res.headers.get("content-type"), null);
@@ -165,14 +197,20 @@ describe("OpenAPI document", () => {
     const { fetch } = await serve(t, (app) => {
       app.get(
         "/page",
-        { schema: { query: Type.Object({ q: Type.String(), page: Type.Integer({ default: 1 }), size: Type.Optional(Type.Integer()) }), headers: Type.Object({ "x-lang": Type.String({ default: "en" }) }) } },
+        {
+          schema: {
+            query: Type.Object({ q: Type.String(), page: Type.Integer({ default: 1 }), size: Type.Optional(Type.Integer()) }),
+            headers: Type.Object({ "x-lang": Type.String({ default: "en" }) }),
+          },
+        },
         (req, res) => res.json({ q: req.query.q, page: req.query.page, lang: req.headers["x-lang"] }),
       );
       app.get("/sorted", { schema: { query: z.object({ sort: z.enum(["asc", "desc"]).default("asc") }) } }, (req, res) => res.json(req.query));
       app.get("/openapi.json", (_req, res) => res.json(app.openapi()));
     });
     const doc = await served(fetch);
-    const required = (path: string) => Object.fromEntries((operation(doc, path, "get").parameters ?? []).map((p) => ["name" in p ? p.name : "", "required" in p ? p.required : undefined]));
+    const required = (path: string) =>
+      Object.fromEntries((operation(doc, path, "get").parameters ?? []).map((p) => ["name" in p ? p.name : "", "required" in p ? p.required : undefined]));
     assert.deepEqual(required("/page"), { q: true, page: false, size: false, "x-lang": false });
     assert.deepEqual(required("/sorted"), { sort: false });
     assert.deepEqual(await (await fetch("/page?q=x")).json(), { q: "x", page: 1, lang: "en" });
@@ -180,10 +218,14 @@ describe("OpenAPI document", () => {
     await assertValid(doc);
   });
 
-  test("a QUERY route is OpenAPI 3.2's query operation with openapi: \"3.2.0\", and the x-query extension in the 3.1 default; both documents are valid", async () => {
+  test('a QUERY route is OpenAPI 3.2\'s query operation with openapi: "3.2.0", and the x-query extension in the 3.1 default; both documents are valid', async () => {
     const app = new Cog();
     app.get("/users", (_req, res) => res.send("all"));
-    app.query("/users", { schema: { summary: "Find users", body: Type.Object({ name: Type.String() }), response: { 200: Type.Array(Type.String()) } } }, (_req, res) => res.json([]));
+    app.query(
+      "/users",
+      { schema: { summary: "Find users", body: Type.Object({ name: Type.String() }), response: { 200: Type.Array(Type.String()) } } },
+      (_req, res) => res.json([]),
+    );
     app.group("/teams/:team", (teams) => teams.query("/members", (_req, res) => res.json([])));
     const v32 = app.openapi({ title: "Users", version: "1.0.0", openapi: "3.2.0" });
     const version: `3.2.${number}` = v32.openapi;
@@ -206,7 +248,10 @@ describe("OpenAPI document", () => {
     assert.deepEqual(v31.paths?.["/teams/{team}/members"]?.["x-query"], v32.paths?.["/teams/{team}/members"]?.query);
     await assertValid(v31);
     assert.equal(app.openapi({ title: "Users", version: "1.0.0", openapi: "3.1.1" }).openapi, "3.1.1");
-    assert.throws(() => app.openapi({ title: "Users", version: "1.0.0", openapi: "3.0.3" as never }), /^TypeError: app\.openapi\(\): openapi must be a 3\.1 or 3\.2 version \("3\.1\.0", "3\.2\.0"\), got "3\.0\.3"$/);
+    assert.throws(
+      () => app.openapi({ title: "Users", version: "1.0.0", openapi: "3.0.3" as never }),
+      /^TypeError: app\.openapi\(\): openapi must be a 3\.1 or 3\.2 version \("3\.1\.0", "3\.2\.0"\), got "3\.0\.3"$/,
+    );
   });
 
   test("a QUERY route's body schema is validated as a POST's", { skip: queryRefused }, async (t) => {

@@ -23,11 +23,13 @@ test(`one SERVER span per request beside instrumentation-http, named by the rout
   const { fetch } = await serve(t, (app) => {
     app.get("/users/:id", async (req, res) => {
       const text = await new Promise<string>((resolve, reject) => {
-        http.get({ host: "127.0.0.1", port: downstreamPort, path: "/", headers: { "x-traced": "1" } }, (answer) => {
-          let body = "";
-          answer.on("data", (chunk: Buffer) => (body += chunk));
-          answer.on("end", () => resolve(body));
-        }).on("error", reject);
+        http
+          .get({ host: "127.0.0.1", port: downstreamPort, path: "/", headers: { "x-traced": "1" } }, (answer) => {
+            let body = "";
+            answer.on("data", (chunk: Buffer) => (body += chunk));
+            answer.on("end", () => resolve(body));
+          })
+          .on("error", reject);
       });
       res.json({ id: req.params.id, text });
     });

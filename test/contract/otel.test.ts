@@ -129,7 +129,9 @@ test(`200 concurrent requests: each its own trace, and each handler sees its own
       res.json({ n: req.params.n, before, after });
     });
   });
-  const answers = await Promise.all(Array.from({ length: 200 }, async (_, n) => (await fetch(`/work/${n}`)).json() as Promise<{ n: string; before: string; after: string }>));
+  const answers = await Promise.all(
+    Array.from({ length: 200 }, async (_, n) => (await fetch(`/work/${n}`)).json() as Promise<{ n: string; before: string; after: string }>),
+  );
   const spans = await serverSpans(200);
   assert.equal(spans.length, 200);
   const traceOf = new Map(spans.map((span) => [span.attributes["url.path"], span.spanContext().traceId]));

@@ -48,42 +48,48 @@ function request(port: number): { socket: Socket; outcome: Promise<Outcome> } {
   return { socket, outcome };
 }
 
-test("at its file limit a server closes the connections it cannot take, without a busy loop, and serves again once some close", { skip, timeout: 120_000 }, async (t) => {
-  const app = startChild(t, process.execPath, ["--import", "tsx", "test/fixtures/plain-app.ts"], { env: { ...process.env, COG_ENGINE: engine } });
-  await waitForOutput(app, (out) => out.includes("\n"), "the app's port");
-  const port = Number(app.stdout().trim());
-  const pid = app.child.pid!;
-  const open = readdirSync(`/proc/${pid}/fd`).length;
-  execFileSync("prlimit", [`--pid=${pid}`, `--nofile=${open + ROOM}:${open + ROOM}`]);
+test(
+  "at its file limit a server closes the connections it cannot take, without a busy loop, and serves again once some close",
+  { skip, timeout: 120_000 },
+  async (t) => {
+    const app = startChild(t, process.execPath, ["--import", "tsx", "test/fixtures/plain-app.ts"], { env: { ...process.env, COG_ENGINE: engine } });
+    await waitForOutput(app, (out) => out.includes("\n"), "the app's port");
+    const port = Number(app.stdout().trim());
+    const pid = app.child.pid!;
+    const open = readdirSync(`/proc/${pid}/fd`).length;
+    execFileSync("prlimit", [`--pid=${pid}`, `--nofile=${open + ROOM}:${open + ROOM}`]);
 
-  // Many more connections than descriptors (some the app had open as its limit was set may have
-  // closed since: its start-up's files): those it has room for are answered, the rest closed.
-  const first = Array.from({ length: ROOM * 10 }, () => request(port));
-  const outcomes = await Promise.all(first.map((c) => c.outcome));
-  const held = first.filter((_, i) => outcomes[i] === "answered");
-  assert.ok(held.length > 0 && held.length < first.length, `${held.length} of ${first.length} answered with room for ${ROOM}`);
-  assert.ok(outcomes.includes("closed"), "the connections past the limit are closed");
+    // Many more connections than descriptors (some the app had open as its limit was set may have
+    // closed since: its start-up's files): those it has room for are answered, the rest closed.
+    const first = Array.from({ length: ROOM * 10 }, () => request(port));
+    const outcomes = await Promise.all(first.map((c) => c.outcome));
+    const held = first.filter((_, i) => outcomes[i] === "answered");
+    assert.ok(held.length > 0 && held.length < first.length, `${held.length} of ${first.length} answered with room for ${ROOM}`);
+    assert.ok(outcomes.includes("closed"), "the connections past the limit are closed");
 
-  // Held at the limit: each connection past it is closed, none waits, and the main thread does
-  // not spin meanwhile (its CPU time over the period, against the period's length).
-  const [cpuBefore, wallBefore] = [cpuNs(pid), process.hrtime.bigint()];
-  for (let i = 0; i < PAST_LIMIT; i++) assert.equal(await request(port).outcome, "closed", `connection ${i} past the limit`);
-  const cpu = cpuNs(pid) - cpuBefore;
-  const wall = Number(process.hrtime.bigint() - wallBefore);
-  t.diagnostic(`${engine}: ${PAST_LIMIT} connections past the limit closed in ${(wall / 1e6).toFixed(0)} ms, the app's main thread ran ${(cpu / 1e6).toFixed(1)} ms`);
-  assert.ok(cpu < wall / 2, `the app's main thread ran ${(cpu / 1e6).toFixed(1)} ms of the ${(wall / 1e6).toFixed(0)} ms: a busy loop`);
+    // Held at the limit: each connection past it is closed, none waits, and the main thread does
+    // not spin meanwhile (its CPU time over the period, against the period's length).
+    const [cpuBefore, wallBefore] = [cpuNs(pid), process.hrtime.bigint()];
+    for (let i = 0; i < PAST_LIMIT; i++) assert.equal(await request(port).outcome, "closed", `connection ${i} past the limit`);
+    const cpu = cpuNs(pid) - cpuBefore;
+    const wall = Number(process.hrtime.bigint() - wallBefore);
+    t.diagnostic(
+      `${engine}: ${PAST_LIMIT} connections past the limit closed in ${(wall / 1e6).toFixed(0)} ms, the app's main thread ran ${(cpu / 1e6).toFixed(1)} ms`,
+    );
+    assert.ok(cpu < wall / 2, `the app's main thread ran ${(cpu / 1e6).toFixed(1)} ms of the ${(wall / 1e6).toFixed(0)} ms: a busy loop`);
 
-  // Some held connections close: the server accepts and answers again.
-  for (const { socket } of held) socket.destroy();
-  let again: Outcome = "closed";
-  // The app learns of the closes as its loop gets to them: a connection that came first is closed.
-  while (again === "closed") {
-    const c = request(port);
-    again = await c.outcome;
-    c.socket.destroy();
-  }
-  assert.equal(again, "answered");
-  assert.equal(app.child.exitCode, null, "the app runs on");
-  if (engine === "native") assert.match(app.stderr(), /COG_OUT_OF_DESCRIPTORS.*ran out of file descriptors/, "the native engine warns, once");
-  assert.equal(app.stderr().match(/ran out of file descriptors/g)?.length ?? 0, engine === "native" ? 1 : 0, app.stderr());
-});
+    // Some held connections close: the server accepts and answers again.
+    for (const { socket } of held) socket.destroy();
+    let again: Outcome = "closed";
+    // The app learns of the closes as its loop gets to them: a connection that came first is closed.
+    while (again === "closed") {
+      const c = request(port);
+      again = await c.outcome;
+      c.socket.destroy();
+    }
+    assert.equal(again, "answered");
+    assert.equal(app.child.exitCode, null, "the app runs on");
+    if (engine === "native") assert.match(app.stderr(), /COG_OUT_OF_DESCRIPTORS.*ran out of file descriptors/, "the native engine warns, once");
+    assert.equal(app.stderr().match(/ran out of file descriptors/g)?.length ?? 0, engine === "native" ? 1 : 0, app.stderr());
+  },
+);

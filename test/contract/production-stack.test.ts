@@ -38,7 +38,8 @@ describe(`production-stack on the ${engine} engine`, { skip: missing ?? false },
   let session: ClientHttp2Session;
 
   const get = (path: string, headers: Record<string, string> = {}): Promise<Answer> => send(session, { path, headers });
-  const post = (path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> => send(session, { method: "POST", path, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  const post = (path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> =>
+    send(session, { method: "POST", path, headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
   const authed = () => ({ authorization: `Bearer ${stack.token}` });
   /** The item as Postgres holds it now. */
   const row = async (id: number) => toItem((await sql<ItemRow[]>`SELECT * FROM items WHERE id = ${id}`)[0]!);
@@ -85,7 +86,11 @@ describe(`production-stack on the ${engine} engine`, { skip: missing ?? false },
       ["a client's own X-User-Id", { "x-user-id": "42" }],
     ];
     for (const [what, headers] of refusals) {
-      for (const answer of [await get(`/api/items/${id}`, headers), await get("/api/me", headers), await post(`/api/items/${id}`, { name: "refused", price: 1, quantity: 1 }, headers)]) {
+      for (const answer of [
+        await get(`/api/items/${id}`, headers),
+        await get("/api/me", headers),
+        await post(`/api/items/${id}`, { name: "refused", price: 1, quantity: 1 }, headers),
+      ]) {
         assert.equal(answer.status, 401, `${what}: ${answer.status} ${answer.body}`);
         assert.deepEqual(JSON.parse(answer.body), { error: "unauthorized" });
         assert.match(String(answer.headers["content-type"]), /^application\/json/);
@@ -101,9 +106,15 @@ describe(`production-stack on the ${engine} engine`, { skip: missing ?? false },
     const user = (sub: string) => ({ authorization: `Bearer ${signToken({ sub })}` });
     const me = await get("/api/me", { ...authed(), "x-user-id": "7" });
     assert.equal(me.status, 200, me.body);
-    assert.deepEqual(JSON.parse(me.body), USERS.find((u: { id: number }) => u.id === 42));
+    assert.deepEqual(
+      JSON.parse(me.body),
+      USERS.find((u: { id: number }) => u.id === 42),
+    );
     const grace = await get("/api/me", user("7"));
-    assert.deepEqual(JSON.parse(grace.body), USERS.find((u: { id: number }) => u.id === 7));
+    assert.deepEqual(
+      JSON.parse(grace.body),
+      USERS.find((u: { id: number }) => u.id === 7),
+    );
     assert.equal((await get("/api/me", user("7"))).headers["x-cache"], "HIT");
     assert.equal((await get("/api/me", user("12345"))).status, 404, "a verified subject with no user");
   });
@@ -157,7 +168,10 @@ describe(`production-stack on the ${engine} engine`, { skip: missing ?? false },
     // Reads spread over both workers' connections from the edge: each may keep a copy.
     assert.equal((await get(`/api/items/${id}`, authed())).headers["x-cache"], "MISS");
     const warm = await Promise.all(Array.from({ length: 20 }, () => get(`/api/items/${id}`, authed())));
-    assert.ok(warm.some((r) => r.headers["x-cache"] === "HIT"), warm.map((r) => `${r.status} ${r.headers["x-cache"]}`).join(", "));
+    assert.ok(
+      warm.some((r) => r.headers["x-cache"] === "HIT"),
+      warm.map((r) => `${r.status} ${r.headers["x-cache"]}`).join(", "),
+    );
     const changes = { name: `Updated ${id}`, price: 321, quantity: 7 };
     const written = await post(`/api/items/${id}`, changes, authed());
     assert.equal(written.status, 204, written.body);

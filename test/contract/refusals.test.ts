@@ -31,7 +31,11 @@ test("an HTTP/2.0 request line gets 505 with its reason, and the server's stderr
 });
 
 test("a head that stops arriving gets 408 with a JSON body naming headersTimeout", async (t) => {
-  const { port } = await serve(t, (app) => app.get("/", (_req, res) => res.send("up")), { headersTimeout: 300, requestTimeout: 1_000, timeoutCheckInterval: 100 });
+  const { port } = await serve(t, (app) => app.get("/", (_req, res) => res.send("up")), {
+    headersTimeout: 300,
+    requestTimeout: 1_000,
+    timeoutCheckInterval: 100,
+  });
   const started = Date.now();
   const answer = await raw(port, "GET / HTTP/1.1\r\nHost: a\r\n", 5_000);
   assert.deepEqual(statuses(answer), [408], answer);
@@ -45,19 +49,20 @@ test("a head that stops arriving gets 408 with a JSON body naming headersTimeout
   assert.ok(Date.now() - started < 4_500, "closed after the answer, not left open");
 });
 
-test(
-  "a body that stops arriving gets 408 with a JSON body naming requestTimeout",
-  async (t) => {
-    const { port } = await serve(t, (app) => app.post("/", (req, res) => res.send(req.body)), { headersTimeout: 300, requestTimeout: 600, timeoutCheckInterval: 100 });
-    const answer = await raw(port, "POST / HTTP/1.1\r\nHost: a\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nab", 5_000);
-    assert.deepEqual(statuses(answer), [408], answer);
-    assert.deepEqual(bodyOf(answer), {
-      statusCode: 408,
-      error: "Request Timeout",
-      message: "The request body did not arrive within requestTimeout (600 ms); raise the requestTimeout option for slower clients",
-    });
-  },
-);
+test("a body that stops arriving gets 408 with a JSON body naming requestTimeout", async (t) => {
+  const { port } = await serve(t, (app) => app.post("/", (req, res) => res.send(req.body)), {
+    headersTimeout: 300,
+    requestTimeout: 600,
+    timeoutCheckInterval: 100,
+  });
+  const answer = await raw(port, "POST / HTTP/1.1\r\nHost: a\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n\r\nab", 5_000);
+  assert.deepEqual(statuses(answer), [408], answer);
+  assert.deepEqual(bodyOf(answer), {
+    statusCode: 408,
+    error: "Request Timeout",
+    message: "The request body did not arrive within requestTimeout (600 ms); raise the requestTimeout option for slower clients",
+  });
+});
 
 test("what the parser refuses gets the same status and JSON body on both engines, naming the rule or limit", async (t) => {
   const { port } = await serve(t, (app) => app.post("/echo", (req, res) => res.send(req.body)), { maxHeaderSize: 4096 });
@@ -67,10 +72,18 @@ test("what the parser refuses gets the same status and JSON body on both engines
     ["GET / HTTP/1.1\r\n\r\n", 400, "An HTTP/1.1 request needs a Host header"],
     ["POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400, "More than one Content-Length header"],
     ["POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: +3\r\n\r\nabc", 400, "Invalid Content-Length"],
-    ["POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", 400, "Both Content-Length and Transfer-Encoding"],
+    [
+      "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+      400,
+      "Both Content-Length and Transfer-Encoding",
+    ],
     ["POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\nabc\r\n0\r\n\r\n", 400, "Chunk size too large"],
     [`POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3;${"x".repeat(20_000)}\r\nabc\r\n0\r\n\r\n`, 413, "Chunk extensions too large"],
-    [`GET / HTTP/1.1\r\nHost: a\r\nX-Big: ${"a".repeat(5_000)}\r\n\r\n`, 431, "Request head is larger than maxHeaderSize; raise the maxHeaderSize option to accept it"],
+    [
+      `GET / HTTP/1.1\r\nHost: a\r\nX-Big: ${"a".repeat(5_000)}\r\n\r\n`,
+      431,
+      "Request head is larger than maxHeaderSize; raise the maxHeaderSize option to accept it",
+    ],
     ["GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505, "HTTP version not supported; use HTTP/1.1"],
     ["CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", 501, "CONNECT is not supported by this server"],
   ];

@@ -45,7 +45,16 @@ async function withNext(port: number, path: string, boundMs?: number) {
   return parsed.responses;
 }
 
-const BUILT_IN = new Set<object>([Object.prototype, EventEmitter.prototype, Stream.prototype, Readable.prototype, Writable.prototype, IncomingMessage.prototype, ServerResponse.prototype, OutgoingMessage.prototype]);
+const BUILT_IN = new Set<object>([
+  Object.prototype,
+  EventEmitter.prototype,
+  Stream.prototype,
+  Readable.prototype,
+  Writable.prototype,
+  IncomingMessage.prototype,
+  ServerResponse.prototype,
+  OutgoingMessage.prototype,
+]);
 
 /** Whether two objects share a prototype that is Cog's own (not Node's stream or HTTP classes). */
 function sharesCogClass(a: object, b: object): boolean {
@@ -205,7 +214,11 @@ describe("regressions", () => {
       app.get("/cog-order", (_req, res) => res.redirect("/new-home", 308));
       app.get("/default", (_req, res) => res.redirect("/new-home"));
     });
-    for (const [path, status] of [["/express-order", 301], ["/cog-order", 308], ["/default", 302]] as const) {
+    for (const [path, status] of [
+      ["/express-order", 301],
+      ["/cog-order", 308],
+      ["/default", 302],
+    ] as const) {
       const answer = await request(port, path);
       assert.equal(answer.status, status, path);
       assert.equal(answer.headers.location, "/new-home", path);
@@ -274,7 +287,10 @@ describe("regressions", () => {
     );
     const [answer] = await withNext(port, "/forgotten", 1500);
     assert.equal(`${answer!.status} ${answer!.reason}`, "503 Service Unavailable");
-    assert.ok(logged.lines.some((line) => line.includes("/forgotten")), "the log names the route");
+    assert.ok(
+      logged.lines.some((line) => line.includes("/forgotten")),
+      "the log names the route",
+    );
   });
 
   test("cookie-parser silently did nothing (req.cookies was already set)", async (t) => {
@@ -309,51 +325,61 @@ describe("regressions", () => {
     assert.match(String(answer.headers.allow), /PUT/);
   });
 
-  test("app.inject always used Node's objects: it runs the app's engine's request and response", { skip: engine === "native" ? nativeSkip : false }, async (t) => {
-    // What the engine's classes are on real sockets, to compare with what inject hands the handler.
-    const onSocket: Loose = {};
-    const { port } = await serve(t, (app) =>
+  test(
+    "app.inject always used Node's objects: it runs the app's engine's request and response",
+    { skip: engine === "native" ? nativeSkip : false },
+    async (t) => {
+      // What the engine's classes are on real sockets, to compare with what inject hands the handler.
+      const onSocket: Loose = {};
+      const { port } = await serve(t, (app) =>
+        app.get("/who", (req, res) => {
+          onSocket.req = req;
+          onSocket.res = res;
+          res.send("socket");
+        }),
+      );
+      assert.equal((await request(port, "/who")).text, "socket");
+
+      const app = new Cog({ engine, logErrors: false });
+      const injected: Loose = {};
       app.get("/who", (req, res) => {
-        onSocket.req = req;
-        onSocket.res = res;
-        res.send("socket");
-      }),
-    );
-    assert.equal((await request(port, "/who")).text, "socket");
+        injected.req = req;
+        injected.res = res;
+        res.set("x-engine", engine).setCookie("c", "v").send("part two");
+      });
+      app.get("/written", (_req, res) => {
+        res.setHeader("x-written", "yes");
+        loose(res).write("part ");
+        loose(res).end("two");
+      });
+      app.get("/stream", (_req, res) => res.send(Readable.from(["s", "t"])));
+      app.post("/echo", (req, res) => res.json({ body: req.body }));
+      const who = await app.inject({ method: "GET", url: "/who" });
+      assert.equal(who.statusCode, 200);
+      assert.equal(who.headers["x-engine"], engine);
+      assert.match(String(who.headers["set-cookie"]), /^c=v; Path=\//);
+      assert.equal(who.body, "part two");
+      const written = await app.inject("/written");
+      assert.equal(written.headers["x-written"], "yes");
+      assert.equal(written.body, "part two");
+      assert.equal((await app.inject("/stream")).body, "st");
+      assert.deepEqual((await app.inject({ method: "POST", url: "/echo", payload: { a: 1 } })).json(), { body: { a: 1 } });
+      assert.equal((await app.inject("/missing")).statusCode, 404);
 
-    const app = new Cog({ engine, logErrors: false });
-    const injected: Loose = {};
-    app.get("/who", (req, res) => {
-      injected.req = req;
-      injected.res = res;
-      res.set("x-engine", engine).setCookie("c", "v").send("part two");
-    });
-    app.get("/written", (_req, res) => {
-      res.setHeader("x-written", "yes");
-      loose(res).write("part ");
-      loose(res).end("two");
-    });
-    app.get("/stream", (_req, res) => res.send(Readable.from(["s", "t"])));
-    app.post("/echo", (req, res) => res.json({ body: req.body }));
-    const who = await app.inject({ method: "GET", url: "/who" });
-    assert.equal(who.statusCode, 200);
-    assert.equal(who.headers["x-engine"], engine);
-    assert.match(String(who.headers["set-cookie"]), /^c=v; Path=\//);
-    assert.equal(who.body, "part two");
-    const written = await app.inject("/written");
-    assert.equal(written.headers["x-written"], "yes");
-    assert.equal(written.body, "part two");
-    assert.equal((await app.inject("/stream")).body, "st");
-    assert.deepEqual((await app.inject({ method: "POST", url: "/echo", payload: { a: 1 } })).json(), { body: { a: 1 } });
-    assert.equal((await app.inject("/missing")).statusCode, 404);
-
-    // On node, light-my-request's response is a ServerResponse (its request, a plain Readable); on
-    // native, the engine's classes, which are Node's kind too.
-    assert.equal(injected.res instanceof ServerResponse, true, "inject's res is a ServerResponse");
-    if (engine === "native") {
-      assert.equal(injected.req instanceof IncomingMessage, true, "inject's req is the native engine's, an IncomingMessage as on sockets");
-      assert.ok(sharesCogClass(injected.req, onSocket.req), `inject's req (${injected.req.constructor.name}) is of the native engine's request class (${onSocket.req.constructor.name})`);
-      assert.ok(sharesCogClass(injected.res, onSocket.res), `inject's res (${injected.res.constructor.name}) is of the native engine's response class (${onSocket.res.constructor.name})`);
-    }
-  });
+      // On node, light-my-request's response is a ServerResponse (its request, a plain Readable); on
+      // native, the engine's classes, which are Node's kind too.
+      assert.equal(injected.res instanceof ServerResponse, true, "inject's res is a ServerResponse");
+      if (engine === "native") {
+        assert.equal(injected.req instanceof IncomingMessage, true, "inject's req is the native engine's, an IncomingMessage as on sockets");
+        assert.ok(
+          sharesCogClass(injected.req, onSocket.req),
+          `inject's req (${injected.req.constructor.name}) is of the native engine's request class (${onSocket.req.constructor.name})`,
+        );
+        assert.ok(
+          sharesCogClass(injected.res, onSocket.res),
+          `inject's res (${injected.res.constructor.name}) is of the native engine's response class (${onSocket.res.constructor.name})`,
+        );
+      }
+    },
+  );
 });

@@ -84,7 +84,12 @@ test(`with logger: true, req.log writes JSON lines to stdout with the request id
   const answer = await fetch(`http://127.0.0.1:${port}/noted`);
   assert.equal(await answer.text(), "ok");
   await stop(app.child);
-  const lines = app.stdout().trim().split("\n").slice(1).map((line) => JSON.parse(line) as Record<string, unknown>);
+  const lines = app
+    .stdout()
+    .trim()
+    .split("\n")
+    .slice(1)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
   const noted = lines.find((line) => line.msg === "noted")!;
   assert.equal(noted.level, "info");
   assert.equal(noted.user, "ann");

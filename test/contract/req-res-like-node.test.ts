@@ -180,7 +180,9 @@ describe("res is a Writable-like response", () => {
       });
       app.get("/gzip", (_req, res) => {
         res.setHeader("content-encoding", "gzip");
-        Readable.from(["zipped ", "body"]).pipe(createGzip()).pipe(res as unknown as Writable);
+        Readable.from(["zipped ", "body"])
+          .pipe(createGzip())
+          .pipe(res as unknown as Writable);
       });
     });
     assert.equal((await request(port, "/pipe")).text, "abc");
@@ -315,7 +317,8 @@ describe("req is a readable stream of the request", () => {
     });
     const ex = await exchange(
       port,
-      "POST /read HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n" + "GET /read HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+      "POST /read HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n" +
+        "GET /read HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
     );
     const parsed = parseResponses(ex.bytes);
     assert.equal(parsed.malformed, null);
@@ -356,7 +359,21 @@ describe("req is a readable stream of the request", () => {
 
 describe("names and links middleware relies on", () => {
   test("Cog keeps nothing of its own on the names middleware sets (req.id, res.flush, …): they start undefined and setting them breaks nothing", async (t) => {
-    const reqNames = ["id", "log", "user", "session", "sessionID", "file", "files", "startTime", "_startAt", "_startTime", "_remoteAddress", "rateLimit", "secret"];
+    const reqNames = [
+      "id",
+      "log",
+      "user",
+      "session",
+      "sessionID",
+      "file",
+      "files",
+      "startTime",
+      "_startAt",
+      "_startTime",
+      "_remoteAddress",
+      "rateLimit",
+      "secret",
+    ];
     // (`res.locals` is Express's, and Cog's too: an object per response.)
     const resNames = ["flush", "log", "err", "_startAt", "_startTime", "responseTime"];
     const before: Record<string, string> = {};
@@ -369,7 +386,10 @@ describe("names and links middleware relies on", () => {
         next();
       });
       app.post("/named", (req, res) => {
-        const kept = [...reqNames.filter((n) => (req as unknown as Loose)[n] !== `set ${n}`), ...resNames.filter((n) => n !== "flush" && (res as unknown as Loose)[n] !== `set ${n}`)];
+        const kept = [
+          ...reqNames.filter((n) => (req as unknown as Loose)[n] !== `set ${n}`),
+          ...resNames.filter((n) => n !== "flush" && (res as unknown as Loose)[n] !== `set ${n}`),
+        ];
         res.json({ kept: kept.length === 0 ? "all" : kept, id: (req as unknown as Loose).id, body: req.body });
       });
     });
@@ -377,7 +397,11 @@ describe("names and links middleware relies on", () => {
       const answer = await request(port, "/named", { method: "POST", headers: { "content-type": "application/json" }, body: `{"n":${i}}` });
       assert.equal(answer.status, 200);
       assert.deepEqual(JSON.parse(answer.text), { kept: "all", id: "set id", body: { n: i } });
-      assert.deepEqual(Object.entries(before).filter(([, type]) => type !== "undefined"), [], "none of these names is Cog's");
+      assert.deepEqual(
+        Object.entries(before).filter(([, type]) => type !== "undefined"),
+        [],
+        "none of these names is Cog's",
+      );
     }
   });
 
@@ -411,12 +435,30 @@ describe('app.use("/prefix", mw) mounts as Express does', () => {
         });
         v1.get("/admin/panel", (req, res) => res.json({ url: req.url, path: req.path, originalUrl: (req as unknown as Loose).originalUrl }));
       });
-      app.get("/api/users", (req, res) => res.json({ url: req.url, path: req.path, query: req.query, originalUrl: (req as unknown as Loose).originalUrl, baseUrl: (req as unknown as Loose).baseUrl ?? "" }));
+      app.get("/api/users", (req, res) =>
+        res.json({
+          url: req.url,
+          path: req.path,
+          query: req.query,
+          originalUrl: (req as unknown as Loose).originalUrl,
+          baseUrl: (req as unknown as Loose).baseUrl ?? "",
+        }),
+      );
       app.get("/api", (req, res) => res.json({ url: req.url, path: req.path }));
     });
-    assert.deepEqual(JSON.parse((await request(port, "/api/users?x=1")).text), { url: "/api/users?x=1", path: "/api/users", query: { x: "1" }, originalUrl: "/api/users?x=1", baseUrl: "" });
+    assert.deepEqual(JSON.parse((await request(port, "/api/users?x=1")).text), {
+      url: "/api/users?x=1",
+      path: "/api/users",
+      query: { x: "1" },
+      originalUrl: "/api/users?x=1",
+      baseUrl: "",
+    });
     assert.deepEqual(JSON.parse((await request(port, "/api?y=2")).text), { url: "/api?y=2", path: "/api" });
-    assert.deepEqual(JSON.parse((await request(port, "/v1/admin/panel")).text), { url: "/v1/admin/panel", path: "/v1/admin/panel", originalUrl: "/v1/admin/panel" });
+    assert.deepEqual(JSON.parse((await request(port, "/v1/admin/panel")).text), {
+      url: "/v1/admin/panel",
+      path: "/v1/admin/panel",
+      originalUrl: "/v1/admin/panel",
+    });
     assert.deepEqual(inside, [
       { url: "/users?x=1", baseUrl: "/api", originalUrl: "/api/users?x=1" },
       { url: "/?y=2", baseUrl: "/api", originalUrl: "/api?y=2" },
@@ -450,7 +492,9 @@ describe('app.use("/prefix", mw) mounts as Express does', () => {
 describe("Cog's own signed cookies", () => {
   test("res.setCookie(name, value, { signed: true }) comes back verified in req.signedCookies; tampered or foreign ones don't", async (t) => {
     const define = (app: import("../../src/index.js").Cog) => {
-      app.get("/set", (_req, res) => (res.setCookie as (n: string, v: string, o: object) => typeof res)("user", "alice", { signed: true, httpOnly: true }).send("set"));
+      app.get("/set", (_req, res) =>
+        (res.setCookie as (n: string, v: string, o: object) => typeof res)("user", "alice", { signed: true, httpOnly: true }).send("set"),
+      );
       app.get("/get", (req, res) => res.json({ user: (req as unknown as Loose).signedCookies?.user ?? null }));
     };
     const { port } = await serve(t, define, options({ secret: "first secret" }));

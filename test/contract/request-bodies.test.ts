@@ -9,15 +9,23 @@ import { serve, raw, statuses } from "../helpers.js";
 import { eventually, within } from "../wire.js";
 
 /** POSTs `total` bytes (`byte`, "a" unless said) in `piece`-sized writes, as fast as the server takes them; resolves with the status and body. */
-function upload(port: number, path: string, total: number, options: { piece?: number; byte?: number; chunked?: boolean; headers?: Record<string, string> } = {}): Promise<{ status: number; body: string }> {
+function upload(
+  port: number,
+  path: string,
+  total: number,
+  options: { piece?: number; byte?: number; chunked?: boolean; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: string }> {
   const piece = Buffer.alloc(options.piece ?? 64 * 1024, options.byte ?? 0x61);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ port, host: "127.0.0.1", path, method: "POST", headers: { ...(options.chunked ? {} : { "content-length": total }), ...options.headers } }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => (body += c));
-      res.on("end", () => resolve({ status: res.statusCode!, body }));
-    });
+    const req = httpRequest(
+      { port, host: "127.0.0.1", path, method: "POST", headers: { ...(options.chunked ? {} : { "content-length": total }), ...options.headers } },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => (body += c));
+        res.on("end", () => resolve({ status: res.statusCode!, body }));
+      },
+    );
     req.on("error", reject);
     let sent = 0;
     const pump = () => {
@@ -32,7 +40,7 @@ function upload(port: number, path: string, total: number, options: { piece?: nu
   });
 }
 
-test("body: \"stream\" counts a 20 MB upload without holding it whole, on Content-Length and chunked", async (t) => {
+test('body: "stream" counts a 20 MB upload without holding it whole, on Content-Length and chunked', async (t) => {
   let largest = 0;
   const { port } = await serve(t, (app) => {
     app.post("/count", { body: "stream", bodyLimit: 32 * 1024 * 1024 }, async (req, res) => {
@@ -90,8 +98,15 @@ test("pieces of a streamed body the app keeps keep their bytes while later uploa
   assert.equal(await withByte(0x31), String(size));
   assert.ok(kept.length > 1, `the first upload came in pieces (${kept.length})`);
   for (const byte of [0x32, 0x33, 0x34]) assert.equal(await withByte(byte), String(size));
-  assert.equal(kept.reduce((n, piece) => n + piece.length, 0), size);
-  for (const piece of kept) assert.ok(piece.every((b) => b === 0x31), "a kept piece still holds the first upload's bytes");
+  assert.equal(
+    kept.reduce((n, piece) => n + piece.length, 0),
+    size,
+  );
+  for (const piece of kept)
+    assert.ok(
+      piece.every((b) => b === 0x31),
+      "a kept piece still holds the first upload's bytes",
+    );
 });
 
 test("a kept piece keeps its bytes after collections free the pieces dropped around it and later uploads take their memory", async (t) => {
@@ -150,8 +165,15 @@ test("pieces kept from uploads arriving at once on several connections each keep
   for (const answer of answers) assert.deepEqual(answer, { status: 200, body: String(size) });
   for (const byte of bytes) {
     const pieces = kept.get(byte)!;
-    assert.equal(pieces.reduce((n, piece) => n + piece.length, 0), size);
-    for (const piece of pieces) assert.ok(piece.every((b) => b === byte), `a piece of upload ${byte.toString(16)} holds only its bytes`);
+    assert.equal(
+      pieces.reduce((n, piece) => n + piece.length, 0),
+      size,
+    );
+    for (const piece of pieces)
+      assert.ok(
+        piece.every((b) => b === byte),
+        `a piece of upload ${byte.toString(16)} holds only its bytes`,
+      );
   }
 });
 
@@ -248,7 +270,11 @@ test("a handler that answers without reading the body: the rest is dropped and t
     app.get("/next", (_req, res) => res.send("next"));
   });
   const body = Buffer.alloc(1_000_000, 0x62);
-  const text = await raw(port, [`POST /ignore HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n`, body, "GET /next HTTP/1.1\r\nHost: x\r\n\r\n"], 500);
+  const text = await raw(
+    port,
+    [`POST /ignore HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n`, body, "GET /next HTTP/1.1\r\nHost: x\r\n\r\n"],
+    500,
+  );
   assert.deepEqual(statuses(text), [200, 200]);
   assert.match(text, /ignored[\s\S]*next/);
 });
@@ -259,27 +285,49 @@ test("gzip, deflate and br request bodies are inflated before parsing", async (t
   });
   const value = { hello: "world", list: Array.from({ length: 100 }, (_, i) => i) };
   const json = Buffer.from(JSON.stringify(value));
-  for (const [encoding, bytes] of [["gzip", gzipSync(json)], ["deflate", deflateSync(json)], ["br", brotliCompressSync(json)], ["GZIP", gzipSync(json)], ["identity", json]] as const) {
-    const res = await fetch(`http://127.0.0.1:${port}/json`, { method: "POST", headers: { "content-type": "application/json", "content-encoding": encoding }, body: bytes });
+  for (const [encoding, bytes] of [
+    ["gzip", gzipSync(json)],
+    ["deflate", deflateSync(json)],
+    ["br", brotliCompressSync(json)],
+    ["GZIP", gzipSync(json)],
+    ["identity", json],
+  ] as const) {
+    const res = await fetch(`http://127.0.0.1:${port}/json`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-encoding": encoding },
+      body: bytes,
+    });
     assert.equal(res.status, 200, encoding);
     assert.deepEqual(await res.json(), value);
   }
 });
 
 test("a zip bomb gets a 413: the limit applies to the inflated size", async (t) => {
-  const { port } = await serve(t, (app) => {
-    app.post("/json", { bodyLimit: 1024 * 1024 }, (req, res) => res.json(req.body));
-  }, { logErrors: false });
+  const { port } = await serve(
+    t,
+    (app) => {
+      app.post("/json", { bodyLimit: 1024 * 1024 }, (req, res) => res.json(req.body));
+    },
+    { logErrors: false },
+  );
   // 100 MB of zeros, gzipped to ~100 KB: well within the limit as sent.
   const bomb = gzipSync(Buffer.alloc(100 * 1024 * 1024));
   assert.ok(bomb.length < 200 * 1024);
   for (const encoding of ["gzip"]) {
-    const res = await fetch(`http://127.0.0.1:${port}/json`, { method: "POST", headers: { "content-type": "application/json", "content-encoding": encoding }, body: bomb });
+    const res = await fetch(`http://127.0.0.1:${port}/json`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-encoding": encoding },
+      body: bomb,
+    });
     assert.equal(res.status, 413);
     assert.match(((await res.json()) as { message: string }).message, /inflates to more than the limit of 1048576 bytes/);
   }
   const brBomb = brotliCompressSync(Buffer.alloc(50 * 1024 * 1024));
-  const res = await fetch(`http://127.0.0.1:${port}/json`, { method: "POST", headers: { "content-type": "application/json", "content-encoding": "br" }, body: brBomb });
+  const res = await fetch(`http://127.0.0.1:${port}/json`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "content-encoding": "br" },
+    body: brBomb,
+  });
   assert.equal(res.status, 413);
 });
 
@@ -288,10 +336,18 @@ test("an unknown Content-Encoding is a 415, a body that isn't what its encoding 
     app.post("/json", (req, res) => res.json(req.body));
   });
   const json = Buffer.from('{"a":1}');
-  const unknown = await fetch(`http://127.0.0.1:${port}/json`, { method: "POST", headers: { "content-type": "application/json", "content-encoding": "compress" }, body: json });
+  const unknown = await fetch(`http://127.0.0.1:${port}/json`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "content-encoding": "compress" },
+    body: json,
+  });
   assert.equal(unknown.status, 415);
   assert.match(((await unknown.json()) as { message: string }).message, /Unsupported Content-Encoding "compress"/);
-  const broken = await fetch(`http://127.0.0.1:${port}/json`, { method: "POST", headers: { "content-type": "application/json", "content-encoding": "gzip" }, body: json });
+  const broken = await fetch(`http://127.0.0.1:${port}/json`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "content-encoding": "gzip" },
+    body: json,
+  });
   assert.equal(broken.status, 400);
   assert.match(((await broken.json()) as { message: string }).message, /not valid gzip/);
 });

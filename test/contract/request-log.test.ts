@@ -142,7 +142,11 @@ describe("request log", () => {
     const received = connection.received();
     assert.deepEqual(statuses(received), [200, 503]);
     await until(lines, 2);
-    assert.deepEqual(lines.map((l) => l.level), ["info", "info"], "no error line for the refusal");
+    assert.deepEqual(
+      lines.map((l) => l.level),
+      ["info", "info"],
+      "no error line for the refusal",
+    );
     // The native engine dispatches a pipelined request as it arrives, so its refusal may be logged first.
     const [served, refused] = [200, 503].map((status) => (lines as RequestLogLine[]).find((l) => l.status === status)!);
     assert.deepEqual([refused!.status, refused!.reason, refused!.path, refused!.aborted], [503, "draining", "/slow", false]);
@@ -186,8 +190,16 @@ describe("request log", () => {
       ids.push(res.headers.get("x-request-id")!);
     }
     await stop(app.child);
-    const lines = app.stdout().trim().split("\n").slice(1).map((l) => JSON.parse(l) as RequestLogLine);
-    assert.deepEqual(lines.map((l) => l.id), ids);
+    const lines = app
+      .stdout()
+      .trim()
+      .split("\n")
+      .slice(1)
+      .map((l) => JSON.parse(l) as RequestLogLine);
+    assert.deepEqual(
+      lines.map((l) => l.id),
+      ids,
+    );
     assert.ok(lines.every((l) => l.msg === "request" && l.status === 200 && l.route === "/hello"));
   });
   test("handlers see the echoed id with getHeader and may replace it; a response cut without an answer is logged as aborted", async (t) => {
@@ -221,11 +233,7 @@ describe("request log", () => {
   });
   test("an accepted WebSocket is one line with status 101, not aborted; a refused handshake is logged with its status", async (t) => {
     const lines: Line[] = [];
-    const { port, fetch } = await serve(
-      t,
-      (app) => app.ws("/chat", { message: (ws, data) => void ws.send(data) }),
-      { logger: (line) => lines.push(line) },
-    );
+    const { port, fetch } = await serve(t, (app) => app.ws("/chat", { message: (ws, data) => void ws.send(data) }), { logger: (line) => lines.push(line) });
     const socket = await openRaw(port, "/chat");
     socket.send(frame({ opcode: TEXT, payload: "hi" }));
     assert.equal((await socket.next()).payload.toString(), "hi");

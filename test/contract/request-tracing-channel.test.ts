@@ -55,7 +55,10 @@ test(`cog.request: start, end, asyncStart, asyncEnd around a request, with req, 
   // The handler ran between start and end.
   assert.deepEqual(order, ["handler start"]);
   const message = events[0]![1];
-  assert.ok(events.every(([, m]) => m === message), "one message object for the request's events");
+  assert.ok(
+    events.every(([, m]) => m === message),
+    "one message object for the request's events",
+  );
   assert.equal(message.route, "/users/:id");
   assert.equal(message.req.path, "/users/7");
   assert.equal(message.req.route, "/users/:id");

@@ -25,9 +25,9 @@ describe("request helpers", () => {
 
   test("req.cookies never throws: malformed escapes stay raw, values with = stay whole", async (t) => {
     const { fetch } = await serve(t, (app) => app.get("/c", (req, res) => res.json(req.cookies)));
-    const res = await fetch("/c", { headers: { cookie: "a=%E0%A4%A; b=x=y=z; c=hello%20world; junk; d=\"quoted\"" } });
+    const res = await fetch("/c", { headers: { cookie: 'a=%E0%A4%A; b=x=y=z; c=hello%20world; junk; d="quoted"' } });
     assert.equal(res.status, 200);
-    assert.deepEqual(await res.json(), { a: "%E0%A4%A", b: "x=y=z", c: "hello world", d: "\"quoted\"" });
+    assert.deepEqual(await res.json(), { a: "%E0%A4%A", b: "x=y=z", c: "hello world", d: '"quoted"' });
     assert.deepEqual(await (await fetch("/c")).json(), {});
   });
 
@@ -56,18 +56,44 @@ describe("request helpers", () => {
     const { port } = await serve(t, (app) => app.get("/h", (req, res) => res.json({ raw: req.rawHeaders, headers: req.headers })));
     const head = "GET /h HTTP/1.1\r\nHost: x\r\nX-Empty:\r\nAccept: a\r\nX-Latin: caf\xe9\r\naccept: b\r\nX-Last:  \r\nConnection: close\r\n\r\n";
     const answer = await raw(port, Buffer.from(head, "latin1"));
-    const body = JSON.parse(Buffer.from(answer.slice(answer.indexOf("\r\n\r\n") + 4), "latin1").toString("utf8")) as { raw: string[]; headers: Record<string, string> };
+    const body = JSON.parse(Buffer.from(answer.slice(answer.indexOf("\r\n\r\n") + 4), "latin1").toString("utf8")) as {
+      raw: string[];
+      headers: Record<string, string>;
+    };
     assert.deepEqual(body.raw, ["Host", "x", "X-Empty", "", "Accept", "a", "X-Latin", "caf\xe9", "accept", "b", "X-Last", "", "Connection", "close"]);
     assert.deepEqual(body.headers, { host: "x", "x-empty": "", accept: "a, b", "x-latin": "caf\xe9", "x-last": "", connection: "close" });
   });
 
   test("headers read before rawHeaders: names in any case lowered, repeats joined by Node's rules", async (t) => {
     const { port } = await serve(t, (app) => app.get("/h", (req, res) => res.json({ headers: req.headers, raw: req.rawHeaders })));
-    const lines = ["HOST: x", "Cookie: a=1", "COOKIE: b=2", "Accept: a", "accept: b", "Content-type: text/plain", "content-type: text/html", "Set-Cookie: s=1", "X-Odd-Name: v", "__proto__: p", "Connection: close"];
+    const lines = [
+      "HOST: x",
+      "Cookie: a=1",
+      "COOKIE: b=2",
+      "Accept: a",
+      "accept: b",
+      "Content-type: text/plain",
+      "content-type: text/html",
+      "Set-Cookie: s=1",
+      "X-Odd-Name: v",
+      "__proto__: p",
+      "Connection: close",
+    ];
     const answer = await raw(port, `GET /h HTTP/1.1\r\n${lines.join("\r\n")}\r\n\r\n`);
     const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)) as { raw: string[]; headers: Record<string, unknown> };
-    assert.deepEqual(body.headers, { host: "x", cookie: "a=1; b=2", accept: "a, b", "content-type": "text/plain", "set-cookie": ["s=1"], "x-odd-name": "v", connection: "close" });
-    assert.deepEqual(body.raw, lines.flatMap((line) => line.split(": ")));
+    assert.deepEqual(body.headers, {
+      host: "x",
+      cookie: "a=1; b=2",
+      accept: "a, b",
+      "content-type": "text/plain",
+      "set-cookie": ["s=1"],
+      "x-odd-name": "v",
+      connection: "close",
+    });
+    assert.deepEqual(
+      body.raw,
+      lines.flatMap((line) => line.split(": ")),
+    );
   });
 
   test("req.ip ignores X-Forwarded-For unless trustProxy says otherwise", async (t) => {
@@ -87,11 +113,14 @@ describe("request helpers", () => {
 
 describe("request bodies", () => {
   const echo = (app: import("../../src/index.js").Cog) =>
-    app.post("/echo", (req, res) => res.json({ type: Buffer.isBuffer(req.body) ? "buffer" : typeof req.body, body: Buffer.isBuffer(req.body) ? req.body.toString("hex") : req.body }));
+    app.post("/echo", (req, res) =>
+      res.json({ type: Buffer.isBuffer(req.body) ? "buffer" : typeof req.body, body: Buffer.isBuffer(req.body) ? req.body.toString("hex") : req.body }),
+    );
 
   test("parsed by Content-Type: JSON, urlencoded, text, anything else a Buffer", async (t) => {
     const { fetch } = await serve(t, echo);
-    const post = (body: string | Uint8Array, type?: string) => fetch("/echo", { method: "POST", body, headers: type ? { "content-type": type } : {} }).then((r) => r.json());
+    const post = (body: string | Uint8Array, type?: string) =>
+      fetch("/echo", { method: "POST", body, headers: type ? { "content-type": type } : {} }).then((r) => r.json());
     assert.deepEqual(await post('{"a":[1,{"b":null}]}', "application/json"), { type: "object", body: { a: [1, { b: null }] } });
     assert.deepEqual(await post('{"a":1}', "Application/JSON; charset=UTF-8"), { type: "object", body: { a: 1 } });
     assert.deepEqual(await post('{"a":1}', "application/problem+json"), { type: "object", body: { a: 1 } });
@@ -101,8 +130,31 @@ describe("request bodies", () => {
   });
 
   test("req.headers on every engine follows Node's rules for repeats: first kept, joined, or a list", () => {
-    const names = ["Age", "Authorization", "Content-Length", "Content-Type", "ETag", "Expires", "From", "Host", "If-Modified-Since", "If-Unmodified-Since", "Last-Modified", "Location",
-      "Max-Forwards", "Proxy-Authorization", "Referer", "Retry-After", "Server", "User-Agent", "Cookie", "Set-Cookie", "Accept", "X-Custom", "Vary"];
+    const names = [
+      "Age",
+      "Authorization",
+      "Content-Length",
+      "Content-Type",
+      "ETag",
+      "Expires",
+      "From",
+      "Host",
+      "If-Modified-Since",
+      "If-Unmodified-Since",
+      "Last-Modified",
+      "Location",
+      "Max-Forwards",
+      "Proxy-Authorization",
+      "Referer",
+      "Retry-After",
+      "Server",
+      "User-Agent",
+      "Cookie",
+      "Set-Cookie",
+      "Accept",
+      "X-Custom",
+      "Vary",
+    ];
     const raw = names.flatMap((name, i) => [name, `${i}-a`, name.toLowerCase(), `${i}-b`, name.toUpperCase(), `${i}-c`]);
     const node = new IncomingMessage(null as never) as IncomingMessage & { _addHeaderLines(raw: string[], n: number): void };
     node._addHeaderLines(raw, raw.length);
@@ -115,7 +167,10 @@ describe("request bodies", () => {
       app.post("/header", (req, res) => res.json({ body: req.body, type: req.get("content-type") }));
     });
     const body = '{"a":1}';
-    const answer = await raw(port, `POST /header HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+    const answer = await raw(
+      port,
+      `POST /header HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
     assert.deepEqual(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)), { body: { a: 1 }, type: "application/json" });
   });
 
@@ -126,7 +181,10 @@ describe("request bodies", () => {
 
   test("chunked bodies are read too", async (t) => {
     const { port } = await serve(t, echo);
-    const text = await raw(port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{\"a\"\r\n3\r\n:1}\r\n0\r\n\r\n");
+    const text = await raw(
+      port,
+      'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{"a"\r\n3\r\n:1}\r\n0\r\n\r\n',
+    );
     assert.match(text, /\{"type":"object","body":\{"a":1\}\}$/);
   });
 
@@ -153,12 +211,20 @@ describe("request bodies", () => {
   test("an empty body is read by its Content-Type whether it is framed by Content-Length: 0 or chunked", async (t) => {
     const { port } = await serve(t, echo);
     for (const framing of ["Content-Length: 0\r\n", "Transfer-Encoding: chunked\r\n"]) {
-      const send = (type: string) => raw(port, `POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\n${framing}Connection: close\r\n\r\n${framing.startsWith("Transfer") ? "0\r\n\r\n" : ""}`);
+      const send = (type: string) =>
+        raw(
+          port,
+          `POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\n${framing}Connection: close\r\n\r\n${framing.startsWith("Transfer") ? "0\r\n\r\n" : ""}`,
+        );
       const bodyOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)) as unknown;
       const json = await send("application/json");
       assert.deepEqual(statuses(json), [400], framing);
       assert.match(json, /content-type: application\/json/i);
-      assert.deepEqual(bodyOf(json), { error: "Bad Request", message: "Body is empty but Content-Type is application/json; send a JSON value", statusCode: 400 });
+      assert.deepEqual(bodyOf(json), {
+        error: "Bad Request",
+        message: "Body is empty but Content-Type is application/json; send a JSON value",
+        statusCode: 400,
+      });
       assert.deepEqual(bodyOf(await send("text/plain")), { type: "string", body: "" }, framing);
       assert.deepEqual(bodyOf(await send("application/x-www-form-urlencoded")), { type: "object", body: {} }, framing);
     }

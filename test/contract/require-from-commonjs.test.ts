@@ -65,7 +65,12 @@ describe("require('cog-http') from a CommonJS project", () => {
     for (const requireEsm of [true, false]) {
       const flags = requireEsm ? [] : ["--no-experimental-require-module"];
       test(`serves a request on Node ${major}${requireEsm ? "" : ", without require(esm)"}, without warnings`, () => {
-        const run = spawnSync(nodeBinary(major), [...flags, "server.cjs"], { cwd: project, encoding: "utf8", env: { ...process.env, COG_ENGINE: engine }, timeout: 30_000 });
+        const run = spawnSync(nodeBinary(major), [...flags, "server.cjs"], {
+          cwd: project,
+          encoding: "utf8",
+          env: { ...process.env, COG_ENGINE: engine },
+          timeout: 30_000,
+        });
         assert.equal(run.stderr, "", `Node ${major} wrote to stderr`);
         assert.equal(run.status, 0);
         assert.deepEqual(JSON.parse(run.stdout), {
@@ -113,11 +118,14 @@ test("a process that imports and requires cog-http has two copies, and each answ
 const typesSkip = engine === "node" ? false : "type checks run once, on the node engine's pass";
 
 test("the packed package holds every file its exports name", { skip: typesSkip }, () => {
-  const packed = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: root, encoding: "utf8" })) as Array<{ files: Array<{ path: string }> }>;
+  const packed = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: root, encoding: "utf8" })) as Array<{
+    files: Array<{ path: string }>;
+  }>;
   const files = new Set(packed[0]!.files.map((f) => f.path));
   const exported = JSON.stringify(Object.values(JSON.parse(readFileSync(join(root, "package.json"), "utf8")).exports));
   const targets = [...exported.matchAll(/"\.\/([^"]+)"/g)].map((m) => m[1]!);
-  for (const entry of ["types/require.d.cts", "dist/cjs/index.js", "dist/index.js", "types/otel.d.cts", "dist/otel/index.js", "dist/cjs/express/index.js"]) assert.ok(targets.includes(entry), exported);
+  for (const entry of ["types/require.d.cts", "dist/cjs/index.js", "dist/index.js", "types/otel.d.cts", "dist/otel/index.js", "dist/cjs/express/index.js"])
+    assert.ok(targets.includes(entry), exported);
   for (const target of targets) assert.ok(files.has(target), `npm pack leaves out ${target}`);
 });
 
@@ -207,7 +215,13 @@ export { app };
     for (const [module, extra] of Object.entries(modules)) {
       test(`${label}, module ${module}`, () => {
         const config = join(project, `tsconfig.${module}.json`);
-        writeFileSync(config, JSON.stringify({ compilerOptions: { module, strict: true, noEmit: true, types: ["node"], typeRoots, ...extra }, files: ["app.cts", "app.mts", "express.cts"] }));
+        writeFileSync(
+          config,
+          JSON.stringify({
+            compilerOptions: { module, strict: true, noEmit: true, types: ["node"], typeRoots, ...extra },
+            files: ["app.cts", "app.mts", "express.cts"],
+          }),
+        );
         const tsc = join(root, "node_modules", pkg, "bin", "tsc");
         const version = JSON.parse(readFileSync(join(root, "node_modules", pkg, "package.json"), "utf8")).version as string;
         assert.match(version, label.endsWith("7") ? /^7\./ : /^5\.9\./);

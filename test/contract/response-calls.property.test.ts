@@ -44,7 +44,19 @@ type Call = Step & { swallow: boolean };
 
 const STATUSES: unknown[] = [200, 201, 204, 301, 302, 304, 400, 404, 418, 500, 503, 599, 999, "201", "abc", 0, 99, 1000, -1, NaN, 1.5, null];
 const HEADER_NAMES = ["x-a", "X-Mixed-Case", "content-type", "cache-control", "vary", "set-cookie", "bad name", "x-\u00e9", ""];
-const HEADER_VALUES: unknown[] = ["v", "two words", "caf\u00e9", "\u65e5\u672c", "a\r\nX-Injected: 1", "a\nX-Injected: 1", "a\rb", 42, ["l1", "l2"], ["ok", "x\r\nX-Injected: 1"], ""];
+const HEADER_VALUES: unknown[] = [
+  "v",
+  "two words",
+  "caf\u00e9",
+  "\u65e5\u672c",
+  "a\r\nX-Injected: 1",
+  "a\nX-Injected: 1",
+  "a\rb",
+  42,
+  ["l1", "l2"],
+  ["ok", "x\r\nX-Injected: 1"],
+  "",
+];
 const MESSAGES = ["Fine", "", "OK\r\nX-Injected: 1", "Bad\nX-Injected: 1", "Tab\there"];
 const URLS = ["/next", "https://example.com/x?y=1", "//evil.example", "/\\evil.example", "/sp ace?q=\r\nX-Injected: 1"];
 
@@ -53,15 +65,36 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ op: fc.constant("status" as const), code: status }),
   fc.record({ op: fc.constant("statusCode" as const), code: status }),
   fc.record({ op: fc.constant("statusMessage" as const), value: fc.constantFrom(...MESSAGES) }),
-  fc.record({ op: fc.constantFrom("set" as const, "setHeader" as const, "append" as const), name: fc.constantFrom(...HEADER_NAMES), value: fc.constantFrom(...HEADER_VALUES) }),
+  fc.record({
+    op: fc.constantFrom("set" as const, "setHeader" as const, "append" as const),
+    name: fc.constantFrom(...HEADER_NAMES),
+    value: fc.constantFrom(...HEADER_VALUES),
+  }),
   fc.record({ op: fc.constant("setCookie" as const), name: fc.constantFrom("c", "bad;name"), value: fc.constantFrom("v", "a b", "x;y"), signed: fc.boolean() }),
-  fc.record({ op: fc.constant("writeHead" as const), code: status, headers: fc.dictionary(fc.constantFrom(...HEADER_NAMES), fc.constantFrom(...HEADER_VALUES), { maxKeys: 2 }) }),
+  fc.record({
+    op: fc.constant("writeHead" as const),
+    code: status,
+    headers: fc.dictionary(fc.constantFrom(...HEADER_NAMES), fc.constantFrom(...HEADER_VALUES), { maxKeys: 2 }),
+  }),
   fc.record({ op: fc.constant("flushHeaders" as const) }),
   fc.record({ op: fc.constant("write" as const), chunk: fc.oneof(fc.constantFrom("chunk", "\u00e9t\u00e9", ""), fc.constant(Buffer.from("bytes"))) }),
   fc.record({ op: fc.constant("end" as const), chunk: fc.constantFrom(undefined, "the end") }),
-  fc.record({ op: fc.constant("send" as const), body: fc.constantFrom("text" as const, "object" as const, "buffer" as const, "empty" as const, "stream" as const), status: fc.constantFrom(undefined, ...STATUSES) }),
-  fc.record({ op: fc.constant("json" as const), value: fc.constantFrom<unknown>({ a: 1 }, [1, "two"], "s", null, 1n), status: fc.constantFrom(undefined, ...STATUSES) }),
-  fc.record({ op: fc.constant("redirect" as const), form: fc.constantFrom("url" as const, "url-status" as const, "status-url" as const), url: fc.constantFrom(...URLS), status: fc.constantFrom(301, 302, 303, 307, 308, 0, "301") }),
+  fc.record({
+    op: fc.constant("send" as const),
+    body: fc.constantFrom("text" as const, "object" as const, "buffer" as const, "empty" as const, "stream" as const),
+    status: fc.constantFrom(undefined, ...STATUSES),
+  }),
+  fc.record({
+    op: fc.constant("json" as const),
+    value: fc.constantFrom<unknown>({ a: 1 }, [1, "two"], "s", null, 1n),
+    status: fc.constantFrom(undefined, ...STATUSES),
+  }),
+  fc.record({
+    op: fc.constant("redirect" as const),
+    form: fc.constantFrom("url" as const, "url-status" as const, "status-url" as const),
+    url: fc.constantFrom(...URLS),
+    status: fc.constantFrom(301, 302, 303, 307, 308, 0, "301"),
+  }),
   fc.record({ op: fc.constant("pipe" as const) }),
   fc.record({ op: fc.constant("throw" as const) }),
   fc.record({ op: fc.constant("next" as const), error: fc.boolean() }),

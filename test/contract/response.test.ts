@@ -214,7 +214,10 @@ describe("response helpers", () => {
         res.end("world");
       }),
     );
-    const text = await raw(port, "GET /sized HTTP/1.1\r\nHost: a\r\n\r\nHEAD /sized HTTP/1.1\r\nHost: a\r\n\r\nGET /sized HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+    const text = await raw(
+      port,
+      "GET /sized HTTP/1.1\r\nHost: a\r\n\r\nHEAD /sized HTTP/1.1\r\nHost: a\r\n\r\nGET /sized HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+    );
     const answers = text.split(/(?=HTTP\/1\.1 )/);
     assert.equal(answers.length, 3, text);
     for (const answer of answers) {

@@ -97,7 +97,10 @@ describe("routing over HTTP", () => {
     assert.equal(notFound.status, 404);
     assert.equal((await notFound.json()).message, "Route QUERY /nothing not found");
     // On one keep-alive connection: a chunked QUERY body, then a GET, each answered in order.
-    const bytes = await raw(port, "QUERY /search HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nGET /search HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    const bytes = await raw(
+      port,
+      "QUERY /search HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nGET /search HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    );
     assert.deepEqual(statuses(bytes), [200, 200]);
     assert.match(bytes, /"body":"abc"/);
     assert.ok(bytes.endsWith("get"));
@@ -216,10 +219,16 @@ describe("routing over HTTP", () => {
     // Each connection waits for its four answers (up to 10 s of silence: 300 connections at once
     // on a loaded machine can keep the first waiting past any short quiet period).
     const fourAnswers = (text: string) => (text.match(/<\d+:\d+>/g)?.length ?? 0) >= 4;
-    const answers = await Promise.all(ids.map((i) => raw(port, [0, 1, 2, 3].map((n) => `GET /c/${i}/${n} HTTP/1.1\r\nHost: x\r\n\r\n`).join(""), 10_000, fourAnswers)));
+    const answers = await Promise.all(
+      ids.map((i) => raw(port, [0, 1, 2, 3].map((n) => `GET /c/${i}/${n} HTTP/1.1\r\nHost: x\r\n\r\n`).join(""), 10_000, fourAnswers)),
+    );
     for (const [i, text] of answers.entries()) {
       assert.deepEqual(statuses(text), [200, 200, 200, 200], `connection ${i}`);
-      assert.deepEqual(text.match(/<\d+:\d+>/g), [0, 1, 2, 3].map((n) => `<${i}:${n}>`), `connection ${i}`);
+      assert.deepEqual(
+        text.match(/<\d+:\d+>/g),
+        [0, 1, 2, 3].map((n) => `<${i}:${n}>`),
+        `connection ${i}`,
+      );
     }
   });
 });

@@ -80,7 +80,9 @@ describe("Standard Schemas without a JSON Schema of themselves", () => {
         vendor: "hand-made",
         validate: (value) => {
           const id = (value as { id?: unknown }).id;
-          return typeof id === "string" && /^\d+$/.test(id) ? { value: { id: Number(id) } } : { issues: [{ message: `expected digits, got ${typeof id}`, path: ["id"] }] };
+          return typeof id === "string" && /^\d+$/.test(id)
+            ? { value: { id: Number(id) } }
+            : { issues: [{ message: `expected digits, got ${typeof id}`, path: ["id"] }] };
         },
       },
     };

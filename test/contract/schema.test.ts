@@ -46,7 +46,11 @@ describe("JSON Schema (TypeBox) routes", () => {
         res.send("ran");
       });
     });
-    const res = await fetch("/users/abc", { method: "POST", headers: json, body: JSON.stringify({ name: "", age: -1, born: "yesterday", tags: [{}], extra: 1 }) });
+    const res = await fetch("/users/abc", {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ name: "", age: -1, born: "yesterday", tags: [{}], extra: 1 }),
+    });
     assert.equal(res.status, 400);
     const answer = await res.json();
     assert.equal(answer.error, "Bad Request");
@@ -85,7 +89,9 @@ describe("JSON Schema (TypeBox) routes", () => {
 
   test("headers are validated too", async (t) => {
     const { fetch } = await serve(t, (app) =>
-      app.get("/h", { schema: { headers: Type.Object({ "x-api-version": Type.Integer({ minimum: 2 }) }) } }, (req, res) => res.json({ v: req.headers["x-api-version"] })),
+      app.get("/h", { schema: { headers: Type.Object({ "x-api-version": Type.Integer({ minimum: 2 }) }) } }, (req, res) =>
+        res.json({ v: req.headers["x-api-version"] }),
+      ),
     );
     assert.equal((await fetch("/h", { headers: { "x-api-version": "1" } })).status, 400);
     assert.equal((await fetch("/h")).status, 400);
@@ -114,7 +120,10 @@ describe("JSON Schema (TypeBox) routes", () => {
   test("a schema that does not compile is an error at registration naming the route", () => {
     const app = new Cog();
     assert.throws(() => app.post("/broken", { schema: { body: { type: "nonsense" } } }, () => {}), /Route POST \/broken: the body schema does not compile/);
-    assert.throws(() => app.get("/bad", { schema: { response: { 200: { type: "object", properties: { a: { $ref: "#/nowhere" } } } } } }, () => {}), /Route GET \/bad: the 200 response schema does not compile/);
+    assert.throws(
+      () => app.get("/bad", { schema: { response: { 200: { type: "object", properties: { a: { $ref: "#/nowhere" } } } } } }, () => {}),
+      /Route GET \/bad: the 200 response schema does not compile/,
+    );
     assert.throws(() => app.get("/status", { schema: { response: { 999: {} } } }, () => {}), /not an HTTP status/);
   });
 });
@@ -173,11 +182,34 @@ describe("Standard Schema (zod 4) routes", () => {
 describe("OpenAPI", () => {
   test("describes every route, and a real validator accepts the document", async () => {
     const app = new Cog();
-    app.get("/users/:id", { schema: { summary: "Get a user", tags: ["users"], params: Type.Object({ id: Type.Integer() }), response: { 200: Type.Object({ id: Type.Integer(), name: Type.String() }) } } }, () => {});
-    app.post("/users", { schema: { body: z.object({ name: z.string() }), query: Type.Object({ notify: Type.Optional(Type.Boolean()) }), response: { 201: z.object({ id: z.number() }) } } }, () => {});
+    app.get(
+      "/users/:id",
+      {
+        schema: {
+          summary: "Get a user",
+          tags: ["users"],
+          params: Type.Object({ id: Type.Integer() }),
+          response: { 200: Type.Object({ id: Type.Integer(), name: Type.String() }) },
+        },
+      },
+      () => {},
+    );
+    app.post(
+      "/users",
+      {
+        schema: {
+          body: z.object({ name: z.string() }),
+          query: Type.Object({ notify: Type.Optional(Type.Boolean()) }),
+          response: { 201: z.object({ id: z.number() }) },
+        },
+      },
+      () => {},
+    );
     app.get("/files/*", () => {});
     app.get("/health", () => {});
-    app.group("/admin", (admin) => admin.delete("/users/:id", { schema: { headers: Type.Object({ "x-token": Type.String() }, { required: ["x-token"] }) } }, () => {}));
+    app.group("/admin", (admin) =>
+      admin.delete("/users/:id", { schema: { headers: Type.Object({ "x-token": Type.String() }, { required: ["x-token"] }) } }, () => {}),
+    );
     app.get("/openapi.json", (_req, res) => res.json(app.openapi({ title: "Test API", version: "2.0.0" })));
 
     const doc = (await app.inject("/openapi.json")).json();
@@ -193,7 +225,10 @@ describe("OpenAPI", () => {
     assert.deepEqual(postUsers.parameters, [{ name: "notify", in: "query", required: false, schema: { type: "boolean" } }]);
     assert.ok(postUsers.responses["201"]);
     assert.ok(postUsers.responses["400"]);
-    assert.deepEqual(doc.paths["/admin/users/{id}"].delete.parameters.map((p: { in: string }) => p.in), ["path", "header"]);
+    assert.deepEqual(
+      doc.paths["/admin/users/{id}"].delete.parameters.map((p: { in: string }) => p.in),
+      ["path", "header"],
+    );
 
     const validator = new Validator();
     const verdict = await validator.validate(doc);

@@ -50,7 +50,15 @@ test(`Sentry captures thrown errors and a promise left behind with the request's
     const user = `user-${i}`;
     const headers = { "x-user": user, "x-request-kind": ["sync", "async", "left-behind"][i % 3]! };
     if (i % 3 === 0) return { user, path: `/sync/${i}`, method: "GET", headers, message: `sync ${i}` };
-    if (i % 3 === 1) return { user, path: `/async/${i}`, method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify({ order: `o${i}` }), message: `async ${i} for o${i}` };
+    if (i % 3 === 1)
+      return {
+        user,
+        path: `/async/${i}`,
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json" },
+        body: JSON.stringify({ order: `o${i}` }),
+        message: `async ${i} for o${i}`,
+      };
     return { user, path: `/left-behind/${i}`, method: "GET", headers, message: `left behind ${i}` };
   });
   const statuses = await Promise.all(requests.map(async ({ path, method, headers, body }) => (await fetch(base + path, { method, headers, body })).status));
@@ -63,7 +71,14 @@ test(`Sentry captures thrown errors and a promise left behind with the request's
 
   for (let i = 0; i < 300 && events.length < requests.length; i++) await new Promise((resolve) => setTimeout(resolve, 50));
   await new Promise((resolve) => setTimeout(resolve, 200));
-  assert.equal(events.length, requests.length, `one event per failed request: ${events.map((e) => e.exception.values.at(-1)!.value).sort().join(", ")}`);
+  assert.equal(
+    events.length,
+    requests.length,
+    `one event per failed request: ${events
+      .map((e) => e.exception.values.at(-1)!.value)
+      .sort()
+      .join(", ")}`,
+  );
   const byMessage = new Map(events.map((event) => [event.exception.values.at(-1)!.value, event]));
   for (const { user, path, method, headers, message } of requests) {
     const event = byMessage.get(message);

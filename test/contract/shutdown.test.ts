@@ -91,9 +91,15 @@ describe("shutdown: onClose hooks and event streams", () => {
     assert.equal(await within(withFinal.ended, "the stream's end"), "end", "the connection ended with a FIN, not a reset");
     assert.equal(await within(plain.ended, "the other stream's end"), "end");
     assert.match(withFinal.text(), /^HTTP\/1\.1 200 OK\r\n/);
-    assert.ok(withFinal.text().endsWith("event: bye\nretry: 2000\ndata: shutting down\n\n\r\n0\r\n\r\n"), `the final event, then the chunked terminator: ${JSON.stringify(withFinal.text().slice(-80))}`);
+    assert.ok(
+      withFinal.text().endsWith("event: bye\nretry: 2000\ndata: shutting down\n\n\r\n0\r\n\r\n"),
+      `the final event, then the chunked terminator: ${JSON.stringify(withFinal.text().slice(-80))}`,
+    );
     assert.ok(plain.text().endsWith("data: hello\n\n\r\n0\r\n\r\n"), `a stream without a final event just ends: ${JSON.stringify(plain.text().slice(-60))}`);
-    assert.ok(aborted instanceof DOMException && aborted.name === "AbortError" && /shutting down/.test(aborted.message), `req.signal aborted for the shutdown: ${String(aborted)}`);
+    assert.ok(
+      aborted instanceof DOMException && aborted.name === "AbortError" && /shutting down/.test(aborted.message),
+      `req.signal aborted for the shutdown: ${String(aborted)}`,
+    );
     assert.equal(streamEndedBeforeHook, true, "the streams ended before the hooks ran");
   });
 
@@ -114,7 +120,10 @@ describe("shutdown: onClose hooks and event streams", () => {
     release();
     await within(closed, "close, with a stream opened during the drain", 10_000);
     assert.equal(await within(late.ended, "the stream's end"), "end");
-    assert.ok(/data: hello\n\n[\s\S]*data: late bye\n\n\r\n0\r\n\r\n$/.test(late.text()), `its event, then the final one, then the chunked terminator: ${JSON.stringify(late.text().slice(-90))}`);
+    assert.ok(
+      /data: hello\n\n[\s\S]*data: late bye\n\n\r\n0\r\n\r\n$/.test(late.text()),
+      `its event, then the final one, then the chunked terminator: ${JSON.stringify(late.text().slice(-90))}`,
+    );
   });
 
   test("a bad final event is refused when the stream opens, not at shutdown", async () => {

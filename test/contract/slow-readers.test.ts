@@ -81,7 +81,10 @@ describe("clients that stop reading", { skip, timeout: 240_000 }, () => {
     const during = rss(pid);
     // A copy of the body per client would be CLIENTS x 4 MiB (600 MiB); the node engine, which
     // holds the app's Buffer, grows by a few MiB. The bound leaves room for the allocator.
-    assert.ok(during - before < 64, `the server grew by ${(during - before).toFixed(0)} MiB for ${CLIENTS} slow readers of one 4 MiB Buffer (${before.toFixed(0)} -> ${during.toFixed(0)} MiB)`);
+    assert.ok(
+      during - before < 64,
+      `the server grew by ${(during - before).toFixed(0)} MiB for ${CLIENTS} slow readers of one 4 MiB Buffer (${before.toFixed(0)} -> ${during.toFixed(0)} MiB)`,
+    );
     assert.ok(await until(() => sockets(pid) - idle <= 0, 60_000), `sendTimeout should close every connection, ${sockets(pid) - idle} still open`);
     const closed = Date.now() - asked;
     assert.ok(closed >= SEND_TIMEOUT, `closed ${closed} ms after the requests, before sendTimeout (${SEND_TIMEOUT} ms)`);
@@ -180,9 +183,18 @@ describe("slowhttptest's slow-read mode", { skip: skip || slowhttptest, timeout:
     const idle = sockets(pid);
     const before = rss(pid);
     // 100 connections at 100 a second, each reading 32 bytes a second through a 512-1024 byte window, for 8 s.
-    startChild(t, "slowhttptest", ["-X", "-c", "100", "-r", "100", "-l", "8", "-n", "1", "-z", "32", "-w", "512", "-y", "1024", "-k", "1", "-p", "3", "-u", `http://127.0.0.1:${port}/big`], { cwd: tmpdir() });
+    startChild(
+      t,
+      "slowhttptest",
+      ["-X", "-c", "100", "-r", "100", "-l", "8", "-n", "1", "-z", "32", "-w", "512", "-y", "1024", "-k", "1", "-p", "3", "-u", `http://127.0.0.1:${port}/big`],
+      { cwd: tmpdir() },
+    );
     assert.ok(await until(() => sockets(pid) - idle >= 50, 10_000), `slowhttptest's connections should reach the server, ${sockets(pid) - idle} did`);
-    assert.equal(await fetch(`http://127.0.0.1:${port}/ping`, { headers: { connection: "close" } }).then((r) => r.text()), "pong", "the server answers others meanwhile");
+    assert.equal(
+      await fetch(`http://127.0.0.1:${port}/ping`, { headers: { connection: "close" } }).then((r) => r.text()),
+      "pong",
+      "the server answers others meanwhile",
+    );
     let peak = rss(pid);
     assert.ok(
       await until(() => {

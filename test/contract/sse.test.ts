@@ -46,7 +46,9 @@ test("res.sse() frames events (event, id, retry, multi-line data, JSON) and each
   await eventually(() => stream !== undefined, "the stream");
   const first = nextEvents(res, 1);
   stream!.send({ event: "greeting", id: 7, retry: 2000, data: "line one\nline two" });
-  assert.deepEqual(await within(first, "the first event, without another write behind it"), ["event: greeting\nid: 7\nretry: 2000\ndata: line one\ndata: line two"]);
+  assert.deepEqual(await within(first, "the first event, without another write behind it"), [
+    "event: greeting\nid: 7\nretry: 2000\ndata: line one\ndata: line two",
+  ]);
   const second = nextEvents(res, 2);
   stream!.send({ data: { n: 1 } });
   stream!.send("plain");

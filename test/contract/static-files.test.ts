@@ -86,7 +86,9 @@ function parseResponses(bytes: Buffer, heads: boolean[] = []): RawResponse[] {
 
 /** One raw request (the path exactly as written, which fetch would normalise), answered on a closed connection. */
 async function get(port: number, path: string, headers: Record<string, string> = {}, method = "GET"): Promise<RawResponse> {
-  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
+  const lines = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join("");
   // The server closes after its answer; the long quiet time only covers a slow first answer (the
   // file code loads on first use, and the machine may be busy).
   const text = await raw(port, `${method} ${path} HTTP/1.1\r\nHost: x\r\n${lines}Connection: close\r\n\r\n`, 5000);
@@ -185,7 +187,10 @@ describe("serveStatic", () => {
 
   test("HEAD answers the headers of GET with no body, small files and large", async (t) => {
     const { port } = await site(t);
-    for (const [path, length] of [["/static/hello.txt", 13], ["/static/big.bin", big.length]] as const) {
+    for (const [path, length] of [
+      ["/static/hello.txt", 13],
+      ["/static/big.bin", big.length],
+    ] as const) {
       const text = await raw(port, `HEAD ${path} HTTP/1.1\r\nHost: x\r\n\r\nGET /route HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`, 5000);
       const [head, next] = parseResponses(Buffer.from(text, "latin1"), [true]);
       assert.equal(head!.status, 200);
@@ -383,7 +388,8 @@ describe("ranges", () => {
   test("If-Range with the current ETag or date gets the range; a stale one, a weak one or a bad date the whole file", async (t) => {
     const { port } = await site(t);
     const etag = (await get(port, "/static/digits.txt")).headers["etag"]!;
-    const check = async (ifRange: string, status: number) => assert.equal((await get(port, "/static/digits.txt", { range: "bytes=0-1", "if-range": ifRange })).status, status, ifRange);
+    const check = async (ifRange: string, status: number) =>
+      assert.equal((await get(port, "/static/digits.txt", { range: "bytes=0-1", "if-range": ifRange })).status, status, ifRange);
     await check(etag, 206);
     await check(MTIME.toUTCString(), 206);
     await check('"stale"', 200);
@@ -477,7 +483,10 @@ describe("precompressed variants", () => {
         const directory = await get(port, "/static/docs", { "accept-encoding": "br" });
         assert.deepEqual([directory.status, directory.headers["location"], directory.headers["vary"]], [301, "/static/docs/", undefined]);
         const index = await get(port, "/static/docs/", { "accept-encoding": "br" });
-        assert.deepEqual([index.status, index.body.toString(), index.headers["content-encoding"], index.headers["content-type"]], [200, "BROTLI-INDEX", "br", "text/html; charset=utf-8"]);
+        assert.deepEqual(
+          [index.status, index.body.toString(), index.headers["content-encoding"], index.headers["content-type"]],
+          [200, "BROTLI-INDEX", "br", "text/html; charset=utf-8"],
+        );
         const varied = await get(port, "/varied/app.js", { "accept-encoding": "br" });
         assert.deepEqual([varied.body.toString(), varied.headers["vary"]], ["BROTLI-BYTES", "Origin, Accept-Encoding"]);
       }
@@ -568,7 +577,10 @@ describe("res.sendFile, res.download, res.attachment, res.type", () => {
     assert.equal((await get(port, "/download-plain")).headers["content-disposition"], "attachment; filename=site.css");
     assert.equal((await get(port, "/attachment")).headers["content-disposition"], "attachment");
     const json = await get(port, "/attachment-named");
-    assert.deepEqual([json.headers["content-disposition"], json.headers["content-type"]], ["attachment; filename=data.json", "application/json; charset=utf-8"]);
+    assert.deepEqual(
+      [json.headers["content-disposition"], json.headers["content-type"]],
+      ["attachment; filename=data.json", "application/json; charset=utf-8"],
+    );
   });
 
   test("download and attachment keep a Content-Type the app set first", async (t) => {
@@ -602,10 +614,16 @@ describe("files among other responses", () => {
   test("pipelined requests for files and routes are answered in order, bodies intact", async (t) => {
     const { port } = await site(t);
     const paths = ["/static/big.bin", "/route", "/static/hello.txt", "/static/medium.bin", "/static/nothing", "/static/digits.txt", "/route"];
-    const requests = paths.map((path, i) => `GET ${path} HTTP/1.1\r\nHost: x\r\n${i === paths.length - 1 ? "Connection: close\r\n" : ""}${path === "/static/digits.txt" ? "Range: bytes=3-4\r\n" : ""}\r\n`);
+    const requests = paths.map(
+      (path, i) =>
+        `GET ${path} HTTP/1.1\r\nHost: x\r\n${i === paths.length - 1 ? "Connection: close\r\n" : ""}${path === "/static/digits.txt" ? "Range: bytes=3-4\r\n" : ""}\r\n`,
+    );
     const bytes = await rawBytes(port, requests.join(""));
     const responses = parseResponses(bytes);
-    assert.deepEqual(responses.map((r) => r.status), [200, 200, 200, 200, 404, 206, 200]);
+    assert.deepEqual(
+      responses.map((r) => r.status),
+      [200, 200, 200, 200, 404, 206, 200],
+    );
     assert.equal(sha(responses[0]!.body), sha(big));
     assert.equal(responses[1]!.body.toString(), "route");
     assert.equal(responses[2]!.body.toString(), "hello, world\n");
@@ -648,7 +666,8 @@ describe("files that fail", () => {
     fsp.open = (async (path: string, ...rest: unknown[]) => {
       if (String(path).endsWith("locked.txt")) throw Object.assign(new Error(`EACCES: permission denied, open '${path}'`), { code: "EACCES" });
       const handle = await (open as (...args: unknown[]) => Promise<FileHandle>)(path, ...rest);
-      if (String(path).endsWith("medium.bin")) handle.read = (() => Promise.reject(Object.assign(new Error("EIO: i/o error, read"), { code: "EIO" }))) as FileHandle["read"];
+      if (String(path).endsWith("medium.bin"))
+        handle.read = (() => Promise.reject(Object.assign(new Error("EIO: i/o error, read"), { code: "EIO" }))) as FileHandle["read"];
       return handle;
     }) as typeof fsp.open;
     t.after(() => void (fsp.open = open));

@@ -54,7 +54,10 @@ describe("handlerTimeout's answer", () => {
         app.get("/silent", () => undefined);
         app.onError((err, _req, res) => {
           const status = err instanceof HttpError ? err.status : 500;
-          res.status(status).type("application/problem+json").send(JSON.stringify({ title: "timed out", status, detail: (err as Error).message }));
+          res
+            .status(status)
+            .type("application/problem+json")
+            .send(JSON.stringify({ title: "timed out", status, detail: (err as Error).message }));
         });
       },
       { handlerTimeout: 150, logErrors: false },
@@ -75,7 +78,10 @@ describe("a body too slow, its request routed", () => {
         app.post("/own", { requestTimeout: 400 }, (req, res) => res.send(`got ${req.body as string}`));
         app.onError((err, _req, res) => {
           const status = err instanceof HttpError ? err.status : 500;
-          res.status(status).type("application/problem+json").send(JSON.stringify({ title: "too slow", status, detail: (err as Error).message }));
+          res
+            .status(status)
+            .type("application/problem+json")
+            .send(JSON.stringify({ title: "too slow", status, detail: (err as Error).message }));
         });
       },
       { headersTimeout: 300, requestTimeout: 600, timeoutCheckInterval: 100 },
@@ -89,7 +95,11 @@ describe("a body too slow, its request routed", () => {
       assert.deepEqual(statuses(answer), [408], answer);
       assert.match(answer, /\r\ncontent-type: application\/problem\+json\r\n/i);
       assert.match(answer, /\r\nconnection: close\r\n/i);
-      assert.deepEqual(bodyOf(answer), { title: "too slow", status: 408, detail: `The request body did not arrive within requestTimeout (${ms} ms); raise the requestTimeout option for slower clients` });
+      assert.deepEqual(bodyOf(answer), {
+        title: "too slow",
+        status: 408,
+        detail: `The request body did not arrive within requestTimeout (${ms} ms); raise the requestTimeout option for slower clients`,
+      });
     }
   });
 });
@@ -110,7 +120,11 @@ describe("a route's own requestTimeout", () => {
       { headersTimeout: 300, requestTimeout: 600, timeoutCheckInterval: 100 },
     );
     // The body's second half comes 1.5 s after the first: past the app's 600 ms, within the route's 10 s.
-    const [upload, streamed, other] = await Promise.all([slowUpload(port, "/upload", 1500), slowUpload(port, "/streamed", 1500), slowUpload(port, "/other", 1500)]);
+    const [upload, streamed, other] = await Promise.all([
+      slowUpload(port, "/upload", 1500),
+      slowUpload(port, "/streamed", 1500),
+      slowUpload(port, "/other", 1500),
+    ]);
     assert.deepEqual(statuses(upload), [200], upload);
     assert.ok(upload.endsWith("got helloworld"), upload);
     assert.deepEqual(statuses(streamed), [200], streamed);
@@ -134,13 +148,19 @@ describe("a route's own requestTimeout", () => {
     );
     const [quick, other] = await Promise.all([slowUpload(port, "/quick", 1500), slowUpload(port, "/other", 1500)]);
     assert.deepEqual(statuses(quick), [408], quick);
-    assert.equal((bodyOf(quick) as { message: string }).message, "The request body did not arrive within requestTimeout (400 ms); raise the requestTimeout option for slower clients");
+    assert.equal(
+      (bodyOf(quick) as { message: string }).message,
+      "The request body did not arrive within requestTimeout (400 ms); raise the requestTimeout option for slower clients",
+    );
     assert.deepEqual(statuses(other), [200], other);
   });
 
   test("is checked at registration: a whole number of ms >= 0", () => {
     const app = new Cog({ engine });
-    assert.throws(() => app.post("/x", { requestTimeout: -1 }, () => {}), /Route POST \/x: requestTimeout must be a whole number of ms >= 0 \(0: no limit\), got -1/);
+    assert.throws(
+      () => app.post("/x", { requestTimeout: -1 }, () => {}),
+      /Route POST \/x: requestTimeout must be a whole number of ms >= 0 \(0: no limit\), got -1/,
+    );
     assert.throws(() => app.post("/y", { requestTimeout: 1.5 }, () => {}), /got 1\.5/);
     assert.doesNotThrow(() => app.post("/z", { requestTimeout: 0 }, () => {}));
   });

@@ -55,22 +55,49 @@ interface Answer {
   body: string;
 }
 
-function https1(port: number, path: string, ca: string, init: { method?: string; body?: string } = {}): Promise<Answer & { alpn: string | false | null; bytes: Buffer }> {
+function https1(
+  port: number,
+  path: string,
+  ca: string,
+  init: { method?: string; body?: string } = {},
+): Promise<Answer & { alpn: string | false | null; bytes: Buffer }> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: "127.0.0.1", port, path, method: init.method ?? "GET", ca, servername: "localhost", agent: false, headers: init.body === undefined ? {} : { "content-type": "application/json" } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        const bytes = Buffer.concat(chunks);
-        resolve({ status: res.statusCode!, headers: res.headers, body: bytes.toString("utf8"), bytes, alpn: (res.socket as unknown as { alpnProtocol: string | false | null }).alpnProtocol });
-      });
-    });
+    const req = httpsRequest(
+      {
+        host: "127.0.0.1",
+        port,
+        path,
+        method: init.method ?? "GET",
+        ca,
+        servername: "localhost",
+        agent: false,
+        headers: init.body === undefined ? {} : { "content-type": "application/json" },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const bytes = Buffer.concat(chunks);
+          resolve({
+            status: res.statusCode!,
+            headers: res.headers,
+            body: bytes.toString("utf8"),
+            bytes,
+            alpn: (res.socket as unknown as { alpnProtocol: string | false | null }).alpnProtocol,
+          });
+        });
+      },
+    );
     req.on("error", reject);
     req.end(init.body);
   });
 }
 
-function h2request(session: ClientHttp2Session, path: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
+function h2request(
+  session: ClientHttp2Session,
+  path: string,
+  init: { method?: string; body?: string; headers?: Record<string, string> } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const stream = session.request({ ":path": path, ":method": init.method ?? "GET", ...(init.headers ?? {}) });
     let status = 0;
@@ -127,10 +154,13 @@ describe("TLS", () => {
     const handshake = (minVersion: "TLSv1" | "TLSv1.1" | "TLSv1.2" | "TLSv1.3", maxVersion: typeof minVersion) =>
       new Promise<string>((resolve, reject) => {
         // SECLEVEL=0 lets this client offer the old versions; the server must refuse them.
-        const socket = tlsConnect({ host: "127.0.0.1", port, ca: certs!.ca, servername: "localhost", minVersion, maxVersion, ciphers: "DEFAULT@SECLEVEL=0" }, () => {
-          resolve(socket.getProtocol()!);
-          socket.end();
-        });
+        const socket = tlsConnect(
+          { host: "127.0.0.1", port, ca: certs!.ca, servername: "localhost", minVersion, maxVersion, ciphers: "DEFAULT@SECLEVEL=0" },
+          () => {
+            resolve(socket.getProtocol()!);
+            socket.end();
+          },
+        );
         socket.on("error", reject);
       });
     await assert.rejects(handshake("TLSv1", "TLSv1"), /handshake failure|protocol version|wrong version|unsupported protocol|no protocols available/i);
@@ -181,7 +211,10 @@ describe("TLS", () => {
     socket.setEncoding("latin1").on("data", (c: string) => (text += c));
     await once(socket, "close");
     assert.deepEqual(statuses(text), [200, 200, 200]);
-    assert.deepEqual([...text.matchAll(/"hello":"(p\d)"/g)].map((m) => m[1]), ["p1", "p2", "p3"]);
+    assert.deepEqual(
+      [...text.matchAll(/"hello":"(p\d)"/g)].map((m) => m[1]),
+      ["p1", "p2", "p3"],
+    );
   });
 
   test("a plaintext request, garbage, or a silent client on a TLS port: the connection closes, the server goes on", { skip: opensslSkip }, async (t) => {
@@ -223,62 +256,76 @@ describe("TLS", () => {
     assert.doesNotMatch(refused, /HTTP\/1\.1 200/);
   });
 
-  test("client certificates: requestCert without rejectUnauthorized lets every client in, and says as node:tls does whether its certificate verified", { skip: opensslSkip }, async (t) => {
-    const stranger = makeCertificates().issue("stranger");
-    const { port } = await serve(
-      t,
-      (app) =>
-        app.get("/who", (req, res) => {
-          const socket = req.socket;
-          const peer = socket.getPeerCertificate!() as Partial<PeerCertificate>;
-          res.json({
-            encrypted: socket.encrypted,
-            authorized: socket.authorized,
-            error: socket.authorizationError ?? null,
-            subject: peer.subject === undefined ? null : { ...peer.subject },
-            issuer: peer.issuer === undefined ? null : { ...peer.issuer },
-            serial: peer.serialNumber ?? null,
-            san: peer.subjectaltname ?? null,
-            from: peer.valid_from ?? null,
-            fingerprint256: peer.fingerprint256 ?? null,
-            raw: peer.raw === undefined ? null : peer.raw.length,
+  test(
+    "client certificates: requestCert without rejectUnauthorized lets every client in, and says as node:tls does whether its certificate verified",
+    { skip: opensslSkip },
+    async (t) => {
+      const stranger = makeCertificates().issue("stranger");
+      const { port } = await serve(
+        t,
+        (app) =>
+          app.get("/who", (req, res) => {
+            const socket = req.socket;
+            const peer = socket.getPeerCertificate!() as Partial<PeerCertificate>;
+            res.json({
+              encrypted: socket.encrypted,
+              authorized: socket.authorized,
+              error: socket.authorizationError ?? null,
+              subject: peer.subject === undefined ? null : { ...peer.subject },
+              issuer: peer.issuer === undefined ? null : { ...peer.issuer },
+              serial: peer.serialNumber ?? null,
+              san: peer.subjectaltname ?? null,
+              from: peer.valid_from ?? null,
+              fingerprint256: peer.fingerprint256 ?? null,
+              raw: peer.raw === undefined ? null : peer.raw.length,
+            });
+          }),
+        { tls: { ...certs!.issue("localhost"), ca: certs!.ca, requestCert: true, rejectUnauthorized: false } },
+      );
+      const who = (identity: { key: string; cert: string } | object) =>
+        new Promise<Record<string, unknown>>((resolve, reject) => {
+          const socket = tlsConnect({ host: "127.0.0.1", port, ca: certs!.ca, servername: "localhost", ...identity }, () => {
+            socket.end("GET /who HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
           });
-        }),
-      { tls: { ...certs!.issue("localhost"), ca: certs!.ca, requestCert: true, rejectUnauthorized: false } },
-    );
-    const who = (identity: { key: string; cert: string } | object) =>
-      new Promise<Record<string, unknown>>((resolve, reject) => {
-        const socket = tlsConnect({ host: "127.0.0.1", port, ca: certs!.ca, servername: "localhost", ...identity }, () => {
-          socket.end("GET /who HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+          let text = "";
+          socket.setEncoding("utf8").on("data", (c: string) => (text += c));
+          socket.on("close", () => resolve(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4)) as Record<string, unknown>));
+          socket.on("error", reject);
         });
-        let text = "";
-        socket.setEncoding("utf8").on("data", (c: string) => (text += c));
-        socket.on("close", () => resolve(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4)) as Record<string, unknown>));
-        socket.on("error", reject);
+      const client = certs!.issue("client");
+      const trusted = await who(client);
+      const der = new X509Certificate(client.cert);
+      assert.deepEqual(trusted, {
+        encrypted: true,
+        authorized: true,
+        error: null,
+        subject: { CN: "client" },
+        issuer: { CN: "Cog test CA" },
+        serial: der.serialNumber,
+        san: "DNS:localhost, IP Address:127.0.0.1",
+        from: der.validFrom,
+        fingerprint256: der.fingerprint256,
+        raw: der.raw.length,
       });
-    const client = certs!.issue("client");
-    const trusted = await who(client);
-    const der = new X509Certificate(client.cert);
-    assert.deepEqual(trusted, {
-      encrypted: true,
-      authorized: true,
-      error: null,
-      subject: { CN: "client" },
-      issuer: { CN: "Cog test CA" },
-      serial: der.serialNumber,
-      san: "DNS:localhost, IP Address:127.0.0.1",
-      from: der.validFrom,
-      fingerprint256: der.fingerprint256,
-      raw: der.raw.length,
-    });
-    const unknown = await who(stranger);
-    assert.deepEqual([unknown.authorized, unknown.error, unknown.subject], [false, "UNABLE_TO_VERIFY_LEAF_SIGNATURE", { CN: "stranger" }], "a certificate another CA signed is let in, unauthorized");
-    const none = await who({});
-    assert.deepEqual([none.authorized, none.error, none.subject, none.raw], [false, "UNABLE_TO_GET_ISSUER_CERT", null, null], "a client without a certificate is let in, unauthorized");
-  });
+      const unknown = await who(stranger);
+      assert.deepEqual(
+        [unknown.authorized, unknown.error, unknown.subject],
+        [false, "UNABLE_TO_VERIFY_LEAF_SIGNATURE", { CN: "stranger" }],
+        "a certificate another CA signed is let in, unauthorized",
+      );
+      const none = await who({});
+      assert.deepEqual(
+        [none.authorized, none.error, none.subject, none.raw],
+        [false, "UNABLE_TO_GET_ISSUER_CERT", null, null],
+        "a client without a certificate is let in, unauthorized",
+      );
+    },
+  );
 
   test("wss: a WebSocket over TLS", { skip: opensslSkip }, async (t) => {
-    const served = await serve(t, (app) => app.ws("/echo", { message: (ws, data, isBinary) => void ws.send(data, isBinary) }), { tls: certs!.issue("localhost") });
+    const served = await serve(t, (app) => app.ws("/echo", { message: (ws, data, isBinary) => void ws.send(data, isBinary) }), {
+      tls: certs!.issue("localhost"),
+    });
     const client = new WebSocketClient(`wss://localhost:${served.port}/echo`, { ca: certs!.ca });
     t.after(() => client.terminate());
     await once(client, "open");
@@ -290,7 +337,10 @@ describe("TLS", () => {
       got.push(String(data));
       if (got.length === 2) break;
     }
-    assert.deepEqual(got.map((g) => g.length), [2, big.length]);
+    assert.deepEqual(
+      got.map((g) => g.length),
+      [2, big.length],
+    );
     assert.equal(got[0], "hi");
   });
 });
@@ -312,7 +362,11 @@ describe("HTTP/2", () => {
     assert.deepEqual({ ...cleartext, protocol: "https", secure: true, version: "2.0" }, JSON.parse(over2.body));
 
     const echoed = await h2request(session, "/echo", { method: "POST", body: '{"n":5}', headers: { "content-type": "application/json" } });
-    assert.deepEqual([echoed.status, echoed.headers["x-seen"], echoed.body], [201, "5", '{"got":{"n":5}}'], "a body without Content-Length is read to the stream's end");
+    assert.deepEqual(
+      [echoed.status, echoed.headers["x-seen"], echoed.body],
+      [201, "5", '{"got":{"n":5}}'],
+      "a body without Content-Length is read to the stream's end",
+    );
     const failed = await h2request(session, "/boom");
     assert.equal(failed.status, 500);
     assert.match(failed.body, /"statusCode":500/);
@@ -358,75 +412,105 @@ describe("HTTP/2", () => {
       const bytes = Object.fromEntries(lines.map((l) => [l.path, l.bytes]));
       assert.deepEqual(
         bytes,
-        { "/hello": Buffer.byteLength(hello.body), "/stream": 2, "/big": 2 * 1024 * 1024, "/file": FILE_BYTES.length, "/nope": Buffer.byteLength((await h2request(session, "/nope")).body) },
+        {
+          "/hello": Buffer.byteLength(hello.body),
+          "/stream": 2,
+          "/big": 2 * 1024 * 1024,
+          "/file": FILE_BYTES.length,
+          "/nope": Buffer.byteLength((await h2request(session, "/nope")).body),
+        },
         `over ${http2 === true ? "h2" : "h2c"}`,
       );
     }
   });
 
-  test("limits, timeouts and bad input per stream, as over HTTP/1.1: each stream gets its 4xx/5xx and the session's other streams go on", { skip: opensslSkip }, async (t) => {
-    const limits: CogOptions = { bodyLimit: 1024, maxHeaders: 10, maxHeaderSize: 2048, maxUrlLength: 200, headersTimeout: 200, requestTimeout: 400, keepAliveTimeout: 300, timeoutCheckInterval: 100 };
-    const routes = (app: Cog) => {
-      define(app);
-      app.post("/small", { bodyLimit: 10 }, (req, res) => res.json({ got: req.body }));
-      app.post("/count", { body: "stream" }, async (req, res) => {
-        let n = 0;
-        for await (const chunk of req) n += (chunk as Buffer).length;
-        res.json({ n });
-      });
-      // Longer than keepAliveTimeout: a session busy with it is not idle.
-      app.get("/slow", (_req, res) => void setTimeout(() => res.send("late"), 600));
-    };
-    const json = { "content-type": "application/json" };
-    const text = { "content-type": "text/plain" };
-    const cases: Array<{ name: string; path: string; method?: string; headers?: Record<string, string>; body?: string }> = [
-      { name: "bad JSON", path: "/echo", method: "POST", headers: json, body: "{bad" },
-      { name: "a body over bodyLimit, larger than the stream's window", path: "/echo", method: "POST", headers: text, body: "x".repeat(256 * 1024) },
-      { name: "a body over the route's bodyLimit", path: "/small", method: "POST", headers: text, body: "x".repeat(50) },
-      { name: "a streamed body over bodyLimit", path: "/count", method: "POST", headers: { "content-type": "application/octet-stream" }, body: "x".repeat(5000) },
-      { name: "a handler that throws", path: "/boom" },
-      { name: "too many headers", path: "/hello", headers: Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`x-h${i}`, "v"])) },
-      { name: "headers over maxHeaderSize", path: "/hello", headers: { "x-big": "v".repeat(3000) } },
-      { name: "a URL over maxUrlLength", path: `/hello?${"q".repeat(300)}` },
-      { name: "an unknown route", path: "/nope" },
-      { name: "a handler slower than keepAliveTimeout", path: "/slow" },
-      { name: "a good request", path: "/echo", method: "POST", headers: json, body: '{"n":1}' },
-    ];
-    // The statuses over HTTP/1.1 first, on a server with the same limits.
-    const plain = await serve(t, routes, limits);
-    const expected: Record<string, number> = {};
-    for (const c of cases) {
-      const res = await plain.fetch(c.path, { method: c.method ?? "GET", headers: c.headers ?? {}, body: c.body ?? null });
-      await res.arrayBuffer();
-      expected[c.name] = res.status;
-    }
-    const stalled = await raw(plain.port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nabc", 1500);
-    expected["a body that stops arriving"] = statuses(stalled)[0]!;
-    assert.deepEqual(Object.values(expected), [400, 413, 413, 413, 500, 431, 431, 414, 404, 200, 201, 408], JSON.stringify(expected));
+  test(
+    "limits, timeouts and bad input per stream, as over HTTP/1.1: each stream gets its 4xx/5xx and the session's other streams go on",
+    { skip: opensslSkip },
+    async (t) => {
+      const limits: CogOptions = {
+        bodyLimit: 1024,
+        maxHeaders: 10,
+        maxHeaderSize: 2048,
+        maxUrlLength: 200,
+        headersTimeout: 200,
+        requestTimeout: 400,
+        keepAliveTimeout: 300,
+        timeoutCheckInterval: 100,
+      };
+      const routes = (app: Cog) => {
+        define(app);
+        app.post("/small", { bodyLimit: 10 }, (req, res) => res.json({ got: req.body }));
+        app.post("/count", { body: "stream" }, async (req, res) => {
+          let n = 0;
+          for await (const chunk of req) n += (chunk as Buffer).length;
+          res.json({ n });
+        });
+        // Longer than keepAliveTimeout: a session busy with it is not idle.
+        app.get("/slow", (_req, res) => void setTimeout(() => res.send("late"), 600));
+      };
+      const json = { "content-type": "application/json" };
+      const text = { "content-type": "text/plain" };
+      const cases: Array<{ name: string; path: string; method?: string; headers?: Record<string, string>; body?: string }> = [
+        { name: "bad JSON", path: "/echo", method: "POST", headers: json, body: "{bad" },
+        { name: "a body over bodyLimit, larger than the stream's window", path: "/echo", method: "POST", headers: text, body: "x".repeat(256 * 1024) },
+        { name: "a body over the route's bodyLimit", path: "/small", method: "POST", headers: text, body: "x".repeat(50) },
+        {
+          name: "a streamed body over bodyLimit",
+          path: "/count",
+          method: "POST",
+          headers: { "content-type": "application/octet-stream" },
+          body: "x".repeat(5000),
+        },
+        { name: "a handler that throws", path: "/boom" },
+        { name: "too many headers", path: "/hello", headers: Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`x-h${i}`, "v"])) },
+        { name: "headers over maxHeaderSize", path: "/hello", headers: { "x-big": "v".repeat(3000) } },
+        { name: "a URL over maxUrlLength", path: `/hello?${"q".repeat(300)}` },
+        { name: "an unknown route", path: "/nope" },
+        { name: "a handler slower than keepAliveTimeout", path: "/slow" },
+        { name: "a good request", path: "/echo", method: "POST", headers: json, body: '{"n":1}' },
+      ];
+      // The statuses over HTTP/1.1 first, on a server with the same limits.
+      const plain = await serve(t, routes, limits);
+      const expected: Record<string, number> = {};
+      for (const c of cases) {
+        const res = await plain.fetch(c.path, { method: c.method ?? "GET", headers: c.headers ?? {}, body: c.body ?? null });
+        await res.arrayBuffer();
+        expected[c.name] = res.status;
+      }
+      const stalled = await raw(plain.port, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nabc", 1500);
+      expected["a body that stops arriving"] = statuses(stalled)[0]!;
+      assert.deepEqual(Object.values(expected), [400, 413, 413, 413, 500, 431, 431, 414, 404, 200, 201, 408], JSON.stringify(expected));
 
-    for (const http2 of [true, "h2c"] as const) {
-      const lines: RequestLogLine[] = [];
-      const served = await serve(t, routes, { ...limits, http2, ...(http2 === true ? { tls: certs!.issue("localhost") } : {}), logger: (line) => void (line.level === "info" && lines.push(line)) });
-      const session = http2Connect(http2 === true ? `https://localhost:${served.port}` : `http://127.0.0.1:${served.port}`, { ca: certs!.ca });
-      // Not close(): a client stream still pushing a refused body would hold it open.
-      t.after(() => session.destroy());
-      const got: Record<string, number> = {};
-      // All at once, on one session; the stalled body never ends.
-      const stalledStream = session.request({ ":method": "POST", ":path": "/echo", ...text });
-      stalledStream.write("abc");
-      const timedOut = new Promise<number>((resolve) => stalledStream.on("response", (h) => resolve(Number(h[":status"]))));
-      await Promise.all(cases.map(async (c) => (got[c.name] = (await h2request(session, c.path, c)).status)));
-      got["a body that stops arriving"] = await timedOut;
-      assert.deepEqual(got, expected, `over ${http2 === true ? "h2" : "h2c"}`);
-      assert.equal((await h2request(session, "/hello")).status, 200, "the session still serves");
-      // Every stream closed on the server, the refused and timed-out ones too: each has its log line.
-      for (let i = 0; i < 200 && lines.length < cases.length + 2; i++) await new Promise((r) => setTimeout(r, 10));
-      assert.equal(lines.length, cases.length + 2, JSON.stringify(lines.map((l) => [l.path, l.status])));
-      // Idle now: closed after keepAliveTimeout, as an idle keep-alive connection is.
-      const goaway = await Promise.race([once(session, "goaway").then(() => true), new Promise((r) => setTimeout(() => r(false), 2000))]);
-      assert.equal(goaway, true, "an idle session is closed (GOAWAY) after keepAliveTimeout");
-    }
-  });
+      for (const http2 of [true, "h2c"] as const) {
+        const lines: RequestLogLine[] = [];
+        const served = await serve(t, routes, {
+          ...limits,
+          http2,
+          ...(http2 === true ? { tls: certs!.issue("localhost") } : {}),
+          logger: (line) => void (line.level === "info" && lines.push(line)),
+        });
+        const session = http2Connect(http2 === true ? `https://localhost:${served.port}` : `http://127.0.0.1:${served.port}`, { ca: certs!.ca });
+        // Not close(): a client stream still pushing a refused body would hold it open.
+        t.after(() => session.destroy());
+        const got: Record<string, number> = {};
+        // All at once, on one session; the stalled body never ends.
+        const stalledStream = session.request({ ":method": "POST", ":path": "/echo", ...text });
+        stalledStream.write("abc");
+        const timedOut = new Promise<number>((resolve) => stalledStream.on("response", (h) => resolve(Number(h[":status"]))));
+        await Promise.all(cases.map(async (c) => (got[c.name] = (await h2request(session, c.path, c)).status)));
+        got["a body that stops arriving"] = await timedOut;
+        assert.deepEqual(got, expected, `over ${http2 === true ? "h2" : "h2c"}`);
+        assert.equal((await h2request(session, "/hello")).status, 200, "the session still serves");
+        // Every stream closed on the server, the refused and timed-out ones too: each has its log line.
+        for (let i = 0; i < 200 && lines.length < cases.length + 2; i++) await new Promise((r) => setTimeout(r, 10));
+        assert.equal(lines.length, cases.length + 2, JSON.stringify(lines.map((l) => [l.path, l.status])));
+        // Idle now: closed after keepAliveTimeout, as an idle keep-alive connection is.
+        const goaway = await Promise.race([once(session, "goaway").then(() => true), new Promise((r) => setTimeout(() => r(false), 2000))]);
+        assert.equal(goaway, true, "an idle session is closed (GOAWAY) after keepAliveTimeout");
+      }
+    },
+  );
 
   test("a stream the client resets mid-body never reaches its handler, and is logged as aborted", async (t) => {
     const lines: RequestLogLine[] = [];
@@ -452,7 +536,11 @@ describe("HTTP/2", () => {
     // Reset on a stream of the session (Node's client ends its side first: the Content-Length
     // says the body is short), and a whole connection cut mid-body.
     const cut = http2Connect(`http://127.0.0.1:${port}`);
-    for (const [client, path] of [[session, "/take"], [session, "/count"], [cut, "/take"]] as const) {
+    for (const [client, path] of [
+      [session, "/take"],
+      [session, "/count"],
+      [cut, "/take"],
+    ] as const) {
       const stream = client.request({ ":method": "POST", ":path": path, "content-type": "text/plain", "content-length": "100" });
       stream.on("error", () => {});
       stream.write("half a bo");
@@ -463,7 +551,14 @@ describe("HTTP/2", () => {
     for (let i = 0; i < 200 && lines.length < 3; i++) await new Promise((r) => setTimeout(r, 5));
     await new Promise((r) => setTimeout(r, 50));
     assert.deepEqual(bodies, [], "no handler ran on half a body");
-    assert.deepEqual(lines.map((l) => [l.path, l.status, l.aborted]), [["/take", null, true], ["/count", null, true], ["/take", null, true]]);
+    assert.deepEqual(
+      lines.map((l) => [l.path, l.status, l.aborted]),
+      [
+        ["/take", null, true],
+        ["/count", null, true],
+        ["/take", null, true],
+      ],
+    );
     assert.equal((await h2request(session, "/take", { method: "POST", body: "whole", headers: { "content-type": "text/plain" } })).body, "took");
     assert.deepEqual(bodies, ["whole"]);
   });

@@ -133,7 +133,9 @@ for (const mode of ["h2c", "h2"] as const) {
 
     test("nghttp sees a HEADERS frame with END_STREAM after the DATA", { skip: nghttpSkip }, async (t) => {
       const base = await served(t);
-      const out = await new Promise<string>((resolve, reject) => execFile("nghttp", ["-v", "-n", `${base}/streamed`], { encoding: "utf8", timeout: 20_000 }, (err, stdout) => (err ? reject(err) : resolve(stdout))));
+      const out = await new Promise<string>((resolve, reject) =>
+        execFile("nghttp", ["-v", "-n", `${base}/streamed`], { encoding: "utf8", timeout: 20_000 }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+      );
       const frames = [...out.matchAll(/recv (DATA|HEADERS) frame <[^>]*flags=(0x[0-9a-f]+)/g)].map((m) => `${m[1]}:${m[2]}`);
       assert.equal(frames.at(-1), "HEADERS:0x05", out);
       assert.ok(frames.includes("DATA:0x00"), out);
@@ -173,7 +175,10 @@ describe("response trailers on HTTP/1.1", () => {
 
   test("a chunked request's trailers reach req.trailers by the end of its body", async (t) => {
     const { port } = await serve(t, routes);
-    const text = await raw(port, "POST /echo-trailers HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n7\r\npayload\r\n0\r\nX-Sum: abc\r\nx-more:1\r\nx-more: 2\r\n\r\n");
+    const text = await raw(
+      port,
+      "POST /echo-trailers HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n7\r\npayload\r\n0\r\nX-Sum: abc\r\nx-more:1\r\nx-more: 2\r\n\r\n",
+    );
     const { body, trailers, rawTrailers } = JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4));
     assert.equal(body, "payload");
     assert.deepEqual(trailers, { "x-sum": "abc", "x-more": "1, 2" });

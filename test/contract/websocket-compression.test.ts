@@ -52,7 +52,12 @@ test(`[${engine}] a ws client with perMessageDeflate: messages round-trip, large
   while (messages.length < 4) await new Promise((resolve) => setTimeout(resolve, 10));
   assert.deepEqual(
     messages.map(([data, isBinary]) => [isBinary, isBinary ? data.toString("hex") : data.toString()]),
-    [[false, large], [false, "hi"], [true, random.toString("hex")], [false, large]],
+    [
+      [false, large],
+      [false, "hi"],
+      [true, random.toString("hex")],
+      [false, large],
+    ],
   );
   ws.close();
 });
@@ -82,7 +87,7 @@ function awkwardMessages(): Buffer[] {
     messages.push(message);
   }
   const file = Buffer.alloc(200 * 65536);
-  for (let at = 0; at < file.length; ) {
+  for (let at = 0; at < file.length;) {
     const header = next() % 20000;
     for (let k = 0; k < header && at < file.length; k++) file[at++] = (k % 64) ^ (next() % 4 === 0 ? 1 : 0);
     const body = (next() % 300_000) + 1000;
@@ -182,8 +187,16 @@ test(`[${engine}] negotiation: the answer names the agreed parameters; an invali
     ["/off", "permessage-deflate", "none"],
     ["/on", "x-webkit-deflate-frame", "none"],
     ["/on", "permessage-deflate; client_max_window_bits", "permessage-deflate"],
-    ["/on", "permessage-deflate; client_no_context_takeover; server_no_context_takeover", "client_no_context_takeover; permessage-deflate; server_no_context_takeover"],
-    ["/on", "permessage-deflate; server_max_window_bits=10; client_max_window_bits=12", "client_max_window_bits=12; permessage-deflate; server_max_window_bits=10"],
+    [
+      "/on",
+      "permessage-deflate; client_no_context_takeover; server_no_context_takeover",
+      "client_no_context_takeover; permessage-deflate; server_no_context_takeover",
+    ],
+    [
+      "/on",
+      "permessage-deflate; server_max_window_bits=10; client_max_window_bits=12",
+      "client_max_window_bits=12; permessage-deflate; server_max_window_bits=10",
+    ],
     ["/on", "permessage-deflate; server_max_window_bits=9, permessage-deflate", "permessage-deflate; server_max_window_bits=9"],
     ["/on", "permessage-deflate; server_max_window_bits=7", "HTTP/1.1 400 Bad Request"],
     ["/on", "permessage-deflate; client_no_context_takeover=yes", "HTTP/1.1 400 Bad Request"],
@@ -193,12 +206,14 @@ test(`[${engine}] negotiation: the answer names the agreed parameters; an invali
   ];
   for (const [path, offer, expected] of cases) assert.equal(await answer(path, offer), expected, `${path} ${offer}`);
   // The server still serves after refusing.
-  assert.equal((await answer("/on", "permessage-deflate")), "permessage-deflate");
+  assert.equal(await answer("/on", "permessage-deflate"), "permessage-deflate");
 });
 
 test(`[${engine}] server_no_context_takeover: each message compresses alone, those under 1 KiB not at all; a limited server window is honoured`, async (t) => {
   const large = "independent message ".repeat(100);
-  const { port } = await serve(t, (app) => app.ws("/three", { open: (ws) => void (ws.send(large), ws.send(large), ws.send("short")) }, { perMessageDeflate: true }));
+  const { port } = await serve(t, (app) =>
+    app.ws("/three", { open: (ws) => void (ws.send(large), ws.send(large), ws.send("short")) }, { perMessageDeflate: true }),
+  );
   const raw = await openRaw(port, "/three", { "Sec-WebSocket-Extensions": "permessage-deflate; server_no_context_takeover" });
   const [first, second, short] = [await raw.next(), await raw.next(), await raw.next()];
   assert.ok(first.rsv1 && second.rsv1);
@@ -243,7 +258,12 @@ test(`[${engine}] RSV1 where it does not belong is 1002; data that is not deflat
   assert.equal(await closeCode("/on", {}, frame({ opcode: TEXT, payload: compressed, rsv: 4 })), 1002, "not offered by the client");
   assert.equal(await closeCode("/on", OFFER, frame({ opcode: PING, payload: "p", rsv: 4 })), 1002, "on a control frame");
   assert.equal(
-    await closeCode("/on", OFFER, frame({ opcode: TEXT, payload: compressed.subarray(0, 2), rsv: 4, fin: false }), frame({ opcode: CONTINUATION, payload: compressed.subarray(2), rsv: 4 })),
+    await closeCode(
+      "/on",
+      OFFER,
+      frame({ opcode: TEXT, payload: compressed.subarray(0, 2), rsv: 4, fin: false }),
+      frame({ opcode: CONTINUATION, payload: compressed.subarray(2), rsv: 4 }),
+    ),
     1002,
     "on a continuation",
   );

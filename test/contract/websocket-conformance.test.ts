@@ -62,7 +62,11 @@ const more = (payload: string | Buffer, fin = true): Buffer => frame({ opcode: C
 const CASES: Array<[string, Buffer[], number | null]> = [
   // 1.x framing: every length form, text and binary.
   ...[0, 125, 126, 127, 128, 65535, 65536, 99_999].map((n): [string, Buffer[], number] => [`text of ${n} bytes`, [text("*".repeat(n)), close1000], 1000]),
-  ...[0, 125, 126, 65536].map((n): [string, Buffer[], number] => [`binary of ${n} bytes`, [frame({ opcode: BINARY, payload: Buffer.alloc(n, 0xfe) }), close1000], 1000]),
+  ...[0, 125, 126, 65536].map((n): [string, Buffer[], number] => [
+    `binary of ${n} bytes`,
+    [frame({ opcode: BINARY, payload: Buffer.alloc(n, 0xfe) }), close1000],
+    1000,
+  ]),
   // 2.x pings and pongs.
   ["an empty ping", [frame({ opcode: PING }), close1000], 1000],
   ["a ping of 125 bytes", [frame({ opcode: PING, payload: Buffer.alloc(125, 1) }), close1000], 1000],
@@ -75,7 +79,11 @@ const CASES: Array<[string, Buffer[], number | null]> = [
   ...[3, 4, 5, 6, 7, 11, 12, 13, 14, 15].map((op): [string, Buffer[], number] => [`reserved opcode ${op}`, [frame({ opcode: op, payload: "x" })], 1002]),
   // 5.x fragmentation.
   ["a message in two fragments", [text("Hello, ", false), more("world"), close1000], 1000],
-  ["pings between fragments", [text("a", false), frame({ opcode: PING, payload: "1" }), more("b", false), frame({ opcode: PING, payload: "2" }), more("c"), close1000], 1000],
+  [
+    "pings between fragments",
+    [text("a", false), frame({ opcode: PING, payload: "1" }), more("b", false), frame({ opcode: PING, payload: "2" }), more("c"), close1000],
+    1000,
+  ],
   ["a message in 50 one-byte fragments", [text("0", false), ...Array.from({ length: 48 }, (_, i) => more(String(i % 10), false)), more("!"), close1000], 1000],
   ["a continuation with nothing to continue", [more("x")], 1002],
   ["a new message inside a fragmented one", [text("a", false), text("b")], 1002],
@@ -83,7 +91,17 @@ const CASES: Array<[string, Buffer[], number | null]> = [
   // 6.x UTF-8.
   ["multi-byte UTF-8", [text("κόσμε €𝄞"), close1000], 1000],
   ["a code point split across fragments", [text(Buffer.from("€").subarray(0, 1), false), more(Buffer.from("€").subarray(1)), close1000], 1000],
-  ["a four-byte code point in four fragments", [text(Buffer.from("𝄞").subarray(0, 1), false), more(Buffer.from("𝄞").subarray(1, 2), false), more(Buffer.from("𝄞").subarray(2, 3), false), more(Buffer.from("𝄞").subarray(3)), close1000], 1000],
+  [
+    "a four-byte code point in four fragments",
+    [
+      text(Buffer.from("𝄞").subarray(0, 1), false),
+      more(Buffer.from("𝄞").subarray(1, 2), false),
+      more(Buffer.from("𝄞").subarray(2, 3), false),
+      more(Buffer.from("𝄞").subarray(3)),
+      close1000,
+    ],
+    1000,
+  ],
   ["an invalid byte", [text(Buffer.from([0x61, 0xff]))], 1007],
   ["an overlong encoding", [text(Buffer.from([0xc0, 0x80]))], 1007],
   ["a UTF-16 surrogate", [text(Buffer.from([0xed, 0xa0, 0x80]))], 1007],
@@ -93,8 +111,16 @@ const CASES: Array<[string, Buffer[], number | null]> = [
   ["a truncated code point across the last fragment", [text(Buffer.from([0xe2]), false), more(Buffer.from([0x82]))], 1007],
   // 7.x closing.
   ["an empty close", [frame({ opcode: CLOSE })], 1005],
-  ...[1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 3000, 3999, 4000, 4999].map((code): [string, Buffer[], number] => [`close code ${code}`, [frame({ opcode: CLOSE, payload: closePayload(code, "reason") })], code]),
-  ...[0, 999, 1004, 1005, 1006, 1016, 1100, 2000, 2999, 5000, 65535].map((code): [string, Buffer[], number] => [`invalid close code ${code}`, [frame({ opcode: CLOSE, payload: closePayload(code) })], 1002]),
+  ...[1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 3000, 3999, 4000, 4999].map((code): [string, Buffer[], number] => [
+    `close code ${code}`,
+    [frame({ opcode: CLOSE, payload: closePayload(code, "reason") })],
+    code,
+  ]),
+  ...[0, 999, 1004, 1005, 1006, 1016, 1100, 2000, 2999, 5000, 65535].map((code): [string, Buffer[], number] => [
+    `invalid close code ${code}`,
+    [frame({ opcode: CLOSE, payload: closePayload(code) })],
+    1002,
+  ]),
   ["a close payload of one byte", [frame({ opcode: CLOSE, payload: Buffer.from([0x03]) })], 1002],
   ["a close reason that is not UTF-8", [frame({ opcode: CLOSE, payload: closePayload(1000, Buffer.from([0xff])) })], 1007],
   ["a close reason of 123 bytes", [frame({ opcode: CLOSE, payload: closePayload(1000, "r".repeat(123)) })], 1000],
@@ -102,7 +128,11 @@ const CASES: Array<[string, Buffer[], number | null]> = [
   // 9.x limits, and masking.
   ["a frame past maxPayload", [frame({ opcode: BINARY, payload: Buffer.alloc(MAX_PAYLOAD + 1) })], 1009],
   ["fragments adding up past maxPayload", [frame({ opcode: BINARY, payload: Buffer.alloc(60_000), fin: false }), more(Buffer.alloc(60_000))], 1009],
-  ["a message in 16,384 fragments (ws's limit, maxFragments' default)", [text("", false), ...Array.from({ length: 16_382 }, () => more("", false)), more("!"), close1000], 1000],
+  [
+    "a message in 16,384 fragments (ws's limit, maxFragments' default)",
+    [text("", false), ...Array.from({ length: 16_382 }, () => more("", false)), more("!"), close1000],
+    1000,
+  ],
   ["a message in 16,385 fragments", [text("", false), ...Array.from({ length: 16_383 }, () => more("", false)), more("!")], 1008],
   ["a 64-bit length with its top bit set (past any limit)", [frame({ opcode: BINARY, claimedLength: 1n << 63n })], 1009],
   ["an unmasked frame", [frame({ opcode: TEXT, payload: "x", unmasked: true })], 1002],
@@ -139,7 +169,13 @@ const frameSpec: fc.Arbitrary<FrameSpec> = fc.record(
     payload: fc.oneof(
       fc.string({ maxLength: 40 }).map((s) => Buffer.from(s)),
       fc.uint8Array({ maxLength: 40 }).map((a) => Buffer.from(a)),
-      fc.constantFrom(Buffer.from([0xe2]), Buffer.from([0x82, 0xac]), Buffer.alloc(130, 0x41), Buffer.from([0x03, 0xe8]), Buffer.from([0x0f, 0xa0, 0x68, 0x69])),
+      fc.constantFrom(
+        Buffer.from([0xe2]),
+        Buffer.from([0x82, 0xac]),
+        Buffer.alloc(130, 0x41),
+        Buffer.from([0x03, 0xe8]),
+        Buffer.from([0x0f, 0xa0, 0x68, 0x69]),
+      ),
     ),
     fin: fc.boolean(),
     rsv: fc.constantFrom(0, 0, 0, 0, 0, 0, 4),

@@ -95,7 +95,9 @@ test(`[${engine}] publications cross processes through Redis: once each, in orde
     { broker: redisBroker(url) },
   );
   // Process B: a child on its own port, with its own broker on the same Redis.
-  const b = startChild(t, process.execPath, ["--import", "tsx", "test/fixtures/websocket-broker-app.ts"], { env: { ...process.env, REDIS_URL: url, COG_ENGINE: engine } });
+  const b = startChild(t, process.execPath, ["--import", "tsx", "test/fixtures/websocket-broker-app.ts"], {
+    env: { ...process.env, REDIS_URL: url, COG_ENGINE: engine },
+  });
   await waitForOutput(b, (out) => out.includes("\n"), "the second app to listen", PATIENCE);
   const bPort = Number(b.stdout().trim());
 
@@ -112,14 +114,15 @@ test(`[${engine}] publications cross processes through Redis: once each, in orde
   a.app.publish("room", "from A");
   // A socket in B publishes: everyone but itself, once.
   b1.ws.send("from b1");
-  await waitFor(() => real(a1.got).length >= 2 && real(a2.got).length >= 2 && real(b1.got).length >= 1 && real(b2.got).length >= 2, "both publications everywhere");
+  await waitFor(
+    () => real(a1.got).length >= 2 && real(a2.got).length >= 2 && real(b1.got).length >= 1 && real(b2.got).length >= 2,
+    "both publications everywhere",
+  );
   await settle();
-  assert.deepEqual([a1.got, a2.got, b1.got, b2.got].map((got) => real(got).sort()), [
-    ["from A", "from b1"],
-    ["from A", "from b1"],
-    ["from A"],
-    ["from A", "from b1"],
-  ]);
+  assert.deepEqual(
+    [a1.got, a2.got, b1.got, b2.got].map((got) => real(got).sort()),
+    [["from A", "from b1"], ["from A", "from b1"], ["from A"], ["from A", "from b1"]],
+  );
 
   // Per-publisher order: 300 publications from A arrive in B in order, each once.
   for (const l of everyone) l.got.length = 0;
@@ -148,10 +151,19 @@ test(`[${engine}] publications cross processes through Redis: once each, in orde
   const after = Array.from({ length: 50 }, (_, i) => `after ${i}`);
   for (const message of after) a.app.publish("room", message);
   b1.ws.send("b1 is back");
-  await waitFor(() => real(b2.got).length >= 51 && real(a1.got).length >= 51 && real(b1.got).length >= 50, `publications after Redis came back: b2 ${real(b2.got).length} a1 ${real(a1.got).length} b1 ${real(b1.got).length}; a1 has b1-is-back ${a1.got.includes("b1 is back")} b2 has it ${b2.got.includes("b1 is back")}; states ${everyone.map((l) => l.ws.readyState).join(",")}; subs ${a.app.subscriberCount("room")}`);
+  await waitFor(
+    () => real(b2.got).length >= 51 && real(a1.got).length >= 51 && real(b1.got).length >= 50,
+    `publications after Redis came back: b2 ${real(b2.got).length} a1 ${real(a1.got).length} b1 ${real(b1.got).length}; a1 has b1-is-back ${a1.got.includes("b1 is back")} b2 has it ${b2.got.includes("b1 is back")}; states ${everyone.map((l) => l.ws.readyState).join(",")}; subs ${a.app.subscriberCount("room")}`,
+  );
   await settle();
-  assert.deepEqual(real(b2.got).filter((m) => m.startsWith("after")), after);
-  assert.deepEqual(real(a1.got).filter((m) => m.startsWith("after")), after);
+  assert.deepEqual(
+    real(b2.got).filter((m) => m.startsWith("after")),
+    after,
+  );
+  assert.deepEqual(
+    real(a1.got).filter((m) => m.startsWith("after")),
+    after,
+  );
   assert.equal(real(a1.got).filter((m) => m === "b1 is back").length, 1);
   assert.equal(real(b1.got).length, 50, "b1 does not get its own publication");
   for (const l of everyone) l.ws.close();

@@ -57,7 +57,11 @@ test(`[${engine}] a handshake with a body is refused with 400 and its connection
   const withLength = handshake("/echo", { "Content-Length": "5" }) + "hello";
   const chunked = handshake("/echo", { "Transfer-Encoding": "chunked" }) + "5\r\nhello\r\n0\r\n\r\n";
   const bodyAndFrame = Buffer.concat([Buffer.from(withLength), frame({ opcode: TEXT, payload: "early" })]);
-  for (const [what, packet] of [["Content-Length", withLength], ["chunked", chunked], ["body and a frame", bodyAndFrame]] as const) {
+  for (const [what, packet] of [
+    ["Content-Length", withLength],
+    ["chunked", chunked],
+    ["body and a frame", bodyAndFrame],
+  ] as const) {
     const { text, closed } = await exchange(port, packet, 2000);
     assert.deepEqual(statuses(text), [400], `${what}: ${JSON.stringify(text)}`);
     assert.ok(closed, `${what}: the connection closed`);

@@ -209,7 +209,12 @@ test(`[${engine}] topics: publish reaches the other subscribers, app.publish all
   const [a, b, c] = await Promise.all([client(port, "/chat/x"), client(port, "/chat/x"), client(port, "/chat/y")]);
   for (const ws of [a, b, c]) assert.equal((await nextMessage(ws)).data, "subscribed true false");
   const received: string[] = [];
-  for (const [name, ws] of [["a", a], ["b", b], ["c", c]] as const) ws.on("message", (data: Buffer) => received.push(`${name}:${data.toString()}`));
+  for (const [name, ws] of [
+    ["a", a],
+    ["b", b],
+    ["c", c],
+  ] as const)
+    ws.on("message", (data: Buffer) => received.push(`${name}:${data.toString()}`));
   a.send("hi x");
   await waitFor(() => received.length === 1);
   app.publish("x", "to x");

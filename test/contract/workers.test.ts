@@ -8,7 +8,10 @@ import { get, load, sigtermUnderLoad, sigtermWithStream, start, type Served } fr
 
 const linuxOnly = process.platform === "linux" ? false : "workers on the native engine share a port with SO_REUSEPORT (Linux)";
 // CI runs the suite once per supported Node; when the primary gives up is Cog's own arithmetic, the same on each.
-const onceInCi = process.env.COG_NODE_MATRIX === "1" ? "checked on CI's first Node (COG_NODE_MATRIX=1): the primary's own bookkeeping doesn't change with Node's version" : false;
+const onceInCi =
+  process.env.COG_NODE_MATRIX === "1"
+    ? "checked on CI's first Node (COG_NODE_MATRIX=1): the primary's own bookkeeping doesn't change with Node's version"
+    : false;
 
 describe("workers", { skip: linuxOnly }, () => {
   test("two workers share the port and both take load", async (t) => {
@@ -19,7 +22,10 @@ describe("workers", { skip: linuxOnly }, () => {
       if ("status" in r) pids.add(r.body);
       return ++count >= 100;
     });
-    assert.ok(results.every((r) => "status" in r && r.status === 200), `every request answered: ${JSON.stringify(results.filter((r) => !("status" in r)))}`);
+    assert.ok(
+      results.every((r) => "status" in r && r.status === 200),
+      `every request answered: ${JSON.stringify(results.filter((r) => !("status" in r)))}`,
+    );
     assert.equal(pids.size, 2, `both workers answered: ${[...pids].join(", ")}`);
     assert.ok(!pids.has(String(app.child.pid)), "the primary serves nothing itself");
     app.child.kill("SIGTERM");
@@ -48,7 +54,10 @@ describe("workers", { skip: linuxOnly }, () => {
       return [...pids].some((pid) => !first.has(pid)) || Date.now() > deadline;
     });
     const failed = results.filter((r) => !("status" in r));
-    assert.ok([...pids].some((pid) => !first.has(pid)), `a new worker took the dead one's place: ${[...pids].join(", ")}`);
+    assert.ok(
+      [...pids].some((pid) => !first.has(pid)),
+      `a new worker took the dead one's place: ${[...pids].join(", ")}`,
+    );
     assert.ok(failed.length <= concurrency, `at most the dead worker's in-flight requests fail (${concurrency} clients): ${failed.length} failed`);
     assert.ok(results.filter((r) => "status" in r && r.status === 200).length > failed.length);
     app.child.kill("SIGTERM");
@@ -84,7 +93,10 @@ describe("workers", { skip: linuxOnly }, () => {
     // Backoff 100 ms, 200 ms, … 1.6 s between the attempts, each a process that loads the app.
     const code = await Promise.race([app.exited, sleep(60_000, "still running")]);
     assert.equal(code, 1, app.errors());
-    assert.match(app.errors(), /cog: giving up: 5 workers in a row died before they listened \(the last: exited \(code 1\)\); stopping and exiting with code 1/);
+    assert.match(
+      app.errors(),
+      /cog: giving up: 5 workers in a row died before they listened \(the last: exited \(code 1\)\); stopping and exiting with code 1/,
+    );
     // Two workers died, so two chains of restarts run side by side: when the fifth attempt dies,
     // the other chain's next attempt may already be loading the app (it is stopped by the giving
     // up, after it printed its error or before).

@@ -20,7 +20,9 @@ describe("answers written in slices", () => {
     const { port } = await serve(t, (app) => app.get("/n/:n", (req, res) => res.send(`answer ${req.params.n}`)));
     // Not a multiple of any slice size, so the last slice is a partial one.
     // Each connection waits for its own answer (a quiet period alone bets on a machine that is not busy).
-    const answers = await Promise.all(Array.from({ length: 203 }, (_, i) => raw(port, `GET /n/${i} HTTP/1.1\r\nHost: x\r\n\r\n`, 5000, (text) => text.endsWith(`answer ${i}`))));
+    const answers = await Promise.all(
+      Array.from({ length: 203 }, (_, i) => raw(port, `GET /n/${i} HTTP/1.1\r\nHost: x\r\n\r\n`, 5000, (text) => text.endsWith(`answer ${i}`))),
+    );
     for (const [i, text] of answers.entries()) {
       assert.equal(statuses(text).join(), "200", `connection ${i}`);
       assert.ok(text.endsWith(`answer ${i}`), `connection ${i}: ${text}`);
@@ -33,7 +35,10 @@ describe("answers written in slices", () => {
     const answers = await Promise.all(Array.from({ length: 40 }, () => raw(port, batch, 5000, (text) => text.endsWith('{"n":9}'))));
     for (const text of answers) {
       assert.deepEqual(statuses(text), Array(10).fill(200));
-      assert.deepEqual(text.match(/\{"n":\d+\}/g), Array.from({ length: 10 }, (_, n) => `{"n":${n}}`));
+      assert.deepEqual(
+        text.match(/\{"n":\d+\}/g),
+        Array.from({ length: 10 }, (_, n) => `{"n":${n}}`),
+      );
     }
   });
 
@@ -57,7 +62,17 @@ describe("answers written in slices", () => {
     // Resolves when the server closes the connection (or after 5 s of silence, which fails below).
     const text = await raw(port, batch, 5000);
     assert.deepEqual(statuses(text), Array(8).fill(200), text);
-    assert.deepEqual(text.match(/(?:now|late|stream) \d[ab]?;/g), ["now 0;", "late 1;", "now 2;", "stream 3a;", "stream 3b;", "now 4;", "late 5;", "now 6;", "now 7;"]);
+    assert.deepEqual(text.match(/(?:now|late|stream) \d[ab]?;/g), [
+      "now 0;",
+      "late 1;",
+      "now 2;",
+      "stream 3a;",
+      "stream 3b;",
+      "now 4;",
+      "late 5;",
+      "now 6;",
+      "now 7;",
+    ]);
     assert.match(text, /connection: close/i);
     // In request order on the node engine, as each is written; as each ends on the native engine.
     assert.deepEqual([...finished].sort(), [...paths].sort());
@@ -130,7 +145,9 @@ describe("answers written in slices", () => {
     const socket = connect(port, "127.0.0.1");
     t.after(() => socket.destroy());
     const paths = ["/small/1", "/big/a", "/small/2", "/big/b", "HEAD /big/a", "/big/a", "/small/3"];
-    socket.write(paths.map((p) => `${p.startsWith("HEAD") ? p : `GET ${p}`} HTTP/1.1\r\nHost: x\r\n${p === "/small/3" ? "Connection: close\r\n" : ""}\r\n`).join(""));
+    socket.write(
+      paths.map((p) => `${p.startsWith("HEAD") ? p : `GET ${p}`} HTTP/1.1\r\nHost: x\r\n${p === "/small/3" ? "Connection: close\r\n" : ""}\r\n`).join(""),
+    );
     const chunks: Buffer[] = [];
     for await (const chunk of socket) chunks.push(chunk as Buffer);
     let all = Buffer.concat(chunks);

@@ -141,7 +141,9 @@ test("every ts/js block in README.md and docs/ type-checks against the built pac
   assert.ok(checked.length > 0, "no code blocks found");
   const origin = writeBlocks();
   const fragments = checked.filter((b) => b.fragment);
-  t.diagnostic(`${origin.size} blocks from ${docs.length} Markdown files type-checked; ${fragments.length} marked fragment skipped (${fragments.map((b) => `${b.doc}:${b.line}`).join(", ") || "none"})`);
+  t.diagnostic(
+    `${origin.size} blocks from ${docs.length} Markdown files type-checked; ${fragments.length} marked fragment skipped (${fragments.map((b) => `${b.doc}:${b.line}`).join(", ") || "none"})`,
+  );
   // The repository's TypeScript, through its package.json's bin (its exports don't list bin/tsc).
   const typescript = dirname(createRequire(join(root, "package.json")).resolve("typescript/package.json"));
   const tsc = join(typescript, (JSON.parse(readFileSync(join(typescript, "package.json"), "utf8")) as { bin: { tsc: string } }).bin.tsc);
@@ -150,7 +152,12 @@ test("every ts/js block in README.md and docs/ type-checks against the built pac
 });
 
 /** Runs a TypeScript file of the README's folder with tsx for the test `t` (stopped when it ends); resolves with its exit code and output. */
-function runTs(t: Owner, args: string[], cwd: string, onOutput?: (text: string, child: ChildProcess) => void): Promise<{ code: number | null; output: string }> {
+function runTs(
+  t: Owner,
+  args: string[],
+  cwd: string,
+  onOutput?: (text: string, child: ChildProcess) => void,
+): Promise<{ code: number | null; output: string }> {
   return new Promise((done, fail) => {
     // Without this test runner's NODE_TEST_CONTEXT, a child's `--test` runs its own tests.
     const { NODE_TEST_CONTEXT: _, ...env } = process.env;
@@ -192,7 +199,10 @@ test("the README's hello world serves GET /", { timeout: 60_000 }, async (t) => 
 
 test("every block named *.test.ts in README.md and docs/ passes (the README's app.inject test first)", { timeout: 120_000 }, async (t) => {
   const tests = checked.filter((b) => b.name?.endsWith(".test.ts") && !b.fragment);
-  assert.ok(tests.some((b) => b.doc === "README.md"), "README.md must have a block named app.test.ts: a test with app.inject");
+  assert.ok(
+    tests.some((b) => b.doc === "README.md"),
+    "README.md must have a block named app.test.ts: a test with app.inject",
+  );
   for (const block of tests) {
     const run = await runTs(t, ["--test", "--test-reporter=tap", block.name!], folderOf(block.doc));
     const where = `${block.doc}:${block.line} (${block.name})`;
@@ -227,7 +237,13 @@ function anchorsOf(path: string): Set<string> {
  * one is let through while the page is absent (and said so), and checked like any once it lands.
  * Drop an entry once its page is on main.
  */
-const FORTHCOMING = new Set(["docs/guide/files.md", "docs/guide/uploads.md", "docs/guide/streaming.md", "docs/guide/websockets.md", "docs/guide/deployment.md"]);
+const FORTHCOMING = new Set([
+  "docs/guide/files.md",
+  "docs/guide/uploads.md",
+  "docs/guide/streaming.md",
+  "docs/guide/websockets.md",
+  "docs/guide/deployment.md",
+]);
 
 test("every relative link in README.md and docs/ resolves", (t) => {
   const broken: string[] = [];
@@ -248,7 +264,8 @@ test("every relative link in README.md and docs/ resolves", (t) => {
         if (!file.startsWith(root + "/") && file !== root) broken.push(`${where} (outside the repository)`);
         else if (!existsSync(file) && FORTHCOMING.has(relative(root, file))) waiting.add(relative(root, file));
         else if (!existsSync(file)) broken.push(`${where} (no such file: ${relative(root, file)})`);
-        else if (anchor !== undefined && anchor !== "" && file.endsWith(".md") && !anchorsOf(file).has(anchor)) broken.push(`${where} (no heading #${anchor} in ${relative(root, file)})`);
+        else if (anchor !== undefined && anchor !== "" && file.endsWith(".md") && !anchorsOf(file).has(anchor))
+          broken.push(`${where} (no heading #${anchor} in ${relative(root, file)})`);
       }
     });
   }
@@ -261,7 +278,13 @@ test("docs/reference.md names every export of src/index.ts", () => {
   const exported = [...index.matchAll(/export\s+(?:type\s+)?\{([^}]*)\}/g)].flatMap((m) =>
     m[1]!
       .split(",")
-      .map((name) => name.trim().replace(/^type\s+/, "").split(/\s+as\s+/).pop()!)
+      .map((name) =>
+        name
+          .trim()
+          .replace(/^type\s+/, "")
+          .split(/\s+as\s+/)
+          .pop()!,
+      )
       .filter((name) => name !== ""),
   );
   assert.ok(exported.length > 10, "found too few exports in src/index.ts");

@@ -17,7 +17,13 @@ import { nativeSkip } from "../helpers.js";
 const asked = process.env.COG_ECOSYSTEM === "1";
 const built = asked && existsSync(join("dist", "cjs", "express", "index.js"));
 const registry = built && spawnSync("npm", ["ping", "--loglevel=error"], { timeout: 20_000 }).status === 0;
-const skip = !asked ? "the ecosystem's suites run by hand: COG_ECOSYSTEM=1 (docs/guide/express.md)" : !built ? "cog-http is not built (npm run build)" : !registry ? "the npm registry is not reachable (npm ping failed)" : false;
+const skip = !asked
+  ? "the ecosystem's suites run by hand: COG_ECOSYSTEM=1 (docs/guide/express.md)"
+  : !built
+    ? "cog-http is not built (npm run build)"
+    : !registry
+      ? "the npm registry is not reachable (npm ping failed)"
+      : false;
 const out = mkdtempSync(join(tmpdir(), "cog-ecosystem-"));
 after(() => rmSync(out, { recursive: true, force: true }));
 
@@ -25,7 +31,11 @@ test("express-fileupload's own tests that pass on Express 5 pass on cog-http/exp
   const engines = nativeSkip === false ? ["node", "native"] : ["node"];
   const report = join(out, "report.json");
   const ways = ["express", ...engines].flatMap((w) => ["--way", w]);
-  const run = spawnSync(process.execPath, ["scripts/ecosystem-suites.mjs", "express-fileupload", "--source", "npm", "--cache", join(out, "cache"), "--json", report, ...ways], { encoding: "utf8", timeout: 19 * 60_000 });
+  const run = spawnSync(
+    process.execPath,
+    ["scripts/ecosystem-suites.mjs", "express-fileupload", "--source", "npm", "--cache", join(out, "cache"), "--json", report, ...ways],
+    { encoding: "utf8", timeout: 19 * 60_000 },
+  );
   assert.ok(existsSync(report), `no report:\n${run.stdout}\n${run.stderr}`);
   const [suite] = JSON.parse(readFileSync(report, "utf8")).suites;
   assert.ok(suite.ways.express.passed > 50, `Express 5 passed only ${suite.ways.express.passed} of express-fileupload's tests:\n${run.stdout}`);

@@ -56,22 +56,66 @@ describe("fixed-rate scenarios", () => {
   });
 
   test("rate-load's arguments and its figures in the bench's shape", () => {
-    assert.deepEqual(rateLoadArgs({ url: "http://127.0.0.1:1/x", rate: 10_000, connections: 1024, duration: 5 }), ["-url", "http://127.0.0.1:1/x", "-rate", "10000", "-c", "1024", "-d", "5s"]);
-    assert.deepEqual(rateLoadArgs({ url: "https://h/echo", rate: 100, connections: 8, duration: 2, method: "POST", bodySize: 10, checkEcho: true }).slice(8), ["-method", "POST", "-body-size", "10", "-check-echo"]);
-    const parsed = parseRateLoad(`noise\n${JSON.stringify({ offered: 10000, scheduled: 50000, requests: 49990, seconds: 5.01, rps: 9978, rateRatio: 0.9978, meanUs: 250, p99Us: 1500, p999Us: 4000, errors: 2, unsent: 10, statuses: { 200: 49990 } })}\n`);
-    assert.deepEqual([parsed.requests, parsed.rps, parsed.latencyAvg, parsed.latencyP99, parsed.latencyP999, parsed.errors, parsed.timeouts, parsed.statuses["200"]], [49990, 9978, 0.25, 1.5, 4, 2, 10, 49990]);
+    assert.deepEqual(rateLoadArgs({ url: "http://127.0.0.1:1/x", rate: 10_000, connections: 1024, duration: 5 }), [
+      "-url",
+      "http://127.0.0.1:1/x",
+      "-rate",
+      "10000",
+      "-c",
+      "1024",
+      "-d",
+      "5s",
+    ]);
+    assert.deepEqual(rateLoadArgs({ url: "https://h/echo", rate: 100, connections: 8, duration: 2, method: "POST", bodySize: 10, checkEcho: true }).slice(8), [
+      "-method",
+      "POST",
+      "-body-size",
+      "10",
+      "-check-echo",
+    ]);
+    const parsed = parseRateLoad(
+      `noise\n${JSON.stringify({ offered: 10000, scheduled: 50000, requests: 49990, seconds: 5.01, rps: 9978, rateRatio: 0.9978, meanUs: 250, p99Us: 1500, p999Us: 4000, errors: 2, unsent: 10, statuses: { 200: 49990 } })}\n`,
+    );
+    assert.deepEqual(
+      [parsed.requests, parsed.rps, parsed.latencyAvg, parsed.latencyP99, parsed.latencyP999, parsed.errors, parsed.timeouts, parsed.statuses["200"]],
+      [49990, 9978, 0.25, 1.5, 4, 2, 10, 49990],
+    );
     const idle = parseRateLoad(JSON.stringify({ offered: 0, requests: 0, rps: null, meanUs: 0, p99Us: 0, statuses: {} }));
     assert.deepEqual([idle.requests, idle.rps, idle.latencyAvg, idle.rateRatio], [0, 0, null, null]);
     assert.throws(() => parseRateLoad("nothing"), /printed no result/);
   });
 
   test("the report's rows: medians per contender, CPU per answered request, the score; idle in ms of CPU per second", () => {
-    const m = (contender: string, round: number, extra: object) => ({ scenario: "latency-10k", contender, round, offered: 10_000, requests: 50_000, rps: 10_000, serverCpuSeconds: 1, latencyAvg: 0.2, latencyP99: 1, latencyP999: 3, errors: 0, timeouts: 0, ...extra });
+    const m = (contender: string, round: number, extra: object) => ({
+      scenario: "latency-10k",
+      contender,
+      round,
+      offered: 10_000,
+      requests: 50_000,
+      rps: 10_000,
+      serverCpuSeconds: 1,
+      latencyAvg: 0.2,
+      latencyP99: 1,
+      latencyP999: 3,
+      errors: 0,
+      timeouts: 0,
+      ...extra,
+    });
     const rows = fixedRateRows(
-      [m("lean", 1, {}), m("lean", 2, { serverCpuSeconds: 0.5 }), m("lean", 3, { serverCpuSeconds: 0.6 }), m("heavy", 1, { serverCpuSeconds: 2 }), m("heavy", 2, { failed: "boom" }), { scenario: "other", contender: "lean" }],
+      [
+        m("lean", 1, {}),
+        m("lean", 2, { serverCpuSeconds: 0.5 }),
+        m("lean", 3, { serverCpuSeconds: 0.6 }),
+        m("heavy", 1, { serverCpuSeconds: 2 }),
+        m("heavy", 2, { failed: "boom" }),
+        { scenario: "other", contender: "lean" },
+      ],
       "latency-10k",
     );
-    assert.deepEqual(rows.map((r: { contender: string }) => r.contender), ["lean", "heavy"]);
+    assert.deepEqual(
+      rows.map((r: { contender: string }) => r.contender),
+      ["lean", "heavy"],
+    );
     close(rows[0].cpu, 12);
     close(rows[1].cpu, 40);
     assert.equal(rows[1].rounds, 1);
@@ -79,8 +123,17 @@ describe("fixed-rate scenarios", () => {
     close(rows[1].score, 100 * (0.5 * 0.3 + 0.5));
     const text = fixedRateSection([m("cog", 1, {})], { id: "latency-10k" }).join("\n");
     assert.match(text, /\| \*\*cog\*\* \| 100\.0 \| 10,000 \| 100% \| 20\.0 \|/);
-    const idle = idleRows([{ scenario: "idle", contender: "a", serverCpu: 0.004, serverPeakRss: 2 ** 20 }, { scenario: "idle", contender: "b", serverCpu: 0.001 }]);
-    assert.deepEqual(idle.map((r: { contender: string; cpuMsPerSecond: number }) => [r.contender, r.cpuMsPerSecond]), [["b", 1], ["a", 4]]);
+    const idle = idleRows([
+      { scenario: "idle", contender: "a", serverCpu: 0.004, serverPeakRss: 2 ** 20 },
+      { scenario: "idle", contender: "b", serverCpu: 0.001 },
+    ]);
+    assert.deepEqual(
+      idle.map((r: { contender: string; cpuMsPerSecond: number }) => [r.contender, r.cpuMsPerSecond]),
+      [
+        ["b", 1],
+        ["a", 4],
+      ],
+    );
   });
 });
 
@@ -114,9 +167,26 @@ describe("HttpArena's composite", () => {
   test("throughput profiles against the best, fixed-rate ones by their score, reference-only ones left out", async () => {
     // @ts-expect-error -- plain ESM modules without type declarations
     const { composite, mergeRuns } = await import("../../bench/arena/composite.mjs");
-    const fixed = (contender: string, cpu: number) => ({ scenario: "latency-10k", contender, offered: 10_000, rps: 10_000, requests: 1e5, serverCpuSeconds: cpu, latencyAvg: 0.2, latencyP99: 1 });
+    const fixed = (contender: string, cpu: number) => ({
+      scenario: "latency-10k",
+      contender,
+      offered: 10_000,
+      rps: 10_000,
+      requests: 1e5,
+      serverCpuSeconds: cpu,
+      latencyAvg: 0.2,
+      latencyP99: 1,
+    });
     const old = { measurements: [{ scenario: "baseline", contender: "a", rps: 1 }] };
-    const run = { measurements: [{ scenario: "baseline", contender: "a", rps: 50_000 }, { scenario: "baseline", contender: "b", rps: 100_000 }, { scenario: "pipelined", contender: "a", rps: 9 }, fixed("a", 1), fixed("b", 2)] };
+    const run = {
+      measurements: [
+        { scenario: "baseline", contender: "a", rps: 50_000 },
+        { scenario: "baseline", contender: "b", rps: 100_000 },
+        { scenario: "pipelined", contender: "a", rps: 9 },
+        fixed("a", 1),
+        fixed("b", 2),
+      ],
+    };
     const result = composite(mergeRuns([old, run]));
     close(result.scores.baseline.a, 50);
     close(result.scores["latency-10k"].b, 75);
@@ -124,7 +194,10 @@ describe("HttpArena's composite", () => {
     close(result.totals.a, 150);
     close(result.totals.b, 175);
     // json-comp: b answers twice the bytes, so its rps counts a quarter.
-    const comp = composite([{ scenario: "json-comp", contender: "a", rps: 100, bytesPerSec: 100 * 500 }, { scenario: "json-comp", contender: "b", rps: 200, bytesPerSec: 200 * 1000 }]);
+    const comp = composite([
+      { scenario: "json-comp", contender: "a", rps: 100, bytesPerSec: 100 * 500 },
+      { scenario: "json-comp", contender: "b", rps: 200, bytesPerSec: 200 * 1000 },
+    ]);
     close(comp.scores["json-comp"].a, 100);
     close(comp.scores["json-comp"].b, 50);
   });

@@ -105,7 +105,18 @@ describe("report builder", () => {
     ...extra,
   });
   const results = {
-    meta: { date: "2026-01-01T00:00:00Z", machine: "test machine", node: "v20.0.0", tool: "autocannon", rounds: 3, duration: 5, warmup: 2, pinning: "servers on CPU 0", command: "npm run bench", connectionsOverride: null },
+    meta: {
+      date: "2026-01-01T00:00:00Z",
+      machine: "test machine",
+      node: "v20.0.0",
+      tool: "autocannon",
+      rounds: 3,
+      duration: 5,
+      warmup: 2,
+      pinning: "servers on CPU 0",
+      command: "npm run bench",
+      connectionsOverride: null,
+    },
     scenarios: [{ id: "seed", title: "Cog's six routes", source: "seed 000", routes: ["root", "admin"], connections: 800, pipelining: 1 }],
     contenders: [
       { name: "node-http", engine: "node", version: "v20.0.0", about: "bare" },
@@ -155,7 +166,11 @@ describe("report builder", () => {
     assert.match(report, /- \*\*uws\*\*: no native build for this Node/);
     assert.match(report, /!\[charts\/requests\.svg\]\(charts\/requests\.svg\)/);
     // Two routes on GET /admin: the authenticated one is told apart by its note.
-    const both = buildReport({ ...results, scenarios: [{ ...results.scenarios[0], routes: ["admin", "admin-auth"] }], measurements: [...results.measurements, measurement("node-http", "admin-auth", 40), measurement("cog", "admin-auth", 30)] });
+    const both = buildReport({
+      ...results,
+      scenarios: [{ ...results.scenarios[0], routes: ["admin", "admin-auth"] }],
+      measurements: [...results.measurements, measurement("node-http", "admin-auth", 40), measurement("cog", "admin-auth", 30)],
+    });
     assert.match(both, /\| contender \| `\/admin` \| `\/admin` \(token\) \|/);
     assert.match(both, /\| \*\*cog\*\* \| 60 \(1\.20×\) \| 30 \(0\.75×\) \|/);
     assert.match(report, /† the load generator used a whole core/);
@@ -186,25 +201,39 @@ describe("serving scenarios", () => {
     await new Promise<void>((r) => wrong.listen(0, "127.0.0.1", r));
     t.after(() => wrong.close());
     const problems: string[] = await checkServing({ protocol: "h2c", port: (wrong.address() as AddressInfo).port, route });
-    assert.ok(problems.some((p) => p.startsWith('GET /json over h2c: Content-Type "text/plain"')), problems.join("\n"));
-    assert.ok(problems.some((p) => p.startsWith('GET /json over h2c: body {"message":"Hello"}')), problems.join("\n"));
+    assert.ok(
+      problems.some((p) => p.startsWith('GET /json over h2c: Content-Type "text/plain"')),
+      problems.join("\n"),
+    );
+    assert.ok(
+      problems.some((p) => p.startsWith('GET /json over h2c: body {"message":"Hello"}')),
+      problems.join("\n"),
+    );
     // An HTTP/1.1 server asked for h2c gives no HTTP/2 answer: a problem, not a hang.
     const http1 = await checkServing({ protocol: "h2c", port: (await listening(createServer((_req, res) => res.end()))).port, route });
     assert.equal(http1.length, 1, http1.join("\n"));
   });
 
-  test("npm run bench -- --scenarios json-h2c times the contenders and lists the one that can't run it", { skip: hasCommand("h2load") ? false : "h2load is not installed (apt-get install nghttp2-client)" }, (t) => {
-    const out = mkdtempSync(join(tmpdir(), "cog-bench-serving-"));
-    t.after(() => rmSync(out, { recursive: true, force: true }));
-    const run = spawnSync(process.execPath, ["bench/run.mjs", "--scenarios", "json-h2c", "--contenders", "node-http,cog,uws", "--rounds", "1", "--duration", "1", "--warmup", "0", "--out", out], { encoding: "utf8", timeout: 60_000 });
-    assert.equal(run.status, 0, run.stderr + run.stdout);
-    assert.match(run.stdout, /\[1\/2[^\]]*\] json-h2c\/serving-json-h2c round 1\/1 (cog|node-http): [\d,]+ req\/s/);
-    const report = readFileSync(join(out, "report.md"), "utf8");
-    assert.match(report, /### json-h2c: JSON over cleartext HTTP\/2/);
-    assert.match(report, /\| \*\*cog\*\* \| [^|]+ \| [\d,]+ \| [\d.]+× \| [\d.]+× \|/);
-    assert.match(report, /\| node-http \| v\d+[^|]* \| [\d,]+ \| 1\.00× \| 1\.00× \|/);
-    assert.match(report, /- \*\*uws\*\*: uWebSockets\.js has no HTTP\/2/);
-  });
+  test(
+    "npm run bench -- --scenarios json-h2c times the contenders and lists the one that can't run it",
+    { skip: hasCommand("h2load") ? false : "h2load is not installed (apt-get install nghttp2-client)" },
+    (t) => {
+      const out = mkdtempSync(join(tmpdir(), "cog-bench-serving-"));
+      t.after(() => rmSync(out, { recursive: true, force: true }));
+      const run = spawnSync(
+        process.execPath,
+        ["bench/run.mjs", "--scenarios", "json-h2c", "--contenders", "node-http,cog,uws", "--rounds", "1", "--duration", "1", "--warmup", "0", "--out", out],
+        { encoding: "utf8", timeout: 60_000 },
+      );
+      assert.equal(run.status, 0, run.stderr + run.stdout);
+      assert.match(run.stdout, /\[1\/2[^\]]*\] json-h2c\/serving-json-h2c round 1\/1 (cog|node-http): [\d,]+ req\/s/);
+      const report = readFileSync(join(out, "report.md"), "utf8");
+      assert.match(report, /### json-h2c: JSON over cleartext HTTP\/2/);
+      assert.match(report, /\| \*\*cog\*\* \| [^|]+ \| [\d,]+ \| [\d.]+× \| [\d.]+× \|/);
+      assert.match(report, /\| node-http \| v\d+[^|]* \| [\d,]+ \| 1\.00× \| 1\.00× \|/);
+      assert.match(report, /- \*\*uws\*\*: uWebSockets\.js has no HTTP\/2/);
+    },
+  );
 });
 
 function hasCommand(command: string): boolean {
@@ -247,8 +276,17 @@ describe("arena checks", () => {
     await new Promise<void>((r) => cheat.listen(0, "127.0.0.1", r));
     t.after(() => cheat.close());
     const problems: string[] = await checkArena({ port: (cheat.address() as AddressInfo).port, scenarios: ["baseline", "pipelined", "json", "upload"] });
-    for (const expected of ["POST /baseline11 (Content-Length)", "POST /baseline11 (chunked)", "16 pipelined GET /pipeline", "GET /json/50?m=", "POST /upload (chunked"]) {
-      assert.ok(problems.some((p) => p.startsWith(expected)), `no problem starting "${expected}" in:\n${problems.join("\n")}`);
+    for (const expected of [
+      "POST /baseline11 (Content-Length)",
+      "POST /baseline11 (chunked)",
+      "16 pipelined GET /pipeline",
+      "GET /json/50?m=",
+      "POST /upload (chunked",
+    ]) {
+      assert.ok(
+        problems.some((p) => p.startsWith(expected)),
+        `no problem starting "${expected}" in:\n${problems.join("\n")}`,
+      );
     }
     assert.ok(!problems.some((p) => p.startsWith("GET /baseline11:")), "the GET it answers right is not blamed");
   });
@@ -267,7 +305,17 @@ describe("arena checks", () => {
       if (url.pathname.startsWith("/json/")) {
         const count = Number(url.pathname.slice(6));
         const m = Number(url.searchParams.get("m"));
-        const item = (id: number) => ({ id, name: "made up", category: "tools", price: 2, quantity: 3, total: 6 * m, tags: [], active: true, rating: { score: 4, count: 1 } });
+        const item = (id: number) => ({
+          id,
+          name: "made up",
+          category: "tools",
+          price: 2,
+          quantity: 3,
+          total: 6 * m,
+          tags: [],
+          active: true,
+          rating: { score: 4, count: 1 },
+        });
         res.setHeader("content-type", "application/json");
         return res.end(JSON.stringify({ items: Array.from({ length: count }, (_, i) => item(i + 1)), count }));
       }
@@ -278,10 +326,25 @@ describe("arena checks", () => {
     t.after(() => cheat.close());
     const port = (cheat.address() as AddressInfo).port;
     const problems: string[] = await checkHttpArena({ ports: { port, h2cPort: port }, profiles: ["baseline", "json", "baseline-h2c", "production-stack"] });
-    for (const expected of ["POST /baseline11?a=13&b=42 body=20:", "POST /baseline11?a=13&b=42 chunked body=20:", "GET /baseline11 Content-Type", "/baseline11 — split headers/body", "/baseline11 — lower-cased content-length", "GET /json/", "baseline-h2c:", "production-stack: not a profile"]) {
-      assert.ok(problems.some((p) => p.startsWith(expected)), `no problem starting "${expected}" in:\n${problems.join("\n")}`);
+    for (const expected of [
+      "POST /baseline11?a=13&b=42 body=20:",
+      "POST /baseline11?a=13&b=42 chunked body=20:",
+      "GET /baseline11 Content-Type",
+      "/baseline11 — split headers/body",
+      "/baseline11 — lower-cased content-length",
+      "GET /json/",
+      "baseline-h2c:",
+      "production-stack: not a profile",
+    ]) {
+      assert.ok(
+        problems.some((p) => p.startsWith(expected)),
+        `no problem starting "${expected}" in:\n${problems.join("\n")}`,
+      );
     }
-    assert.ok(problems.filter((p) => p.startsWith("GET /json/")).every((p) => p.endsWith("the items are not the dataset's first " + /\/json\/(\d+)/.exec(p)![1])), "the made-up items are told apart from the dataset's");
+    assert.ok(
+      problems.filter((p) => p.startsWith("GET /json/")).every((p) => p.endsWith("the items are not the dataset's first " + /\/json\/(\d+)/.exec(p)![1])),
+      "the made-up items are told apart from the dataset's",
+    );
     assert.ok(!problems.some((p) => p.startsWith("GET /baseline11?a=13&b=42:")), "the GET it answers right is not blamed");
   });
 });

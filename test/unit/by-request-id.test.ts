@@ -5,7 +5,7 @@ import { ByRequestId } from "../../src/engines/native/by-request-id.js";
 
 /** A seeded generator, so a failure repeats. */
 function random(seed: number): () => number {
-  return () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
 describe("ByRequestId", () => {

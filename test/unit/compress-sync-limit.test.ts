@@ -23,18 +23,26 @@ console.log(JSON.stringify({ cpus: (await import("node:os")).availableParallelis
 `;
 
 function run(cpus: string, options = ""): { cpus: number; inline: boolean; encoding: string } {
-  const out = execFileSync("taskset", ["-c", cpus, process.execPath, "--import", "tsx", "--input-type=module", "-e", script.replace("{ compress: true }", `{ compress: ${options || "true"} }`)], { encoding: "utf8" });
+  const out = execFileSync(
+    "taskset",
+    ["-c", cpus, process.execPath, "--import", "tsx", "--input-type=module", "-e", script.replace("{ compress: true }", `{ compress: ${options || "true"} }`)],
+    { encoding: "utf8" },
+  );
   return JSON.parse(out.trim().split("\n").pop()!);
 }
 
 const skip = process.platform !== "linux" ? "taskset is Linux's" : availableParallelism() < 2 ? "needs two CPUs to compare one with two" : false;
 
-test("a 20 KiB body is compressed on the JavaScript thread when the process has one CPU, on the thread pool when it has two, unless syncLimit says otherwise", { skip, timeout: 60_000 }, () => {
-  const one = run("0");
-  assert.deepEqual(one, { cpus: 1, inline: true, encoding: "gzip" });
-  const two = run("0,1");
-  assert.deepEqual(two, { cpus: 2, inline: false, encoding: "gzip" });
-  // An explicit syncLimit is kept as it is, whatever the CPUs.
-  assert.deepEqual(run("0", "{ syncLimit: 8192 }"), { cpus: 1, inline: false, encoding: "gzip" });
-  assert.deepEqual(run("0,1", "{ syncLimit: 65536 }"), { cpus: 2, inline: true, encoding: "gzip" });
-});
+test(
+  "a 20 KiB body is compressed on the JavaScript thread when the process has one CPU, on the thread pool when it has two, unless syncLimit says otherwise",
+  { skip, timeout: 60_000 },
+  () => {
+    const one = run("0");
+    assert.deepEqual(one, { cpus: 1, inline: true, encoding: "gzip" });
+    const two = run("0,1");
+    assert.deepEqual(two, { cpus: 2, inline: false, encoding: "gzip" });
+    // An explicit syncLimit is kept as it is, whatever the CPUs.
+    assert.deepEqual(run("0", "{ syncLimit: 8192 }"), { cpus: 1, inline: false, encoding: "gzip" });
+    assert.deepEqual(run("0,1", "{ syncLimit: 65536 }"), { cpus: 2, inline: true, encoding: "gzip" });
+  },
+);

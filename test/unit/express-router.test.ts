@@ -6,7 +6,6 @@ import { test } from "node:test";
 import Layer from "router/lib/layer.js";
 import { matchStatic, staticPathOf } from "../../src/express/router.js";
 
- 
 type AnyLayer = any;
 const LayerClass = Layer as unknown as new (path: string, options: object, fn: () => void) => AnyLayer;
 
@@ -35,7 +34,11 @@ test("a plain-text path matches as router's layer matches it: case, trailing sla
           }
           for (const input of inputs) {
             const theirs = layer.match(input) as { path: string } | false;
-            assert.equal(matchStatic(at, input), theirs === false ? null : theirs.path, `${JSON.stringify(path)} ${JSON.stringify({ end, sensitive, strict })} on ${JSON.stringify(input)}`);
+            assert.equal(
+              matchStatic(at, input),
+              theirs === false ? null : theirs.path,
+              `${JSON.stringify(path)} ${JSON.stringify({ end, sensitive, strict })} on ${JSON.stringify(input)}`,
+            );
             compared++;
           }
         }

@@ -50,7 +50,8 @@ const HTTP2_PROFILES = ["baseline-h2", "static-h2", "baseline-h2c", "json-h2c"];
 /** The Dockerfile's ENV settings, as name → value. */
 function envOf(dockerfile: string): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const line of dockerfile.split("\n").filter((l) => l.startsWith("ENV "))) for (const [, name, value] of line.slice(4).matchAll(/(\w+)=(\S+)/g)) env[name!] = value!;
+  for (const line of dockerfile.split("\n").filter((l) => l.startsWith("ENV ")))
+    for (const [, name, value] of line.slice(4).matchAll(/(\w+)=(\S+)/g)) env[name!] = value!;
   return env;
 }
 
@@ -75,11 +76,16 @@ for (const { name, engine } of ENTRIES as { name: string; engine: string }[]) {
       assert.equal(new Set(meta.tests).size, meta.tests.length, "no profile twice");
       for (const profile of meta.tests) assert.ok(HTTPARENA_PROFILES.includes(profile), `${profile} is a profile checkHttpArena runs`);
       // Both engines serve HTTP/2 (docs/engines.md): each entry enters the four HTTP/2 profiles.
-      assert.deepEqual(meta.tests.filter((p: string) => HTTP2_PROFILES.includes(p)), HTTP2_PROFILES);
+      assert.deepEqual(
+        meta.tests.filter((p: string) => HTTP2_PROFILES.includes(p)),
+        HTTP2_PROFILES,
+      );
     });
 
     test("every listed profile's routes are registered by the app", () => {
-      for (const profile of meta.tests) for (const route of PROFILE_ROUTES[profile] ?? [`(no route known for ${profile})`]) assert.ok(appSource.includes(route), `${profile} needs ${route} in examples/arena.ts`);
+      for (const profile of meta.tests)
+        for (const route of PROFILE_ROUTES[profile] ?? [`(no route known for ${profile})`])
+          assert.ok(appSource.includes(route), `${profile} needs ${route} in examples/arena.ts`);
     });
 
     test("the Dockerfile builds on an official Node image the package supports and launches the app with a worker per core", () => {
@@ -100,7 +106,8 @@ for (const { name, engine } of ENTRIES as { name: string; engine: string }[]) {
         const needs = PROFILE_PORTS[profile];
         if (needs) assert.equal(env[needs[0]], needs[1], `${profile} listens on ${needs[0]}=${needs[1]}`);
       }
-      for (const variable of Object.keys(env).filter((v) => v !== "NODE_ENV")) assert.ok(appSource.includes(`process.env.${variable}`), `examples/arena.ts reads ${variable}`);
+      for (const variable of Object.keys(env).filter((v) => v !== "NODE_ENV"))
+        assert.ok(appSource.includes(`process.env.${variable}`), `examples/arena.ts reads ${variable}`);
     });
   });
 }

@@ -26,7 +26,12 @@ const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)["'](\.[^"']+)["'
 /** The source files a file imports, relative to src/. */
 export function importsOf(file: string, text = readFileSync(join(src, file), "utf8")): string[] {
   const found = new Set<string>();
-  for (const [, spec] of text.matchAll(SPECIFIER)) found.add(relative(src, resolve(dirname(join(src, file)), spec!.replace(/\.js$/, ".ts"))).split("\\").join("/"));
+  for (const [, spec] of text.matchAll(SPECIFIER))
+    found.add(
+      relative(src, resolve(dirname(join(src, file)), spec!.replace(/\.js$/, ".ts")))
+        .split("\\")
+        .join("/"),
+    );
   return [...found];
 }
 
@@ -114,18 +119,27 @@ export function cycles(files: readonly string[], imports: (file: string) => stri
 test("every source file's imports follow the layers' table", () => {
   const files = sourceFiles();
   assert.ok(files.includes("engines/contract/engine.ts") && files.includes("cog.ts"), "the source files were found");
-  assert.deepEqual(violations(files, (file) => importsOf(file)), []);
+  assert.deepEqual(
+    violations(files, (file) => importsOf(file)),
+    [],
+  );
 });
 
 test("no source file sits in an import cycle (type imports included)", () => {
   const files = sourceFiles();
-  assert.deepEqual(cycles(files, (file) => importsOf(file)), []);
+  assert.deepEqual(
+    cycles(files, (file) => importsOf(file)),
+    [],
+  );
 });
 
 test("docs/architecture.md shows the same import table", () => {
   const doc = readFileSync(join(root, "docs/architecture.md"), "utf8");
   for (const { layer, holds, imports } of LAYERS) {
-    const row = `| ${layer} | ${holds.split(" ").map((p) => `\`src/${p}\``).join(" ")} | ${imports.length === 0 ? "nothing" : imports.join(", ")} |`;
+    const row = `| ${layer} | ${holds
+      .split(" ")
+      .map((p) => `\`src/${p}\``)
+      .join(" ")} | ${imports.length === 0 ? "nothing" : imports.join(", ")} |`;
     assert.ok(doc.includes(row), `docs/architecture.md lacks the row\n${row}`);
   }
 });

@@ -22,7 +22,7 @@ const valuesOf = (list: LinkedList<Entry>): number[] => [...list].map((entry) =>
 
 /** A seeded generator, so a failure repeats. */
 function random(seed: number): () => number {
-  return () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
 describe("LinkedList", () => {

@@ -16,7 +16,10 @@ const app = new Elysia()
   .get("/baseline11", ({ query }) => String(Number(query.a) + Number(query.b)))
   .post("/baseline11", ({ query, body }) => String(Number(query.a) + Number(query.b) + Number(body)))
   .get("/pipeline", () => "ok")
-  .get("/json/:count", ({ params, query }) => jsonItems(params.count, query.m ?? 1), { params: t.Object({ count: int({ minimum: 0, maximum: 50 }) }), query: t.Object({ m: t.Optional(int()) }) })
+  .get("/json/:count", ({ params, query }) => jsonItems(params.count, query.m ?? 1), {
+    params: t.Object({ count: int({ minimum: 0, maximum: 50 }) }),
+    query: t.Object({ m: t.Optional(int()) }),
+  })
   .post(
     "/upload",
     async ({ request }) => {
@@ -66,7 +69,15 @@ if (store) {
         set.status = 201;
         return store.upsert(body);
       },
-      { body: t.Object({ id: t.Integer({ minimum: 1 }), name: t.String({ minLength: 1, maxLength: 200 }), category: t.String({ minLength: 1, maxLength: 50 }), price: t.Integer({ minimum: 0 }), quantity: t.Integer({ minimum: 0 }) }) },
+      {
+        body: t.Object({
+          id: t.Integer({ minimum: 1 }),
+          name: t.String({ minLength: 1, maxLength: 200 }),
+          category: t.String({ minLength: 1, maxLength: 50 }),
+          price: t.Integer({ minimum: 0 }),
+          quantity: t.Integer({ minimum: 0 }),
+        }),
+      },
     )
     .put(
       "/crud/items/:id",
@@ -78,7 +89,10 @@ if (store) {
         }
         return item;
       },
-      { params: Id, body: t.Object({ name: t.String({ minLength: 1, maxLength: 200 }), price: t.Integer({ minimum: 0 }), quantity: t.Integer({ minimum: 0 }) }) },
+      {
+        params: Id,
+        body: t.Object({ name: t.String({ minLength: 1, maxLength: 200 }), price: t.Integer({ minimum: 0 }), quantity: t.Integer({ minimum: 0 }) }),
+      },
     );
 }
 

@@ -11,11 +11,16 @@ import { PORT, STATIC_DIR, clampLimit, jsonItems, store } from "./common.mjs";
 
 const app = new Hono();
 const bad = (result, c) => (result.success ? undefined : c.json({ issues: result.error.issues }, 400));
-app.use("/static/*", serveStatic({ root: relative(process.cwd(), STATIC_DIR), rewriteRequestPath: (path) => path.slice("/static".length), precompressed: true }));
+app.use(
+  "/static/*",
+  serveStatic({ root: relative(process.cwd(), STATIC_DIR), rewriteRequestPath: (path) => path.slice("/static".length), precompressed: true }),
+);
 app.get("/baseline11", (c) => c.text(String(Number(c.req.query("a")) + Number(c.req.query("b")))));
 app.post("/baseline11", async (c) => c.text(String(Number(c.req.query("a")) + Number(c.req.query("b")) + Number(await c.req.text()))));
 app.get("/pipeline", (c) => c.text("ok"));
-app.get("/json/:count", compress(), zValidator("param", Z.jsonParams, bad), zValidator("query", Z.jsonQuery, bad), (c) => c.json(jsonItems(c.req.valid("param").count, c.req.valid("query").m)));
+app.get("/json/:count", compress(), zValidator("param", Z.jsonParams, bad), zValidator("query", Z.jsonQuery, bad), (c) =>
+  c.json(jsonItems(c.req.valid("param").count, c.req.valid("query").m)),
+);
 app.post("/upload", async (c) => {
   let bytes = 0;
   for await (const chunk of c.req.raw.body ?? []) bytes += chunk.length;

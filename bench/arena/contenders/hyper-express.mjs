@@ -17,7 +17,9 @@ function valid(schema, value, res) {
   return undefined;
 }
 server.get("/baseline11", (req, res) => res.type("text").send(String(Number(req.query_parameters.a) + Number(req.query_parameters.b))));
-server.post("/baseline11", async (req, res) => res.type("text").send(String(Number(req.query_parameters.a) + Number(req.query_parameters.b) + Number(await req.text()))));
+server.post("/baseline11", async (req, res) =>
+  res.type("text").send(String(Number(req.query_parameters.a) + Number(req.query_parameters.b) + Number(await req.text()))),
+);
 server.get("/pipeline", (_req, res) => res.type("text").send("ok"));
 server.get("/json/:count", (req, res) => {
   const params = valid(Z.jsonParams, req.path_parameters, res);

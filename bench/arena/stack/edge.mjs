@@ -129,7 +129,7 @@ export async function startEdge({ port, appPort, authPort, staticDir, cert, key,
     rmSync(dir, { recursive: true, force: true });
   };
   process.once("exit", () => child.kill("SIGKILL"));
-  for (const deadline = Date.now() + 10_000; ; ) {
+  for (const deadline = Date.now() + 10_000; ;) {
     if (child.exitCode !== null) {
       await stop();
       throw new Error(`nginx exited (${child.exitCode}) during start-up: ${output.trim()}`);

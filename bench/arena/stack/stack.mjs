@@ -32,7 +32,14 @@ export function stackMissing() {
  * { port (the edge's, HTTPS/2), appPort, redisUrl, token, pem (the edge's certificate), app
  * (startServer's handle: pid, sampler), stop() }.
  */
-export async function startStack({ databaseUrl, app, cpu = { app: null, services: null }, staticDir = arenaStaticDir(), certificate = makeCertificate(), log = () => {} }) {
+export async function startStack({
+  databaseUrl,
+  app,
+  cpu = { app: null, services: null },
+  staticDir = arenaStaticDir(),
+  certificate = makeCertificate(),
+  log = () => {},
+}) {
   const missing = stackMissing();
   if (missing) throw new Error(missing);
   const stops = [() => rmSync(certificate.dir, { recursive: true, force: true })];
@@ -45,9 +52,25 @@ export async function startStack({ databaseUrl, app, cpu = { app: null, services
     const authsvc = await startServer({ runtime: process.execPath, file: join(here, "authsvc.mjs"), cpu: cpu.services, env: { JWT_SECRET } });
     stops.push(authsvc.stop);
     const appPort = await freePort();
-    const server = await startServer({ runtime: app.runtime ?? process.execPath, args: app.args ?? ["--import", "tsx"], file: app.file ?? join(root, "examples/arena.ts"), port: appPort, cpu: cpu.app, cwd: root, env: { ...app.env, DATABASE_URL: databaseUrl, REDIS_URL: redis.url, STATIC_DIR: staticDir } });
+    const server = await startServer({
+      runtime: app.runtime ?? process.execPath,
+      args: app.args ?? ["--import", "tsx"],
+      file: app.file ?? join(root, "examples/arena.ts"),
+      port: appPort,
+      cpu: cpu.app,
+      cwd: root,
+      env: { ...app.env, DATABASE_URL: databaseUrl, REDIS_URL: redis.url, STATIC_DIR: staticDir },
+    });
     stops.push(server.stop);
-    const edge = await startEdge({ port: await freePort(), appPort, authPort: authsvc.port, staticDir, cert: certificate.cert, key: certificate.key, cpu: cpu.services });
+    const edge = await startEdge({
+      port: await freePort(),
+      appPort,
+      authPort: authsvc.port,
+      staticDir,
+      cert: certificate.cert,
+      key: certificate.key,
+      cpu: cpu.services,
+    });
     stops.push(edge.stop);
     log(`  stack: nginx :${edge.port} → app :${appPort} (pid ${server.pid}), authsvc :${authsvc.port}, ${redis.url}`);
     return { port: edge.port, appPort, redisUrl: redis.url, token: signToken(TOKEN_CLAIMS), pem: certificate.pem, app: server, edgePid: edge.pid, stop };
@@ -61,7 +84,10 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const db = await startPostgres();
   let stack;
   try {
-    stack = await startStack({ databaseUrl: db.url, app: { env: { COG_ENGINE: process.env.COG_ENGINE ?? "node", ...(process.env.WORKERS && { WORKERS: process.env.WORKERS }) } } });
+    stack = await startStack({
+      databaseUrl: db.url,
+      app: { env: { COG_ENGINE: process.env.COG_ENGINE ?? "node", ...(process.env.WORKERS && { WORKERS: process.env.WORKERS }) } },
+    });
   } catch (err) {
     await db.stop();
     throw err;

@@ -70,10 +70,17 @@ export async function checkProductionStack({ port, token }) {
     const list = json((await get("/public/json/25")).body);
     const items = Array.isArray(list?.items) ? list.items : [];
     const totals = items.length > 0 && items.every((i) => "total" in i && Math.abs(i.total - Math.round(i.price * i.quantity * 100) / 100) <= 0.02);
-    expect("/public/json/25: 25 items with total = price × quantity", list?.count === 25 && totals, `count ${list?.count}, totals ${totals ? "right" : "wrong"}`);
+    expect(
+      "/public/json/25: 25 items with total = price × quantity",
+      list?.count === 25 && totals,
+      `count ${list?.count}, totals ${totals ? "right" : "wrong"}`,
+    );
     // 7-10. The auth wall, for reads and writes.
     const refused = { name: "unauth", price: 1, quantity: 1 };
-    for (const [what, headers] of [["without a token", {}], ["with a bogus token", { authorization: "Bearer invalid.token.here" }]]) {
+    for (const [what, headers] of [
+      ["without a token", {}],
+      ["with a bogus token", { authorization: "Bearer invalid.token.here" }],
+    ]) {
       const read = await get("/api/items/1", headers);
       expect(`GET /api/items/1 ${what} answers 401`, read.status === 401, read.status);
       const write = await post("/api/items/1", headers, JSON.stringify(refused));

@@ -21,7 +21,13 @@ export interface NativeAddon {
   /** The methods the engine accepts; `onRequest` gets a method as its place in this list. */
   methods(): string[];
   /** `context`: the async resource every call into JavaScript runs in (see request-context.ts). */
-  listen(options: NativeListenOptions, onRequest: NativeRequestHandler, onEvent: (kind: number, id: number, piece?: Buffer) => void, onSocket: NativeSocketHandler, context: object): [number, number];
+  listen(
+    options: NativeListenOptions,
+    onRequest: NativeRequestHandler,
+    onEvent: (kind: number, id: number, piece?: Buffer) => void,
+    onSocket: NativeSocketHandler,
+    context: object,
+  ): [number, number];
   stopListening(server: number): void;
   /** Replaces a TLS server's certificate for the connections made from now on. */
   setTls(server: number, tls: NativeTlsOptions): void;
@@ -54,7 +60,16 @@ export interface NativeAddon {
    * end the status line), or a request id that isn't 1-128 visible ASCII characters. A response
    * without a reason or id pays nothing for the arguments.
    */
-  respond(id: number, status: number, block: string | number, body: string | Buffer | number, flags: number, declared: number, reason?: string, requestId?: string): boolean;
+  respond(
+    id: number,
+    status: number,
+    block: string | number,
+    body: string | Buffer | number,
+    flags: number,
+    declared: number,
+    reason?: string,
+    requestId?: string,
+  ): boolean;
   /**
    * Opens `path` for request `id`'s answer on the loop's thread: 0 for a regular file, which the
    * engine keeps for the answer (`respond` with a number as the body sends `declared` bytes of
@@ -87,7 +102,15 @@ export interface NativeAddon {
    * with 1008. `idleTimeout` in ms, 0 for none; past `maxBackpressure` unsent
    * bytes a message is dropped, and with `closeOnBackpressure` the socket cut.
    */
-  wsAccept(id: number, maxPayload: number, maxFragments: number, idleTimeout: number, maxBackpressure: number, closeOnBackpressure: boolean, perMessageDeflate: boolean): boolean;
+  wsAccept(
+    id: number,
+    maxPayload: number,
+    maxFragments: number,
+    idleTimeout: number,
+    maxBackpressure: number,
+    closeOnBackpressure: boolean,
+    perMessageDeflate: boolean,
+  ): boolean;
   /** 1 sent, 0 queued behind unsent bytes (a drain event follows), -1 dropped (the socket is closing, or past maxBackpressure). */
   wsSend(id: number, data: string | Buffer, binary: boolean): number;
   /** One message to many sockets, framed once. */
@@ -163,7 +186,14 @@ export interface NativeTlsOptions {
   tls13: boolean;
 }
 /** `body`: the whole body; or, when it follows in pieces (EVENT_BODY_PIECE, EVENT_BODY_END), its declared length (-1: chunked). */
-export type NativeRequestHandler = (id: number, method: number, url: string, body: Buffer | number | undefined, flags: number, problem: string | undefined) => void;
+export type NativeRequestHandler = (
+  id: number,
+  method: number,
+  url: string,
+  body: Buffer | number | undefined,
+  flags: number,
+  problem: string | undefined,
+) => void;
 
 /** Flags and events shared with the addon (native/addon/src/events.rs and js/deliver.rs; the RESPONSE_ flags: exports.rs), held to it by test/engines/native/shared-numbers.test.ts. */
 export const FLAG_HTTP11 = 1;
@@ -193,13 +223,17 @@ export const EVENT_OUT_OF_DESCRIPTORS = 7;
 /** The platforms cog-http carries a prebuilt binary for (scripts/native-platforms.mjs lists how each is built; a test keeps the two the same). */
 export const PREBUILT_PLATFORMS = ["linux-x64-gnu", "linux-x64-musl", "linux-arm64-gnu", "darwin-x64", "darwin-arm64", "win32-x64"] as const;
 
-const BUILD_FROM_SOURCE = 'build it from source with Rust (https://rustup.rs): npx cog-build-native (in this repository: node scripts/build-native.mjs). Or use engine: "node" (or engine: "auto", which falls back to it).';
+const BUILD_FROM_SOURCE =
+  'build it from source with Rust (https://rustup.rs): npx cog-build-native (in this repository: node scripts/build-native.mjs). Or use engine: "node" (or engine: "auto", which falls back to it).';
 
 let loaded: NativeAddon | null = null;
 
 /** This machine's platform as Cog names its binaries: "linux-x64-gnu", "linux-x64-musl", "darwin-arm64"… */
 export function platformName(): string {
-  const glibc = process.platform === "linux" ? (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime : undefined;
+  const glibc =
+    process.platform === "linux"
+      ? (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime
+      : undefined;
   return `${process.platform}-${process.arch}${process.platform === "linux" ? (glibc ? "-gnu" : "-musl") : ""}`;
 }
 
@@ -223,7 +257,9 @@ export function loadNative(): NativeAddon {
   if (loaded !== null) return loaded;
   const versions = process.versions as Record<string, string | undefined>;
   if (versions.bun !== undefined || versions.deno !== undefined || "Deno" in globalThis) {
-    throw new Error(`engine "native" runs on Node.js only (it drives Node's own libuv loop); this is ${versions.bun !== undefined ? "Bun" : "Deno"}. Use engine: "node".`);
+    throw new Error(
+      `engine "native" runs on Node.js only (it drives Node's own libuv loop); this is ${versions.bun !== undefined ? "Bun" : "Deno"}. Use engine: "node".`,
+    );
   }
   const platform = platformName();
   const where = `Node ${process.version} (${platform})`;

@@ -10,7 +10,14 @@ import type { ResponseSurface } from "../contract/engine.js";
  * destroys both sides, so the connection is cut rather than left waiting for bytes that won't
  * come; `done` then has the error. The file stays open: the caller closes it in `done`.
  */
-export function streamFileRange(res: ResponseSurface, read: Buffer, file: FileHandle, position: number, length: number, done: (err: Error | null) => void): void {
+export function streamFileRange(
+  res: ResponseSurface,
+  read: Buffer,
+  file: FileHandle,
+  position: number,
+  length: number,
+  done: (err: Error | null) => void,
+): void {
   const body = file.createReadStream({ start: position, end: position + length - 1, autoClose: false, highWaterMark: 64 * 1024 });
   let got = 0;
   const counted = new Transform({

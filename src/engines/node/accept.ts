@@ -57,7 +57,13 @@ export function acceptQueuedConnections(server: Server, options: ServerOptions):
 function adopt(server: Server, internals: ServerInternals, options: ServerOptions, fd: number): void {
   const socket = new Socket({ fd, readable: true, writable: true, allowHalfOpen: true });
   if (server.maxConnections !== undefined && server.maxConnections !== null && internals._connections >= server.maxConnections) {
-    server.emit("drop", { localAddress: socket.localAddress, localPort: socket.localPort, remoteAddress: socket.remoteAddress, remotePort: socket.remotePort, remoteFamily: socket.remoteFamily });
+    server.emit("drop", {
+      localAddress: socket.localAddress,
+      localPort: socket.localPort,
+      remoteAddress: socket.remoteAddress,
+      remotePort: socket.remotePort,
+      remoteFamily: socket.remoteFamily,
+    });
     socket.destroy();
     return;
   }

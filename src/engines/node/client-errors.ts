@@ -17,7 +17,8 @@ export function answerClientErrors(server: Server, limits: Limits, fail: FailBod
   server.on("clientError", (err: ClientError, socket: Socket) => {
     const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
     // A body too slow: its request was routed, so the app answers (see `bodyTooSlow`).
-    if (err.code === "ERR_HTTP_REQUEST_TIMEOUT" && inFlight != null && inFlight.req.complete === false) return bodyTooSlow(socket, inFlight, limits.requestTimeout, fail);
+    if (err.code === "ERR_HTTP_REQUEST_TIMEOUT" && inFlight != null && inFlight.req.complete === false)
+      return bodyTooSlow(socket, inFlight, limits.requestTimeout, fail);
     // As Node's own handler: answer unless the response in flight has begun (it can't be interrupted).
     refuseOnSocket(socket, inFlight, refusalOf(err, inFlight, limits));
   });
@@ -58,7 +59,9 @@ function refusalOf(err: ClientError, inFlight: ServerResponse | null | undefined
   switch (err.code) {
     case "ERR_HTTP_REQUEST_TIMEOUT":
       // A request whose head was read is in flight until its body is: then the body was too slow.
-      return inFlight != null && inFlight.req.complete === false ? tooSlow("requestTimeout", limits.requestTimeout) : tooSlow("headersTimeout", limits.headersTimeout);
+      return inFlight != null && inFlight.req.complete === false
+        ? tooSlow("requestTimeout", limits.requestTimeout)
+        : tooSlow("headersTimeout", limits.headersTimeout);
     case "HPE_HEADER_OVERFLOW":
       return { status: 431, message: "Request head is larger than maxHeaderSize; raise the maxHeaderSize option to accept it" };
     case "HPE_CHUNK_EXTENSIONS_OVERFLOW":

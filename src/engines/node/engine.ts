@@ -1,9 +1,26 @@
 import { createServer as createHttpServer, IncomingMessage, ServerResponse, type Server } from "node:http";
-import { createSecureServer as createSecureHttp2Server, createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from "node:http2";
+import {
+  createSecureServer as createSecureHttp2Server,
+  createServer as createHttp2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type Http2Session,
+} from "node:http2";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo, ListenOptions, Socket } from "node:net";
 import { inspectHead } from "./head.js";
-import { NO_BODY, WEBSOCKET, type Bound, type Engine, type EngineConfig, type HeadVerdict, type InjectOptions, type InjectResponse, type ListenAt, type UpgradeListener } from "../contract/engine.js";
+import {
+  NO_BODY,
+  WEBSOCKET,
+  type Bound,
+  type Engine,
+  type EngineConfig,
+  type HeadVerdict,
+  type InjectOptions,
+  type InjectResponse,
+  type ListenAt,
+  type UpgradeListener,
+} from "../contract/engine.js";
 import type { NodeWebSockets } from "./websocket.js";
 import { acceptQueuedConnections } from "./accept.js";
 import { bodyBytesOf } from "./body-bytes.js";
@@ -52,9 +69,12 @@ export class NodeEngine implements Engine {
     const slicing = !http2 && config.options.tls === undefined && (config.options.sliceWrites ?? true);
     // node:http's responses emit 'close' when done or cut, whether or not anyone listens; `once`,
     // since a response handed to a WebSocket is closed by Cog and, on Node 24, by its destroy too.
-    const closed = responseDone === null ? null : function (this: NodeResponse | H2Response): void {
-      responseDone(this, !this.writableFinished, bodyBytesOf(this));
-    };
+    const closed =
+      responseDone === null
+        ? null
+        : function (this: NodeResponse | H2Response): void {
+            responseDone(this, !this.writableFinished, bodyBytesOf(this));
+          };
     const listener = (this.listener = (req: NodeRequest | H2Request, res: NodeResponse | H2Response): void => {
       if (closed !== null) res.once("close", closed);
       // A request pipelined behind one still being answered: Node queues its answer (no socket yet).
@@ -73,7 +93,8 @@ export class NodeEngine implements Engine {
       const own = dispatch(req, res, verdict);
       if (typeof verdict === "number" && verdict !== NO_BODY) {
         if (!h2) deadlines.watch(req as NodeRequest, own);
-        else if ((own ?? limits.requestTimeout) > 0) limitRequestTime(req as H2Request, res as H2Response, own ?? limits.requestTimeout, (err) => host.fail(err, req, res));
+        else if ((own ?? limits.requestTimeout) > 0)
+          limitRequestTime(req as H2Request, res as H2Response, own ?? limits.requestTimeout, (err) => host.fail(err, req, res));
       }
     });
     const Request = (this.Request = host.requestClass(NodeRequest));
@@ -91,7 +112,8 @@ export class NodeEngine implements Engine {
     if (slicing) writeInSlices(this.server);
     // With http2: true its HTTP/1.1 clients are limited too; an HTTP/2 session writes below the
     // socket's own methods, so the limit leaves its streams alone (h2c has no HTTP/1.1 clients).
-    if (config.options.http2 !== "h2c" && limits.sendTimeout > 0) limitSendTime(this.server, limits.sendTimeout, limits.timeoutCheckInterval, config.options.tls !== undefined);
+    if (config.options.http2 !== "h2c" && limits.sendTimeout > 0)
+      limitSendTime(this.server, limits.sendTimeout, limits.timeoutCheckInterval, config.options.tls !== undefined);
   }
 
   /** Replaces the TLS certificate and key (or any secure-context option) for new connections, without a restart. */
@@ -123,7 +145,8 @@ export class NodeEngine implements Engine {
       return { path: at.path };
     }
     await listenOn(this.server, { port: at.port, host: at.host, backlog: BACKLOG });
-    if (this.sessions === null && this.config.options.tls === undefined && (this.config.options.drainAcceptQueue ?? true)) acceptQueuedConnections(this.server, this.config.options.server ?? {});
+    if (this.sessions === null && this.config.options.tls === undefined && (this.config.options.drainAcceptQueue ?? true))
+      acceptQueuedConnections(this.server, this.config.options.server ?? {});
     const address = this.server.address() as AddressInfo;
     return { host: address.address, port: address.port };
   }
@@ -183,7 +206,12 @@ interface TlsServer {
  * served by node:http's classes, h2 streams by Cog's HTTP/2 ones); with `http2: "h2c"`,
  * cleartext HTTP/2 with prior knowledge. Every one gets the app's limits and timeouts.
  */
-function createServer(config: EngineConfig, Request: typeof NodeRequest, Response: typeof NodeResponse, listener: Listener): { server: Server; sessions: Sessions | null } {
+function createServer(
+  config: EngineConfig,
+  Request: typeof NodeRequest,
+  Response: typeof NodeResponse,
+  listener: Listener,
+): { server: Server; sessions: Sessions | null } {
   const { limits, options } = config;
   const http1 = {
     headersTimeout: limits.headersTimeout,
@@ -200,7 +228,8 @@ function createServer(config: EngineConfig, Request: typeof NodeRequest, Respons
   const tls = options.tls === undefined ? undefined : serverTlsOptions(options.tls);
   const handle = listener as unknown as (req: IncomingMessage, res: ServerResponse) => void;
   if (options.http2 === undefined || options.http2 === false) {
-    const server = tls === undefined ? createHttpServer(http1, handle) : createHttpsServer({ handshakeTimeout: limits.headersTimeout, ...http1, ...tls }, handle);
+    const server =
+      tls === undefined ? createHttpServer(http1, handle) : createHttpsServer({ handshakeTimeout: limits.headersTimeout, ...http1, ...tls }, handle);
     return { server, sessions: null };
   }
   const h2 = {
@@ -215,7 +244,17 @@ function createServer(config: EngineConfig, Request: typeof NodeRequest, Respons
   if (options.http2 === "h2c") {
     server = createHttp2Server(h2, handle as never) as unknown as Server;
   } else {
-    server = createSecureHttp2Server({ handshakeTimeout: limits.headersTimeout, ...h2, ...tls!, allowHTTP1: true, Http1IncomingMessage: http1.IncomingMessage, Http1ServerResponse: http1.ServerResponse }, handle as never) as unknown as Server;
+    server = createSecureHttp2Server(
+      {
+        handshakeTimeout: limits.headersTimeout,
+        ...h2,
+        ...tls!,
+        allowHTTP1: true,
+        Http1IncomingMessage: http1.IncomingMessage,
+        Http1ServerResponse: http1.ServerResponse,
+      },
+      handle as never,
+    ) as unknown as Server;
     // Its HTTP/1.1 clients are served by node:http's connection handling, which reads its limits
     // and timeouts from the server object, where node:http2 puts its own (60 s for the headers,
     // 5 min for a request): the app's replace them.

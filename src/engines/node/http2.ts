@@ -47,8 +47,10 @@ const TRAILERS_DUE = Symbol("cog.trailersDue");
 const CONNECTION_HEADERS = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]);
 
 /** Node's Http2ServerResponse as the contract sees it: the response surface, over its stream. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a base class for `extends`: TypeScript takes only `any[]` constructor arguments there (TS2545)
-const H2ResponseBase = Http2ServerResponse as unknown as abstract new (...args: any[]) => ResponseSurface & { readonly req: unknown; readonly stream: ServerHttp2Stream };
+const H2ResponseBase = Http2ServerResponse as unknown as abstract new (
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a base class for `extends`: TypeScript takes only `any[]` constructor arguments there (TS2545)
+  ...args: any[]
+) => ResponseSurface & { readonly req: unknown; readonly stream: ServerHttp2Stream };
 
 export class H2Response extends H2ResponseBase {
   /** @internal Body bytes written so far: node:http2 keeps no count (see body-bytes.ts). */ declare [WRITTEN]: number;
@@ -175,7 +177,8 @@ export function inspectH2Head(req: H2Request, limits: Limits): number {
     throw new HttpError(431, `Request headers are larger than the limit of ${limits.maxHeaderSize} bytes; raise the maxHeaderSize option to accept them`);
   }
   const url = req.url;
-  if (url.length > limits.maxUrlLength) throw new HttpError(414, `URL is longer than the limit of ${limits.maxUrlLength} characters; raise the maxUrlLength option to accept it`);
+  if (url.length > limits.maxUrlLength)
+    throw new HttpError(414, `URL is longer than the limit of ${limits.maxUrlLength} characters; raise the maxUrlLength option to accept it`);
   const declared = req.headers["content-length"];
   if (declared !== undefined) {
     const length = Number(declared);
@@ -235,7 +238,8 @@ function refusedLists(session: Http2Session | undefined, n: number): void {
   const now = performance.now();
   refused.tokens = Math.min(REFUSED_BURST, refused.tokens + ((now - refused.at) * REFUSED_PER_SECOND) / 1000) - n;
   refused.at = now;
-  if (refused.tokens < 0 && !session!.destroyed) session!.destroy(new Error("The client sent too many header lists the server refused"), constants.NGHTTP2_ENHANCE_YOUR_CALM);
+  if (refused.tokens < 0 && !session!.destroyed)
+    session!.destroy(new Error("The client sent too many header lists the server refused"), constants.NGHTTP2_ENHANCE_YOUR_CALM);
 }
 
 /**
@@ -268,7 +272,8 @@ let timerKey: symbol | null = null;
  * its own on destroy.
  */
 function stopIdleTimer(session: Http2Session): void {
-  timerKey ??= Object.getOwnPropertySymbols(session).find((key) => key.description === "timeout" && isTimer((session as unknown as Record<symbol, unknown>)[key])) ?? null;
+  timerKey ??=
+    Object.getOwnPropertySymbols(session).find((key) => key.description === "timeout" && isTimer((session as unknown as Record<symbol, unknown>)[key])) ?? null;
   if (timerKey === null) return;
   const timer = (session as unknown as Record<symbol, unknown>)[timerKey];
   if (isTimer(timer)) clearTimeout(timer);

@@ -22,7 +22,10 @@ export async function injectInMemory(
 ): Promise<InjectResponse> {
   loading ??= import("light-my-request").then((module) => module.inject);
   const run = await loading;
-  const response = await run((req, res) => listener(adopt(req, Request, IncomingMessage), finishedOnEnd(adopt(res, Response, ServerResponse))), options as LightOptions);
+  const response = await run(
+    (req, res) => listener(adopt(req, Request, IncomingMessage), finishedOnEnd(adopt(res, Response, ServerResponse))),
+    options as LightOptions,
+  );
   // light-my-request keeps what a HEAD handler wrote; a client of either engine receives no body.
   if (response.raw.req.method === "HEAD") {
     response.rawPayload = Buffer.alloc(0);

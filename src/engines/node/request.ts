@@ -15,8 +15,10 @@ import { nextTick } from "../../base/loop.js";
  * body buffered for Cog's parsers, or streamed to the handler with the route's limit counted as
  * Node pushes each piece; its headers read from Node's own stores.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a base class for `extends`: TypeScript takes only `any[]` constructor arguments there (TS2545)
-export function withNodeRequestMethods<Base extends abstract new (...args: any[]) => Readable & { socket?: unknown; headers: IncomingHttpHeaders; rawHeaders: string[] }>(Base: Base) {
+export function withNodeRequestMethods<
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a base class for `extends`: TypeScript takes only `any[]` constructor arguments there (TS2545)
+  Base extends abstract new (...args: any[]) => Readable & { socket?: unknown; headers: IncomingHttpHeaders; rawHeaders: string[] },
+>(Base: Base) {
   abstract class NodeRequestMethods extends Base {
     get remoteAddress(): string | undefined {
       return (this.socket as { remoteAddress?: string } | null | undefined)?.remoteAddress;

@@ -56,13 +56,23 @@ export class NodeResponse extends ServerResponse {
     if (!this.headersSent) {
       // As Node's end() does before it writes the head: a body ended whole is framed by its length
       // (Content-Length: 0 for none), as the native engine frames it, rather than chunked.
-      const whole = chunk === undefined || chunk === null || typeof chunk === "function" ? 0 : typeof chunk === "string" ? Buffer.byteLength(chunk, typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8") : (chunk as Uint8Array).byteLength;
+      const whole =
+        chunk === undefined || chunk === null || typeof chunk === "function"
+          ? 0
+          : typeof chunk === "string"
+            ? Buffer.byteLength(chunk, typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8")
+            : (chunk as Uint8Array).byteLength;
       (this as unknown as { _contentLength: number | null })._contentLength = whole;
       if (!implicitHead(this as never)) return this;
     }
     // A streamed body's last chunk, or a whole body without a Content-Length (Cog's `send` declares
     // one, which is node:http's `_contentLength`; the head this end sent first declared none).
-    if (chunk !== undefined && chunk !== null && typeof chunk !== "function" && (this[WRITTEN] >= 0 || (this as unknown as { _contentLength: number | null })._contentLength === null)) {
+    if (
+      chunk !== undefined &&
+      chunk !== null &&
+      typeof chunk !== "function" &&
+      (this[WRITTEN] >= 0 || (this as unknown as { _contentLength: number | null })._contentLength === null)
+    ) {
       this[WRITTEN] = Math.max(this[WRITTEN], 0) + chunkBytes(chunk, encoding);
     }
     // The socket's uncork inside Node's end() writes the whole answer: sliced writes may hold it.

@@ -8,7 +8,6 @@ import { IdleSweep } from "./websocket-idle.js";
 import { UPGRADE_HEAD } from "../../base/symbols.js";
 import { clearTimeout, setTimeout } from "../../base/loop.js";
 
-
 type UpgradeListener = (req: Request, res: Response) => void;
 
 /**
@@ -51,7 +50,13 @@ export class NodeWebSockets implements WebSocketEngine {
     res.destroy();
     let server = this.servers.get(settings);
     if (server === undefined) {
-      server = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: settings.maxPayload, maxFragments: settings.maxFragments, perMessageDeflate: settings.perMessageDeflate });
+      server = new WebSocketServer({
+        noServer: true,
+        clientTracking: false,
+        maxPayload: settings.maxPayload,
+        maxFragments: settings.maxFragments,
+        perMessageDeflate: settings.perMessageDeflate,
+      });
       this.servers.set(settings, server);
     }
     let transport: NodeTransport | null = null;

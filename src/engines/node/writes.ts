@@ -41,7 +41,6 @@ import { nextTick, setImmediate } from "../../base/loop.js";
  */
 const SLICE = 16;
 
-
 interface HeldSocket extends Socket {
   /** Whether this socket's final uncork is held, waiting in `held`. */
   cogHeld: boolean;

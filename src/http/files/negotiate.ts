@@ -29,7 +29,12 @@ export class Unsure {
  * the client accepts none that is there, an Unsure when one could not be opened (the error is
  * then the file's to meet again, once it is opened first).
  */
-export async function chooseVariant(req: Request, path: string, options: FileOptions, cache: FileCache | null): Promise<(Found & { encoding: string }) | null | Unsure> {
+export async function chooseVariant(
+  req: Request,
+  path: string,
+  options: FileOptions,
+  cache: FileCache | null,
+): Promise<(Found & { encoding: string }) | null | Unsure> {
   for (const encoding of encodingsWanted(req, options)) {
     const variantPath = path + VARIANTS[encoding];
     let variant: Found | null;
@@ -70,7 +75,9 @@ export const ENCODINGS = new Map<string, readonly string[]>();
 export function encodingsFor(accept: string): readonly string[] {
   let encodings = ENCODINGS.get(accept);
   if (encodings === undefined) {
-    const negotiator = new Negotiator({ headers: { "accept-encoding": accept } }) as Negotiator & { encodings(available: string[], options: { preferred: string[] }): string[] };
+    const negotiator = new Negotiator({ headers: { "accept-encoding": accept } }) as Negotiator & {
+      encodings(available: string[], options: { preferred: string[] }): string[];
+    };
     const all = negotiator.encodings(NEGOTIATED, { preferred: NEGOTIATED });
     const identity = all.indexOf("identity");
     encodings = identity === -1 ? all : all.slice(0, identity);

@@ -11,7 +11,7 @@ export type { FileOptions, SendFileOptions, StaticOptions } from "./options.js";
  * directories, and never anything outside `root` however the path is spelled.
  */
 export function serveStatic(root: string, options: StaticOptions = {}): Handler {
-  if (typeof root !== "string" || root === "") throw new TypeError("serveStatic(root) needs the directory to serve, e.g. serveStatic(\"public\")");
+  if (typeof root !== "string" || root === "") throw new TypeError('serveStatic(root) needs the directory to serve, e.g. serveStatic("public")');
   let handler: Handler | undefined;
   return function serveStatic(req, res, next) {
     if (handler !== undefined) return handler(req, res, next);

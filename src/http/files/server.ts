@@ -1,7 +1,16 @@
 import { promises as fs } from "node:fs";
 import { isAbsolute, join, resolve, sep } from "node:path";
 import parseRange from "range-parser";
-import { OPEN_FILE, SEND_FILE, SEND_OPENED_FILE, STAT_FILE, type FileOpening, type FileSending, type OpenedFile, type ResponseSurface } from "../../engines/contract/engine.js";
+import {
+  OPEN_FILE,
+  SEND_FILE,
+  SEND_OPENED_FILE,
+  STAT_FILE,
+  type FileOpening,
+  type FileSending,
+  type OpenedFile,
+  type ResponseSurface,
+} from "../../engines/contract/engine.js";
 import { HttpError } from "../../base/errors.js";
 import { streamFileRange } from "../../engines/kit/range-stream.js";
 import { PENDING, VALIDATES } from "../../base/symbols.js";
@@ -14,7 +23,6 @@ import { FileCache, cacheOf } from "./cache.js";
 import { VARIANTS, Unsure, chooseVariant, encodingsWanted } from "./negotiate.js";
 import { validatorsOf, checkPreconditions, rfcRanges, ifRangeHolds } from "./validators.js";
 import { cacheControlOf, typeOf, typeByName } from "./content-type.js";
-
 
 /**
  * Files from disk as responses: the part of `serveStatic`, `res.sendFile` and `res.download`
@@ -32,7 +40,6 @@ import { cacheControlOf, typeOf, typeByName } from "./content-type.js";
  * and 6 have a way for each, and the decisions between them are made once (`named`,
  * `answerHead`). What a stage finds travels to the next in the request's `FileAnswer`.
  */
-
 
 /** Bodies up to this size are read whole and sent as one response; larger ones are streamed (or handed to the engine). */
 const WHOLE_BODY_MAX = 64 * 1024;
@@ -122,7 +129,11 @@ export function staticHandler(root: string, options: StaticOptions): Handler {
   return function serveStatic(req: Request, res: Response, next: Next): Promise<void> | void {
     if (req.method !== "GET" && req.method !== "HEAD") {
       if (site.fallthrough) return next();
-      return next(new HttpError(405, `Method ${req.method} is not allowed on the static files at ${req.originalUrl}; use GET or HEAD`, { headers: { allow: "GET, HEAD" } }));
+      return next(
+        new HttpError(405, `Method ${req.method} is not allowed on the static files at ${req.originalUrl}; use GET or HEAD`, {
+          headers: { allow: "GET, HEAD" },
+        }),
+      );
     }
     const relative = safePath(req.path, options);
     if (relative instanceof HttpError) return next(relative);
@@ -314,7 +325,16 @@ function redirectToDirectory(req: Request, res: Response): void {
  * the client prefers unless they were looked for already (`variantsLookedFor`; `found` is then
  * the variant, of `encoding`), then `answerHead`, then the body.
  */
-async function sendFound(req: Request, res: Response, path: string, found: Found, options: FileOptions, cache: FileCache | null, variantsLookedFor: boolean, encoding: string | null = null): Promise<void> {
+async function sendFound(
+  req: Request,
+  res: Response,
+  path: string,
+  found: Found,
+  options: FileOptions,
+  cache: FileCache | null,
+  variantsLookedFor: boolean,
+  encoding: string | null = null,
+): Promise<void> {
   let { file, bytes } = found;
   const answer = new FileAnswer(path);
   answer.take(found, encoding);

@@ -28,7 +28,14 @@ export function validatorsOf(size: number, mtimeMs: number, encoding: string | n
   const kept = VALIDATORS.get(key);
   if (kept !== undefined && kept.size === size && kept.mtimeMs === mtimeMs && kept.encoding === encoding) return kept;
   const mtime = Math.floor(mtimeMs / 1000) * 1000;
-  const made: Validators = { size, mtimeMs, encoding, etag: `"${size.toString(16)}-${Math.floor(mtimeMs).toString(16)}${encoding === null ? "" : "-" + encoding}"`, lastModified: new Date(mtime).toUTCString(), mtime };
+  const made: Validators = {
+    size,
+    mtimeMs,
+    encoding,
+    etag: `"${size.toString(16)}-${Math.floor(mtimeMs).toString(16)}${encoding === null ? "" : "-" + encoding}"`,
+    lastModified: new Date(mtime).toUTCString(),
+    mtime,
+  };
   if (kept !== undefined || VALIDATORS.size < 1000) VALIDATORS.set(key, made);
   return made;
 }

@@ -10,7 +10,6 @@ import { expressMiddleware } from "@as-integrations/express5";
 import { same } from "../../express-pair.js";
 import { engine, nativeSkip } from "../../helpers.js";
 
- 
 type Any = any;
 
 const typeDefs = `#graphql
@@ -80,7 +79,7 @@ describe(`Apollo Server's expressMiddleware on cog-http/express (${engine} engin
         post("{ books { title author } }"),
         post("query ($a: String) { books(author: $a) { title } }", { a: "Paul Auster" }),
         post("{ whoami }"),
-        post("mutation { addBook(title: \"Kindred\", author: \"Octavia Butler\") { title } }"),
+        post('mutation { addBook(title: "Kindred", author: "Octavia Butler") { title } }'),
         post("{ books { title } }"),
         post("{ broken }"),
         post("{ nosuchfield }"),
@@ -90,7 +89,12 @@ describe(`Apollo Server's expressMiddleware on cog-http/express (${engine} engin
       ],
     );
     assert.deepEqual(JSON.parse(answers[0]!.body), {
-      data: { books: [{ title: "The Awakening", author: "Kate Chopin" }, { title: "City of Glass", author: "Paul Auster" }] },
+      data: {
+        books: [
+          { title: "The Awakening", author: "Kate Chopin" },
+          { title: "City of Glass", author: "Paul Auster" },
+        ],
+      },
     });
     assert.deepEqual(JSON.parse(answers[1]!.body), { data: { books: [{ title: "City of Glass" }] } });
     assert.deepEqual(JSON.parse(answers[2]!.body), { data: { whoami: "node from 127.0.0.1" } });

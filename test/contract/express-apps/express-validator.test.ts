@@ -8,7 +8,6 @@ import { body, checkSchema, cookie, header, matchedData, param, query, validatio
 import { same } from "../../express-pair.js";
 import { engine, nativeSkip } from "../../helpers.js";
 
- 
 type Any = any;
 
 /** Answers 422 with the errors, or 200 with what was validated. */
@@ -65,7 +64,9 @@ describe(`express-validator on cog-http/express (${engine} engine)`, { skip: eng
       JSON.parse(answers[1]!.body).errors.map((error: Any) => error.path),
       ["email", "age", "name"],
     );
-    assert.deepEqual(JSON.parse(answers[2]!.body), { data: { id: "0f8fad5b-d9cb-469f-a165-70867728950e", fields: "short", "x-tenant": "acme1", session: "abcdef" } });
+    assert.deepEqual(JSON.parse(answers[2]!.body), {
+      data: { id: "0f8fad5b-d9cb-469f-a165-70867728950e", fields: "short", "x-tenant": "acme1", session: "abcdef" },
+    });
     assert.deepEqual(
       JSON.parse(answers[3]!.body).errors.map((error: Any) => `${error.location}:${error.path}`),
       ["params:id", "query:fields", "headers:x-tenant", "cookies:session"],

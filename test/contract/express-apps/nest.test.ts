@@ -47,7 +47,6 @@ import { CogExpressAdapter } from "../../../src/nest/index.js";
 import { portOf, sameAnswers, type Listening } from "../../express-pair.js";
 import { engine, nativeSkip } from "../../helpers.js";
 
- 
 type Any = any;
 
 /** Applies method decorators to `target[name]`, as TypeScript's `@Decorator` above a method would. */
@@ -211,7 +210,10 @@ describe(`NestJS on cog-http/express (${engine} engine)`, { skip: engine === "na
         { method: "HEAD", path: "/api/cats" },
       ]);
       // Served by Cog's engine: a request keeps the engine's class, with the app's members laid over it (src/express/prototypes.ts).
-      assert.ok(seen !== undefined && seen !== served.request && Object.prototype.isPrototypeOf.call(served.request, seen) === false, "a request of Cog's engine");
+      assert.ok(
+        seen !== undefined && seen !== served.request && Object.prototype.isPrototypeOf.call(served.request, seen) === false,
+        "a request of Cog's engine",
+      );
       // What the answers say, beyond being Express's: Nest's routing, pipes, DI and filters ran.
       const [list, one, missing, bad] = answers;
       assert.equal(list!.status, 200);

@@ -12,7 +12,6 @@ import { hasRedis, startRedis } from "../../../bench/arena/database.mjs";
 import { ask, servePair, type Answer, type Sent } from "../../express-pair.js";
 import { engine, nativeSkip } from "../../helpers.js";
 
- 
 type Any = any;
 
 const skip = engine === "native" && nativeSkip ? nativeSkip : hasRedis() ? false : "redis-server is not installed (apt-get install redis-server)";
@@ -120,7 +119,10 @@ describe(`express-session with connect-redis on cog-http/express (${engine} engi
     // Signing out destroys the session in Redis; the same cookie then finds none.
     const out = await Promise.all([browse(pair.theirs, signOut, theirs.cookie), browse(pair.ours, signOut, ours.cookie)]);
     assert.deepEqual(out[1].answers.map(comparable), out[0].answers.map(comparable));
-    assert.deepEqual(out[1].answers.map((answer) => answer.status), [200, 401]);
+    assert.deepEqual(
+      out[1].answers.map((answer) => answer.status),
+      [200, 401],
+    );
     assert.deepEqual(await client.keys("ours:*"), []);
   });
 });

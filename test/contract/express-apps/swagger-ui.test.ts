@@ -8,13 +8,16 @@ import swaggerUi from "swagger-ui-express";
 import { same } from "../../express-pair.js";
 import { engine, nativeSkip } from "../../helpers.js";
 
- 
 type Any = any;
 
 const document = {
   openapi: "3.0.3",
   info: { title: "Cats", version: "1.0.0" },
-  paths: { "/cats/{id}": { get: { parameters: [{ name: "id", in: "path", required: true, schema: { type: "integer" } }], responses: { 200: { description: "a cat" } } } } },
+  paths: {
+    "/cats/{id}": {
+      get: { parameters: [{ name: "id", in: "path", required: true, schema: { type: "integer" } }], responses: { 200: { description: "a cat" } } },
+    },
+  },
 };
 
 describe(`swagger-ui-express on cog-http/express (${engine} engine)`, { skip: engine === "native" && nativeSkip }, () => {

@@ -13,7 +13,6 @@ import { test } from "node:test";
 import { FOLLOWING_BODY, type BodyHolding } from "../../../src/engines/contract/engine.js";
 import express from "../../../src/express/index.js";
 
- 
 type Any = any;
 
 const store = new AsyncLocalStorage<string>();
@@ -28,23 +27,25 @@ interface Seen {
 /** A node-engine app whose POST / asks FOLLOWING_BODY for the declared length and answers what it saw. */
 async function serve(t: { after(fn: () => unknown): void }, seen: Seen[]): Promise<number> {
   const app = express();
-  app.post("/", (req: Any, res: Any) => store.run("the asker's", () => {
-    const record: Seen = { taken: undefined, asked: false, streamed: "", events: [] };
-    seen.push(record);
-    req.once("end", () => record.events.push("end"));
-    record.asked = (req as BodyHolding)[FOLLOWING_BODY]!(Number(req.headers["content-length"]), (body) => {
-      record.events.push(body === undefined ? "given back" : "taken", `in ${store.getStore()} context`);
-      if (body !== undefined) {
-        record.taken = body;
-        req._body = true;
-        // The body parsers go on a tick later, as raw-body's answer comes: the stream has ended by then.
-        return process.nextTick(() => res.json({ taken: body.toString(), ended: req.readableEnded, complete: req.complete }));
-      }
-      req.on("data", (chunk: Buffer) => (record.streamed += chunk.toString()));
-      req.on("end", () => res.json({ streamed: record.streamed }));
-    });
-    if (!record.asked) res.json({ asked: false });
-  }));
+  app.post("/", (req: Any, res: Any) =>
+    store.run("the asker's", () => {
+      const record: Seen = { taken: undefined, asked: false, streamed: "", events: [] };
+      seen.push(record);
+      req.once("end", () => record.events.push("end"));
+      record.asked = (req as BodyHolding)[FOLLOWING_BODY]!(Number(req.headers["content-length"]), (body) => {
+        record.events.push(body === undefined ? "given back" : "taken", `in ${store.getStore()} context`);
+        if (body !== undefined) {
+          record.taken = body;
+          req._body = true;
+          // The body parsers go on a tick later, as raw-body's answer comes: the stream has ended by then.
+          return process.nextTick(() => res.json({ taken: body.toString(), ended: req.readableEnded, complete: req.complete }));
+        }
+        req.on("data", (chunk: Buffer) => (record.streamed += chunk.toString()));
+        req.on("end", () => res.json({ streamed: record.streamed }));
+      });
+      if (!record.asked) res.json({ asked: false });
+    }),
+  );
   const server = app.listen(0, "127.0.0.1") as Server;
   await once(server, "listening");
   t.after(() => {
@@ -84,7 +85,11 @@ test("a body in the same read as its head is taken whole, and the stream ends as
   const seen: Seen[] = [];
   const port = await serve(t, seen);
   const answer = JSON.parse(await ask(port, [HEAD + '{"a":1}'], 0));
-  assert.deepEqual(answer, { taken: '{"a":1}', ended: true, complete: true }, "node:http no longer pushes the body that came with the head before the next tick, then its end (src/engines/node/request.ts)");
+  assert.deepEqual(
+    answer,
+    { taken: '{"a":1}', ended: true, complete: true },
+    "node:http no longer pushes the body that came with the head before the next tick, then its end (src/engines/node/request.ts)",
+  );
   // 'end' came before the tick the taker goes on in, as a reader of the stream sees it before its callback.
   assert.deepEqual(seen[0]!.events, ["taken", "in the asker's context", "end"]);
 });

@@ -27,7 +27,10 @@ function changed(internal: string, file: string, detail: string): string {
 }
 
 /** A plain node:http server on a free loopback port, closed (connections and all) when the test ends. */
-async function plainServer(t: { after(fn: () => unknown): void }, handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; port: number }> {
+async function plainServer(
+  t: { after(fn: () => unknown): void },
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ server: Server; port: number }> {
   const server = createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   t.after(() => {
@@ -90,15 +93,24 @@ describe("Node internals relied on to write answers in slices (src/engines/node/
   test("the sockets an http.Server accepts use Socket.prototype.uncork and destroy, the functions the hook wraps", async (t) => {
     for (const name of ["uncork", "destroy"] as const) {
       assert.equal(typeof Socket.prototype[name], "function", changed(`net.Socket.prototype.${name}`, WRITES, "it is not a function"));
-      assert.ok(wrapped[name] === Socket.prototype[name], changed(`net.Socket.prototype.${name}`, WRITES, "it is not the function the hook captured when it loaded"));
+      assert.ok(
+        wrapped[name] === Socket.prototype[name],
+        changed(`net.Socket.prototype.${name}`, WRITES, "it is not the function the hook captured when it loaded"),
+      );
     }
     const seen: Array<{ uncork: unknown; destroy: unknown; corked: unknown }> = [];
     const { server, port } = await plainServer(t, (_req, res) => res.end("ok"));
     server.on("connection", (socket: Socket) => seen.push({ uncork: socket.uncork, destroy: socket.destroy, corked: socket.writableCorked }));
     assert.deepEqual(statuses(await raw(port, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")), [200]);
     assert.equal(seen.length, 1);
-    assert.ok(seen[0]!.uncork === Socket.prototype.uncork, changed("the uncork of a socket http.Server accepts", WRITES, "it is not net.Socket.prototype.uncork, so the hook would call the wrong function"));
-    assert.ok(seen[0]!.destroy === Socket.prototype.destroy, changed("the destroy of a socket http.Server accepts", WRITES, "it is not net.Socket.prototype.destroy, so the hook would call the wrong function"));
+    assert.ok(
+      seen[0]!.uncork === Socket.prototype.uncork,
+      changed("the uncork of a socket http.Server accepts", WRITES, "it is not net.Socket.prototype.uncork, so the hook would call the wrong function"),
+    );
+    assert.ok(
+      seen[0]!.destroy === Socket.prototype.destroy,
+      changed("the destroy of a socket http.Server accepts", WRITES, "it is not net.Socket.prototype.destroy, so the hook would call the wrong function"),
+    );
     assert.equal(seen[0]!.corked, 0, changed("net.Socket writableCorked", WRITES, `a new socket's is ${String(seen[0]!.corked)}, not the number 0`));
   });
 
@@ -136,17 +148,39 @@ describe("Node internals relied on to write answers in slices (src/engines/node/
     t.after(() => client.socket.destroy());
     const answers = [];
     for (const path of ["/body", "/empty", "/chunked", "/body"]) answers.push(await client.ask(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`));
-    assert.deepEqual(answers.map((a) => statuses(a)[0]), [200, 204, 200, 200]);
+    assert.deepEqual(
+      answers.map((a) => statuses(a)[0]),
+      [200, 204, 200, 200],
+    );
     assert.match(answers[0]!, /\r\n\r\nhello$/);
     assert.match(answers[2]!, /first part, .*last part/s);
     for (const [i, state] of after.entries()) {
       const request = `request ${i + 1} on the connection`;
       assert.ok(state.keepAlive, `${request} was not kept alive: the canary tests the keep-alive case`);
       const seen = state.calls.map(([from, to]) => `${from}->${to}`).join(", ") || "none";
-      assert.ok(state.calls.length > 0, changed("ServerResponse.end()", WRITES, `${request}: it no longer calls the socket's uncork(), so the hook can't hold the answer`));
+      assert.ok(
+        state.calls.length > 0,
+        changed("ServerResponse.end()", WRITES, `${request}: it no longer calls the socket's uncork(), so the hook can't hold the answer`),
+      );
       const writing = state.calls.filter(([from, to]) => from === 1 && to === 0);
-      assert.equal(writing.length, 1, changed("ServerResponse.end()", WRITES, `${request}: the answer is not written by one call to the socket's uncork() at writableCorked 1 (writableCorked before->after each call: ${seen}), so the hook would not hold it`));
-      assert.equal(state.corked, 0, changed("ServerResponse.end()", WRITES, `${request}: the socket is left corked (${state.corked}) after end(), so that uncork is not the one that writes the answer`));
+      assert.equal(
+        writing.length,
+        1,
+        changed(
+          "ServerResponse.end()",
+          WRITES,
+          `${request}: the answer is not written by one call to the socket's uncork() at writableCorked 1 (writableCorked before->after each call: ${seen}), so the hook would not hold it`,
+        ),
+      );
+      assert.equal(
+        state.corked,
+        0,
+        changed(
+          "ServerResponse.end()",
+          WRITES,
+          `${request}: the socket is left corked (${state.corked}) after end(), so that uncork is not the one that writes the answer`,
+        ),
+      );
     }
   });
 
@@ -170,9 +204,24 @@ describe("Node internals relied on to write answers in slices (src/engines/node/
     for (let i = 0; i < 3; i++) assert.match(await client.ask("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), /^HTTP\/1\.1 200[^]*\r\n\r\nheld answer$/);
     assert.equal(states.length, 3);
     for (const state of states) {
-      assert.equal(state.corked, 1, changed("ServerResponse.end() and socket.uncork()", WRITES, `after end() the socket's writableCorked is ${state.corked}: the answer was not held`));
-      assert.ok(state.buffered > 0, changed("ServerResponse.end() and socket.uncork()", WRITES, `after end() nothing waits in the socket's buffer (writableLength ${state.buffered}): the answer went to the client unheld`));
-      assert.equal(state.flushedCorked, 0, `the held socket was not uncorked by the end of the loop's round (writableCorked ${state.flushedCorked}): ${WRITES}`);
+      assert.equal(
+        state.corked,
+        1,
+        changed("ServerResponse.end() and socket.uncork()", WRITES, `after end() the socket's writableCorked is ${state.corked}: the answer was not held`),
+      );
+      assert.ok(
+        state.buffered > 0,
+        changed(
+          "ServerResponse.end() and socket.uncork()",
+          WRITES,
+          `after end() nothing waits in the socket's buffer (writableLength ${state.buffered}): the answer went to the client unheld`,
+        ),
+      );
+      assert.equal(
+        state.flushedCorked,
+        0,
+        `the held socket was not uncorked by the end of the loop's round (writableCorked ${state.flushedCorked}): ${WRITES}`,
+      );
     }
   });
 
@@ -206,7 +255,11 @@ describe("Node internals relied on to write answers in slices (src/engines/node/
     );
     const text = await raw(port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n", 1000);
     assert.deepEqual(before, [1], `the answer was not held when the socket was destroyed, so this canary proves nothing: ${WRITES}`);
-    assert.match(text, /^HTTP\/1\.1 200[^]*\r\n\r\nlast words$/, changed("net.Socket destroy()", WRITES, `an answer held when the socket was destroyed never reached the client (got ${JSON.stringify(text)})`));
+    assert.match(
+      text,
+      /^HTTP\/1\.1 200[^]*\r\n\r\nlast words$/,
+      changed("net.Socket destroy()", WRITES, `an answer held when the socket was destroyed never reached the client (got ${JSON.stringify(text)})`),
+    );
   });
 
   test("http.Server closes a connection after a malformed request through the socket's own destroy, so the answer before it is written", async (t) => {
@@ -221,8 +274,23 @@ describe("Node internals relied on to write answers in slices (src/engines/node/
       };
     });
     const text = await raw(port, "GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /second HTTP/1.1\r\nHost: x\r\nNo colon in this line\r\n\r\n", 1000);
-    assert.ok(destroys > 0, changed("http.Server's handling of a parse error", WRITES, "it closed the connection without calling the socket's destroy(), so a held answer would be lost"));
-    assert.match(text, /^HTTP\/1\.1 200[^]*\r\n\r\nfirst answer/, changed("http.Server's handling of a parse error", WRITES, `the answer held before the malformed request never reached the client (got ${JSON.stringify(text)})`));
+    assert.ok(
+      destroys > 0,
+      changed(
+        "http.Server's handling of a parse error",
+        WRITES,
+        "it closed the connection without calling the socket's destroy(), so a held answer would be lost",
+      ),
+    );
+    assert.match(
+      text,
+      /^HTTP\/1\.1 200[^]*\r\n\r\nfirst answer/,
+      changed(
+        "http.Server's handling of a parse error",
+        WRITES,
+        `the answer held before the malformed request never reached the client (got ${JSON.stringify(text)})`,
+      ),
+    );
   });
 });
 
@@ -233,9 +301,25 @@ describe("Node internals relied on to write pipelined answers together (src/engi
     const { port } = await plainServer(t, (req, res) => {
       res.setHeader("content-length", 2);
       res.end("ok");
-      const queued = res as unknown as { socket: unknown; finished: unknown; _last: unknown; outputSize: unknown; outputData: unknown; _onPendingData: unknown };
-      const entries = Array.isArray(queued.outputData) ? queued.outputData.map((e: Record<string, unknown>) => Object.keys(e).sort().join()) : String(queued.outputData);
-      seen.push({ socket: queued.socket, finished: queued.finished, last: queued._last, outputSize: queued.outputSize, entries, pending: typeof queued._onPendingData });
+      const queued = res as unknown as {
+        socket: unknown;
+        finished: unknown;
+        _last: unknown;
+        outputSize: unknown;
+        outputData: unknown;
+        _onPendingData: unknown;
+      };
+      const entries = Array.isArray(queued.outputData)
+        ? queued.outputData.map((e: Record<string, unknown>) => Object.keys(e).sort().join())
+        : String(queued.outputData);
+      seen.push({
+        socket: queued.socket,
+        finished: queued.finished,
+        last: queued._last,
+        outputSize: queued.outputSize,
+        entries,
+        pending: typeof queued._onPendingData,
+      });
       void req;
     });
     const text = await raw(port, "GET /1 HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 1000);
@@ -243,12 +327,26 @@ describe("Node internals relied on to write pipelined answers together (src/engi
     assert.equal(seen.length, 2);
     const [first, second] = seen as [(typeof seen)[number], (typeof seen)[number]];
     assert.ok(first.socket !== null, changed("http.Server's first answer on a connection", WRITES, "it has no socket"));
-    assert.equal(second.socket, null, changed("ServerResponse.socket of a pipelined request's answer", WRITES, "it is not null while the answer before it is written, so queued answers are not recognised"));
+    assert.equal(
+      second.socket,
+      null,
+      changed(
+        "ServerResponse.socket of a pipelined request's answer",
+        WRITES,
+        "it is not null while the answer before it is written, so queued answers are not recognised",
+      ),
+    );
     assert.equal(second.finished, true, changed("ServerResponse.finished", WRITES, "not true after end()"));
     assert.equal(first.last, false, changed("ServerResponse._last", WRITES, "not false for a keep-alive answer"));
     assert.equal(second.last, true, changed("ServerResponse._last", WRITES, "not true for the answer to a Connection: close request"));
-    assert.ok(Array.isArray(second.entries) && second.entries.length > 0 && second.entries.every((keys: string) => keys === "callback,data,encoding"), changed("ServerResponse.outputData", WRITES, `a queued answer's is ${JSON.stringify(second.entries)}, not entries of { data, encoding, callback }`));
-    assert.ok(typeof second.outputSize === "number" && second.outputSize > 0, changed("ServerResponse.outputSize", WRITES, `a queued answer's is ${String(second.outputSize)}`));
+    assert.ok(
+      Array.isArray(second.entries) && second.entries.length > 0 && second.entries.every((keys: string) => keys === "callback,data,encoding"),
+      changed("ServerResponse.outputData", WRITES, `a queued answer's is ${JSON.stringify(second.entries)}, not entries of { data, encoding, callback }`),
+    );
+    assert.ok(
+      typeof second.outputSize === "number" && second.outputSize > 0,
+      changed("ServerResponse.outputSize", WRITES, `a queued answer's is ${String(second.outputSize)}`),
+    );
     assert.equal(second.pending, "function", changed("ServerResponse._onPendingData", WRITES, "not a function"));
   });
 
@@ -257,7 +355,10 @@ describe("Node internals relied on to write pipelined answers together (src/engi
     const { app, port } = await cogServer(t, (a) => a.get("/p/:n", (req, res) => res.send(`answer ${req.params.n}`)));
     app.server!.on("connection", (socket: Socket) => {
       // Below the hook's uncork: each call is one write to the kernel.
-      const own = socket as unknown as { _writev: (chunks: unknown[], cb: () => void) => void; _write: (data: unknown, encoding: unknown, cb: () => void) => void };
+      const own = socket as unknown as {
+        _writev: (chunks: unknown[], cb: () => void) => void;
+        _write: (data: unknown, encoding: unknown, cb: () => void) => void;
+      };
       const writev = own._writev;
       const write = own._write;
       own._writev = function (this: Socket, chunks, cb) {
@@ -272,81 +373,123 @@ describe("Node internals relied on to write pipelined answers together (src/engi
     const batch = Array.from({ length: 16 }, (_, n) => `GET /p/${n} HTTP/1.1\r\nHost: x\r\n\r\n`).join("");
     const text = await raw(port, batch, 1000, (got) => got.endsWith("answer 15"));
     assert.deepEqual(statuses(text), Array(16).fill(200));
-    assert.deepEqual(text.match(/answer \d+/g), Array.from({ length: 16 }, (_, n) => `answer ${n}`));
+    assert.deepEqual(
+      text.match(/answer \d+/g),
+      Array.from({ length: 16 }, (_, n) => `answer ${n}`),
+    );
     // One packet is one read and one write; a read split by the kernel would make it two or three (Node alone writes 16).
     assert.ok(writes.length <= 3, `the 16 answers took ${writes.length} writes (${writes.join(", ")} pieces): ${WRITES}`);
   });
 });
 
-describe("Node internals relied on to drain the accept queue (src/engines/node/accept.ts)", { timeout: 20_000, skip: process.platform !== "linux" && "the accept queue is drained on Linux only" }, () => {
-  test("a listening http.Server has its descriptor at _handle.fd", async (t) => {
-    const { server } = await plainServer(t, (_req, res) => res.end());
-    const fd = (server as unknown as { _handle?: { fd?: unknown } | null })._handle?.fd;
-    assert.equal(typeof fd, "number", changed("net.Server _handle.fd", ACCEPT, `a listening server's is ${typeof fd}, not a number`));
-    assert.ok((fd as number) >= 0, changed("net.Server _handle.fd", ACCEPT, `a listening server's is ${String(fd)}, not a descriptor`));
-  });
-
-  test("_connections counts a connection the server accepts, which carries _server, and goes back down when it closes", async (t) => {
-    const { server, port } = await plainServer(t, (_req, res) => res.end("ok"));
-    const internals = server as unknown as { _connections: unknown };
-    assert.equal(internals._connections, 0, changed("net.Server _connections", ACCEPT, `an idle server's is ${String(internals._connections)}, not the number 0`));
-    const accepted = once(server, "connection") as Promise<[Socket]>;
-    const client = connect(port, "127.0.0.1");
-    t.after(() => client.destroy());
-    const [socket] = await accepted;
-    assert.equal(internals._connections, 1, changed("net.Server _connections", ACCEPT, `it is ${String(internals._connections)} with one connection accepted, not 1`));
-    assert.ok((socket as unknown as { _server: unknown })._server === server, changed("net.Socket _server", ACCEPT, "an accepted socket does not point to its server there"));
-    const closed = once(socket, "close");
-    client.end();
-    await closed;
-    assert.equal(internals._connections, 0, changed("net.Server _connections", ACCEPT, `it is ${String(internals._connections)} once the only connection closed, not 0`));
-  });
-
-  test("a socket accepted outside Node, with _server set and counted in _connections, is served, waited for by close(), and uncounted on destroy", { skip: nativeSkip }, async (t) => {
-    const addon = loadNative();
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    let arrived = false;
-    const { server, port } = await plainServer(t, (_req, res) => {
-      arrived = true;
-      // Busy until released (close() ends idle connections at once), then closing the connection.
-      void gate.then(() => res.setHeader("connection", "close").end("adopted"));
+describe(
+  "Node internals relied on to drain the accept queue (src/engines/node/accept.ts)",
+  { timeout: 20_000, skip: process.platform !== "linux" && "the accept queue is drained on Linux only" },
+  () => {
+    test("a listening http.Server has its descriptor at _handle.fd", async (t) => {
+      const { server } = await plainServer(t, (_req, res) => res.end());
+      const fd = (server as unknown as { _handle?: { fd?: unknown } | null })._handle?.fd;
+      assert.equal(typeof fd, "number", changed("net.Server _handle.fd", ACCEPT, `a listening server's is ${typeof fd}, not a number`));
+      assert.ok((fd as number) >= 0, changed("net.Server _handle.fd", ACCEPT, `a listening server's is ${String(fd)}, not a descriptor`));
     });
-    t.after(release);
-    const internals = server as unknown as { _handle: { fd: number }; _connections: number };
-    const client = connect(port, "127.0.0.1");
-    t.after(() => client.destroy());
-    // net.connect to an IP address connects on the next tick; then accept before Node's loop can.
-    await new Promise((resolve) => process.nextTick(resolve));
-    let fds: number[] = [];
-    for (const until = Date.now() + 2000; fds.length === 0 && Date.now() < until; ) fds = addon.acceptQueued(internals._handle.fd, 1);
-    assert.equal(fds.length, 1, "the client's connection never reached the accept queue");
-    // As accept.ts's adopt() does.
-    const socket = new Socket({ fd: fds[0], readable: true, writable: true, allowHalfOpen: true });
-    internals._connections++;
-    (socket as unknown as { _server: Server })._server = server;
-    server.emit("connection", socket);
-    const socketClosed = once(socket, "close");
-    let text = "";
-    client.on("data", (chunk: Buffer) => (text += chunk.toString("latin1")));
-    client.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
-    for (const until = Date.now() + 2000; !arrived && Date.now() < until; ) await new Promise((r) => setTimeout(r, 5));
-    assert.ok(arrived, changed("http.Server's 'connection' event", ACCEPT, "a request on a socket emitted there never reached the handler"));
-    const counted = await new Promise<number>((resolve, reject) => server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
-    assert.equal(counted, 1, changed("net.Server _connections", ACCEPT, `getConnections() says ${counted} with one adopted connection counted there`));
-    let closedServer = false;
-    const closing = new Promise<void>((resolve) => server.close(() => resolve())).then(() => (closedServer = true));
-    await new Promise((r) => setTimeout(r, 50));
-    assert.equal(closedServer, false, changed("net.Server close()", ACCEPT, "it did not wait for a busy connection counted in _connections"));
-    release();
-    await Promise.race([socketClosed, new Promise((r) => setTimeout(r, 2000))]);
-    assert.match(text, /^HTTP\/1\.1 200[^]*adopted$/, changed("http.Server's 'connection' event", ACCEPT, `a socket emitted there is not answered (got ${JSON.stringify(text)})`));
-    assert.ok(socket.destroyed, "the adopted connection was not closed after its Connection: close answer");
-    assert.equal(internals._connections, 0, changed("net.Socket destroy() of a socket with _server set", ACCEPT, `it did not uncount the socket from its server's _connections (${internals._connections})`));
-    await Promise.race([closing, new Promise((r) => setTimeout(r, 2000))]);
-    assert.equal(closedServer, true, changed("net.Socket destroy() of a socket with _server set", ACCEPT, "the server's close() was not called back once the socket was gone"));
-  });
-});
+
+    test("_connections counts a connection the server accepts, which carries _server, and goes back down when it closes", async (t) => {
+      const { server, port } = await plainServer(t, (_req, res) => res.end("ok"));
+      const internals = server as unknown as { _connections: unknown };
+      assert.equal(
+        internals._connections,
+        0,
+        changed("net.Server _connections", ACCEPT, `an idle server's is ${String(internals._connections)}, not the number 0`),
+      );
+      const accepted = once(server, "connection") as Promise<[Socket]>;
+      const client = connect(port, "127.0.0.1");
+      t.after(() => client.destroy());
+      const [socket] = await accepted;
+      assert.equal(
+        internals._connections,
+        1,
+        changed("net.Server _connections", ACCEPT, `it is ${String(internals._connections)} with one connection accepted, not 1`),
+      );
+      assert.ok(
+        (socket as unknown as { _server: unknown })._server === server,
+        changed("net.Socket _server", ACCEPT, "an accepted socket does not point to its server there"),
+      );
+      const closed = once(socket, "close");
+      client.end();
+      await closed;
+      assert.equal(
+        internals._connections,
+        0,
+        changed("net.Server _connections", ACCEPT, `it is ${String(internals._connections)} once the only connection closed, not 0`),
+      );
+    });
+
+    test(
+      "a socket accepted outside Node, with _server set and counted in _connections, is served, waited for by close(), and uncounted on destroy",
+      { skip: nativeSkip },
+      async (t) => {
+        const addon = loadNative();
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        let arrived = false;
+        const { server, port } = await plainServer(t, (_req, res) => {
+          arrived = true;
+          // Busy until released (close() ends idle connections at once), then closing the connection.
+          void gate.then(() => res.setHeader("connection", "close").end("adopted"));
+        });
+        t.after(release);
+        const internals = server as unknown as { _handle: { fd: number }; _connections: number };
+        const client = connect(port, "127.0.0.1");
+        t.after(() => client.destroy());
+        // net.connect to an IP address connects on the next tick; then accept before Node's loop can.
+        await new Promise((resolve) => process.nextTick(resolve));
+        let fds: number[] = [];
+        for (const until = Date.now() + 2000; fds.length === 0 && Date.now() < until;) fds = addon.acceptQueued(internals._handle.fd, 1);
+        assert.equal(fds.length, 1, "the client's connection never reached the accept queue");
+        // As accept.ts's adopt() does.
+        const socket = new Socket({ fd: fds[0], readable: true, writable: true, allowHalfOpen: true });
+        internals._connections++;
+        (socket as unknown as { _server: Server })._server = server;
+        server.emit("connection", socket);
+        const socketClosed = once(socket, "close");
+        let text = "";
+        client.on("data", (chunk: Buffer) => (text += chunk.toString("latin1")));
+        client.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+        for (const until = Date.now() + 2000; !arrived && Date.now() < until;) await new Promise((r) => setTimeout(r, 5));
+        assert.ok(arrived, changed("http.Server's 'connection' event", ACCEPT, "a request on a socket emitted there never reached the handler"));
+        const counted = await new Promise<number>((resolve, reject) => server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+        assert.equal(counted, 1, changed("net.Server _connections", ACCEPT, `getConnections() says ${counted} with one adopted connection counted there`));
+        let closedServer = false;
+        const closing = new Promise<void>((resolve) => server.close(() => resolve())).then(() => (closedServer = true));
+        await new Promise((r) => setTimeout(r, 50));
+        assert.equal(closedServer, false, changed("net.Server close()", ACCEPT, "it did not wait for a busy connection counted in _connections"));
+        release();
+        await Promise.race([socketClosed, new Promise((r) => setTimeout(r, 2000))]);
+        assert.match(
+          text,
+          /^HTTP\/1\.1 200[^]*adopted$/,
+          changed("http.Server's 'connection' event", ACCEPT, `a socket emitted there is not answered (got ${JSON.stringify(text)})`),
+        );
+        assert.ok(socket.destroyed, "the adopted connection was not closed after its Connection: close answer");
+        assert.equal(
+          internals._connections,
+          0,
+          changed(
+            "net.Socket destroy() of a socket with _server set",
+            ACCEPT,
+            `it did not uncount the socket from its server's _connections (${internals._connections})`,
+          ),
+        );
+        await Promise.race([closing, new Promise((r) => setTimeout(r, 2000))]);
+        assert.equal(
+          closedServer,
+          true,
+          changed("net.Socket destroy() of a socket with _server set", ACCEPT, "the server's close() was not called back once the socket was gone"),
+        );
+      },
+    );
+  },
+);
 
 describe("Node internals relied on by sendTimeout (src/engines/node/send-timeout.ts)", { timeout: 20_000 }, () => {
   const SEND = "src/engines/node/send-timeout.ts (sendTimeout; sendTimeout: 0 turns it off)";
@@ -379,11 +522,14 @@ describe("Node internals relied on by sendTimeout (src/engines/node/send-timeout
     // The limit hands a large write over in pieces; here, one more small write, then reading resumes.
     client.resume();
     // Until the count moves (or the bound, which only turns a hang into a failure, passes).
-    for (const end = Date.now() + 30_000; server.bytesWritten - server.writableLength === before && server.writableLength > 0 && Date.now() < end; ) {
+    for (const end = Date.now() + 30_000; server.bytesWritten - server.writableLength === before && server.writableLength > 0 && Date.now() < end;) {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     seen.push({ length: server.writableLength, written: server.bytesWritten - server.writableLength });
-    assert.ok(seen[0]!.written > before || seen[0]!.length === 0, changed("net.Socket bytesWritten and writableLength", SEND, "bytesWritten - writableLength does not grow as queued bytes are written"));
+    assert.ok(
+      seen[0]!.written > before || seen[0]!.length === 0,
+      changed("net.Socket bytesWritten and writableLength", SEND, "bytesWritten - writableLength does not grow as queued bytes are written"),
+    );
   });
 });
 
@@ -393,13 +539,19 @@ describe("Node internals relied on to drain without resets (src/engines/node/dra
     const { connectionsListOf } = await import("../../../src/engines/node/drain.js");
     const { server, port } = await plainServer(t, (_req, res) => res.end("x"));
     const list = connectionsListOf(server);
-    assert.ok(list !== undefined && typeof list.all === "function" && typeof list.idle === "function", changed("http.Server's connections list", DRAIN, "no symbol described 'http.server.connections' with all() and idle()"));
+    assert.ok(
+      list !== undefined && typeof list.all === "function" && typeof list.idle === "function",
+      changed("http.Server's connections list", DRAIN, "no symbol described 'http.server.connections' with all() and idle()"),
+    );
     const socket = connect(port, "127.0.0.1");
     t.after(() => socket.destroy());
     socket.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
     await once(socket, "data");
     const idle = list.idle();
-    assert.ok(idle.length === 1 && idle[0]!.socket !== null && idle[0]!.socket.remotePort === socket.localPort, changed("http.Server's connections list", DRAIN, "idle() does not hold the idle connection's socket"));
+    assert.ok(
+      idle.length === 1 && idle[0]!.socket !== null && idle[0]!.socket.remotePort === socket.localPort,
+      changed("http.Server's connections list", DRAIN, "idle() does not hold the idle connection's socket"),
+    );
     let called = false;
     server.closeIdleConnections = () => void (called = true);
     server.close();
