@@ -1,4 +1,4 @@
-module cog/test/h3-go-client
+module cog/test/quic-go-client
 
 go 1.24
 

@@ -1,9 +1,9 @@
-// h3-go-client: quic-go's HTTP/3 client (http3.Transport) for the native engine's HTTP/3 tests
-// (http3-quic-go.test.ts), the second client nobody here wrote, beside aioquic's. All requests go
+// quic-go-client: quic-go's HTTP/3 client (http3.Transport) for the native engine's HTTP/3 tests
+// (test/quic-go.ts), the second client nobody here wrote, beside aioquic's. All requests go
 // over one QUIC connection to 127.0.0.1:PORT, in phases: a phase's requests all at once, the next
 // phase once they are answered. Each phase's answers are printed as one JSON list on stdout.
 //
-//	h3-go-client PORT '[[{"method": "GET", "path": "/"}], [...]]'
+//	quic-go-client PORT '[[{"method": "GET", "path": "/"}], [...]]'
 //
 // A request's "body" is a string, or {"size": N} for N bytes of "x". With "cancel": true the
 // client reads the answer's head and its first bytes, then cancels the request (quic-go sends
@@ -105,12 +105,12 @@ func do(client *http.Client, base string, s spec) answer {
 
 func main() {
 	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: h3-go-client PORT PHASES-JSON")
+		fmt.Fprintln(os.Stderr, "usage: quic-go-client PORT PHASES-JSON")
 		os.Exit(2)
 	}
 	var phases [][]spec
 	if err := json.Unmarshal([]byte(os.Args[2]), &phases); err != nil {
-		fmt.Fprintln(os.Stderr, "h3-go-client: phases:", err)
+		fmt.Fprintln(os.Stderr, "quic-go-client: phases:", err)
 		os.Exit(2)
 	}
 	// The tests' certificate is issued on the spot for localhost: not verified here.

@@ -1,49 +1,15 @@
 // HTTP/3 on the native engine judged by a second client nobody here wrote: quic-go's
-// (http3.Transport), through h3-go-client/, built with `go build` (Go's build cache makes later
-// builds quick) and run against a real listening app over one QUIC connection. Skipped, saying
-// why, where `go` is missing.
+// (http3.Transport, test/quic-go.ts), against a real listening app over one QUIC connection.
+// Skipped, saying why, where `go` is missing.
 import assert from "node:assert/strict";
-import { execFile, execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { Cog } from "../../../src/index.js";
 import type { RequestLogLine } from "../../../src/observe/access-log.js";
 import { makeCertificates, opensslSkip } from "../../certificates.js";
 import { nativeSkip } from "../../helpers.js";
+import { quicGo as h3, quicGoSkip } from "../../quic-go.js";
 
-const SOURCE = fileURLToPath(new URL("./h3-go-client/", import.meta.url));
-const CACHE = fileURLToPath(new URL("../../../.cache/", import.meta.url));
-const CLIENT = `${CACHE}h3-go-client`;
-const goSkip: string | false = spawnSync("go", ["version"]).status === 0 ? false : "go is not installed (https://go.dev/dl/): these HTTP/3 tests use quic-go's client";
-const skip = nativeSkip || opensslSkip || goSkip;
-
-interface Spec {
-  method: string;
-  path: string;
-  body?: string | { size: number };
-  cancel?: boolean;
-}
-interface Answer {
-  status: number;
-  proto: string;
-  headers: Record<string, string>;
-  length: number;
-  allX: boolean;
-  body?: string;
-  cancelled?: true;
-  error?: string;
-}
-
-/** Runs quic-go's client against `port`: each phase's requests at once, on one connection. */
-function h3(port: number, ...phases: Spec[][]): Promise<Answer[][]> {
-  return new Promise((resolve, reject) => {
-    execFile(CLIENT, [String(port), JSON.stringify(phases)], { timeout: 60_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err !== null) return reject(new Error(`h3-go-client failed: ${err.message}\n${stderr}`));
-      resolve(JSON.parse(stdout) as Answer[][]);
-    });
-  });
-}
+const skip = nativeSkip || opensslSkip || quicGoSkip;
 
 describe("HTTP/3 on the native engine, with quic-go's client", { skip, timeout: 120_000 }, () => {
   const lines: RequestLogLine[] = [];
@@ -53,8 +19,6 @@ describe("HTTP/3 on the native engine, with quic-go's client", { skip, timeout: 
   let cancelSeen: Promise<void>;
 
   before(async () => {
-    mkdirSync(CACHE, { recursive: true });
-    execFileSync("go", ["build", "-o", CLIENT, "."], { cwd: SOURCE, stdio: ["ignore", "ignore", "inherit"] });
     app = new Cog({ engine: "native", tls: makeCertificates().issue("localhost"), bodyLimit: 8 * 1024 * 1024, logger: (line) => void lines.push(line as RequestLogLine) });
     app.get("/", (req, res) => res.json({ version: req.httpVersion, id: req.id }));
     app.post("/echo", (req, res) => res.type("application/octet-stream").send(req.body as Buffer));
