@@ -7,7 +7,7 @@
 // request held open on a timer (/delay/:ms) and a body echoed back over TLS (/echo).
 //
 //   [DATABASE_URL=postgres://…] [REDIS_URL=redis://…] [STATIC_DIR=…] [DATASET_PATH=…] [COG_ENGINE=native]
-//   [PORT=8080] [TLS_PORT=8081] [H2_PORT=8443] [H2C_PORT=8082] [TLS_CERT=… TLS_KEY=…] [WORKERS=auto]
+//   [PORT=8080] [TLS_PORT=8081] [H2_PORT=8443] [HTTP3=1] [H2C_PORT=8082] [TLS_CERT=… TLS_KEY=…] [WORKERS=auto]
 //   npx tsx examples/arena.ts
 //
 // With DATABASE_URL, the app also serves production-stack's API (/api/, behind an edge that
@@ -15,7 +15,8 @@
 // Redis at REDIS_URL); `node bench/arena/stack/stack.mjs` runs it behind nginx.
 //
 // Each extra listener starts when its port is set: TLS_PORT (HTTP/1.1 over TLS: json-tls, echo-10k
-// and echo-100k), H2_PORT (HTTP/2 over TLS: baseline-h2, static-h2) and H2C_PORT (HTTP/2
+// and echo-100k), H2_PORT (HTTP/2 over TLS: baseline-h2, static-h2; with HTTP3=1, on the native
+// engine, HTTP/3 on the same port over UDP too: baseline-h3, static-h3) and H2C_PORT (HTTP/2
 // cleartext only: baseline-h2c, json-h2c); the TLS ones read TLS_CERT and TLS_KEY (default /certs/server.crt and .key, where
 // HttpArena mounts them). WORKERS (a number or "auto") serves port PORT from that many worker
 // processes; the extra listeners are then served by the primary alone.
@@ -334,12 +335,13 @@ if (cluster.isPrimary) {
       throw new Error(`TLS_PORT and H2_PORT need a certificate: ${certPath} and ${keyPath} (TLS_CERT, TLS_KEY) do not both exist`);
     return { cert: readFileSync(certPath), key: readFileSync(keyPath) };
   };
-  const extra = async (port: string | undefined, make: () => Cog, says: string) => {
+  const extra = async (port: string | undefined, make: () => Cog, says: string, http3 = false) => {
     if (port === undefined) return;
     const server = make();
-    const address = await server.listen(Number(port), host);
+    const address = await server.listen({ port: Number(port), host, http3 });
     servers.push(server);
     listening.push(`arena ${says} on ${host}:${address.port}`);
+    if (http3) listening.push(`arena h3 on ${host}:${address.port}/udp`);
   };
   // json-tls, echo-10k and echo-100k: HTTP/1.1 over TLS, on the app's engine.
   await extra(
@@ -352,7 +354,9 @@ if (cluster.isPrimary) {
     },
     "https/1.1",
   );
-  // baseline-h2 and static-h2: HTTP/2 over TLS (ALPN h2, HTTP/1.1 for clients without it), on the app's engine.
+  // baseline-h2 and static-h2: HTTP/2 over TLS (ALPN h2, HTTP/1.1 for clients without it), on the app's engine;
+  // with HTTP3=1, baseline-h3 and static-h3 on the same port over UDP (the node engine refuses it, naming the native one).
+  const http3 = process.env.HTTP3 === "1";
   await extra(
     process.env.H2_PORT,
     () => {
@@ -362,6 +366,7 @@ if (cluster.isPrimary) {
       return server;
     },
     "h2",
+    http3,
   );
   // baseline-h2c and json-h2c: HTTP/2 cleartext with prior knowledge, on the app's engine.
   await extra(

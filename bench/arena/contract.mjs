@@ -356,6 +356,9 @@ const HTTPARENA_GROUPS = [
   ["echo-ws", ["echo-ws"]],
   ["async", ["async"]],
   ["echo", ["echo-10k", "echo-100k"]],
+  // validate.sh has no check of HTTP/3 itself (its curl has none): baseline-h3 and static-h3 only
+  // make it wait for the server over HTTP/2 on 8443 (h2load-h3 finds a broken HTTP/3 at 0 req/s).
+  ["h3", ["baseline-h3", "static-h3"]],
 ];
 
 /** The profiles validate.sh knows how to check without Docker Compose (production-stack and the gateways need it). */
@@ -805,6 +808,12 @@ const HTTPARENA = {
     }
     const missing = await exchange(port, { path: "/static/nonexistent.txt" });
     if (missing.status !== 404) problems.push(`GET /static/nonexistent.txt: HTTP ${missing.status}, expected 404`);
+  },
+
+  async h3({ h2Port }, problems) {
+    const [probe] = await exchangeH2(h2Port, ["/baseline2?a=1&b=1"], { tls: true });
+    if (probe.protocol !== "h2")
+      problems.push(`baseline-h3/static-h3: the readiness probe over HTTP/2 on ${h2Port}: ALPN chose ${probe.protocol}, expected h2`);
   },
 
   async "static-h2"({ h2Port }, problems) {

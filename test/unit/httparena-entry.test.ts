@@ -29,6 +29,8 @@ const PROFILE_ROUTES: Record<string, string[]> = {
   crud: ['"/crud/items"'],
   "baseline-h2": ['"/baseline2"'],
   "baseline-h2c": ['"/baseline2"'],
+  "baseline-h3": ['"/baseline2"', "http3"],
+  "static-h3": ['"/static"', "http3"],
   "json-h2c": ['"/json/:count"'],
   "echo-ws": ['app.ws("/ws"'],
   async: ['"/delay/:ms"'],
@@ -42,10 +44,13 @@ const PROFILE_PORTS: Record<string, [string, string]> = {
   "echo-100k": ["TLS_PORT", "8081"],
   "baseline-h2": ["H2_PORT", "8443"],
   "static-h2": ["H2_PORT", "8443"],
+  "baseline-h3": ["H2_PORT", "8443"],
+  "static-h3": ["H2_PORT", "8443"],
   "baseline-h2c": ["H2C_PORT", "8082"],
   "json-h2c": ["H2C_PORT", "8082"],
 };
 const HTTP2_PROFILES = ["baseline-h2", "static-h2", "baseline-h2c", "json-h2c"];
+const HTTP3_PROFILES = ["baseline-h3", "static-h3"];
 
 /** The Dockerfile's ENV settings, as name → value. */
 function envOf(dockerfile: string): Record<string, string> {
@@ -80,6 +85,16 @@ for (const { name, engine } of ENTRIES as { name: string; engine: string }[]) {
         meta.tests.filter((p: string) => HTTP2_PROFILES.includes(p)),
         HTTP2_PROFILES,
       );
+    });
+
+    test("enters the HTTP/3 profiles where its engine serves HTTP/3 (native), with HTTP3=1 and UDP on 8443 exposed", () => {
+      const h3 = engine === "native";
+      assert.deepEqual(
+        meta.tests.filter((p: string) => HTTP3_PROFILES.includes(p)),
+        h3 ? HTTP3_PROFILES : [],
+      );
+      assert.equal(env.HTTP3, h3 ? "1" : undefined);
+      assert.equal(/^EXPOSE .*\b8443\/udp\b/m.test(dockerfile), h3, "EXPOSE 8443/udp");
     });
 
     test("every listed profile's routes are registered by the app", () => {
