@@ -1,8 +1,7 @@
-//! The functions JavaScript calls (`src/engines/kit/addon.ts` declares them): conversions of
-//! their arguments into the engine's terms, then the engine (`engine`); results converted back.
-//! A table of thin functions: each converts its arguments with `js` and calls the engine. Nothing
-//! here keeps state: the buffers conversions reuse are `js::scratch`'s, the header blocks kept by
-//! number the engine's (`engine::keep_header_block`).
+//! The functions JavaScript calls (`src/engines/kit/addon.ts` declares them), a table of thin
+//! ones: each converts its arguments into the engine's terms with `js`, calls the engine, and
+//! converts its result back. Nothing here keeps state: the buffers conversions reuse are
+//! `js::scratch`'s, the header blocks kept by number the engine's (`engine::keep_header_block`).
 
 use crate::engine::{self, with_state, Settings};
 use crate::h1::WholeBody;
@@ -14,7 +13,7 @@ use crate::js::options::{ListenOptions, TlsOptions};
 use crate::js::peer::{Endpoints, TlsPeer};
 use crate::js::scratch::{with_scratch, Scratch};
 use crate::js::value::{float64s, is_undefined, uint32_of};
-use crate::js::{self, answer, text};
+use crate::js::{self, answer, header_list, text};
 use crate::uv;
 use napi::bindgen_prelude::*;
 use napi::{Env, JsError, JsFunction, JsObject, JsString, JsUnknown, NapiRaw, NapiValue};
@@ -124,25 +123,13 @@ pub fn dispose(server: u32) {
     }
 }
 
-/// The request's header lines as one latin1 string (as Node decodes them), `name\0value\0name\0value`
-/// (a head holds no NUL: the parser refuses one), written into a buffer kept from one call to
-/// the next. One string for JavaScript to take apart: a list of strings cost a string and an
-/// element store each, about 7,500 instructions for two headers.
+/// The request's header lines as one latin1 string (as Node decodes them; see `js::header_list`),
+/// written into a buffer kept from one call to the next.
 #[napi]
 pub fn headers(env: Env, id: f64) -> Result<JsString> {
     with_scratch(|scratch| {
         let text = &mut scratch.headers;
-        text.clear();
-        with_state(|s| {
-            for (name, value) in s.headers(id as u64).into_iter().flatten() {
-                if !text.is_empty() {
-                    text.push(0);
-                }
-                text.extend_from_slice(name);
-                text.push(0);
-                text.extend_from_slice(value);
-            }
-        });
+        with_state(|s| header_list::join(s.headers(id as u64).into_iter().flatten(), text));
         let string = env.create_string_latin1(text);
         text::trim(text);
         string

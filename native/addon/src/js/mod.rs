@@ -6,7 +6,7 @@
 //! The functions JavaScript calls are `exports.rs`; what they take and give converts here: the
 //! options of `listen` and `set_tls` (`options.rs`), an answer's head (`answer.rs`) and whole body
 //! (`body.rs`), values read through Node-API directly (`value.rs`), bytes through napi-rs's types
-//! (`bytes.rs`), what JavaScript reads of a request's connection (`peer.rs`), and the buffers the
+//! (`bytes.rs`), a request's header fields as one string (`header_list.rs`), what JavaScript reads of a request's connection (`peer.rs`), and the buffers the
 //! conversions reuse (`scratch.rs`).
 
 pub(crate) mod answer;
@@ -14,6 +14,7 @@ pub(crate) mod blocks;
 pub(crate) mod body;
 pub(crate) mod bytes;
 pub(crate) mod deliver;
+pub(crate) mod header_list;
 pub(crate) mod held;
 pub(crate) mod options;
 pub(crate) mod peer;
