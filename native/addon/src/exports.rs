@@ -1,49 +1,23 @@
-//! The functions JavaScript calls (`src/engines/kit/addon.ts` declares them): conversions of
-//! their arguments into the engine's terms, then the engine (`engine`); results converted back.
-//! Nothing here keeps state of its own but the buffers conversions reuse and the header blocks
-//! JavaScript sends again and again.
+//! The functions JavaScript calls (`src/engines/kit/addon.ts` declares them), a table of thin
+//! ones: each converts its arguments into the engine's terms with `js`, calls the engine, and
+//! converts its result back. Nothing here keeps state: the buffers conversions reuse are
+//! `js::scratch`'s, the header blocks kept by number the engine's (`engine::keep_header_block`).
 
 use crate::engine::{self, with_state, Settings};
-use crate::h1::{self, WholeBody};
-use crate::h2;
-use crate::h3;
+use crate::h1::WholeBody;
 use crate::io;
-use crate::js::{self, held, text};
+use crate::js::answer::{app_head, header_block, kept_block, reason_phrase, request_id_of, trailers_of};
+use crate::js::body::{body_of, Given};
+use crate::js::bytes::{bytes_of, Latin1};
+use crate::js::options::{ListenOptions, TlsOptions};
+use crate::js::peer::{Endpoints, TlsPeer};
+use crate::js::scratch::{with_scratch, Scratch};
+use crate::js::value::{float64s, is_undefined, uint32_of};
+use crate::js::{self, answer, header_list, text};
 use crate::uv;
-use cog_framing::response::{status_code, AppHead, HeaderBlock, KeptHeaderBlock, ReasonPhrase, RequestId};
 use napi::bindgen_prelude::*;
 use napi::{Env, JsError, JsFunction, JsObject, JsString, JsUnknown, NapiRaw, NapiValue};
 use napi_derive::napi;
-use std::cell::RefCell;
-
-#[napi(object)]
-pub struct ListenOptions {
-    pub host: String,
-    pub port: u32,
-    /// A Unix domain socket to listen on instead of `host` and `port`.
-    pub path: Option<String>,
-    pub max_header_size: u32,
-    pub max_headers: u32,
-    pub max_url_length: u32,
-    pub strict: bool,
-    pub headers_timeout: u32,
-    pub request_timeout: u32,
-    pub keep_alive_timeout: u32,
-    /// See `Settings::send_timeout`.
-    pub send_timeout: u32,
-    pub timeout_check_interval: u32,
-    /// The app has WebSocket routes, or a listener of 'upgrade': a request with an Upgrade header
-    /// waits for its answer (`set_upgrades` changes it).
-    pub web_sockets: bool,
-    /// Share the port with other processes (SO_REUSEPORT): Cog's workers.
-    pub reuse_port: Option<bool>,
-    /// Serve TLS (see `io::tls`).
-    pub tls: Option<TlsOptions>,
-    /// Serve HTTP/2 beside HTTP/1.1: by ALPN on TLS, by the connection preface on cleartext (see `h2`).
-    pub http2: Option<bool>,
-    /// Serve HTTP/3 on UDP, on the TCP listener's port number (needs `tls`; see `h3`).
-    pub http3: Option<bool>,
-}
 
 /// The version of the interface between this addon and its JavaScript side: its exports, their
 /// arguments and results, the listen options, the flags and the events. The loader
@@ -78,26 +52,16 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
     // runs on the env's thread.
     let js = unsafe { js::ServerJs::new(env.raw(), on_request.raw(), on_event.raw(), on_socket.raw(), context.raw()) }.map_err(Error::from_reason)?;
     let settings = Settings {
-        requests: h1::Settings {
-            // The parser's own bound sits one past Cog's, so Cog's 431 (with its message) answers first.
-            head: cog_framing::Limits { max_head: options.max_header_size as usize, max_headers: options.max_headers as usize + 1 },
-            rules: cog_framing::rules::Rules {
-                max_headers: options.max_headers as usize,
-                max_url_length: options.max_url_length as usize,
-                strict: options.strict,
-            },
-            web_sockets: options.web_sockets,
-        },
+        requests: options.requests(),
         headers_timeout: u64::from(options.headers_timeout),
         request_timeout: u64::from(options.request_timeout),
         keep_alive_timeout: u64::from(options.keep_alive_timeout),
         send_timeout: u64::from(options.send_timeout),
         check_interval: u64::from(options.timeout_check_interval),
-        h2: options.http2.unwrap_or(false).then(|| h2_settings(&options)),
-        h3: options.http3.unwrap_or(false).then(|| h3_settings(&options)),
+        h2: options.h2(),
+        h3: options.h3(),
     };
-    let tls =
-        options.tls.as_ref().map(|tls| io::tls::server_config(&tls_options(tls, options.http2.unwrap_or(false)))).transpose().map_err(Error::from_reason)?;
+    let tls = options.tls().map_err(Error::from_reason)?;
     let port = u16::try_from(options.port).map_err(|_| Error::from_reason(format!("port {} is out of range", options.port)))?;
     let at = match &options.path {
         Some(path) => engine::ListenAt::Unix(path),
@@ -109,69 +73,12 @@ pub fn listen(env: Env, options: ListenOptions, on_request: JsFunction, on_event
     }
 }
 
-/// An HTTP/2 connection's limits from the app's: those the node engine gives node:http2 (its
-/// header list as `maxHeaderSize`, room for every field that fits in it before a stream is
-/// reset), and cog-http2's defaults for the rest (see docs/decisions/http2-implementation.md).
-fn h2_settings(options: &ListenOptions) -> h2::Settings {
-    let (max_headers, max_header_size) = (options.max_headers as usize, options.max_header_size as usize);
-    let config = cog_http2::Config {
-        max_header_list_size: options.max_header_size,
-        // As node:http2's maxHeaderListPairs in the node engine (src/engines/node/engine.ts).
-        max_header_pairs: (max_headers + 5).max(max_header_size.div_ceil(32) + 1) as u32,
-        ..cog_http2::Config::default()
-    };
-    h2::Settings { config, max_headers, max_header_size, max_url_length: options.max_url_length as usize }
-}
-
-/// An HTTP/3 endpoint's limits: the app's on request heads (checked as on HTTP/2), its header
-/// list size announced as SETTINGS_MAX_FIELD_SECTION_SIZE, cog-http3's defaults for the rest.
-fn h3_settings(options: &ListenOptions) -> h3::Settings {
-    let config = cog_http3::Config { max_header_list_size: u64::from(options.max_header_size), ..cog_http3::Config::default() };
-    let limits = h2::Limits {
-        max_headers: options.max_headers as usize,
-        max_header_size: options.max_header_size as usize,
-        max_url_length: options.max_url_length as usize,
-    };
-    h3::Settings { config, limits }
-}
-
-fn tls_options(o: &TlsOptions, http2: bool) -> io::tls::TlsOptions {
-    io::tls::TlsOptions { http2, ..o.into() }
-}
-
-/// What `listen` and `set_tls` take (see `io::tls::TlsOptions`).
-#[napi(object)]
-pub struct TlsOptions {
-    pub key: String,
-    pub cert: String,
-    pub ca: Option<String>,
-    pub request_cert: bool,
-    pub reject_unauthorized: bool,
-    pub tls12: bool,
-    pub tls13: bool,
-}
-
-impl From<&TlsOptions> for io::tls::TlsOptions {
-    fn from(o: &TlsOptions) -> Self {
-        io::tls::TlsOptions {
-            key: o.key.clone(),
-            cert: o.cert.clone(),
-            ca: o.ca.clone(),
-            request_cert: o.request_cert,
-            reject_unauthorized: o.reject_unauthorized,
-            tls12: o.tls12,
-            tls13: o.tls13,
-            http2: false,
-        }
-    }
-}
-
 /// Replaces a TLS server's certificate, key and client-certificate options: connections made
 /// from now on use them, open ones keep theirs.
 #[napi]
 pub fn set_tls(server: u32, options: TlsOptions) -> Result<()> {
     let http2 = with_state(|s| s.serves_h2(server as usize));
-    let config = io::tls::server_config(&tls_options(&options, http2)).map_err(Error::from_reason)?;
+    let config = options.server_config(http2).map_err(Error::from_reason)?;
     with_state(|s| s.set_tls(server as usize, config)).map_err(Error::from_reason)
 }
 
@@ -216,25 +123,13 @@ pub fn dispose(server: u32) {
     }
 }
 
-/// The request's header lines as one latin1 string (as Node decodes them), `name\0value\0name\0value`
-/// (a head holds no NUL: the parser refuses one), written into a buffer kept from one call to
-/// the next. One string for JavaScript to take apart: a list of strings cost a string and an
-/// element store each, about 7,500 instructions for two headers.
+/// The request's header lines as one latin1 string (as Node decodes them; see `js::header_list`),
+/// written into a buffer kept from one call to the next.
 #[napi]
 pub fn headers(env: Env, id: f64) -> Result<JsString> {
-    SCRATCH.with(|scratch| {
-        let text = &mut scratch.borrow_mut().headers;
-        text.clear();
-        with_state(|s| {
-            for (name, value) in s.headers(id as u64).into_iter().flatten() {
-                if !text.is_empty() {
-                    text.push(0);
-                }
-                text.extend_from_slice(name);
-                text.push(0);
-                text.extend_from_slice(value);
-            }
-        });
+    with_scratch(|scratch| {
+        let text = &mut scratch.headers;
+        with_state(|s| header_list::join(s.headers(id as u64).into_iter().flatten(), text));
         let string = env.create_string_latin1(text);
         text::trim(text);
         string
@@ -246,63 +141,16 @@ pub fn remote_address(id: f64) -> Option<String> {
     with_state(|s| s.remote_address(id as u64))
 }
 
-/// The request's connection beyond its client's address: the client's port, and the local
-/// address and port it reached.
-#[napi(object)]
-pub struct Endpoints {
-    pub remote_port: u32,
-    pub local_address: String,
-    pub local_port: u32,
-}
-
 #[napi]
 pub fn endpoints(id: f64) -> Option<Endpoints> {
-    with_state(|s| s.endpoints(id as u64)).map(|(remote_port, local_address, local_port)| Endpoints {
-        remote_port: u32::from(remote_port),
-        local_address,
-        local_port: u32::from(local_port),
-    })
-}
-
-/// What the client of a TLS connection proved (see `tls::Peer`), as node:tls reports it.
-#[napi(object)]
-pub struct TlsPeer {
-    pub authorized: bool,
-    pub authorization_error: Option<String>,
-    /// The client's certificate, DER.
-    pub certificate: Option<Buffer>,
+    with_state(|s| s.endpoints(id as u64)).map(Endpoints::from)
 }
 
 /// The client certificate of the request's connection and whether it verified; none when the
 /// request is gone or its connection is not TLS.
 #[napi]
 pub fn tls_peer(id: f64) -> Option<TlsPeer> {
-    with_state(|s| s.tls_peer(id as u64)).map(|peer| TlsPeer {
-        authorized: peer.authorized,
-        authorization_error: peer.error.map(str::to_string),
-        certificate: peer.certificate.map(Buffer::from),
-    })
-}
-
-/// Response flags from JavaScript.
-const RESPONSE_CLOSE: u32 = 1;
-const RESPONSE_HAS_DATE: u32 = 2;
-
-/// Buffers reused from one response to the next (see `js::text`).
-#[derive(Default)]
-struct Scratch {
-    block: Vec<u8>,
-    body: Vec<u8>,
-    units: Vec<u16>,
-    reason: Vec<u8>,
-    request_id: Vec<u8>,
-    headers: Vec<u8>,
-    /// A header's name (`header`), a file's path (`open_file`).
-    name: Vec<u8>,
-}
-
-thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+    with_state(|s| s.tls_peer(id as u64)).map(TlsPeer::from)
 }
 
 /// `respond(id, status, block, body, flags, declared, reason?, requestId?)`: a whole response; false when
@@ -401,10 +249,9 @@ fn respond_with<const WITH_REASON: bool>(
     request_id: Option<napi::sys::napi_value>,
 ) -> Result<bool> {
     let env = env.raw();
-    let Some(status) = status_code(status) else { return Err(invalid_status(status)) };
-    KEPT.with(|kept| {
-        SCRATCH.with(|scratch| {
-            let (kept, scratch) = (&*kept.borrow(), &mut *scratch.borrow_mut());
+    let status = answer::status(status)?;
+    engine::with_kept_blocks(|kept| {
+        with_scratch(|scratch| {
             let reason = match reason {
                 // SAFETY: `env` and the value are this call's, live in its scope (see
                 // `respond_callback`).
@@ -412,13 +259,10 @@ fn respond_with<const WITH_REASON: bool>(
                 _ => None,
             };
             // SAFETY: `env` and the value are this call's, live in its scope.
-            let block = match unsafe { kept_index(env, block.raw()) } {
-                Some(index) => kept.get(index).ok_or_else(|| Error::from_reason("unknown kept header block"))?.block(),
-                None => {
-                    // SAFETY: `env` and the value are this call's, live in its scope.
-                    unsafe { text::latin1_into(env, block.raw(), &mut scratch.block) };
-                    HeaderBlock::new(&scratch.block).map_err(Error::from_reason)?
-                }
+            let block = match unsafe { uint32_of(env, block.raw()) } {
+                Some(index) => kept.get(index as usize).ok_or_else(|| Error::from_reason("unknown kept header block"))?.block(),
+                // SAFETY: `env` and the value are this call's, live in its scope.
+                None => unsafe { header_block(env, block.raw(), &mut scratch.block) }?,
             };
             let request_id = match request_id {
                 // SAFETY: `env` and the value are this call's, live in its scope.
@@ -427,7 +271,10 @@ fn respond_with<const WITH_REASON: bool>(
             };
             let answer = app_head(status, reason, block, flags, declared, request_id);
             // SAFETY: `env` and the value are this call's, live in its scope.
-            let body = unsafe { body_bytes(env, body.raw(), id as u64, declared, &mut scratch.units, &mut scratch.body) }?;
+            let body = match unsafe { body_of(env, body.raw(), declared, &mut scratch.units, &mut scratch.body) }? {
+                Given::Body(body) => body,
+                Given::FileAt(offset) => file_body(id as u64, offset, declared)?,
+            };
             let sent = with_state(|s| s.respond(id as u64, &answer, body));
             text::trim(&mut scratch.body);
             text::trim(&mut scratch.units);
@@ -439,110 +286,26 @@ fn respond_with<const WITH_REASON: bool>(
     })
 }
 
-#[cold]
-fn invalid_status(status: u32) -> Error {
-    Error::from_reason(format!("Invalid status code {status}: a status is 100 to 999"))
-}
-
-/// A header block's number when it is one `keepHeaderBlock` gave (else the block is a string).
-///
-/// # Safety
-///
-/// `env` is the current env and `value` a value of the current scope.
-unsafe fn kept_index(env: napi::sys::napi_env, value: napi::sys::napi_value) -> Option<usize> {
-    // SAFETY: `env` and `value` are live (the caller's promise); `index` is a local.
-    unsafe {
-        let mut index = 0u32;
-        (napi::sys::napi_get_value_uint32(env, value, &mut index) == napi::sys::Status::napi_ok).then_some(index as usize)
-    }
-}
-
-thread_local! {
-    /// Header blocks JavaScript sends again and again, checked once: `respond` takes their numbers.
-    static KEPT: RefCell<Vec<KeptHeaderBlock>> = const { RefCell::new(Vec::new()) };
-}
-
 /// Checks and keeps a header block (latin1 `name: value\r\n` lines); returns the number
 /// `respond` takes in its place. JavaScript keeps a bounded set (its cache of header blocks),
 /// so this never grows past that.
 #[napi]
 pub fn keep_header_block(env: Env, block: JsString) -> Result<u32> {
-    let mut bytes = Vec::new();
     // SAFETY: `#[napi]` hands over the current env and the string argument, live in the call's
     // scope.
-    unsafe { text::latin1_into(env.raw(), block.raw(), &mut bytes) };
-    let kept = KeptHeaderBlock::new(&bytes).map_err(Error::from_reason)?;
-    KEPT.with(|blocks| {
-        let mut blocks = blocks.borrow_mut();
-        blocks.push(kept);
-        Ok(blocks.len() as u32 - 1)
-    })
+    let kept = unsafe { kept_block(env.raw(), block.raw()) }?;
+    Ok(engine::keep_header_block(kept))
 }
 
-/// A response body: a string's UTF-8 (written into `out`), a small Buffer's own bytes, a
-/// large Buffer held where it lies (see `js::held`), or a file range (see `file_body`).
-/// Inlined into both copies of `respond_with`: called instead, it cost a response ~30 instructions.
-///
-/// # Safety
-///
-/// `env` is the current env and `value` a value of the current scope.
-#[inline(always)]
-unsafe fn body_bytes<'a>(
-    env: napi::sys::napi_env,
-    value: napi::sys::napi_value,
-    id: u64,
-    declared: f64,
-    units: &mut Vec<u16>,
-    out: &'a mut Vec<u8>,
-) -> Result<WholeBody<'a>> {
-    // SAFETY: `env` and `value` are live (the caller's promise); `data` and `len` describe the
-    // Buffer N-API reported, which lives for the rest of the call, and the slice is made only from
-    // a non-null pointer (`len` > 0); a large Buffer is held by reference instead
-    // (`held::HeldBuffer`) so it outlives the call.
-    unsafe {
-        let mut kind = 0;
-        napi::sys::napi_typeof(env, value, &mut kind);
-        if kind == napi::sys::ValueType::napi_string {
-            text::utf8_into(env, value, units, out);
-            return Ok(WholeBody::Bytes(out));
-        }
-        let mut data = std::ptr::null_mut();
-        let mut len = 0usize;
-        if napi::sys::napi_get_buffer_info(env, value, &mut data, &mut len) != napi::sys::Status::napi_ok {
-            return file_body(env, value, id, declared);
-        }
-        if len >= held::HOLD_FROM {
-            if let Some(held) = held::HeldBuffer::new(env, value, data as *const u8, len) {
-                return Ok(WholeBody::Held(Box::new(held)));
-            }
-        }
-        Ok(WholeBody::Bytes(if len == 0 { &[] } else { std::slice::from_raw_parts(data as *const u8, len) }))
-    }
-}
-
-/// A body given as a number: `declared` bytes, from that position, of the file opened for
-/// request `id`'s answer (`open_file`), sent in place. Nothing when the request is gone (the
-/// response then finds no client); an error when no file was opened for it.
-///
-/// # Safety
-///
-/// `env` is the current env and `value` a value of the current scope.
+/// The file opened for request `id`'s answer (`open_file`), `declared` bytes of it from
+/// `offset`. Nothing when the request is gone (the response then finds no client); an error
+/// when no file was opened for it.
 #[cold]
-unsafe fn file_body(env: napi::sys::napi_env, value: napi::sys::napi_value, id: u64, declared: f64) -> Result<WholeBody<'static>> {
-    // SAFETY: `env` and `value` are live (the caller's promise); `offset` is a local.
-    unsafe {
-        let mut offset = 0f64;
-        if napi::sys::napi_get_value_double(env, value, &mut offset) != napi::sys::Status::napi_ok {
-            return Err(Error::from_reason("a response body must be a string, a Buffer or the position of an opened file"));
-        }
-        if !(offset >= 0.0 && declared >= 0.0) {
-            return Err(Error::from_reason("a file body needs a position and a Content-Length (declared), neither negative"));
-        }
-        match with_state(|s| s.take_file(id)) {
-            Some(Some(file)) => Ok(WholeBody::File { file, offset: offset as u64, length: declared as u64 }),
-            Some(None) => Err(Error::from_reason("no file was opened for this response (openFile)")),
-            None => Ok(WholeBody::Bytes(&[])),
-        }
+fn file_body(id: u64, offset: u64, declared: f64) -> Result<WholeBody<'static>> {
+    match with_state(|s| s.take_file(id)) {
+        Some(Some(file)) => Ok(WholeBody::File { file, offset, length: declared as u64 }),
+        Some(None) => Err(Error::from_reason("no file was opened for this response (openFile)")),
+        None => Ok(WholeBody::Bytes(&[])),
     }
 }
 
@@ -555,15 +318,13 @@ unsafe fn file_body(env: napi::sys::napi_env, value: napi::sys::napi_value, id: 
 #[napi]
 pub fn open_file(env: Env, id: f64, path: JsString, stat: JsUnknown) -> Result<i32> {
     let env = env.raw();
-    let (mut kind, mut length, mut data, mut buffer, mut offset) = (0, 0usize, std::ptr::null_mut(), std::ptr::null_mut(), 0usize);
     // SAFETY: `#[napi]` hands over the current env and the argument, live in the call's scope; the
-    // out-pointers are locals.
-    let status = unsafe { napi::sys::napi_get_typedarray_info(env, stat.raw(), &mut kind, &mut length, &mut data, &mut buffer, &mut offset) };
-    if status != napi::sys::Status::napi_ok || kind != napi::sys::TypedarrayType::float64_array || length < 3 {
+    // slice is written before the call returns.
+    let Some(stat) = (unsafe { float64s(env, stat.raw(), 3) }) else {
         return Err(Error::from_reason("openFile writes the file's size and time into a Float64Array of 3"));
-    }
-    let opened = SCRATCH.with(|scratch| {
-        let Scratch { units, name: bytes, .. } = &mut *scratch.borrow_mut();
+    };
+    let opened = with_scratch(|scratch| {
+        let Scratch { units, name: bytes, .. } = scratch;
         // SAFETY: `#[napi]` hands over the current env and the string argument, live in the call's
         // scope.
         unsafe { text::utf8_into(env, path.raw(), units, bytes) };
@@ -571,8 +332,6 @@ pub fn open_file(env: Env, id: f64, path: JsString, stat: JsUnknown) -> Result<i
     });
     Ok(match opened {
         Ok(engine::Found::File { size, mtime: (seconds, nanoseconds) }) => {
-            // SAFETY: a Float64Array of at least 3 elements, checked above.
-            let stat = unsafe { std::slice::from_raw_parts_mut(data as *mut f64, 3) };
             stat.copy_from_slice(&[size as f64, seconds as f64, nanoseconds as f64]);
             0
         }
@@ -586,8 +345,8 @@ pub fn open_file(env: Env, id: f64, path: JsString, stat: JsUnknown) -> Result<i
 /// file, 1 for a directory, 2 for anything else, otherwise the negated errno of stat(2).
 #[napi]
 pub fn stat_file(env: Env, path: JsString) -> i32 {
-    SCRATCH.with(|scratch| {
-        let Scratch { units, name: bytes, .. } = &mut *scratch.borrow_mut();
+    with_scratch(|scratch| {
+        let Scratch { units, name: bytes, .. } = scratch;
         // SAFETY: `#[napi]` hands over the current env and the string argument, live in the call's
         // scope.
         unsafe { text::utf8_into(env.raw(), path.raw(), units, bytes) };
@@ -607,7 +366,7 @@ pub fn stat_file(env: Env, path: JsString) -> i32 {
 #[napi]
 #[allow(clippy::too_many_arguments)]
 pub fn stream_start(env: Env, id: f64, status: u32, block: JsString, flags: u32, declared: f64, reason: JsUnknown, request_id: JsUnknown) -> Result<bool> {
-    let Some(status) = status_code(status) else { return Err(invalid_status(status)) };
+    let status = answer::status(status)?;
     let (mut units, mut phrase) = (Vec::new(), Vec::new());
     // SAFETY: `#[napi]` hands over the current env and the arguments, live in the call's scope.
     let reason = unsafe {
@@ -620,8 +379,7 @@ pub fn stream_start(env: Env, id: f64, status: u32, block: JsString, flags: u32,
     let mut bytes = Vec::new();
     // SAFETY: `#[napi]` hands over the current env and the string argument, live in the call's
     // scope.
-    unsafe { text::latin1_into(env.raw(), block.raw(), &mut bytes) };
-    let block = HeaderBlock::new(&bytes).map_err(Error::from_reason)?;
+    let block = unsafe { header_block(env.raw(), block.raw(), &mut bytes) }?;
     let mut id_bytes = Vec::new();
     // SAFETY: `#[napi]` hands over the current env and the arguments, live in the call's scope.
     let request_id = unsafe {
@@ -635,68 +393,6 @@ pub fn stream_start(env: Env, id: f64, status: u32, block: JsString, flags: u32,
     Ok(with_state(|s| s.stream_start(id as u64, &answer)))
 }
 
-/// A JavaScript value's type (`napi::sys::ValueType`).
-///
-/// # Safety
-///
-/// `env` is the current env and `value` a value of the current scope.
-unsafe fn type_of(env: napi::sys::napi_env, value: napi::sys::napi_value) -> napi::sys::napi_valuetype {
-    // SAFETY: `env` and `value` are live (the caller's promise); `kind` is a local.
-    unsafe {
-        let mut kind = 0;
-        napi::sys::napi_typeof(env, value, &mut kind);
-        kind
-    }
-}
-
-/// Whether an argument is `undefined` (or was not passed).
-///
-/// # Safety
-///
-/// `env` is the current env and `value` a value of the current scope.
-unsafe fn is_undefined(env: napi::sys::napi_env, value: napi::sys::napi_value) -> bool {
-    // SAFETY: the caller's promise, passed on.
-    unsafe { type_of(env, value) == napi::sys::ValueType::napi_undefined }
-}
-
-/// The request id JavaScript passed to echo: a string `RequestId` takes, kept in `out`.
-///
-/// # Safety
-///
-/// `env` is the current env and `value` a value of the current scope.
-unsafe fn request_id_of<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value, out: &'a mut Vec<u8>) -> Result<RequestId<'a>> {
-    // SAFETY: the caller's promise, passed on (`value` checked to be a string).
-    unsafe {
-        if type_of(env, value) != napi::sys::ValueType::napi_string {
-            return Err(Error::from_reason("A request id to echo must be a string"));
-        }
-        text::latin1_into(env, value, out);
-        RequestId::new(out).map_err(Error::from_reason)
-    }
-}
-
-/// The reason phrase JavaScript passed: a string of latin1 characters that `ReasonPhrase` takes
-/// (no CR, LF or other control character but tab), kept in `out`.
-///
-/// # Safety
-///
-/// `env` is the current env and `value` a value of the current scope.
-unsafe fn reason_phrase<'a>(env: napi::sys::napi_env, value: napi::sys::napi_value, units: &mut Vec<u16>, out: &'a mut Vec<u8>) -> Result<ReasonPhrase<'a>> {
-    // SAFETY: the caller's promise, passed on (`value` checked to be a string).
-    unsafe {
-        if type_of(env, value) != napi::sys::ValueType::napi_string {
-            return Err(Error::from_reason("A reason phrase (statusMessage) must be a string"));
-        }
-        text::utf16_into(env, value, units);
-        let latin1 = text::latin1_from_utf16(units, out);
-        text::trim(units);
-        if !latin1 {
-            return Err(Error::from_reason("Invalid character in the reason phrase (statusMessage): past U+00FF"));
-        }
-        ReasonPhrase::new(out).map_err(Error::from_reason)
-    }
-}
-
 /// The value of one request header, without building them all: repeats joined as Node joins
 /// them, or with `first`, the first one alone (what Node keeps of Content-Type and the like).
 ///
@@ -705,8 +401,8 @@ unsafe fn reason_phrase<'a>(env: napi::sys::napi_env, value: napi::sys::napi_val
 /// ~1,100 instructions a call, more than the lookup.
 #[napi]
 pub fn header(env: Env, id: f64, name: JsString, first: Option<bool>) -> Option<Latin1> {
-    SCRATCH.with(|scratch| {
-        let name_bytes = &mut scratch.borrow_mut().name;
+    with_scratch(|scratch| {
+        let name_bytes = &mut scratch.name;
         // SAFETY: `#[napi]` hands over the current env and the string argument, live in the call's
         // scope.
         unsafe { text::latin1_into(env.raw(), name.raw(), name_bytes) };
@@ -741,48 +437,16 @@ pub fn stream_file(id: f64, fd: u32, position: f64, length: f64) -> bool {
 /// a block that isn't well-formed header lines.
 #[napi]
 pub fn stream_end(env: Env, id: f64, trailers: JsUnknown) -> Result<bool> {
-    // SAFETY: `#[napi]` hands over the current env and the argument, live in the call's scope.
-    if unsafe { is_undefined(env.raw(), trailers.raw()) } {
-        return Ok(with_state(|s| s.stream_end(id as u64, None)));
-    }
-    // SAFETY: as above.
-    if unsafe { type_of(env.raw(), trailers.raw()) } != napi::sys::ValueType::napi_string {
-        return Err(Error::from_reason("Trailers must be a string of header lines"));
-    }
     let mut bytes = Vec::new();
-    // SAFETY: as above; the argument is a string, checked just before.
-    unsafe { text::latin1_into(env.raw(), trailers.raw(), &mut bytes) };
-    let block = HeaderBlock::new(&bytes).map_err(|_| Error::from_reason("Invalid trailer line in the response"))?;
-    Ok(with_state(|s| s.stream_end(id as u64, Some(block))))
+    // SAFETY: `#[napi]` hands over the current env and the argument, live in the call's scope.
+    let trailers = unsafe { trailers_of(env.raw(), trailers.raw(), &mut bytes) }?;
+    Ok(with_state(|s| s.stream_end(id as u64, trailers)))
 }
 
 /// Closes the request's connection (its response failed half-way).
 #[napi]
 pub fn destroy(id: f64) {
     with_state(|s| s.destroy(id as u64));
-}
-
-/// The bytes of what JavaScript writes: a string's UTF-8, or a Buffer's own.
-fn bytes_of(data: &Either<String, Buffer>) -> &[u8] {
-    match data {
-        Either::A(text) => text.as_bytes(),
-        Either::B(buffer) => buffer.as_ref(),
-    }
-}
-
-/// Bytes handed to JavaScript as a latin1 string.
-pub struct Latin1(Vec<u8>);
-
-impl ToNapiValue for Latin1 {
-    unsafe fn to_napi_value(env: napi::sys::napi_env, value: Self) -> Result<napi::sys::napi_value> {
-        // SAFETY: napi-rs calls this with the current env; the bytes are valid for their length,
-        // and copied.
-        unsafe {
-            let mut out = std::ptr::null_mut();
-            napi::sys::napi_create_string_latin1(env, value.0.as_ptr() as *const _, value.0.len(), &mut out);
-            Ok(out)
-        }
-    }
 }
 
 /// Completes the WebSocket handshake of request `id` (101) and makes its connection a socket
@@ -900,25 +564,4 @@ pub fn pause_body(id: f64, paused: bool) {
 #[napi]
 pub fn set_body_timeout(id: f64, ms: f64) {
     with_state(|s| s.set_body_timeout(id as u64, ms as u64));
-}
-
-/// The app's answer head from what JavaScript passed: its flags (`RESPONSE_HAS_DATE`, `RESPONSE_CLOSE`) and the
-/// Content-Length it declared (negative: none).
-fn app_head<'a>(
-    status: u16,
-    reason: Option<ReasonPhrase<'a>>,
-    block: HeaderBlock<'a>,
-    flags: u32,
-    declared: f64,
-    request_id: Option<RequestId<'a>>,
-) -> AppHead<'a> {
-    AppHead {
-        status,
-        reason,
-        block,
-        has_date: flags & RESPONSE_HAS_DATE != 0,
-        declared_length: (declared >= 0.0).then_some(declared as u64),
-        close: flags & RESPONSE_CLOSE != 0,
-        request_id,
-    }
 }

@@ -13,12 +13,14 @@
 //! - `sockets.rs`: WebSockets, by socket id;
 //! - `tunnels.rs`: connections handed to JavaScript raw (an upgrade), by id;
 //! - `lookup.rs`: what JavaScript reads of a request after it was handed over;
+//! - `kept.rs`: header blocks JavaScript sends again and again, kept by number;
 //! - `files.rs`: files opened for a request's answer, kept on the request until it sends them;
 //! - `quic.rs`: HTTP/3: a server's UDP socket and timer driving its `h3::Endpoint`;
 //! - `timers.rs`: slow and idle connections are swept out.
 
 mod accept;
 mod files;
+mod kept;
 mod lookup;
 mod quic;
 mod serve;
@@ -33,4 +35,5 @@ mod tests;
 
 pub(crate) use accept::{destroy_connections, dispose, listen, open_connections, stop_listening, ListenAt};
 pub(crate) use files::Found;
+pub(crate) use kept::{keep_header_block, with_kept_blocks};
 pub(crate) use state::{with_state, Settings};

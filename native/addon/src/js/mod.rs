@@ -3,13 +3,25 @@
 //! strings into bytes (`text.rs`), the app's Buffers held while they are sent (`held.rs`), and
 //! the Buffers a request body's pieces are read into (`piece.rs`) and
 //! the memory under them, reused (`blocks.rs`).
-//! The functions JavaScript calls are `exports.rs`.
+//! The functions JavaScript calls are `exports.rs`; what they take and give converts here: the
+//! options of `listen` and `set_tls` (`options.rs`), an answer's head (`answer.rs`) and whole body
+//! (`body.rs`), values read through Node-API directly (`value.rs`), bytes through napi-rs's types
+//! (`bytes.rs`), a request's header fields as one string (`header_list.rs`), what JavaScript reads of a request's connection (`peer.rs`), and the buffers the
+//! conversions reuse (`scratch.rs`).
 
+pub(crate) mod answer;
 pub(crate) mod blocks;
+pub(crate) mod body;
+pub(crate) mod bytes;
 pub(crate) mod deliver;
+pub(crate) mod header_list;
 pub(crate) mod held;
+pub(crate) mod options;
+pub(crate) mod peer;
 pub(crate) mod piece;
+pub(crate) mod scratch;
 pub(crate) mod text;
+pub(crate) mod value;
 
 #[cfg(test)]
 pub(crate) use deliver::delivered;
