@@ -10,7 +10,7 @@ use crate::request::Req;
 use cog_framing::response::{decimal, refusal_body, with_date, AppHead, HeaderBlock};
 use cog_http2::{code, Connection, StreamId};
 
-/// What a piece of a streamed body came to.
+/// What a piece of a streamed body came to (on an HTTP/2 or an HTTP/3 stream).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Piece {
     /// Queued; `more`: the stream's buffer is under its high-water mark (else wait for a drain event).
@@ -33,15 +33,22 @@ pub(super) fn respond(conn: &mut Connection, state: &Stream, req: &Req, answer: 
         return false;
     }
     let stream = req.stream();
+    let (length, sends) = whole_length(req, answer, body);
+    head(conn, stream, answer, length, !sends) && (!sends || conn.send_data(stream, body, true).is_ok())
+}
+
+/// A whole answer's Content-Length (none for 1xx, 204, 304) and whether its body goes out (not
+/// for those, nor for HEAD, nor when it is empty): HTTP/2's and HTTP/3's rule alike. A HEAD
+/// answer reports the length the app declared, if it declared one without a body.
+pub(crate) fn whole_length(req: &Req, answer: &AppHead, body: &[u8]) -> (Option<u64>, bool) {
     let no_body = has_no_body(answer.status);
     let sends = !no_body && !req.is_head() && !body.is_empty();
-    // A HEAD answer reports the length the app declared, if it declared one without a body.
     let length = match answer.declared_length {
         _ if no_body => None,
         Some(declared) if req.is_head() && body.is_empty() => Some(declared),
         _ => Some(body.len() as u64),
     };
-    head(conn, stream, answer, length, !sends) && (!sends || conn.send_data(stream, body, true).is_ok())
+    (length, sends)
 }
 
 /// Starts a streamed response: its head, with the Content-Length the app declared if it

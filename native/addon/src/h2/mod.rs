@@ -21,7 +21,7 @@ mod head;
 mod settings;
 mod streams;
 
-pub(crate) use answer::{answer_fields, has_no_body, lines as header_lines, refusal_fields, Piece};
+pub(crate) use answer::{answer_fields, has_no_body, lines as header_lines, refusal_fields, whole_length, Piece};
 pub(crate) use conn::{Conn, Parsed, Swept};
 pub(crate) use head::{check_head, Head, Verdict};
 pub(crate) use settings::{Limits, Settings};

@@ -4,24 +4,13 @@
 //! event. Once a response is done its stream is forgotten.
 
 use super::endpoint::{Endpoint, FileLeft, Response, Stream};
-use crate::h2::{answer_fields, has_no_body};
+use crate::h2::{answer_fields, has_no_body, whole_length, Piece};
 use crate::request::{H3Stream, Req};
 use cog_framing::response::{AppHead, HeaderBlock};
 use cog_http3::{code, ConnId};
 
 /// A piece of a file read at a time into the stream.
 const FILE_PIECE: usize = 64 * 1024;
-
-/// What a piece of a streamed body came to.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Piece {
-    /// Queued; `more`: the stream's buffer is under its high-water mark (else wait for a drain event).
-    Written { more: bool },
-    /// Nothing to send: an empty piece, or a response without a body (HEAD, 204, 304).
-    Dropped,
-    /// Its stream is not in flight here.
-    Gone,
-}
 
 impl Endpoint {
     fn stream_of(&mut self, at: H3Stream) -> Option<&mut Stream> {
@@ -46,13 +35,7 @@ impl Endpoint {
         if self.streams.remove(&(at.conn, at.stream)).is_none_or(|s| s.response != Response::Waiting) {
             return false;
         }
-        let no_body = has_no_body(answer.status);
-        let sends = !no_body && !req.is_head() && !body.is_empty();
-        let length = match answer.declared_length {
-            _ if no_body => None,
-            Some(declared) if req.is_head() && body.is_empty() => Some(declared),
-            _ => Some(body.len() as u64),
-        };
+        let (length, sends) = whole_length(req, answer, body);
         self.head(at, answer, length, !sends) && (!sends || self.quic.send_data(ConnId(at.conn), at.stream, body, true).is_ok())
     }
 

@@ -11,5 +11,5 @@
 mod answer;
 mod endpoint;
 
-pub(crate) use answer::Piece;
+pub(crate) use crate::h2::Piece;
 pub(crate) use endpoint::{Endpoint, Settings};
