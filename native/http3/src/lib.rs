@@ -9,6 +9,8 @@
 //! connection IDs); HTTP/3's framing (RFC 9114) and QPACK (RFC 9204, static table only) are
 //! this crate's (see docs/decisions/http3-implementation.md).
 
+#![forbid(unsafe_code)]
+
 mod config;
 mod connection;
 mod endpoint;
