@@ -320,7 +320,6 @@ export class NativeEngine implements Engine {
     const deadline = now() + drainMs;
     this.serverId = -1;
     this.bound = null;
-    const until = Date.now() + drainMs;
     addon.stopListening(server);
     const listening = this.Request.prototype[SERVER];
     if (listening !== null) listening.listening = false;
@@ -352,32 +351,33 @@ export class NativeEngine implements Engine {
     await Promise.all([sockets, requests, tunnels]);
     // HTTP/3 connections close on their own once their answers are acknowledged (GOAWAY went
     // out with stopListening): the drain waits for that, within its deadline.
-    if (this.altSvc !== undefined) while (addon.quicConnections(server) > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
+    if (this.altSvc !== undefined) await noneLeft(() => addon.quicConnections(server), deadline - now());
     this.idle = null;
-    await connectionsClosed(addon, server, deadline - now());
+    // The responses are done by now, but a connection may still be reading the body of a request
+    // answered before it was read: the engine reads and drops the rest, as node:http dumps it,
+    // and closes the connection once it has come. Cut before, the bytes left unread would reset
+    // it and the client, still sending, would fail with ECONNRESET or EPIPE rather than read its
+    // answer (a 405 to an upload, then `server.close()` as supertest calls it).
+    await noneLeft(() => addon.openConnections(server), deadline - now());
     addon.destroyConnections(server);
     addon.dispose(server);
   }
 }
 
 /**
- * Resolves once the stopping server's last connection has closed, or after `ms`. The
- * responses are done by now, but a connection may still be reading the body of a request answered
- * before it was read: the engine reads and drops the rest, as node:http dumps it, and closes the
- * connection once it has come. Cut before, the bytes left unread would reset it and the client,
- * still sending, would fail with ECONNRESET or EPIPE rather than read its answer (a 405 to an
- * upload, then `server.close()` as supertest calls it). The engine tells no JavaScript when a
- * connection closes, so this asks it on a sweep, as the node engine's drain sweeps its idle ones.
+ * Resolves once `open()` (a stopping server's connections, as the engine counts them) is 0, or
+ * after `ms`. The engine tells no JavaScript when a connection closes, so this asks it on a
+ * sweep, as the node engine's drain sweeps its idle ones.
  */
-function connectionsClosed(addon: NativeAddon, server: number, ms: number): Promise<void> | undefined {
-  if (ms <= 0 || addon.openConnections(server) === 0) return undefined;
+function noneLeft(open: () => number, ms: number): Promise<void> | undefined {
+  if (ms <= 0 || open() === 0) return undefined;
   return new Promise((resolve) => {
     const done = () => {
       clearInterval(sweep);
       clearTimeout(deadline);
       resolve();
     };
-    const sweep = setInterval(() => addon.openConnections(server) === 0 && done(), CONNECTION_SWEEP_MS);
+    const sweep = setInterval(() => open() === 0 && done(), CONNECTION_SWEEP_MS);
     const deadline = setTimeout(done, ms);
   });
 }
