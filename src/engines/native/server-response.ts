@@ -1,4 +1,4 @@
-import { OutgoingMessage, STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
+import { OutgoingMessage, ServerResponse, STATUS_CODES, type OutgoingHttpHeader, type OutgoingHttpHeaders } from "node:http";
 import type { FileHandle } from "node:fs/promises";
 import { Stream } from "node:stream";
 import { BAD_VALUE_CHAR, checkHeader, destroyedWith, endAfterEnd, headersSentError, implicitHead, isStatus, lowerCase, nodeError, toBytes, writeAfterEnd, type HeaderInput } from "../kit/compat.js";
@@ -175,7 +175,7 @@ export abstract class NativeServerResponse {
     return this;
   }
 
-  /** Node's older name for `writeHead`. */
+  /** Node's older name for `writeHead` (where this Node's node:http still has it: Node 26 has not). */
   writeHeader(status: number, reason?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
     return this.writeHead(status, reason, headers);
   }
@@ -519,3 +519,6 @@ function eachValue<T>(to: T, name: string, value: StoredValue, write: (to: T, na
   if (typeof value === "object") for (const v of value) write(to, name, v);
   else write(to, name, typeof value === "string" ? value : String(value));
 }
+
+// Node 26 dropped `writeHeader` from node:http: the native engine's responses follow the Node they run on.
+if (!("writeHeader" in ServerResponse.prototype)) delete (NativeServerResponse.prototype as { writeHeader?: unknown }).writeHeader;
