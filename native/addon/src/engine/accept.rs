@@ -333,9 +333,18 @@ impl State {
         }
     }
 
-    /// Polls the listener again after a pause for want of descriptors (the sweep calls it).
+    /// Polls the listener again after a pause for want of descriptors (the sweep calls it). The
+    /// reserve is taken again first if it was lost: another thread of the process (a file written
+    /// on libuv's pool) can take the descriptor `shed_queue` freed before it is reopened, and
+    /// without a reserve the connections past the limit would wait instead of being closed.
     pub(super) fn resume_accepting(&mut self, id: usize) {
-        let Some(server) = self.servers.get_mut(id).and_then(Option::as_mut).filter(|s| s.accept_paused && !s.stopped) else { return };
+        if !self.servers.get(id).and_then(Option::as_ref).is_some_and(|s| s.accept_paused && !s.stopped) {
+            return;
+        }
+        if self.reserve.is_none() {
+            self.reserve = socket::reserve_descriptor();
+        }
+        let Some(server) = self.servers.get_mut(id).and_then(Option::as_mut) else { return };
         server.accept_paused = false;
         // SAFETY: the server's listening handle, started in `listen` and stopped by `out_of_descriptors`.
         unsafe { uv_poll_start(server.listen_poll, UV_READABLE, on_listen) };

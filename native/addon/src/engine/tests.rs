@@ -210,3 +210,23 @@ fn a_whole_slice_of_ready_connections_is_served_in_the_poll_phase() {
     assert_eq!(js::delivered().len(), 1);
     dispose(id);
 }
+
+#[test]
+fn the_sweep_takes_a_lost_reserve_again_before_it_polls_the_listener_again() {
+    let (id, port) = server(0);
+    // Paused for want of descriptors, the reserve lost to another thread of the process.
+    with_state(|s| {
+        s.reserve = None;
+        s.servers[id].as_mut().unwrap().accept_paused = true;
+    });
+    // SAFETY: the server's listening handle, as `out_of_descriptors` stops it.
+    unsafe { crate::uv::uv_poll_stop(listener(id)) };
+    assert!(!fake::handle_of(listener(id)).unwrap().active);
+
+    fake::advance(1_000);
+    assert!(with_state(|s| s.reserve.is_some()), "the reserve is taken again");
+    assert!(fake::handle_of(listener(id)).unwrap().active, "the listener is polled again");
+    let _clients = connect(id, port, 1);
+    assert_eq!(conns(id).len(), 1, "and accepts");
+    dispose(id);
+}
