@@ -1,4 +1,7 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import type { Handler } from "./chain.js";
+import type { NodeMiddleware } from "../http/handler.js";
 import { pathOf } from "../base/path.js";
 import type { InternalRequest, Request, RouteRequest } from "../http/request.js";
 import { checkPath, joinPaths, normalizePattern, type JoinedPath, type PathParams } from "./router.js";
@@ -7,6 +10,10 @@ import { upgradeHandler } from "../websocket/route.js";
 import type { Topics } from "../websocket/topics.js";
 import { checkWebSocketRoute, resolveWebSocketOptions, type WebSocketHandlers, type WebSocketOptions } from "../websocket/types.js";
 import { CACHED_PATH } from "../base/symbols.js";
+
+type NodeRequest = IncomingMessage | Http2ServerRequest;
+type NodeResponse = ServerResponse | Http2ServerResponse;
+type AnyFunction = (...args: never[]) => unknown;
 
 /**
  * A route-registering method: `(path, ...handlers)`, whose handlers see `req.params` typed from
@@ -67,7 +74,13 @@ export class Group<Prefix extends string = ""> {
    * it runs (`req.baseUrl` holds it, `req.originalUrl` the whole URL), so static file servers
    * and routers mounted there see the paths they serve.
    */
-  use(pathOrHandler: string | Handler, ...handlers: Handler[]): this {
+  use(...handlers: Handler[]): this;
+  use(path: string, ...handlers: Handler[]): this;
+  /** Middleware typed for Node's or Express's own classes (`NodeMiddleware`): Connect's node handler, helmet, express-rate-limit… */
+  use<Req extends NodeRequest, Res extends NodeResponse>(...handlers: NodeMiddleware<Req, Res>[]): this;
+  use<Req extends NodeRequest, Res extends NodeResponse>(path: string, ...handlers: NodeMiddleware<Req, Res>[]): this;
+  // Node's middleware is called as Cog's is: assertHandler checks it is a function.
+  use(pathOrHandler: string | Handler | AnyFunction, ...handlers: (Handler | AnyFunction)[]): this {
     let path = "/";
     if (typeof pathOrHandler === "function") handlers.unshift(pathOrHandler);
     else if (pathOrHandler === "*" || pathOrHandler === "/*") path = "/";

@@ -144,10 +144,10 @@ async function served(t: { after(fn: () => unknown): void }, mount: Mount, trans
   if (mount === "adapter") {
     port = (await serve(t, (app) => app.use(connect({ ...options, routes: echoRoutes(seen) })), http2)).port;
   } else if (mount === "cog") {
-    port = (await serve(t, (app) => app.use(handler as never), http2)).port;
+    port = (await serve(t, (app) => app.use(handler), http2)).port;
   } else {
     const app = cogExpress({ engine, ...http2 } as never);
-    app.use(handler as never);
+    app.use(handler);
     const server = app.listen(0, "127.0.0.1");
     await new Promise<void>((resolve) => (server.listening ? resolve() : server.once("listening", () => resolve())));
     t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
@@ -431,7 +431,7 @@ for (const [mount, transport] of variants) {
 describe("Connect and gRPC-Web over HTTP/1.1 through connectNodeAdapter", () => {
   test("a Connect unary call (JSON, which Cog reads before the chain and replays), an error, and a gRPC-Web call", async (t) => {
     const seen: Seen = { aborted: [] };
-    const { base } = await serve(t, (app) => app.use(connectNodeAdapter({ routes: echoRoutes(seen) }) as never));
+    const { base } = await serve(t, (app) => app.use(connectNodeAdapter({ routes: echoRoutes(seen) })));
     const json = await fetch(`${base}/cog.test.Echo/Unary`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-ask": "h1" },

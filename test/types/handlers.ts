@@ -2,6 +2,10 @@
 // Each @ts-expect-error line must fail to type-check, or tsc reports the unused directive.
 import { Type } from "@sinclair/typebox";
 import { z } from "zod";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import helmet from "helmet";
+import rateLimit from "express-rate-limit";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { Cog, HttpError, type CogRequest, type CogResponse, type Handler } from "../../src/index.js";
 
 const app = new Cog();
@@ -67,6 +71,27 @@ const logger: Handler = (req: CogRequest, _res: CogResponse, next) => {
 };
 app.use(logger);
 app.use("/api", (_req, _res, next) => next());
+
+// Middleware typed for Node's or Express's own classes fits `use` without a cast: Cog's req and
+// res are those classes at run time.
+app.use(connectNodeAdapter({ routes: () => {} }));
+app.use("/rpc", connectNodeAdapter({ routes: () => {} }));
+app.use(helmet());
+app.use(rateLimit({ windowMs: 60_000, limit: 100 }));
+app.use((req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => {
+  if (req.url === "/teapot") res.writeHead(418).end();
+  else next();
+});
+// An untyped middleware still gets Cog's own types.
+app.use((req, _res, next) => {
+  const path: string = req.path;
+  void path;
+  next();
+});
+// @ts-expect-error -- its first parameter is no request
+app.use((n: number) => n);
+// @ts-expect-error -- a handler is a function
+app.use(42);
 
 // @ts-expect-error -- a handler is a function
 app.get("/nope", 42);
