@@ -349,6 +349,9 @@ async function benchHttp() {
         pipelining: scenario.pipelining,
         // The arena's fixed-rate scenarios (rate-load): requests per second offered.
         rate: scenario.rate,
+        // The arena's TLS echo scenarios (rate-load): the body POSTed, and each answer compared with it.
+        bodySize: scenario.bodySize,
+        checkEcho: scenario.checkEcho,
       };
       for (let round = firstRound; round <= settings.rounds; round++) {
         const warm = round === 0;

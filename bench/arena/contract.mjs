@@ -34,10 +34,11 @@ export function jsonAnswer(count, m) {
   return { items, count: items.length };
 }
 
-/** One HTTP exchange on a fresh connection, the body not decompressed. */
-export function exchange(port, { method = "GET", path, headers = {}, body, chunks }) {
+/** One HTTP exchange on a fresh connection (with `tls`, HTTP/1.1 over TLS; the test certificate is not verified), the body not decompressed. */
+export function exchange(port, { method = "GET", path, headers = {}, body, chunks, tls = false }) {
   return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, method, path, headers, agent: false }, (res) => {
+    const options = { host: "127.0.0.1", port, method, path, headers, agent: false, ...(tls ? { rejectUnauthorized: false } : {}) };
+    const req = (tls ? httpsRequest : request)(options, (res) => {
       const parts = [];
       res.on("data", (d) => parts.push(d));
       res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(parts) }));
@@ -51,10 +52,10 @@ export function exchange(port, { method = "GET", path, headers = {}, body, chunk
   });
 }
 
-/** Writes `pieces` one by one, 15 ms apart, and resolves what came back once the server closed or went quiet. */
-export function splitWrites(port, pieces, quietMs = 400) {
+/** Writes `pieces` one by one, 15 ms apart (with `tls`, over TLS), and resolves what came back once the server closed or went quiet. */
+export function splitWrites(port, pieces, quietMs = 400, { tls = false } = {}) {
   return new Promise((resolve) => {
-    const socket = connect(port, "127.0.0.1");
+    const socket = tls ? tlsConnect({ port, host: "127.0.0.1", rejectUnauthorized: false }) : connect(port, "127.0.0.1");
     let text = "";
     let closed = false;
     let timer;
@@ -76,7 +77,7 @@ export function splitWrites(port, pieces, quietMs = 400) {
       finish();
     });
     socket.on("error", finish);
-    socket.on("connect", async () => {
+    socket.on(tls ? "secureConnect" : "connect", async () => {
       for (const piece of pieces) {
         socket.write(piece);
         await new Promise((r) => setTimeout(r, 15));
@@ -178,23 +179,23 @@ export const CHECKS = {
     expect(problems, `POST /upload (chunked, ${total} bytes)`, chunked, { status: 200, type: /^text\/plain/, text: String(total) });
   },
 
-  async static({ port }, problems) {
+  async static({ port, tls = false }, problems) {
     const dir = staticDir();
     for (const { name } of STATIC_FILES) {
       const file = readFileSync(join(dir, name));
       const type = TYPES[name.slice(name.lastIndexOf(".") + 1)];
-      const res = await exchange(port, { path: `/static/${name}`, headers: { "accept-encoding": STATIC_ACCEPT } });
+      const res = await exchange(port, { path: `/static/${name}`, headers: { "accept-encoding": STATIC_ACCEPT }, tls });
       const used = res.headers["content-encoding"];
       if (used !== undefined && used !== "br" && used !== "gzip") problems.push(`GET /static/${name}: Content-Encoding ${used}, expected br, gzip or none`);
       else expect(problems, `GET /static/${name} (${used ?? "identity"})`, { ...res, body: decode(res.body, used) }, { status: 200, type, bytes: file });
-      const plain = await exchange(port, { path: `/static/${name}` });
+      const plain = await exchange(port, { path: `/static/${name}`, tls });
       if (plain.headers["content-encoding"] !== undefined)
         problems.push(`GET /static/${name} without Accept-Encoding: Content-Encoding ${plain.headers["content-encoding"]}`);
       else expect(problems, `GET /static/${name} (identity)`, plain, { status: 200, type, bytes: file });
     }
-    const missing = await exchange(port, { path: `/static/missing-${randomInt(1e9)}.css`, headers: { "accept-encoding": STATIC_ACCEPT } });
+    const missing = await exchange(port, { path: `/static/missing-${randomInt(1e9)}.css`, headers: { "accept-encoding": STATIC_ACCEPT }, tls });
     if (missing.status !== 404) problems.push(`GET /static/missing.css: status ${missing.status}, expected 404`);
-    const { text } = await splitWrites(port, ["GET /static/%2e%2e/%2e%2e/package.json HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"]);
+    const { text } = await splitWrites(port, ["GET /static/%2e%2e/%2e%2e/package.json HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"], 400, { tls });
     if (/^HTTP\/1\.1 2/.test(text)) problems.push("GET /static/%2e%2e/%2e%2e/package.json: answered 2xx, expected a refusal");
   },
 
@@ -303,6 +304,13 @@ export const CHECKS = {
     }
   },
 };
+
+// static-tls: the static checks over HTTP/1.1 on TLS (the server's TLS listener is the port checked).
+CHECKS["static-tls"] = (context, problems) => CHECKS.static({ ...context, tls: true }, problems);
+// async: HttpArena's checks of /delay/{ms} (validate.sh's async section).
+CHECKS.async = ({ port }, problems) => HTTPARENA.async({ port }, problems);
+// The TLS echo scenarios: HttpArena's echo checks (every body back byte for byte, chunked and empty ones too) on the TLS port.
+for (const id of ["8gbit", "echo-10k", "echo-100k"]) CHECKS[id] = ({ port }, problems) => HTTPARENA.echo({ tlsPort: port }, problems);
 
 // The fixed-rate scenarios send the baseline's GET; idle sends nothing, and runs a server that passes the baseline's checks.
 for (const id of ["latency-10k", "latency-1m", "latency-500k-8cpu", "idle"]) CHECKS[id] = CHECKS.baseline;
