@@ -348,7 +348,8 @@ export async function checkArena({ port, scenarios, sql, rows }) {
 
 /** The profiles each group of validate.sh's checks runs for (its `has_test` conditions). */
 const HTTPARENA_GROUPS = [
-  ["baseline", ["baseline", "limited-conn", "api-4", "api-16"]],
+  // The latency profiles drive GET /baseline11 at a pinned rate: validate.sh covers them with the baseline's checks.
+  ["baseline", ["baseline", "limited-conn", "api-4", "api-16", "latency-10k", "latency-1m"]],
   ["pipelined", ["pipelined"]],
   ["json", ["json", "api-4", "api-16"]],
   ["json-comp", ["json-comp"]],
@@ -358,12 +359,14 @@ const HTTPARENA_GROUPS = [
   ["baseline-h2c", ["baseline-h2c"]],
   ["json-h2c", ["json-h2c"]],
   ["static", ["static"]],
+  ["static-tls", ["static-tls"]],
   ["static-h2", ["static-h2"]],
   ["async-db", ["async-db", "crud", "api-4", "api-16"]],
   ["crud", ["crud"]],
-  ["echo-ws", ["echo-ws"]],
+  // validate-ws.py's checks, for any of the three WebSocket profiles (they differ only in the load's shape).
+  ["echo-ws", ["echo-ws", "echo-ws-pipeline", "echo-ws-limited"]],
   ["async", ["async"]],
-  ["echo", ["echo-10k", "echo-100k"]],
+  ["echo", ["echo-10k", "echo-100k", "8gbit"]],
   // validate.sh has no check of HTTP/3 itself (its curl has none): baseline-h3 and static-h3 only
   // make it wait for the server over HTTP/2 on 8443 (h2load-h3 finds a broken HTTP/3 at 0 req/s).
   ["h3", ["baseline-h3", "static-h3"]],
@@ -788,21 +791,21 @@ const HTTPARENA = {
     });
   },
 
-  async static({ port, staticDir: dir = staticDir() }, problems) {
+  async static({ port, staticDir: dir = staticDir(), tls = false }, problems) {
     for (const [name, type] of [
       ["reset.css", "text/css"],
       ["app.js", "application/javascript"],
       ["manifest.json", "application/json"],
     ]) {
-      const res = await exchange(port, { path: `/static/${name}` });
+      const res = await exchange(port, { path: `/static/${name}`, tls });
       if (!headerIs(res.headers["content-type"], type)) problems.push(`GET /static/${name} Content-Type: ${res.headers["content-type"]}, expected ${type}`);
     }
     for (const name of STATIC_NAMES) {
       const size = statSync(join(dir, name)).size;
-      const plain = await exchange(port, { path: `/static/${name}` });
+      const plain = await exchange(port, { path: `/static/${name}`, tls });
       if (plain.body.length !== size) problems.push(`static/${name} size: ${plain.body.length} bytes, expected ${size}`);
       // curl --compressed's Accept-Encoding: a compressed answer must decompress to the file's size (compressing is optional).
-      const asked = await exchange(port, { path: `/static/${name}`, headers: { "accept-encoding": "deflate, gzip, br, zstd" } });
+      const asked = await exchange(port, { path: `/static/${name}`, headers: { "accept-encoding": "deflate, gzip, br, zstd" }, tls });
       const encoding = asked.headers["content-encoding"];
       if (encoding !== undefined) {
         let length;
@@ -814,8 +817,13 @@ const HTTPARENA = {
         if (length !== size) problems.push(`static/${name} compression: Content-Encoding: ${encoding} but decompressed size ${length} != ${size}`);
       }
     }
-    const missing = await exchange(port, { path: "/static/nonexistent.txt" });
+    const missing = await exchange(port, { path: "/static/nonexistent.txt", tls });
     if (missing.status !== 404) problems.push(`GET /static/nonexistent.txt: HTTP ${missing.status}, expected 404`);
+  },
+
+  // static-tls: the static checks, over HTTP/1.1 on the TLS port (HttpArena's 8081, json-tls's).
+  async "static-tls"({ tlsPort, staticDir: dir }, problems) {
+    await HTTPARENA.static({ port: tlsPort, staticDir: dir, tls: true }, problems);
   },
 
   async h3({ h2Port }, problems) {
@@ -991,7 +999,7 @@ const HTTPARENA = {
       );
   },
 
-  // The echo profiles (echo-10k, echo-100k; their validation pages): POST /echo over TLS on the
+  // The echo profiles (8gbit, echo-10k, echo-100k; their validation pages): POST /echo over TLS on the
   // json-tls port, ALPN http/1.1, every body back byte for byte: random ones of 1 B, 1 KB, 10 KB and
   // 100 KB, 10 KB and 100 KB sent chunked (no Content-Length to answer from), and an empty one (200,
   // empty).
