@@ -135,7 +135,7 @@ function startWorkers(app, contender, count, port, root) {
  * checks and the load go there). Its app's TLS listener (TLS_PORT, beside PORT), or a TLS server
  * of its own on PORT.
  */
-async function startTlsServer(app, contender, certificate, nextPort, cpu, root) {
+export async function startTlsServer(app, contender, certificate, nextPort, cpu, root) {
   const env = { ...app.env, TLS_CERT: certificate.cert, TLS_KEY: certificate.key };
   if (contender.tls !== "listener") return startServer({ ...app, file: join(root, contender.tls), env, port: await nextPort(), cpu, cwd: root });
   const tlsPort = await nextPort();
