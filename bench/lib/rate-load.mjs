@@ -1,5 +1,5 @@
 // bench/rate-load (Go), built on first use into .cache/: the load generator of the arena's
-// fixed-rate scenarios (latency-10k and its kin, idle) and of bench/arena/held.mjs.
+// fixed-rate scenarios (latency-10k and its kin, the TLS echo ones, idle) and of bench/arena/held.mjs.
 import { goTool } from "./go-tool.mjs";
 
 /** The built binary's path (rebuilt when a source file is newer); throws why it can't be built. */
