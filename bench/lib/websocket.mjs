@@ -239,18 +239,21 @@ export function webSocketReport({ rows, skipped }) {
         p99: median(of.map((r) => r.p99)),
         cpu: median(of.map((r) => r.cpuPerMessageUs ?? 0)),
         errors: of.reduce((n, r) => n + r.errors, 0),
+        reconnects: median(of.map((r) => r.reconnects ?? 0)),
       };
     });
     const uws = summary.find((s) => s.name === "uws")?.rate;
+    // echo-ws-limited: how many connections were opened (and upgraded) after the first ones.
+    const reconnecting = summary.some((s) => s.reconnects > 0);
     lines.push(
       `### ${scenario.id}: ${scenario.title}`,
       "",
-      "| contender | msg/s (median) | × bare uWS | p99 µs | server CPU µs/msg | errors |",
-      "| -- | --: | --: | --: | --: | --: |",
+      `| contender | msg/s (median) | × bare uWS | p99 µs | server CPU µs/msg | errors |${reconnecting ? " connections opened (median) |" : ""}`,
+      `| -- | --: | --: | --: | --: | --: |${reconnecting ? " --: |" : ""}`,
     );
     for (const s of summary.sort((a, b) => b.rate - a.rate)) {
       lines.push(
-        `| ${s.name} | ${Math.round(s.rate).toLocaleString("en-US")} | ${uws ? (s.rate / uws).toFixed(2) : "-"} | ${s.p99} | ${s.cpu.toFixed(2)} | ${s.errors} |`,
+        `| ${s.name} | ${Math.round(s.rate).toLocaleString("en-US")} | ${uws ? (s.rate / uws).toFixed(2) : "-"} | ${s.p99} | ${s.cpu.toFixed(2)} | ${s.errors} |${reconnecting ? ` ${Math.round(s.reconnects).toLocaleString("en-US")} |` : ""}`,
       );
     }
     lines.push("");
