@@ -243,12 +243,12 @@ export function webSocketReport({ rows, skipped }) {
       };
     });
     const uws = summary.find((s) => s.name === "uws")?.rate;
-    // echo-ws-limited: how many connections were opened (and upgraded) after the first ones.
+    // echo-ws-limited: the connections opened (and upgraded) after the first ones.
     const reconnecting = summary.some((s) => s.reconnects > 0);
     lines.push(
       `### ${scenario.id}: ${scenario.title}`,
       "",
-      `| contender | msg/s (median) | × bare uWS | p99 µs | server CPU µs/msg | errors |${reconnecting ? " connections opened (median) |" : ""}`,
+      `| contender | msg/s (median) | × bare uWS | p99 µs | server CPU µs/msg | errors |${reconnecting ? " new connections (median) |" : ""}`,
       `| -- | --: | --: | --: | --: | --: |${reconnecting ? " --: |" : ""}`,
     );
     for (const s of summary.sort((a, b) => b.rate - a.rate)) {
