@@ -56,6 +56,7 @@ export const ARENA_CONTENDERS = [
     workers: "cluster",
     file: "bench/arena/contenders/fastify.mjs",
     package: "fastify",
+    delay: true,
     unable: {},
     about: "with @fastify/static (preCompressed), @fastify/compress, its ajv schemas",
   },
