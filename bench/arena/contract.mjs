@@ -52,7 +52,11 @@ export function exchange(port, { method = "GET", path, headers = {}, body, chunk
   });
 }
 
-/** Writes `pieces` one by one, 15 ms apart (with `tls`, over TLS), and resolves what came back once the server closed or went quiet. */
+/**
+ * Writes `pieces` one by one, 15 ms apart (with `tls`, over TLS), and resolves what came back once
+ * the server closed, or went quiet for `quietMs` after it began to answer. Until the first byte it
+ * waits up to 10 s: a loaded machine (or Postgres, for crud) can take longer than `quietMs` to start.
+ */
 export function splitWrites(port, pieces, quietMs = 400, { tls = false } = {}) {
   return new Promise((resolve) => {
     const socket = tls ? tlsConnect({ port, host: "127.0.0.1", rejectUnauthorized: false }) : connect(port, "127.0.0.1");
@@ -82,7 +86,8 @@ export function splitWrites(port, pieces, quietMs = 400, { tls = false } = {}) {
         socket.write(piece);
         await new Promise((r) => setTimeout(r, 15));
       }
-      arm();
+      if (text.length > 0) arm();
+      else timer = setTimeout(finish, Math.max(quietMs, 10_000));
     });
   });
 }
