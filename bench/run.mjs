@@ -84,7 +84,7 @@ if (flags.help) {
                         bench/rate-load, Go; default: the seeds' scenarios only);
                         "serving" for TLS, HTTP/2 and worker processes, or some of them: ${SERVING_SCENARIOS.map((s) => s.id).join(", ")}
                         (wrk and h2load, contenders ${SERVING_CONTENDERS.map((c) => c.name).join(", ")});
-                        "websocket" for both WebSocket scenarios, or one: ${WEBSOCKET_SCENARIOS.map((s) => s.id).join(", ")}
+                        "websocket" for every WebSocket scenario, or some of them: ${WEBSOCKET_SCENARIOS.map((s) => s.id).join(", ")}
                         (timed with bench/ws-load, contenders ${WEBSOCKET_CONTENDERS.map((c) => c.name).join(", ")})
   --routes a,b          only these route ids within the scenarios
   --rounds N            measured rounds per route (default 5), after one warm-up round
@@ -349,6 +349,9 @@ async function benchHttp() {
         pipelining: scenario.pipelining,
         // The arena's fixed-rate scenarios (rate-load): requests per second offered.
         rate: scenario.rate,
+        // The arena's TLS echo scenarios (rate-load): the body POSTed, and each answer compared with it.
+        bodySize: scenario.bodySize,
+        checkEcho: scenario.checkEcho,
       };
       for (let round = firstRound; round <= settings.rounds; round++) {
         const warm = round === 0;

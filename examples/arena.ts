@@ -14,8 +14,8 @@
 // verifies a JWT per call and passes its subject in X-User-Id; a two-level cache, this process then
 // Redis at REDIS_URL); `node bench/arena/stack/stack.mjs` runs it behind nginx.
 //
-// Each extra listener starts when its port is set: TLS_PORT (HTTP/1.1 over TLS: json-tls, echo-10k
-// and echo-100k), H2_PORT (HTTP/2 over TLS: baseline-h2, static-h2; with HTTP3=1, on the native
+// Each extra listener starts when its port is set: TLS_PORT (HTTP/1.1 over TLS: json-tls, static-tls,
+// 8gbit, echo-10k and echo-100k), H2_PORT (HTTP/2 over TLS: baseline-h2, static-h2; with HTTP3=1, on the native
 // engine, HTTP/3 on the same port over UDP too: baseline-h3, static-h3) and H2C_PORT (HTTP/2
 // cleartext only: baseline-h2c, json-h2c); the TLS ones read TLS_CERT and TLS_KEY (default /certs/server.crt and .key, where
 // HttpArena mounts them). WORKERS (a number or "auto") serves port PORT from that many worker
@@ -131,7 +131,7 @@ function json(on: Cog, path = "/json/:count") {
 }
 
 /**
- * The echo profiles (echo-10k, echo-100k: HTTP/1.1 over TLS): the body's bytes back as they came,
+ * The echo profiles (8gbit, echo-10k, echo-100k: HTTP/1.1 over TLS): the body's bytes back as they came,
  * whether sent with Content-Length or chunked, with a Content-Length of their own (an empty body
  * answers 200 with none).
  */
@@ -343,12 +343,13 @@ if (cluster.isPrimary) {
     listening.push(`arena ${says} on ${host}:${address.port}`);
     if (http3) listening.push(`arena h3 on ${host}:${address.port}/udp`);
   };
-  // json-tls, echo-10k and echo-100k: HTTP/1.1 over TLS, on the app's engine.
+  // json-tls, static-tls, 8gbit, echo-10k and echo-100k: HTTP/1.1 over TLS, on the app's engine.
   await extra(
     process.env.TLS_PORT,
     () => {
       const server = new Cog({ engine, tls: tls() });
       json(server);
+      staticFiles(server);
       echo(server);
       return server;
     },

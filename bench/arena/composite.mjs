@@ -31,7 +31,10 @@ export const HTTPARENA_PROFILES = {
   "production-stack": { scored: true },
   "latency-10k": { scored: true, fixedRate: true },
   "latency-1m": { scored: true, fixedRate: true },
+  "8gbit": { scored: true, fixedRate: true },
+  async: { scored: true },
   pipelined: { scored: false },
+  "static-tls": { scored: false },
   "async-db": { scored: false },
   "latency-500k-8cpu": { scored: false, fixedRate: true },
 };

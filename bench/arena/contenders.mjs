@@ -5,10 +5,14 @@
 // checks (bench/arena/contract.mjs) of every scenario it runs. `workers`: how it serves
 // from worker processes (api-4, api-16): "own" (it reads WORKERS itself) or "cluster"
 // (contenders/workers.mjs runs it under node:cluster); `stack`: its app has
-// production-stack's routes.
+// production-stack's routes; `delay`: its app serves GET /delay/:ms (async); `tls`: how it serves
+// HTTP/1.1 over TLS (static-tls, 8gbit, echo-10k, echo-100k): "listener" (its app opens one on
+// TLS_PORT beside PORT), or a server file of its own that serves POST /echo over TLS on PORT.
 
 /** The fixed-rate scenarios and idle: the bare servers of other runtimes (uws, bun) run them too. */
 const FIXED_RATE = ["latency-10k", "latency-1m", "latency-500k-8cpu", "idle"];
+/** The TLS echo scenarios: bare TLS servers of their own (bench/arena/contenders/*-echo*.mjs) are their ceilings. */
+const TLS_ECHO = ["8gbit", "echo-10k", "echo-100k"];
 
 export const ARENA_CONTENDERS = [
   {
@@ -18,6 +22,8 @@ export const ARENA_CONTENDERS = [
     env: { COG_ENGINE: "node" },
     workers: "own",
     stack: true,
+    delay: true,
+    tls: "listener",
     unable: {},
     about: "examples/arena.ts on the node engine (this repo's dist/)",
   },
@@ -28,6 +34,8 @@ export const ARENA_CONTENDERS = [
     env: { COG_ENGINE: "native" },
     workers: "own",
     stack: true,
+    delay: true,
+    tls: "listener",
     unable: {},
     about: "examples/arena.ts on Cog's native engine",
   },
@@ -37,7 +45,9 @@ export const ARENA_CONTENDERS = [
     workers: "cluster",
     bare: true,
     file: "bench/arena/contenders/node-http.mjs",
-    unable: { static: "a ceiling for static is nginx's to set" },
+    delay: true,
+    tls: "bench/arena/contenders/https-echo.mjs",
+    unable: { static: "a ceiling for static is nginx's to set", "static-tls": "a ceiling for static is nginx's to set" },
     about: "bare node:http, hand-written (fast-querystring, ajv, node:zlib gzip): the ceiling on Node",
   },
   {
@@ -46,6 +56,7 @@ export const ARENA_CONTENDERS = [
     workers: "cluster",
     file: "bench/arena/contenders/fastify.mjs",
     package: "fastify",
+    delay: true,
     unable: {},
     about: "with @fastify/static (preCompressed), @fastify/compress, its ajv schemas",
   },
@@ -89,7 +100,9 @@ export const ARENA_CONTENDERS = [
     bare: true,
     file: "bench/arena/contenders/uws.mjs",
     package: "uWebSockets.js",
-    only: ["upload", ...FIXED_RATE],
+    delay: true,
+    tls: "bench/arena/contenders/uws-echo-tls.mjs",
+    only: ["upload", "async", ...FIXED_RATE, ...TLS_ECHO],
     about:
       "bare uWebSockets.js, hand-written (onData, the bytes counted; the baseline's GET and POST): the ceiling for upload and the fixed-rate scenarios on uWS.js",
   },
@@ -107,7 +120,8 @@ export const ARENA_CONTENDERS = [
     runtime: "bun",
     bare: true,
     file: "bench/arena/contenders/bun.mjs",
-    only: FIXED_RATE,
+    delay: true,
+    only: ["async", ...FIXED_RATE],
     about: "bare Bun.serve, hand-written (the baseline's GET and POST): the ceiling for the fixed-rate scenarios on Bun",
   },
   {
@@ -132,5 +146,9 @@ export function unableReason(contender, scenario) {
   if (contender.only && !contender.only.includes(scenario.id)) return `${contender.name} is a ceiling for ${contender.only.join(", ")} only`;
   if (scenario.stack && !contender.stack) return "its arena app has no production-stack routes (/public/, /api/)";
   if (scenario.workers !== undefined && contender.workers === undefined) return ONE_PROCESS[contender.engine];
+  if (scenario.needs === "delay" && !contender.delay) return "its arena app has no GET /delay/:ms route";
+  if (scenario.needs === "tls" && contender.tls === undefined) return "its arena app serves no HTTP/1.1 over TLS";
+  if (scenario.needs === "tls" && contender.tls !== "listener" && !TLS_ECHO.includes(scenario.id))
+    return `its TLS server (${contender.tls}) serves POST /echo only`;
   return contender.unable?.[scenario.id];
 }

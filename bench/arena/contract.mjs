@@ -34,10 +34,11 @@ export function jsonAnswer(count, m) {
   return { items, count: items.length };
 }
 
-/** One HTTP exchange on a fresh connection, the body not decompressed. */
-export function exchange(port, { method = "GET", path, headers = {}, body, chunks }) {
+/** One HTTP exchange on a fresh connection (with `tls`, HTTP/1.1 over TLS; the test certificate is not verified), the body not decompressed. */
+export function exchange(port, { method = "GET", path, headers = {}, body, chunks, tls = false }) {
   return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, method, path, headers, agent: false }, (res) => {
+    const options = { host: "127.0.0.1", port, method, path, headers, agent: false, ...(tls ? { rejectUnauthorized: false } : {}) };
+    const req = (tls ? httpsRequest : request)(options, (res) => {
       const parts = [];
       res.on("data", (d) => parts.push(d));
       res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(parts) }));
@@ -51,10 +52,14 @@ export function exchange(port, { method = "GET", path, headers = {}, body, chunk
   });
 }
 
-/** Writes `pieces` one by one, 15 ms apart, and resolves what came back once the server closed or went quiet. */
-export function splitWrites(port, pieces, quietMs = 400) {
+/**
+ * Writes `pieces` one by one, 15 ms apart (with `tls`, over TLS), and resolves what came back once
+ * the server closed, or went quiet for `quietMs` after it began to answer. Until the first byte it
+ * waits up to 10 s: a loaded machine (or Postgres, for crud) can take longer than `quietMs` to start.
+ */
+export function splitWrites(port, pieces, quietMs = 400, { tls = false } = {}) {
   return new Promise((resolve) => {
-    const socket = connect(port, "127.0.0.1");
+    const socket = tls ? tlsConnect({ port, host: "127.0.0.1", rejectUnauthorized: false }) : connect(port, "127.0.0.1");
     let text = "";
     let closed = false;
     let timer;
@@ -76,12 +81,13 @@ export function splitWrites(port, pieces, quietMs = 400) {
       finish();
     });
     socket.on("error", finish);
-    socket.on("connect", async () => {
+    socket.on(tls ? "secureConnect" : "connect", async () => {
       for (const piece of pieces) {
         socket.write(piece);
         await new Promise((r) => setTimeout(r, 15));
       }
-      arm();
+      if (text.length > 0) arm();
+      else timer = setTimeout(finish, Math.max(quietMs, 10_000));
     });
   });
 }
@@ -178,23 +184,23 @@ export const CHECKS = {
     expect(problems, `POST /upload (chunked, ${total} bytes)`, chunked, { status: 200, type: /^text\/plain/, text: String(total) });
   },
 
-  async static({ port }, problems) {
+  async static({ port, tls = false }, problems) {
     const dir = staticDir();
     for (const { name } of STATIC_FILES) {
       const file = readFileSync(join(dir, name));
       const type = TYPES[name.slice(name.lastIndexOf(".") + 1)];
-      const res = await exchange(port, { path: `/static/${name}`, headers: { "accept-encoding": STATIC_ACCEPT } });
+      const res = await exchange(port, { path: `/static/${name}`, headers: { "accept-encoding": STATIC_ACCEPT }, tls });
       const used = res.headers["content-encoding"];
       if (used !== undefined && used !== "br" && used !== "gzip") problems.push(`GET /static/${name}: Content-Encoding ${used}, expected br, gzip or none`);
       else expect(problems, `GET /static/${name} (${used ?? "identity"})`, { ...res, body: decode(res.body, used) }, { status: 200, type, bytes: file });
-      const plain = await exchange(port, { path: `/static/${name}` });
+      const plain = await exchange(port, { path: `/static/${name}`, tls });
       if (plain.headers["content-encoding"] !== undefined)
         problems.push(`GET /static/${name} without Accept-Encoding: Content-Encoding ${plain.headers["content-encoding"]}`);
       else expect(problems, `GET /static/${name} (identity)`, plain, { status: 200, type, bytes: file });
     }
-    const missing = await exchange(port, { path: `/static/missing-${randomInt(1e9)}.css`, headers: { "accept-encoding": STATIC_ACCEPT } });
+    const missing = await exchange(port, { path: `/static/missing-${randomInt(1e9)}.css`, headers: { "accept-encoding": STATIC_ACCEPT }, tls });
     if (missing.status !== 404) problems.push(`GET /static/missing.css: status ${missing.status}, expected 404`);
-    const { text } = await splitWrites(port, ["GET /static/%2e%2e/%2e%2e/package.json HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"]);
+    const { text } = await splitWrites(port, ["GET /static/%2e%2e/%2e%2e/package.json HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"], 400, { tls });
     if (/^HTTP\/1\.1 2/.test(text)) problems.push("GET /static/%2e%2e/%2e%2e/package.json: answered 2xx, expected a refusal");
   },
 
@@ -304,6 +310,13 @@ export const CHECKS = {
   },
 };
 
+// static-tls: the static checks over HTTP/1.1 on TLS (the server's TLS listener is the port checked).
+CHECKS["static-tls"] = (context, problems) => CHECKS.static({ ...context, tls: true }, problems);
+// async: HttpArena's checks of /delay/{ms} (validate.sh's async section).
+CHECKS.async = ({ port }, problems) => HTTPARENA.async({ port }, problems);
+// The TLS echo scenarios: HttpArena's echo checks (every body back byte for byte, chunked and empty ones too) on the TLS port.
+for (const id of ["8gbit", "echo-10k", "echo-100k"]) CHECKS[id] = ({ port }, problems) => HTTPARENA.echo({ tlsPort: port }, problems);
+
 // The fixed-rate scenarios send the baseline's GET; idle sends nothing, and runs a server that passes the baseline's checks.
 for (const id of ["latency-10k", "latency-1m", "latency-500k-8cpu", "idle"]) CHECKS[id] = CHECKS.baseline;
 
@@ -340,7 +353,8 @@ export async function checkArena({ port, scenarios, sql, rows }) {
 
 /** The profiles each group of validate.sh's checks runs for (its `has_test` conditions). */
 const HTTPARENA_GROUPS = [
-  ["baseline", ["baseline", "limited-conn", "api-4", "api-16"]],
+  // The latency profiles drive GET /baseline11 at a pinned rate: validate.sh covers them with the baseline's checks.
+  ["baseline", ["baseline", "limited-conn", "api-4", "api-16", "latency-10k", "latency-1m"]],
   ["pipelined", ["pipelined"]],
   ["json", ["json", "api-4", "api-16"]],
   ["json-comp", ["json-comp"]],
@@ -350,12 +364,14 @@ const HTTPARENA_GROUPS = [
   ["baseline-h2c", ["baseline-h2c"]],
   ["json-h2c", ["json-h2c"]],
   ["static", ["static"]],
+  ["static-tls", ["static-tls"]],
   ["static-h2", ["static-h2"]],
   ["async-db", ["async-db", "crud", "api-4", "api-16"]],
   ["crud", ["crud"]],
-  ["echo-ws", ["echo-ws"]],
+  // validate-ws.py's checks, for any of the three WebSocket profiles (they differ only in the load's shape).
+  ["echo-ws", ["echo-ws", "echo-ws-pipeline", "echo-ws-limited"]],
   ["async", ["async"]],
-  ["echo", ["echo-10k", "echo-100k"]],
+  ["echo", ["echo-10k", "echo-100k", "8gbit"]],
   // validate.sh has no check of HTTP/3 itself (its curl has none): baseline-h3 and static-h3 only
   // make it wait for the server over HTTP/2 on 8443 (h2load-h3 finds a broken HTTP/3 at 0 req/s).
   ["h3", ["baseline-h3", "static-h3"]],
@@ -780,21 +796,21 @@ const HTTPARENA = {
     });
   },
 
-  async static({ port, staticDir: dir = staticDir() }, problems) {
+  async static({ port, staticDir: dir = staticDir(), tls = false }, problems) {
     for (const [name, type] of [
       ["reset.css", "text/css"],
       ["app.js", "application/javascript"],
       ["manifest.json", "application/json"],
     ]) {
-      const res = await exchange(port, { path: `/static/${name}` });
+      const res = await exchange(port, { path: `/static/${name}`, tls });
       if (!headerIs(res.headers["content-type"], type)) problems.push(`GET /static/${name} Content-Type: ${res.headers["content-type"]}, expected ${type}`);
     }
     for (const name of STATIC_NAMES) {
       const size = statSync(join(dir, name)).size;
-      const plain = await exchange(port, { path: `/static/${name}` });
+      const plain = await exchange(port, { path: `/static/${name}`, tls });
       if (plain.body.length !== size) problems.push(`static/${name} size: ${plain.body.length} bytes, expected ${size}`);
       // curl --compressed's Accept-Encoding: a compressed answer must decompress to the file's size (compressing is optional).
-      const asked = await exchange(port, { path: `/static/${name}`, headers: { "accept-encoding": "deflate, gzip, br, zstd" } });
+      const asked = await exchange(port, { path: `/static/${name}`, headers: { "accept-encoding": "deflate, gzip, br, zstd" }, tls });
       const encoding = asked.headers["content-encoding"];
       if (encoding !== undefined) {
         let length;
@@ -806,8 +822,13 @@ const HTTPARENA = {
         if (length !== size) problems.push(`static/${name} compression: Content-Encoding: ${encoding} but decompressed size ${length} != ${size}`);
       }
     }
-    const missing = await exchange(port, { path: "/static/nonexistent.txt" });
+    const missing = await exchange(port, { path: "/static/nonexistent.txt", tls });
     if (missing.status !== 404) problems.push(`GET /static/nonexistent.txt: HTTP ${missing.status}, expected 404`);
+  },
+
+  // static-tls: the static checks, over HTTP/1.1 on the TLS port (HttpArena's 8081, json-tls's).
+  async "static-tls"({ tlsPort, staticDir: dir }, problems) {
+    await HTTPARENA.static({ port: tlsPort, staticDir: dir, tls: true }, problems);
   },
 
   async h3({ h2Port }, problems) {
@@ -983,7 +1004,7 @@ const HTTPARENA = {
       );
   },
 
-  // The echo profiles (echo-10k, echo-100k; their validation pages): POST /echo over TLS on the
+  // The echo profiles (8gbit, echo-10k, echo-100k; their validation pages): POST /echo over TLS on the
   // json-tls port, ALPN http/1.1, every body back byte for byte: random ones of 1 B, 1 KB, 10 KB and
   // 100 KB, 10 KB and 100 KB sent chunked (no Content-Length to answer from), and an empty one (200,
   // empty).

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-// HttpArena's echo-100k (and echo-10k) over TLS: a body POSTed to /echo and sent back, on HTTP/1.1
-// over TLS, at a fixed rate (bench/rate-load, every answer compared with the body sent). Server
-// CPU per request from /proc/PID/stat: Cog's app (examples/arena.ts's TLS listener) on the native
-// engine (rustls) and on the node engine (node:tls, OpenSSL), against bare uWebSockets.js (its
-// SSLApp) and bare node:https. With --perf, the server is sampled by `perf record -e cpu-clock`
-// meanwhile, and the report gives the share of its samples in rustls, in the ciphers (ring's on the
-// native engine, OpenSSL's on Node), in memory copies, in the kernel and elsewhere.
+// Where a TLS echo's CPU goes: HttpArena's echo profiles (a body POSTed to /echo and sent back, on
+// HTTP/1.1 over TLS, at a fixed rate: bench/rate-load, every answer compared with the body sent),
+// against the arena's TLS servers (bench/arena/contenders.mjs `tls`: Cog's app's TLS listener on
+// the native engine, rustls, and on the node engine, node:tls and OpenSSL; bare uWebSockets.js's
+// SSLApp; bare node:https), with any size and rate. With --perf, the server is sampled by
+// `perf record -e cpu-clock` meanwhile, and the report gives the share of its samples in rustls, in
+// the ciphers (ring's on the native engine, OpenSSL's on Node), in memory copies, in the kernel and
+// elsewhere. The profiles themselves (8gbit, echo-10k, echo-100k) are `npm run bench` scenarios.
 //
 //   node bench/arena/echo-tls.mjs                                 100 KB bodies at 500 req/s, 64 connections, 5 s, 3 rounds
 //   node bench/arena/echo-tls.mjs --size 10240 --rate 2000 --perf
@@ -20,28 +21,14 @@ import { parseArgs } from "node:util";
 import { makeCertificate } from "../lib/certificate.mjs";
 import { cpuSeconds, hasTaskset, pin } from "../lib/proc.mjs";
 import { parseRateLoad, rateLoadArgs, rateLoadBinary } from "../lib/rate-load.mjs";
-import { freePort, startServer } from "../lib/server.mjs";
+import { freePort } from "../lib/server.mjs";
+import { ARENA_CONTENDERS } from "./contenders.mjs";
+import { startTlsServer } from "./servers.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
-export const ECHO_SERVERS = [
-  {
-    name: "cog-native",
-    file: "examples/arena.ts",
-    env: { COG_ENGINE: "native" },
-    tlsPort: true,
-    about: "examples/arena.ts's TLS listener on the native engine (rustls, ring)",
-  },
-  {
-    name: "cog",
-    file: "examples/arena.ts",
-    env: { COG_ENGINE: "node" },
-    tlsPort: true,
-    about: "examples/arena.ts's TLS listener on the node engine (node:tls, OpenSSL)",
-  },
-  { name: "uws", file: "bench/arena/contenders/uws-echo-tls.mjs", about: "bare uWebSockets.js SSLApp" },
-  { name: "node-https", file: "bench/arena/contenders/https-echo.mjs", about: "bare node:https (OpenSSL)" },
-];
+/** The arena contenders that serve POST /echo over TLS. */
+export const ECHO_SERVERS = ARENA_CONTENDERS.filter((c) => c.tls !== undefined);
 
 /**
  * Shares of perf samples by where they fell: `perf report --sort dso,sym` lines in, fractions out.
@@ -94,17 +81,9 @@ async function main() {
   const running = [];
   try {
     for (const s of servers) {
-      const tlsPort = s.tlsPort ? await freePort() : undefined;
-      const env = { ...s.env, TLS_CERT: cert.cert, TLS_KEY: cert.key, ...(tlsPort ? { TLS_PORT: String(tlsPort) } : {}) };
-      const server = await startServer({
-        runtime: process.execPath,
-        args: ["--import", "tsx"],
-        file: join(root, s.file),
-        env,
-        cpu: pinning ? "0" : null,
-        cwd: root,
-      });
-      running.push({ ...s, server, url: `https://127.0.0.1:${tlsPort ?? server.port}/echo`, runs: [] });
+      const app = { runtime: process.execPath, args: ["--import", "tsx"], file: join(root, s.file), env: s.env ?? {} };
+      const server = await startTlsServer(app, s, cert, freePort, pinning ? "0" : null, root);
+      running.push({ ...s, server, url: `https://127.0.0.1:${server.port}/echo`, runs: [] });
       console.log(`  ok   ${s.name} (pid ${server.pid})`);
     }
     for (let round = 0; round <= Number(flags.rounds); round++) {

@@ -24,7 +24,8 @@ import { startServer } from "../lib/server.mjs";
 import { ARENA_CONTENDERS } from "./contenders.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const HELD_CONTENDERS = ["cog", "cog-native", "node-http", "uws", "bun"];
+/** The arena contenders whose app serves GET /delay/:ms (the async scenario's). */
+const HELD_CONTENDERS = ARENA_CONTENDERS.filter((c) => c.delay).map((c) => c.name);
 /**
  * How long each request waits for its answer, the most the arena apps allow (10 s: Schemathesis,
  * test/contract/arena.test.ts, waits 10 s for an answer). Where opening every connection takes

@@ -227,6 +227,59 @@ export const ARENA_SCENARIOS = [
     rate: 0,
     duration: 10,
   },
+  // HttpArena's async: GET /delay/15, a flat 15 ms wait, on held keep-alive connections, each
+  // request answered from a timer: 32,000 connections on 64 logical CPUs there, 512 on the one
+  // server core here (conns / delay caps it at ~34,000 req/s). Memory per held connection, the other
+  // half of what it shows, is bench/arena/held.mjs's (10,000 to 64,000 connections).
+  {
+    id: "async",
+    title: "Async: GET /delay/15 on held connections, each answer due 15 ms later",
+    sends: "GET /delay/15 on 512 keep-alive connections, each waiting for its answer before the next (at most 512 / 15 ms ≈ 34,000 req/s)",
+    connections: 512,
+    needs: "delay",
+    lua: () => rotation(1, `return wrk.format("GET", "/delay/15")`),
+  },
+  // HttpArena's static-tls: the static profile over HTTP/1.1 on TLS (its port 8081), 200 requests
+  // per connection, so handshakes are part of the work.
+  {
+    id: "static-tls",
+    title: "Static files over TLS: the static profile on HTTP/1.1 over TLS",
+    sends: `the 20 files under /static/ in rotation over TLS, Accept-Encoding: ${STATIC_ACCEPT}; every 200th request of a wrk thread with Connection: close (a new TLS handshake)`,
+    connections: 64,
+    protocol: "tls",
+    needs: "tls",
+    lua: () =>
+      rotation(
+        200,
+        `local names = { ${STATIC_FILES.map((f) => q(f.name)).join(", ")} }
+  local headers = { ["Accept-Encoding"] = ${q(STATIC_ACCEPT)} }
+  if n == 200 then headers["Connection"] = "close" end
+  return wrk.format("GET", "/static/" .. names[(n - 1) % #names + 1], headers)`,
+      ),
+    prepare: () => staticDir(),
+  },
+  // A body POSTed to /echo over TLS and sent back, at a fixed rate (bench/rate-load compares every
+  // answer with the body sent): HttpArena's 8gbit (10 KB at 50,000 req/s on 64 logical CPUs, as the
+  // same load on one core here) and its earlier echo-10k and echo-100k (at bench/arena/echo-tls.mjs's
+  // rates). Scored as the other fixed-rate profiles. ARENA_RATES overrides a rate.
+  ...[
+    ["8gbit", 10_240, 512, 781, "HttpArena's 50,000 on 64 logical CPUs, as the same load on one"],
+    ["echo-10k", 10_240, 64, 2_000, "the rate bench/arena/echo-tls.mjs's 10 KB runs used"],
+    ["echo-100k", 102_400, 64, 500, "the rate bench/arena/echo-tls.mjs's 100 KB runs used"],
+  ].map(([id, size, connections, rate, why]) => ({
+    id,
+    title: `${id}: POST /echo over TLS, ${size / 1024} KB echoed, at a fixed ${rateOf(id, rate).toLocaleString("en-US")} req/s`,
+    sends: `POST /echo with ${size.toLocaleString("en-US")}-byte bodies over TLS at ${rateOf(id, rate).toLocaleString("en-US")} req/s (${why}), paced open-loop by bench/rate-load over ${connections} keep-alive connections, every answer compared with the body sent`,
+    connections,
+    tool: "rate-load",
+    rate: rateOf(id, rate),
+    fixedRate: true,
+    protocol: "tls",
+    needs: "tls",
+    method: "POST",
+    bodySize: size,
+    checkEcho: true,
+  })),
   // HttpArena's echo-ws is the WebSocket scenario of that name (bench/lib/websocket.mjs, timed with bench/ws-load).
 ];
 
@@ -248,7 +301,7 @@ function stackReads() {
 }
 
 /** The route the report shows for each scenario (one per scenario: its requests rotate). */
-export const ARENA_ROUTES = ARENA_SCENARIOS.map((s) => ({ id: `arena-${s.id}`, method: "GET", path: pathOf(s.id), note: "(arena)", status: 200 }));
+export const ARENA_ROUTES = ARENA_SCENARIOS.map((s) => ({ id: `arena-${s.id}`, method: s.method ?? "GET", path: pathOf(s.id), note: "(arena)", status: 200 }));
 
 function pathOf(id) {
   return {
@@ -268,6 +321,11 @@ function pathOf(id) {
     "latency-1m": "/baseline11?a=1&b=2",
     "latency-500k-8cpu": "/baseline11?a=1&b=2",
     idle: "/",
+    async: "/delay/15",
+    "static-tls": "/static/*",
+    "8gbit": "/echo",
+    "echo-10k": "/echo",
+    "echo-100k": "/echo",
   }[id];
 }
 

@@ -25,6 +25,8 @@ export const ITEM_CHANGES = {
   properties: { name: NEW_ITEM.properties.name, price: NEW_ITEM.properties.price, quantity: NEW_ITEM.properties.quantity },
 };
 export const ID_PARAMS = { type: "object", properties: { id: { type: "integer", ...INT32, minimum: 1 } } };
+// async's /delay/:ms: at most 10 s, as examples/arena.ts allows.
+export const DELAY_PARAMS = { type: "object", properties: { ms: { type: "integer", minimum: 0, maximum: 10_000 } } };
 export const JSON_PARAMS = { type: "object", properties: { count: { type: "integer", minimum: 0, maximum: 50 } } };
 export const JSON_QUERY = { type: "object", properties: { m: { type: "integer", ...INT32, default: 1 } } };
 export const DB_QUERY = {

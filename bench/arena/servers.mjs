@@ -3,9 +3,11 @@
 // anything is timed: a contender runs only the scenarios it passed, and every
 // scenario it cannot run is reported with the reason.
 import { execFileSync } from "node:child_process";
+import { rmSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import postgres from "postgres";
+import { makeCertificate } from "../lib/certificate.mjs";
 import { startServer } from "../lib/server.mjs";
 import { checkArena } from "./contract.mjs";
 import { unableReason } from "./contenders.mjs";
@@ -39,6 +41,15 @@ export async function startArena({ scenarios, contenders, root, runtimeOf, nextP
     sql = postgres(db.url, { max: 2, onnotice: () => {} });
     stops.push(() => sql.end());
   }
+  // One throw-away certificate for every contender's TLS server (static-tls and the TLS echo scenarios).
+  let certificate;
+  const certificateOnce = () => {
+    if (certificate === undefined) {
+      certificate = makeCertificate();
+      stops.push(() => rmSync(certificate.dir, { recursive: true, force: true }));
+    }
+    return certificate;
+  };
   for (const contender of contenders) {
     const mine = [];
     for (const scenario of scenarios) {
@@ -55,16 +66,20 @@ export async function startArena({ scenarios, contenders, root, runtimeOf, nextP
     }
     const app = { runtime: runtime.path, args: runtime.node ? ["--import", "tsx"] : [], file: join(root, contender.file), env: { ...env, ...contender.env } };
     // A server process per way of serving: one for the scenarios served by one process, one with a
-    // worker per core (api-4, api-16: unpinned, they take both cores), and production-stack's
-    // behind its edge (bench/arena/stack/).
+    // worker per core (api-4, api-16: unpinned, they take both cores), one over TLS (static-tls and
+    // the TLS echo scenarios), and production-stack's behind its edge (bench/arena/stack/).
     const groups = [
       {
-        scenarios: mine.filter((s) => s.workers === undefined && !s.stack),
+        scenarios: mine.filter((s) => s.workers === undefined && !s.stack && s.protocol !== "tls"),
         start: async () => startServer({ ...app, port: await nextPort(), cpu: serverCpu, cwd: root }),
       },
       {
         scenarios: mine.filter((s) => s.workers !== undefined),
         start: async () => startWorkers(app, contender, Math.max(...mine.map((s) => s.workers ?? 0)), await nextPort(), root),
+      },
+      {
+        scenarios: mine.filter((s) => s.protocol === "tls"),
+        start: () => startTlsServer(app, contender, certificateOnce(), nextPort, serverCpu, root),
       },
       ...mine.filter((s) => s.stack).map((s) => ({ scenarios: [s], start: () => startStackServer(app, env.DATABASE_URL, serverCpu, serviceCpu, log) })),
     ].filter((g) => g.scenarios.length > 0);
@@ -113,6 +128,19 @@ function startWorkers(app, contender, count, port, root) {
   const env = { ...app.env, WORKERS: String(count) };
   if (contender.workers === "own") return startServer({ ...app, env, port, cpu: null, cwd: root });
   return startServer({ ...app, file: join(root, "bench/arena/contenders/workers.mjs"), env: { ...env, ARENA_APP: app.file }, port, cpu: null, cwd: root });
+}
+
+/**
+ * The contender serving HTTP/1.1 over TLS, pinned like the others; its `port` is the TLS one (the
+ * checks and the load go there). Its app's TLS listener (TLS_PORT, beside PORT), or a TLS server
+ * of its own on PORT.
+ */
+export async function startTlsServer(app, contender, certificate, nextPort, cpu, root) {
+  const env = { ...app.env, TLS_CERT: certificate.cert, TLS_KEY: certificate.key };
+  if (contender.tls !== "listener") return startServer({ ...app, file: join(root, contender.tls), env, port: await nextPort(), cpu, cwd: root });
+  const tlsPort = await nextPort();
+  const server = await startServer({ ...app, env: { ...env, TLS_PORT: String(tlsPort) }, port: await nextPort(), cpu, cwd: root });
+  return { ...server, port: tlsPort };
 }
 
 /**

@@ -1,13 +1,15 @@
-// The WebSocket scenarios: `echo-ws` (HttpArena's profile: N connections each sending "hello"
-// and awaiting the echo) and `fanout` (one publisher, 1,000 subscribers: deliveries/s and p99
+// The WebSocket scenarios: HttpArena's three echo profiles, `echo-ws` (N connections each sending
+// "hello" and awaiting the echo), `echo-ws-pipeline` (16 in flight per connection, sent in one
+// write) and `echo-ws-limited` (10 echoes per connection, then a new connection and handshake), and `fanout` (one publisher, 1,000 subscribers: deliveries/s and p99
 // delivery latency; cog also as two processes sharing a Redis). Load comes from bench/ws-load
 // (Go, built on first use into .cache/). Servers on the server core, the load on the other,
 // contenders checked first, interleaved over rounds, medians.
-import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
+import { goTool } from "./go-tool.mjs";
 import { cpuSeconds, pin } from "./proc.mjs";
 import { freePort, startServer } from "./server.mjs";
 
@@ -16,6 +18,24 @@ const root = join(here, "..", "..");
 
 export const WEBSOCKET_SCENARIOS = [
   { id: "echo-ws", title: 'echo: "hello" sent and echoed on every connection, in a loop', mode: "echo", path: "/echo", connections: 512 },
+  // HttpArena's pipeline 16 (gcannon -p 16): 16 frames in one write, the 16 echoes awaited.
+  {
+    id: "echo-ws-pipeline",
+    title: 'pipelined echo: 16 "hello" frames per write on every connection, then their 16 echoes',
+    mode: "echo",
+    path: "/echo",
+    connections: 512,
+    args: ["-pipeline", "16"],
+  },
+  // HttpArena's 10 requests per connection (gcannon -r 10): the upgrade handshake is a tenth of the work.
+  {
+    id: "echo-ws-limited",
+    title: "short-lived echo: 10 echoes per connection, then it is closed and a new one upgraded",
+    mode: "echo",
+    path: "/echo",
+    connections: 512,
+    args: ["-per-conn", "10"],
+  },
   { id: "fanout", title: "fan-out: one publisher, 1,000 subscribers of one topic", mode: "fanout", path: "/fanout", connections: 1000 },
 ];
 
@@ -30,15 +50,8 @@ export const WEBSOCKET_CONTENDERS = [
   { name: "cog-redis", file: "cog.mjs", env: { COG_ENGINE: "native" }, processes: 2, scenarios: ["fanout"] },
 ];
 
-/** Builds the load generator (Go) once; returns its path, or throws why it can't. */
-export function loadGenerator() {
-  const binary = join(root, ".cache", "ws-load");
-  if (!existsSync(binary)) {
-    mkdirSync(dirname(binary), { recursive: true });
-    execFileSync("go", ["build", "-o", binary, "."], { cwd: join(root, "bench", "ws-load"), stdio: ["ignore", "ignore", "inherit"] });
-  }
-  return binary;
-}
+/** The load generator (Go), built on first use and rebuilt when its source changes; throws why it can't be built. */
+export const loadGenerator = () => goTool("ws-load");
 
 /** Checks a contender before timing it: /echo echoes, and /fanout delivers one socket's message to another. */
 export async function checkWebSocket(port) {
@@ -152,6 +165,7 @@ export async function runWebSocketBench(scenarios, names, settings) {
             String(settings.connections ?? scenario.connections),
             "-d",
             `${round === 0 ? settings.warmup : settings.duration}s`,
+            ...(scenario.args ?? []),
           ];
           if (second !== undefined) args.push("-url2", `ws://127.0.0.1:${second.port}${scenario.path}`);
           const cpuBefore = entry.servers.map((s) => cpuSeconds(s.pid));
@@ -162,7 +176,9 @@ export async function runWebSocketBench(scenarios, names, settings) {
             console.log(`  ${label}: failed: ${result.error}`);
             continue;
           }
-          console.log(`  ${label}: ${Math.round(result.rate).toLocaleString("en-US")} msg/s, p99 ${result.p99_us} µs, ${result.errors} errors`);
+          console.log(
+            `  ${label}: ${Math.round(result.rate).toLocaleString("en-US")} msg/s, p99 ${result.p99_us} µs, ${result.errors} errors${result.reconnects > 0 ? `, ${result.reconnects.toLocaleString("en-US")} reconnects` : ""}`,
+          );
           if (round > 0)
             rows.push({
               scenario: scenario.id,
@@ -171,6 +187,7 @@ export async function runWebSocketBench(scenarios, names, settings) {
               p50: result.p50_us,
               p99: result.p99_us,
               errors: result.errors,
+              reconnects: result.reconnects,
               cpuPerMessageUs: result.messages > 0 ? (cpu * 1e6) / result.messages : null,
             });
         }
@@ -222,18 +239,21 @@ export function webSocketReport({ rows, skipped }) {
         p99: median(of.map((r) => r.p99)),
         cpu: median(of.map((r) => r.cpuPerMessageUs ?? 0)),
         errors: of.reduce((n, r) => n + r.errors, 0),
+        reconnects: median(of.map((r) => r.reconnects ?? 0)),
       };
     });
     const uws = summary.find((s) => s.name === "uws")?.rate;
+    // echo-ws-limited: the connections opened (and upgraded) after the first ones.
+    const reconnecting = summary.some((s) => s.reconnects > 0);
     lines.push(
       `### ${scenario.id}: ${scenario.title}`,
       "",
-      "| contender | msg/s (median) | × bare uWS | p99 µs | server CPU µs/msg | errors |",
-      "| -- | --: | --: | --: | --: | --: |",
+      `| contender | msg/s (median) | × bare uWS | p99 µs | server CPU µs/msg | errors |${reconnecting ? " new connections (median) |" : ""}`,
+      `| -- | --: | --: | --: | --: | --: |${reconnecting ? " --: |" : ""}`,
     );
     for (const s of summary.sort((a, b) => b.rate - a.rate)) {
       lines.push(
-        `| ${s.name} | ${Math.round(s.rate).toLocaleString("en-US")} | ${uws ? (s.rate / uws).toFixed(2) : "-"} | ${s.p99} | ${s.cpu.toFixed(2)} | ${s.errors} |`,
+        `| ${s.name} | ${Math.round(s.rate).toLocaleString("en-US")} | ${uws ? (s.rate / uws).toFixed(2) : "-"} | ${s.p99} | ${s.cpu.toFixed(2)} | ${s.errors} |${reconnecting ? ` ${Math.round(s.reconnects).toLocaleString("en-US")} |` : ""}`,
       );
     }
     lines.push("");

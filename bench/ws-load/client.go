@@ -68,6 +68,16 @@ func (c *Conn) WriteText(payload []byte) error {
 	return err
 }
 
+// WriteTexts sends `count` masked text frames of the same payload in one write (a pipelined burst).
+func (c *Conn) WriteTexts(payload []byte, count int) error {
+	c.out = c.out[:0]
+	for i := 0; i < count; i++ {
+		c.out = appendFrame(c.out, 0x1, payload, c.mask)
+	}
+	_, err := c.net.Write(c.out)
+	return err
+}
+
 func appendFrame(out []byte, opcode byte, payload []byte, mask [4]byte) []byte {
 	out = append(out, 0x80|opcode)
 	n := len(payload)

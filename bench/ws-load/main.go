@@ -1,7 +1,13 @@
 // ws-load: a WebSocket load generator for Cog's bench (bench/lib/websocket.mjs runs it).
 //
 //	ws-load -mode echo -url ws://127.0.0.1:3000/echo -c 512 -d 5s
-//	    each connection sends "hello" and waits for its echo, again and again
+//	    each connection sends "hello" and waits for its echo, again and again (HttpArena's echo-ws)
+//	ws-load -mode echo -pipeline 16 ...
+//	    each connection sends 16 "hello" frames in one write and waits for the 16 echoes
+//	    (echo-ws-pipeline)
+//	ws-load -mode echo -per-conn 10 ...
+//	    each connection closes after 10 echoes and a new one is opened, handshake and all
+//	    (echo-ws-limited)
 //	ws-load -mode fanout -url ws://127.0.0.1:3000/fanout -c 1000 -d 5s
 //	    c subscribers and one publisher; the server publishes what the publisher sends to every
 //	    subscriber; the publisher keeps -window messages in flight (a message is done when every
@@ -29,6 +35,8 @@ func main() {
 	conns := flag.Int("c", 512, "connections (fanout: subscribers)")
 	duration := flag.Duration("d", 5*time.Second, "how long to measure")
 	window := flag.Int("window", 16, "fanout: messages in flight")
+	pipeline := flag.Int("pipeline", 1, "echo: messages sent in one write, their echoes awaited before the next write")
+	perConn := flag.Int("per-conn", 0, "echo: echoes per connection before it is closed and another opened (0: no limit)")
 	flag.Parse()
 	if *target == "" {
 		fmt.Fprintln(os.Stderr, "ws-load: -url is required")
@@ -37,7 +45,7 @@ func main() {
 	var result Result
 	var err error
 	if *mode == "echo" {
-		result, err = Echo(*target, *conns, *duration)
+		result, err = Echo(*target, *conns, *duration, EchoShape{Pipeline: *pipeline, PerConn: *perConn})
 	} else if *mode == "fanout" {
 		result, err = Fanout(*target, *second, *conns, *duration, *window)
 	} else {
@@ -60,6 +68,8 @@ type Result struct {
 	P50         float64 `json:"p50_us"`
 	P99         float64 `json:"p99_us"`
 	Errors      uint64  `json:"errors"`
+	// Reconnects: connections opened during the run after the first ones (echo with -per-conn).
+	Reconnects uint64 `json:"reconnects"`
 }
 
 // Histogram counts latencies in microseconds (the last bucket holds everything from 1 s on).
@@ -128,53 +138,89 @@ func dialAll(target string, n int) ([]*Conn, error) {
 	return conns, nil
 }
 
-// Echo: every connection sends "hello" and awaits the echo, in a loop, for `duration`.
-func Echo(target string, n int, duration time.Duration) (Result, error) {
+// EchoShape is how each echo connection sends: Pipeline messages per write (at least 1), and
+// PerConn echoes before the connection is closed and another opened (0: no limit).
+type EchoShape struct {
+	Pipeline int
+	PerConn  int
+}
+
+// Echo: every connection sends "hello" (Pipeline frames in one write) and awaits the echoes, in a
+// loop, for `duration`; with PerConn, a connection that has had that many echoes is closed and
+// replaced by a new one. Latency is from a write to each echo of it.
+func Echo(target string, n int, duration time.Duration, shape EchoShape) (Result, error) {
+	if shape.Pipeline < 1 {
+		shape.Pipeline = 1
+	}
 	conns, err := dialAll(target, n)
 	if err != nil {
 		return Result{}, err
 	}
 	var hist Histogram
-	var messages, errors atomic.Uint64
+	var messages, errors, reconnects atomic.Uint64
 	var stop atomic.Bool
 	var wg sync.WaitGroup
+	var open sync.Map
 	hello := []byte("hello")
 	start := time.Now()
-	for _, c := range conns {
+	for i, c := range conns {
+		open.Store(i, c)
 		wg.Add(1)
-		go func(c *Conn) {
+		go func(i int, c *Conn) {
 			defer wg.Done()
 			buf := make([]byte, 64)
-			for !stop.Load() {
-				sent := time.Now()
-				if err := c.WriteText(hello); err != nil {
-					if !stop.Load() {
-						errors.Add(1)
-					}
-					return
+			fail := func() {
+				if !stop.Load() {
+					errors.Add(1)
 				}
-				got, err := c.ReadMessage(buf)
-				if err != nil || string(got) != "hello" {
-					if !stop.Load() {
-						errors.Add(1)
-					}
-					return
-				}
-				hist.Add(time.Since(sent))
-				messages.Add(1)
 			}
-		}(c)
+			echoed := 0
+			for !stop.Load() {
+				if shape.PerConn > 0 && echoed >= shape.PerConn {
+					c.Close()
+					next, err := Dial(target)
+					if err != nil {
+						fail()
+						return
+					}
+					reconnects.Add(1)
+					c = next
+					open.Store(i, c)
+					echoed = 0
+				}
+				batch := shape.Pipeline
+				if shape.PerConn > 0 && batch > shape.PerConn-echoed {
+					batch = shape.PerConn - echoed
+				}
+				sent := time.Now()
+				if err := c.WriteTexts(hello, batch); err != nil {
+					fail()
+					return
+				}
+				for k := 0; k < batch; k++ {
+					got, err := c.ReadMessage(buf)
+					if err != nil || string(got) != "hello" {
+						fail()
+						return
+					}
+					hist.Add(time.Since(sent))
+					messages.Add(1)
+					echoed++
+				}
+			}
+		}(i, c)
 	}
 	time.Sleep(duration)
 	stop.Store(true)
 	elapsed := time.Since(start).Seconds()
 	counted := messages.Load()
 	failed := errors.Load()
-	for _, c := range conns {
-		c.Close()
-	}
+	open.Range(func(_, c any) bool {
+		c.(*Conn).Close()
+		return true
+	})
 	wg.Wait()
-	return Result{"echo", n, elapsed, counted, float64(counted) / elapsed, hist.Percentile(0.5), hist.Percentile(0.99), failed}, nil
+	return Result{"echo", n, elapsed, counted, float64(counted) / elapsed, hist.Percentile(0.5), hist.Percentile(0.99), failed, reconnects.Load()}, nil
 }
 
 // Fanout: one publisher, n subscribers; each message is stamped with its send time.
@@ -284,5 +330,5 @@ func Fanout(target, second string, n int, duration time.Duration, window int) (R
 		c.Close()
 	}
 	wg.Wait()
-	return Result{"fanout", n, elapsed, counted, float64(counted) / elapsed, hist.Percentile(0.5), hist.Percentile(0.99), errors.Load()}, nil
+	return Result{"fanout", n, elapsed, counted, float64(counted) / elapsed, hist.Percentile(0.5), hist.Percentile(0.99), errors.Load(), 0}, nil
 }

@@ -103,11 +103,32 @@ func TestFramesOfEveryLengthForm(t *testing.T) {
 }
 
 func TestEchoCountsRoundTrips(t *testing.T) {
-	result, err := Echo(startServer(t, false), 8, 300*time.Millisecond)
+	result, err := Echo(startServer(t, false), 8, 300*time.Millisecond, EchoShape{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if result.Messages == 0 || result.Errors != 0 || result.P99 < result.P50 {
+	if result.Messages == 0 || result.Errors != 0 || result.P99 < result.P50 || result.Reconnects != 0 {
+		t.Fatalf("unexpected result: %+v", result)
+	}
+}
+
+func TestPipelinedEchoesComeBackInBursts(t *testing.T) {
+	result, err := Echo(startServer(t, false), 4, 300*time.Millisecond, EchoShape{Pipeline: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if result.Messages < 16 || result.Errors != 0 {
+		t.Fatalf("unexpected result: %+v", result)
+	}
+}
+
+func TestLimitedEchoReconnectsAfterEachConnectionsQuota(t *testing.T) {
+	result, err := Echo(startServer(t, false), 4, 300*time.Millisecond, EchoShape{PerConn: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each connection opened is used for 10 echoes before the next: at least messages/10 - 4 reopened.
+	if result.Errors != 0 || result.Reconnects == 0 || result.Reconnects+4 < result.Messages/10 {
 		t.Fatalf("unexpected result: %+v", result)
 	}
 }

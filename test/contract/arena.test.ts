@@ -36,9 +36,10 @@ const schemathesis = spawnSync("schemathesis", ["--version"], { encoding: "utf8"
 // The scenarios the bench runs Cog on: all of them (production-stack's checks go through its edge:
 // test/contract/production-stack.test.ts).
 const cog = ARENA_CONTENDERS.find((c: { name: string }) => c.name === "cog");
-const COG_SCENARIOS: string[] = ARENA_SCENARIOS.filter((s: { stack?: boolean }) => unableReason(cog, s) === undefined && !s.stack).map(
-  (s: { id: string }) => s.id,
-);
+const servedByCog = ARENA_SCENARIOS.filter((s: { stack?: boolean }) => unableReason(cog, s) === undefined && !s.stack);
+const COG_SCENARIOS: string[] = servedByCog.filter((s: { protocol?: string }) => s.protocol !== "tls").map((s: { id: string }) => s.id);
+// static-tls and the TLS echo scenarios: served on the app's TLS listener (TLS_PORT).
+const COG_TLS_SCENARIOS: string[] = servedByCog.filter((s: { protocol?: string }) => s.protocol === "tls").map((s: { id: string }) => s.id);
 
 interface Running {
   port: number;
@@ -115,6 +116,12 @@ describe(`the arena app on the ${engine} engine`, () => {
     for (const id of ["baseline", "pipelined", "limited-conn", "json", "json-comp", "upload", "static", "async-db", "crud", "api-4", "api-16"])
       assert.ok(COG_SCENARIOS.includes(id), `the bench runs Cog on ${id}`);
     assert.deepEqual(await checkArena({ port: arena.port, scenarios: COG_SCENARIOS, sql, rows: ROWS }), []);
+  });
+
+  test(`passes the contract of every scenario it serves over TLS (${COG_TLS_SCENARIOS.join(", ")})`, { skip: opensslSkip }, async () => {
+    for (const id of ["static-tls", "8gbit", "echo-10k", "echo-100k"]) assert.ok(COG_TLS_SCENARIOS.includes(id), `the bench runs Cog on ${id}`);
+    assert.ok(arena.tlsPort, "the TLS listener is up");
+    assert.deepEqual(await checkArena({ port: arena.tlsPort!, scenarios: COG_TLS_SCENARIOS }), []);
   });
 
   // HttpArena's own validation (scripts/validate.sh, re-expressed in bench/arena/contract.mjs) of

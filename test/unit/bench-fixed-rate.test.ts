@@ -9,6 +9,10 @@ import { ARENA_SCENARIOS, rateOf } from "../../bench/arena/scenarios.mjs";
 import { fixedRateRows, fixedRateSection, idleRows } from "../../bench/arena/fixed-rate-report.mjs";
 // @ts-expect-error -- plain ESM modules without type declarations
 import { parseRateLoad, rateLoadArgs } from "../../bench/lib/rate-load.mjs";
+// @ts-expect-error -- plain ESM modules without type declarations
+import { ARENA_CONTENDERS, unableReason } from "../../bench/arena/contenders.mjs";
+// @ts-expect-error -- plain ESM modules without type declarations
+import { routeById } from "../../bench/lib/contract.mjs";
 
 const close = (actual: number, expected: number) => assert.ok(Math.abs(actual - expected) < 1e-9, `${actual} ≠ ${expected}`);
 
@@ -160,6 +164,38 @@ describe("held connections and the TLS echo", () => {
     ].join("\n");
     const shares = perfShares(report);
     for (const [key, value] of Object.entries({ rustls: 0.02, crypto: 0.07, copies: 0.12, kernel: 0.3, other: 0.49 })) close(shares[key], value);
+  });
+});
+
+describe("the TLS echo and async scenarios", () => {
+  const byId = Object.fromEntries(ARENA_SCENARIOS.map((s: { id: string }) => [s.id, s]));
+  const contender = (name: string) => ARENA_CONTENDERS.find((c: { name: string }) => c.name === name);
+
+  test("8gbit, echo-10k and echo-100k POST their bodies over TLS at a fixed rate, every answer compared with the body", () => {
+    const shape = (id: string) => [byId[id].method, byId[id].bodySize, byId[id].protocol, byId[id].checkEcho, byId[id].fixedRate, byId[id].tool];
+    assert.deepEqual(shape("8gbit"), ["POST", 10_240, "tls", true, true, "rate-load"]);
+    assert.deepEqual(shape("echo-10k"), ["POST", 10_240, "tls", true, true, "rate-load"]);
+    assert.deepEqual(shape("echo-100k"), ["POST", 102_400, "tls", true, true, "rate-load"]);
+    // HttpArena's 50,000 req/s on 64 logical CPUs, as the same load on the one server core.
+    assert.equal(byId["8gbit"].rate, Math.round(50_000 / 64));
+    assert.equal(byId["8gbit"].connections, 512);
+    assert.deepEqual([routeById("arena-8gbit").method, routeById("arena-8gbit").path], ["POST", "/echo"]);
+    assert.equal(byId["static-tls"].protocol, "tls");
+    assert.match(byId.async.lua(), /\/delay\/15/);
+  });
+
+  test("a contender runs them where its app serves the route and TLS, and is skipped with the reason otherwise", () => {
+    for (const id of ["async", "static-tls", "8gbit", "echo-10k", "echo-100k"]) {
+      assert.equal(unableReason(contender("cog"), byId[id]), undefined, `cog on ${id}`);
+      assert.equal(unableReason(contender("cog-native"), byId[id]), undefined, `cog-native on ${id}`);
+    }
+    assert.equal(unableReason(contender("node-http"), byId["8gbit"]), undefined);
+    assert.equal(unableReason(contender("uws"), byId["echo-100k"]), undefined);
+    assert.equal(unableReason(contender("bun"), byId.async), undefined);
+    assert.equal(unableReason(contender("fastify"), byId.async), undefined);
+    assert.match(unableReason(contender("hono"), byId.async), /no GET \/delay\/:ms route/);
+    assert.match(unableReason(contender("fastify"), byId["8gbit"]), /no HTTP\/1\.1 over TLS/);
+    assert.match(unableReason(contender("bun"), byId["8gbit"]), /ceiling for/);
   });
 });
 

@@ -36,12 +36,20 @@ const PROFILE_ROUTES: Record<string, string[]> = {
   async: ['"/delay/:ms"'],
   "echo-10k": ['"/echo"', "echo(server)"],
   "echo-100k": ['"/echo"', "echo(server)"],
+  "8gbit": ['"/echo"', "echo(server)"],
+  "static-tls": ['"/static"', "staticFiles(server)"],
+  "echo-ws-pipeline": ['app.ws("/ws"'],
+  "echo-ws-limited": ['app.ws("/ws"'],
+  "latency-10k": ['"/baseline11"'],
+  "latency-1m": ['"/baseline11"'],
 };
 /** The port variable (and HttpArena's port) a profile needs besides PORT=8080. */
 const PROFILE_PORTS: Record<string, [string, string]> = {
   "json-tls": ["TLS_PORT", "8081"],
   "echo-10k": ["TLS_PORT", "8081"],
   "echo-100k": ["TLS_PORT", "8081"],
+  "8gbit": ["TLS_PORT", "8081"],
+  "static-tls": ["TLS_PORT", "8081"],
   "baseline-h2": ["H2_PORT", "8443"],
   "static-h2": ["H2_PORT", "8443"],
   "baseline-h3": ["H2_PORT", "8443"],

@@ -2,8 +2,9 @@
 // ajv for validation, a content-type parser that counts an upload as it streams.
 import compress from "@fastify/compress";
 import fastifyStatic from "@fastify/static";
+import { setTimeout as sleep } from "node:timers/promises";
 import Fastify from "fastify";
-import { DB_QUERY, ID_PARAMS, ITEM_CHANGES, JSON_PARAMS, JSON_QUERY, LIST_QUERY, NEW_ITEM } from "../schemas.mjs";
+import { DB_QUERY, DELAY_PARAMS, ID_PARAMS, ITEM_CHANGES, JSON_PARAMS, JSON_QUERY, LIST_QUERY, NEW_ITEM } from "../schemas.mjs";
 import { PORT, STATIC_DIR, clampLimit, jsonItems, store } from "./common.mjs";
 
 const app = Fastify({ logger: false, bodyLimit: 32 * 1024 * 1024 });
@@ -24,6 +25,11 @@ const jsonRoute = { schema: { params: JSON_PARAMS, querystring: JSON_QUERY } };
 // One route serves both: @fastify/compress answers by Accept-Encoding (identity without one).
 app.get("/json/:count", { ...jsonRoute, compress: {} }, (req, reply) => reply.send(jsonItems(req.params.count, req.query.m)));
 app.post("/upload", (req, reply) => reply.send(String(req.body)));
+// async: the answer held back for the milliseconds the path names, on a timer.
+app.get("/delay/:ms", { schema: { params: DELAY_PARAMS } }, async (req, reply) => {
+  await sleep(req.params.ms);
+  return reply.type("text/plain").send(String(req.params.ms));
+});
 
 if (store) {
   app.get("/async-db", { schema: { querystring: DB_QUERY } }, async (req) => {
