@@ -1,6 +1,6 @@
 // One gRPC server for bench/grpc-unary.mjs and bench/grpc-arena.mjs, on a port it prints
 // ("ready PORT"): the Echo service of test/fixtures/grpc/echo.proto (its Unary) and HttpArena's
-// BenchmarkService (bench/grpc/benchmark.proto: GetSum, StreamSum), answered by
+// BenchmarkService (examples/arena-grpc.ts, bench/grpc/benchmark.proto: GetSum, StreamSum), answered by
 //   cog-native  Cog on its native engine (h2c), Connect's Node handler mounted with app.use
 //   cog-node    the same on Cog's node engine (node:http2)
 //   cog-native-connect, cog-node-connect
@@ -12,17 +12,11 @@ import { createServer } from "node:http2";
 import { fileURLToPath } from "node:url";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Echo } from "../../test/fixtures/grpc/echo.ts";
-import { BenchmarkService } from "./benchmark.ts";
+import { benchmarkRoutes } from "../../examples/arena-grpc.ts";
 
 const contender = process.argv[2];
-const routes = (router) =>
-  router.service(Echo, { unary: async (req) => ({ text: req.text }) }).service(BenchmarkService, {
-    getSum: async (req) => ({ result: req.a + req.b }),
-    async *streamSum(req) {
-      const sum = req.a + req.b;
-      for (let i = 0; i < req.count; i++) yield { result: sum + i };
-    },
-  });
+// The arena app's own implementation of BenchmarkService (examples/arena-grpc.ts).
+const routes = (router) => benchmarkRoutes(router.service(Echo, { unary: async (req) => ({ text: req.text }) }));
 
 if (contender === "grpc-js") {
   const grpc = await import("@grpc/grpc-js");
