@@ -20,6 +20,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
+import { frame } from "./grpc/frames.mjs";
 import { measure } from "./lib/load.mjs";
 import { cpuSeconds, pin } from "./lib/proc.mjs";
 
@@ -33,24 +34,6 @@ const { values: flags } = parseArgs({
 });
 const here = (file) => fileURLToPath(new URL(file, import.meta.url));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-/** A gRPC frame: flags 0, the length, the message (protobuf, written here: two or three int32 fields). */
-function frame(fields) {
-  const bytes = [];
-  fields.forEach((value, i) => {
-    bytes.push(((i + 1) << 3) | 0);
-    for (let v = value; ; v >>>= 7) {
-      if (v < 0x80) {
-        bytes.push(v);
-        break;
-      }
-      bytes.push((v & 0x7f) | 0x80);
-    }
-  });
-  const prefix = Buffer.alloc(5);
-  prefix.writeUInt32BE(bytes.length, 1);
-  return Buffer.concat([prefix, Buffer.from(bytes)]);
-}
 
 const PROFILES = {
   "unary-grpc": { path: "/benchmark.BenchmarkService/GetSum", body: frame([1, 2]), connections: 4, streams: 100, messagesPerCall: 1 },

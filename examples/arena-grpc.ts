@@ -59,7 +59,9 @@ export function benchmarkRoutes(router: ConnectRouter): ConnectRouter {
 /**
  * Serves the service on `on` (whose listener speaks HTTP/2: `http2: "h2c"`, or `true` with TLS):
  * a route for its calls' paths, its body left to the RPC to read, so no other route pays for it.
+ * For every method (Connect's handler answers the others), which also keeps it out of the app's
+ * OpenAPI document: an RPC is not an operation OpenAPI describes.
  */
 export function grpc(on: Cog): void {
-  on.post(`/${BenchmarkService.typeName}/:method`, { body: "stream" }, connect({ routes: benchmarkRoutes }));
+  on.all(`/${BenchmarkService.typeName}/:method`, { body: "stream" }, connect({ routes: benchmarkRoutes }));
 }

@@ -102,13 +102,19 @@ export function checkProtocols(options: EngineOptions): void {
   if (http2 === true && tls === undefined)
     throw new TypeError('http2: true serves HTTP/2 over TLS and needs the tls option ({ key, cert }); for cleartext HTTP/2 use http2: "h2c"');
   if (http2 === "h2c" && tls !== undefined)
-    throw new TypeError('http2: "h2c" is cleartext HTTP/2 and takes no tls option; for HTTP/2 over TLS use http2: true (HTTP/1.1 clients are served too, by ALPN)');
+    throw new TypeError(
+      'http2: "h2c" is cleartext HTTP/2 and takes no tls option; for HTTP/2 over TLS use http2: true (HTTP/1.1 clients are served too, by ALPN)',
+    );
   if (allowHTTP1 === undefined) return;
   if (typeof allowHTTP1 !== "boolean") throw new TypeError(`allowHTTP1 is true or false; got ${JSON.stringify(allowHTTP1)}`);
   if (allowHTTP1 && http2 !== "h2c" && http2 !== true)
-    throw new TypeError('allowHTTP1: true serves HTTP/1.1 beside cleartext HTTP/2 and needs http2: "h2c"; without http2 the server serves HTTP/1.1 alone already');
+    throw new TypeError(
+      'allowHTTP1: true serves HTTP/1.1 beside cleartext HTTP/2 and needs http2: "h2c"; without http2 the server serves HTTP/1.1 alone already',
+    );
   if (!allowHTTP1 && http2 === true)
-    throw new TypeError("allowHTTP1: false can't be served with http2: true, which answers HTTP/1.1 to TLS clients that don't offer h2 by ALPN; drop allowHTTP1");
+    throw new TypeError(
+      "allowHTTP1: false can't be served with http2: true, which answers HTTP/1.1 to TLS clients that don't offer h2 by ALPN; drop allowHTTP1",
+    );
 }
 
 /** Every key `express(options)` (cog-http/express) knows. */

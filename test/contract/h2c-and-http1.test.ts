@@ -57,7 +57,11 @@ describe('http2: "h2c" with allowHTTP1: HTTP/1.1 and h2c on one port', () => {
     t.after(() => session.destroy());
     // Interleaved, each protocol several requests on its connection (keep-alive, and streams of one session).
     for (let i = 0; i < 3; i++) {
-      const h1 = await fetch(`http://127.0.0.1:${port}/sum`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ a: i, b: 2 }) });
+      const h1 = await fetch(`http://127.0.0.1:${port}/sum`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ a: i, b: 2 }),
+      });
       assert.deepEqual(await h1.json(), { sum: i + 2, version: "1.1" });
       const h2 = await h2request(session, "/sum", JSON.stringify({ a: i, b: 3 }));
       assert.deepEqual([h2.status, JSON.parse(h2.body)], [200, { sum: i + 3, version: "2.0" }]);
