@@ -590,7 +590,7 @@ function grpcProblem(what, call) {
 }
 
 /** unary-grpc(-tls): GetSum with HttpArena's request (h2load's grpc-sum.bin: a 1, b 2) answers 3, and random numbers their sum. */
-async function unaryGrpc(port, tls, problems) {
+export async function unaryGrpc(port, tls, problems) {
   const over = tls ? "over TLS" : "over h2c";
   const [a, b] = [random3(), random3()];
   for (const [x, y] of [
@@ -607,7 +607,7 @@ async function unaryGrpc(port, tls, problems) {
 }
 
 /** stream-grpc(-tls): StreamSum {a: 13, b: 42} answers `count` replies, the i-th 55 + i, for 10, 5,000 and 0 (its validation page). */
-async function streamGrpc(port, tls, problems) {
+export async function streamGrpc(port, tls, problems) {
   const over = tls ? "over TLS" : "over h2c";
   for (const count of [10, 5000, 0]) {
     const what = `StreamSum {a: 13, b: 42, count: ${count}} ${over}`;
