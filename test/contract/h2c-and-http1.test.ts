@@ -136,6 +136,29 @@ describe('http2: "h2c" with allowHTTP1: HTTP/1.1 and h2c on one port', () => {
     await servesBoth(port);
   });
 
+  test("close() ends both: GOAWAY to h2c sessions, idle HTTP/1.1 connections and connections yet to speak closed, and it resolves", async () => {
+    const app = new Cog({ ...BOTH, logErrors: false });
+    define(app);
+    const { port } = await app.listen(0, "127.0.0.1");
+    const session = http2Connect(`http://127.0.0.1:${port}`);
+    assert.equal((await within(h2request(session, "/hello"), "an h2c request")).status, 200);
+    const goaway = once(session, "goaway");
+    // An HTTP/1.1 connection kept alive after its answer, and one that has sent nothing yet.
+    const kept = connect(port, "127.0.0.1");
+    kept.on("error", () => {});
+    kept.write("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
+    await within(once(kept, "data"), "the HTTP/1.1 answer");
+    const silent = connect(port, "127.0.0.1");
+    silent.on("error", () => {});
+    await once(silent, "connect");
+    const keptClosed = once(kept, "close");
+    const silentClosed = once(silent, "close");
+    await within(app.close(5000), "close() resolving", 4000);
+    await within(goaway, "GOAWAY on the h2c session");
+    await within(Promise.all([keptClosed, silentClosed]), "the HTTP/1.1 connections closed");
+    session.destroy();
+  });
+
   test('without allowHTTP1, http2: "h2c" serves HTTP/2 only: an HTTP/1.1 request is closed unanswered', async (t) => {
     const { port } = await serve(t, define, { http2: "h2c" });
     const answer = await exchange(port, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
