@@ -30,7 +30,7 @@ async function start(contender) {
     let out = "";
     child.stdout.on("data", (chunk) => {
       out += chunk;
-      const m = /ready (\d+)/.exec(out);
+      const m = /^port (\d+)\nready$/m.exec(out);
       if (m) resolve(Number(m[1]));
     });
     child.once("exit", (code) => reject(new Error(`${contender} exited (${code})`)));

@@ -9,12 +9,13 @@
 //   npm run bench -- --paired          each contender timed at the same moment as its bare server
 //   npm run bench -- --scenarios arena the arena (bench/arena/): realistic workloads, a real Postgres, wrk
 //   npm run bench -- --scenarios serving  TLS, HTTP/2 and worker processes (bench/serving/): wrk, h2load
+//   npm run bench -- --scenarios grpc     HttpArena's gRPC profiles (bench/lib/grpc.mjs): h2load, ghz
 //
 // Method: servers on core 0, the load generator on core 1 (taskset), a warm-up
 // round, then contenders interleaved over several rounds; medians and ratios.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { arch, cpus, platform, release, totalmem } from "node:os";
+import { arch, cpus, loadavg, platform, release, totalmem } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -31,6 +32,7 @@ import { buildReport } from "./lib/report.mjs";
 import { SCENARIOS } from "./lib/scenarios.mjs";
 import { freePortFrom, startServer } from "./lib/server.mjs";
 import { WEBSOCKET_CONTENDERS, WEBSOCKET_SCENARIOS, runWebSocketBench, webSocketReport } from "./lib/websocket.mjs";
+import { GRPC_CONTENDERS, GRPC_SCENARIOS, grpcReport, runGrpcBench } from "./lib/grpc.mjs";
 import { ARENA_CONTENDERS } from "./arena/contenders.mjs";
 import { ARENA_SCENARIOS } from "./arena/scenarios.mjs";
 import { startArena } from "./arena/servers.mjs";
@@ -85,7 +87,9 @@ if (flags.help) {
                         "serving" for TLS, HTTP/2 and worker processes, or some of them: ${SERVING_SCENARIOS.map((s) => s.id).join(", ")}
                         (wrk and h2load, contenders ${SERVING_CONTENDERS.map((c) => c.name).join(", ")});
                         "websocket" for every WebSocket scenario, or some of them: ${WEBSOCKET_SCENARIOS.map((s) => s.id).join(", ")}
-                        (timed with bench/ws-load, contenders ${WEBSOCKET_CONTENDERS.map((c) => c.name).join(", ")})
+                        (timed with bench/ws-load, contenders ${WEBSOCKET_CONTENDERS.map((c) => c.name).join(", ")});
+                        "grpc" for HttpArena's gRPC profiles, or one: ${GRPC_SCENARIOS.map((s) => s.id).join(", ")}
+                        (h2load and ghz, built from the Go module proxy; contenders ${GRPC_CONTENDERS.map((c) => c.name).join(", ")})
   --routes a,b          only these route ids within the scenarios
   --rounds N            measured rounds per route (default 5), after one warm-up round
   --duration S          seconds per measurement (default 5)
@@ -116,14 +120,16 @@ for (const key of ["rounds", "duration"]) {
 }
 if (!(settings.warmup >= 0)) fatal("--warmup must be 0 (no warm-up round) or a positive number");
 
-const GROUPS = { arena: ARENA_SCENARIOS, serving: SERVING_SCENARIOS, websocket: WEBSOCKET_SCENARIOS };
+const GROUPS = { arena: ARENA_SCENARIOS, serving: SERVING_SCENARIOS, websocket: WEBSOCKET_SCENARIOS, grpc: GRPC_SCENARIOS };
 const scenarioIds = flags.scenarios
   ? flags.scenarios.split(",").flatMap((id) => (id in GROUPS ? GROUPS[id].map((s) => s.id) : [id]))
   : SCENARIOS.map((s) => s.id);
-const unknown = scenarioIds.filter((id) => ![...SCENARIOS, ...ARENA_SCENARIOS, ...SERVING_SCENARIOS, ...WEBSOCKET_SCENARIOS].some((s) => s.id === id));
+const unknown = scenarioIds.filter(
+  (id) => ![...SCENARIOS, ...ARENA_SCENARIOS, ...SERVING_SCENARIOS, ...WEBSOCKET_SCENARIOS, ...GRPC_SCENARIOS].some((s) => s.id === id),
+);
 if (unknown.length > 0)
   fatal(
-    `Unknown scenario "${unknown[0]}"; known: ${SCENARIOS.map((s) => s.id).join(", ")}, arena (${ARENA_SCENARIOS.map((s) => s.id).join(", ")}), serving (${SERVING_SCENARIOS.map((s) => s.id).join(", ")}), websocket (${WEBSOCKET_SCENARIOS.map((s) => s.id).join(", ")})`,
+    `Unknown scenario "${unknown[0]}"; known: ${SCENARIOS.map((s) => s.id).join(", ")}, arena (${ARENA_SCENARIOS.map((s) => s.id).join(", ")}), serving (${SERVING_SCENARIOS.map((s) => s.id).join(", ")}), websocket (${WEBSOCKET_SCENARIOS.map((s) => s.id).join(", ")}), grpc (${GRPC_SCENARIOS.map((s) => s.id).join(", ")})`,
   );
 // An arena scenario is one route: its wrk script rotates the requests.
 const arenaScenarios = ARENA_SCENARIOS.filter((s) => scenarioIds.includes(s.id)).map((s) => ({
@@ -141,6 +147,8 @@ const servingScenarios = SERVING_SCENARIOS.filter((s) => scenarioIds.includes(s.
 }));
 // The WebSocket scenarios (bench/lib/websocket.mjs) run after the others, with contenders of their own.
 const webSocketScenarios = WEBSOCKET_SCENARIOS.filter((s) => scenarioIds.includes(s.id));
+// So do the gRPC ones (bench/lib/grpc.mjs).
+const grpcScenarios = GRPC_SCENARIOS.filter((s) => scenarioIds.includes(s.id));
 const scenarios = SCENARIOS.filter((s) => scenarioIds.includes(s.id))
   .map((s) => {
     let routes = s.routes;
@@ -149,13 +157,13 @@ const scenarios = SCENARIOS.filter((s) => scenarioIds.includes(s.id))
     return { ...s, routes };
   })
   .filter((s) => s.routes.length > 0);
-if (scenarios.length === 0 && arenaScenarios.length === 0 && servingScenarios.length === 0 && webSocketScenarios.length === 0)
+if (scenarios.length === 0 && arenaScenarios.length === 0 && servingScenarios.length === 0 && webSocketScenarios.length === 0 && grpcScenarios.length === 0)
   fatal("No route left to measure: check --scenarios and --routes");
 for (const s of scenarios) for (const r of s.routes) routeById(r);
 
 const wantedNames = flags.contenders?.split(",");
 for (const name of wantedNames ?? [])
-  if (![...ARENA_CONTENDERS, ...SERVING_CONTENDERS, ...WEBSOCKET_CONTENDERS].some((c) => c.name === name)) contenderByName(name);
+  if (![...ARENA_CONTENDERS, ...SERVING_CONTENDERS, ...WEBSOCKET_CONTENDERS, ...GRPC_CONTENDERS].some((c) => c.name === name)) contenderByName(name);
 const wanted = scenarios.length === 0 ? [] : wantedNames ? CONTENDERS.filter((c) => wantedNames.includes(c.name)) : CONTENDERS;
 const wantedArena = arenaScenarios.length === 0 ? [] : wantedNames ? ARENA_CONTENDERS.filter((c) => wantedNames.includes(c.name)) : ARENA_CONTENDERS;
 const wantedServing = servingScenarios.length === 0 ? [] : wantedNames ? SERVING_CONTENDERS.filter((c) => wantedNames.includes(c.name)) : SERVING_CONTENDERS;
@@ -186,6 +194,25 @@ async function main() {
   if (!existsSync(join(root, "dist", "index.js"))) fatal("dist/ is missing: run `npm install` (it builds Cog) or `npm run build` first");
   if (scenarios.length > 0 || arenaScenarios.length > 0 || servingScenarios.length > 0) await benchHttp();
   if (webSocketScenarios.length > 0) await benchWebSockets();
+  if (grpcScenarios.length > 0) await benchGrpc();
+}
+
+/** The gRPC scenarios: their section goes to grpc.md beside the HTTP report. */
+async function benchGrpc() {
+  if (!commandExists("h2load")) fatal("the gRPC scenarios need h2load (Debian/Ubuntu: apt-get install nghttp2-client)");
+  console.log(
+    `gRPC scenarios: ${grpcScenarios.map((s) => s.id).join(", ")}, ${settings.rounds} round(s) of ${settings.duration}s, h2load and ghz, servers on Node ${nodeVersion}`,
+  );
+  const measured = await runGrpcBench(grpcScenarios, wantedNames ?? null, { ...settings, pinning, nodePath });
+  const text = `${grpcReport(measured)}
+
+Command: \`npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}\`, Node ${nodeVersion}, ${pinning ? "servers on CPU 0, the load on CPU 1 (taskset)" : "no pinning"}, load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")} at the end.\n`;
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, "grpc.md"), text);
+  writeFileSync(join(outDir, "grpc.json"), JSON.stringify(measured, null, 1));
+  console.log(`\n${text}`);
 }
 
 /** The WebSocket scenarios: their section goes to websocket.md beside the HTTP report. */

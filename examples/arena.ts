@@ -3,8 +3,10 @@
 // and bodies, JSON of real size through a response schema, Postgres through a pooled driver, a
 // cache-aside with a TTL, and schemas that validate what clients send; static files with their
 // precompressed variants, compressed JSON, streamed uploads and a WebSocket echo; the JSON over
-// TLS, and HTTP/2 over TLS and cleartext (node engine), each on the port HttpArena gives it; a
-// request held open on a timer (/delay/:ms) and a body echoed back over TLS (/echo).
+// TLS, and HTTP/2 over TLS and cleartext, each on the port HttpArena gives it; a request held open
+// on a timer (/delay/:ms) and a body echoed back over TLS (/echo); HttpArena's gRPC service
+// (examples/arena-grpc.ts, cog-http/connect) over h2c on PORT, beside its HTTP/1.1 profiles (a
+// connection's first bytes say which it speaks), and over TLS on H2_PORT.
 //
 //   [DATABASE_URL=postgres://…] [REDIS_URL=redis://…] [STATIC_DIR=…] [DATASET_PATH=…] [COG_ENGINE=native]
 //   [PORT=8080] [TLS_PORT=8081] [H2_PORT=8443] [HTTP3=1] [H2C_PORT=8082] [TLS_CERT=… TLS_KEY=…] [WORKERS=auto]
@@ -15,7 +17,7 @@
 // Redis at REDIS_URL); `node bench/arena/stack/stack.mjs` runs it behind nginx.
 //
 // Each extra listener starts when its port is set: TLS_PORT (HTTP/1.1 over TLS: json-tls, static-tls,
-// 8gbit, echo-10k and echo-100k), H2_PORT (HTTP/2 over TLS: baseline-h2, static-h2; with HTTP3=1, on the native
+// 8gbit, echo-10k and echo-100k), H2_PORT (HTTP/2 over TLS: baseline-h2, static-h2, unary-grpc-tls, stream-grpc-tls; with HTTP3=1, on the native
 // engine, HTTP/3 on the same port over UDP too: baseline-h3, static-h3) and H2C_PORT (HTTP/2
 // cleartext only: baseline-h2c, json-h2c); the TLS ones read TLS_CERT and TLS_KEY (default /certs/server.crt and .key, where
 // HttpArena mounts them). WORKERS (a number or "auto") serves port PORT from that many worker
@@ -30,6 +32,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { Type } from "@sinclair/typebox";
 import { Cog, HttpError, serveStatic } from "cog-http";
+import { grpc } from "./arena-grpc.js";
 import { openStore, type Item } from "./arena-store.js";
 
 /** A file HttpArena mounts (`/data/…`, `/certs/…`), or, when it isn't there, `fallback`. */
@@ -70,7 +73,8 @@ function requests<S extends { params?: unknown; query?: unknown; body?: unknown 
 }
 
 const engine = process.env.COG_ENGINE === "native" ? "native" : "node";
-const app = new Cog({ engine });
+// HTTP/1.1, and h2c with prior knowledge for the gRPC profiles, on the one port (HttpArena's 8080).
+const app = new Cog({ engine, http2: "h2c", allowHTTP1: true });
 const workers = process.env.WORKERS === undefined ? undefined : process.env.WORKERS === "auto" ? "auto" : Number(process.env.WORKERS);
 // Postgres allows DATABASE_MAX_CONN connections in all (HttpArena sets 256): each process that
 // serves the database routes (every worker, or this one) pools its share.
@@ -175,6 +179,9 @@ app.post("/upload", { body: "stream", bodyLimit: 64 * 1024 * 1024 }, async (req,
 
 // A WebSocket that echoes every message.
 app.ws("/ws", { message: (ws, data, isBinary) => void ws.send(data, isBinary) });
+
+// unary-grpc and stream-grpc: BenchmarkService's GetSum and StreamSum, over h2c.
+grpc(app);
 
 // Items priced from min to max. Without a database, or when the query fails (Postgres down or
 // restarting: the pool reconnects on a later request), the answer is the empty page, as
@@ -364,6 +371,8 @@ if (cluster.isPrimary) {
       const server = new Cog({ engine, http2: true, tls: tls() });
       sums(server, "/baseline2", { post: false });
       staticFiles(server);
+      // unary-grpc-tls and stream-grpc-tls.
+      grpc(server);
       return server;
     },
     "h2",

@@ -13,6 +13,7 @@ import { connect as tlsConnect } from "node:tls";
 import { join } from "node:path";
 import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import WebSocket from "ws";
+import { frame, messages } from "../grpc/frames.mjs";
 import { STATIC_FILES, staticDir } from "./static-files.mjs";
 
 export const DATASET = JSON.parse(readFileSync(new URL("../../examples/data/dataset.json", import.meta.url), "utf8"));
@@ -372,6 +373,12 @@ const HTTPARENA_GROUPS = [
   ["echo-ws", ["echo-ws", "echo-ws-pipeline", "echo-ws-limited"]],
   ["async", ["async"]],
   ["echo", ["echo-10k", "echo-100k", "8gbit"]],
+  // validate.sh has no gRPC section (at 28606ba): these follow the profiles' validation pages and
+  // the server probe of scripts/lib/framework.sh (_wait_grpc), on the ports its load tools use.
+  ["unary-grpc", ["unary-grpc"]],
+  ["unary-grpc-tls", ["unary-grpc-tls"]],
+  ["stream-grpc", ["stream-grpc"]],
+  ["stream-grpc-tls", ["stream-grpc-tls"]],
   // validate.sh has no check of HTTP/3 itself (its curl has none): baseline-h3 and static-h3 only
   // make it wait for the server over HTTP/2 on 8443 (h2load-h3 finds a broken HTTP/3 at 0 req/s).
   ["h3", ["baseline-h3", "static-h3"]],
@@ -548,6 +555,86 @@ async function exchangeH2(port, paths, { tls }) {
     );
   } finally {
     session.destroy();
+  }
+}
+
+/**
+ * One gRPC call of HttpArena's BenchmarkService as its load tools make it (h2load's headers, a
+ * message framed by hand): over h2c with prior knowledge on `port`, or over TLS (ALPN h2).
+ * Resolves the status, the head, the messages' fields and the trailers.
+ */
+async function grpcCall(port, { tls }, method, fields) {
+  const session = http2Connect(`${tls ? "https" : "http"}://127.0.0.1:${port}`, tls ? { rejectUnauthorized: false, ALPNProtocols: ["h2"] } : {});
+  try {
+    return await new Promise((resolve, reject) => {
+      session.once("error", reject);
+      const stream = session.request({
+        ":method": "POST",
+        ":path": `/benchmark.BenchmarkService/${method}`,
+        "content-type": "application/grpc",
+        te: "trailers",
+      });
+      const parts = [];
+      let head = {};
+      let trailers = {};
+      stream.on("response", (h) => (head = h));
+      stream.on("trailers", (t) => (trailers = t));
+      stream.on("data", (d) => parts.push(d));
+      stream.on("end", () => {
+        try {
+          resolve({ status: head[":status"], head, replies: messages(Buffer.concat(parts)), trailers: { ...head, ...trailers } });
+        } catch (err) {
+          reject(err);
+        }
+      });
+      stream.on("error", reject);
+      stream.setTimeout(30_000, () => stream.close());
+      stream.end(frame(fields));
+    });
+  } finally {
+    session.destroy();
+  }
+}
+
+/** What is wrong with a gRPC call's answer: a status other than 200 and grpc-status 0, or a content type other than gRPC's. */
+function grpcProblem(what, call) {
+  if (call.status !== 200) return `${what}: HTTP status ${call.status}, expected 200`;
+  if (!String(call.head["content-type"] ?? "").startsWith("application/grpc"))
+    return `${what}: content-type ${call.head["content-type"]}, expected application/grpc`;
+  if (call.trailers["grpc-status"] !== "0") return `${what}: grpc-status ${call.trailers["grpc-status"]} (${call.trailers["grpc-message"] ?? ""}), expected 0`;
+  return undefined;
+}
+
+/** unary-grpc(-tls): GetSum with HttpArena's request (h2load's grpc-sum.bin: a 1, b 2) answers 3, and random numbers their sum. */
+export async function unaryGrpc(port, tls, problems) {
+  const over = tls ? "over TLS" : "over h2c";
+  const [a, b] = [random3(), random3()];
+  for (const [x, y] of [
+    [1, 2],
+    [a, b],
+  ]) {
+    const what = `GetSum {a: ${x}, b: ${y}} ${over}`;
+    const call = await grpcCall(port, { tls }, "GetSum", [x, y]);
+    const problem = grpcProblem(what, call);
+    if (problem) problems.push(problem);
+    else if (call.replies.length !== 1 || (call.replies[0][1] ?? 0) !== x + y)
+      problems.push(`${what}: ${JSON.stringify(call.replies)}, expected one SumReply {result: ${x + y}}`);
+  }
+}
+
+/** stream-grpc(-tls): StreamSum {a: 13, b: 42} answers `count` replies, the i-th 55 + i, for 10, 5,000 and 0 (its validation page). */
+export async function streamGrpc(port, tls, problems) {
+  const over = tls ? "over TLS" : "over h2c";
+  for (const count of [10, 5000, 0]) {
+    const what = `StreamSum {a: 13, b: 42, count: ${count}} ${over}`;
+    const call = await grpcCall(port, { tls }, "StreamSum", [13, 42, count]);
+    const problem = grpcProblem(what, call);
+    if (problem) problems.push(problem);
+    else if (call.replies.length !== count) problems.push(`${what}: ${call.replies.length} replies, expected ${count}`);
+    else {
+      const wrong = call.replies.findIndex((reply, i) => (reply[1] ?? 0) !== 55 + i);
+      if (wrong !== -1) problems.push(`${what}: reply ${wrong} is ${JSON.stringify(call.replies[wrong])}, expected {result: ${55 + wrong}}`);
+    }
   }
 }
 
@@ -1002,6 +1089,24 @@ const HTTPARENA = {
       problems.push(
         `32 overlapping requests: /delay/${bad.want} answered ${bad.res.status} ${JSON.stringify(bad.res.body.toString().slice(0, 20))} in ${bad.res.secs}s`,
       );
+  },
+
+  // The gRPC profiles: h2c with prior knowledge on the HTTP/1.1 port (8080), which goes on serving
+  // HTTP/1.1 beside it; TLS on 8443.
+  async "unary-grpc"({ port }, problems) {
+    await unaryGrpc(port, false, problems);
+    const h1 = await exchange(port, { path: "/baseline11?a=1&b=2" });
+    if (h1.body.toString().trim() !== "3")
+      problems.push(`port ${port}: HTTP/1.1 beside h2c answered ${h1.status} ${JSON.stringify(h1.body.toString().slice(0, 40))}`);
+  },
+  async "unary-grpc-tls"({ h2Port }, problems) {
+    await unaryGrpc(h2Port, true, problems);
+  },
+  async "stream-grpc"({ port }, problems) {
+    await streamGrpc(port, false, problems);
+  },
+  async "stream-grpc-tls"({ h2Port }, problems) {
+    await streamGrpc(h2Port, true, problems);
   },
 
   // The echo profiles (8gbit, echo-10k, echo-100k; their validation pages): POST /echo over TLS on the

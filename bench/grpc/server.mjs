@@ -1,6 +1,6 @@
-// One gRPC server for bench/grpc-unary.mjs and bench/grpc-arena.mjs, on a port it prints
-// ("ready PORT"): the Echo service of test/fixtures/grpc/echo.proto (its Unary) and HttpArena's
-// BenchmarkService (bench/grpc/benchmark.proto: GetSum, StreamSum), answered by
+// One gRPC server for bench/grpc-unary.mjs and the arena's gRPC scenarios (bench/lib/grpc.mjs), on
+// PORT (or a free port), which it prints ("port PORT", then "ready"): the Echo service of test/fixtures/grpc/echo.proto (its Unary) and HttpArena's
+// BenchmarkService (examples/arena-grpc.ts, bench/grpc/benchmark.proto: GetSum, StreamSum), answered by
 //   cog-native  Cog on its native engine (h2c), Connect's Node handler mounted with app.use
 //   cog-node    the same on Cog's node engine (node:http2)
 //   cog-native-connect, cog-node-connect
@@ -12,17 +12,13 @@ import { createServer } from "node:http2";
 import { fileURLToPath } from "node:url";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Echo } from "../../test/fixtures/grpc/echo.ts";
-import { BenchmarkService } from "./benchmark.ts";
+import { benchmarkRoutes } from "../../examples/arena-grpc.ts";
 
-const contender = process.argv[2];
-const routes = (router) =>
-  router.service(Echo, { unary: async (req) => ({ text: req.text }) }).service(BenchmarkService, {
-    getSum: async (req) => ({ result: req.a + req.b }),
-    async *streamSum(req) {
-      const sum = req.a + req.b;
-      for (let i = 0; i < req.count; i++) yield { result: sum + i };
-    },
-  });
+const contender = process.argv[2] ?? process.env.GRPC_SERVER;
+const port = Number(process.env.PORT ?? 0);
+const ready = (bound) => console.log(`port ${bound}\nready`);
+// The arena app's own implementation of BenchmarkService (examples/arena-grpc.ts).
+const routes = (router) => benchmarkRoutes(router.service(Echo, { unary: async (req) => ({ text: req.text }) }));
 
 if (contender === "grpc-js") {
   const grpc = await import("@grpc/grpc-js");
@@ -40,13 +36,13 @@ if (contender === "grpc-js") {
       call.end();
     },
   });
-  server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, port) => {
+  server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, bound) => {
     if (err) throw err;
-    console.log(`ready ${port}`);
+    ready(bound);
   });
 } else if (contender === "connect") {
   const server = createServer(connectNodeAdapter({ routes }));
-  server.listen(0, "127.0.0.1", () => console.log(`ready ${server.address().port}`));
+  server.listen(port, "127.0.0.1", () => ready(server.address().port));
 } else {
   const { Cog } = await import("../../dist/index.js");
   const app = new Cog({ engine: contender.startsWith("cog-native") ? "native" : "node", http2: "h2c", logErrors: false });
@@ -54,6 +50,5 @@ if (contender === "grpc-js") {
     const { connect } = await import("../../dist/connect/index.js");
     app.use(connect({ routes }));
   } else app.use(connectNodeAdapter({ routes }));
-  const { port } = await app.listen(0, "127.0.0.1");
-  console.log(`ready ${port}`);
+  ready((await app.listen(port, "127.0.0.1")).port);
 }

@@ -18,15 +18,16 @@ export const ENTRIES = [
   { name: "cog-native", engine: "native" },
 ];
 
-/** The files an entry's Dockerfile copies from the repository: the app and its data layer. */
-export const APP_FILES = ["examples/arena.ts", "examples/arena-store.ts"];
+/** The files an entry's Dockerfile copies from the repository: the app, its data layer and its gRPC service. */
+export const APP_FILES = ["examples/arena.ts", "examples/arena-store.ts", "examples/arena-grpc.ts"];
 
 /** The packages the app imports, at the versions this repository uses (Cog's own is its version). */
 export function entryPackage() {
   const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
   const version = (name) => pkg.dependencies?.[name] ?? pkg.devDependencies?.[name];
   const dependencies = { "cog-http": pkg.version };
-  for (const name of ["@sinclair/typebox", "postgres", "redis", "tsx"]) dependencies[name] = version(name);
+  for (const name of ["@sinclair/typebox", "postgres", "redis", "tsx", "@connectrpc/connect", "@connectrpc/connect-node", "@bufbuild/protobuf"])
+    dependencies[name] = version(name);
   return { name: "httparena-cog", private: true, type: "module", dependencies };
 }
 

@@ -8,11 +8,10 @@ import { TRACED } from "../base/symbols.js";
 import { withResponseHelpers, type Response } from "../http/response.js";
 import { secretsOf } from "../base/signing.js";
 import { OpenStreams } from "../http/sse.js";
-import { serverTlsOptions } from "../base/tls.js";
 import { Answers, HandlerTimeouts } from "./answer.js";
 import { Dispatcher } from "./dispatch.js";
 import type { Group } from "./group.js";
-import { COG_OPTION_KEYS, OPTION_HINTS, type CogOptions } from "./options.js";
+import { COG_OPTION_KEYS, OPTION_HINTS, checkProtocols, type CogOptions } from "./options.js";
 import { refuseUnknownKeys } from "../base/known-keys.js";
 import { Reports } from "./report.js";
 import { Routes } from "./routes.js";
@@ -44,9 +43,7 @@ export class AppCore {
     refuseUnknownKeys(options, COG_OPTION_KEYS, OPTION_HINTS, "new Cog()", "option");
     const limits = (this.limits = resolveLimits(options));
     const engine: EngineName = chooseEngine(options.engine);
-    if (options.tls !== undefined) serverTlsOptions(options.tls);
-    else if (options.http2 === true)
-      throw new TypeError('http2: true serves HTTP/2 over TLS and needs the tls option ({ key, cert }); for cleartext HTTP/2 use http2: "h2c"');
+    checkProtocols(options);
     const logErrors = options.logErrors ?? true;
     if (options.broker !== undefined && (options.broker === null || typeof options.broker.publish !== "function"))
       throw new TypeError("broker must be a Broker, such as redisBroker(url)");

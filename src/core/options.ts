@@ -1,6 +1,7 @@
 import type { EngineOptions } from "../engines/contract/engine.js";
 import type { EngineName } from "../engines/select.js";
 import { DEFAULT_LIMITS, type Limits } from "../base/limits.js";
+import { serverTlsOptions } from "../base/tls.js";
 import type { LoggerOption } from "../observe/access-log.js";
 import type { Broker } from "../websocket/topics.js";
 
@@ -49,7 +50,7 @@ export interface CogOptions extends Partial<Limits>, EngineOptions {
 }
 
 /** The engine options `new Cog()` and `express()` take (`EngineOptions`). */
-export const ENGINE_OPTION_KEYS: readonly string[] = ["tls", "http2", "server", "sliceWrites", "drainAcceptQueue"];
+export const ENGINE_OPTION_KEYS: readonly string[] = ["tls", "http2", "allowHTTP1", "server", "sliceWrites", "drainAcceptQueue"];
 
 /** Every key `new Cog(options)` knows: a key outside it is refused when the app is made. */
 export const COG_OPTION_KEYS: readonly string[] = [
@@ -86,7 +87,35 @@ export const LISTEN_OPTION_HINTS: Readonly<Record<string, string>> = {
   tls: "tls is an option of the app: new Cog({ tls })",
   engine: "engine is an option of the app: new Cog({ engine })",
   http2: "http2 is an option of the app: new Cog({ http2 })",
+  allowHTTP1: 'allowHTTP1 is an option of the app: new Cog({ http2: "h2c", allowHTTP1: true })',
 };
+
+/**
+ * Refuses protocol options that can't be served together, with what to write instead: checked
+ * when the app (or `cog-http/express`'s server) is made, on either engine. Checks `tls` too.
+ */
+export function checkProtocols(options: EngineOptions): void {
+  const { tls, http2, allowHTTP1 } = options;
+  if (tls !== undefined) serverTlsOptions(tls);
+  if (http2 !== undefined && http2 !== true && http2 !== false && http2 !== "h2c")
+    throw new TypeError(`http2 is true (h2 over TLS), "h2c" (cleartext HTTP/2) or false; got ${JSON.stringify(http2)}`);
+  if (http2 === true && tls === undefined)
+    throw new TypeError('http2: true serves HTTP/2 over TLS and needs the tls option ({ key, cert }); for cleartext HTTP/2 use http2: "h2c"');
+  if (http2 === "h2c" && tls !== undefined)
+    throw new TypeError(
+      'http2: "h2c" is cleartext HTTP/2 and takes no tls option; for HTTP/2 over TLS use http2: true (HTTP/1.1 clients are served too, by ALPN)',
+    );
+  if (allowHTTP1 === undefined) return;
+  if (typeof allowHTTP1 !== "boolean") throw new TypeError(`allowHTTP1 is true or false; got ${JSON.stringify(allowHTTP1)}`);
+  if (allowHTTP1 && http2 !== "h2c" && http2 !== true)
+    throw new TypeError(
+      'allowHTTP1: true serves HTTP/1.1 beside cleartext HTTP/2 and needs http2: "h2c"; without http2 the server serves HTTP/1.1 alone already',
+    );
+  if (!allowHTTP1 && http2 === true)
+    throw new TypeError(
+      "allowHTTP1: false can't be served with http2: true, which answers HTTP/1.1 to TLS clients that don't offer h2 by ALPN; drop allowHTTP1",
+    );
+}
 
 /** Every key `express(options)` (cog-http/express) knows. */
 export const EXPRESS_OPTION_KEYS: readonly string[] = [...Object.keys(DEFAULT_LIMITS), ...ENGINE_OPTION_KEYS, "engine", "strict"];

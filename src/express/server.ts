@@ -15,7 +15,7 @@ import {
 } from "../engines/contract/engine.js";
 import { chooseEngine, startEngineNow, type EngineName } from "../engines/select.js";
 import { resolveLimits, type Limits } from "../base/limits.js";
-import { serverTlsOptions } from "../base/tls.js";
+import { checkProtocols } from "../core/options.js";
 import { matchedRoute } from "router/lib/symbols.js";
 import { fillLater } from "./prototypes.js";
 import { withRequestHelpers } from "../http/request.js";
@@ -120,7 +120,7 @@ function hostFor(app: App): { host: EngineHost; route(handler: RequestHandler): 
 /** The engine for an app, made (not listening yet) from its options, and where its requests go. */
 function engineFor(app: App, options: ExpressOptions): { engine: Engine; route(handler: RequestHandler): void } {
   const name = chooseEngine(options.engine);
-  if (options.tls !== undefined) serverTlsOptions(options.tls);
+  checkProtocols(options);
   const { host, route } = hostFor(app);
   return { engine: startEngineNow(name, { host, limits: resolveLimits(options), strict: options.strict ?? false, options }), route };
 }

@@ -234,6 +234,25 @@ describe("serving scenarios", () => {
       assert.match(report, /- \*\*uws\*\*: uWebSockets\.js has no HTTP\/2/);
     },
   );
+
+  test(
+    "npm run bench -- --scenarios unary-grpc checks and times the arena app and grpc-js's server, and writes grpc.md",
+    { skip: hasCommand("h2load") ? false : "h2load is not installed (apt-get install nghttp2-client)" },
+    (t) => {
+      const out = mkdtempSync(join(tmpdir(), "cog-bench-grpc-"));
+      t.after(() => rmSync(out, { recursive: true, force: true }));
+      const run = spawnSync(
+        process.execPath,
+        ["bench/run.mjs", "--scenarios", "unary-grpc", "--contenders", "cog,grpc-js", "--rounds", "1", "--duration", "1", "--warmup", "0", "--out", out],
+        { encoding: "utf8", timeout: 120_000 },
+      );
+      assert.equal(run.status, 0, run.stderr + run.stdout);
+      assert.match(run.stdout, /ok {3}cog \(gRPC\) passes HttpArena's unary-grpc and stream-grpc checks/);
+      const report = readFileSync(join(out, "grpc.md"), "utf8");
+      assert.match(report, /### unary-grpc: unary gRPC: GetSum over h2c/);
+      for (const name of ["cog", "grpc-js"]) assert.match(report, new RegExp(`\\| ${name} \\| [\\d,]+ \\| [\\d.]+ µs \\| [^|]* \\| 0 \\|`), report);
+    },
+  );
 });
 
 function hasCommand(command: string): boolean {

@@ -42,6 +42,10 @@ const PROFILE_ROUTES: Record<string, string[]> = {
   "echo-ws-limited": ['app.ws("/ws"'],
   "latency-10k": ['"/baseline11"'],
   "latency-1m": ['"/baseline11"'],
+  "unary-grpc": ["grpc(app)", '"GetSum"'],
+  "stream-grpc": ["grpc(app)", '"StreamSum"', "serverStreaming: true"],
+  "unary-grpc-tls": ["grpc(server)", '"GetSum"'],
+  "stream-grpc-tls": ["grpc(server)", '"StreamSum"', "serverStreaming: true"],
 };
 /** The port variable (and HttpArena's port) a profile needs besides PORT=8080. */
 const PROFILE_PORTS: Record<string, [string, string]> = {
@@ -56,9 +60,12 @@ const PROFILE_PORTS: Record<string, [string, string]> = {
   "static-h3": ["H2_PORT", "8443"],
   "baseline-h2c": ["H2C_PORT", "8082"],
   "json-h2c": ["H2C_PORT", "8082"],
+  "unary-grpc-tls": ["H2_PORT", "8443"],
+  "stream-grpc-tls": ["H2_PORT", "8443"],
 };
 const HTTP2_PROFILES = ["baseline-h2", "static-h2", "baseline-h2c", "json-h2c"];
 const HTTP3_PROFILES = ["baseline-h3", "static-h3"];
+const GRPC_PROFILES = ["unary-grpc", "unary-grpc-tls", "stream-grpc", "stream-grpc-tls"];
 
 /** The Dockerfile's ENV settings, as name → value. */
 function envOf(dockerfile: string): Record<string, string> {
@@ -92,6 +99,11 @@ for (const { name, engine } of ENTRIES as { name: string; engine: string }[]) {
       assert.deepEqual(
         meta.tests.filter((p: string) => HTTP2_PROFILES.includes(p)),
         HTTP2_PROFILES,
+      );
+      // Both serve gRPC (cog-http/connect, docs/guide/grpc.md): each enters the four gRPC profiles.
+      assert.deepEqual(
+        meta.tests.filter((p: string) => GRPC_PROFILES.includes(p)),
+        GRPC_PROFILES,
       );
     });
 
@@ -137,7 +149,16 @@ for (const { name, engine } of ENTRIES as { name: string; engine: string }[]) {
 
 test("the entries' package.json has every package the app imports, at this repository's versions", () => {
   const { dependencies } = entryPackage();
-  const imported = new Set([...appSource.matchAll(/from "([^"]+)"/g)].map((m) => m[1]!).filter((s) => !s.startsWith("node:") && !s.startsWith(".")));
+  const specifiers = [...appSource.matchAll(/from "([^"]+)"/g)].map((m) => m[1]!).filter((s) => !s.startsWith("node:") && !s.startsWith("."));
+  // A subpath ("cog-http/connect", "@bufbuild/protobuf/wkt") is its package's.
+  const imported = new Set(
+    specifiers.map((s) =>
+      s
+        .split("/")
+        .slice(0, s.startsWith("@") ? 2 : 1)
+        .join("/"),
+    ),
+  );
   for (const name of imported) assert.ok(name! in dependencies, `${name} is a dependency`);
   assert.equal(dependencies["cog-http"], rootPackage.version);
   for (const [name, version] of Object.entries(dependencies)) if (name !== "cog-http") assert.equal(version, rootPackage.devDependencies[name], name);

@@ -111,11 +111,18 @@ export interface EngineOptions {
    */
   tls?: TlsOptions;
   /**
-   * Node engine only. `true`: HTTP/2 over TLS (needs `tls`), with HTTP/1.1 for clients that don't
-   * offer h2 by ALPN; `"h2c"`: cleartext HTTP/2 with prior knowledge (no HTTP/1.1), as behind a
-   * proxy that speaks h2c. The same handlers serve every protocol.
+   * `true`: HTTP/2 over TLS (needs `tls`), with HTTP/1.1 for clients that don't offer h2 by ALPN;
+   * `"h2c"`: cleartext HTTP/2 with prior knowledge, as behind a proxy that speaks h2c or for gRPC
+   * clients (HTTP/1.1 clients are closed, unless `allowHTTP1`). The same handlers serve every protocol.
    */
   http2?: boolean | "h2c";
+  /**
+   * With `http2: "h2c"`: serve HTTP/1.1 on the same port too. A client whose first bytes are
+   * HTTP/2's connection preface (`PRI * HTTP/2.0…`) speaks h2c, any other HTTP/1.1, as Go's h2c
+   * handler and node:http2's `allowHTTP1` (on TLS) do. Default false (h2c only). `http2: true`
+   * serves HTTP/1.1 by ALPN already.
+   */
+  allowHTTP1?: boolean;
   /** Further options for `http.createServer` (node engine only); they override those Cog derives from its limits. */
   server?: ServerOptions;
   /**

@@ -158,8 +158,10 @@ export interface NativeListenOptions {
   reusePort?: boolean;
   /** Serve TLS (native/addon/src/io/tls.rs). */
   tls?: NativeTlsOptions;
-  /** Serve HTTP/2 beside HTTP/1.1 (native/addon/src/h2): by ALPN on TLS, by the connection preface on cleartext. */
+  /** Serve HTTP/2 (native/addon/src/h2): beside HTTP/1.1 by ALPN on TLS; with prior knowledge (h2c) on cleartext. */
   http2?: boolean;
+  /** On cleartext HTTP/2, serve HTTP/1.1 too: a client whose first bytes are not HTTP/2's preface. */
+  allowHttp1?: boolean;
   /** Serve HTTP/3 on UDP, on the TCP listener's port number (native/addon/src/h3; needs `tls`). */
   http3?: boolean;
 }

@@ -130,6 +130,7 @@ export class NativeEngine implements Engine {
           reusePort: shared,
           tls: this.config.options.tls === undefined ? undefined : nativeTlsOptions(this.config.options.tls),
           http2: this.config.options.http2 !== undefined && this.config.options.http2 !== false,
+          allowHttp1: this.config.options.allowHTTP1 === true,
           http3: "path" in at ? undefined : at.http3,
         },
         this.onRequest,

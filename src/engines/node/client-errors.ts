@@ -77,6 +77,8 @@ function refusalOf(err: ClientError, inFlight: ServerResponse | null | undefined
     case "HPE_INVALID_URL":
       return bad("Invalid request target");
     case "HPE_INVALID_VERSION":
+      // HTTP/2's preface with something else after its first line: its version is 2.0, which the native engine answers 505.
+      if (/HTTP\/2 Connection Preface/.test(err.reason ?? "")) return { status: 505, message: "HTTP version not supported; use HTTP/1.1" };
       // llhttp's words for a line ended by LF alone, which the native engine names.
       return bad(/CRLF/.test(err.reason ?? "") ? "Bare LF in request head" : "Malformed request line");
     case "HPE_INVALID_METHOD":

@@ -23,6 +23,7 @@ import {
 } from "../contract/engine.js";
 import type { NodeWebSockets } from "./websocket.js";
 import { acceptQueuedConnections } from "./accept.js";
+import { serveByFirstBytes, type Undecided } from "./first-bytes.js";
 import { bodyBytesOf } from "./body-bytes.js";
 import { answerQueuedToo, idleCloser, lastAnswersClose } from "./drain.js";
 import { afterPendingReads } from "../kit/pending-reads.js";
@@ -58,6 +59,8 @@ export class NodeEngine implements Engine {
   private draining = false;
   /** The HTTP/2 sessions to end on `close`, when serving HTTP/2. */
   private readonly sessions: Sessions | null;
+  /** With `http2: "h2c"` and `allowHTTP1`, the connections whose first bytes have not said which protocol they speak. */
+  private readonly undecided: Undecided | null;
   /** The listener `handUpgrades` put on the server's 'upgrade' event. */
   private upgrades: UpgradeListener | null = null;
 
@@ -65,8 +68,10 @@ export class NodeEngine implements Engine {
     const { limits, strict, host } = config;
     const { dispatch, responseDone } = host;
     const http2 = config.options.http2 !== undefined && config.options.http2 !== false;
+    // node:http's server serves HTTP/1.1 beside HTTP/2 (first-bytes.ts).
+    const besideH2c = config.options.http2 === "h2c" && config.options.allowHTTP1 === true;
     // Answers written in slices (writes.ts): over node:http without TLS, unless turned off.
-    const slicing = !http2 && config.options.tls === undefined && (config.options.sliceWrites ?? true);
+    const slicing = (!http2 || besideH2c) && config.options.tls === undefined && (config.options.sliceWrites ?? true);
     // node:http's responses emit 'close' when done or cut, whether or not anyone listens; `once`,
     // since a response handed to a WebSocket is closed by Cog and, on Node 24, by its destroy too.
     const closed =
@@ -99,11 +104,12 @@ export class NodeEngine implements Engine {
     });
     const Request = (this.Request = host.requestClass(NodeRequest));
     const Response = (this.Response = host.responseClass(NodeResponse));
-    const { server, sessions } = createServer(config, Request, Response, listener);
+    const { server, sessions, undecided } = createServer(config, Request, Response, listener);
     const failBody: FailBody = (err, req, res) => host.fail(err, req, res);
     const deadlines = new RequestDeadlines(server, limits.requestTimeout, limits.timeoutCheckInterval, failBody);
     this.server = server;
     this.sessions = sessions;
+    this.undecided = undecided;
     // Node silently drops headers past maxHeadersCount; keep one more than the limit so Cog sees the excess and answers 431.
     this.server.maxHeadersCount = limits.maxHeaders + 1;
     // Without a listener Node destroys a CONNECT request's socket unanswered; a server that is not a proxy says so.
@@ -111,8 +117,8 @@ export class NodeEngine implements Engine {
     answerClientErrors(this.server, limits, failBody);
     if (slicing) writeInSlices(this.server);
     // With http2: true its HTTP/1.1 clients are limited too; an HTTP/2 session writes below the
-    // socket's own methods, so the limit leaves its streams alone (h2c has no HTTP/1.1 clients).
-    if (config.options.http2 !== "h2c" && limits.sendTimeout > 0)
+    // socket's own methods, so the limit leaves its streams alone (h2c alone has no HTTP/1.1 clients).
+    if ((config.options.http2 !== "h2c" || besideH2c) && limits.sendTimeout > 0)
       limitSendTime(this.server, limits.sendTimeout, limits.timeoutCheckInterval, config.options.tls !== undefined);
   }
 
@@ -145,7 +151,7 @@ export class NodeEngine implements Engine {
       return { path: at.path };
     }
     await listenOn(this.server, { port: at.port, host: at.host, backlog: BACKLOG });
-    if (this.sessions === null && this.config.options.tls === undefined && (this.config.options.drainAcceptQueue ?? true))
+    if ((this.sessions === null || this.undecided !== null) && this.config.options.tls === undefined && (this.config.options.drainAcceptQueue ?? true))
       acceptQueuedConnections(this.server, this.config.options.server ?? {});
     const address = this.server.address() as AddressInfo;
     return { host: address.address, port: address.port };
@@ -179,6 +185,7 @@ export class NodeEngine implements Engine {
     // kernel completed but Node has not accepted) is read first and answered (503 while the app
     // drains): closing over it would reset those connections, requests unanswered.
     await afterPendingReads();
+    this.undecided?.closeAll();
     // Stops accepting; calls back once every connection is gone. Idle connections are closed by
     // drain.ts's closer, which node:http's close calls in place of its own (see idleCloser).
     const closeIdle = idleCloser(server);
@@ -204,14 +211,16 @@ interface TlsServer {
  * The server for the app's options: node:http; with `tls`, node:https (TLS 1.2+); with
  * `http2: true`, node:http2 over TLS, negotiating h2 or HTTP/1.1 by ALPN (HTTP/1.1 clients are
  * served by node:http's classes, h2 streams by Cog's HTTP/2 ones); with `http2: "h2c"`,
- * cleartext HTTP/2 with prior knowledge. Every one gets the app's limits and timeouts.
+ * cleartext HTTP/2 with prior knowledge, and with `allowHTTP1` node:http beside it, each
+ * connection going to one or the other by its first bytes (first-bytes.ts). Every one gets the
+ * app's limits and timeouts.
  */
 function createServer(
   config: EngineConfig,
   Request: typeof NodeRequest,
   Response: typeof NodeResponse,
   listener: Listener,
-): { server: Server; sessions: Sessions | null } {
+): { server: Server; sessions: Sessions | null; undecided: Undecided | null } {
   const { limits, options } = config;
   const http1 = {
     headersTimeout: limits.headersTimeout,
@@ -230,7 +239,7 @@ function createServer(
   if (options.http2 === undefined || options.http2 === false) {
     const server =
       tls === undefined ? createHttpServer(http1, handle) : createHttpsServer({ handshakeTimeout: limits.headersTimeout, ...http1, ...tls }, handle);
-    return { server, sessions: null };
+    return { server, sessions: null, undecided: null };
   }
   const h2 = {
     Http2ServerRequest: config.host.requestClass(H2Request) as unknown as typeof Http2ServerRequest,
@@ -241,8 +250,15 @@ function createServer(
     settings: { maxHeaderListSize: limits.maxHeaderSize },
   };
   let server: Server;
+  // The server whose sessions are HTTP/2's: the one that serves, or beside HTTP/1.1, node:http2's that it hands them.
+  let h2Server: Server;
+  let undecided: Undecided | null = null;
   if (options.http2 === "h2c") {
-    server = createHttp2Server(h2, handle as never) as unknown as Server;
+    server = h2Server = createHttp2Server(h2, handle as never) as unknown as Server;
+    if (options.allowHTTP1 === true) {
+      server = createHttpServer(http1, handle);
+      undecided = serveByFirstBytes(server, h2Server, limits.headersTimeout);
+    }
   } else {
     server = createSecureHttp2Server(
       {
@@ -260,15 +276,16 @@ function createServer(
     // 5 min for a request): the app's replace them.
     const { IncomingMessage: _request, ServerResponse: _response, ...limitsOfHttp1 } = http1;
     Object.assign(server, limitsOfHttp1);
+    h2Server = server;
   }
   // A session idle this long is closed, as node:http closes an idle keep-alive connection.
-  server.setTimeout(limits.keepAliveTimeout);
+  h2Server.setTimeout(limits.keepAliveTimeout);
   const sessions = new Sessions(limits.keepAliveTimeout, limits.timeoutCheckInterval);
-  server.on("connection", sessions.connection);
-  server.on("session", (session: Http2Session) => sessions.track(session));
-  server.on("stream", sessions.stream);
-  server.on("timeout", sessions.idle);
-  return { server, sessions };
+  h2Server.on("connection", sessions.connection);
+  h2Server.on("session", (session: Http2Session) => sessions.track(session));
+  h2Server.on("stream", sessions.stream);
+  h2Server.on("timeout", sessions.idle);
+  return { server, sessions, undecided };
 }
 
 function listenOn(server: Server, options: ListenOptions): Promise<void> {

@@ -251,7 +251,11 @@ impl State {
         let Some(server) = self.server(id) else { return };
         let (listen_fd, uv_loop, now) = (server.listen_fd, server.js.uv_loop(), now(server));
         let tls_config = server.tls.clone();
-        let serves_h2 = server.settings.h2.is_some();
+        // Whether the server serves HTTP/2, and HTTP/1.1 beside h2c (its first bytes then decide).
+        let (serves_h2, h2c_or_http1) = match &server.settings.h2 {
+            Some(h2) => (true, h2.http1 && tls_config.is_none()),
+            None => (false, false),
+        };
         loop {
             // EAGAIN, or an error on a connection that went away: try again on the next event.
             let (fd, (remote, remote_port)) = match socket::accept(listen_fd) {
@@ -280,9 +284,10 @@ impl State {
                 remote_port,
                 // On TLS, the headers timeout runs from the start: it bounds the handshake too.
                 // A server that serves HTTP/2 learns which protocol each client speaks from its
-                // first bytes or TLS's ALPN (`h2::Conn`); HTTP/1.1 clients then go to `h1`.
+                // first bytes or TLS's ALPN (`h2::Conn`); HTTP/1.1 clients then go to `h1`. Until
+                // the first bytes decide, the headers timeout bounds the wait, as on TLS.
                 proto: if serves_h2 {
-                    Protocol::H2(Box::new(h2::Conn::new(tls_conn.then_some(now))))
+                    Protocol::H2(Box::new(h2::Conn::new((tls_conn || h2c_or_http1).then_some(now), tls_conn)))
                 } else {
                     Protocol::H1(h1::Conn::new(tls_conn.then_some(now)))
                 },

@@ -1,8 +1,11 @@
-//! One connection of a server that serves HTTP/2: first `Choosing` (on TLS, which protocol the
-//! client speaks, as ALPN says), then `Open`, an HTTP/2 connection (`cog_http2::Connection`)
-//! with the streams JavaScript holds. A TLS client that did not choose h2 is the engine's to hand
-//! to `h1` (`Parsed::Http1`); a cleartext (h2c) one speaks HTTP/2 with prior knowledge, or is
-//! closed (as node:http2's h2c server closes it, and HttpArena's h2c profiles ask).
+//! One connection of a server that serves HTTP/2: first `Choosing` (which protocol the client
+//! speaks: on TLS, as ALPN says; on cleartext, as its first bytes say), then `Open`, an HTTP/2
+//! connection (`cog_http2::Connection`) with the streams JavaScript holds. A TLS client that did
+//! not choose h2 is the engine's to hand to `h1` (`Parsed::Http1`); a cleartext (h2c) one speaks
+//! HTTP/2 with prior knowledge, or is closed (as node:http2's h2c server closes it, and
+//! HttpArena's h2c profiles ask), unless the server serves HTTP/1.1 beside h2c
+//! (`Settings::http1`): then a client whose first bytes are not the preface goes to `h1`, as
+//! Go's h2c handler and hyper's auto connection do.
 //!
 //! Input goes to nghttp2 whole (HTTP/2 multiplexes: backpressure is each stream's window, not
 //! the socket), and its events become the engine's: a request (its body whole when it came with
@@ -31,10 +34,12 @@ const WRITE_BUDGET: usize = 1024 * 1024;
 
 #[allow(clippy::large_enum_variant, reason = "one per connection, and `Open` is the state it lives in: boxing it would add a pointer chase to every read")]
 enum State {
-    /// Which protocol the client speaks is not known yet. On TLS, `since` is the accept (the
-    /// headers timeout bounds the handshake, as on HTTP/1.1); none on cleartext.
+    /// Which protocol the client speaks is not known yet. `since`: the accept, when the headers
+    /// timeout bounds the wait (on TLS, the handshake, as on HTTP/1.1; on cleartext beside
+    /// HTTP/1.1, the first bytes); none on h2c alone, which nghttp2 reads from the first byte.
     Choosing {
         since: Option<u64>,
+        tls: bool,
     },
     Open(Connection),
     /// The client did not begin with HTTP/2's preface: closed at once, as RFC 9113 §3.4 asks.
@@ -73,9 +78,10 @@ pub(crate) enum Swept {
 }
 
 impl Conn {
-    /// A connection just accepted; `tls_since`: on TLS, the accept's time.
-    pub(crate) fn new(tls_since: Option<u64>) -> Conn {
-        Conn { state: State::Choosing { since: tls_since }, streams: Streams::default(), gathering: Vec::new() }
+    /// A connection just accepted; `since`: the accept's time, when the headers timeout bounds
+    /// the choice of protocol (see `State::Choosing`).
+    pub(crate) fn new(since: Option<u64>, tls: bool) -> Conn {
+        Conn { state: State::Choosing { since, tls }, streams: Streams::default(), gathering: Vec::new() }
     }
 
     /// What to do with the socket's input now.
@@ -129,8 +135,8 @@ impl Conn {
         now: u64,
         events: &mut Vec<Event>,
     ) -> Parsed {
-        if let State::Choosing { since } = self.state {
-            match choose(io, since.is_some()) {
+        if let State::Choosing { since, tls } = self.state {
+            match choose(io, tls, settings.http1) {
                 Choice::Wait => return Parsed::Open,
                 Choice::Http1 => return Parsed::Http1 { head_started: since },
                 Choice::Http2 => match Connection::new(settings.config.clone()) {
@@ -265,7 +271,7 @@ impl Conn {
     /// engine's HTTP/2 does, and its request aborted. The connection's other streams go on.
     pub(crate) fn sweep(&mut self, now: u64, headers_timeout: u64, request_timeout: u64, reqs: &mut Requests, events: &mut Vec<Event>) -> Swept {
         let conn = match &mut self.state {
-            State::Choosing { since: Some(at) } if now.saturating_sub(*at) >= headers_timeout => return Swept::Close,
+            State::Choosing { since: Some(at), .. } if now.saturating_sub(*at) >= headers_timeout => return Swept::Close,
             State::Choosing { .. } => return Swept::Idle,
             State::Refused => return Swept::Close,
             State::Open(conn) => conn,
@@ -366,15 +372,32 @@ enum Choice {
     Http2,
 }
 
+/// HTTP/2's connection preface (RFC 9113 §3.4): a client with prior knowledge begins with it.
+const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
 /// On TLS, ALPN chooses (known once the handshake is done, before any plaintext arrives): h2 or
 /// else HTTP/1.1, as node:http2's `allowHTTP1` does. On cleartext (h2c) it is HTTP/2, whose
-/// preface nghttp2 checks.
-fn choose(io: &Transport, tls: bool) -> Choice {
+/// preface nghttp2 checks; beside HTTP/1.1 (`http1`), the first bytes choose: the whole preface
+/// is HTTP/2, any byte off it HTTP/1.1 (no HTTP/1.1 request begins with it: its version is
+/// 2.0), a part of it waits for more (a client that ends its side meanwhile is closed, unanswered,
+/// at the end of the batch, and one that sends no more at the headers timeout: see `sweep`).
+fn choose(io: &Transport, tls: bool, http1: bool) -> Choice {
     match io.alpn() {
         Some(b"h2") => Choice::Http2,
-        _ if !tls => Choice::Http2,
-        _ if io.input().is_empty() => Choice::Wait,
-        _ => Choice::Http1,
+        _ if !tls && !http1 => Choice::Http2,
+        _ if tls && io.input().is_empty() => Choice::Wait,
+        _ if tls => Choice::Http1,
+        _ => {
+            let input = io.input();
+            let seen = input.len().min(PREFACE.len());
+            if input[..seen] != PREFACE[..seen] {
+                Choice::Http1
+            } else if seen == PREFACE.len() {
+                Choice::Http2
+            } else {
+                Choice::Wait
+            }
+        }
     }
 }
 
@@ -464,11 +487,32 @@ mod tests {
     #[test]
     fn on_cleartext_it_is_http2_and_on_tls_alpn_chooses() {
         let (mut io, client) = Transport::pair();
-        assert_eq!(choose(&io, false), Choice::Http2, "h2c: HTTP/2 from the first byte (nghttp2 checks the preface)");
-        assert_eq!(choose(&io, true), Choice::Wait, "TLS: nothing yet, the handshake under way");
+        assert_eq!(choose(&io, false, false), Choice::Http2, "h2c: HTTP/2 from the first byte (nghttp2 checks the preface)");
+        assert_eq!(choose(&io, true, false), Choice::Wait, "TLS: nothing yet, the handshake under way");
         io.buffers().0.extend_from_slice(b"GET / HTTP/1.1\r\n");
-        assert_eq!(choose(&io, true), Choice::Http1, "TLS without h2: HTTP/1.1");
-        assert_eq!(choose(&io, false), Choice::Http2, "h2c: an HTTP/1.1 request is a bad preface");
+        assert_eq!(choose(&io, true, false), Choice::Http1, "TLS without h2: HTTP/1.1");
+        assert_eq!(choose(&io, false, false), Choice::Http2, "h2c: an HTTP/1.1 request is a bad preface");
+        io.close_pair(client);
+    }
+
+    #[test]
+    fn beside_http1_on_cleartext_the_first_bytes_choose() {
+        let (mut io, client) = Transport::pair();
+        assert_eq!(choose(&io, false, true), Choice::Wait, "nothing yet");
+        io.buffers().0.extend_from_slice(&PREFACE[..1]);
+        assert_eq!(choose(&io, false, true), Choice::Wait, "one byte of the preface");
+        io.buffers().0.extend_from_slice(&PREFACE[1..23]);
+        assert_eq!(choose(&io, false, true), Choice::Wait, "all but its last byte");
+        io.buffers().0.extend_from_slice(&PREFACE[23..]);
+        assert_eq!(choose(&io, false, true), Choice::Http2, "the whole preface");
+        io.buffers().0.extend_from_slice(b"\x00\x00\x00\x04");
+        assert_eq!(choose(&io, false, true), Choice::Http2, "the preface and a frame after it");
+        io.clear_input();
+        io.buffers().0.extend_from_slice(b"PRI * HTTP/1.1\r\n");
+        assert_eq!(choose(&io, false, true), Choice::Http1, "a byte off the preface");
+        io.clear_input();
+        io.buffers().0.extend_from_slice(b"G");
+        assert_eq!(choose(&io, false, true), Choice::Http1, "an HTTP/1.1 request, from its first byte");
         io.close_pair(client);
     }
 }

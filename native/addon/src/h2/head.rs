@@ -97,7 +97,7 @@ mod tests {
     use cog_http2::{Config, Connection, Event};
 
     fn settings() -> Settings {
-        Settings { config: Config::default(), max_headers: 3, max_header_size: 16 * 1024, max_url_length: 20 }
+        Settings { config: Config::default(), max_headers: 3, max_header_size: 16 * 1024, max_url_length: 20, http1: false }
     }
 
     /// An HPACK literal field without indexing.

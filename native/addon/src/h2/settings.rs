@@ -8,6 +8,9 @@ pub(crate) struct Settings {
     pub(crate) max_headers: usize,
     pub(crate) max_header_size: usize,
     pub(crate) max_url_length: usize,
+    /// On cleartext, a client whose first bytes are not HTTP/2's preface speaks HTTP/1.1 (as Go's
+    /// h2c handler and hyper's auto connection serve both); else it is closed. TLS has ALPN.
+    pub(crate) http1: bool,
 }
 
 /// The app's limits on a head.

@@ -28,8 +28,11 @@ pub struct ListenOptions {
     pub reuse_port: Option<bool>,
     /// Serve TLS (see `io::tls`).
     pub tls: Option<TlsOptions>,
-    /// Serve HTTP/2 beside HTTP/1.1: by ALPN on TLS, by the connection preface on cleartext (see `h2`).
+    /// Serve HTTP/2: over TLS beside HTTP/1.1, chosen by ALPN; on cleartext with prior knowledge
+    /// (h2c), alone or, with `allow_http1`, beside HTTP/1.1 (see `h2`).
     pub http2: Option<bool>,
+    /// On cleartext HTTP/2, serve a client whose first bytes are not HTTP/2's preface as HTTP/1.1.
+    pub allow_http1: Option<bool>,
     /// Serve HTTP/3 on UDP, on the TCP listener's port number (needs `tls`; see `h3`).
     pub http3: Option<bool>,
 }
@@ -60,7 +63,7 @@ impl ListenOptions {
             max_header_pairs: (max_headers + 5).max(max_header_size.div_ceil(32) + 1) as u32,
             ..cog_http2::Config::default()
         };
-        Some(h2::Settings { config, max_headers, max_header_size, max_url_length: self.max_url_length as usize })
+        Some(h2::Settings { config, max_headers, max_header_size, max_url_length: self.max_url_length as usize, http1: self.allow_http1.unwrap_or(false) })
     }
 
     /// An HTTP/3 endpoint's limits, when it serves HTTP/3: the app's on request heads (checked
