@@ -44,13 +44,16 @@ function failures(report: string): string[] {
   return failed;
 }
 
-/** h2spec's failures against the server listening on `port`: of every check, or of those named ("http2/6.1/2"). */
-async function h2specFailures(port: number, tls: boolean, only: string[] = []): Promise<string[]> {
+/**
+ * h2spec's failures against the server listening on `port`: of every check, or of those named
+ * ("http2/6.1/2"); `wait` is how many seconds h2spec waits for an expected frame.
+ */
+async function h2specFailures(port: number, tls: boolean, only: string[] = [], wait = 2): Promise<string[]> {
   // Asynchronously: the server answers from this process's event loop.
   const run = await new Promise<{ stdout: string; stderr: string }>((resolve) => {
     execFile(
       found.path!,
-      [...only, "-h", "127.0.0.1", "-p", String(port), "-o", "2", ...(tls ? ["-t", "-k"] : [])],
+      [...only, "-h", "127.0.0.1", "-p", String(port), "-o", String(wait), ...(tls ? ["-t", "-k"] : [])],
       { encoding: "utf8", timeout: 240_000 },
       (_err, stdout, stderr) => resolve({ stdout, stderr }),
     );
@@ -96,12 +99,14 @@ async function conformance(options: CogOptions, tls: false | { key: string; cert
   try {
     let unexpected = (await h2specFailures(port, tls !== false)).filter((id) => !inherited.has(id));
     // Several checks wait 2 s for an answer: on a loaded machine one can time out on either server
-    // (the bare one's list varies the same way). A failure of Cog's counts once it repeats alone.
-    if (unexpected.length > 0)
+    // (the bare one's list varies the same way; CI once saw one on "h2c"). A failure of Cog's
+    // counts once it repeats alone twice, given 10 s to answer.
+    for (let round = 0; round < 2 && unexpected.length > 0; round++)
       unexpected = await h2specFailures(
         port,
         tls !== false,
         unexpected.map((id) => `http2/${id}`),
+        10,
       );
     const allowed = engine === "native" ? "none" : `those of a bare node:http2 server on this Node: ${[...inherited].join(", ")}`;
     assert.deepEqual(unexpected, [], `h2spec failures beyond ${allowed}`);
