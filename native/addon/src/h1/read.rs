@@ -104,6 +104,7 @@ impl Conn {
                     }
                     Err(refused) => {
                         let body = self.drop_body().unwrap();
+                        self.body_cut = true;
                         self.close_after_answers();
                         if body.delivered() {
                             // Its request is in JavaScript's hands: the connection is cut, aborting it.

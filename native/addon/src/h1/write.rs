@@ -203,7 +203,7 @@ impl Conn {
     /// node:http drops them too; handlers still holding one see it aborted).
     pub(crate) fn promote(&mut self, io: &mut Transport, reqs: &mut Requests, spare: &mut Spare) -> Vec<Event> {
         let mut dropped = Vec::new();
-        let Conn { queue, reading, .. } = self;
+        let Conn { queue, reading, body_cut, .. } = self;
         queue.promote(io.output(), |promoted| match promoted {
             Promoted::Done { id, closes } => {
                 if let Some(body) = reading.body_of(id) {
@@ -217,6 +217,7 @@ impl Conn {
                 }
                 if closes {
                     if let Some(body) = reading.take_body() {
+                        *body_cut = true;
                         if !body.delivered() {
                             reqs.remove(body.id);
                         }
