@@ -22,7 +22,7 @@ import { clearTimeout, setTimeout } from "../../base/loop.js";
  * parsing is not complete and the client has not ended its side, reads on instead of closing:
  * node:http's parser drops the rest of the body (the request was dumped after its answer), and
  * the connection is destroyed once the body is whole, the client ends its side, or LINGER_MS
- * have passed. A request the client sends after it is not served (RFC 9112 9.6: the server
+ * have passed (at once, for a body that broke requestTimeout: `closeAtOnce`). A request the client sends after it is not served (RFC 9112 9.6: the server
  * must not process further requests on a connection it closes): its body is dropped too.
  * Relies on node:http's `socket.parser.incoming` and `parser.onIncoming`
  * (test/engines/node/node-internals.test.ts checks them).
@@ -37,8 +37,21 @@ interface Parser {
   onIncoming: (req: IncomingMessage, shouldKeepAlive: boolean) => number;
 }
 
+/** On a socket: its request's body was too slow, so it closes at once after its answer (see `closeAtOnce`). */
+const AT_ONCE: unique symbol = Symbol("cog.closeAtOnce");
+
 interface ParsedSocket extends Socket {
   parser?: Parser | null;
+  [AT_ONCE]?: true;
+}
+
+/**
+ * The connection closes as soon as its answer is out, without lingering: its request's body did
+ * not arrive within requestTimeout, and a client that slow is not waited for (nginx closes
+ * such a connection at once too; the native engine does the same).
+ */
+export function closeAtOnce(socket: Socket): void {
+  (socket as ParsedSocket)[AT_ONCE] = true;
 }
 
 /** Makes the HTTP/1 connections of `server` close in stages after their last answer. */
@@ -58,7 +71,7 @@ function endThenLinger(this: Socket): void {
 function lingerOrDestroy(socket: ParsedSocket): void {
   const parser = socket.parser;
   const req = parser?.incoming;
-  if (parser == null || req == null || req.complete || socket.readableEnded || socket.destroyed) {
+  if (parser == null || req == null || req.complete || socket.readableEnded || socket.destroyed || socket[AT_ONCE] === true) {
     socket.destroy();
     return;
   }

@@ -83,15 +83,27 @@ pub(crate) struct Conn {
     pub(super) queue: Queue<Stream>,
     /// When the head being read began to arrive (the headers timeout counts from it).
     pub(super) head_started: Option<u64>,
-    /// A request's body was still arriving when the connection stopped reading requests (its
-    /// answer closes the connection, or it was refused): the client may still be sending it.
-    pub(super) body_cut: bool,
+    /// How the connection closes once its last answer is out (see `linger`).
+    pub(super) close_by: CloseBy,
+}
+
+/// How a connection closes once its last answer is out.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum CloseBy {
+    /// In stages if the client is still sending (bytes wait unread), else at once.
+    Default,
+    /// In stages: a request's body was still arriving when the connection stopped reading
+    /// requests (its answer closes the connection, or it was refused).
+    Stages,
+    /// At once: a request's body broke its requestTimeout, and a client that slow is not waited
+    /// for (nginx closes such a connection at once too).
+    AtOnce,
 }
 
 impl Conn {
     /// A connection's state at its accept; `head_started` bounds a TLS handshake with the headers timeout.
     pub(crate) fn new(head_started: Option<u64>) -> Conn {
-        Conn { reading: Reading::Heads, persistence: Persistence::KeepAlive, queue: Queue::default(), head_started, body_cut: false }
+        Conn { reading: Reading::Heads, persistence: Persistence::KeepAlive, queue: Queue::default(), head_started, close_by: CloseBy::Default }
     }
 
     /// No more requests are read: the last is in (a body still arriving is still read).
@@ -167,9 +179,14 @@ impl Conn {
     /// The connection is `finished` and its output written: returns whether it lingers rather
     /// than closes now, because the client may still be sending (a body cut short by the last
     /// answer, or bytes unread in the socket); its write side is then shut, so that the client
-    /// reads the answer and its end, and what it still sends is read and dropped.
+    /// reads the answer and its end, and what it still sends is read and dropped (`CloseBy`).
     pub(crate) fn linger(&mut self, io: &mut Transport, now: u64) -> bool {
-        if io.ended() || !(self.body_cut || io.unread()) {
+        let stages = match self.close_by {
+            CloseBy::Stages => true,
+            CloseBy::Default => io.unread(),
+            CloseBy::AtOnce => false,
+        };
+        if io.ended() || !stages {
             return false;
         }
         io.shut_write();
@@ -414,6 +431,16 @@ mod tests {
         h.respond(1, 400, b"");
         h.received();
         assert!(!h.conn.linger(&mut h.io, h.now), "the client ended its side: nothing more will come");
+    }
+
+    #[test]
+    fn a_body_past_its_request_timeout_is_not_waited_for() {
+        let mut h = Harness::new();
+        h.send(b"POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 10\r\n\r\nab");
+        assert_eq!(h.conn.sweep(&mut h.io, h.now + 300, &TIMEOUTS), Swept::Tell(Event::BodyTimeout { id: 1 }));
+        h.respond(1, 408, b"");
+        assert!(h.received().starts_with("HTTP/1.1 408 "));
+        assert!(h.conn.finished() && !h.conn.linger(&mut h.io, h.now + 300), "closed at once");
     }
 
     #[test]
