@@ -11,9 +11,9 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { nativeSkip } from "../helpers.js";
 
-// By hand (COG_ECOSYSTEM=1): it needs the registry and a fresh install each run, and the node
-// engine's four differences (docs/guide/express.md) are not fixed yet, so CI holds what
-// the suites found through the contract tests of each difference (test/contract/express-like-node-http.test.ts).
+// By hand (COG_ECOSYSTEM=1): it needs the registry and a fresh install each run, so CI holds what
+// the suites found through the contract tests of each difference (test/contract/express-like-node-http.test.ts,
+// test/contract/close-in-stages.test.ts).
 const asked = process.env.COG_ECOSYSTEM === "1";
 const built = asked && existsSync(join("dist", "cjs", "express", "index.js"));
 const registry = built && spawnSync("npm", ["ping", "--loglevel=error"], { timeout: 20_000 }).status === 0;

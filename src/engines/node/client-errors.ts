@@ -1,3 +1,4 @@
+import { closeAtOnce } from "./linger.js";
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { Refusal, errorBody, type HttpError } from "../../base/errors.js";
@@ -45,6 +46,7 @@ export function bodyTooSlow(socket: Socket, res: ServerResponse, ms: number, fai
   if (told.has(res)) return refuseOnSocket(socket, res, tooSlow("requestTimeout", ms));
   told.add(res);
   res.shouldKeepAlive = false;
+  closeAtOnce(socket);
   fail(tooSlow("requestTimeout", ms), res.req, res);
 }
 

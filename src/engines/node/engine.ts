@@ -35,6 +35,7 @@ import { NodeRequest } from "./request.js";
 import { RequestDeadlines } from "./request-time.js";
 import { NodeResponse } from "./response.js";
 import { queueBehind, writeInSlices } from "./writes.js";
+import { closeInStages } from "./linger.js";
 import { limitSendTime } from "./send-timeout.js";
 import { clearInterval, clearTimeout, setInterval, setTimeout } from "../../base/loop.js";
 
@@ -116,6 +117,7 @@ export class NodeEngine implements Engine {
     this.server.on("connect", refuseConnect);
     answerClientErrors(this.server, limits, failBody);
     if (slicing) writeInSlices(this.server);
+    if (!http2) closeInStages(this.server);
     // With http2: true its HTTP/1.1 clients are limited too; an HTTP/2 session writes below the
     // socket's own methods, so the limit leaves its streams alone (h2c alone has no HTTP/1.1 clients).
     if ((config.options.http2 !== "h2c" || besideH2c) && limits.sendTimeout > 0)

@@ -558,3 +558,28 @@ describe("Node internals relied on to drain without resets (src/engines/node/dra
     assert.ok(called, changed("http.Server.close", DRAIN, "it no longer calls the server's closeIdleConnections"));
   });
 });
+
+describe("Node internals relied on to close in stages (src/engines/node/linger.ts)", { timeout: 20_000 }, () => {
+  const LINGER = "src/engines/node/linger.ts (closing in stages after an early answer)";
+  test("http.Server closes a connection after its last answer with the socket's destroySoon, while its parser (socket.parser) still holds the incomplete request at .incoming, with an onIncoming of its own", async (t) => {
+    const seen: Array<{ incoming: unknown; complete: unknown; onIncoming: unknown }> = [];
+    let request: IncomingMessage | undefined;
+    const { server, port } = await plainServer(t, (req, res) => {
+      request = req;
+      res.end("refused");
+    });
+    server.on("connection", (socket: Socket) => {
+      socket.destroySoon = function (this: Socket) {
+        const parser = (this as unknown as { parser?: { incoming?: IncomingMessage; onIncoming?: unknown } | null }).parser;
+        seen.push({ incoming: parser?.incoming, complete: parser?.incoming?.complete, onIncoming: typeof parser?.onIncoming });
+        this.destroy();
+      };
+    });
+    const text = await raw(port, "POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 1000\r\n\r\nabc");
+    assert.deepEqual(statuses(text), [200]);
+    assert.equal(seen.length, 1, changed("http.Server's close after a last answer", LINGER, "it no longer calls the socket's destroySoon"));
+    assert.ok(seen[0]!.incoming === request, changed("socket.parser.incoming", LINGER, "it is not the request being parsed when its answer is done"));
+    assert.equal(seen[0]!.complete, false, changed("IncomingMessage.complete", LINGER, "a request whose body is still arriving is complete"));
+    assert.equal(seen[0]!.onIncoming, "function", changed("socket.parser.onIncoming", LINGER, "the parser hands new requests elsewhere"));
+  });
+});

@@ -83,8 +83,16 @@ impl State {
             Protocol::Tunnel(tunnel) => tunnel.finished(&conn.io),
         };
         if pending == 0 && finished {
-            calls.extend(self.close_conn(key));
-            return (false, calls);
+            // The client may still be sending: the connection closes in stages (h1::Conn::linger).
+            let now = self.servers[conn.server].as_ref().unwrap().js.now();
+            let lingers = match &mut conn.proto {
+                Protocol::H1(h1) => h1.linger(&mut conn.io, now),
+                _ => false,
+            };
+            if !lingers {
+                calls.extend(self.close_conn(key));
+                return (false, calls);
+            }
         }
         let wants_input = match &mut conn.proto {
             Protocol::H1(h1) => {

@@ -32,7 +32,17 @@ pub(super) enum Persistence {
     KeepAlive,
     /// It closes: a response or the server said so, or the client ended its side.
     CloseWhenDone,
+    /// Its last answer is out and its write side shut, while the client may still be sending (the
+    /// body of a request answered before it was read): what arrives is read and dropped until the
+    /// client ends its side, or for `LINGER_MS` from `since`, then it closes (RFC 9112 9.6).
+    /// Closed at once instead, the socket would be reset over the unread bytes, and the client,
+    /// still writing, would meet EPIPE or ECONNRESET before it read the answer.
+    Lingering { since: u64 },
 }
+
+/// How long a connection lingers after its last answer for a client still sending (ms; nginx's
+/// lingering_timeout; the node engine's `LINGER_MS` in src/engines/node/linger.ts).
+pub(crate) const LINGER_MS: u64 = 5_000;
 
 /// How a streamed response's body is framed (HTTP/1.1's part of a queued response).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,12 +83,27 @@ pub(crate) struct Conn {
     pub(super) queue: Queue<Stream>,
     /// When the head being read began to arrive (the headers timeout counts from it).
     pub(super) head_started: Option<u64>,
+    /// How the connection closes once its last answer is out (see `linger`).
+    pub(super) close_by: CloseBy,
+}
+
+/// How a connection closes once its last answer is out.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum CloseBy {
+    /// In stages if the client is still sending (bytes wait unread), else at once.
+    Default,
+    /// In stages: a request's body was still arriving when the connection stopped reading
+    /// requests (its answer closes the connection, or it was refused).
+    Stages,
+    /// At once: a request's body broke its requestTimeout, and a client that slow is not waited
+    /// for (nginx closes such a connection at once too).
+    AtOnce,
 }
 
 impl Conn {
     /// A connection's state at its accept; `head_started` bounds a TLS handshake with the headers timeout.
     pub(crate) fn new(head_started: Option<u64>) -> Conn {
-        Conn { reading: Reading::Heads, persistence: Persistence::KeepAlive, queue: Queue::default(), head_started }
+        Conn { reading: Reading::Heads, persistence: Persistence::KeepAlive, queue: Queue::default(), head_started, close_by: CloseBy::Default }
     }
 
     /// No more requests are read: the last is in (a body still arriving is still read).
@@ -151,15 +176,37 @@ impl Conn {
         self.persistence == Persistence::CloseWhenDone && self.queue.is_empty() && !self.has_body()
     }
 
+    /// The connection is `finished` and its output written: returns whether it lingers rather
+    /// than closes now, because the client may still be sending (a body cut short by the last
+    /// answer, or bytes unread in the socket); its write side is then shut, so that the client
+    /// reads the answer and its end, and what it still sends is read and dropped (`CloseBy`).
+    pub(crate) fn linger(&mut self, io: &mut Transport, now: u64) -> bool {
+        let stages = match self.close_by {
+            CloseBy::Stages => true,
+            CloseBy::Default => io.unread(),
+            CloseBy::AtOnce => false,
+        };
+        if io.ended() || !stages {
+            return false;
+        }
+        io.shut_write();
+        self.persistence = Persistence::Lingering { since: now };
+        true
+    }
+
     /// Whether the connection closes once answered (a WebSocket it becomes closes too).
     pub(crate) fn closing(&self) -> bool {
-        self.persistence == Persistence::CloseWhenDone
+        self.persistence != Persistence::KeepAlive
     }
 
     /// The server stops: the connection closes once the requests in flight are answered (those
     /// still arriving are read, for the app to answer 503). Returns whether it is idle: nothing in
     /// flight, nobody to tell, it can close now.
     pub(crate) fn close_when_idle(&mut self, io: &Transport) -> bool {
+        // Lingering: its answer is out; it closes when the client is done sending, or at its deadline.
+        if let Persistence::Lingering { .. } = self.persistence {
+            return false;
+        }
         self.persistence = Persistence::CloseWhenDone;
         // What the client sent before the drain began is read and answered (the app's 503) first:
         // closing over unread bytes resets the connection, and the client can't tell whether its
@@ -250,6 +297,9 @@ impl Conn {
     /// later, unanswered, or when the response has not begun, it gets the engine's 408 as node:http
     /// answers (unless a response has begun: its bytes would be cut), and closes.
     pub(crate) fn sweep(&mut self, io: &mut Transport, now: u64, timeouts: &Timeouts) -> Swept {
+        if let Persistence::Lingering { since } = self.persistence {
+            return if now.saturating_sub(since) >= LINGER_MS { Swept::Close } else { Swept::Wait };
+        }
         let slow_head = self.head_started.is_some_and(|t| now.saturating_sub(t) >= timeouts.headers);
         let (mut slow_body, mut body_timeout) = (false, timeouts.request);
         if let Reading::Body { body, .. } = &mut self.reading {
@@ -350,6 +400,47 @@ mod tests {
         assert!(h.conn.wants_input(&h.io), "still polled: a client that goes away aborts the request");
         h.respond(1, 200, b"");
         assert!(h.conn.finished() && !h.conn.wants_input(&h.io));
+    }
+
+    #[test]
+    fn an_answer_that_closes_while_the_body_arrives_lingers_until_the_client_is_done() {
+        let mut h = Harness::new();
+        h.send(b"POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 100000\r\n\r\nabc");
+        h.respond(1, 400, b"no");
+        assert!(h.conn.finished(), "answered, and nothing more is read as requests");
+        assert!(h.received().starts_with("HTTP/1.1 400 Bad Request\r\n"));
+        assert!(h.conn.linger(&mut h.io, h.now), "the client is still sending the body");
+        assert!(!h.conn.finished() && h.conn.closing());
+        assert!(h.conn.wants_input(&h.io) && h.conn.input() == Input::Drop, "what arrives is read and dropped");
+        assert!(!h.conn.close_when_idle(&h.io), "a stopping server lets it linger");
+        assert_eq!(h.conn.sweep(&mut h.io, h.now + LINGER_MS - 1, &TIMEOUTS), Swept::Wait);
+        assert_eq!(h.conn.sweep(&mut h.io, h.now + LINGER_MS, &TIMEOUTS), Swept::Close, "at most LINGER_MS");
+    }
+
+    #[test]
+    fn an_answer_that_closes_after_the_whole_request_closes_at_once() {
+        let mut h = Harness::new();
+        h.send(b"POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 3\r\n\r\nabc");
+        h.respond(1, 200, b"");
+        h.received();
+        assert!(h.conn.finished() && !h.conn.linger(&mut h.io, h.now), "the client sent all it had to");
+        let mut h = Harness::new();
+        h.send(b"POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 100000\r\n\r\nabc");
+        h.client_ends();
+        h.read();
+        h.respond(1, 400, b"");
+        h.received();
+        assert!(!h.conn.linger(&mut h.io, h.now), "the client ended its side: nothing more will come");
+    }
+
+    #[test]
+    fn a_body_past_its_request_timeout_is_not_waited_for() {
+        let mut h = Harness::new();
+        h.send(b"POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 10\r\n\r\nab");
+        assert_eq!(h.conn.sweep(&mut h.io, h.now + 300, &TIMEOUTS), Swept::Tell(Event::BodyTimeout { id: 1 }));
+        h.respond(1, 408, b"");
+        assert!(h.received().starts_with("HTTP/1.1 408 "));
+        assert!(h.conn.finished() && !h.conn.linger(&mut h.io, h.now + 300), "closed at once");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! with its status, to be answered through the app's error handler.
 
 use super::body::{BodyState, Handover};
-use super::conn::{Conn, Persistence, Reading, Stream};
+use super::conn::{CloseBy, Conn, Persistence, Reading, Stream};
 use crate::events::{Body, Event, ReadPiece, FLAG_ENCODED, FLAG_HTTP11, FLAG_REFUSED, FLAG_UPGRADE};
 use crate::io::{Transport, HIGH_WATER};
 use crate::request::{new_req, Req, Requests};
@@ -104,6 +104,7 @@ impl Conn {
                     }
                     Err(refused) => {
                         let body = self.drop_body().unwrap();
+                        self.close_by = CloseBy::Stages;
                         self.close_after_answers();
                         if body.delivered() {
                             // Its request is in JavaScript's hands: the connection is cut, aborting it.

@@ -6,7 +6,7 @@
 //! all at once: the output is corked).
 
 use super::body::Handover;
-use super::conn::{Conn, Stream};
+use super::conn::{CloseBy, Conn, Stream};
 use crate::events::Event;
 use crate::io::in_place::{Held, InPlaceBody};
 use crate::io::{Transport, HIGH_WATER};
@@ -203,7 +203,7 @@ impl Conn {
     /// node:http drops them too; handlers still holding one see it aborted).
     pub(crate) fn promote(&mut self, io: &mut Transport, reqs: &mut Requests, spare: &mut Spare) -> Vec<Event> {
         let mut dropped = Vec::new();
-        let Conn { queue, reading, .. } = self;
+        let Conn { queue, reading, close_by, .. } = self;
         queue.promote(io.output(), |promoted| match promoted {
             Promoted::Done { id, closes } => {
                 if let Some(body) = reading.body_of(id) {
@@ -217,6 +217,7 @@ impl Conn {
                 }
                 if closes {
                     if let Some(body) = reading.take_body() {
+                        *close_by = if body.timed_out { CloseBy::AtOnce } else { CloseBy::Stages };
                         if !body.delivered() {
                             reqs.remove(body.id);
                         }
