@@ -102,6 +102,9 @@ pub(crate) struct Conn {
     requests: HashMap<QuicStream, Req>,
     /// The GOAWAY sent: requests on streams from this id on are refused.
     goaway: Option<u64>,
+    /// How many STREAM frames had left when the GOAWAY was written: one more means it has left
+    /// too (the control stream goes before every other), so the connection may close.
+    goaway_after: u64,
     /// The next request stream id after the highest accepted.
     next_request: u64,
     pub(crate) closed: bool,
@@ -126,6 +129,7 @@ impl Conn {
             settings: false,
             requests: HashMap::new(),
             goaway: None,
+            goaway_after: 0,
             next_request: 0,
             closed: false,
             now,
@@ -204,6 +208,8 @@ impl Conn {
         // A fresh stream takes these few bytes whole (the client's stream window is at least
         // this: RFC 9114 §6.2 asks it to allow the control stream).
         let _ = self.quic.send_stream(id).write(&out);
+        // Before any answer's data: a GOAWAY must not wait behind bodies (`is_quiet` counts on it).
+        let _ = self.quic.send_stream(id).set_priority(i32::MAX);
         self.control = Some(id);
     }
 
@@ -579,12 +585,15 @@ impl Conn {
         out.extend_from_slice(&id);
         let _ = self.quic.send_stream(control).write(&out);
         self.goaway = Some(self.next_request);
+        self.goaway_after = self.quic.stats().frame_tx.stream;
     }
 
-    /// Whether a connection that was shut down has no request left (the engine then closes
-    /// it with H3_NO_ERROR).
+    /// Whether a connection that was shut down has no request left and its GOAWAY has left (the
+    /// endpoint then closes it with H3_NO_ERROR). Once closed, quinn-proto sends only
+    /// CONNECTION_CLOSE and drops the streams' unsent data: closing a quiet connection as soon as
+    /// it was shut down lost its GOAWAY.
     pub(crate) fn is_quiet(&self) -> bool {
-        self.goaway.is_some() && self.requests.is_empty()
+        self.goaway.is_some() && self.requests.is_empty() && self.quic.stats().frame_tx.stream > self.goaway_after
     }
 }
 
