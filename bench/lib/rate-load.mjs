@@ -1,37 +1,9 @@
 // bench/rate-load (Go), built on first use into .cache/: the load generator of the arena's
 // fixed-rate scenarios (latency-10k and its kin, idle) and of bench/arena/held.mjs.
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-
-const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const source = join(root, "bench", "rate-load");
+import { goBinary } from "./go-binary.mjs";
 
 /** The built binary's path (rebuilt when a source file is newer); throws why it can't be built. */
-export function rateLoadBinary() {
-  const binary = join(root, ".cache", "rate-load");
-  const newest = Math.max(
-    ...readdirSync(source)
-      .filter((f) => f.endsWith(".go") || f === "go.mod")
-      .map((f) => statSync(join(source, f)).mtimeMs),
-  );
-  if (!existsSync(binary) || statSync(binary).mtimeMs < newest) {
-    mkdirSync(dirname(binary), { recursive: true });
-    try {
-      execFileSync("go", ["build", "-o", binary, "."], { cwd: source, stdio: ["ignore", "ignore", "pipe"] });
-    } catch (err) {
-      throw new Error(
-        `could not build bench/rate-load (it needs Go 1.22 or later): ${
-          String(err.stderr ?? err.message)
-            .trim()
-            .split("\n")[0]
-        }`,
-      );
-    }
-  }
-  return binary;
-}
+export const rateLoadBinary = () => goBinary("rate-load");
 
 /** rate-load's arguments for a fixed-rate run (rate 0: an idle run; connections 0: none opened). */
 export function rateLoadArgs({ url, rate, connections, duration, method = "GET", bodySize = 0, checkEcho = false }) {

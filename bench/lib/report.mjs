@@ -262,9 +262,9 @@ function notRunHere(results, scenario) {
 
 /** The serving scenarios: a table each, as multiples of the bare servers (workers: of the same server with one worker). */
 function servingReport(results, rows, scenarios) {
-  const out = ["## Serving: TLS, HTTP/2, worker processes", ""];
+  const out = ["## Serving: TLS, HTTP/2, HTTP/3, worker processes", ""];
   out.push(
-    "Each contender answered its scenario's request right, over the scenario's protocol, before it was timed (`bench/serving/check.mjs`: status, Content-Type, body; ALPN h2 over TLS). `× bare` divides requests/s by the hand-written server of its engine (node-http: node:https/node:http2 for Node frameworks, uws for uWS.js ones and for Cog's native engine, bun for Bun), `× node-http` by the bare Node server, each as the median of the per-round ratios. CPU, RSS: the server's processes together.",
+    "Each contender answered its scenario's request right, over the scenario's protocol, before it was timed (`bench/serving/check.mjs`: status, Content-Type, body; ALPN h2 over TLS; HTTP/3 asked by quic-go, and every answer of an HTTP/3 run checked by bench/h3-load, which fails the run on a wrong one). `× bare` divides requests/s by the hand-written server of its engine (node-http: node:https/node:http2 for Node frameworks, uws for uWS.js ones and for Cog's native engine, bun for Bun), `× node-http` by the bare Node server, each as the median of the per-round ratios. CPU, RSS: the server's processes together.",
     "",
   );
   const version = (name) => results.contenders.find((c) => c.name === name)?.version ?? "";
