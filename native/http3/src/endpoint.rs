@@ -209,8 +209,23 @@ impl Endpoint {
     /// Answers a request with a head (1xx first if wanted); `end` when there is no body.
     /// `Ok(false)`: the stream's buffer is past its high-water mark (`Drained` follows).
     pub fn respond(&mut self, conn: ConnId, stream: StreamId, status: u16, headers: &[(&[u8], &[u8])], end: bool) -> Result<bool, Error> {
+        self.respond_with(conn, stream, status, headers.iter().copied(), b"", end)
+    }
+
+    /// A response head from any iterator of fields, and the whole `body` after it (a final
+    /// head's only; empty for none), queued as one buffer: the engine's answers, whose fields
+    /// are read from the app's header block, with no list built for them.
+    pub fn respond_with<'a>(
+        &mut self,
+        conn: ConnId,
+        stream: StreamId,
+        status: u16,
+        headers: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
+        body: &[u8],
+        end: bool,
+    ) -> Result<bool, Error> {
         let c = self.conns.get_mut(&conn.0).ok_or(Error::Connection)?;
-        let r = c.respond(stream, status, headers, end, &mut self.events);
+        let r = c.respond(stream, status, headers, body, end, &mut self.events);
         self.after(conn);
         r
     }
