@@ -25,7 +25,8 @@ const STATIC_PATHS = STATIC_FILES.map((f) => `/static/${f.name}`);
  * prior knowledge) or h3 (HTTP/3 over QUIC, on the UDP port of the same number as the TLS one).
  * `tool`: the load generator (wrk speaks HTTP/1.1 with or without TLS, h2load HTTP/2, h3-load
  * HTTP/3); `streams`: h2load's and h3-load's concurrent streams per connection; `headers` go with
- * every request; `expectBody`: h3-load fails the run on any other body; `parallel`: what each load
+ * every request; `expectBody`: h3-load fails the run on any other body; `bare`: the bare server
+ * every contender's `× bare` divides by in this scenario, when not its engine's; `parallel`: what each load
  * generator asks for, when not `path` alone (static-h2: the files in turn, from STATIC_DIR, which
  * every contender serves under /static/). `workers`: the scenario runs
  * each contender that can with that many processes each, unpinned (they need both cores).
@@ -86,6 +87,8 @@ export const SERVING_SCENARIOS = [
     connections: 64,
     streams: 64,
     expectBody: "2",
+    // Bun.serve is the one bare HTTP/3 server here (node:http2 and uWebSockets.js have none).
+    bare: "bun",
     sends: 'GET /baseline2?a=1&b=1 over HTTP/3 (bench/h3-load on quic-go; every answer must be 200 "2")',
   },
   {
@@ -97,6 +100,7 @@ export const SERVING_SCENARIOS = [
     connections: 64,
     streams: 64,
     headers: { "accept-encoding": STATIC_ACCEPT },
+    bare: "bun",
     parallel: () => [{ paths: STATIC_PATHS }],
     sends: `GET the arena's 20 static files in turn over HTTP/3 with Accept-Encoding: ${STATIC_ACCEPT} (bench/h3-load -i; precompressed variants where the server has them, every answer a 200 as long as its Content-Length)`,
   },
