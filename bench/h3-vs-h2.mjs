@@ -13,10 +13,11 @@
 // Needs: npm run build, the native engine built, h2load, go (h3-load is built into .cache/); Bun
 // is installed from npm into .cache/ (bench/lib/bun.mjs), and left out, saying why, where it can't be.
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { bunBinary } from "./lib/bun.mjs";
+import { goTool } from "./lib/go-tool.mjs";
 import { makeCertificate } from "./lib/certificate.mjs";
 import { cpuSeconds, pin } from "./lib/proc.mjs";
 
@@ -32,10 +33,7 @@ const { values } = parseArgs({
   },
 });
 const root = new URL("..", import.meta.url).pathname;
-const cache = join(root, ".cache");
-mkdirSync(cache, { recursive: true });
-const h3load = join(cache, "h3-load");
-if (!existsSync(h3load)) execFileSync("go", ["build", "-o", h3load, "."], { cwd: join(root, "bench", "h3-load"), stdio: "inherit" });
+const h3load = goTool("h3-load");
 
 const tls = makeCertificate();
 const serverCode = `
@@ -84,7 +82,8 @@ if (bunServer !== null) {
   servers["bun-h3"] = bunServer.child;
 }
 function h3(target) {
-  const out = JSON.parse(run(h3load, ["-url", target, "-c", String(c), "-m", String(m), "-d", `${seconds}s`, "-w", "2s"]));
+  // h3-load exits with 1 (and execFileSync throws) if any answer is not 200 "3".
+  const out = JSON.parse(run(h3load, ["-url", target, "-expect-body", "3", "-c", String(c), "-m", String(m), "-d", `${seconds}s`, "-w", "2s"]));
   if (out.errors > 0 || Object.keys(out.statuses).some((s) => s !== "200")) console.error("h3-load:", target, JSON.stringify(out));
   return { requests: out.requests, seconds: out.seconds };
 }

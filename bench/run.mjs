@@ -8,7 +8,7 @@
 //   npm run bench -- --contenders cog,node-http,fastify --scenarios seed,hello
 //   npm run bench -- --paired          each contender timed at the same moment as its bare server
 //   npm run bench -- --scenarios arena the arena (bench/arena/): realistic workloads, a real Postgres, wrk
-//   npm run bench -- --scenarios serving  TLS, HTTP/2 and worker processes (bench/serving/): wrk, h2load
+//   npm run bench -- --scenarios serving  TLS, HTTP/2, HTTP/3 and worker processes (bench/serving/): wrk, h2load, h3-load
 //   npm run bench -- --scenarios grpc     HttpArena's gRPC profiles (bench/lib/grpc.mjs): h2load, ghz
 //
 // Method: servers on core 0, the load generator on core 1 (taskset), a warm-up
@@ -84,8 +84,8 @@ if (flags.help) {
                         "arena" for all of the arena's, or some of them: ${ARENA_SCENARIOS.map((s) => s.id).join(", ")}
                         (the arena starts a seeded Postgres and times with wrk, the fixed-rate ones and idle with
                         bench/rate-load, Go; default: the seeds' scenarios only);
-                        "serving" for TLS, HTTP/2 and worker processes, or some of them: ${SERVING_SCENARIOS.map((s) => s.id).join(", ")}
-                        (wrk and h2load, contenders ${SERVING_CONTENDERS.map((c) => c.name).join(", ")});
+                        "serving" for TLS, HTTP/2, HTTP/3 and worker processes, or some of them: ${SERVING_SCENARIOS.map((s) => s.id).join(", ")}
+                        (wrk, h2load and bench/h3-load, Go; contenders ${SERVING_CONTENDERS.map((c) => c.name).join(", ")});
                         "websocket" for every WebSocket scenario, or some of them: ${WEBSOCKET_SCENARIOS.map((s) => s.id).join(", ")}
                         (timed with bench/ws-load, contenders ${WEBSOCKET_CONTENDERS.map((c) => c.name).join(", ")});
                         "grpc" for HttpArena's gRPC profiles, or one: ${GRPC_SCENARIOS.map((s) => s.id).join(", ")}
@@ -235,7 +235,8 @@ async function benchHttp() {
     scenarios.length > 0 && settings.tool,
     arenaScenarios.length > 0 &&
       `${scenarios.length > 0 ? "the arena: wrk" : "wrk"}${arenaScenarios.some((s) => s.tool === "h2load") ? " (production-stack: h2load)" : ""}`,
-    servingScenarios.length > 0 && "serving: wrk (HTTP/1.1), h2load (HTTP/2)",
+    servingScenarios.length > 0 &&
+      `serving: wrk (HTTP/1.1), h2load (HTTP/2)${servingScenarios.some((s) => s.tool === "h3-load") ? ", bench/h3-load (HTTP/3, quic-go)" : ""}`,
   ]
     .filter(Boolean)
     .join("; ");
@@ -363,8 +364,10 @@ async function benchHttp() {
         // The arena's requests come from its scenario's wrk script (production-stack's: two h2load at
         // once, `parallel`); a serving scenario names its tool and protocol.
         tool: scenario.arena ? (scenario.tool ?? "wrk") : scenario.serving ? scenario.tool : settings.tool,
-        scheme: scenario.protocol === "tls" || scenario.protocol === "h2" ? "https" : "http",
+        scheme: ["tls", "h2", "h3"].includes(scenario.protocol) ? "https" : "http",
         streams: scenario.streams,
+        // h3-load: the body every answer must have (baseline-h3's sum).
+        expectBody: scenario.expectBody,
         // Worker processes take both cores: the load generator shares them.
         unpinned: scenario.workers !== undefined,
         script: scenario.lua?.(),

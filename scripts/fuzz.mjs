@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Fuzzes the native engine's parsers (native/fuzz: the request head, chunked bodies, WebSocket
-// frames, permessage-deflate, the HTTP/2 connection) with cargo-fuzz, a few seconds each by
-// default: `node scripts/fuzz.mjs [seconds] [target...]` (COG_FUZZ_SECONDS too). CI runs it for
-// 5 s a target; run it by hand for longer (docs/decisions/rust-discipline.md). Each target starts
+// frames, permessage-deflate, the HTTP/2 connection, HTTP/3's frame reader and QPACK) with
+// cargo-fuzz, a few seconds each by default: `node scripts/fuzz.mjs [seconds] [target...]`
+// (COG_FUZZ_SECONDS too). CI runs it for 5 s a target; run it by hand for longer (docs/decisions/rust-discipline.md). Each target starts
 // from its seeds (native/fuzz/seeds/<target>/) and the corpus earlier runs grew
 // (native/fuzz/corpus/<target>/, not committed); a crash is written to native/fuzz/artifacts/
 // and fails the run.
@@ -16,7 +16,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const native = join(dirname(dirname(fileURLToPath(import.meta.url))), "native");
-const TARGETS = ["head", "chunked", "websocket", "deflate", "http2"];
+const TARGETS = ["head", "chunked", "websocket", "deflate", "http2", "h3frames", "qpack"];
 const args = process.argv.slice(2);
 const seconds = Number(args.find((a) => /^\d+$/.test(a)) ?? process.env.COG_FUZZ_SECONDS ?? 5);
 const targets = args.filter((a) => !/^\d+$/.test(a));

@@ -19,8 +19,12 @@ export interface QuicGoSpec {
   path: string;
   /** A string, or `size` bytes of "x". */
   body?: string | { size: number };
+  /** Sent as they are; without `accept-encoding`, quic-go asks for gzip and inflates the answer itself. */
+  headers?: Record<string, string>;
   /** Cancel the request once its answer's head and first byte have come. */
   cancel?: boolean;
+  /** Read the answer as an event stream, GETting this path after each event before reading on. */
+  sseAck?: string;
 }
 export interface QuicGoAnswer {
   status: number;
@@ -32,6 +36,10 @@ export interface QuicGoAnswer {
   /** The body, when 4 KiB or less. */
   body?: string;
   cancelled?: true;
+  /** quic-go asked for gzip, got it, and inflated the body. */
+  uncompressed?: true;
+  /** With `sseAck`: the events, each with its blank line. */
+  events?: string[];
   error?: string;
 }
 

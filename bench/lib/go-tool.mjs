@@ -1,4 +1,4 @@
-// The bench's load generators written in Go (bench/rate-load, bench/ws-load), built on first use
+// The bench's load generators written in Go (bench/rate-load, bench/ws-load, bench/h3-load), built on first use
 // into .cache/ and rebuilt when a source file is newer than the binary, so a changed generator is
 // never run from a stale build.
 import { execFileSync } from "node:child_process";

@@ -8,28 +8,39 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cpuSeconds, pin } from "./proc.mjs";
+import { goTool } from "./go-tool.mjs";
 import { parseRateLoad, rateLoadArgs, rateLoadBinary } from "./rate-load.mjs";
 
 const require = createRequire(import.meta.url);
 
 /**
  * @param {object} o
- * @param {"autocannon"|"wrk"|"h2load"|"rate-load"} o.tool h2load (nghttp2-client) speaks HTTP/2: over TLS for an https: URL, with prior knowledge for http:;
- *   rate-load (bench/rate-load) offers a fixed rate, `o.rate` requests per second (0: none, an idle run)
+ * @param {"autocannon"|"wrk"|"h2load"|"h3-load"|"rate-load"} o.tool h2load (nghttp2-client) speaks HTTP/2: over TLS for an https: URL, with prior knowledge for http:;
+ *   h3-load (bench/h3-load, quic-go) HTTP/3; rate-load (bench/rate-load) offers a fixed rate, `o.rate` requests per second (0: none, an idle run)
  * @param {string} o.url
  * @param {string} o.method
  * @param {Record<string,string>} o.headers
  * @param {string} [o.body]
  * @param {number} o.connections
  * @param {number} o.pipelining
- * @param {number} [o.streams] h2load only: concurrent streams per connection
+ * @param {number} [o.streams] h2load and h3-load: concurrent streams per connection
+ * @param {string[]} [o.paths] h2load and h3-load: paths asked for in turn on the URL's origin
+ * @param {string} [o.expectBody] h3-load: the body every answer must have (any other fails the run)
  * @param {string} [o.script] wrk only: Lua that defines init/request itself (requests rotated by the scenario)
  * @param {number} o.duration seconds
  * @param {string|null} o.cpu core list for taskset, or null
  */
 export async function measure(o) {
   const { command, args, parse } =
-    o.tool === "wrk" ? wrkCommand(o) : o.tool === "h2load" ? h2loadCommand(o) : o.tool === "rate-load" ? rateLoadCommand(o) : autocannonCommand(o);
+    o.tool === "wrk"
+      ? wrkCommand(o)
+      : o.tool === "h2load"
+        ? h2loadCommand(o)
+        : o.tool === "h3-load"
+          ? h3LoadCommand(o)
+          : o.tool === "rate-load"
+            ? rateLoadCommand(o)
+            : autocannonCommand(o);
   const child = spawn(...pin(o.cpu, command, args), { stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
@@ -186,6 +197,52 @@ function h2loadCommand(o) {
         resets: 0,
         // As wrk's: answers outside 2xx/3xx.
         statuses: { "non-2xx/3xx": clientErrors + serverErrors },
+      };
+    },
+  };
+}
+
+/**
+ * h3-load over HTTP/3 (bench/h3-load, quic-go): closed loop, `streams` requests in flight on each
+ * connection, no warm-up of its own (the bench's warm-up round is one). Every answer must be a 200
+ * as long as its Content-Length (and `expectBody` when given), else h3-load exits with 1 and the
+ * measurement fails, naming the first wrong answer.
+ */
+function h3LoadCommand(o) {
+  const args = ["-c", String(o.connections), "-m", String(o.streams ?? 1), "-d", `${o.duration}s`, "-w", "0s"];
+  for (const [k, v] of Object.entries(o.headers ?? {})) args.push("-H", `${k}: ${v}`);
+  if (o.expectBody !== undefined) args.push("-expect-body", o.expectBody);
+  let dir = null;
+  if (o.paths !== undefined) {
+    dir = mkdtempSync(join(tmpdir(), "cog-bench-"));
+    const origin = new URL(o.url).origin;
+    writeFileSync(join(dir, "uris"), o.paths.map((p) => `${origin}${p}\n`).join(""));
+    args.push("-i", join(dir, "uris"));
+  } else args.push("-url", o.url);
+  return {
+    command: goTool("h3-load"),
+    args,
+    parse(stdout) {
+      if (dir !== null) rmSync(dir, { recursive: true, force: true });
+      const line = stdout
+        .trim()
+        .split("\n")
+        .findLast((l) => l.startsWith("{"));
+      if (line === undefined) throw new Error(`h3-load printed no result:\n${stdout}`);
+      const r = JSON.parse(line);
+      if (!(r.requests > 0)) throw new Error(`h3-load completed no request: ${line}`);
+      const outside = Object.entries(r.statuses).reduce((n, [code, count]) => n + (Number(code) >= 400 ? count : 0), 0);
+      return {
+        requests: r.requests,
+        rps: r.rps,
+        bytesPerSec: r.bytes / r.seconds,
+        latencyAvg: r.meanUs / 1000,
+        latencyP99: r.p99Us / 1000,
+        errors: r.errors,
+        timeouts: 0,
+        resets: 0,
+        // As wrk's and h2load's: answers outside 2xx/3xx.
+        statuses: { "non-2xx/3xx": outside },
       };
     },
   };

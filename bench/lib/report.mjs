@@ -69,8 +69,10 @@ export function summarize(results) {
   }
   // The seeds' contenders, else as the run describes them (an arena or serving contender: its engine, or its `baseline`).
   const contenderOf = (name) => CONTENDERS.find((c) => c.name === name) ?? results.contenders.find((c) => c.name === name) ?? {};
+  // A scenario may name its own bare server (HTTP/3's: bun, the only bare server here that speaks it).
+  const bareOfScenario = (id) => results.scenarios.find((s) => s.id === id)?.bare;
   for (const row of rows) {
-    const bareName = baselineOf(contenderOf(row.contender));
+    const bareName = bareOfScenario(row.scenario) ?? baselineOf(contenderOf(row.contender));
     const bare = rows.find((r) => r.scenario === row.scenario && r.route === row.route && r.contender === bareName);
     row.baseline = bare ? bareName : null;
     row.ratio = pairedRatio(row, bare);
@@ -262,9 +264,9 @@ function notRunHere(results, scenario) {
 
 /** The serving scenarios: a table each, as multiples of the bare servers (workers: of the same server with one worker). */
 function servingReport(results, rows, scenarios) {
-  const out = ["## Serving: TLS, HTTP/2, worker processes", ""];
+  const out = ["## Serving: TLS, HTTP/2, HTTP/3, worker processes", ""];
   out.push(
-    "Each contender answered its scenario's request right, over the scenario's protocol, before it was timed (`bench/serving/check.mjs`: status, Content-Type, body; ALPN h2 over TLS). `× bare` divides requests/s by the hand-written server of its engine (node-http: node:https/node:http2 for Node frameworks, uws for uWS.js ones and for Cog's native engine, bun for Bun), `× node-http` by the bare Node server, each as the median of the per-round ratios. CPU, RSS: the server's processes together.",
+    "Each contender answered its scenario's request right, over the scenario's protocol, before it was timed (`bench/serving/check.mjs`: status, Content-Type, body; ALPN h2 over TLS; HTTP/3 asked by quic-go, and every answer of an HTTP/3 run checked by bench/h3-load, which fails the run on a wrong one). `× bare` divides requests/s by the hand-written server of its engine (node-http: node:https/node:http2 for Node frameworks, uws for uWS.js ones and for Cog's native engine, bun for Bun; over HTTP/3, bun for all, the only bare HTTP/3 server here), `× node-http` by the bare Node server, each as the median of the per-round ratios. CPU, RSS: the server's processes together.",
     "",
   );
   const version = (name) => results.contenders.find((c) => c.name === name)?.version ?? "";

@@ -25,7 +25,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 export async function startServing({ scenarios, contenders, runtimeOf, serverCpu, log }) {
   const running = [];
   const skipped = [];
-  const certs = scenarios.some((s) => s.protocol === "tls" || s.protocol === "h2") ? makeCertificate() : null;
+  const certs = scenarios.some((s) => s.protocol === "tls" || s.protocol === "h2" || s.protocol === "h3") ? makeCertificate() : null;
   for (const scenario of scenarios) {
     const route = SERVING_ROUTES.find((r) => r.id === `serving-${scenario.id}`);
     for (const contender of servingEntries(scenario, contenders)) {

@@ -8,9 +8,15 @@
 // A request's "body" is a string, or {"size": N} for N bytes of "x". With "cancel": true the
 // client reads the answer's head and its first bytes, then cancels the request (quic-go sends
 // STOP_SENDING and RESET_STREAM with H3_REQUEST_CANCELLED); its answer is then {"cancelled": true}.
+// "headers" are sent as they are (without Accept-Encoding, quic-go asks for gzip itself and
+// inflates what comes: "uncompressed" says it did). With "sseAck": PATH the answer is read as an
+// event stream, event by event: each event (up to its blank line) goes into "events", and the
+// client GETs PATH on the same connection before reading on, so a server that sends its next event
+// only once the last was acknowledged shows each event arrived on its own.
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -26,21 +32,25 @@ import (
 )
 
 type spec struct {
-	Method string          `json:"method"`
-	Path   string          `json:"path"`
-	Body   json.RawMessage `json:"body"`
-	Cancel bool            `json:"cancel"`
+	Method  string            `json:"method"`
+	Path    string            `json:"path"`
+	Body    json.RawMessage   `json:"body"`
+	Headers map[string]string `json:"headers"`
+	Cancel  bool              `json:"cancel"`
+	SSEAck  string            `json:"sseAck"`
 }
 
 type answer struct {
-	Status    int               `json:"status,omitempty"`
-	Proto     string            `json:"proto,omitempty"`
-	Headers   map[string]string `json:"headers,omitempty"`
-	Length    int               `json:"length"`
-	AllX      bool              `json:"allX"`
-	Body      string            `json:"body,omitempty"`
-	Cancelled bool              `json:"cancelled,omitempty"`
-	Error     string            `json:"error,omitempty"`
+	Status       int               `json:"status,omitempty"`
+	Proto        string            `json:"proto,omitempty"`
+	Headers      map[string]string `json:"headers,omitempty"`
+	Length       int               `json:"length"`
+	AllX         bool              `json:"allX"`
+	Body         string            `json:"body,omitempty"`
+	Cancelled    bool              `json:"cancelled,omitempty"`
+	Uncompressed bool              `json:"uncompressed,omitempty"`
+	Events       []string          `json:"events,omitempty"`
+	Error        string            `json:"error,omitempty"`
 }
 
 // Bodies longer than this are reported by length and content only.
@@ -72,11 +82,17 @@ func do(client *http.Client, base string, s spec) answer {
 	if err != nil {
 		return answer{Error: err.Error()}
 	}
+	for name, value := range s.Headers {
+		req.Header.Set(name, value)
+	}
 	res, err := client.Do(req)
 	if err != nil {
 		return answer{Error: err.Error()}
 	}
 	defer res.Body.Close()
+	if s.SSEAck != "" {
+		return events(client, base, s.SSEAck, res)
+	}
 	if s.Cancel {
 		// The answer has begun (its head and first bytes): the client gives up on it mid-way.
 		if _, err := io.ReadFull(res.Body, make([]byte, 1)); err != nil {
@@ -89,7 +105,7 @@ func do(client *http.Client, base string, s spec) answer {
 	if err != nil {
 		return answer{Status: res.StatusCode, Error: err.Error()}
 	}
-	out := answer{Status: res.StatusCode, Proto: res.Proto, Headers: map[string]string{}, Length: len(data)}
+	out := answer{Status: res.StatusCode, Proto: res.Proto, Headers: map[string]string{}, Length: len(data), Uncompressed: res.Uncompressed}
 	out.AllX = len(data) > 0 && bytes.Count(data, []byte("x")) == len(data)
 	if len(data) <= bodyShown {
 		out.Body = string(data)
@@ -101,6 +117,39 @@ func do(client *http.Client, base string, s spec) answer {
 		out.Headers[strings.ToLower(name)] = res.Trailer.Get(name)
 	}
 	return out
+}
+
+// events reads an event stream event by event, acknowledging each (GET ack) before reading on.
+func events(client *http.Client, base, ack string, res *http.Response) answer {
+	out := answer{Status: res.StatusCode, Proto: res.Proto, Headers: map[string]string{}}
+	for name := range res.Header {
+		out.Headers[strings.ToLower(name)] = res.Header.Get(name)
+	}
+	lines := bufio.NewReader(res.Body)
+	var event strings.Builder
+	for {
+		line, err := lines.ReadString('\n')
+		out.Length += len(line)
+		event.WriteString(line)
+		if line == "\n" {
+			out.Events = append(out.Events, event.String())
+			event.Reset()
+			acked, err := client.Get(base + ack)
+			if err != nil {
+				out.Error = "acknowledging an event: " + err.Error()
+				return out
+			}
+			io.Copy(io.Discard, acked.Body)
+			acked.Body.Close()
+		}
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			out.Error = err.Error()
+			return out
+		}
+	}
 }
 
 func main() {

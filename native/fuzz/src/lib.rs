@@ -4,10 +4,14 @@
 
 #![forbid(unsafe_code)]
 
+use bytes::Bytes;
 use cog_framing::deflate::{Deflater, Inflated, Inflater};
 use cog_framing::websocket::{Decoder, Event as Frame};
 use cog_framing::{parse_head, parse_head_reusing, ChunkedDecoder, Framing, Head, Limits, METHODS};
 use cog_http2::{Config, Connection, Event};
+use cog_http3::frame::{parse_settings, parse_single, Frame as H3Piece, FrameError, FrameReader};
+use cog_http3::huffman;
+use cog_http3::qpack::{decode_section, encode_section, DecoderStream, EncoderStream};
 
 /// The first byte of a target's input picks its limits; the rest is the input.
 fn split_first(data: &[u8]) -> (u8, &[u8]) {
@@ -242,4 +246,126 @@ pub fn http2(data: &[u8]) {
         }
     }
     let _ = conn.memory();
+}
+
+/// What HTTP/3's frame reader gave, with DATA's pieces joined: for comparing two readings.
+#[derive(Debug, PartialEq, Eq)]
+enum H3Frame {
+    Begin { ty: u64, len: u64 },
+    Data(Vec<u8>),
+    Whole { ty: u64, payload: Vec<u8> },
+}
+
+/// Reads `input` with a fresh reader in pieces of `piece` bytes: the frames and whether it
+/// stopped on an error (and which).
+fn read_h3_frames(input: &[u8], max_frame: u64, piece: usize) -> (Vec<H3Frame>, Option<u64>, bool) {
+    let mut reader = FrameReader::new(max_frame);
+    let mut frames: Vec<H3Frame> = Vec::new();
+    for chunk in input.chunks(piece.max(1)) {
+        let result = reader.read(Bytes::copy_from_slice(chunk), &mut |frame| {
+            match frame {
+                H3Piece::Begin { ty, len } => frames.push(H3Frame::Begin { ty, len }),
+                H3Piece::Data(bytes) => match frames.last_mut() {
+                    Some(H3Frame::Data(joined)) => joined.extend_from_slice(&bytes),
+                    _ => frames.push(H3Frame::Data(bytes.to_vec())),
+                },
+                H3Piece::Whole { ty, payload } => frames.push(H3Frame::Whole { ty, payload: payload.to_vec() }),
+            }
+            Ok(())
+        });
+        if let Err(FrameError(code)) = result {
+            return (frames, Some(code), false);
+        }
+    }
+    (frames, None, reader.at_boundary())
+}
+
+/// HTTP/3's frame reader (`cog_http3::frame::FrameReader`), with the largest gathered frame and
+/// the size of QUIC's pieces picked by the first byte: read whole and in pieces, a stream gives
+/// the same frames, the same refusal and the same end (between frames or inside one); every
+/// frame's payload is as long as its header said (a DATA frame's in all, unless the stream ended
+/// inside it); a gathered frame is never larger than the limit, and a larger one is refused with
+/// H3_EXCESSIVE_LOAD. The payloads the connection parses (SETTINGS, GOAWAY and its kin, HEADERS
+/// through QPACK) are parsed too, so nothing the reader hands on panics them.
+pub fn h3frames(data: &[u8]) {
+    let (knob, input) = split_first(data);
+    let max_frame = 1 + u64::from(knob & 0x0f) * 64;
+    let piece = 1 + usize::from(knob >> 4) * 3;
+    let whole = read_h3_frames(input, max_frame, input.len());
+    let pieces = read_h3_frames(input, max_frame, piece);
+    assert_eq!(whole, pieces, "read whole and in pieces of {piece}");
+    let (frames, error, _) = whole;
+    if let Some(code) = error {
+        assert!(code == cog_http3::code::H3_EXCESSIVE_LOAD, "the reader refuses only oversized frames, not {code:#x}");
+    }
+    let mut begun: Option<(u64, u64)> = None;
+    for frame in &frames {
+        match frame {
+            H3Frame::Begin { ty, len } => begun = Some((*ty, *len)),
+            H3Frame::Data(bytes) => {
+                let (ty, len) = begun.expect("DATA after its header");
+                assert_eq!(ty, cog_http3::frame::DATA);
+                assert!(bytes.len() as u64 <= len);
+            }
+            H3Frame::Whole { ty, payload } => {
+                let (begun_ty, len) = begun.expect("a frame after its header");
+                assert_eq!((*ty, payload.len() as u64), (begun_ty, len), "a gathered frame is whole");
+                assert!(len <= max_frame);
+                match *ty {
+                    cog_http3::frame::SETTINGS => {
+                        let _ = parse_settings(payload);
+                    }
+                    cog_http3::frame::GOAWAY | cog_http3::frame::MAX_PUSH_ID | cog_http3::frame::CANCEL_PUSH => {
+                        let _ = parse_single(payload);
+                    }
+                    cog_http3::frame::HEADERS => {
+                        let _ = decode_section(payload, |_, _| {});
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    // A DATA frame cut short by the end of the input is the only one shorter than its header says.
+    let followed = frames.len().saturating_sub(1);
+    for pair in frames[..followed].windows(2) {
+        if let [H3Frame::Begin { ty: cog_http3::frame::DATA, len }, H3Frame::Data(bytes)] = pair {
+            assert_eq!(bytes.len() as u64, *len, "a DATA frame followed by another is whole");
+        }
+    }
+}
+
+/// QPACK's decoder (`cog_http3::qpack`), without a dynamic table: a field section it takes,
+/// encoded again by the crate's encoder (names in lower case, as HTTP/3 requires), decodes to
+/// the same fields; the encoder and decoder streams, fed whole and in two parts (cut where the
+/// first byte says), take or refuse the same input with the same error; every byte string
+/// Huffman-encoded decodes to itself.
+pub fn qpack(data: &[u8]) {
+    let (knob, input) = split_first(data);
+    let mut fields: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    if decode_section(input, |name, value| fields.push((name.to_vec(), value.to_vec()))).is_ok() {
+        let lower: Vec<(Vec<u8>, Vec<u8>)> = fields.iter().map(|(n, v)| (n.to_ascii_lowercase(), v.clone())).collect();
+        let mut encoded = Vec::new();
+        encode_section(lower.iter().map(|(n, v)| (n.as_slice(), v.as_slice())), &mut encoded);
+        let mut again: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        decode_section(&encoded, |name, value| again.push((name.to_vec(), value.to_vec()))).expect("the encoder's own section decodes");
+        assert_eq!(again, lower, "a section re-encoded decodes to the same fields");
+    }
+
+    let cut = if input.is_empty() { 0 } else { usize::from(knob) * input.len() / 256 };
+    let mut whole = EncoderStream::default();
+    let mut parts = EncoderStream::default();
+    let parted = parts.receive(&input[..cut]).and_then(|_| parts.receive(&input[cut..]));
+    assert_eq!(whole.receive(input), parted, "the encoder stream whole and cut at {cut}");
+    let mut whole = DecoderStream::default();
+    let mut parts = DecoderStream::default();
+    let parted = parts.receive(&input[..cut]).and_then(|_| parts.receive(&input[cut..]));
+    assert_eq!(whole.receive(input), parted, "the decoder stream whole and cut at {cut}");
+
+    let mut coded = Vec::new();
+    huffman::encode(input, &mut coded);
+    assert_eq!(coded.len(), huffman::encoded_len(input));
+    let mut decoded = Vec::new();
+    huffman::decode(&coded, &mut decoded).expect("the encoder's own Huffman string decodes");
+    assert_eq!(decoded, input);
 }

@@ -101,3 +101,13 @@ fn deflate() {
 fn http2() {
     run("http2", cog_fuzz::http2, 3);
 }
+
+#[test]
+fn h3frames() {
+    run("h3frames", cog_fuzz::h3frames, 1);
+}
+
+#[test]
+fn qpack() {
+    run("qpack", cog_fuzz::qpack, 1);
+}

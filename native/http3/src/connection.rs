@@ -102,6 +102,12 @@ pub(crate) struct Conn {
     requests: HashMap<QuicStream, Req>,
     /// The GOAWAY sent: requests on streams from this id on are refused.
     goaway: Option<u64>,
+    /// How many STREAM frames had left when the GOAWAY was written: one more means it has left
+    /// too (the control stream goes before every other), so the connection may close.
+    goaway_after: u64,
+    /// Buffers reused by every answer's head (its QPACK section, a field name in lower case), so
+    /// that an answer costs one allocation: the frames it queues.
+    scratch: Scratch,
     /// The next request stream id after the highest accepted.
     next_request: u64,
     pub(crate) closed: bool,
@@ -126,6 +132,8 @@ impl Conn {
             settings: false,
             requests: HashMap::new(),
             goaway: None,
+            goaway_after: 0,
+            scratch: Scratch::default(),
             next_request: 0,
             closed: false,
             now,
@@ -204,6 +212,8 @@ impl Conn {
         // A fresh stream takes these few bytes whole (the client's stream window is at least
         // this: RFC 9114 §6.2 asks it to allow the control stream).
         let _ = self.quic.send_stream(id).write(&out);
+        // Before any answer's data: a GOAWAY must not wait behind bodies (`is_quiet` counts on it).
+        let _ = self.quic.send_stream(id).set_priority(i32::MAX);
         self.control = Some(id);
     }
 
@@ -443,15 +453,24 @@ impl Conn {
         self.requests.get_mut(&id).filter(|r| !r.end_queued).ok_or(Error::Stream(stream))
     }
 
-    /// Queues a response head (1xx heads too), and ends the stream with it if `end`.
-    pub(crate) fn respond(&mut self, stream: StreamId, status: u16, headers: &[(&[u8], &[u8])], end: bool, events: &mut Vec<Event>) -> Result<bool, Error> {
+    /// Queues a response head (1xx heads too) and `body` after it (a final head's only: empty for
+    /// none), in one buffer, and ends the stream with them if `end`.
+    pub(crate) fn respond<'a>(
+        &mut self,
+        stream: StreamId,
+        status: u16,
+        headers: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
+        body: &[u8],
+        end: bool,
+        events: &mut Vec<Event>,
+    ) -> Result<bool, Error> {
         let req = self.request(stream)?;
-        if req.responded || !(100..=999).contains(&status) || status == 101 {
+        if req.responded || !(100..=999).contains(&status) || status == 101 || (status < 200 && !body.is_empty()) {
             return Err(Error::Stream(stream));
         }
-        let block = encode_fields(Some(status), headers)?;
+        let block = self.scratch.encode(Some(status), headers, body)?;
         if status >= 200 {
-            req.responded = true;
+            self.request(stream)?.responded = true;
         }
         self.queue(stream, block, end, events)
     }
@@ -477,7 +496,7 @@ impl Conn {
         if !req.responded {
             return Err(Error::Stream(stream));
         }
-        let block = encode_fields(None, headers)?;
+        let block = self.scratch.encode(None, headers.iter().copied(), b"")?;
         self.queue(stream, block, true, events)
     }
 
@@ -579,12 +598,15 @@ impl Conn {
         out.extend_from_slice(&id);
         let _ = self.quic.send_stream(control).write(&out);
         self.goaway = Some(self.next_request);
+        self.goaway_after = self.quic.stats().frame_tx.stream;
     }
 
-    /// Whether a connection that was shut down has no request left (the engine then closes
-    /// it with H3_NO_ERROR).
+    /// Whether a connection that was shut down has no request left and its GOAWAY has left (the
+    /// endpoint then closes it with H3_NO_ERROR). Once closed, quinn-proto sends only
+    /// CONNECTION_CLOSE and drops the streams' unsent data: closing a quiet connection as soon as
+    /// it was shut down lost its GOAWAY.
     pub(crate) fn is_quiet(&self) -> bool {
-        self.goaway.is_some() && self.requests.is_empty()
+        self.goaway.is_some() && self.requests.is_empty() && self.quic.stats().frame_tx.stream > self.goaway_after
     }
 }
 
@@ -732,27 +754,44 @@ fn request_end(conn: ConnId, id: QuicStream, req: &mut Req, events: &mut Vec<Eve
 
 /// A HEADERS frame for a response head (`status`) or trailers: names lower-cased, HTTP/1.1's
 /// connection fields left out, values with CR, LF or NUL refused.
-fn encode_fields(status: Option<u16>, headers: &[(&[u8], &[u8])]) -> Result<Bytes, Error> {
-    let mut section = Vec::with_capacity(64);
-    qpack::begin_section(&mut section);
-    if let Some(status) = status {
-        let digits = status.to_string();
-        qpack::encode_field(b":status", digits.as_bytes(), &mut section);
-    }
-    let mut lower = Vec::new();
-    for &(name, value) in headers {
-        lower.clear();
-        lower.extend(name.iter().map(u8::to_ascii_lowercase));
-        if !message::valid_name(&lower) || value.iter().any(|&c| c == 0 || c == b'\r' || c == b'\n') {
-            return Err(Error::InvalidHeader);
+/// Buffers an answer's head is encoded in, kept from one answer to the next.
+#[derive(Debug, Default)]
+struct Scratch {
+    section: Vec<u8>,
+    name: Vec<u8>,
+}
+
+impl Scratch {
+    /// A HEADERS frame (with `:status` when given) and, when `body` is not empty, a DATA frame
+    /// with it, in one buffer. A field HTTP/3 forbids the value of, or a name that is not a
+    /// token, is refused; connection-specific fields are left out.
+    fn encode<'a>(&mut self, status: Option<u16>, headers: impl IntoIterator<Item = (&'a [u8], &'a [u8])>, body: &[u8]) -> Result<Bytes, Error> {
+        let Scratch { section, name: lower } = self;
+        section.clear();
+        qpack::begin_section(section);
+        if let Some(status) = status {
+            // 100..=999, checked by the caller: three digits.
+            let digits = [b'0' + (status / 100) as u8, b'0' + (status / 10 % 10) as u8, b'0' + (status % 10) as u8];
+            qpack::encode_field(b":status", &digits, section);
         }
-        if message::is_connection_specific(&lower) {
-            continue;
+        for (name, value) in headers {
+            lower.clear();
+            lower.extend(name.iter().map(u8::to_ascii_lowercase));
+            if !message::valid_name(lower) || value.iter().any(|&c| c == 0 || c == b'\r' || c == b'\n') {
+                return Err(Error::InvalidHeader);
+            }
+            if message::is_connection_specific(lower) {
+                continue;
+            }
+            qpack::encode_field(lower, value, section);
         }
-        qpack::encode_field(&lower, value, &mut section);
+        let mut out = BytesMut::with_capacity(section.len() + 9 + if body.is_empty() { 0 } else { body.len() + 9 });
+        frame::write_header(frame::HEADERS, section.len() as u64, &mut out);
+        out.extend_from_slice(section);
+        if !body.is_empty() {
+            frame::write_header(frame::DATA, body.len() as u64, &mut out);
+            out.extend_from_slice(body);
+        }
+        Ok(out.freeze())
     }
-    let mut out = BytesMut::with_capacity(section.len() + 9);
-    frame::write_header(frame::HEADERS, section.len() as u64, &mut out);
-    out.extend_from_slice(&section);
-    Ok(out.freeze())
 }

@@ -17,11 +17,12 @@ impl Endpoint {
         self.streams.get_mut(&(at.conn, at.stream))
     }
 
-    /// Sends a response head; a head cog-http3 refuses (a field HTTP/3 forbids) resets the stream.
-    fn head(&mut self, at: H3Stream, answer: &AppHead, length: Option<u64>, end: bool) -> bool {
+    /// Sends a response head, and `body` with it (a whole answer: one buffer for both); a head
+    /// cog-http3 refuses (a field HTTP/3 forbids) resets the stream.
+    fn head(&mut self, at: H3Stream, answer: &AppHead, length: Option<u64>, body: &[u8], end: bool) -> bool {
         let (mut digits, mut date) = ([0u8; 20], [0u8; 29]);
-        let fields: Vec<(&[u8], &[u8])> = answer_fields(answer, length, &mut digits, &mut date).collect();
-        let sent = self.quic.respond(ConnId(at.conn), at.stream, answer.status, &fields, end).is_ok();
+        let fields = answer_fields(answer, length, &mut digits, &mut date);
+        let sent = self.quic.respond_with(ConnId(at.conn), at.stream, answer.status, fields, body, end).is_ok();
         if !sent {
             let _ = self.quic.reset(ConnId(at.conn), at.stream, code::H3_INTERNAL_ERROR);
         }
@@ -36,7 +37,7 @@ impl Endpoint {
             return false;
         }
         let (length, sends) = whole_length(req, answer, body);
-        self.head(at, answer, length, !sends) && (!sends || self.quic.send_data(ConnId(at.conn), at.stream, body, true).is_ok())
+        self.head(at, answer, length, if sends { body } else { b"" }, true)
     }
 
     /// Starts a streamed response: its head, with the Content-Length the app declared if it
@@ -49,7 +50,7 @@ impl Endpoint {
         let no_body = has_no_body(answer.status);
         let body = !no_body && !req.is_head();
         let length = if no_body { None } else { answer.declared_length };
-        if !self.head(at, answer, length, !body) {
+        if !self.head(at, answer, length, b"", !body) {
             self.streams.remove(&(at.conn, at.stream));
             return false;
         }
