@@ -17,15 +17,17 @@ pub(crate) struct Req {
     method_index: usize,
     target: Range<usize>,
     /// The path an absolute-form target names, when it is not the target itself.
-    path: Option<Vec<u8>>,
+    path: Option<Box<[u8]>>,
     headers: HeaderRanges,
     minor: u8,
     keep_alive: bool,
     is_head: bool,
     /// On HTTP/2, its stream (0 on HTTP/1.1).
     stream: u32,
-    /// On HTTP/3, where it came: it has no TCP connection (`conn` finds none).
-    h3: Option<H3Stream>,
+    /// On HTTP/3, where it came: it has no TCP connection (`conn` finds none). Boxed, as `path`
+    /// is: what is rare stays out of every record (a pending request's record is its memory in the
+    /// engine, with thousands held).
+    h3: Option<Box<H3Stream>>,
     /// The file JavaScript opened for the answer (`engine::files`): sent as its body, or closed
     /// with the request when the answer is something else (a 304, a HEAD, an error).
     file: Option<File>,
@@ -106,7 +108,7 @@ impl Req {
 
     /// On HTTP/3, where it came.
     pub(crate) fn h3(&self) -> Option<H3Stream> {
-        self.h3
+        self.h3.as_deref().copied()
     }
 
     /// Its minor version (0 for HTTP/1.0).
@@ -142,7 +144,7 @@ impl Req {
     /// head), which starts with "/" as an origin-form target does.
     pub(crate) fn set_path(&mut self, path: Range<usize>) {
         let path = &self.head[path];
-        self.path = Some(if path.first() == Some(&b'/') { path.to_vec() } else { [b"/", path].concat() });
+        self.path = Some(if path.first() == Some(&b'/') { path.into() } else { [b"/", path].concat().into_boxed_slice() });
     }
 
     /// Keeps the file its answer is to send, closing one kept before (the last file opened for
@@ -227,7 +229,7 @@ pub(crate) fn new_h3_req<'a>(
     fields: impl Iterator<Item = (&'a [u8], &'a [u8])>,
     buffers: (Vec<u8>, HeaderRanges),
 ) -> Req {
-    Req { h3: Some(at), ..new_h2_req(usize::MAX, 0, 0, method_index, path, fields, buffers) }
+    Req { h3: Some(Box::new(at)), ..new_h2_req(usize::MAX, 0, 0, method_index, path, fields, buffers) }
 }
 
 /// The engine's record of an HTTP/2 request on `stream`: its path, then its fields (the
