@@ -272,6 +272,16 @@ impl<T> Queue<T> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_connection_makes_room_for_one_response_and_more_only_when_pipelined() {
+        let mut q: Queue<()> = Queue::default();
+        q.push(1, ());
+        assert_eq!(q.entries.capacity(), 1, "one response in flight, room for one (issue #49)");
+        q.push(2, ());
+        q.push(3, ());
+        assert!(q.entries.capacity() >= 3 && q.entries.len() == 3, "pipelined: it grows");
+    }
+
     fn write(queue: &mut Queue<()>, out: &mut Vec<u8>, id: u64, bytes: &[u8]) {
         match queue.target(id).unwrap() {
             Target::Output(_) => out.extend_from_slice(bytes),
