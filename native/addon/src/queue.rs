@@ -85,6 +85,14 @@ impl<T> Default for Queue<T> {
 impl<T> Queue<T> {
     /// Queues the response to request `id`, behind every response queued before it.
     pub(crate) fn push(&mut self, id: u64, proto: T) {
+        // Room for one at first, not the four a VecDeque's first push makes (an entry is 120
+        // bytes): a connection usually has one response in flight, and keeps this room for as
+        // long as it lives, so with thousands of connections each held on a pending request, the
+        // three unused entries were a sixth of the engine's memory per connection. Pipelining
+        // grows it as ever, by doubling.
+        if self.entries.capacity() == 0 {
+            self.entries.reserve_exact(1);
+        }
         self.entries.push_back(Entry {
             id,
             progress: Progress::Waiting,
@@ -263,6 +271,16 @@ impl<T> Queue<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_connection_makes_room_for_one_response_and_more_only_when_pipelined() {
+        let mut q: Queue<()> = Queue::default();
+        q.push(1, ());
+        assert_eq!(q.entries.capacity(), 1, "one response in flight, room for one (issue #49)");
+        q.push(2, ());
+        q.push(3, ());
+        assert!(q.entries.capacity() >= 3 && q.entries.len() == 3, "pipelined: it grows");
+    }
 
     fn write(queue: &mut Queue<()>, out: &mut Vec<u8>, id: u64, bytes: &[u8]) {
         match queue.target(id).unwrap() {

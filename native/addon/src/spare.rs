@@ -20,6 +20,9 @@ pub(crate) struct Spare {
     /// connections x 4 pipelined), and the most recently given back, still in the CPU's cache,
     /// is taken first.
     outs: Vec<Vec<u8>>,
+    /// Input buffers of connections that parsed all they had, likewise: a connection holds one
+    /// only while bytes wait in it.
+    inputs: Vec<Vec<u8>>,
 }
 
 impl Spare {
@@ -65,6 +68,21 @@ impl Spare {
         self.outs.pop().unwrap_or_default()
     }
 
+    const MAX_INPUTS: usize = 16;
+    /// Larger ones the transport gives back to the allocator itself (`KEEP_INPUT`).
+    const MAX_INPUT: usize = 16 * 1024;
+
+    pub(crate) fn keep_input(&mut self, mut input: Vec<u8>) {
+        if input.capacity() > 0 && input.capacity() <= Self::MAX_INPUT && self.inputs.len() < Self::MAX_INPUTS {
+            input.clear();
+            self.inputs.push(input);
+        }
+    }
+
+    pub(crate) fn input(&mut self) -> Vec<u8> {
+        self.inputs.pop().unwrap_or_default()
+    }
+
     pub(crate) fn head(&mut self) -> Vec<u8> {
         let head = self.heads.pop().unwrap_or_default();
         self.bytes -= head.capacity();
@@ -105,6 +123,19 @@ mod tests {
         }
         assert!(spare.bytes <= Spare::BUDGET);
         assert_eq!(spare.heads.len(), Spare::BUDGET / Spare::MAX_HEAD);
+    }
+
+    #[test]
+    fn input_buffers_are_kept_few_and_small() {
+        let mut spare = Spare::default();
+        for _ in 0..Spare::MAX_INPUTS + 5 {
+            spare.keep_input(Vec::with_capacity(512));
+        }
+        spare.keep_input(Vec::with_capacity(Spare::MAX_INPUT + 1));
+        assert_eq!(spare.inputs.len(), Spare::MAX_INPUTS);
+        assert!(spare.input().capacity() >= 512);
+        spare.inputs.clear();
+        assert_eq!(spare.input().capacity(), 0, "none kept: a new one, unallocated");
     }
 
     #[test]

@@ -273,6 +273,8 @@ impl State {
             ws.heard(conn.idle_since);
         }
         let mut calls = Vec::new();
+        // Given back after the parse (`parse_into`) once all of it is consumed.
+        conn.io.input_from(&mut self.spare);
         let read = match &mut conn.proto {
             Protocol::H1(h1) => match h1.piece_room(&conn.io) {
                 Some(left) => read_piece(h1, &mut conn.io, left, &self.servers[conn.server].as_ref().unwrap().js, &mut calls),
@@ -316,6 +318,9 @@ impl State {
     fn parse_into(&mut self, key: usize, gen: u32, calls: &mut Vec<Event>) -> (usize, u32, bool) {
         let start = calls.len();
         self.parse(key, calls);
+        if let Some(conn) = self.conns.get_mut(key).and_then(Option::as_mut) {
+            conn.io.release_input(&mut self.spare);
+        }
         let found_request = calls[start..].iter().any(|c| matches!(c, Event::Request { .. }));
         (key, gen, found_request)
     }

@@ -230,3 +230,14 @@ fn the_sweep_takes_a_lost_reserve_again_before_it_polls_the_listener_again() {
     assert_eq!(conns(id).len(), 1, "and accepts");
     dispose(id);
 }
+
+/// Issue #49: with tens of thousands of connections each waiting for its answer, what a
+/// connection and its request hold inline is most of the engine's memory per connection; a field
+/// added inline is paid by every one of them (box what is rare, as a body's state is).
+#[test]
+#[cfg(target_pointer_width = "64")]
+fn a_connection_and_a_request_record_stay_small() {
+    use std::mem::size_of;
+    assert!(size_of::<super::state::Connection>() <= 264, "a connection's slot is {} bytes", size_of::<super::state::Connection>());
+    assert!(size_of::<crate::request::Req>() <= 120, "a request's record is {} bytes", size_of::<crate::request::Req>());
+}

@@ -16,8 +16,10 @@ use crate::request::Requests;
 pub(super) enum Reading {
     /// Request heads: the connection serves requests as they come.
     Heads,
-    /// A request's body; after it, heads again, unless it is the `last` request.
-    Body { body: BodyState, last: bool },
+    /// A request's body; after it, heads again, unless it is the `last` request. Boxed: its
+    /// state (176 bytes) would otherwise make every connection that large while it reads heads
+    /// or waits for an answer, which is most of a connection's life.
+    Body { body: Box<BodyState>, last: bool },
     /// An upgrade request waits for the app's answer: nothing is read meanwhile.
     Upgrade,
     /// No more requests: the last one asked to close, was refused, or its answer closes the
@@ -363,7 +365,7 @@ impl Reading {
             return None;
         }
         match std::mem::replace(self, Reading::Done) {
-            Reading::Body { body, .. } => Some(body),
+            Reading::Body { body, .. } => Some(*body),
             _ => unreachable!(),
         }
     }

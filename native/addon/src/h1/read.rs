@@ -186,7 +186,7 @@ impl Conn {
                                 self.persistence = Persistence::CloseWhenDone;
                             }
                             let last = !matches!(self.reading, Reading::Heads) || upgrade;
-                            self.reading = Reading::Body { body: BodyState::new(id, framing, now, upgrade), last };
+                            self.reading = Reading::Body { body: Box::new(BodyState::new(id, framing, now, upgrade)), last };
                         }
                     }
                     reqs.insert(id, req);

@@ -41,8 +41,8 @@ pub(crate) struct Transport {
     ended: bool,
     /// The error a read or write of the socket failed with, or the client's broken TLS (a tunnel
     /// tells JavaScript, as a Node socket emits it); the kernel reports a socket's error once,
-    /// so it is kept.
-    failure: Option<SocketFailure>,
+    /// so it is kept. Boxed (rare, and 48 bytes inline): every connection pays for what is inline.
+    failure: Option<Box<SocketFailure>>,
     /// `close` ran: the descriptor is gone (and its number may be another socket's already).
     closed: bool,
 }
@@ -147,7 +147,7 @@ impl Transport {
                         Received::Data => {}
                         Received::Ended => return Read::Ended,
                         Received::Broken(failure) => {
-                            self.failure = Some(failure);
+                            self.failure = Some(Box::new(failure));
                             return Read::Failed;
                         }
                         Received::Failed => return Read::Failed,
@@ -239,7 +239,7 @@ impl Transport {
     /// Keeps `errno` as the error a read or write failed with (0: none did).
     fn failed_with(&mut self, errno: i32, writing: bool) {
         if errno != 0 {
-            self.failure = Some(SocketFailure::Os { errno, writing });
+            self.failure = Some(Box::new(SocketFailure::Os { errno, writing }));
         }
     }
 
@@ -247,7 +247,7 @@ impl Transport {
     /// kernel holds for the socket (a reset libuv's poll reported as an error before any read
     /// found it). None when it did not fail (it ended, or was closed on this side).
     pub(crate) fn failure(&self) -> Option<SocketFailure> {
-        self.failure.clone().or_else(|| {
+        self.failure.as_deref().cloned().or_else(|| {
             let errno = super::socket::pending_error(self.fd);
             (errno != 0).then_some(SocketFailure::Os { errno, writing: false })
         })
@@ -267,6 +267,22 @@ impl Transport {
     fn shrink_input(&mut self) {
         if self.input.is_empty() && self.input.capacity() > KEEP_INPUT {
             self.input = Vec::new();
+        }
+    }
+
+    /// Before a read: an input buffer reused from `spare` when the connection holds none.
+    pub(crate) fn input_from(&mut self, spare: &mut Spare) {
+        if self.input.capacity() == 0 {
+            self.input = spare.input();
+        }
+    }
+
+    /// After a parse: an emptied input buffer goes back to `spare`, so that a connection holds
+    /// one only while bytes wait in it; with thousands of connections each waiting for its
+    /// answer (or idle), none holds a buffer the size of its last request (`input_from`).
+    pub(crate) fn release_input(&mut self, spare: &mut Spare) {
+        if self.input.is_empty() && self.input.capacity() > 0 {
+            spare.keep_input(std::mem::take(&mut self.input));
         }
     }
 
