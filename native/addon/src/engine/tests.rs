@@ -238,6 +238,7 @@ fn the_sweep_takes_a_lost_reserve_again_before_it_polls_the_listener_again() {
 #[cfg(target_pointer_width = "64")]
 fn a_connection_and_a_request_record_stay_small() {
     use std::mem::size_of;
-    assert!(size_of::<super::state::Connection>() <= 264, "a connection's slot is {} bytes", size_of::<super::state::Connection>());
+    // 264 bytes, and 8 more for closing in stages (when a connection began to linger, h1::Conn).
+    assert!(size_of::<super::state::Connection>() <= 272, "a connection's slot is {} bytes", size_of::<super::state::Connection>());
     assert!(size_of::<crate::request::Req>() <= 120, "a request's record is {} bytes", size_of::<crate::request::Req>());
 }

@@ -39,7 +39,10 @@ pub(super) enum Persistence {
     /// client ends its side, or for `LINGER_MS` from `since`, then it closes (RFC 9112 9.6).
     /// Closed at once instead, the socket would be reset over the unread bytes, and the client,
     /// still writing, would meet EPIPE or ECONNRESET before it read the answer.
-    Lingering { since: u64 },
+    /// `since` is the low 32 bits of the loop's clock (ms), compared by `wrapping_sub`: a linger
+    /// lasts seconds, the clock wraps every 49 days, and a u64 here made every connection's slot
+    /// 16 bytes larger (issue #49's held connections).
+    Lingering { since: u32 },
 }
 
 /// How long a connection lingers after its last answer for a client still sending (ms; nginx's
@@ -192,7 +195,7 @@ impl Conn {
             return false;
         }
         io.shut_write();
-        self.persistence = Persistence::Lingering { since: now };
+        self.persistence = Persistence::Lingering { since: now as u32 };
         true
     }
 
@@ -300,7 +303,7 @@ impl Conn {
     /// answers (unless a response has begun: its bytes would be cut), and closes.
     pub(crate) fn sweep(&mut self, io: &mut Transport, now: u64, timeouts: &Timeouts) -> Swept {
         if let Persistence::Lingering { since } = self.persistence {
-            return if now.saturating_sub(since) >= LINGER_MS { Swept::Close } else { Swept::Wait };
+            return if u64::from((now as u32).wrapping_sub(since)) >= LINGER_MS { Swept::Close } else { Swept::Wait };
         }
         let slow_head = self.head_started.is_some_and(|t| now.saturating_sub(t) >= timeouts.headers);
         let (mut slow_body, mut body_timeout) = (false, timeouts.request);
