@@ -29,6 +29,7 @@ import { routeById } from "./lib/contract.mjs";
 import { measure } from "./lib/load.mjs";
 import { hasTaskset } from "./lib/proc.mjs";
 import { buildReport } from "./lib/report.mjs";
+import { rotate } from "./lib/rounds.mjs";
 import { SCENARIOS } from "./lib/scenarios.mjs";
 import { freePortFrom, startServer } from "./lib/server.mjs";
 import { WEBSOCKET_CONTENDERS, WEBSOCKET_SCENARIOS, runWebSocketBench, webSocketReport } from "./lib/websocket.mjs";
@@ -535,11 +536,6 @@ function bareFor(entry, servers) {
 
 function runtimeOf(contender) {
   return contender.runtime === "bun" ? bunBinary() : { path: nodePath };
-}
-
-function rotate(list, by) {
-  const k = by % list.length;
-  return [...list.slice(k), ...list.slice(0, k)];
 }
 
 function progress(done, total, startedAt, label, result, bareResult) {

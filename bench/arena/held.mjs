@@ -20,6 +20,7 @@ import { parseArgs } from "node:util";
 import { bunBinary } from "../lib/bun.mjs";
 import { hasTaskset, pin, rssBytes } from "../lib/proc.mjs";
 import { rateLoadBinary } from "../lib/rate-load.mjs";
+import { rotate } from "../lib/rounds.mjs";
 import { startServer } from "../lib/server.mjs";
 import { ARENA_CONTENDERS } from "./contenders.mjs";
 
@@ -189,7 +190,6 @@ function raiseFileLimit(pid, want) {
 }
 
 const mib = (b) => (b == null ? "–" : (b / 2 ** 20).toFixed(0));
-const rotate = (list, by) => [...list.slice(by % list.length), ...list.slice(0, by % list.length)];
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   main().catch((err) => {

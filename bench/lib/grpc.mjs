@@ -23,6 +23,8 @@ import { streamGrpc, unaryGrpc } from "../arena/contract.mjs";
 import { frame } from "../grpc/frames.mjs";
 import { measure } from "./load.mjs";
 import { cpuSeconds, pin } from "./proc.mjs";
+import { median } from "./report.mjs";
+import { rotate } from "./rounds.mjs";
 import { startServer } from "./server.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -227,18 +229,6 @@ export async function runGrpcBench(scenarios, names, settings) {
 }
 
 const unitOf = (scenario) => (scenario.messagesPerCall === 1 ? "call" : "message");
-
-function rotate(list, by) {
-  if (list.length === 0) return list;
-  const k = by % list.length;
-  return [...list.slice(k), ...list.slice(0, k)];
-}
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 /** The report's section: per scenario, each contender's medians, CPU per call (or message) beside the rate, and its ratio to cog-native's. */
 export function grpcReport({ rows, skipped, contenders }) {

@@ -10,6 +10,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
 import { goTool } from "./go-tool.mjs";
+import { median } from "./report.mjs";
+import { rotate } from "./rounds.mjs";
 import { cpuSeconds, pin } from "./proc.mjs";
 import { freePort, startServer } from "./server.mjs";
 
@@ -211,18 +213,6 @@ function runLoad(generator, args, pinning) {
     child.on("exit", (code) => resolve(code === 0 ? JSON.parse(out) : { error: err.trim() || `exit ${code}` }));
   });
 }
-
-function rotate(list, by) {
-  if (list.length === 0) return list;
-  const k = by % list.length;
-  return [...list.slice(k), ...list.slice(0, k)];
-}
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 /** The report's section: medians per scenario and contender, with the ratio to bare uWS. */
 export function webSocketReport({ rows, skipped }) {
