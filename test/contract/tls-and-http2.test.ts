@@ -6,6 +6,7 @@ import { on, once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { connect as netConnect } from "node:net";
 import { connect as tlsConnect, type PeerCertificate } from "node:tls";
 import WebSocketClient from "ws";
 import { describe, test } from "node:test";
@@ -622,5 +623,64 @@ describe("HTTP/2", () => {
     assert.equal(head[":status"], 200);
     assert.equal(head["x-read"], "false");
     assert.equal(body, "answered");
+  });
+
+  test("a response ended as the request's body ends (read to its end) leaves the stream unreset: no RST_STREAM after it", async (t) => {
+    // Connect's handlers answer so: a `for await` over the body, then the answer, all in the
+    // microtasks set off by the body's last DATA frame, before nghttp2 marks the stream
+    // half-closed. The node engine took the stream for one whose body was still coming and reset
+    // it (NO_ERROR) in place of the response's END_STREAM: Go's client dropped the response.
+    const { port } = await serve(
+      t,
+      (app) =>
+        app.post("/read-all", { body: "stream" }, async (req, res) => {
+          let length = 0;
+          for await (const chunk of req) length += (chunk as Buffer).length;
+          res.end(`read ${length}`);
+        }),
+      { http2: "h2c" },
+    );
+    const frame = (type: number, flags: number, stream: number, payload: Buffer = Buffer.alloc(0)) => {
+      const head = Buffer.alloc(9);
+      head.writeUIntBE(payload.length, 0, 3);
+      head[3] = type;
+      head[4] = flags;
+      head.writeUInt32BE(stream, 5);
+      return Buffer.concat([head, payload]);
+    };
+    // HPACK literals without indexing (names and values under 127 bytes).
+    const literal = (name: string, value: string) =>
+      Buffer.concat([Buffer.from([0, name.length]), Buffer.from(name), Buffer.from([value.length]), Buffer.from(value)]);
+    const headers = Buffer.concat([literal(":method", "POST"), literal(":scheme", "http"), literal(":authority", "localhost"), literal(":path", "/read-all")]);
+    const socket = netConnect(port, "127.0.0.1");
+    t.after(() => socket.destroy());
+    const seen: Array<{ type: number; flags: number; stream: number; payload: Buffer }> = [];
+    let input = Buffer.alloc(0);
+    socket.on("data", (chunk: Buffer) => {
+      input = Buffer.concat([input, chunk]);
+      while (input.length >= 9 && input.length >= 9 + input.readUIntBE(0, 3)) {
+        const length = input.readUIntBE(0, 3);
+        seen.push({ type: input[3]!, flags: input[4]!, stream: input.readUInt32BE(5) & 0x7fffffff, payload: input.subarray(9, 9 + length) });
+        input = input.subarray(9 + length);
+      }
+    });
+    await once(socket, "connect");
+    // The preface, SETTINGS, and the request's head; its body (with END_STREAM) once the handler waits for it.
+    socket.write(Buffer.concat([Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), frame(4, 0, 0), frame(1, 4 /* END_HEADERS */, 1, headers)]));
+    await new Promise((r) => setTimeout(r, 50));
+    socket.write(frame(0, 1 /* END_STREAM */, 1, Buffer.from("a whole body")));
+    const ended = () => seen.some((f) => f.stream === 1 && (f.flags & 1) === 1 && (f.type === 0 || f.type === 1));
+    const reset = () => seen.some((f) => f.stream === 1 && f.type === 3);
+    for (let i = 0; i < 200 && !ended() && !reset(); i++) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(ended(), "the response ends its stream with END_STREAM");
+    const body = Buffer.concat(seen.filter((f) => f.stream === 1 && f.type === 0).map((f) => f.payload)).toString();
+    assert.equal(body, "read 12");
+    // A reset would follow the response's last frame at once: give it time to come.
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(
+      seen.filter((f) => f.stream === 1 && f.type === 3 /* RST_STREAM */).map((f) => f.payload.readUInt32BE(0)),
+      [],
+      "no RST_STREAM on a stream whose request was whole",
+    );
   });
 });

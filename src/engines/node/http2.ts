@@ -84,7 +84,7 @@ export class H2Response extends H2ResponseBase {
   override end(chunk?: unknown, encoding?: unknown, callback?: unknown): this {
     super.end(chunk, encoding as BufferEncoding, callback as () => void);
     const stream = this.stream;
-    if (!stream.endAfterHeaders && !stream.destroyed && stream.state.remoteClose !== 1) {
+    if (!stream.endAfterHeaders && !stream.destroyed && stream.state.remoteClose !== 1 && !bodyEnded(stream)) {
       const req = this.req as unknown as H2Request;
       req[BODY_CUT] = true;
       // Node sends the RST_STREAM after the response's last DATA frame ('finish'), but trailers
@@ -133,6 +133,18 @@ export class H2Response extends H2ResponseBase {
 
 H2Response.prototype[WRITTEN] = 0;
 H2Response.prototype[TRAILERS_DUE] = false;
+
+/**
+ * Whether the request's END_STREAM has reached the stream (its readable side ended, read or not).
+ * `state.remoteClose` says so too, but late: node:http2 hands the end of the body to JavaScript
+ * (and runs the microtasks it sets off, such as a handler's `for await` over the body and the
+ * response it then ends) from nghttp2's frame callback, before nghttp2 marks the stream
+ * half-closed. A response ended there would reset a stream whose request is whole, and a
+ * client still reading the response (Go's) drops what it had not read.
+ */
+function bodyEnded(stream: ServerHttp2Stream): boolean {
+  return stream.readableEnded || (stream as unknown as { _readableState: { ended: boolean } })._readableState.ended;
+}
 
 function closeStream(stream: ServerHttp2Stream): void {
   if (!stream.destroyed) stream.close(constants.NGHTTP2_NO_ERROR);
