@@ -29,10 +29,15 @@ const suite = join(root, "test", "connect-conformance");
 export function connectConformance() {
   if (existsSync(binary) && existsSync(descriptors)) return { binary, descriptors };
   if (spawnSync("go", ["version"], { stdio: "ignore" }).status !== 0)
-    return { reason: `Connect's conformance runner is not installed and Go is not there to install it (go install connectrpc.com/conformance/cmd/connectconformance@${VERSION})` };
+    return {
+      reason: `Connect's conformance runner is not installed and Go is not there to install it (go install connectrpc.com/conformance/cmd/connectconformance@${VERSION})`,
+    };
   mkdirSync(dir, { recursive: true });
   if (!existsSync(binary)) {
-    const install = spawnSync("go", ["install", `connectrpc.com/conformance/cmd/connectconformance@${VERSION}`], { env: { ...process.env, GOBIN: dir }, encoding: "utf8" });
+    const install = spawnSync("go", ["install", `connectrpc.com/conformance/cmd/connectconformance@${VERSION}`], {
+      env: { ...process.env, GOBIN: dir },
+      encoding: "utf8",
+    });
     if (install.status !== 0 || !existsSync(binary)) return { reason: `go install of connectconformance failed: ${lastLine(install.stderr)}` };
   }
   // The suite's protos, from the module the runner was built from (`go install` put it in the module cache).
@@ -50,19 +55,32 @@ const lastLine = (text) => (text ?? "").trim().split("\n").pop();
 /** One run of the suite on one engine: the runner's output passed through, its counts parsed. */
 function run(engine, runnerArgs, found) {
   const args = [
-    "--mode", "server",
-    "--conf", join(suite, "config.yaml"),
-    "--known-failing", `@${join(suite, "known-failing.txt")}`,
+    "--mode",
+    "server",
+    "--conf",
+    join(suite, "config.yaml"),
+    "--known-failing",
+    `@${join(suite, "known-failing.txt")}`,
     // Low, for a small machine; the suite's own defaults are 4 servers and 8 RPCs at a time.
-    "--max-servers", "1",
-    "--parallel", "2",
+    "--max-servers",
+    "1",
+    "--parallel",
+    "2",
     ...runnerArgs,
-    "--", process.execPath, "--import", "tsx", join(suite, "server.ts"),
+    "--",
+    process.execPath,
+    "--import",
+    "tsx",
+    join(suite, "server.ts"),
   ];
   console.log(`\n== Connect conformance ${VERSION}, COG_ENGINE=${engine}`);
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(found.binary, args, { cwd: root, env: { ...process.env, COG_ENGINE: engine, CONFORMANCE_DESCRIPTORS: found.descriptors }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(found.binary, args, {
+      cwd: root,
+      env: { ...process.env, COG_ENGINE: engine, CONFORMANCE_DESCRIPTORS: found.descriptors },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     const forward = (stream) => (chunk) => {
       output += chunk;
@@ -108,7 +126,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   for (const engine of engines.length > 0 ? engines : ["node", "native"]) results.push(await run(engine, runnerArgs, found));
   console.log(`\n== Summary (connectrpc/conformance ${VERSION}, server mode)`);
   for (const r of results) {
-    const counts = r.total === undefined ? `no report (runner exited ${r.code})` : `${r.total} cases: ${r.passed} passed, ${r.failed} failed, ${r.knownFailing} known failing`;
+    const counts =
+      r.total === undefined
+        ? `no report (runner exited ${r.code})`
+        : `${r.total} cases: ${r.passed} passed, ${r.failed} failed, ${r.knownFailing} known failing`;
     console.log(`COG_ENGINE=${r.engine.padEnd(6)} ${counts} (${r.seconds} s)`);
   }
   process.exit(results.every((r) => r.code === 0) ? 0 : 1);

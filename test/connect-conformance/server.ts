@@ -14,7 +14,8 @@ import { Cog } from "../../src/index.js";
 import { connect } from "../../src/connect/index.js";
 
 const descriptors = process.env.CONFORMANCE_DESCRIPTORS;
-if (descriptors === undefined) throw new Error("CONFORMANCE_DESCRIPTORS is unset: run this through scripts/connect-conformance.mjs, which builds the descriptor set");
+if (descriptors === undefined)
+  throw new Error("CONFORMANCE_DESCRIPTORS is unset: run this through scripts/connect-conformance.mjs, which builds the descriptor set");
 const registry = createFileRegistry(fromBinary(FileDescriptorSetSchema, readFileSync(descriptors)));
 const PKG = "connectrpc.conformance.v1";
 const message = (name: string): DescMessage => {
@@ -53,7 +54,11 @@ function requestInfo(ctx: HandlerContext, requests: ConformanceRequest[]) {
   ctx.requestHeader.forEach((value, name) => requestHeaders.push({ name, value: [value] }) as never);
   // The time left is in whole milliseconds (an int64): a grpc-timeout in micro- or nanoseconds leaves a fraction.
   const timeoutMs = ctx.timeoutMs();
-  const info: Record<string, unknown> = { requestHeaders, timeoutMs: timeoutMs === undefined ? undefined : BigInt(Math.round(timeoutMs)), requests: requests.map((r) => anyPack(message(r.$typeName.slice(PKG.length + 1)), r)) };
+  const info: Record<string, unknown> = {
+    requestHeaders,
+    timeoutMs: timeoutMs === undefined ? undefined : BigInt(Math.round(timeoutMs)),
+    requests: requests.map((r) => anyPack(message(r.$typeName.slice(PKG.length + 1)), r)),
+  };
   if (ctx.requestMethod === "GET") {
     const queryParams: Header[] = [];
     new URL(ctx.url).searchParams.forEach((value, name) => queryParams.push({ name, value: [value] }));
