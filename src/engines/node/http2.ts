@@ -92,7 +92,7 @@ export class H2Response extends H2ResponseBase {
       // once node:http2 has sent them (its own 'wantTrailers' listener sends them on the next
       // turn of the loop, in a setImmediate: this one comes after it), else they would never leave.
       if (this[TRAILERS_DUE]) stream.once("wantTrailers", () => setImmediate(closeStream, stream));
-      else stream.close(constants.NGHTTP2_NO_ERROR);
+      else closeOnceEnded(stream, 0);
       req.resume();
     }
     return this;
@@ -148,6 +148,21 @@ function bodyEnded(stream: ServerHttp2Stream): boolean {
 
 function closeStream(stream: ServerHttp2Stream): void {
   if (!stream.destroyed) stream.close(constants.NGHTTP2_NO_ERROR);
+}
+
+/**
+ * Resets a stream whose response is ended (NO_ERROR) once that response's END_STREAM has left:
+ * node:http2's `close` submits the RST_STREAM at once, and nghttp2 then drops the END_STREAM
+ * still queued behind the body, leaving the response unfinished for the client (Go's client
+ * reports the stream reset and drops the response). The END_STREAM goes out when nghttp2 next
+ * writes, or once the client's window lets the body through: polled on the next turns of the
+ * loop, then every 10 ms, for a second at most (a client that reads nothing gets the reset anyway).
+ */
+function closeOnceEnded(stream: ServerHttp2Stream, tries: number): void {
+  if (stream.destroyed) return;
+  if (stream.state.localClose === 1 || tries >= 110) return void stream.close(constants.NGHTTP2_NO_ERROR);
+  if (tries < 10) setImmediate(closeOnceEnded, stream, tries + 1);
+  else setTimeout(closeOnceEnded, 10, stream, tries + 1);
 }
 
 function withoutConnectionHeaders(headers: OutgoingHttpHeaders): OutgoingHttpHeaders {
