@@ -6,6 +6,7 @@ import { on, once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { connect as netConnect } from "node:net";
 import { connect as tlsConnect, type PeerCertificate } from "node:tls";
 import WebSocketClient from "ws";
 import { describe, test } from "node:test";
@@ -623,4 +624,85 @@ describe("HTTP/2", () => {
     assert.equal(head["x-read"], "false");
     assert.equal(body, "answered");
   });
+
+  test("a response ended as the request's body ends (read to its end) leaves the stream unreset: no RST_STREAM after it", async (t) => {
+    // Connect's handlers answer so: a `for await` over the body, then the answer, all in the
+    // microtasks set off by the body's last DATA frame, before nghttp2 marks the stream
+    // half-closed. The node engine took the stream for one whose body was still coming and reset
+    // it (NO_ERROR) in place of the response's END_STREAM: Go's client dropped the response.
+    const { port } = await serve(
+      t,
+      (app) =>
+        app.post("/read-all", { body: "stream" }, async (req, res) => {
+          let length = 0;
+          for await (const chunk of req) length += (chunk as Buffer).length;
+          res.end(`read ${length}`);
+        }),
+      { http2: "h2c" },
+    );
+    const frames = await h2Frames(t, port, "/read-all", true);
+    assert.equal(frames.body, "read 12");
+    assert.ok(frames.ended, "the response ends its stream with END_STREAM");
+    assert.deepEqual(frames.resets, [], "no RST_STREAM on a stream whose request was whole");
+  });
+
+  test("a response ended before the request's body: END_STREAM, then RST_STREAM NO_ERROR asks the client to stop sending", async (t) => {
+    // RFC 9113 §8.1: the reset comes after a complete response, which the client keeps. The node
+    // engine's reset went out in place of the END_STREAM (nghttp2 drops what is queued behind
+    // it), so the response was never complete.
+    const { port } = await serve(t, (app) => app.post("/early", { body: "stream" }, (_req, res) => void res.end("early answer")), { http2: "h2c" });
+    const frames = await h2Frames(t, port, "/early", false);
+    assert.equal(frames.body, "early answer");
+    assert.ok(frames.ended, "the response ends its stream with END_STREAM");
+    assert.deepEqual(frames.resets, [h2.NGHTTP2_NO_ERROR], "then the stream is reset, NO_ERROR");
+    assert.ok(frames.endedBeforeReset, "the END_STREAM comes before the RST_STREAM");
+  });
 });
+
+/**
+ * A POST to `path` over a raw h2c connection: the preface, SETTINGS and the request's head, then
+ * (once the handler waits for it) a body of 12 bytes, with END_STREAM when `whole`. Returns
+ * what came back on the stream: the body, whether an END_STREAM came (and before any reset),
+ * and the RST_STREAM error codes.
+ */
+async function h2Frames(t: { after(fn: () => unknown): void }, port: number, path: string, whole: boolean) {
+  const frame = (type: number, flags: number, stream: number, payload: Buffer = Buffer.alloc(0)) => {
+    const head = Buffer.alloc(9);
+    head.writeUIntBE(payload.length, 0, 3);
+    head[3] = type;
+    head[4] = flags;
+    head.writeUInt32BE(stream, 5);
+    return Buffer.concat([head, payload]);
+  };
+  // HPACK literals without indexing (names and values under 127 bytes).
+  const literal = (name: string, value: string) =>
+    Buffer.concat([Buffer.from([0, name.length]), Buffer.from(name), Buffer.from([value.length]), Buffer.from(value)]);
+  const headers = Buffer.concat([literal(":method", "POST"), literal(":scheme", "http"), literal(":authority", "localhost"), literal(":path", path)]);
+  const socket = netConnect(port, "127.0.0.1");
+  t.after(() => socket.destroy());
+  const seen: Array<{ type: number; flags: number; payload: Buffer }> = [];
+  let input = Buffer.alloc(0);
+  socket.on("data", (chunk: Buffer) => {
+    input = Buffer.concat([input, chunk]);
+    while (input.length >= 9 && input.length >= 9 + input.readUIntBE(0, 3)) {
+      const length = input.readUIntBE(0, 3);
+      if ((input.readUInt32BE(5) & 0x7fffffff) === 1) seen.push({ type: input[3]!, flags: input[4]!, payload: input.subarray(9, 9 + length) });
+      input = input.subarray(9 + length);
+    }
+  });
+  await once(socket, "connect");
+  socket.write(Buffer.concat([Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), frame(4, 0, 0), frame(1, 4 /* END_HEADERS */, 1, headers)]));
+  await new Promise((r) => setTimeout(r, 50));
+  socket.write(frame(0, whole ? 1 /* END_STREAM */ : 0, 1, Buffer.from("a whole body")));
+  const endIndex = () => seen.findIndex((f) => (f.flags & 1) === 1 && (f.type === 0 || f.type === 1));
+  const resetIndex = () => seen.findIndex((f) => f.type === 3);
+  for (let i = 0; i < 200 && endIndex() === -1 && resetIndex() === -1; i++) await new Promise((r) => setTimeout(r, 10));
+  // A reset follows the response's last frame at once, if it comes: time for it to come.
+  await new Promise((r) => setTimeout(r, 100));
+  return {
+    body: Buffer.concat(seen.filter((f) => f.type === 0).map((f) => f.payload)).toString(),
+    ended: endIndex() !== -1,
+    endedBeforeReset: endIndex() !== -1 && (resetIndex() === -1 || endIndex() < resetIndex()),
+    resets: seen.filter((f) => f.type === 3).map((f) => f.payload.readUInt32BE(0)),
+  };
+}

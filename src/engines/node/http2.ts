@@ -84,7 +84,7 @@ export class H2Response extends H2ResponseBase {
   override end(chunk?: unknown, encoding?: unknown, callback?: unknown): this {
     super.end(chunk, encoding as BufferEncoding, callback as () => void);
     const stream = this.stream;
-    if (!stream.endAfterHeaders && !stream.destroyed && stream.state.remoteClose !== 1) {
+    if (!stream.endAfterHeaders && !stream.destroyed && stream.state.remoteClose !== 1 && !bodyEnded(stream)) {
       const req = this.req as unknown as H2Request;
       req[BODY_CUT] = true;
       // Node sends the RST_STREAM after the response's last DATA frame ('finish'), but trailers
@@ -92,7 +92,7 @@ export class H2Response extends H2ResponseBase {
       // once node:http2 has sent them (its own 'wantTrailers' listener sends them on the next
       // turn of the loop, in a setImmediate: this one comes after it), else they would never leave.
       if (this[TRAILERS_DUE]) stream.once("wantTrailers", () => setImmediate(closeStream, stream));
-      else stream.close(constants.NGHTTP2_NO_ERROR);
+      else closeOnceEnded(stream, 0);
       req.resume();
     }
     return this;
@@ -134,8 +134,35 @@ export class H2Response extends H2ResponseBase {
 H2Response.prototype[WRITTEN] = 0;
 H2Response.prototype[TRAILERS_DUE] = false;
 
+/**
+ * Whether the request's END_STREAM has reached the stream (its readable side ended, read or not).
+ * `state.remoteClose` says so too, but late: node:http2 hands the end of the body to JavaScript
+ * (and runs the microtasks it sets off, such as a handler's `for await` over the body and the
+ * response it then ends) from nghttp2's frame callback, before nghttp2 marks the stream
+ * half-closed. A response ended there would reset a stream whose request is whole, and a
+ * client still reading the response (Go's) drops what it had not read.
+ */
+function bodyEnded(stream: ServerHttp2Stream): boolean {
+  return stream.readableEnded || (stream as unknown as { _readableState: { ended: boolean } })._readableState.ended;
+}
+
 function closeStream(stream: ServerHttp2Stream): void {
   if (!stream.destroyed) stream.close(constants.NGHTTP2_NO_ERROR);
+}
+
+/**
+ * Resets a stream whose response is ended (NO_ERROR) once that response's END_STREAM has left:
+ * node:http2's `close` submits the RST_STREAM at once, and nghttp2 then drops the END_STREAM
+ * still queued behind the body, leaving the response unfinished for the client (Go's client
+ * reports the stream reset and drops the response). The END_STREAM goes out when nghttp2 next
+ * writes, or once the client's window lets the body through: polled on the next turns of the
+ * loop, then every 10 ms, for a second at most (a client that reads nothing gets the reset anyway).
+ */
+function closeOnceEnded(stream: ServerHttp2Stream, tries: number): void {
+  if (stream.destroyed) return;
+  if (stream.state.localClose === 1 || tries >= 110) return void stream.close(constants.NGHTTP2_NO_ERROR);
+  if (tries < 10) setImmediate(closeOnceEnded, stream, tries + 1);
+  else setTimeout(closeOnceEnded, 10, stream, tries + 1);
 }
 
 function withoutConnectionHeaders(headers: OutgoingHttpHeaders): OutgoingHttpHeaders {
