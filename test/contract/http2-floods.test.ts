@@ -12,6 +12,7 @@ import { connect, type Socket } from "node:net";
 import { describe, test } from "node:test";
 import { startChild, waitForOutput, type Owner } from "../children.js";
 import { engine, nativeSkip } from "../helpers.js";
+import { PREFACE, frame, literal } from "../h2-frames.js";
 
 const linuxOnly = existsSync("/proc/self/status") ? false : "reads the server's memory from /proc";
 const skip = (engine === "native" && nativeSkip) || linuxOnly;
@@ -27,33 +28,6 @@ const END_STREAM = 1,
   ACK = 1,
   END_HEADERS = 4;
 const ENHANCE_YOUR_CALM = 11;
-const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
-
-function frame(type: number, flags: number, stream: number, payload: Buffer = Buffer.alloc(0)): Buffer {
-  const head = Buffer.alloc(9);
-  head.writeUIntBE(payload.length, 0, 3);
-  head[3] = type;
-  head[4] = flags;
-  head.writeUInt32BE(stream, 5);
-  return Buffer.concat([head, payload]);
-}
-
-/** An HPACK integer with an `bits`-bit prefix (RFC 7541 §5.1), its first byte or'ed with `mask`. */
-function integer(value: number, bits: number, mask: number): number[] {
-  const max = (1 << bits) - 1;
-  if (value < max) return [mask | value];
-  const out = [mask | max];
-  for (value -= max; value >= 128; value >>= 7) out.push((value & 127) | 128);
-  out.push(value);
-  return out;
-}
-
-/** A literal field: without indexing, or (`indexed`) added to the dynamic table. */
-function literal(name: string, value: string, indexed = false): Buffer {
-  const n = Buffer.from(name);
-  const v = Buffer.from(value);
-  return Buffer.concat([Buffer.from([...(indexed ? [0x40] : [0x00]), ...integer(n.length, 7, 0)]), n, Buffer.from(integer(v.length, 7, 0)), v]);
-}
 
 const request = (path: string) =>
   Buffer.concat([literal(":method", "GET"), literal(":scheme", "http"), literal(":authority", "localhost"), literal(":path", path)]);

@@ -13,6 +13,7 @@ import { describe, test } from "node:test";
 import { Cog, type CogOptions, type RequestLogLine } from "../../src/index.js";
 import { makeCertificates, opensslSkip, type Certificates } from "../certificates.js";
 import { engine, raw, serve, statuses } from "../helpers.js";
+import { PREFACE, frame, literal, readFrames, type Frame } from "../h2-frames.js";
 
 const certs: Certificates | null = opensslSkip === false ? makeCertificates() : null;
 
@@ -630,17 +631,20 @@ describe("HTTP/2", () => {
     // microtasks set off by the body's last DATA frame, before nghttp2 marks the stream
     // half-closed. The node engine took the stream for one whose body was still coming and reset
     // it (NO_ERROR) in place of the response's END_STREAM: Go's client dropped the response.
+    let handlerWaits = (): void => {};
+    const waiting = new Promise<void>((resolve) => (handlerWaits = resolve));
     const { port } = await serve(
       t,
       (app) =>
         app.post("/read-all", { body: "stream" }, async (req, res) => {
+          handlerWaits();
           let length = 0;
           for await (const chunk of req) length += (chunk as Buffer).length;
           res.end(`read ${length}`);
         }),
       { http2: "h2c" },
     );
-    const frames = await h2Frames(t, port, "/read-all", true);
+    const frames = await h2Frames(t, port, "/read-all", true, waiting);
     assert.equal(frames.body, "read 12");
     assert.ok(frames.ended, "the response ends its stream with END_STREAM");
     assert.deepEqual(frames.resets, [], "no RST_STREAM on a stream whose request was whole");
@@ -660,49 +664,58 @@ describe("HTTP/2", () => {
 });
 
 /**
- * A POST to `path` over a raw h2c connection: the preface, SETTINGS and the request's head, then
- * (once the handler waits for it) a body of 12 bytes, with END_STREAM when `whole`. Returns
- * what came back on the stream: the body, whether an END_STREAM came (and before any reset),
- * and the RST_STREAM error codes.
+ * A POST to `path` over a raw h2c connection: the preface, SETTINGS and the request's head, then,
+ * once the handler waits for it (`handlerWaiting`, or else once its answer has begun), a body of
+ * 12 bytes, with END_STREAM when `whole`. Returns what came back on the stream: the body, whether
+ * an END_STREAM came (and before any reset), and the RST_STREAM error codes, read once the
+ * stream has ended (and, when the body was cut short, been reset) and a PING sent after has come
+ * back: a reset the server sends with its answer comes before that PING's ACK.
  */
-async function h2Frames(t: { after(fn: () => unknown): void }, port: number, path: string, whole: boolean) {
-  const frame = (type: number, flags: number, stream: number, payload: Buffer = Buffer.alloc(0)) => {
-    const head = Buffer.alloc(9);
-    head.writeUIntBE(payload.length, 0, 3);
-    head[3] = type;
-    head[4] = flags;
-    head.writeUInt32BE(stream, 5);
-    return Buffer.concat([head, payload]);
-  };
-  // HPACK literals without indexing (names and values under 127 bytes).
-  const literal = (name: string, value: string) =>
-    Buffer.concat([Buffer.from([0, name.length]), Buffer.from(name), Buffer.from([value.length]), Buffer.from(value)]);
-  const headers = Buffer.concat([literal(":method", "POST"), literal(":scheme", "http"), literal(":authority", "localhost"), literal(":path", path)]);
+async function h2Frames(t: { after(fn: () => unknown): void }, port: number, path: string, whole: boolean, handlerWaiting?: Promise<void>) {
   const socket = netConnect(port, "127.0.0.1");
   t.after(() => socket.destroy());
-  const seen: Array<{ type: number; flags: number; payload: Buffer }> = [];
-  let input = Buffer.alloc(0);
-  socket.on("data", (chunk: Buffer) => {
-    input = Buffer.concat([input, chunk]);
-    while (input.length >= 9 && input.length >= 9 + input.readUIntBE(0, 3)) {
-      const length = input.readUIntBE(0, 3);
-      if ((input.readUInt32BE(5) & 0x7fffffff) === 1) seen.push({ type: input[3]!, flags: input[4]!, payload: input.subarray(9, 9 + length) });
-      input = input.subarray(9 + length);
-    }
+  const seen: Frame[] = [];
+  let check = (): void => {};
+  readFrames(socket, (f) => {
+    seen.push(f);
+    check();
   });
+  const until = (what: string, done: () => boolean) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`no ${what} in 5 s; frames (type, flags, stream): ${JSON.stringify(seen.map((f) => [f.type, f.flags, f.stream]))}`)),
+        5000,
+      );
+      check = () => {
+        if (!done()) return;
+        clearTimeout(timer);
+        check = () => {};
+        resolve();
+      };
+      check();
+    });
+  const stream1 = () => seen.filter((f) => f.stream === 1);
+  const endIndex = () => stream1().findIndex((f) => (f.flags & 1) === 1 && (f.type === 0 || f.type === 1));
+  const resetIndex = () => stream1().findIndex((f) => f.type === 3);
+  const headers = Buffer.concat([literal(":method", "POST"), literal(":scheme", "http"), literal(":authority", "localhost"), literal(":path", path)]);
   await once(socket, "connect");
-  socket.write(Buffer.concat([Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), frame(4, 0, 0), frame(1, 4 /* END_HEADERS */, 1, headers)]));
-  await new Promise((r) => setTimeout(r, 50));
+  socket.write(Buffer.concat([PREFACE, frame(4, 0, 0), frame(1, 4 /* END_HEADERS */, 1, headers)]));
+  await (handlerWaiting ?? until("response HEADERS", () => stream1().some((f) => f.type === 1)));
   socket.write(frame(0, whole ? 1 /* END_STREAM */ : 0, 1, Buffer.from("a whole body")));
-  const endIndex = () => seen.findIndex((f) => (f.flags & 1) === 1 && (f.type === 0 || f.type === 1));
-  const resetIndex = () => seen.findIndex((f) => f.type === 3);
-  for (let i = 0; i < 200 && endIndex() === -1 && resetIndex() === -1; i++) await new Promise((r) => setTimeout(r, 10));
-  // A reset follows the response's last frame at once, if it comes: time for it to come.
-  await new Promise((r) => setTimeout(r, 100));
+  await until("END_STREAM or RST_STREAM", () => endIndex() !== -1 || resetIndex() !== -1);
+  if (!whole) await until("RST_STREAM", () => resetIndex() !== -1);
+  socket.write(frame(6 /* PING */, 0, 0, Buffer.alloc(8)));
+  await until("PING ACK", () => seen.some((f) => f.stream === 0 && f.type === 6 && (f.flags & 1) === 1));
   return {
-    body: Buffer.concat(seen.filter((f) => f.type === 0).map((f) => f.payload)).toString(),
+    body: Buffer.concat(
+      stream1()
+        .filter((f) => f.type === 0)
+        .map((f) => f.payload),
+    ).toString(),
     ended: endIndex() !== -1,
     endedBeforeReset: endIndex() !== -1 && (resetIndex() === -1 || endIndex() < resetIndex()),
-    resets: seen.filter((f) => f.type === 3).map((f) => f.payload.readUInt32BE(0)),
+    resets: stream1()
+      .filter((f) => f.type === 3)
+      .map((f) => f.payload.readUInt32BE(0)),
   };
 }
