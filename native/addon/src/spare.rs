@@ -19,10 +19,28 @@ pub(crate) struct Spare {
     /// it has output, so thousands of idle ones hold none (a buffer each was 10 MiB at 2,500
     /// connections x 4 pipelined), and the most recently given back, still in the CPU's cache,
     /// is taken first.
-    outs: Vec<Vec<u8>>,
+    outs: Buffers<{ Spare::MAX_OUTS }, { Spare::MAX_OUT }>,
     /// Input buffers of connections that parsed all they had, likewise: a connection holds one
     /// only while bytes wait in it.
-    inputs: Vec<Vec<u8>>,
+    inputs: Buffers<{ Spare::MAX_INPUTS }, { Spare::MAX_INPUT }>,
+}
+
+/// Up to `COUNT` cleared byte buffers of at most `CAPACITY` bytes each, the most recently kept
+/// (still in the CPU's cache) taken first.
+#[derive(Default)]
+struct Buffers<const COUNT: usize, const CAPACITY: usize>(Vec<Vec<u8>>);
+
+impl<const COUNT: usize, const CAPACITY: usize> Buffers<COUNT, CAPACITY> {
+    fn keep(&mut self, mut buffer: Vec<u8>) {
+        if buffer.capacity() > 0 && buffer.capacity() <= CAPACITY && self.0.len() < COUNT {
+            buffer.clear();
+            self.0.push(buffer);
+        }
+    }
+
+    fn take(&mut self) -> Vec<u8> {
+        self.0.pop().unwrap_or_default()
+    }
 }
 
 impl Spare {
@@ -56,31 +74,24 @@ impl Spare {
 
     const MAX_OUTS: usize = 16;
     const MAX_OUT: usize = 64 * 1024;
-
-    pub(crate) fn keep_out(&mut self, mut out: Vec<u8>) {
-        if out.capacity() > 0 && out.capacity() <= Self::MAX_OUT && self.outs.len() < Self::MAX_OUTS {
-            out.clear();
-            self.outs.push(out);
-        }
-    }
-
-    pub(crate) fn out(&mut self) -> Vec<u8> {
-        self.outs.pop().unwrap_or_default()
-    }
-
     const MAX_INPUTS: usize = 16;
     /// Larger ones the transport gives back to the allocator itself (`KEEP_INPUT`).
     const MAX_INPUT: usize = 16 * 1024;
 
-    pub(crate) fn keep_input(&mut self, mut input: Vec<u8>) {
-        if input.capacity() > 0 && input.capacity() <= Self::MAX_INPUT && self.inputs.len() < Self::MAX_INPUTS {
-            input.clear();
-            self.inputs.push(input);
-        }
+    pub(crate) fn keep_out(&mut self, out: Vec<u8>) {
+        self.outs.keep(out);
+    }
+
+    pub(crate) fn out(&mut self) -> Vec<u8> {
+        self.outs.take()
+    }
+
+    pub(crate) fn keep_input(&mut self, input: Vec<u8>) {
+        self.inputs.keep(input);
     }
 
     pub(crate) fn input(&mut self) -> Vec<u8> {
-        self.inputs.pop().unwrap_or_default()
+        self.inputs.take()
     }
 
     pub(crate) fn head(&mut self) -> Vec<u8> {
@@ -132,9 +143,9 @@ mod tests {
             spare.keep_input(Vec::with_capacity(512));
         }
         spare.keep_input(Vec::with_capacity(Spare::MAX_INPUT + 1));
-        assert_eq!(spare.inputs.len(), Spare::MAX_INPUTS);
+        assert_eq!(spare.inputs.0.len(), Spare::MAX_INPUTS);
         assert!(spare.input().capacity() >= 512);
-        spare.inputs.clear();
+        spare.inputs.0.clear();
         assert_eq!(spare.input().capacity(), 0, "none kept: a new one, unallocated");
     }
 
@@ -145,7 +156,7 @@ mod tests {
             spare.keep_out(Vec::with_capacity(1024));
         }
         spare.keep_out(Vec::with_capacity(Spare::MAX_OUT + 1));
-        assert_eq!(spare.outs.len(), Spare::MAX_OUTS);
+        assert_eq!(spare.outs.0.len(), Spare::MAX_OUTS);
         assert!(spare.out().capacity() >= 1024);
     }
 }
